@@ -1,0 +1,160 @@
+/* sbuf.c - growable byte buffer and the x* allocation wrappers.
+ * Core: no I/O except the out-of-memory message. */
+#include "cli/sbuf.h"     // defines: struct sbuf, sbuf_*, x* allocators
+#include "cli/exitcode.h" // defines: HPT_EXIT_INTERNAL
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char sbuf_empty[1];
+
+static void die_oom(size_t n)
+{
+	fprintf(stderr, "hpctrain: out of memory allocating %zu bytes\n", n);
+	exit(HPT_EXIT_INTERNAL);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		die_oom(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		die_oom(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		die_oom(n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	struct sbuf sb = SBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	return sbuf_detach(&sb, NULL);
+}
+
+void sbuf_init(struct sbuf *sb)
+{
+	sb->buf = sbuf_empty;
+	sb->len = 0;
+	sb->alloc = 0;
+}
+
+void sbuf_release(struct sbuf *sb)
+{
+	if (sb->alloc)
+		free(sb->buf);
+	sbuf_init(sb);
+}
+
+char *sbuf_detach(struct sbuf *sb, size_t *len)
+{
+	char *p;
+
+	if (!sb->alloc)
+		sbuf_grow(sb, 0);
+	p = sb->buf;
+	if (len)
+		*len = sb->len;
+	sbuf_init(sb);
+	return p;
+}
+
+void sbuf_grow(struct sbuf *sb, size_t extra)
+{
+	size_t want = sb->len + extra + 1;
+	int fresh = !sb->alloc;
+
+	if (want < sb->len)
+		die_oom(SIZE_MAX);
+	if (want <= sb->alloc)
+		return;
+	sb->alloc = sb->alloc ? sb->alloc : 64;
+	while (sb->alloc < want)
+		sb->alloc = sb->alloc * 3 / 2 + 16;
+	sb->buf = xrealloc(fresh ? NULL : sb->buf, sb->alloc);
+	if (fresh)
+		sb->buf[0] = '\0';
+}
+
+void sbuf_add(struct sbuf *sb, const void *data, size_t len)
+{
+	sbuf_grow(sb, len);
+	memcpy(sb->buf + sb->len, data, len);
+	sb->len += len;
+	sb->buf[sb->len] = '\0';
+}
+
+void sbuf_addstr(struct sbuf *sb, const char *s)
+{
+	sbuf_add(sb, s, strlen(s));
+}
+
+void sbuf_addch(struct sbuf *sb, int c)
+{
+	sbuf_grow(sb, 1);
+	sb->buf[sb->len++] = (char)c;
+	sb->buf[sb->len] = '\0';
+}
+
+void sbuf_vaddf(struct sbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return;
+	sbuf_grow(sb, (size_t)n);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	sb->len += (size_t)n;
+}
+
+void sbuf_addf(struct sbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void sbuf_reset(struct sbuf *sb)
+{
+	sb->len = 0;
+	if (sb->alloc)
+		sb->buf[0] = '\0';
+}

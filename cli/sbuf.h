@@ -1,0 +1,51 @@
+/* sbuf.h - a growable, always NUL-terminated byte buffer.
+ *
+ * Modelled on git's strbuf: cores build text (resolved specs, batch
+ * scripts, JSON) into a caller-owned sbuf and never print it themselves.
+ *
+ * Invariants: buf is never NULL once initialised (it points at a shared
+ * empty string until the first append), buf[len] == '\0', len < alloc
+ * whenever alloc != 0.  A zeroed struct sbuf is a valid empty buffer for
+ * sbuf_release(), but must go through sbuf_init() before appending.
+ */
+#ifndef HPT_SBUF_H
+#define HPT_SBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct sbuf {
+	char *buf;
+	size_t len;
+	size_t alloc;
+};
+
+#define SBUF_INIT { sbuf_empty, 0, 0 }
+extern char sbuf_empty[];
+
+void sbuf_init(struct sbuf *sb);
+/* Frees the contents; the buffer is left as after sbuf_init(). */
+void sbuf_release(struct sbuf *sb);
+/* Hands the contents to the caller (free() them) and re-initialises. */
+char *sbuf_detach(struct sbuf *sb, size_t *len);
+
+void sbuf_grow(struct sbuf *sb, size_t extra);
+void sbuf_add(struct sbuf *sb, const void *data, size_t len);
+void sbuf_addstr(struct sbuf *sb, const char *s);
+void sbuf_addch(struct sbuf *sb, int c);
+__attribute__((format(printf, 2, 3)))
+void sbuf_addf(struct sbuf *sb, const char *fmt, ...);
+void sbuf_vaddf(struct sbuf *sb, const char *fmt, va_list ap);
+void sbuf_reset(struct sbuf *sb);
+
+/* Out-of-memory is not a recoverable condition for a CLI: these print
+ * and exit with the internal-error status instead of returning NULL. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+__attribute__((format(printf, 1, 2)))
+char *xasprintf(const char *fmt, ...);
+
+#endif

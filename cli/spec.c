@@ -1,0 +1,218 @@
+/* spec.c - load a job spec: parse, resolve the template, validate, default.
+ * Core: text in, struct job and diagnostics out.  Every problem in a file
+ * is reported, not only the first, so one edit-validate cycle fixes all. */
+#include "cli/spec.h"        // defines: struct job, spec_load, job_release
+#include "cli/diag.h"        // defines: diag_add
+#include "cli/sbuf.h"        // defines: struct sbuf
+#include "cli/spec_schema.h" // defines: spec_fields, spec_value_set
+#include "cli/suggest.h"     // defines: suggest_best
+#include "cli/template.h"    // defines: template_resolve
+#include "cli/yamltree.h"    // defines: yamltree_parse, struct ynode
+
+#include <stdlib.h>
+#include <string.h>
+
+struct walk {
+	struct job *job;
+	struct diag_list *dl;
+	bool seen[128]; /* by field index */
+	const struct ynode *root;
+};
+
+static void *field_ptr(struct job *job, const struct spec_field *f)
+{
+	return (char *)job + f->off;
+}
+
+static size_t field_index(const struct spec_field *f)
+{
+	return (size_t)(f - spec_fields);
+}
+
+/* Keys that may appear directly under prefix ("" for the top level). */
+static size_t child_names(const char *prefix, const char **names)
+{
+	size_t plen = strlen(prefix), n = 0;
+
+	for (size_t i = 0; i < spec_nfields; i++) {
+		const char *p = spec_fields[i].path;
+
+		if (plen && (strncmp(p, prefix, plen) || p[plen] != '.'))
+			continue;
+		p += plen ? plen + 1 : 0;
+		if (!strchr(p, '.'))
+			names[n++] = p;
+	}
+	return n;
+}
+
+static void unknown_key(struct walk *w, const char *prefix, const struct ynode *key)
+{
+	const char *names[128];
+	size_t n = child_names(prefix, names);
+	const char *best = suggest_best(key->str, names, n);
+	struct sbuf msg = SBUF_INIT, shown = SBUF_INIT;
+
+	spec_quote_got(key, &shown);
+	sbuf_addf(&msg, "unknown key %s", shown.buf);
+	if (best)
+		sbuf_addf(&msg, "; did you mean \"%s\"?", best);
+	else if (!*prefix && !strcmp(key->str, "template"))
+		sbuf_addstr(&msg, "; use a template as the spec itself, or 'hpctrain template init'");
+	diag_add(w->dl, DIAG_ERROR, key->where, key->line, key->col, prefix, "%s", msg.buf);
+	sbuf_release(&msg);
+	sbuf_release(&shown);
+}
+
+static void set_field(struct walk *w, const struct spec_field *f, const struct ynode *v)
+{
+	struct sbuf why = SBUF_INIT;
+	const struct ynode *at = v;
+
+	w->seen[field_index(f)] = true;
+	if (v->reported)
+		return;
+	if (!strcmp(f->path, "version") && v->kind == YNODE_SCALAR && !v->quoted &&
+	    strcmp(v->str, "1")) {
+		diag_add(w->dl, DIAG_ERROR, v->where, v->line, v->col, f->path,
+			 "unsupported schema version \"%s\"; this hpctrain reads version %d",
+			 v->str, SPEC_VERSION);
+	} else if (spec_value_set(f, v, field_ptr(w->job, f), &why, &at)) {
+		diag_add(w->dl, DIAG_ERROR, at->where, at->line, at->col, f->path, "%s", why.buf);
+	}
+	sbuf_release(&why);
+}
+
+static void walk_map(struct walk *w, const struct ynode *map, const char *prefix)
+{
+	struct sbuf path = SBUF_INIT;
+
+	for (size_t i = 0; i + 1 < map->nkids; i += 2) {
+		const struct ynode *k = map->kids[i], *v = map->kids[i + 1];
+		const struct spec_field *f;
+
+		sbuf_reset(&path);
+		sbuf_addf(&path, "%s%s%s", prefix, *prefix ? "." : "", k->str);
+		f = spec_field_find(path.buf);
+		if (!f) {
+			unknown_key(w, prefix, k);
+			continue;
+		}
+		if (f->type != SPEC_SECTION) {
+			set_field(w, f, v);
+			continue;
+		}
+		w->seen[field_index(f)] = true;
+		if (ynode_is_null(v))
+			continue; /* "train:" alone means all defaults */
+		if (v->kind != YNODE_MAP) {
+			diag_add(w->dl, DIAG_ERROR, v->where, v->line, v->col, path.buf,
+				 "expected a mapping of keys, got %s", ynode_kind_name(v));
+			continue;
+		}
+		walk_map(w, v, path.buf);
+	}
+	sbuf_release(&path);
+}
+
+static void apply_defaults(struct job *job)
+{
+	for (size_t i = 0; i < spec_nfields; i++) {
+		const struct spec_field *f = &spec_fields[i];
+		struct diag_list ignored = DIAG_LIST_INIT;
+		struct sbuf why = SBUF_INIT;
+		struct ynode *def = NULL;
+
+		if (!f->def)
+			continue;
+		/* Defaults are schema data: tests/unit/test_spec.c checks each
+		 * one converts, so a failure here cannot come from user input. */
+		yamltree_parse("default", f->def, strlen(f->def), &def, &ignored);
+		if (!def)
+			def = ynode_new_scalar("default", 0, 0, "", 0, false);
+		spec_value_set(f, def, field_ptr(job, f), &why, NULL);
+		ynode_free(def);
+		sbuf_release(&why);
+		diag_list_release(&ignored);
+	}
+}
+
+static void check_required(struct walk *w)
+{
+	for (size_t i = 0; i < spec_nfields; i++)
+		if ((spec_fields[i].flags & F_REQUIRED) && !w->seen[i])
+			diag_add(w->dl, DIAG_ERROR, w->root->where, w->root->line, w->root->col,
+				 "", "missing required key \"%s\"", spec_fields[i].path);
+}
+
+static bool seen_path(const struct walk *w, const char *path)
+{
+	const struct spec_field *f = spec_field_find(path);
+
+	return f && w->seen[field_index(f)];
+}
+
+/* Checks that involve more than one key.  Positions point at the root,
+ * since the keys may come from defaults. */
+static void check_combinations(struct walk *w)
+{
+	const struct job *j = w->job;
+	const char *where = w->root->where;
+	int line = w->root->line, col = w->root->col;
+
+	if (j->preempt.lead_s >= j->resources.time_s)
+		diag_add(w->dl, DIAG_ERROR, where, line, col, "preempt.lead_s",
+			 "the warning (%lld s) must be shorter than resources.time (%lld s)",
+			 (long long)j->preempt.lead_s, (long long)j->resources.time_s);
+	if (j->resources.gpus_per_node && j->binding.gpu == BIND_GPU_NONE)
+		diag_add(w->dl, DIAG_WARNING, where, line, col, "binding.gpu",
+			 "%lld GPUs per node are requested but binding.gpu is none",
+			 (long long)j->resources.gpus_per_node);
+	if (j->resources.cpus_per_rank &&
+	    j->resources.cpus_per_rank * j->resources.ranks_per_node > 65536)
+		diag_add(w->dl, DIAG_ERROR, where, line, col, "resources.cpus_per_rank",
+			 "%lld ranks of %lld cores exceed any node",
+			 (long long)j->resources.ranks_per_node, (long long)j->resources.cpus_per_rank);
+	if (j->command.n && seen_path(w, "train"))
+		diag_add(w->dl, DIAG_WARNING, where, line, col, "train",
+			 "ignored because command is set");
+}
+
+int spec_load(const char *where, const char *text, size_t len,
+	      const struct spec_override *sets, size_t nsets,
+	      struct job *job, struct diag_list *dl)
+{
+	size_t errors_before = diag_count(dl, DIAG_ERROR);
+	struct walk w = { .job = job, .dl = dl };
+	struct ynode *root = NULL;
+
+	memset(job, 0, sizeof(*job));
+	apply_defaults(job);
+	if (yamltree_parse(where, text, len, &root, dl))
+		return -1;
+	if (!root && !nsets) {
+		diag_add(dl, DIAG_ERROR, where, 1, 1, "", "empty job spec");
+		return -1;
+	}
+	template_resolve(&root, sets, nsets, dl);
+	if (root->kind == YNODE_MAP) {
+		w.root = root;
+		walk_map(&w, root, "");
+		check_required(&w);
+		if (diag_count(dl, DIAG_ERROR) == errors_before)
+			check_combinations(&w);
+	}
+	ynode_free(root);
+	diag_sort(dl);
+	return diag_count(dl, DIAG_ERROR) > errors_before ? -1 : 0;
+}
+
+void job_release(struct job *job)
+{
+	if (!job)
+		return;
+	for (size_t i = 0; i < spec_nfields; i++)
+		if (spec_fields[i].type != SPEC_SECTION)
+			spec_value_release(&spec_fields[i], field_ptr(job, &spec_fields[i]));
+	memset(job, 0, sizeof(*job));
+}

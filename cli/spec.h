@@ -1,0 +1,171 @@
+/* spec.h - the job spec (schema version 1): struct job and its pipeline.
+ *
+ *   text --yamltree--> tree --template (params, ${p}, --set)--> tree
+ *        --spec_from_tree (schema: types, ranges, defaults)--> struct job
+ *        --spec_emit_resolved--> canonical YAML --SHA-256--> identity
+ *
+ * Every field is described once, in the schema table of spec_schema.c;
+ * validation, defaults, the canonical form, `validate --fields` and the
+ * man page check all read it.  Core: no I/O; callers hand in the text.
+ *
+ * Invariants of a struct job filled by spec_load(): every field holds a
+ * valid, in-range value (defaults filled in); strings are NUL-free UTF-8
+ * and owned by the struct; optional strings are NULL when unset;
+ * resources.cpus_per_rank == 0 means "auto", resources.memory_mb == 0
+ * means "Slurm's default"; command.n == 0 means "run the bundled trainer".
+ */
+#ifndef HPT_SPEC_H
+#define HPT_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct diag_list;
+struct sbuf;
+
+#define SPEC_VERSION 1
+
+enum bind_gpu { BIND_GPU_AUTO, BIND_GPU_NONE };
+enum bind_cpu { BIND_CPU_EXCLUSIVE, BIND_CPU_NODE, BIND_CPU_CORE_COMPLEX, BIND_CPU_NONE };
+enum bind_mem { BIND_MEM_LOCAL, BIND_MEM_PREFERRED, BIND_MEM_NONE };
+enum bind_nic { BIND_NIC_RAIL, BIND_NIC_SINGLE, BIND_NIC_NONE };
+enum train_model { MODEL_MLP, MODEL_CNN, MODEL_HEPCNN, MODEL_RESNET_SMALL };
+enum train_precision { PRECISION_FP32, PRECISION_BF16, PRECISION_FP16 };
+enum train_batchnorm { BATCHNORM_LOCAL, BATCHNORM_SYNC };
+enum opt_name { OPTIMIZER_SGD, OPTIMIZER_ADAMW };
+enum lr_schedule { SCHEDULE_CONSTANT, SCHEDULE_COSINE, SCHEDULE_STEP };
+enum lr_scaling { LR_SCALING_NONE, LR_SCALING_LINEAR };
+enum grad_compress { COMPRESS_NONE, COMPRESS_FP16, COMPRESS_BF16 };
+enum preempt_signal { PREEMPT_USR2, PREEMPT_TERM, PREEMPT_INT };
+
+/* The string each enum value is spelled as in a spec. */
+extern const char *const bind_gpu_names[], *const bind_cpu_names[], *const bind_mem_names[],
+	*const bind_nic_names[], *const train_model_names[], *const train_precision_names[],
+	*const train_batchnorm_names[], *const opt_name_names[], *const lr_schedule_names[],
+	*const lr_scaling_names[], *const grad_compress_names[], *const preempt_signal_names[];
+
+struct job_env_var {
+	char *name;
+	char *value;
+};
+
+/* Sorted by name, names unique. */
+struct job_env {
+	struct job_env_var *v;
+	size_t n;
+};
+
+struct job_argv {
+	char **v;
+	size_t n;
+};
+
+struct job_resources {
+	int64_t nodes;
+	int64_t ranks_per_node;
+	int64_t gpus_per_node;
+	int64_t cpus_per_rank; /* 0 = auto */
+	int64_t time_s;        /* Slurm time limit in seconds */
+	int64_t memory_mb;     /* per node; 0 = Slurm's default */
+	char *partition, *account, *qos, *constraint;
+	bool exclusive;
+};
+
+struct job_binding {
+	int gpu, cpu, memory, nic; /* enum bind_* */
+	bool socket_ifname;
+};
+
+struct job_optimizer {
+	int name; /* enum opt_name */
+	double lr, momentum, weight_decay, beta1, beta2, eps;
+	bool nesterov;
+	int schedule; /* enum lr_schedule */
+	double warmup_epochs;
+	int64_t step_epochs;
+	double step_gamma;
+	int lr_scaling; /* enum lr_scaling */
+};
+
+struct job_allreduce {
+	double bucket_mb;
+	bool overlap, delayed;
+	int compress; /* enum grad_compress */
+	int64_t stall_timeout_s;
+};
+
+struct job_checkpoint {
+	int64_t every_steps; /* 0 = only on preemption and at the end */
+	int64_t keep;
+};
+
+struct job_train {
+	int model; /* enum train_model */
+	char *dataset;
+	char *data_dir; /* NULL = the dataset's default location */
+	int64_t epochs, max_steps, batch_per_rank, seed;
+	int precision, batchnorm; /* enum train_precision, train_batchnorm */
+	struct job_optimizer optimizer;
+	struct job_allreduce allreduce;
+	struct job_checkpoint checkpoint;
+};
+
+struct job_preempt {
+	int signal; /* enum preempt_signal */
+	int64_t lead_s;
+	bool requeue;
+	int64_t max_requeues;
+};
+
+struct job_output {
+	char *dir;
+	int64_t log_every_steps;
+	bool per_rank_logs;
+};
+
+struct job {
+	int64_t version;
+	char *name;
+	struct job_resources resources;
+	struct job_binding binding;
+	struct job_env env;
+	struct job_train train;
+	struct job_argv command;
+	struct job_preempt preempt;
+	struct job_output output;
+};
+
+/* One --set KEY=VALUE override: arg is "KEY=VALUE" as typed; where names
+ * it in diagnostics ("--set KEY=VALUE"); NULL means arg itself.  Both
+ * must outlive spec_load(). */
+struct spec_override {
+	const char *arg;
+	const char *where;
+};
+
+/* Parses, resolves (template params, ${param}, overrides) and validates
+ * one spec.  `where` names the input in diagnostics.  Returns 0 and fills
+ * *job, or returns -1 after appending every problem found to dl (warnings
+ * may be appended on success too).  *job is always safe to release. */
+int spec_load(const char *where, const char *text, size_t len,
+	      const struct spec_override *sets, size_t nsets,
+	      struct job *job, struct diag_list *dl);
+
+void job_release(struct job *job);
+
+/* The canonical resolved form: schema order, defaults filled in, values
+ * normalised (times, sizes, numbers), so equal jobs give equal bytes. */
+int spec_emit_resolved(const struct job *job, struct sbuf *out);
+
+/* Lowercase hex SHA-256 of text; out must hold 65 bytes. */
+void spec_hash(const char *text, size_t len, char out[65]);
+
+/* The field table, for `validate --fields` and documentation checks. */
+struct spec_field;
+size_t spec_field_count(void);
+const struct spec_field *spec_field_at(size_t i);
+/* Writes "path<TAB>type<TAB>default<TAB>help" lines. */
+void spec_describe_fields(struct sbuf *out);
+
+#endif

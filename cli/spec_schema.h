@@ -1,0 +1,78 @@
+/* spec_schema.h - the field table behind struct job (private to spec*.c).
+ *
+ * One row per key, in the order of the canonical form.  A SECTION row
+ * precedes the rows of its keys.  Defaults are YAML text converted by the
+ * same code as user input, so a default can never bypass validation.
+ */
+#ifndef HPT_SPEC_SCHEMA_H
+#define HPT_SPEC_SCHEMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sbuf;
+struct ynode;
+
+enum spec_type {
+	SPEC_SECTION, /* a mapping of further keys */
+	SPEC_INT,     /* int64_t in [imin, imax] */
+	SPEC_AUTO_INT,/* int64_t in [imin, imax], or "auto" stored as 0 */
+	SPEC_NUM,     /* finite double in [dmin, dmax], ends per F_*_EXCL */
+	SPEC_BOOL,    /* bool: true or false */
+	SPEC_ENUM,    /* int index into names */
+	SPEC_STR,     /* char *, checked by check(); NULL if F_NULLABLE and null */
+	SPEC_TIME,    /* int64_t seconds, Slurm time syntax */
+	SPEC_MEM,     /* int64_t MiB, Slurm size syntax; 0 = null */
+	SPEC_ENV,     /* struct job_env */
+	SPEC_ARGV,    /* struct job_argv; n == 0 = null */
+};
+
+enum spec_field_flags {
+	F_REQUIRED = 1 << 0,
+	F_NULLABLE = 1 << 1,
+	F_MIN_EXCL = 1 << 2,
+	F_MAX_EXCL = 1 << 3,
+};
+
+struct spec_field {
+	const char *path;
+	enum spec_type type;
+	size_t off;
+	int64_t imin, imax;
+	double dmin, dmax;
+	unsigned flags;
+	const char *const *names; /* SPEC_ENUM, NULL-terminated */
+	const char *def;          /* default as YAML text; NULL for sections */
+	/* SPEC_STR: returns NULL if s is acceptable, else why not. */
+	const char *(*check)(const char *s);
+	const char *help;
+};
+
+extern const struct spec_field spec_fields[];
+extern const size_t spec_nfields;
+
+const struct spec_field *spec_field_find(const char *path);
+
+/* Converts n into the field's storage at dst (a struct job member), or
+ * returns -1 with the reason in why ("expected ..., got ...") and, when
+ * at is not NULL, the node to blame in *at (n, or the bad env key or
+ * argument inside it).  Old contents of dst are released first, so
+ * defaults can be overwritten. */
+int spec_value_set(const struct spec_field *f, const struct ynode *n, void *dst,
+		   struct sbuf *why, const struct ynode **at);
+void spec_value_release(const struct spec_field *f, void *dst);
+
+/* Quotes scalar text for a message: "four", clipped and escaped. */
+void spec_quote_got(const struct ynode *n, struct sbuf *out);
+
+/* Parsers shared with templates; 0 on success. */
+int spec_parse_int(const char *s, int64_t *out, bool *overflow);
+int spec_parse_num(const char *s, double *out);
+int spec_parse_bool(const char *s, bool *out);
+/* Shortest text that reads back as exactly x. */
+void spec_format_num(double x, struct sbuf *out);
+void spec_format_time(int64_t s, struct sbuf *out);
+void spec_format_mem(int64_t mb, struct sbuf *out);
+
+#endif

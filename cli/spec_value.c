@@ -1,0 +1,551 @@
+/* spec_value.c - convert one YAML node into one typed spec field.
+ * Core: every "expected ..., got ..." message of the spec comes from here.
+ *
+ * Scalars follow YAML 1.2's core schema, strictly: a quoted "4" is a
+ * string, not an integer; yes/no/on/off are not booleans (the "Norway
+ * problem" of YAML 1.1); numbers must be finite. */
+#include "cli/spec.h"        // defines: struct job_env, struct job_argv
+#include "cli/spec_schema.h" // defines: struct spec_field, spec_value_set
+#include "cli/sbuf.h"        // defines: struct sbuf
+#include "cli/suggest.h"     // defines: suggest_best
+#include "cli/yamltree.h"    // defines: struct ynode
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPEC_MAX_ENV 256
+#define SPEC_MAX_ARGS 4096
+#define SPEC_MAX_VALUE 4096
+
+void spec_quote_got(const struct ynode *n, struct sbuf *out)
+{
+	size_t shown = 0;
+
+	if (!n || ynode_is_null(n)) {
+		sbuf_addstr(out, "null");
+		return;
+	}
+	if (n->kind != YNODE_SCALAR) {
+		sbuf_addstr(out, ynode_kind_name(n));
+		return;
+	}
+	sbuf_addch(out, '"');
+	for (size_t i = 0; i < n->len && shown < 40; i++, shown++) {
+		unsigned char c = (unsigned char)n->str[i];
+
+		if (c == '"' || c == '\\')
+			sbuf_addf(out, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			sbuf_addf(out, "\\x%02x", c);
+		else
+			sbuf_addch(out, c);
+	}
+	if (shown < n->len)
+		sbuf_addstr(out, "...");
+	sbuf_addch(out, '"');
+}
+
+int spec_parse_int(const char *s, int64_t *out, bool *overflow)
+{
+	const char *p = s;
+	int base = 10;
+	bool neg = false;
+	uint64_t v = 0, limit;
+
+	*overflow = false;
+	if (*p == '-' || *p == '+')
+		neg = *p++ == '-';
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'o') && p[2] && p == s)
+		base = p[1] == 'x' ? 16 : 8, p += 2;
+	if (!*p)
+		return -1;
+	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; *p; p++) {
+		int d;
+
+		if (isdigit((unsigned char)*p))
+			d = *p - '0';
+		else if (base == 16 && isxdigit((unsigned char)*p))
+			d = tolower((unsigned char)*p) - 'a' + 10;
+		else
+			return -1;
+		if (d >= base)
+			return -1;
+		if (v > (limit - (uint64_t)d) / (uint64_t)base)
+			*overflow = true; /* keep scanning: "9999x" is not an integer at all */
+		else
+			v = v * (uint64_t)base + (uint64_t)d;
+	}
+	if (*overflow)
+		return -1;
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return 0;
+}
+
+int spec_parse_num(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	/* strtod alone would take hex floats, "nan", "infinity" and spaces. */
+	if (!*s || strspn(s, "0123456789+-.eE") != strlen(s) || !strpbrk(s, "0123456789"))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno == ERANGE || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int spec_parse_bool(const char *s, bool *out)
+{
+	if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
+		*out = true;
+	else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+void spec_format_num(double x, struct sbuf *out)
+{
+	char buf[40];
+
+	if (x == (double)(int64_t)x && x > -1e15 && x < 1e15) {
+		sbuf_addf(out, "%lld", (long long)x);
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	sbuf_addstr(out, buf);
+}
+
+void spec_format_time(int64_t s, struct sbuf *out)
+{
+	int64_t d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
+
+	if (d)
+		sbuf_addf(out, "%lld-%02lld:%02lld:%02lld", (long long)d, (long long)h,
+			  (long long)m, (long long)sec);
+	else
+		sbuf_addf(out, "%02lld:%02lld:%02lld", (long long)h, (long long)m, (long long)sec);
+}
+
+void spec_format_mem(int64_t mb, struct sbuf *out)
+{
+	if (mb % (1024 * 1024) == 0)
+		sbuf_addf(out, "%lldT", (long long)(mb / (1024 * 1024)));
+	else if (mb % 1024 == 0)
+		sbuf_addf(out, "%lldG", (long long)(mb / 1024));
+	else
+		sbuf_addf(out, "%lldM", (long long)mb);
+}
+
+/* Reads up to 3 ':'-separated unsigned fields; returns how many, or -1. */
+static int time_fields(const char *s, int64_t f[3])
+{
+	int n = 0;
+
+	while (n < 3) {
+		bool of;
+		size_t len = strspn(s, "0123456789");
+		char digits[12];
+
+		if (!len || len > 9)
+			return -1;
+		memcpy(digits, s, len);
+		digits[len] = '\0';
+		if (spec_parse_int(digits, &f[n++], &of))
+			return -1;
+		s += len;
+		if (!*s)
+			return n;
+		if (*s++ != ':')
+			return -1;
+	}
+	return -1;
+}
+
+/* Slurm's --time forms: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. */
+static int parse_time(const char *s, int64_t *out)
+{
+	int64_t f[3], days = 0;
+	const char *dash = strchr(s, '-');
+	int n;
+
+	if (dash) {
+		bool of;
+		char digits[12];
+		size_t len = (size_t)(dash - s);
+
+		if (!len || len > 4 || strspn(s, "0123456789") != len)
+			return -1;
+		memcpy(digits, s, len);
+		digits[len] = '\0';
+		if (spec_parse_int(digits, &days, &of))
+			return -1;
+		n = time_fields(dash + 1, f);
+		if (n < 1)
+			return -1;
+		if ((n >= 2 && f[1] >= 60) || (n == 3 && f[2] >= 60) || f[0] >= 24)
+			return -1;
+		*out = days * 86400 + f[0] * 3600 + (n >= 2 ? f[1] * 60 : 0) + (n == 3 ? f[2] : 0);
+		return 0;
+	}
+	n = time_fields(s, f);
+	if (n == 1)
+		*out = f[0] * 60;
+	else if (n == 2 && f[1] < 60)
+		*out = f[0] * 60 + f[1];
+	else if (n == 3 && f[1] < 60 && f[2] < 60)
+		*out = f[0] * 3600 + f[1] * 60 + f[2];
+	else
+		return -1;
+	return 0;
+}
+
+/* Slurm's --mem forms: an integer (MiB) with an optional K, M, G or T. */
+static int parse_mem(const char *s, int64_t *out)
+{
+	size_t len = strspn(s, "0123456789");
+	int64_t v, mul = 1;
+	char digits[16];
+	bool of;
+
+	if (!len || len > 12)
+		return -1;
+	memcpy(digits, s, len);
+	digits[len] = '\0';
+	if (spec_parse_int(digits, &v, &of))
+		return -1;
+	switch (toupper((unsigned char)s[len])) {
+	case '\0':
+	case 'M':
+		break;
+	case 'G':
+		mul = 1024;
+		break;
+	case 'T':
+		mul = 1024 * 1024;
+		break;
+	case 'K':
+		if (v % 1024)
+			return -1;
+		v /= 1024;
+		break;
+	default:
+		return -1;
+	}
+	if (s[len] && s[len + 1] && strcasecmp(s + len + 1, "B"))
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+static int expected(struct sbuf *why, const char *what, const struct ynode *n)
+{
+	sbuf_addf(why, "expected %s, got ", what);
+	if (n && n->kind == YNODE_SCALAR && n->quoted && !ynode_is_null(n))
+		sbuf_addstr(why, "the string ");
+	spec_quote_got(n, why);
+	return -1;
+}
+
+static bool is_plain(const struct ynode *n)
+{
+	return n && n->kind == YNODE_SCALAR && !n->quoted;
+}
+
+static int set_int(const struct spec_field *f, const struct ynode *n, int64_t *dst,
+		   struct sbuf *why)
+{
+	struct sbuf what = SBUF_INIT;
+	bool overflow = false;
+	int64_t v;
+	int rc = 0;
+
+	if (f->type == SPEC_AUTO_INT)
+		sbuf_addstr(&what, "auto or ");
+	sbuf_addf(&what, "an integer %lld..%lld", (long long)f->imin, (long long)f->imax);
+	if (f->type == SPEC_AUTO_INT && n && n->kind == YNODE_SCALAR && !strcmp(n->str, "auto"))
+		*dst = 0;
+	else if (!is_plain(n) || ynode_is_null(n) || spec_parse_int(n->str, &v, &overflow))
+		rc = expected(why, what.buf, n);
+	else if (v < f->imin || v > f->imax)
+		rc = expected(why, what.buf, n);
+	else
+		*dst = v;
+	if (rc && overflow)
+		sbuf_addstr(why, " (integer overflow)");
+	sbuf_release(&what);
+	return rc;
+}
+
+static int set_num(const struct spec_field *f, const struct ynode *n, double *dst,
+		   struct sbuf *why)
+{
+	struct sbuf what = SBUF_INIT;
+	double v = 0;
+	int rc = 0;
+
+	sbuf_addf(&what, "a number in %c", f->flags & F_MIN_EXCL ? '(' : '[');
+	spec_format_num(f->dmin, &what);
+	sbuf_addstr(&what, ", ");
+	spec_format_num(f->dmax, &what);
+	sbuf_addch(&what, f->flags & F_MAX_EXCL ? ')' : ']');
+	if (!is_plain(n) || ynode_is_null(n) || spec_parse_num(n->str, &v) ||
+	    v < f->dmin || v > f->dmax || ((f->flags & F_MIN_EXCL) && v == f->dmin) ||
+	    ((f->flags & F_MAX_EXCL) && v == f->dmax))
+		rc = expected(why, what.buf, n);
+	else
+		*dst = v;
+	sbuf_release(&what);
+	return rc;
+}
+
+static int set_enum(const struct spec_field *f, const struct ynode *n, int *dst,
+		    struct sbuf *why)
+{
+	struct sbuf what = SBUF_INIT;
+	size_t count = 0;
+	const char *best;
+
+	for (; f->names[count]; count++)
+		if (n && n->kind == YNODE_SCALAR && !strcmp(n->str, f->names[count])) {
+			*dst = (int)count;
+			return 0;
+		}
+	sbuf_addstr(&what, "one of ");
+	for (size_t i = 0; i < count; i++)
+		sbuf_addf(&what, "%s%s", i ? ", " : "", f->names[i]);
+	expected(why, what.buf, n);
+	sbuf_release(&what);
+	best = n && n->kind == YNODE_SCALAR ? suggest_best(n->str, f->names, count) : NULL;
+	if (best)
+		sbuf_addf(why, "; did you mean \"%s\"?", best);
+	return -1;
+}
+
+static int set_str(const struct spec_field *f, const struct ynode *n, char **dst,
+		   struct sbuf *why)
+{
+	const char *bad;
+
+	if (ynode_is_null(n) && (f->flags & F_NULLABLE)) {
+		*dst = NULL;
+		return 0;
+	}
+	if (!n || n->kind != YNODE_SCALAR || ynode_is_null(n))
+		return expected(why, "a string", n);
+	bad = f->check ? f->check(n->str) : NULL;
+	if (bad) {
+		spec_quote_got(n, why);
+		sbuf_addf(why, " %s", bad);
+		return -1;
+	}
+	*dst = xstrdup(n->str);
+	return 0;
+}
+
+static bool is_env_name(const char *s)
+{
+	if (!isalpha((unsigned char)*s) && *s != '_')
+		return false;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
+	       strlen(s);
+}
+
+static int env_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct job_env_var *)a)->name, ((const struct job_env_var *)b)->name);
+}
+
+static int set_env(const struct ynode *n, struct job_env *env, struct sbuf *why,
+		   const struct ynode **at)
+{
+	if (ynode_is_null(n))
+		return 0;
+	if (n->kind != YNODE_MAP)
+		return expected(why, "a mapping of NAME: value", n);
+	if (n->nkids / 2 > SPEC_MAX_ENV) {
+		sbuf_addf(why, "more than %d variables", SPEC_MAX_ENV);
+		return -1;
+	}
+	for (size_t i = 0; i < n->nkids; i += 2) {
+		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
+
+		*at = k;
+		if (!is_env_name(k->str) || k->len > 256) {
+			sbuf_addf(why, "%s is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)",
+				  k->str);
+			return -1;
+		}
+		if (v->kind != YNODE_SCALAR || (ynode_is_null(v) && !v->quoted)) {
+			*at = v;
+			sbuf_addf(why, "%s: ", k->str);
+			return expected(why, "a string value (quote \"\" for an empty one)", v);
+		}
+		if (v->len > SPEC_MAX_VALUE) {
+			sbuf_addf(why, "%s: value longer than %d bytes", k->str, SPEC_MAX_VALUE);
+			return -1;
+		}
+	}
+	env->v = xcalloc(n->nkids / 2, sizeof(*env->v));
+	for (size_t i = 0; i < n->nkids; i += 2) {
+		env->v[env->n].name = xstrdup(n->kids[i]->str);
+		env->v[env->n++].value = xstrdup(n->kids[i + 1]->str);
+	}
+	qsort(env->v, env->n, sizeof(*env->v), env_cmp);
+	return 0;
+}
+
+static void argv_push(struct job_argv *a, const char *s, size_t len)
+{
+	a->v = xrealloc(a->v, (a->n + 2) * sizeof(*a->v));
+	a->v[a->n++] = xstrndup(s, len);
+	a->v[a->n] = NULL;
+}
+
+/* A string command is split on blanks, with no shell syntax at all: a
+ * spec never reaches a shell.  Arguments with spaces need the list form. */
+static int set_argv(const struct ynode *n, struct job_argv *a, struct sbuf *why,
+		    const struct ynode **at)
+{
+	const char *what = "a list of strings, a string, or null";
+
+	if (ynode_is_null(n))
+		return 0;
+	if (n->kind == YNODE_SCALAR) {
+		for (const char *p = n->str; *p;) {
+			size_t len;
+
+			p += strspn(p, " \t\n");
+			len = strcspn(p, " \t\n");
+			if (len)
+				argv_push(a, p, len);
+			p += len;
+		}
+	} else if (n->kind == YNODE_SEQ) {
+		if (n->nkids > SPEC_MAX_ARGS) {
+			sbuf_addf(why, "more than %d arguments", SPEC_MAX_ARGS);
+			return -1;
+		}
+		for (size_t i = 0; i < n->nkids; i++) {
+			const struct ynode *k = n->kids[i];
+
+			if (k->kind != YNODE_SCALAR || ynode_is_null(k)) {
+				*at = k;
+				sbuf_addf(why, "argument %zu: ", i + 1);
+				return expected(why, "a string", k);
+			}
+			argv_push(a, k->str, k->len);
+		}
+	} else {
+		return expected(why, what, n);
+	}
+	if (!a->n) {
+		sbuf_addstr(why, "the command is empty; use null to run the bundled trainer");
+		return -1;
+	}
+	if (!*a->v[0]) {
+		sbuf_addstr(why, "the program name is empty");
+		return -1;
+	}
+	return 0;
+}
+
+void spec_value_release(const struct spec_field *f, void *dst)
+{
+	switch (f->type) {
+	case SPEC_STR:
+		free(*(char **)dst);
+		*(char **)dst = NULL;
+		break;
+	case SPEC_ENV: {
+		struct job_env *env = dst;
+
+		for (size_t i = 0; i < env->n; i++) {
+			free(env->v[i].name);
+			free(env->v[i].value);
+		}
+		free(env->v);
+		env->v = NULL;
+		env->n = 0;
+		break;
+	}
+	case SPEC_ARGV: {
+		struct job_argv *a = dst;
+
+		for (size_t i = 0; i < a->n; i++)
+			free(a->v[i]);
+		free(a->v);
+		a->v = NULL;
+		a->n = 0;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+int spec_value_set(const struct spec_field *f, const struct ynode *n, void *dst,
+		   struct sbuf *why, const struct ynode **at)
+{
+	const struct ynode *ignored;
+	int64_t v;
+
+	if (!at)
+		at = &ignored;
+	*at = n;
+	if (f->type != SPEC_SECTION)
+		spec_value_release(f, dst);
+	switch (f->type) {
+	case SPEC_INT:
+	case SPEC_AUTO_INT:
+		return set_int(f, n, dst, why);
+	case SPEC_NUM:
+		return set_num(f, n, dst, why);
+	case SPEC_BOOL:
+		if (is_plain(n) && !spec_parse_bool(n->str, dst))
+			return 0;
+		return expected(why, "true or false", n);
+	case SPEC_ENUM:
+		return set_enum(f, n, dst, why);
+	case SPEC_STR:
+		return set_str(f, n, dst, why);
+	case SPEC_TIME:
+		if (n && n->kind == YNODE_SCALAR && !parse_time(n->str, &v) && v >= 60 &&
+		    v <= 365 * 86400) {
+			*(int64_t *)dst = v;
+			return 0;
+		}
+		return expected(why, "a time limit of 1 minute to 365 days like 90, 1:30:00 or 2-00:00:00", n);
+	case SPEC_MEM:
+		if (ynode_is_null(n)) {
+			*(int64_t *)dst = 0;
+			return 0;
+		}
+		if (n->kind == YNODE_SCALAR && !parse_mem(n->str, &v) && v >= 1 &&
+		    v <= (INT64_C(1) << 30)) {
+			*(int64_t *)dst = v;
+			return 0;
+		}
+		return expected(why, "a size of 1M to 1024T like 4000M, 64G or 1T", n);
+	case SPEC_ENV:
+		return set_env(n, dst, why, at);
+	case SPEC_ARGV:
+		return set_argv(n, dst, why, at);
+	case SPEC_SECTION:
+		break;
+	}
+	return -1;
+}
