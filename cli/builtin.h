@@ -1,0 +1,27 @@
+/* builtin.h - the subcommands of hpctrain, one cmd_<name>.c each.
+ *
+ * Adding a subcommand takes: cli/cmd_<name>.c exporting
+ * int cmd_<name>(int argc, char **argv) (argv[0] is the command name, the
+ * return value is the exit status from cli/exitcode.h); a row in the
+ * table of cli/main.c; man/hpctrain-<name>.1; tests/cli/<name>.bats.
+ * tests/cli/docs.bats checks that the last three agree.
+ */
+#ifndef HPT_BUILTIN_H
+#define HPT_BUILTIN_H
+
+#include <stddef.h>
+
+int cmd_validate(int argc, char **argv);
+int cmd_template(int argc, char **argv);
+
+/* Shared by the commands that take a spec: FILE, "-" or a template name. */
+struct job;
+struct diag_list;
+struct spec_override;
+struct sbuf;
+/* Loads one spec argument; returns an exit status (0 = loaded).  *where
+ * receives the path actually read (template names are looked up). */
+int builtin_load_spec(const char *arg, const struct spec_override *sets, size_t nsets,
+		      struct job *job, struct diag_list *dl, struct sbuf *where);
+
+#endif

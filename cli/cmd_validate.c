@@ -1,0 +1,226 @@
+/* cmd_validate.c - `hpctrain validate`: check specs, print resolved form and hash.
+ * Shell: reads files, calls the spec core, reports. */
+#include "cli/builtin.h"      // defines: cmd_validate, builtin_load_spec
+#include "cli/diag.h"         // defines: struct diag_list, diag_report
+#include "cli/exitcode.h"     // defines: enum hpt_exit
+#include "cli/fileio.h"       // defines: fileio_read
+#include "cli/opt.h"          // defines: struct opt, opt_next
+#include "cli/sbuf.h"         // defines: struct sbuf
+#include "cli/spec.h"         // defines: spec_load, spec_emit_resolved, spec_hash
+#include "cli/template_dir.h" // defines: template_dir_find
+#include "cli/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_PRINT_RESOLVED = 256, OPT_FIELDS };
+
+static const char *const validate_usage[] = {
+	"hpctrain validate [--set <key>=<value>]... [--print-resolved] [--json] <spec>...",
+	"hpctrain validate --fields",
+	NULL,
+};
+
+static const struct opt validate_opts[] = {
+	{ "set", required_argument, NULL, 's', "KEY=VALUE",
+	  "override a spec key or template parameter (params.NAME=VALUE)" },
+	{ "print-resolved", no_argument, NULL, OPT_PRINT_RESOLVED, NULL,
+	  "print each spec's canonical resolved form" },
+	{ "json", no_argument, NULL, 'j', NULL, "print the result as JSON" },
+	{ "quiet", no_argument, NULL, 'q', NULL, "print nothing on success" },
+	{ "fields", no_argument, NULL, OPT_FIELDS, NULL,
+	  "list every spec key with its type, default and meaning" },
+	OPT_HELP,
+	OPT_END,
+};
+
+static const struct opt_cmd validate_cmd = {
+	"validate", validate_usage,
+	"Check job specs or templates (a <spec> is a file, - for stdin, or a template name).",
+	validate_opts,
+};
+
+int builtin_load_spec(const char *arg, const struct spec_override *sets, size_t nsets,
+		      struct job *job, struct diag_list *dl, struct sbuf *where)
+{
+	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
+	int status = HPT_EXIT_OK;
+
+	sbuf_reset(where);
+	if (template_dir_is_name(arg) && template_dir_find(arg, where)) {
+		diag_add(dl, DIAG_ERROR, arg, 0, 0, "",
+			 "no such file, and no template of that name (see 'hpctrain template list')");
+		memset(job, 0, sizeof(*job));
+		return HPT_EXIT_NO_INPUT;
+	}
+	if (!where->len)
+		sbuf_addstr(where, strcmp(arg, "-") ? arg : "<stdin>");
+	if (fileio_read(strcmp(arg, "-") ? where->buf : "-", YAMLTREE_MAX_BYTES, &text, &err)) {
+		diag_add(dl, DIAG_ERROR, "", 0, 0, "", "%s", err.buf);
+		memset(job, 0, sizeof(*job));
+		status = HPT_EXIT_NO_INPUT;
+	} else if (spec_load(where->buf, text.buf, text.len, sets, nsets, job, dl)) {
+		status = HPT_EXIT_BAD_SPEC;
+	}
+	sbuf_release(&text);
+	sbuf_release(&err);
+	return status;
+}
+
+static json_t *diags_json(const struct diag_list *dl, enum diag_severity sev)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < dl->n; i++) {
+		const struct diag *d = &dl->v[i];
+		struct sbuf text = SBUF_INIT;
+
+		if (d->severity != sev)
+			continue;
+		diag_format(d, &text);
+		json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:s, s:s, s:s}",
+						     "file", d->where, "line", d->line,
+						     "column", d->col, "path", d->path,
+						     "message", d->msg, "text", text.buf));
+		sbuf_release(&text);
+	}
+	return arr;
+}
+
+static void free_sets(struct spec_override *sets, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)sets[i].where);
+	free(sets);
+}
+
+struct validate_opts {
+	struct spec_override *sets;
+	size_t nsets;
+	int print_resolved, json, quiet;
+};
+
+/* Validates one spec; returns its exit status. */
+static int validate_one(const char *arg, const struct validate_opts *o, int many,
+			json_t *files)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf where = SBUF_INIT, resolved = SBUF_INIT;
+	struct job job;
+	char hash[65] = "";
+	int status = builtin_load_spec(arg, o->sets, o->nsets, &job, &dl, &where);
+
+	if (!status) {
+		if (spec_emit_resolved(&job, &resolved)) {
+			diag_add(&dl, DIAG_ERROR, where.buf, 0, 0, "", "cannot emit the resolved form");
+			status = HPT_EXIT_INTERNAL;
+		} else {
+			spec_hash(resolved.buf, resolved.len, hash);
+		}
+	}
+	if (o->json) {
+		json_t *f = json_pack("{s:s, s:b, s:s?, s:o, s:o}", "file", where.buf,
+				      "valid", !status, "sha256", *hash ? hash : NULL,
+				      "errors", diags_json(&dl, DIAG_ERROR),
+				      "warnings", diags_json(&dl, DIAG_WARNING));
+		if (!status && o->print_resolved)
+			json_object_set_new(f, "resolved", json_string(resolved.buf));
+		json_array_append_new(files, f);
+	} else {
+		diag_report(stderr, &dl);
+		if (!status && o->print_resolved) {
+			if (many)
+				printf("# %s sha256:%s\n", where.buf, hash);
+			fputs(resolved.buf, stdout);
+		} else if (!status && !o->quiet) {
+			printf("%s: ok sha256:%s\n", where.buf, hash);
+		}
+	}
+	job_release(&job);
+	diag_list_release(&dl);
+	sbuf_release(&where);
+	sbuf_release(&resolved);
+	return status;
+}
+
+static int print_fields(void)
+{
+	struct sbuf out = SBUF_INIT;
+
+	spec_describe_fields(&out);
+	fputs(out.buf, stdout);
+	sbuf_release(&out);
+	return HPT_EXIT_OK;
+}
+
+/* The worst status wins: a missing file hides nothing a bad spec shows. */
+static int worse(int a, int b)
+{
+	static const int rank[] = { HPT_EXIT_OK, HPT_EXIT_BAD_SPEC, HPT_EXIT_NO_INPUT,
+				    HPT_EXIT_INTERNAL };
+
+	for (size_t i = sizeof(rank) / sizeof(rank[0]); i-- > 0;)
+		if (a == rank[i] || b == rank[i])
+			return rank[i];
+	return a ? a : b;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+	struct validate_opts o = { 0 };
+	int c, status = HPT_EXIT_OK, fields = 0;
+	json_t *files = NULL;
+
+	opt_reset();
+	while ((c = opt_next(&validate_cmd, argc, argv)) != -1) {
+		switch (c) {
+		case 's':
+			o.sets = xrealloc(o.sets, (o.nsets + 1) * sizeof(*o.sets));
+			o.sets[o.nsets].arg = optarg;
+			o.sets[o.nsets++].where = xasprintf("--set %s", optarg);
+			break;
+		case OPT_PRINT_RESOLVED:
+			o.print_resolved = 1;
+			break;
+		case 'j':
+			o.json = 1;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case OPT_FIELDS:
+			fields = 1;
+			break;
+		case 'h':
+			opt_usage(stdout, &validate_cmd);
+			free_sets(o.sets, o.nsets);
+			return HPT_EXIT_OK;
+		default:
+			free_sets(o.sets, o.nsets);
+			return HPT_EXIT_USAGE;
+		}
+	}
+	if (fields) {
+		free_sets(o.sets, o.nsets);
+		return print_fields();
+	}
+	if (optind >= argc) {
+		free_sets(o.sets, o.nsets);
+		return opt_error(&validate_cmd, "no job spec given");
+	}
+	if (o.json)
+		files = json_array();
+	for (int i = optind; i < argc; i++)
+		status = worse(status, validate_one(argv[i], &o, argc - optind > 1, files));
+	if (o.json) {
+		json_t *doc = json_pack("{s:b, s:o}", "valid", !status, "files", files);
+
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+		putchar('\n');
+		json_decref(doc);
+	}
+	free_sets(o.sets, o.nsets);
+	return status;
+}

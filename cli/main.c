@@ -1,0 +1,141 @@
+/* main.c - hpctrain's entry point: one table of subcommands, git-style.
+ * Shell: picks the command, runs it, flushes stdout and returns its
+ * status.  See cli/builtin.h for what a new subcommand needs. */
+#include "cli/builtin.h"  // defines: cmd_* entry points
+#include "cli/exitcode.h" // defines: enum hpt_exit
+#include "cli/opt.h"      // defines: struct opt_cmd, opt_usage
+#include "cli/suggest.h"  // defines: suggest_best
+#include "cli/version.h"  // defines: HPT_VERSION
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+
+static const struct command commands[] = {
+	{ "validate", cmd_validate, "check job specs and print their resolved form and hash" },
+	{ "template", cmd_template, "list, show and copy the bundled job templates" },
+	{ "help", cmd_help, "show help for hpctrain or one of its commands" },
+	{ "version", cmd_version, "print the version" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char *const main_usage[] = {
+	"hpctrain [--version] [--help] <command> [<args>]",
+	NULL,
+};
+
+static const struct opt_cmd main_cmd = {
+	"", main_usage, "Train models on HPC clusters: job specs, binding, Slurm and the trainer.",
+	NULL,
+};
+
+static void print_commands(FILE *fp)
+{
+	opt_usage(fp, &main_cmd);
+	fputs("\ncommands:\n", fp);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(fp, "  %-12s%s\n", commands[i].name, commands[i].summary);
+	fputs("\nRun 'hpctrain <command> --help' or 'man hpctrain-<command>' for details.\n", fp);
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+	const char *names[NCOMMANDS];
+	const char *best;
+
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i].name;
+	best = suggest_best(name, names, NCOMMANDS);
+	fprintf(stderr, "hpctrain: '%s' is not an hpctrain command", name);
+	if (best)
+		fprintf(stderr, "; did you mean '%s'?", best);
+	fputs("\nsee 'hpctrain help'\n", stderr);
+	return HPT_EXIT_USAGE;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	const struct command *c;
+	char help_flag[] = "--help";
+	char *args[3];
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		print_commands(stdout);
+		return HPT_EXIT_OK;
+	}
+	c = find_command(argv[1]);
+	if (!c)
+		return unknown_command(argv[1]);
+	args[0] = argv[1];
+	args[1] = help_flag;
+	args[2] = NULL;
+	return c->fn(2, args);
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("hpctrain %s\n", HPT_VERSION);
+	return HPT_EXIT_OK;
+}
+
+/* A command's output may go to a closed pipe or a full disk; the status
+ * must say so instead of claiming success (git.c: run_builtin()). */
+static int finish(int status)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		if (errno != EPIPE)
+			fprintf(stderr, "hpctrain: error writing standard output: %s\n",
+				strerror(errno));
+		return status ? status : HPT_EXIT_IO;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc < 2) {
+		print_commands(stderr);
+		return HPT_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return finish(cmd_help(1, argv));
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return finish(cmd_version(1, argv));
+	if (argv[1][0] == '-') {
+		static const char *const flags[] = { "help", "version" };
+		const char *best = suggest_best(argv[1] + strspn(argv[1], "-"), flags, 2);
+
+		fprintf(stderr, "hpctrain: unknown option '%s'", argv[1]);
+		if (best)
+			fprintf(stderr, "; did you mean '--%s'?", best);
+		fputc('\n', stderr);
+		opt_usage(stderr, &main_cmd);
+		return HPT_EXIT_USAGE;
+	}
+	c = find_command(argv[1]);
+	if (!c)
+		return unknown_command(argv[1]);
+	return finish(c->fn(argc - 1, argv + 1));
+}
