@@ -1,0 +1,23 @@
+#!/bin/sh
+# deps.sh - install the Debian packages hpctrain needs, only those missing.
+# Quiet when everything is there; names what is missing when not root.
+set -u
+PKGS="build-essential pkg-config git libyaml-dev libjansson-dev libssl-dev zlib1g-dev
+libhwloc-dev hwloc libcmocka-dev bats jq mandoc groff-base clang libclang-rt-14-dev"
+
+missing=
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "make deps: missing Debian packages:$missing" >&2
+	echo "make deps: run 'sudo make deps' or 'sudo apt-get install$missing'" >&2
+	exit 1
+fi
+echo "make deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null &&
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+	{ echo "make deps: apt-get install failed for:$missing" >&2; exit 1; }
