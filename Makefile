@@ -16,7 +16,7 @@ DESTDIR    ?=
 CC         ?= gcc
 CLANG      ?= clang
 CFLAGS     ?= -O2 -g
-VERSION    := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0)
+VERSION    := 0.1.0$(shell git rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/+g/')
 
 PKGS        = yaml-0.1 jansson libcrypto
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS))

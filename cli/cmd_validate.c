@@ -96,6 +96,24 @@ static void free_sets(struct spec_override *sets, size_t n)
 	free(sets);
 }
 
+/* File names are bytes; JSON strings are UTF-8.  A name that is not
+ * UTF-8 is shown with '?' for each byte outside ASCII. */
+static json_t *json_file_name(const char *name)
+{
+	json_t *s = json_string(name);
+	char *copy;
+
+	if (s)
+		return s;
+	copy = xstrdup(name);
+	for (char *p = copy; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	s = json_string(copy);
+	free(copy);
+	return s;
+}
+
 struct validate_opts {
 	struct spec_override *sets;
 	size_t nsets;
@@ -121,7 +139,7 @@ static int validate_one(const char *arg, const struct validate_opts *o, int many
 		}
 	}
 	if (o->json) {
-		json_t *f = json_pack("{s:s, s:b, s:s?, s:o, s:o}", "file", where.buf,
+		json_t *f = json_pack("{s:o, s:b, s:s?, s:o, s:o}", "file", json_file_name(where.buf),
 				      "valid", !status, "sha256", *hash ? hash : NULL,
 				      "errors", diags_json(&dl, DIAG_ERROR),
 				      "warnings", diags_json(&dl, DIAG_WARNING));
