@@ -18,26 +18,25 @@ CLANG      ?= clang
 CFLAGS     ?= -O2 -g
 VERSION    := 0.1.0$(shell git rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/+g/')
 
-PKGS        = yaml-0.1 jansson libcrypto
-PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS    = $(shell pkg-config --libs $(PKGS))
+# Each part of the tree describes itself in DIR/build.mk: sources that go
+# into bin/hpctrain (HPCTRAIN_SRC), pkg-config packages (HPCTRAIN_PKGS),
+# unit tests (UNIT_TESTS, UNIT_SRC_<test>), Debian packages (DEBIAN_PKGS),
+# extra programs and benchmarks.  Order matters only for readability.
+HPCTRAIN_SRC  =
+HPCTRAIN_PKGS =
+UNIT_TESTS    =
+DEBIAN_PKGS   = build-essential pkg-config git libcmocka-dev bats jq mandoc groff-base \
+                clang libclang-rt-14-dev
+BENCH_TARGETS =
+TEST_BINS     =
+include cli/build.mk
+include $(filter-out cli/build.mk,$(wildcard */build.mk))
+
+PKG_CFLAGS  = $(shell pkg-config --cflags $(HPCTRAIN_PKGS))
+PKG_LIBS    = $(shell pkg-config --libs $(HPCTRAIN_PKGS))
 WARN        = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2
 ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) -I. -D_GNU_SOURCE -DHPT_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
 SAN_FLAGS   = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-
-# Pure cores (unit-tested directly) and the shell around them.
-SPEC_CORE  = cli/sbuf.c cli/diag.c cli/suggest.c cli/yamltree.c cli/spec_schema.c \
-             cli/spec_value.c cli/spec.c cli/spec_emit.c cli/template.c
-CLI_SHELL  = cli/opt.c cli/fileio.c cli/template_dir.c \
-             cli/cmd_validate.c cli/cmd_template.c cli/main.c
-HPCTRAIN_SRC = $(SPEC_CORE) $(CLI_SHELL)
-
-UNIT_TESTS = test_spec test_template test_yamltree test_suggest test_diag
-UNIT_SRC_test_spec      = $(SPEC_CORE)
-UNIT_SRC_test_template  = $(SPEC_CORE)
-UNIT_SRC_test_yamltree  = $(SPEC_CORE)
-UNIT_SRC_test_suggest   = cli/suggest.c
-UNIT_SRC_test_diag      = cli/diag.c cli/sbuf.c
 
 OBJ = build/obj
 SAN = build/san
@@ -63,10 +62,10 @@ $(SAN)/%.o: %.c
 define unit_rules
 build/tests/$(1): $(OBJ)/tests/unit/$(1).o $(call obj,$(UNIT_SRC_$(1)))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell pkg-config --libs cmocka)
+	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell pkg-config --libs cmocka) -lm
 build/tests-san/$(1): $(SAN)/tests/unit/$(1).o $(call san,$(UNIT_SRC_$(1)))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(SAN_FLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell pkg-config --libs cmocka)
+	$$(CC) $$(CFLAGS) $$(SAN_FLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell pkg-config --libs cmocka) -lm
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rules,$(t))))
 
@@ -85,22 +84,22 @@ fuzz: build/fuzz/fuzz_spec
 		-dict=tests/fuzz/spec.dict build/fuzz/corpus tests/fuzz/corpus
 
 deps:
-	@sh tests/deps.sh
+	@sh tests/deps.sh $(DEBIAN_PKGS)
 
 check:
-	@sh tests/deps.sh
+	@sh tests/deps.sh $(DEBIAN_PKGS)
 	@$(MAKE) --no-print-directory all test-bins
 	@sh tests/run-tests.sh
 
-test-bins: $(UNIT_BINS) $(if $(shell command -v $(CLANG)),build/fuzz/fuzz_spec)
+test-bins: $(UNIT_BINS) $(TEST_BINS) $(if $(shell command -v $(CLANG)),build/fuzz/fuzz_spec)
 
 demo:
-	@sh tests/deps.sh
+	@sh tests/deps.sh $(DEBIAN_PKGS)
 	@$(MAKE) --no-print-directory all
 	@sh tests/demo.sh
 
-bench: all
-	@echo "bench: no benchmarks yet in this version"
+bench: all $(BENCH_TARGETS)
+	@sh tests/bench.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

@@ -1,9 +1,9 @@
 #!/bin/sh
 # deps.sh - install the Debian packages hpctrain needs, only those missing.
 # Quiet when everything is there; names what is missing when not root.
+# The Makefile passes the list (DEBIAN_PKGS, gathered from */build.mk).
 set -u
-PKGS="build-essential pkg-config git libyaml-dev libjansson-dev libssl-dev zlib1g-dev
-libhwloc-dev hwloc libcmocka-dev bats jq mandoc groff-base clang libclang-rt-14-dev"
+PKGS="$*"
 
 missing=
 for p in $PKGS; do
