@@ -1,0 +1,561 @@
+/* test_topo.c - probe, bitmap, path classes and renderers on every fixture.
+ *
+ * Fixtures are found through $HPT_FIXTURES (default "tests/fixtures", so the
+ * tests run from the repository root).  The expected counts, NUMA nodes and
+ * nearest NICs below were read off `lstopo-no-graphics -v` for the copied
+ * hwloc fixtures and follow from gen_topologies.py for the generated ones.
+ */
+#include "topology/probe.h"     // defines: probe_load, probe_load_xml_buffer
+#include "topology/topo.h"      // defines: struct node_topo, topo_*
+#include "topology/bitmap.h"    // defines: struct bitmap, bitmap_*
+#include "topology/pathclass.h" // defines: pathclass_between, pathclass_name
+#include "topology/show.h"      // defines: show_*
+#include "cli/diag.h"           // defines: struct diag_list
+#include "cli/sbuf.h"           // defines: struct sbuf
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+/* A live probe goes through hwloc's pci plugin, whose libpciaccess leaks
+ * about 1 KB per load inside a module hwloc has dlclosed by exit time (so
+ * no suppression can name it).  Not ours and not fixable here: the live
+ * test alone runs with leak tracking paused. */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#define leaks_ignore_begin() __lsan_disable()
+#define leaks_ignore_end() __lsan_enable()
+#else
+#define leaks_ignore_begin() ((void)0)
+#define leaks_ignore_end() ((void)0)
+#endif
+
+struct expect {
+	const char *file;
+	size_t gpus, nics;
+	int gpu_numa[16];           /* os index of each GPU's NUMA node */
+	const char *nearest[16];    /* each GPU's best NICs: "mlx5_0,mlx5_1 PXB" */
+};
+
+static const struct expect fixtures[] = {
+	{ "256amd64-8n16c2t-dgxa100.xml", 8, 10, { 3, 3, 1, 1, 7, 7, 5, 5 },
+	  { "mlx5_0,mlx5_1 PXB", "mlx5_0,mlx5_1 PXB", "mlx5_2,mlx5_3 PXB", "mlx5_2,mlx5_3 PXB",
+	    "mlx5_6,mlx5_7 PXB", "mlx5_6,mlx5_7 PXB", "mlx5_8,mlx5_9 PXB", "mlx5_8,mlx5_9 PXB" } },
+	{ "224em64t-2n56c2t-dgxh100.xml", 8, 12, { 0, 0, 0, 0, 1, 1, 1, 1 },
+	  { "mlx5_0 PIX", "mlx5_1 PIX", "mlx5_2 PIX", "mlx5_3 PIX",
+	    "mlx5_4 PIX", "mlx5_5 PIX", "mlx5_6 PIX", "mlx5_7 PIX" } },
+	{ "80em64t-2n20c2t-4v100-1hca.xml", 4, 3, { 0, 0, 1, 1 },
+	  { "eno1,eno2,mlx5_0 NODE", "eno1,eno2,mlx5_0 NODE",
+	    "eno1,eno2,mlx5_0 SYS", "eno1,eno2,mlx5_0 SYS" } },
+	{ "144em64t-4n18c2t-snc2-cpuonly.xml", 0, 1, { 0 }, { NULL } },
+	{ "nvidiaDGX2.xml", 16, 0, { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1 }, { NULL } },
+	{ "32em64t-2n8c2t-pci-wholeio.xml", 4, 3, { 0, 1, 1, 1 },
+	  { "mlx5_0,eth0,eth1 SYS", "mlx5_0,eth0,eth1 PHB", "mlx5_0 PIX", "mlx5_0 PIX" } },
+	{ "24em64t-2n6c2t-pci.xml", 3, 3, { 0, 1, 1 },
+	  { "eth0,eth1,mlx4_0 PHB", "eth0,eth1,mlx4_0 SYS", "eth0,eth1,mlx4_0 SYS" } },
+	{ "192em64t-12gr2n8c2t.xml", 0, 7, { 0 }, { NULL } },
+	{ "16intel64-manyVFs.xml", 0, 6, { 0 }, { NULL } },
+};
+#define N_FIXTURES (sizeof(fixtures) / sizeof(fixtures[0]))
+
+static char *fixture_path(const char *name)
+{
+	const char *dir = getenv("HPT_FIXTURES");
+
+	return xasprintf("%s/%s", dir && *dir ? dir : "tests/fixtures", name);
+}
+
+static void load(const char *name, struct node_topo *t)
+{
+	struct diag_list err = DIAG_LIST_INIT;
+	char *path = fixture_path(name);
+
+	if (probe_load(path, t, &err)) {
+		diag_report(stderr, &err);
+		fail_msg("cannot load %s", path);
+	}
+	free(path);
+	diag_list_release(&err);
+}
+
+static void nearest(const struct node_topo *t, size_t g, struct sbuf *out)
+{
+	enum pathclass best = PATHCLASS_SYS;
+	bool first = true;
+
+	for (size_t i = 0; i < t->n_nics; i++) {
+		enum pathclass c = pathclass_between(t, &t->gpus[g].pci, &t->nics[i].pci);
+
+		if (c < best)
+			best = c;
+	}
+	for (size_t i = 0; i < t->n_nics; i++)
+		if (pathclass_between(t, &t->gpus[g].pci, &t->nics[i].pci) == best) {
+			sbuf_addf(out, "%s%s", first ? "" : ",", topo_nic_name(&t->nics[i]));
+			first = false;
+		}
+	sbuf_addf(out, " %s", pathclass_name(best));
+}
+
+static void probe__finds_gpus_nics_numa_and_nearest_nics_on_every_fixture(void **state)
+{
+	(void)state;
+	for (size_t f = 0; f < N_FIXTURES; f++) {
+		const struct expect *e = &fixtures[f];
+		struct node_topo t;
+
+		load(e->file, &t);
+		if (t.n_gpus != e->gpus || t.n_nics != e->nics)
+			fail_msg("%s: %zu gpus, %zu nics; want %zu, %zu", e->file,
+				 t.n_gpus, t.n_nics, e->gpus, e->nics);
+		for (size_t g = 0; g < t.n_gpus; g++) {
+			struct sbuf sb = SBUF_INIT;
+
+			assert_true(t.gpus[g].numa >= 0);
+			if ((int)t.numa[t.gpus[g].numa].os_index != e->gpu_numa[g])
+				fail_msg("%s: gpu %zu on numa %u, want %d", e->file, g,
+					 t.numa[t.gpus[g].numa].os_index, e->gpu_numa[g]);
+			if (t.n_nics) {
+				nearest(&t, g, &sb);
+				if (strcmp(sb.buf, e->nearest[g]))
+					fail_msg("%s: gpu %zu nearest \"%s\", want \"%s\"", e->file,
+						 g, sb.buf, e->nearest[g]);
+			}
+			sbuf_release(&sb);
+		}
+		topo_release(&t);
+	}
+}
+
+static void probe__orders_gpus_and_nics_by_pci_bus_id(void **state)
+{
+	(void)state;
+	for (size_t f = 0; f < N_FIXTURES; f++) {
+		struct node_topo t;
+
+		load(fixtures[f].file, &t);
+		for (size_t i = 1; i < t.n_gpus; i++)
+			assert_true(strcmp(t.gpus[i - 1].pci.busid, t.gpus[i].pci.busid) < 0);
+		for (size_t i = 1; i < t.n_nics; i++)
+			assert_true(strcmp(t.nics[i - 1].pci.busid, t.nics[i].pci.busid) < 0);
+		topo_release(&t);
+	}
+}
+
+static void probe__describes_cores_numa_nodes_and_packages(void **state)
+{
+	struct node_topo t;
+	struct sbuf sb = SBUF_INIT;
+
+	(void)state;
+	load("256amd64-8n16c2t-dgxa100.xml", &t);
+	assert_int_equal(t.n_packages, 2);
+	assert_int_equal(t.n_numa, 8);
+	assert_int_equal(t.n_cores, 128);
+	assert_int_equal(t.n_l3, 32);
+	assert_int_equal(bitmap_count(&t.cpuset), 256);
+	assert_true(bitmap_equal(&t.cpuset, &t.allowed));
+	bitmap_format_list(&t.numa[3].cpuset, &sb);
+	assert_string_equal(sb.buf, "48-63,176-191");
+	assert_int_equal(t.numa[3].memory, 128ULL << 30);
+	assert_int_equal(t.numa[3].package, 0);
+	/* core 48 = CPUs 48 and 176, NUMA node 3, third CCX of that node */
+	sbuf_reset(&sb);
+	bitmap_format_list(&t.cores[48].pus, &sb);
+	assert_string_equal(sb.buf, "48,176");
+	assert_int_equal(t.cores[48].numa, 3);
+	assert_int_equal(t.cores[48].l3, 12);
+	assert_int_equal(t.cores[51].l3, 12);
+	assert_int_equal(t.cores[52].l3, 13);
+	assert_string_equal(t.packages[1].model, "AMD EPYC 7742 64-Core Processor");
+	sbuf_release(&sb);
+	topo_release(&t);
+}
+
+static void probe__counts_one_gpu_per_pci_device_whatever_its_os_devices(void **state)
+{
+	struct node_topo t;
+
+	(void)state;
+	load("32em64t-2n8c2t-pci-wholeio.xml", &t);
+	/* 84:00.0 has cuda0 and card0: one GPU, both names kept */
+	assert_string_equal(t.gpus[2].pci.busid, "0000:84:00.0");
+	assert_int_equal(t.gpus[2].n_osdevs, 2);
+	assert_string_equal(t.gpus[2].osdevs[0], "cuda0");
+	assert_string_equal(t.gpus[2].osdevs[1], "card0");
+	assert_string_equal(t.gpus[2].model, "Tesla K40m");
+	/* 03:00.0 has no OS device: a 3D controller from NVIDIA still counts */
+	assert_int_equal(t.gpus[0].n_osdevs, 0);
+	assert_int_equal(t.gpus[0].pci.class_id, 0x0302);
+	topo_release(&t);
+}
+
+static void probe__ignores_bmc_displays_and_nvswitches(void **state)
+{
+	struct node_topo t;
+
+	(void)state;
+	/* ASPEED VGA with a DRM card0, six A100 NVSwitches */
+	load("256amd64-8n16c2t-dgxa100.xml", &t);
+	for (size_t i = 0; i < t.n_gpus; i++) {
+		assert_int_equal(t.gpus[i].pci.vendor, 0x10de);
+		assert_int_equal(t.gpus[i].pci.class_id, 0x0302);
+	}
+	topo_release(&t);
+	/* the ATI ES1000 (1002:515e, VGA) of a server board is not a GPU */
+	load("24em64t-2n6c2t-pci.xml", &t);
+	for (size_t i = 0; i < t.n_gpus; i++)
+		assert_int_equal(t.gpus[i].pci.vendor, 0x10de);
+	topo_release(&t);
+	/* DGX-2 NVSwitches carry hwloc's NVSwitch subtype, one with class 0000 */
+	load("nvidiaDGX2.xml", &t);
+	assert_int_equal(t.n_gpus, 16);
+	topo_release(&t);
+}
+
+static void probe__does_not_count_sr_iov_virtual_functions_as_nics(void **state)
+{
+	struct node_topo t;
+
+	(void)state;
+	load("144em64t-4n18c2t-snc2-cpuonly.xml", &t);
+	assert_int_equal(t.n_nics, 1);
+	assert_string_equal(topo_nic_name(&t.nics[0]), "mlx5_0");
+	topo_release(&t);
+	/* usNIC functions without OS devices are not NICs either */
+	load("16intel64-manyVFs.xml", &t);
+	assert_int_equal(t.n_nics, 6);
+	assert_string_equal(topo_nic_name(&t.nics[2]), "usnic_0");
+	topo_release(&t);
+}
+
+static void probe__keeps_uuid_os_devices_and_nic_port_attributes(void **state)
+{
+	struct node_topo t;
+	bool lid = false, addr = false;
+
+	(void)state;
+	load("224em64t-2n56c2t-dgxh100.xml", &t);
+	assert_non_null(t.gpus[0].uuid);
+	assert_string_equal(t.gpus[0].uuid, "GPU-5eed0000-1f2e-4d3c-8b4a-000100000000");
+	assert_string_equal(t.gpus[0].model, "NVIDIA H100 80GB HBM3");
+	assert_int_equal(t.gpus[0].n_osdevs, 2);
+	assert_string_equal(t.gpus[0].osdevs[1], "nvml0");
+	assert_int_equal(t.nics[0].n_ofed, 1);
+	assert_int_equal(t.nics[0].n_net, 1);
+	assert_string_equal(t.nics[0].net[0], "ibp19s0");
+	for (size_t i = 0; i < t.nics[0].n_attrs; i++) {
+		lid |= !strcmp(t.nics[0].attrs[i].name, "mlx5_0:Port1LID");
+		addr |= !strcmp(t.nics[0].attrs[i].name, "ibp19s0:Address");
+	}
+	assert_true(lid && addr);
+	assert_true(t.nics[0].pci.link_gbps > 60.0f);
+	topo_release(&t);
+}
+
+static void probe__reports_a_missing_file_in_a_diagnostic(void **state)
+{
+	struct diag_list err = DIAG_LIST_INIT;
+	struct node_topo t;
+
+	(void)state;
+	assert_int_equal(probe_load("/nonexistent/node.xml", &t, &err), -1);
+	assert_int_equal(err.n, 1);
+	assert_string_equal(err.v[0].where, "/nonexistent/node.xml");
+	assert_non_null(strstr(err.v[0].msg, "cannot open"));
+	topo_release(&t);
+	diag_list_release(&err);
+}
+
+static void probe__survives_truncated_and_corrupted_xml(void **state)
+{
+	char *path = fixture_path("32em64t-2n8c2t-pci-wholeio.xml");
+	FILE *fp = fopen(path, "rb");
+	static const char *const junk[] = {
+		"", "<", "not xml at all", "<?xml version=\"1.0\"?><topology version=\"2.0\"></topology>",
+		"<topology version=\"2.0\"><object type=\"Machine\" cpuset=\"0xffffffff,,,\">",
+		"<topology version=\"2.0\"><object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" "
+		"complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\"><object type=\"PU\" "
+		"os_index=\"99999999\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" "
+		"complete_nodeset=\"0x1\"/></object></topology>",
+	};
+	char *buf;
+	long len;
+
+	(void)state;
+	assert_non_null(fp);
+	fseek(fp, 0, SEEK_END);
+	len = ftell(fp);
+	rewind(fp);
+	buf = xmalloc((size_t)len);
+	assert_int_equal(fread(buf, 1, (size_t)len, fp), (size_t)len);
+	fclose(fp);
+	/* Every prefix length class: cut inside tags, attributes and values,
+	 * and flip bytes; the probe must either load or fail cleanly. */
+	for (long cut = 0; cut < len; cut += 997) {
+		struct diag_list err = DIAG_LIST_INIT;
+		struct node_topo t;
+		int rc = probe_load_xml_buffer(buf, (size_t)cut, "cut", &t, &err);
+
+		assert_true(rc == 0 || err.n == 1);
+		topo_release(&t);
+		diag_list_release(&err);
+	}
+	for (long at = 100; at < len; at += 1499) {
+		struct diag_list err = DIAG_LIST_INIT;
+		struct node_topo t;
+		char saved = buf[at];
+		int rc;
+
+		buf[at] = (char)(saved ^ 0x5a);
+		rc = probe_load_xml_buffer(buf, (size_t)len, "flip", &t, &err);
+		assert_true(rc == 0 || err.n == 1);
+		buf[at] = saved;
+		topo_release(&t);
+		diag_list_release(&err);
+	}
+	for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+		struct diag_list err = DIAG_LIST_INIT;
+		struct node_topo t;
+
+		assert_int_equal(probe_load_xml_buffer(junk[i], strlen(junk[i]), "junk", &t, &err), -1);
+		assert_int_equal(err.n, 1);
+		topo_release(&t);
+		diag_list_release(&err);
+	}
+	free(buf);
+	free(path);
+}
+
+static void probe__loads_the_live_machine_with_at_least_one_core(void **state)
+{
+	struct diag_list err = DIAG_LIST_INIT;
+	struct node_topo t;
+	int rc;
+
+	(void)state;
+	leaks_ignore_begin();
+	rc = probe_load(NULL, &t, &err);
+	leaks_ignore_end();
+	if (rc) {
+		diag_report(stderr, &err);
+		fail();
+	}
+	assert_true(t.n_cores >= 1);
+	assert_false(bitmap_is_empty(&t.allowed));
+	assert_true(bitmap_is_subset(&t.allowed, &t.cpuset));
+	assert_string_equal(t.source, "live");
+	topo_release(&t);
+	diag_list_release(&err);
+}
+
+static void probe__exports_xml_that_loads_back_the_same(void **state)
+{
+	struct diag_list err = DIAG_LIST_INIT;
+	char *in = fixture_path("256amd64-8n16c2t-dgxa100.xml");
+	char out[] = "/tmp/hpt-test-export-XXXXXX";
+	struct node_topo a, b;
+	int fd = mkstemp(out);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(probe_export_xml(in, out, &err), 0);
+	load("256amd64-8n16c2t-dgxa100.xml", &a);
+	assert_int_equal(probe_load(out, &b, &err), 0);
+	assert_true(topo_fingerprint(&a) == topo_fingerprint(&b));
+	assert_int_equal(probe_export_xml(in, "/nonexistent/dir/x.xml", &err), -1);
+	assert_int_equal(err.n, 1);
+	topo_release(&a);
+	topo_release(&b);
+	unlink(out);
+	free(in);
+	diag_list_release(&err);
+}
+
+static void bitmap__formats_and_parses_like_cpus_allowed_list(void **state)
+{
+	static const char *const ok[] = { "", "0", "0-3", "0-3,8-11", "5,7,9", "1-2,64-65,1000" };
+	struct bitmap b = BITMAP_INIT;
+	struct sbuf sb = SBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(bitmap_parse_list(&b, ok[i]), 0);
+		sbuf_reset(&sb);
+		bitmap_format_list(&b, &sb);
+		assert_string_equal(sb.buf, ok[i]);
+	}
+	assert_int_equal(bitmap_parse_list(&b, " 0,1,2,3\n"), 0);
+	sbuf_reset(&sb);
+	bitmap_format_list(&b, &sb);
+	assert_string_equal(sb.buf, "0-3");
+	assert_int_equal(bitmap_count(&b), 4);
+	assert_int_equal(bitmap_last(&b), 3);
+	assert_int_equal(bitmap_next(&b, 3), -1);
+	bitmap_release(&b);
+	sbuf_release(&sb);
+}
+
+static void bitmap__rejects_malformed_lists_and_huge_ids(void **state)
+{
+	static const char *const bad[] = { "3-1", "1,", ",1", "a", "1-", "1--2", "0x3", "1 2",
+					   "99999999999", "2000000" };
+	struct bitmap b = BITMAP_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (bitmap_parse_list(&b, bad[i]) != -1)
+			fail_msg("accepted \"%s\"", bad[i]);
+		assert_true(bitmap_is_empty(&b));
+	}
+	bitmap_release(&b);
+}
+
+static void bitmap__set_operations_agree_with_their_definitions(void **state)
+{
+	struct bitmap a = BITMAP_INIT, b = BITMAP_INIT, c = BITMAP_INIT;
+
+	(void)state;
+	bitmap_parse_list(&a, "0-7,200");
+	bitmap_parse_list(&b, "4-11");
+	bitmap_and(&c, &a, &b);
+	assert_int_equal(bitmap_count(&c), 4);
+	bitmap_or(&c, &a, &b);
+	assert_int_equal(bitmap_count(&c), 13);
+	bitmap_andnot(&c, &a, &b);
+	assert_int_equal(bitmap_count(&c), 5);
+	assert_true(bitmap_is_subset(&c, &a));
+	assert_false(bitmap_is_subset(&a, &c));
+	assert_true(bitmap_intersects(&a, &b));
+	bitmap_and(&a, &a, &b); /* aliasing */
+	assert_int_equal(bitmap_first(&a), 4);
+	assert_int_equal(bitmap_compare(&a, &b) < 0 || bitmap_compare(&a, &b) > 0, 1);
+	bitmap_release(&a);
+	bitmap_release(&b);
+	bitmap_release(&c);
+}
+
+static void pathclass__separates_host_bridges_within_and_across_numa_nodes(void **state)
+{
+	struct node_topo t;
+
+	(void)state;
+	load("224em64t-2n56c2t-dgxh100.xml", &t);
+	assert_int_equal(pathclass_between(&t, &t.gpus[0].pci, &t.nics[0].pci), PATHCLASS_PIX);
+	assert_int_equal(pathclass_between(&t, &t.gpus[0].pci, &t.gpus[1].pci), PATHCLASS_NODE);
+	assert_int_equal(pathclass_between(&t, &t.gpus[0].pci, &t.gpus[4].pci), PATHCLASS_SYS);
+	assert_int_equal(pathclass_between(&t, &t.gpus[0].pci, &t.gpus[0].pci), PATHCLASS_PIX);
+	topo_release(&t);
+	load("256amd64-8n16c2t-dgxa100.xml", &t);
+	assert_int_equal(pathclass_between(&t, &t.gpus[0].pci, &t.gpus[1].pci), PATHCLASS_PIX);
+	assert_int_equal(pathclass_between(&t, &t.gpus[0].pci, &t.nics[0].pci), PATHCLASS_PXB);
+	/* two GPUs of one socket, different NPS4 quadrants */
+	assert_int_equal(pathclass_between(&t, &t.gpus[0].pci, &t.gpus[2].pci), PATHCLASS_SYS);
+	topo_release(&t);
+	load("32em64t-2n8c2t-pci-wholeio.xml", &t);
+	/* 83:00.0 and 84:00.0 sit on two root ports of one host bridge */
+	assert_int_equal(pathclass_between(&t, &t.gpus[1].pci, &t.gpus[2].pci), PATHCLASS_PHB);
+	topo_release(&t);
+}
+
+static void show__renders_summary_matrix_and_gres_conf(void **state)
+{
+	struct node_topo t;
+	struct sbuf sb = SBUF_INIT;
+
+	(void)state;
+	load("256amd64-8n16c2t-dgxa100.xml", &t);
+	show_summary(&t, &sb);
+	assert_non_null(strstr(sb.buf, "numa 3: 128.0 GiB; cores 48-63; cpus 48-63,176-191\n"));
+	assert_non_null(strstr(sb.buf, "  gpu 0  0000:05:00.0  GA100 [A100 SXM4 40GB]  numa 3  (card1, renderD128)\n"));
+	assert_non_null(strstr(sb.buf, "  nic 0  0000:09:00.0  mlx5_0 ibp9s0  MT28908 Family [ConnectX-6]  numa 3\n"));
+	sbuf_reset(&sb);
+	show_matrix(&t, &sb);
+	assert_non_null(strstr(sb.buf, "GPU0\t X \tPIX\tSYS\tSYS\tSYS\tSYS\tSYS\tSYS\tPXB\tPXB\tSYS"));
+	assert_non_null(strstr(sb.buf, "\t48-63,176-191\t3\n"));
+	assert_non_null(strstr(sb.buf, "  PIX  = Connection traversing at most a single PCIe bridge\n"));
+	assert_non_null(strstr(sb.buf, "  NIC9: mlx5_9\n"));
+	sbuf_reset(&sb);
+	show_gres_conf(&t, &sb);
+	assert_non_null(strstr(sb.buf, "\nName=gpu File=/dev/nvidia0 Cores=48-63\n"));
+	assert_non_null(strstr(sb.buf, "\nName=gpu File=/dev/nvidia7 Cores=80-95\n"));
+	sbuf_release(&sb);
+	topo_release(&t);
+}
+
+static void show__topology_json_parses_back_with_every_device(void **state)
+{
+	(void)state;
+	for (size_t f = 0; f < N_FIXTURES; f++) {
+		struct node_topo t;
+		json_error_t jerr;
+		json_t *j, *back;
+		char *s;
+
+		load(fixtures[f].file, &t);
+		j = show_json_topo(&t);
+		assert_non_null(j);
+		s = json_dumps(j, JSON_SORT_KEYS);
+		assert_non_null(s);
+		back = json_loads(s, 0, &jerr);
+		assert_non_null(back);
+		assert_int_equal(json_array_size(json_object_get(back, "gpus")), fixtures[f].gpus);
+		assert_int_equal(json_array_size(json_object_get(back, "nics")), fixtures[f].nics);
+		assert_int_equal(json_array_size(json_object_get(back, "cores")), t.n_cores);
+		free(s);
+		json_decref(j);
+		json_decref(back);
+		topo_release(&t);
+	}
+}
+
+static void topo__fingerprint_ignores_names_but_not_placement(void **state)
+{
+	struct node_topo a, b;
+	uint64_t fa;
+
+	(void)state;
+	load("256amd64-8n16c2t-dgxa100.xml", &a);
+	load("256amd64-8n16c2t-dgxa100.xml", &b);
+	fa = topo_fingerprint(&a);
+	assert_true(fa == topo_fingerprint(&b));
+	free(b.hostname);
+	b.hostname = xstrdup("other-node");
+	assert_true(fa == topo_fingerprint(&b));
+	bitmap_clr(&b.allowed, 0);
+	assert_true(fa != topo_fingerprint(&b));
+	topo_release(&a);
+	topo_release(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(probe__finds_gpus_nics_numa_and_nearest_nics_on_every_fixture),
+		cmocka_unit_test(probe__orders_gpus_and_nics_by_pci_bus_id),
+		cmocka_unit_test(probe__describes_cores_numa_nodes_and_packages),
+		cmocka_unit_test(probe__counts_one_gpu_per_pci_device_whatever_its_os_devices),
+		cmocka_unit_test(probe__ignores_bmc_displays_and_nvswitches),
+		cmocka_unit_test(probe__does_not_count_sr_iov_virtual_functions_as_nics),
+		cmocka_unit_test(probe__keeps_uuid_os_devices_and_nic_port_attributes),
+		cmocka_unit_test(probe__reports_a_missing_file_in_a_diagnostic),
+		cmocka_unit_test(probe__survives_truncated_and_corrupted_xml),
+		cmocka_unit_test(probe__loads_the_live_machine_with_at_least_one_core),
+		cmocka_unit_test(probe__exports_xml_that_loads_back_the_same),
+		cmocka_unit_test(bitmap__formats_and_parses_like_cpus_allowed_list),
+		cmocka_unit_test(bitmap__rejects_malformed_lists_and_huge_ids),
+		cmocka_unit_test(bitmap__set_operations_agree_with_their_definitions),
+		cmocka_unit_test(pathclass__separates_host_bridges_within_and_across_numa_nodes),
+		cmocka_unit_test(show__renders_summary_matrix_and_gres_conf),
+		cmocka_unit_test(show__topology_json_parses_back_with_every_device),
+		cmocka_unit_test(topo__fingerprint_ignores_names_but_not_placement),
+	};
+
+	return cmocka_run_group_tests_name("test_topo", tests, NULL, NULL);
+}

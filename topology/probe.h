@@ -1,0 +1,35 @@
+/* probe.h - read a node's topology with hwloc into struct node_topo.
+ *
+ * Shell: touches hwloc, the filesystem and (live) sysfs.  Everything after
+ * the probe works on struct node_topo, so a saved XML file plans exactly
+ * like the live machine it was captured on.
+ *
+ * Errors come back as one DIAG_ERROR entry in the caller's diag_list, whose
+ * "where" is the XML file name (or "live topology", or "xml buffer"), and
+ * a return of -1; *out is then left released (safe to topo_release again).
+ * Nothing here prints or exits.
+ */
+#ifndef HPT_PROBE_H
+#define HPT_PROBE_H
+
+#include <stddef.h>
+
+struct node_topo;
+struct diag_list;
+
+/* Loads the live machine (xml_path NULL) or a saved hwloc XML file, I/O
+ * devices included, CPUs outside this process's cgroup kept but marked
+ * not allowed.  Returns 0 or -1. */
+int probe_load(const char *xml_path, struct node_topo *out, struct diag_list *err);
+
+/* The same from an XML document in memory (for fuzzing and tests); name
+ * is what out->source and error messages will say.  Returns 0 or -1. */
+int probe_load_xml_buffer(const char *buf, size_t len, const char *name,
+			  struct node_topo *out, struct diag_list *err);
+
+/* Writes the live machine (xml_path NULL) or a re-export of xml_path as
+ * hwloc 2 XML to out_path, for `hpctrain topo --export-xml F`.  Returns 0
+ * or -1. */
+int probe_export_xml(const char *xml_path, const char *out_path, struct diag_list *err);
+
+#endif

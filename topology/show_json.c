@@ -1,0 +1,180 @@
+/* show_json.c - node topology and plan as JSON (`hpctrain topo --json`).
+ * Pure core: struct in, jansson value out.  Keys are stable: scripts and
+ * the run directory's topo/ record parse them. */
+#include "topology/show.h"      // defines: show_json_topo, show_json_plan
+#include "topology/topo.h"      // defines: struct node_topo
+#include "topology/plan.h"      // defines: struct plan, plan_policy_*_name
+#include "topology/pathclass.h" // defines: pathclass_between, pathclass_name
+#include "cli/sbuf.h"           // defines: struct sbuf
+
+static json_t *set_str(const struct bitmap *b)
+{
+	struct sbuf sb = SBUF_INIT;
+	json_t *v;
+
+	bitmap_format_list(b, &sb);
+	v = json_string(sb.buf);
+	sbuf_release(&sb);
+	return v;
+}
+
+static json_t *strv(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+static json_t *numa_os(const struct node_topo *t, int numa)
+{
+	return numa >= 0 ? json_integer(t->numa[numa].os_index) : json_null();
+}
+
+static json_t *maybe_str(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static void add_pci(json_t *o, const struct topo_pci *p)
+{
+	char id[16];
+
+	json_object_set_new(o, "pci_bus_id", json_string(p->busid));
+	snprintf(id, sizeof(id), "%04x:%04x", p->vendor, p->device);
+	json_object_set_new(o, "pci_id", json_string(id));
+	snprintf(id, sizeof(id), "%04x", p->class_id);
+	json_object_set_new(o, "pci_class", json_string(id));
+	json_object_set_new(o, "link_gbps", json_real(p->link_gbps));
+	json_object_set_new(o, "cpuset", set_str(&p->cpuset));
+	json_object_set_new(o, "nodeset", set_str(&p->nodeset));
+}
+
+static json_t *class_matrix(const struct node_topo *t, bool nics)
+{
+	json_t *m = json_array();
+
+	for (size_t i = 0; i < t->n_gpus; i++) {
+		json_t *row = json_array();
+		size_t n = nics ? t->n_nics : t->n_gpus;
+
+		for (size_t j = 0; j < n; j++) {
+			const struct topo_pci *b = nics ? &t->nics[j].pci : &t->gpus[j].pci;
+
+			json_array_append_new(row, !nics && i == j ? json_string("X") :
+				json_string(pathclass_name(pathclass_between(t, &t->gpus[i].pci, b))));
+		}
+		json_array_append_new(m, row);
+	}
+	return m;
+}
+
+json_t *show_json_topo(const struct node_topo *t)
+{
+	json_t *o = json_object(), *a;
+
+	json_object_set_new(o, "source", maybe_str(t->source));
+	json_object_set_new(o, "hostname", maybe_str(t->hostname));
+	json_object_set_new(o, "cpuset", set_str(&t->cpuset));
+	json_object_set_new(o, "allowed", set_str(&t->allowed));
+	a = json_array();
+	for (size_t i = 0; i < t->n_packages; i++) {
+		const struct topo_package *p = &t->packages[i];
+
+		json_array_append_new(a, json_pack("{s:I, s:o, s:o}",
+			"os_index", (json_int_t)p->os_index, "model", maybe_str(p->model),
+			"cpuset", set_str(&p->cpuset)));
+	}
+	json_object_set_new(o, "packages", a);
+	a = json_array();
+	for (size_t i = 0; i < t->n_numa; i++) {
+		const struct topo_numa *n = &t->numa[i];
+
+		json_array_append_new(a, json_pack("{s:I, s:I, s:o, s:o}",
+			"os_index", (json_int_t)n->os_index, "memory_bytes", (json_int_t)n->memory,
+			"package", n->package >= 0 ? json_integer(t->packages[n->package].os_index)
+						   : json_null(),
+			"cpuset", set_str(&n->cpuset)));
+	}
+	json_object_set_new(o, "numa_nodes", a);
+	a = json_array();
+	for (size_t i = 0; i < t->n_cores; i++) {
+		const struct topo_core *c = &t->cores[i];
+
+		json_array_append_new(a, json_pack("{s:I, s:I, s:o, s:o, s:I, s:o}",
+			"logical_index", (json_int_t)c->logical_index,
+			"os_index", (json_int_t)c->os_index,
+			"package", c->package >= 0 ? json_integer(t->packages[c->package].os_index)
+						   : json_null(),
+			"numa", numa_os(t, c->numa), "l3", (json_int_t)c->l3,
+			"cpuset", set_str(&c->pus)));
+	}
+	json_object_set_new(o, "cores", a);
+	a = json_array();
+	for (size_t i = 0; i < t->n_gpus; i++) {
+		const struct topo_gpu *g = &t->gpus[i];
+		json_t *x = json_pack("{s:I, s:s, s:s, s:o, s:o, s:o}", "index", (json_int_t)i,
+				      "vendor", g->vendor, "model", g->model, "uuid", maybe_str(g->uuid),
+				      "os_devices", strv(g->osdevs, g->n_osdevs),
+				      "numa", numa_os(t, g->numa));
+
+		add_pci(x, &g->pci);
+		json_array_append_new(a, x);
+	}
+	json_object_set_new(o, "gpus", a);
+	a = json_array();
+	for (size_t i = 0; i < t->n_nics; i++) {
+		const struct topo_nic *n = &t->nics[i];
+		json_t *attrs = json_object();
+		json_t *x;
+
+		for (size_t j = 0; j < n->n_attrs; j++)
+			json_object_set_new(attrs, n->attrs[j].name, json_string(n->attrs[j].value));
+		x = json_pack("{s:I, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "index", (json_int_t)i,
+			      "name", topo_nic_name(n), "vendor", n->vendor, "model", n->model,
+			      "openfabrics", strv(n->ofed, n->n_ofed), "net", strv(n->net, n->n_net),
+			      "attributes", attrs, "numa", numa_os(t, n->numa));
+		add_pci(x, &n->pci);
+		json_array_append_new(a, x);
+	}
+	json_object_set_new(o, "nics", a);
+	json_object_set_new(o, "gpu_gpu", class_matrix(t, false));
+	json_object_set_new(o, "gpu_nic", class_matrix(t, true));
+	return o;
+}
+
+json_t *show_json_plan(const struct node_topo *t, const struct plan *p)
+{
+	json_t *o = json_object(), *a = json_array();
+
+	json_object_set_new(o, "policy", json_pack("{s:s, s:s, s:s, s:s}",
+		"gpu", plan_policy_gpu_name(p->policy.gpu),
+		"cpu", plan_policy_cpu_name(p->policy.cpu),
+		"nic", plan_policy_nic_name(p->policy.nic),
+		"memory", plan_policy_memory_name(p->policy.memory)));
+	json_object_set_new(o, "ranks", json_integer((json_int_t)p->n));
+	json_object_set_new(o, "gpus", json_integer((json_int_t)p->n_gpus));
+	for (size_t r = 0; r < p->n; r++) {
+		const struct slice *s = &p->slices[r];
+		json_t *names = json_array(), *idx = json_array();
+
+		for (size_t i = 0; i < s->n_nics; i++) {
+			json_array_append_new(names, json_string(topo_nic_name(&t->nics[s->nics[i]])));
+			json_array_append_new(idx, json_integer(s->nics[i]));
+		}
+		json_array_append_new(a, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:o}",
+			"local_rank", (json_int_t)s->local_rank,
+			"gpu", s->gpu >= 0 ? json_integer(s->gpu) : json_null(),
+			"gpu_ordinal", s->gpu_ordinal >= 0 ? json_integer(s->gpu_ordinal) : json_null(),
+			"pci_bus_id", s->gpu >= 0 ? json_string(s->busid) : json_null(),
+			"nics", names, "nic_indices", idx,
+			"nic_class", s->n_nics ? json_string(pathclass_name(s->nic_class)) : json_null(),
+			"cpuset", set_str(&s->cpuset), "nodeset", set_str(&s->nodeset),
+			"memory", plan_policy_memory_name(s->memory),
+			"why", s->why ? s->why : "",
+			"cpu_note", maybe_str(s->cpu_note)));
+	}
+	json_object_set_new(o, "slices", a);
+	return o;
+}
