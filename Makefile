@@ -18,6 +18,14 @@ CLANG      ?= clang
 CFLAGS     ?= -O2 -g
 VERSION    := 0.1.0$(shell git rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/+g/')
 
+.DEFAULT_GOAL := all
+
+OBJ = build/obj
+SAN = build/san
+
+obj = $(patsubst %.c,$(OBJ)/%.o,$(1))
+san = $(patsubst %.c,$(SAN)/%.o,$(1))
+
 # Each part of the tree describes itself in DIR/build.mk: sources that go
 # into bin/hpctrain (HPCTRAIN_SRC), pkg-config packages (HPCTRAIN_PKGS),
 # unit tests (UNIT_TESTS, UNIT_SRC_<test>), Debian packages (DEBIAN_PKGS),
@@ -38,11 +46,6 @@ WARN        = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2
 ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) -I. -D_GNU_SOURCE -DHPT_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
 SAN_FLAGS   = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-OBJ = build/obj
-SAN = build/san
-
-obj = $(patsubst %.c,$(OBJ)/%.o,$(1))
-san = $(patsubst %.c,$(SAN)/%.o,$(1))
 
 all: bin/hpctrain
 

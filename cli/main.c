@@ -8,9 +8,16 @@
 #include "cli/version.h"  // defines: HPT_VERSION
 
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+/* fn == NULL marks an external command: `hpctrain train` execs
+ * hpctrain-train from the same directory (git-style), so the login-node
+ * binary never links MPI, oneDNN or CUDA. */
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -23,6 +30,7 @@ static int cmd_version(int argc, char **argv);
 static const struct command commands[] = {
 	{ "validate", cmd_validate, "check job specs and print their resolved form and hash" },
 	{ "template", cmd_template, "list, show and copy the bundled job templates" },
+	{ "topo", cmd_topo, "show a node's GPUs, NICs, NUMA nodes and cores, and the binding plan" },
 	{ "help", cmd_help, "show help for hpctrain or one of its commands" },
 	{ "version", cmd_version, "print the version" },
 };
@@ -71,6 +79,38 @@ static int unknown_command(const char *name)
 	return HPT_EXIT_USAGE;
 }
 
+/* Execs hpctrain-NAME from the directory of this binary, else from PATH;
+ * returns only on failure. */
+static int run_external(const char *name, int argc, char **argv)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *prog = NULL;
+
+	(void)argc;
+	if (n > 0) {
+		exe[n] = '\0';
+		snprintf(path, sizeof(path), "%s/hpctrain-%s", dirname(exe), name);
+		if (!access(path, X_OK))
+			prog = path;
+	}
+	if (!prog) {
+		snprintf(path, sizeof(path), "hpctrain-%s", name);
+		prog = path;
+	}
+	fflush(stdout);
+	argv[0] = prog;
+	execvp(prog, argv);
+	fprintf(stderr, "hpctrain: cannot run %s: %s%s\n", prog, strerror(errno),
+		errno == ENOENT ? " (was hpctrain built without its trainer?)" : "");
+	return errno == ENOENT ? HPT_EXIT_NOTFOUND : HPT_EXIT_NOEXEC;
+}
+
+static int run_command(const struct command *c, int argc, char **argv)
+{
+	return c->fn ? c->fn(argc, argv) : run_external(c->name, argc, argv);
+}
+
 static int cmd_help(int argc, char **argv)
 {
 	const struct command *c;
@@ -87,7 +127,7 @@ static int cmd_help(int argc, char **argv)
 	args[0] = argv[1];
 	args[1] = help_flag;
 	args[2] = NULL;
-	return c->fn(2, args);
+	return run_command(c, 2, args);
 }
 
 static int cmd_version(int argc, char **argv)
@@ -137,5 +177,5 @@ int main(int argc, char **argv)
 	c = find_command(argv[1]);
 	if (!c)
 		return unknown_command(argv[1]);
-	return finish(c->fn(argc - 1, argv + 1));
+	return finish(run_command(c, argc - 1, argv + 1));
 }
