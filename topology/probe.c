@@ -6,6 +6,7 @@
  * only struct node_topo.
  */
 #include "topology/probe.h" // defines: probe_load, probe_load_xml_buffer, probe_export_xml
+#include "topology/probe_internal.h" // defines: probe_open, probe_convert
 #include "topology/topo.h"  // defines: struct node_topo, topo_init, topo_release
 #include "cli/diag.h"       // defines: struct diag_list, diag_add
 #include "cli/sbuf.h"       // defines: x* allocators, sbuf_addf
@@ -511,7 +512,7 @@ static int convert(struct conv *c)
 }
 
 /* Opens and configures a topology; the caller then names its source. */
-static int open_topology(hwloc_topology_t *topo, const char *where, struct diag_list *err)
+int probe_open(hwloc_topology_t *topo, const char *where, struct diag_list *err)
 {
 	if (hwloc_topology_init(topo)) {
 		diag_add(err, DIAG_ERROR, where, 0, 0, "", "cannot initialise hwloc: %s",
@@ -531,8 +532,8 @@ static int open_topology(hwloc_topology_t *topo, const char *where, struct diag_
 	return 0;
 }
 
-static int load_and_convert(hwloc_topology_t topo, const char *where, bool live,
-			    struct node_topo *out, struct diag_list *err)
+int probe_convert(hwloc_topology_t topo, const char *where, bool live,
+		  struct node_topo *out, hwloc_topology_t *keep, struct diag_list *err)
 {
 	struct conv c = { topo, out, err, where, live, false };
 	int rc;
@@ -548,9 +549,12 @@ static int load_and_convert(hwloc_topology_t topo, const char *where, bool live,
 	}
 	out->source = xstrdup(live ? "live" : where);
 	rc = convert(&c);
-	hwloc_topology_destroy(topo);
 	if (rc)
 		topo_release(out);
+	if (keep && !rc)
+		*keep = topo;
+	else
+		hwloc_topology_destroy(topo);
 	return rc;
 }
 
@@ -568,21 +572,23 @@ static int check_readable(const char *path, struct diag_list *err)
 
 int probe_load(const char *xml_path, struct node_topo *out, struct diag_list *err)
 {
-	const char *where = xml_path ? xml_path : "live topology";
+	const char *where = xml_path;
 	hwloc_topology_t topo;
 
+	if (!xml_path)
+		return probe_load_live(out, NULL, err);
 	topo_init(out);
-	if (xml_path && check_readable(xml_path, err))
+	if (check_readable(xml_path, err))
 		return -1;
-	if (open_topology(&topo, where, err))
+	if (probe_open(&topo, where, err))
 		return -1;
-	if (xml_path && hwloc_topology_set_xml(topo, xml_path)) {
+	if (hwloc_topology_set_xml(topo, xml_path)) {
 		diag_add(err, DIAG_ERROR, where, 0, 0, "", "cannot read as hwloc XML: %s",
 			 strerror(errno));
 		hwloc_topology_destroy(topo);
 		return -1;
 	}
-	return load_and_convert(topo, where, !xml_path, out, err);
+	return probe_convert(topo, where, false, out, NULL, err);
 }
 
 int probe_load_xml_buffer(const char *buf, size_t len, const char *name,
@@ -603,7 +609,7 @@ int probe_load_xml_buffer(const char *buf, size_t len, const char *name,
 	copy = xmalloc(len + 1);
 	memcpy(copy, buf, len);
 	copy[len] = '\0';
-	if (open_topology(&topo, where, err)) {
+	if (probe_open(&topo, where, err)) {
 		free(copy);
 		return -1;
 	}
@@ -614,7 +620,7 @@ int probe_load_xml_buffer(const char *buf, size_t len, const char *name,
 		free(copy);
 		return -1;
 	}
-	rc = load_and_convert(topo, where, false, out, err);
+	rc = probe_convert(topo, where, false, out, NULL, err);
 	free(copy);
 	return rc;
 }
@@ -626,7 +632,7 @@ int probe_export_xml(const char *xml_path, const char *out_path, struct diag_lis
 
 	if (xml_path && check_readable(xml_path, err))
 		return -1;
-	if (open_topology(&topo, where, err))
+	if (probe_open(&topo, where, err))
 		return -1;
 	if ((xml_path && hwloc_topology_set_xml(topo, xml_path)) || hwloc_topology_load(topo)) {
 		diag_add(err, DIAG_ERROR, where, 0, 0, "", "cannot read the topology: %s",

@@ -22,6 +22,14 @@ struct diag_list;
  * not allowed.  Returns 0 or -1. */
 int probe_load(const char *xml_path, struct node_topo *out, struct diag_list *err);
 
+/* The live machine, as probe_load(NULL, ...), with two differences that
+ * matter to a launcher starting many ranks per node: the probe is cached
+ * per boot (see probe_live.c), and when keep is not NULL the hwloc
+ * topology stays open in *keep (release with probe_keep_release()), so
+ * binding does not load it a second time. */
+int probe_load_live(struct node_topo *out, void **keep, struct diag_list *err);
+void probe_keep_release(void *keep);
+
 /* The same from an XML document in memory (for fuzzing and tests); name
  * is what out->source and error messages will say.  Returns 0 or -1. */
 int probe_load_xml_buffer(const char *buf, size_t len, const char *name,
