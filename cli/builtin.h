@@ -14,6 +14,7 @@
 int cmd_validate(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
+int cmd_launch(int argc, char **argv);
 
 /* Shared by the commands that take a spec: FILE, "-" or a template name. */
 struct job;

@@ -31,9 +31,10 @@ static const struct opt template_opts[] = {
 };
 
 static const struct opt_cmd template_cmd = {
-	"template", template_usage,
-	"Job templates are specs with typed params; validate, submit and --set use them by name.",
-	template_opts,
+	.name = "template",
+	.usage = template_usage,
+	.summary = "Job templates are specs with typed params; validate, submit and --set use them by name.",
+	.opts = template_opts,
 };
 
 static int no_such_template(const char *name)

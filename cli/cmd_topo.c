@@ -48,10 +48,11 @@ static const struct opt topo_opts[] = {
 };
 
 static const struct opt_cmd topo_cmd = {
-	"topo", topo_usage,
-	"Show a node's packages, NUMA nodes, cores, GPUs and NICs, their PCIe path classes, "
-	"and the binding plan for its ranks.",
-	topo_opts,
+	.name = "topo",
+	.usage = topo_usage,
+	.summary = "Show a node's packages, NUMA nodes, cores, GPUs and NICs, their PCIe path classes, "
+		"and the binding plan for its ranks.",
+	.opts = topo_opts,
 };
 
 struct topo_args {

@@ -37,9 +37,10 @@ static const struct opt validate_opts[] = {
 };
 
 static const struct opt_cmd validate_cmd = {
-	"validate", validate_usage,
-	"Check job specs or templates (a <spec> is a file, - for stdin, or a template name).",
-	validate_opts,
+	.name = "validate",
+	.usage = validate_usage,
+	.summary = "Check job specs or templates (a <spec> is a file, - for stdin, or a template name).",
+	.opts = validate_opts,
 };
 
 int builtin_load_spec(const char *arg, const struct spec_override *sets, size_t nsets,

@@ -31,6 +31,7 @@ static const struct command commands[] = {
 	{ "validate", cmd_validate, "check job specs and print their resolved form and hash" },
 	{ "template", cmd_template, "list, show and copy the bundled job templates" },
 	{ "topo", cmd_topo, "show a node's GPUs, NICs, NUMA nodes and cores, and the binding plan" },
+	{ "launch", cmd_launch, "bind one rank to its GPU, NICs, cores and memory, then exec a program" },
 	{ "help", cmd_help, "show help for hpctrain or one of its commands" },
 	{ "version", cmd_version, "print the version" },
 };
@@ -43,8 +44,10 @@ static const char *const main_usage[] = {
 };
 
 static const struct opt_cmd main_cmd = {
-	"", main_usage, "Train models on HPC clusters: job specs, binding, Slurm and the trainer.",
-	NULL,
+	.name = "",
+	.usage = main_usage,
+	.summary = "Train models on HPC clusters: job specs, binding, Slurm and the trainer.",
+	.opts = NULL,
 };
 
 static void print_commands(FILE *fp)

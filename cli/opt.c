@@ -18,9 +18,14 @@ static size_t opt_count(const struct opt *opts)
 	return n;
 }
 
-static void opt_shortstring(const struct opt *opts, struct sbuf *out)
+static void opt_shortstring(const struct opt_cmd *cmd, struct sbuf *out)
 {
-	/* Leading ':' makes getopt report a missing argument as ':'. */
+	const struct opt *opts = cmd->opts;
+
+	/* '+' stops at the first operand, so a launched program's own flags
+	 * stay its own; ':' makes getopt report a missing argument as ':'. */
+	if (cmd->stop_at_operand)
+		sbuf_addch(out, '+');
 	sbuf_addch(out, ':');
 	for (const struct opt *o = opts; o->name; o++) {
 		if (o->val <= 0 || o->val >= 128)
@@ -65,7 +70,7 @@ int opt_next(const struct opt_cmd *cmd, int argc, char **argv)
 		longs[i].has_arg = cmd->opts[i].has_arg;
 		longs[i].val = cmd->opts[i].val;
 	}
-	opt_shortstring(cmd->opts, &shorts);
+	opt_shortstring(cmd, &shorts);
 	opterr = 0;
 	c = getopt_long(argc, argv, shorts.buf, longs, NULL);
 	sbuf_release(&shorts);
@@ -110,7 +115,8 @@ static void print_opt(FILE *fp, const struct opt *o)
 void opt_usage(FILE *fp, const struct opt_cmd *cmd)
 {
 	for (size_t i = 0; cmd->usage[i]; i++)
-		fprintf(fp, "%s %s\n", i ? "   or:" : "usage:", cmd->usage[i]);
+		fprintf(fp, "%s %s\n", !i ? "usage:" : cmd->usage[i][0] == ' ' ? "      " : "   or:",
+			cmd->usage[i]);
 	if (cmd->summary)
 		fprintf(fp, "\n%s\n", cmd->summary);
 	if (cmd->opts && cmd->opts[0].name) {
@@ -130,7 +136,8 @@ int opt_error(const struct opt_cmd *cmd, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	for (size_t i = 0; cmd->usage && cmd->usage[i]; i++)
-		fprintf(stderr, "%s %s\n", i ? "   or:" : "usage:", cmd->usage[i]);
+		fprintf(stderr, "%s %s\n", !i ? "usage:" : cmd->usage[i][0] == ' ' ? "      " : "   or:",
+			cmd->usage[i]);
 	fprintf(stderr, "see 'hpctrain%s%s --help'\n", *cmd->name ? " " : "", cmd->name);
 	return HPT_EXIT_USAGE;
 }

@@ -30,6 +30,7 @@ struct opt_cmd {
 	const char *const *usage;       /* synopsis lines, NULL-terminated */
 	const char *summary;            /* one sentence */
 	const struct opt *opts;
+	int stop_at_operand; /* options end at the first operand (launch -- prog) */
 };
 
 /* Returns the next option's val, -1 when options end (optind then points

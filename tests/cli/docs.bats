@@ -241,7 +241,9 @@ tag_of() {
 	for c in "" $(paged_commands); do
 		page=$MAN/hpctrain${c:+-$c}.1
 		[ -f "$page" ] || { echo "no ${page##*/}"; bad=1; continue; }
-		usage=$("$HPT" ${c:+"$c"} --help | sed -n 's/^\(usage\|   or\): //p')
+		# The synopsis is every line before the first blank one, each
+		# behind a 7-column "usage: ", "   or: " or continuation margin.
+		usage=$("$HPT" ${c:+"$c"} --help | awk 'NF == 0 { exit } { print substr($0, 8) }')
 		doc=$(man_section "$page" SYNOPSIS | grep -v '^\.' | plain)
 		[ "$usage" = "$doc" ] || {
 			echo "${page##*/} SYNOPSIS differs from 'hpctrain${c:+ $c} --help':"

@@ -1,0 +1,369 @@
+/* cmd_launch.c - `hpctrain launch`: bind one rank, set its environment, exec.
+ * Shell: rank discovery (PMIx/Slurm/Open MPI), probe and plan (the same
+ * code as `hpctrain topo plan`), binding, then execvp() with no fork, so
+ * signals and the exit status belong to the program. */
+#include "cli/builtin.h"      // defines: cmd_launch, builtin_load_spec
+#include "cli/diag.h"         // defines: struct diag_list, diag_report
+#include "cli/exitcode.h"     // defines: enum hpt_exit
+#include "cli/fileio.h"       // defines: fileio_write_atomic, fileio_exists
+#include "cli/opt.h"          // defines: struct opt, opt_next
+#include "cli/sbuf.h"         // defines: struct sbuf
+#include "cli/spec.h"         // defines: struct job
+#include "launcher/bind.h"    // defines: bind_apply
+#include "launcher/envplan.h" // defines: envplan_build, cvd_map_parse
+#include "launcher/rank.h"    // defines: rank_discover, struct rank_info
+#include "topology/plan.h"    // defines: plan_slices, plan_policy_set
+#include "topology/probe.h"   // defines: probe_load
+#include "topology/topo.h"    // defines: struct node_topo
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { OPT_SPEC = 256, OPT_RUN, OPT_CPU, OPT_GPU, OPT_NIC, OPT_MEMORY, OPT_TOPOLOGY,
+       OPT_REPORT, OPT_DRY_RUN, OPT_SOCKET_IFNAME };
+
+static const char *const launch_usage[] = {
+	"hpctrain launch [--spec <file> | --run <dir>] [--cpu <p>] [--gpu <p>] [--nic <p>] [--memory <p>]",
+	"                [--topology <file.xml>] [--report <dir>] [--dry-run] [--verbose] [--] <program> [<args>]",
+	NULL,
+};
+
+static const struct opt launch_opts[] = {
+	{ "spec", required_argument, NULL, OPT_SPEC, "FILE", "take binding and env from this spec or template" },
+	{ "run", required_argument, NULL, OPT_RUN, "DIR", "take them from DIR/resolved.yaml (a run directory)" },
+	{ "cpu", required_argument, NULL, OPT_CPU, "POLICY", "exclusive, node, core-complex or none" },
+	{ "gpu", required_argument, NULL, OPT_GPU, "POLICY", "auto or none" },
+	{ "nic", required_argument, NULL, OPT_NIC, "POLICY", "rail, single or none" },
+	{ "memory", required_argument, NULL, OPT_MEMORY, "POLICY", "local, preferred or none" },
+	{ "socket-ifname", no_argument, NULL, OPT_SOCKET_IFNAME, NULL,
+	  "also set NCCL_SOCKET_IFNAME to the nearest interface" },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY, "FILE",
+	  "plan from a saved hwloc XML; what this machine lacks is reported, not applied" },
+	{ "report", required_argument, NULL, OPT_REPORT, "DIR", "write DIR/rank-NNNNN.json for each rank" },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN, NULL, "print the report instead of binding and running" },
+	{ "verbose", no_argument, NULL, 'v', NULL, "print one line per rank on what it got, to stderr" },
+	OPT_HELP,
+	OPT_END,
+};
+
+static const struct opt_cmd launch_cmd = {
+	.name = "launch",
+	.usage = launch_usage,
+	.summary = "Run one rank of a job: learn its rank, bind it to its GPU, NICs, cores and memory, "
+		"set its environment, and exec the program.",
+	.opts = launch_opts,
+	.stop_at_operand = 1,
+};
+
+struct launch {
+	const char *spec, *run, *topology, *report;
+	int dry_run, verbose, socket_ifname;
+	struct plan_policy policy;
+	const char *policy_flags[4]; /* cpu, gpu, nic, memory from the command line */
+	struct job job;
+	int have_job;
+	struct rank_info ri;
+	struct node_topo topo;
+	void *hwloc_topo; /* the live probe's, kept for binding */
+	struct plan plan;
+	struct cvd_map cvd;
+	struct env_list env;
+	struct bind_result bound;
+};
+
+static int load_job(struct launch *l)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf where = SBUF_INIT, path = SBUF_INIT;
+	int status = HPT_EXIT_OK;
+
+	if (l->run)
+		sbuf_addf(&path, "%s/resolved.yaml", l->run);
+	if (l->spec || l->run) {
+		status = builtin_load_spec(l->run ? path.buf : l->spec, NULL, 0, &l->job, &dl, &where);
+		diag_report(stderr, &dl);
+		l->have_job = !status;
+	}
+	diag_list_release(&dl);
+	sbuf_release(&where);
+	sbuf_release(&path);
+	return status;
+}
+
+/* Spec first, then the command line; names match plan_policy_set(). */
+static int resolve_policy(struct launch *l)
+{
+	static const char *const keys[] = { "cpu", "gpu", "nic", "memory" };
+
+	l->policy = (struct plan_policy)PLAN_POLICY_INIT;
+	if (l->have_job) {
+		plan_policy_set(&l->policy, "cpu", bind_cpu_names[l->job.binding.cpu]);
+		plan_policy_set(&l->policy, "gpu", bind_gpu_names[l->job.binding.gpu]);
+		plan_policy_set(&l->policy, "nic", bind_nic_names[l->job.binding.nic]);
+		plan_policy_set(&l->policy, "memory", bind_mem_names[l->job.binding.memory]);
+		l->socket_ifname |= l->job.binding.socket_ifname;
+	}
+	for (int i = 0; i < 4; i++)
+		if (l->policy_flags[i] && plan_policy_set(&l->policy, keys[i], l->policy_flags[i]))
+			return opt_error(&launch_cmd, "--%s: unknown policy '%s'", keys[i], l->policy_flags[i]);
+	return HPT_EXIT_OK;
+}
+
+static int discover_and_plan(struct launch *l)
+{
+	struct plan_request req = { .policy = l->policy };
+	struct diag_list dl = DIAG_LIST_INIT;
+	int status = HPT_EXIT_OK;
+
+	if (rank_discover(&l->ri, &dl)) {
+		status = HPT_EXIT_USAGE;
+		goto out;
+	}
+	if (l->topology && !fileio_exists(l->topology)) {
+		fprintf(stderr, "hpctrain launch: cannot open %s: No such file or directory\n", l->topology);
+		status = HPT_EXIT_NO_INPUT;
+		goto out;
+	}
+	if (l->topology ? probe_load(l->topology, &l->topo, &dl)
+			: probe_load_live(&l->topo, &l->hwloc_topo, &dl)) {
+		status = HPT_EXIT_TOPOLOGY;
+		goto out;
+	}
+	cvd_map_parse(&l->topo, getenv("CUDA_VISIBLE_DEVICES"), &l->cvd);
+	req.ranks = l->ri.local_size;
+	if (l->cvd.n && l->cvd.all_mapped && l->topo.n_gpus) {
+		/* Slurm narrowed the GPUs: plan over those only, never wider. */
+		req.visible_gpus = l->cvd.gpus;
+		req.n_visible_gpus = l->cvd.n;
+	}
+	if (plan_slices(&l->topo, &req, &l->plan, &dl))
+		status = HPT_EXIT_TOPOLOGY;
+out:
+	if (status)
+		diag_report(stderr, &dl);
+	diag_list_release(&dl);
+	return status;
+}
+
+static json_t *report_json(const struct launch *l, char **argv)
+{
+	json_t *env = json_object(), *prog = json_array(), *slice, *doc;
+	char *slice_text = envplan_slice_json(&l->topo, &l->plan, l->ri.local_rank,
+					      env_list_get(&l->env, "CUDA_VISIBLE_DEVICES"));
+	struct sbuf policy = SBUF_INIT;
+
+	for (size_t i = 0; i < l->env.n; i++)
+		json_object_set_new(env, l->env.v[i].name, json_string(l->env.v[i].value));
+	for (size_t i = 0; argv[i]; i++)
+		json_array_append_new(prog, json_string(argv[i]));
+	slice = json_loads(slice_text, 0, NULL);
+	plan_policy_format(&l->policy, &policy);
+	doc = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:o*, s:o, s:{s:b, s:s?, s:b, s:s?}, s:o}",
+			"source", rank_source_name(l->ri.source), "rank", (int)l->ri.rank,
+			"world_size", (int)l->ri.world_size, "local_rank", (int)l->ri.local_rank,
+			"local_size", (int)l->ri.local_size, "node_rank", (int)l->ri.node_rank,
+			"num_nodes", (int)l->ri.num_nodes, "hostname", l->ri.hostname,
+			"master_addr", l->ri.master_addr, "topology", l->topo.source,
+			"policy", policy.buf, "slice", slice, "env", env,
+			"applied", "cpu", l->bound.cpu_applied, "cpu_note", l->bound.cpu_note,
+			"memory", l->bound.mem_applied, "memory_note", l->bound.mem_note,
+			"program", prog);
+	free(slice_text);
+	sbuf_release(&policy);
+	return doc;
+}
+
+static int write_report(const struct launch *l, char **argv)
+{
+	json_t *doc = report_json(l, argv);
+	struct sbuf path = SBUF_INIT, err = SBUF_INIT;
+	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	int status = HPT_EXIT_OK;
+
+	if (!text) {
+		status = HPT_EXIT_INTERNAL;
+		goto out;
+	}
+	if (mkdir(l->report, 0755) && errno != EEXIST) {
+		fprintf(stderr, "hpctrain launch: cannot create %s: %s\n", l->report, strerror(errno));
+		status = HPT_EXIT_IO;
+		goto out;
+	}
+	sbuf_addf(&path, "%s/rank-%05u.json", l->report, l->ri.rank);
+	if (fileio_write_atomic(path.buf, text, strlen(text), 0644, 0, &err)) {
+		fprintf(stderr, "hpctrain launch: %s\n", err.buf);
+		status = HPT_EXIT_IO;
+	}
+out:
+	free(text);
+	json_decref(doc);
+	sbuf_release(&path);
+	sbuf_release(&err);
+	return status;
+}
+
+static void say_verbose(const struct launch *l)
+{
+	const struct slice *s = &l->plan.slices[l->ri.local_rank];
+	const char *dev = env_list_get(&l->env, "CUDA_VISIBLE_DEVICES");
+	const char *hca = env_list_get(&l->env, "NCCL_IB_HCA");
+	struct sbuf cpus = SBUF_INIT;
+
+	bitmap_format_list(&s->cpuset, &cpus);
+	fprintf(stderr, "hpctrain launch: rank %u/%u (local %u/%u, node %u/%u) from %s on %s: "
+		"gpu %s, nics %s, cpus %s%s, master %s:%s\n",
+		l->ri.rank, l->ri.world_size, l->ri.local_rank, l->ri.local_size, l->ri.node_rank,
+		l->ri.num_nodes, rank_source_name(l->ri.source), l->ri.hostname, dev ? dev : "-",
+		hca ? hca + 1 : "-", cpus.buf, l->bound.cpu_applied ? "" : " (not applied)",
+		l->ri.master_addr, env_list_get(&l->env, "MASTER_PORT"));
+	if (l->bound.cpu_note)
+		fprintf(stderr, "hpctrain launch: rank %u: cpu %s\n", l->ri.rank, l->bound.cpu_note);
+	if (l->bound.mem_note && !l->bound.mem_applied)
+		fprintf(stderr, "hpctrain launch: rank %u: memory %s\n", l->ri.rank, l->bound.mem_note);
+	sbuf_release(&cpus);
+}
+
+static int exec_program(const struct launch *l, char **argv)
+{
+	for (size_t i = 0; i < l->env.n; i++)
+		if (setenv(l->env.v[i].name, l->env.v[i].value, 1)) {
+			fprintf(stderr, "hpctrain launch: cannot set %s: %s\n", l->env.v[i].name,
+				strerror(errno));
+			return HPT_EXIT_INTERNAL;
+		}
+	fflush(stdout);
+	fflush(stderr);
+	execvp(argv[0], argv);
+	if (errno == ENOENT) {
+		fprintf(stderr, "hpctrain launch: %s: command not found\n", argv[0]);
+		return HPT_EXIT_NOTFOUND;
+	}
+	fprintf(stderr, "hpctrain launch: cannot execute %s: %s\n", argv[0], strerror(errno));
+	return HPT_EXIT_NOEXEC;
+}
+
+static void launch_release(struct launch *l)
+{
+	job_release(&l->job);
+	rank_info_release(&l->ri);
+	topo_release(&l->topo);
+	probe_keep_release(l->hwloc_topo);
+	plan_release(&l->plan);
+	cvd_map_release(&l->cvd);
+	env_list_release(&l->env);
+	bind_result_release(&l->bound);
+}
+
+static int run(struct launch *l, char **argv)
+{
+	const struct slice *s;
+	struct envplan_input in = { 0 };
+	int status = load_job(l);
+
+	if (!status)
+		status = resolve_policy(l);
+	if (!status)
+		status = discover_and_plan(l);
+	if (status)
+		return status;
+	s = &l->plan.slices[l->ri.local_rank];
+	in.ri = &l->ri;
+	in.topo = &l->topo;
+	in.plan = &l->plan;
+	in.cvd = &l->cvd;
+	in.gpu_none = l->policy.gpu == PLAN_GPU_NONE;
+	in.nic_none = l->policy.nic == PLAN_NIC_NONE;
+	in.socket_ifname = l->socket_ifname;
+	in.user = l->have_job ? &l->job.env : NULL;
+	envplan_build(&in, &l->env);
+	if (l->dry_run) {
+		l->bound.cpu_note = xstrdup("not applied: dry run");
+		l->bound.mem_note = xstrdup("not applied: dry run");
+	} else {
+		bind_apply(s, l->policy.cpu == PLAN_CPU_NONE, l->policy.memory == PLAN_MEMORY_NONE,
+			   l->hwloc_topo, &l->bound);
+	}
+	if (l->verbose)
+		say_verbose(l);
+	if (l->bound.cpu_failed) {
+		fprintf(stderr, "hpctrain launch: rank %u: %s\n", l->ri.rank, l->bound.cpu_note);
+		return HPT_EXIT_TOPOLOGY;
+	}
+	if (l->report && (status = write_report(l, argv)))
+		return status;
+	if (l->dry_run) {
+		json_t *doc = report_json(l, argv);
+
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		putchar('\n');
+		json_decref(doc);
+		return HPT_EXIT_OK;
+	}
+	/* The exec'd program needs none of our memory; dropping the hwloc
+	 * topology first only keeps its file descriptors from leaking. */
+	probe_keep_release(l->hwloc_topo);
+	l->hwloc_topo = NULL;
+	return exec_program(l, argv);
+}
+
+int cmd_launch(int argc, char **argv)
+{
+	struct launch l;
+	int c, status;
+
+	memset(&l, 0, sizeof(l));
+	topo_init(&l.topo);
+	plan_init(&l.plan);
+	l.topology = getenv("HPCTRAIN_TOPOLOGY");
+	if (l.topology && !*l.topology)
+		l.topology = NULL;
+	opt_reset();
+	while ((c = opt_next(&launch_cmd, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_SPEC:
+			l.spec = optarg;
+			break;
+		case OPT_RUN:
+			l.run = optarg;
+			break;
+		case OPT_CPU:
+		case OPT_GPU:
+		case OPT_NIC:
+		case OPT_MEMORY:
+			l.policy_flags[c - OPT_CPU] = optarg;
+			break;
+		case OPT_SOCKET_IFNAME:
+			l.socket_ifname = 1;
+			break;
+		case OPT_TOPOLOGY:
+			l.topology = optarg;
+			break;
+		case OPT_REPORT:
+			l.report = optarg;
+			break;
+		case OPT_DRY_RUN:
+			l.dry_run = 1;
+			break;
+		case 'v':
+			l.verbose = 1;
+			break;
+		case 'h':
+			opt_usage(stdout, &launch_cmd);
+			return HPT_EXIT_OK;
+		default:
+			return HPT_EXIT_USAGE;
+		}
+	}
+	if (l.spec && l.run)
+		return opt_error(&launch_cmd, "--spec and --run exclude each other");
+	if (optind >= argc)
+		return opt_error(&launch_cmd, "no program given");
+	status = run(&l, argv + optind);
+	launch_release(&l);
+	return status;
+}

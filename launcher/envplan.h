@@ -1,0 +1,79 @@
+/* envplan.h - the environment a rank's program starts with.
+ *
+ * Core (pure): rank identity, the node's topology and this rank's slice
+ * of the plan in; a list of NAME=value out, in the order they are set.
+ * The shell (cmd_launch.c) applies them with setenv() and execs.  What is
+ * set, and why:
+ *
+ *   CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER   the rank's GPU, in PCI bus order;
+ *       an inherited list (Slurm's) is mapped into, never widened
+ *   NCCL_IB_HCA      "=mlx5_0,mlx5_1": the rank's rail, exact names (a bare
+ *                    mlx5_1 would also match mlx5_10)
+ *   UCX_NET_DEVICES  the nearest port, "mlx5_0:1" (or an interface name)
+ *   NCCL_SOCKET_IFNAME  "=ib0", only when binding.socket_ifname is set
+ *   OMP_NUM_THREADS, OMP_PLACES=cores, OMP_PROC_BIND=close
+ *   RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, NODE_RANK, GROUP_RANK,
+ *   MASTER_ADDR, MASTER_PORT   as torchrun sets them
+ *   HPCTRAIN_RANK, HPCTRAIN_LOCAL_RANK, HPCTRAIN_SLICE (JSON)
+ *   then the spec's env:, last, so the user always wins.
+ */
+#ifndef HPT_ENVPLAN_H
+#define HPT_ENVPLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct job_env;
+struct node_topo;
+struct plan;
+struct rank_info;
+
+struct env_var {
+	char *name;
+	char *value;
+};
+
+/* Names are unique; setting an existing name replaces its value in place. */
+struct env_list {
+	struct env_var *v;
+	size_t n;
+};
+
+void env_list_set(struct env_list *l, const char *name, const char *value);
+const char *env_list_get(const struct env_list *l, const char *name);
+void env_list_release(struct env_list *l);
+
+/* An inherited CUDA_VISIBLE_DEVICES split into entries, each mapped to a
+ * GPU of the topology (index into topo->gpus) when possible: a number is
+ * the GPU's PCI-order index, "GPU-<uuid>" matches its UUID. */
+struct cvd_map {
+	char **entries;
+	int *gpus;     /* -1 where an entry names no GPU of the topology */
+	size_t n;
+	bool all_mapped;
+};
+
+/* cvd NULL or "" gives an empty map.  NoDevFiles (Slurm's word for none)
+ * too. */
+void cvd_map_parse(const struct node_topo *t, const char *cvd, struct cvd_map *out);
+void cvd_map_release(struct cvd_map *m);
+
+struct envplan_input {
+	const struct rank_info *ri;
+	const struct node_topo *topo;
+	const struct plan *plan;      /* the node's plan; slice ri->local_rank is ours */
+	const struct cvd_map *cvd;    /* the inherited device list, or NULL */
+	bool gpu_none;                /* binding.gpu: none: leave GPU variables alone */
+	bool nic_none;                /* binding.nic: none */
+	bool socket_ifname;
+	const struct job_env *user;   /* the spec's env:, or NULL */
+};
+
+/* Appends every variable to out.  Never fails on valid input. */
+void envplan_build(const struct envplan_input *in, struct env_list *out);
+
+/* HPCTRAIN_SLICE's JSON text for one slice (compact, one line). */
+char *envplan_slice_json(const struct node_topo *t, const struct plan *p, size_t slice,
+			 const char *cuda_visible);
+
+#endif

@@ -1,0 +1,187 @@
+#!/usr/bin/env bats
+# launch.bats - `hpctrain launch` under real mpirun, real srun and fixtures.
+
+load common
+
+FIX=$BATS_TEST_DIRNAME/../fixtures
+HELP=$BATS_TEST_DIRNAME/helpers
+DGXA100=$FIX/256amd64-8n16c2t-dgxa100.xml
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# A launched rank must never inherit these from the test's own shell.
+unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID PMIX_NAMESPACE OMPI_COMM_WORLD_RANK CUDA_VISIBLE_DEVICES
+
+setup_file() {
+	export CLUSTER=/tmp/hpctrain-launch-bats-$$
+	[ "$(id -u)" -eq 0 ] && command -v slurmctld >/dev/null || return 0
+	# Two nodes with their own hostnames and IPs where namespaces can be
+	# made; else two slurmd on this host (whose node names do not resolve).
+	for mode in netns multi; do
+		if BASE=$CLUSTER MODE=$mode NODES=2 NGPUS=4 "$BATS_TEST_DIRNAME/../cluster/up.sh" \
+			>>"$BATS_FILE_TMPDIR/cluster.log" 2>&1; then
+			export SLURM_CONF=$CLUSTER/etc/slurm.conf CLUSTER_MODE=$mode
+			return 0
+		fi
+		BASE=$CLUSTER "$BATS_TEST_DIRNAME/../cluster/down.sh" >/dev/null 2>&1 || true
+	done
+}
+
+teardown_file() {
+	BASE=$CLUSTER "$BATS_TEST_DIRNAME/../cluster/down.sh" >/dev/null 2>&1 || true
+}
+
+need_slurm() {
+	[ -n "${SLURM_CONF:-}" ] || skip "no local Slurm cluster (needs root and slurm-wlm)"
+}
+
+# field NAME LINE: the value of NAME=value in a whoami.sh line.
+field() {
+	printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+@test "launch alone is rank 0 of 1, bound to the whole machine" {
+	run "$HPT" launch -- "$HELP/whoami.sh"
+	[ "$status" -eq 0 ]
+	[ "$(field rank "$output")" = 0 ]
+	[ "$(field world "$output")" = 1 ]
+	[ "$(field master "$output")" = "127.0.0.1:$(field master "$output" | cut -d: -f2)" ]
+	[ "$(field cpus "$output")" = "$(field slice "$output")" ]
+}
+
+@test "under mpirun -np 2 each rank gets its own core and consistent variables" {
+	run mpirun -np 2 "$HPT" launch -- "$HELP/whoami.sh"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	seen=""
+	for l in "${lines[@]}"; do
+		[ "$(field cpus "$l")" = "$(field slice "$l")" ]
+		[ "$(field world "$l")" = 2 ]
+		[ "$(field lws "$l")" = 2 ]
+		[ "$(field omp "$l")" = 1 ]
+		[ "$(field rank "$l")" = "$(field local "$l")" ]
+		seen="$seen $(field cpus "$l")"
+	done
+	# Disjoint: the two ranks hold different single CPUs.
+	[ "$(echo $seen | tr ' ' '\n' | sort -u | wc -l)" -eq 2 ]
+	[ "$(field master "${lines[0]}")" = "$(field master "${lines[1]}")" ]
+}
+
+@test "under mpirun -np 4 --oversubscribe ranks share the node with --cpu node" {
+	run mpirun -np 4 --oversubscribe "$HPT" launch --cpu node -- "$HELP/whoami.sh"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 4 ]
+	for l in "${lines[@]}"; do
+		[ "$(field cpus "$l")" = "$(field slice "$l")" ]
+		[ "$(field world "$l")" = 4 ]
+	done
+	[ "$(printf '%s\n' "${lines[@]}" | sed 's/.*rank=\([0-9]*\) .*/\1/' | sort | tr '\n' ' ')" = "0 1 2 3 " ]
+}
+
+@test "more exclusive ranks than cores is refused before anything runs" {
+	n=$(( $(nproc) + 1 ))
+	run mpirun -np "$n" --oversubscribe "$HPT" launch -- /bin/echo PROGRAM-RAN
+	[ "$status" -ne 0 ]
+	[[ "$output" != *PROGRAM-RAN* ]]
+	[[ "$output" == *"plan: ranks: "* ]]
+}
+
+@test "a PyTorch-style program meets its peers through MASTER_ADDR and MASTER_PORT" {
+	run mpirun -np 2 "$HPT" launch -- python3 "$HELP/rendezvous.py"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"rendezvous ok 2"* ]]
+}
+
+@test "the DGX A100 fixture gives local ranks 0..7 their GPU, HCA rail and cores" {
+	want=("0 =mlx5_0 48-55,176-183" "1 =mlx5_1 56-63,184-191" "2 =mlx5_2 16-23,144-151"
+	      "3 =mlx5_3 24-31,152-159" "4 =mlx5_6 112-119,240-247" "5 =mlx5_7 120-127,248-255"
+	      "6 =mlx5_8 80-87,208-215" "7 =mlx5_9 88-95,216-223")
+	for r in 0 1 2 3 4 5 6 7; do
+		run env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_PROCID=$r SLURM_LOCALID=$r SLURM_NODEID=0 \
+			SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=8 SLURM_STEP_TASKS_PER_NODE=8 \
+			SLURM_STEP_NODELIST=dgx01 "$HPT" launch --topology "$DGXA100" --dry-run -- prog
+		[ "$status" -eq 0 ]
+		got=$(echo "$output" | jq -r '[.env.CUDA_VISIBLE_DEVICES, .env.NCCL_IB_HCA, .slice.cpus] | join(" ")')
+		[ "$got" = "${want[$r]}" ]
+		[ "$(echo "$output" | jq -r .env.UCX_NET_DEVICES)" = "$(echo "${want[$r]}" | cut -d' ' -f2 | tr -d =):1" ]
+	done
+}
+
+@test "a saved topology's binding is reported, not applied, where this machine lacks it" {
+	tmp=$(mktemp -d)
+	run env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_PROCID=7 SLURM_LOCALID=7 SLURM_NODEID=0 \
+		SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=8 SLURM_STEP_TASKS_PER_NODE=8 \
+		SLURM_STEP_NODELIST=dgx01 "$HPT" launch --topology "$DGXA100" --report "$tmp" -- "$HELP/whoami.sh"
+	[ "$status" -eq 0 ]
+	[ "$(field slice "$output")" = "88-95,216-223" ]
+	[ "$(field cpus "$output")" != "88-95,216-223" ]
+	jq -e '.applied.cpu == false and (.applied.cpu_note | startswith("not applied: CPUs 88-95,216-223"))' \
+		"$tmp/rank-00007.json" >/dev/null
+	jq -e '.source == "slurm" and .rank == 7 and .env.CUDA_VISIBLE_DEVICES == "7"' "$tmp/rank-00007.json" >/dev/null
+	rm -rf "$tmp"
+}
+
+@test "the spec's binding and env apply, and the spec's env wins" {
+	tmp=$(mktemp -d)
+	printf 'version: 1\nname: t\nbinding: {cpu: none}\nenv: {OMP_NUM_THREADS: "7", X: "a b"}\n' >"$tmp/j.yaml"
+	run "$HPT" launch --spec "$tmp/j.yaml" --dry-run -- prog
+	[ "$status" -eq 0 ]
+	echo "$output" | jq -e '.env.OMP_NUM_THREADS == "7" and .env.X == "a b" and (.policy | contains("cpu=none"))' >/dev/null
+	run "$HPT" launch --spec "$tmp/j.yaml" --cpu exclusive --dry-run -- prog
+	echo "$output" | jq -e '.policy | contains("cpu=exclusive")' >/dev/null
+	rm -rf "$tmp"
+}
+
+@test "the program's exit status and arguments pass through unchanged" {
+	run "$HPT" launch -- sh -c 'exit 7'
+	[ "$status" -eq 7 ]
+	run "$HPT" launch -- printf '%s|' --cpu 'a b' '$(x)'
+	[ "$output" = '--cpu|a b|$(x)|' ]
+}
+
+@test "a missing program exits 127 and a non-executable one 126" {
+	run -127 --separate-stderr "$HPT" launch -- /nonexistent/prog
+	[ "$stderr" = "hpctrain launch: /nonexistent/prog: command not found" ]
+	tmp=$(mktemp)
+	run -126 --separate-stderr "$HPT" launch -- "$tmp"
+	[ "$stderr" = "hpctrain launch: cannot execute $tmp: Permission denied" ]
+	rm -f "$tmp"
+}
+
+@test "launch without a program, or with a bad policy, is a usage error" {
+	run --separate-stderr "$HPT" launch
+	[ "$status" -eq "$EX_USAGE" ]
+	[ "${stderr_lines[0]}" = "hpctrain launch: no program given" ]
+	run --separate-stderr "$HPT" launch --nic rial -- true
+	[ "$status" -eq "$EX_USAGE" ]
+	[ "${stderr_lines[0]}" = "hpctrain launch: --nic: unknown policy 'rial'" ]
+}
+
+@test "under srun --mpi=pmix ranks come from PMIx across two slurmd" {
+	need_slurm
+	run srun --mpi=pmix -N2 -n4 --ntasks-per-node=2 "$HPT" launch --verbose -- "$HELP/whoami.sh"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^rank=')" -eq 4 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c 'from pmix on')" -eq 4 ]
+	for l in $(printf '%s\n' "${lines[@]}" | grep '^rank=' | tr ' ' '#'); do
+		l=$(echo "$l" | tr '#' ' ')
+		[ "$(field world "$l")" = 4 ]
+		[ "$(field lws "$l")" = 2 ]
+		[ "$(field cpus "$l")" = "$(field slice "$l")" ]
+		[ "$(field node "$l")" = $(( $(field rank "$l") / 2 )) ]
+	done
+	[ "$(printf '%s\n' "${lines[@]}" | grep '^rank=' | sed 's/.*master=\([^ ]*\).*/\1/' | sort -u | wc -l)" -eq 1 ]
+}
+
+@test "under srun with Slurm's GPUs each rank gets one of them, never more" {
+	need_slurm
+	run srun --mpi=pmix -N1 -n4 --gpus-per-node=4 "$HPT" launch --cpu node -- "$HELP/whoami.sh"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | sed -n 's/.*cvd=\([^ ]*\).*/\1/p' | sort -u | tr '\n' ' ')" = "0 1 2 3 " ]
+}
+
+@test "under srun a PyTorch-style program meets its peers on another node" {
+	need_slurm
+	[ "$CLUSTER_MODE" = netns ] || skip "node names resolve only with network namespaces"
+	run srun --mpi=pmix -N2 -n4 --ntasks-per-node=2 "$HPT" launch -- python3 "$HELP/rendezvous.py"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"rendezvous ok 4"* ]]
+}

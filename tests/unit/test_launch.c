@@ -1,0 +1,280 @@
+/* test_launch.c - rank discovery from the environment and a rank's env. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cli/diag.h"
+#include "cli/sbuf.h"
+#include "cli/spec.h"
+#include "launcher/envplan.h"
+#include "launcher/rank.h"
+#include "topology/plan.h"
+#include "topology/probe.h"
+#include "topology/topo.h"
+
+/* A fake environment: NULL-terminated "NAME=value" strings. */
+static const char *fake_get(void *ctx, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *const *e = ctx; *e; e++)
+		if (!strncmp(*e, name, n) && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
+
+static void launch__reads_slurm_step_variables(void **state)
+{
+	const char *env[] = { "SLURM_STEP_ID=3", "SLURM_PROCID=13", "SLURM_LOCALID=5",
+			      "SLURM_NODEID=1", "SLURM_STEP_NUM_NODES=2", "SLURM_STEP_NUM_TASKS=16",
+			      "SLURM_STEP_TASKS_PER_NODE=8(x2)", "SLURM_JOB_ID=42",
+			      "SLURM_STEP_NODELIST=dgx[07-08]", "SLURMD_NODENAME=dgx08", NULL };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct rank_info ri;
+
+	(void)state;
+	assert_int_equal(rank_from_env(fake_get, env, "host", &ri, &dl), 0);
+	assert_int_equal(ri.source, RANK_SOURCE_SLURM);
+	assert_int_equal(ri.rank, 13);
+	assert_int_equal(ri.world_size, 16);
+	assert_int_equal(ri.local_rank, 5);
+	assert_int_equal(ri.local_size, 8);
+	assert_int_equal(ri.node_rank, 1);
+	assert_int_equal(ri.num_nodes, 2);
+	assert_string_equal(ri.hostname, "dgx08");
+	assert_string_equal(ri.master_addr, "dgx07");
+	assert_string_equal(ri.job_key, "slurm:42.3");
+	rank_info_release(&ri);
+	diag_list_release(&dl);
+}
+
+static void launch__ignores_slurm_variables_outside_a_step(void **state)
+{
+	/* A batch script has SLURM_PROCID=0 but is no rank of a step. */
+	const char *env[] = { "SLURM_PROCID=0", "SLURM_NTASKS=8", "SLURM_JOB_ID=1", NULL };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct rank_info ri;
+
+	(void)state;
+	assert_int_equal(rank_from_env(fake_get, env, "h", &ri, &dl), 0);
+	assert_int_equal(ri.source, RANK_SOURCE_SINGLE);
+	assert_int_equal(ri.world_size, 1);
+	rank_info_release(&ri);
+}
+
+static void launch__refuses_inconsistent_slurm_variables(void **state)
+{
+	const char *env[] = { "SLURM_STEP_ID=0", "SLURM_PROCID=9", "SLURM_STEP_NUM_TASKS=8", NULL };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct rank_info ri;
+	struct sbuf msg = SBUF_INIT;
+
+	(void)state;
+	assert_int_equal(rank_from_env(fake_get, env, "h", &ri, &dl), -1);
+	diag_format(&dl.v[0], &msg);
+	assert_string_equal(msg.buf, "environment: SLURM_PROCID: is not below the number of tasks");
+	sbuf_release(&msg);
+	rank_info_release(&ri);
+	diag_list_release(&dl);
+}
+
+static void launch__reads_open_mpi_variables(void **state)
+{
+	const char *env[] = { "OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=8",
+			      "OMPI_COMM_WORLD_LOCAL_RANK=1", "OMPI_COMM_WORLD_LOCAL_SIZE=4",
+			      "PMIX_NAMESPACE=1234", NULL };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct rank_info ri;
+
+	(void)state;
+	assert_int_equal(rank_from_env(fake_get, env, "h", &ri, &dl), 0);
+	assert_int_equal(ri.source, RANK_SOURCE_OMPI);
+	assert_int_equal(ri.node_rank, 1);
+	assert_int_equal(ri.num_nodes, 2);
+	assert_string_equal(ri.master_addr, "");
+	assert_string_equal(ri.job_key, "ompi:1234");
+	rank_info_release(&ri);
+}
+
+static void launch__parses_slurm_host_and_task_lists(void **state)
+{
+	static const struct { const char *in, *want; } hosts[] = {
+		{ "dgx[07-08]", "dgx07" }, { "node[001-004,9],gpu1", "node001" },
+		{ "a,b", "a" }, { "rack[1-2]n[3-4]", "rack1n" }, { "solo", "solo" },
+	};
+	char *h;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+		h = rank_first_host(hosts[i].in);
+		assert_non_null(h);
+		assert_string_equal(h, hosts[i].want);
+		free(h);
+	}
+	assert_null(rank_first_host(""));
+	assert_null(rank_first_host("x[a-b]"));
+	assert_int_equal(rank_tasks_on_node("2(x3),1", 0), 2);
+	assert_int_equal(rank_tasks_on_node("2(x3),1", 2), 2);
+	assert_int_equal(rank_tasks_on_node("2(x3),1", 3), 1);
+	assert_int_equal(rank_tasks_on_node("2(x3),1", 4), 0);
+	assert_int_equal(rank_tasks_on_node("x", 0), 0);
+}
+
+static void launch__derives_an_unprivileged_port_from_the_job(void **state)
+{
+	(void)state;
+	assert_int_equal(rank_master_port("slurm:42.0"), rank_master_port("slurm:42.0"));
+	assert_int_not_equal(rank_master_port("slurm:42.0"), rank_master_port("slurm:43.0"));
+	for (int i = 0; i < 1000; i++) {
+		char key[32];
+		unsigned p;
+
+		snprintf(key, sizeof(key), "pmix:%d", i);
+		p = rank_master_port(key);
+		assert_true(p >= 20000 && p < 32000);
+	}
+}
+
+struct dgx {
+	struct node_topo topo;
+	struct plan plan;
+	struct cvd_map cvd;
+	struct rank_info ri;
+	struct env_list env;
+};
+
+static void dgx_env(struct dgx *d, unsigned local_rank, const char *cvd, int gpu_none,
+		    const struct job_env *user)
+{
+	const char *dir = getenv("HPT_FIXTURES") ? getenv("HPT_FIXTURES") : "tests/fixtures";
+	char *path = xasprintf("%s/256amd64-8n16c2t-dgxa100.xml", dir);
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct plan_request req = { .ranks = 8, .policy = PLAN_POLICY_INIT };
+	struct envplan_input in = { 0 };
+
+	memset(d, 0, sizeof(*d));
+	topo_init(&d->topo);
+	plan_init(&d->plan);
+	assert_int_equal(probe_load(path, &d->topo, &dl), 0);
+	cvd_map_parse(&d->topo, cvd, &d->cvd);
+	if (d->cvd.n && d->cvd.all_mapped) {
+		req.visible_gpus = d->cvd.gpus;
+		req.n_visible_gpus = d->cvd.n;
+		req.ranks = (unsigned)d->cvd.n;
+	}
+	assert_int_equal(plan_slices(&d->topo, &req, &d->plan, &dl), 0);
+	d->ri = (struct rank_info){ RANK_SOURCE_SLURM, 8 + local_rank, 16, local_rank, req.ranks, 1, 2,
+				    xstrdup("dgx08"), xstrdup("dgx07"), xstrdup("slurm:42.0") };
+	in.ri = &d->ri;
+	in.topo = &d->topo;
+	in.plan = &d->plan;
+	in.cvd = &d->cvd;
+	in.gpu_none = gpu_none;
+	in.user = user;
+	envplan_build(&in, &d->env);
+	free(path);
+	diag_list_release(&dl);
+}
+
+static void dgx_release(struct dgx *d)
+{
+	topo_release(&d->topo);
+	plan_release(&d->plan);
+	cvd_map_release(&d->cvd);
+	rank_info_release(&d->ri);
+	env_list_release(&d->env);
+}
+
+static void launch__gives_each_dgx_a100_rank_its_gpu_rail_and_cores(void **state)
+{
+	static const struct { const char *gpu, *hca, *ucx, *cpus; } want[8] = {
+		{ "0", "=mlx5_0", "mlx5_0:1", "48-55,176-183" },
+		{ "1", "=mlx5_1", "mlx5_1:1", "56-63,184-191" },
+		{ "2", "=mlx5_2", "mlx5_2:1", "16-23,144-151" },
+		{ "3", "=mlx5_3", "mlx5_3:1", "24-31,152-159" },
+		{ "4", "=mlx5_6", "mlx5_6:1", "112-119,240-247" },
+		{ "5", "=mlx5_7", "mlx5_7:1", "120-127,248-255" },
+		{ "6", "=mlx5_8", "mlx5_8:1", "80-87,208-215" },
+		{ "7", "=mlx5_9", "mlx5_9:1", "88-95,216-223" },
+	};
+
+	(void)state;
+	for (unsigned r = 0; r < 8; r++) {
+		struct dgx d;
+		char cpus[64];
+
+		dgx_env(&d, r, NULL, 0, NULL);
+		assert_string_equal(env_list_get(&d.env, "CUDA_VISIBLE_DEVICES"), want[r].gpu);
+		assert_string_equal(env_list_get(&d.env, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+		assert_string_equal(env_list_get(&d.env, "NCCL_IB_HCA"), want[r].hca);
+		assert_string_equal(env_list_get(&d.env, "UCX_NET_DEVICES"), want[r].ucx);
+		assert_string_equal(env_list_get(&d.env, "OMP_NUM_THREADS"), "8");
+		snprintf(cpus, sizeof(cpus), "\"cpus\":\"%s\"", want[r].cpus);
+		assert_non_null(strstr(env_list_get(&d.env, "HPCTRAIN_SLICE"), cpus));
+		snprintf(cpus, sizeof(cpus), "%u", 8 + r);
+		assert_string_equal(env_list_get(&d.env, "RANK"), cpus);
+		assert_string_equal(env_list_get(&d.env, "LOCAL_RANK"), want[r].gpu);
+		assert_string_equal(env_list_get(&d.env, "WORLD_SIZE"), "16");
+		assert_string_equal(env_list_get(&d.env, "NODE_RANK"), "1");
+		assert_string_equal(env_list_get(&d.env, "MASTER_ADDR"), "dgx07");
+		dgx_release(&d);
+	}
+}
+
+static void launch__maps_into_a_gpu_list_slurm_narrowed(void **state)
+{
+	struct dgx d;
+
+	(void)state;
+	/* Slurm gave this job GPUs 6 and 7: rank 1 gets 7, never outside. */
+	dgx_env(&d, 1, "6,7", 0, NULL);
+	assert_string_equal(env_list_get(&d.env, "CUDA_VISIBLE_DEVICES"), "7");
+	assert_string_equal(env_list_get(&d.env, "NCCL_IB_HCA"), "=mlx5_9");
+	dgx_release(&d);
+}
+
+static void launch__lets_the_spec_env_win_and_gpu_none_leave_cuda_alone(void **state)
+{
+	struct job_env_var vars[] = { { "OMP_NUM_THREADS", "3" }, { "NCCL_DEBUG", "INFO" } };
+	struct job_env user = { vars, 2 };
+	struct dgx d;
+
+	(void)state;
+	dgx_env(&d, 0, NULL, 1, &user);
+	assert_null(env_list_get(&d.env, "CUDA_VISIBLE_DEVICES"));
+	assert_string_equal(env_list_get(&d.env, "OMP_NUM_THREADS"), "3");
+	assert_string_equal(env_list_get(&d.env, "NCCL_DEBUG"), "INFO");
+	dgx_release(&d);
+}
+
+static void launch__splits_an_unresolvable_device_list_among_ranks(void **state)
+{
+	struct dgx d;
+
+	(void)state;
+	dgx_env(&d, 5, "MIG-a,MIG-b,MIG-c,MIG-d", 0, NULL);
+	assert_string_equal(env_list_get(&d.env, "CUDA_VISIBLE_DEVICES"), "MIG-c");
+	dgx_release(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(launch__reads_slurm_step_variables),
+		cmocka_unit_test(launch__ignores_slurm_variables_outside_a_step),
+		cmocka_unit_test(launch__refuses_inconsistent_slurm_variables),
+		cmocka_unit_test(launch__reads_open_mpi_variables),
+		cmocka_unit_test(launch__parses_slurm_host_and_task_lists),
+		cmocka_unit_test(launch__derives_an_unprivileged_port_from_the_job),
+		cmocka_unit_test(launch__gives_each_dgx_a100_rank_its_gpu_rail_and_cores),
+		cmocka_unit_test(launch__maps_into_a_gpu_list_slurm_narrowed),
+		cmocka_unit_test(launch__lets_the_spec_env_win_and_gpu_none_leave_cuda_alone),
+		cmocka_unit_test(launch__splits_an_unresolvable_device_list_among_ranks),
+	};
+
+	return cmocka_run_group_tests_name("test_launch", tests, NULL, NULL);
+}
