@@ -15,6 +15,11 @@ int cmd_validate(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_rerun(int argc, char **argv);
 
 /* Shared by the commands that take a spec: FILE, "-" or a template name. */
 struct job;

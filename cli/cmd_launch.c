@@ -86,7 +86,10 @@ static int load_job(struct launch *l)
 		sbuf_addf(&path, "%s/resolved.yaml", l->run);
 	if (l->spec || l->run) {
 		status = builtin_load_spec(l->run ? path.buf : l->spec, NULL, 0, &l->job, &dl, &where);
-		diag_report(stderr, &dl);
+		/* Warnings were shown once, at submit; every rank repeating
+		 * them would only fill the rank logs. */
+		if (status)
+			diag_report(stderr, &dl);
 		l->have_job = !status;
 	}
 	diag_list_release(&dl);

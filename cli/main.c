@@ -4,6 +4,7 @@
 #include "cli/builtin.h"  // defines: cmd_* entry points
 #include "cli/exitcode.h" // defines: enum hpt_exit
 #include "cli/opt.h"      // defines: struct opt_cmd, opt_usage
+#include "cli/sbuf.h"     // defines: xcalloc
 #include "cli/suggest.h"  // defines: suggest_best
 #include "cli/version.h"  // defines: HPT_VERSION
 
@@ -15,25 +16,34 @@
 #include <string.h>
 #include <unistd.h>
 
-/* fn == NULL marks an external command: `hpctrain train` execs
- * hpctrain-train from the same directory (git-style), so the login-node
- * binary never links MPI, oneDNN or CUDA. */
+/* fn == NULL marks an external command, run by exec'ing hpctrain-<program>
+ * from the same directory (git-style), so the login-node binary never
+ * links MPI, oneDNN or CUDA.  With keep_name, the command's own name stays
+ * the program's first argument: `hpctrain data convert` runs
+ * `hpctrain-train data convert`. */
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
+	const char *program;
+	int keep_name;
 };
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "validate", cmd_validate, "check job specs and print their resolved form and hash" },
-	{ "template", cmd_template, "list, show and copy the bundled job templates" },
-	{ "topo", cmd_topo, "show a node's GPUs, NICs, NUMA nodes and cores, and the binding plan" },
-	{ "launch", cmd_launch, "bind one rank to its GPU, NICs, cores and memory, then exec a program" },
-	{ "help", cmd_help, "show help for hpctrain or one of its commands" },
-	{ "version", cmd_version, "print the version" },
+	{ .name = "validate", .fn = cmd_validate, .summary = "check job specs and print their resolved form and hash" },
+	{ .name = "template", .fn = cmd_template, .summary = "list, show and copy the bundled job templates" },
+	{ .name = "topo", .fn = cmd_topo, .summary = "show a node's GPUs, NICs, NUMA nodes and cores, and the binding plan" },
+	{ .name = "launch", .fn = cmd_launch, .summary = "bind one rank to its GPU, NICs, cores and memory, then exec a program" },
+	{ .name = "submit", .fn = cmd_submit, .summary = "submit a job spec to Slurm as a batch job with a run record" },
+	{ .name = "status", .fn = cmd_status, .summary = "show the Slurm state of a run or job, or of all your jobs" },
+	{ .name = "cancel", .fn = cmd_cancel, .summary = "cancel the Slurm jobs of runs or job ids" },
+	{ .name = "logs", .fn = cmd_logs, .summary = "print a run's per-rank logs, one rank or all with labels" },
+	{ .name = "rerun", .fn = cmd_rerun, .summary = "submit a run again as a new attempt of the same run" },
+	{ .name = "help", .fn = cmd_help, .summary = "show help for hpctrain or one of its commands" },
+	{ .name = "version", .fn = cmd_version, .summary = "print the version" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -82,15 +92,14 @@ static int unknown_command(const char *name)
 	return HPT_EXIT_USAGE;
 }
 
-/* Execs hpctrain-NAME from the directory of this binary, else from PATH;
- * returns only on failure. */
-static int run_external(const char *name, int argc, char **argv)
+/* Execs hpctrain-<c->program> from the directory of this binary, else
+ * from PATH; returns only on failure.  argv[0] is the command's name. */
+static int run_external(const struct command *c, int argc, char **argv)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *prog = NULL;
-
-	(void)argc;
+	const char *name = c->program;
+	char *prog = NULL, **args;
 	if (n > 0) {
 		exe[n] = '\0';
 		snprintf(path, sizeof(path), "%s/hpctrain-%s", dirname(exe), name);
@@ -102,8 +111,12 @@ static int run_external(const char *name, int argc, char **argv)
 		prog = path;
 	}
 	fflush(stdout);
-	argv[0] = prog;
-	execvp(prog, argv);
+	args = xcalloc((size_t)argc + 2, sizeof(*args));
+	args[0] = prog;
+	for (int i = c->keep_name ? 0 : 1, k = 1; i < argc; i++)
+		args[k++] = argv[i];
+	execvp(prog, args);
+	free(args);
 	fprintf(stderr, "hpctrain: cannot run %s: %s%s\n", prog, strerror(errno),
 		errno == ENOENT ? " (was hpctrain built without its trainer?)" : "");
 	return errno == ENOENT ? HPT_EXIT_NOTFOUND : HPT_EXIT_NOEXEC;
@@ -111,7 +124,7 @@ static int run_external(const char *name, int argc, char **argv)
 
 static int run_command(const struct command *c, int argc, char **argv)
 {
-	return c->fn ? c->fn(argc, argv) : run_external(c->name, argc, argv);
+	return c->fn ? c->fn(argc, argv) : run_external(c, argc, argv);
 }
 
 static int cmd_help(int argc, char **argv)

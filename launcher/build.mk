@@ -1,4 +1,4 @@
-# launcher/build.mk - running ranks (launch).
+# launcher/build.mk - running ranks (launch) and submitting jobs (submit).
 
 # launch: rank discovery, environment, binding.
 LAUNCH_CORE  = launcher/rank.c launcher/envplan.c
@@ -11,3 +11,28 @@ DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge iproute2 util-lin
 
 UNIT_TESTS += test_launch
 UNIT_SRC_test_launch = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE)
+
+# submit: batch scripts (render, pure), run records, Slurm through libslurm,
+# and the commands submit/status/cancel/logs/rerun.  Debian 12's
+# libslurm-dev has no slurm.pc: launcher/slurm.pc stands in, by path.
+SUBMIT_CORE  = launcher/render.c
+SUBMIT_SHELL = launcher/rundir.c launcher/slurm.c launcher/attempt.c cli/cmd_submit.c \
+               cli/cmd_status.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c
+SLURM_PC    := $(if $(shell pkg-config --exists slurm 2>/dev/null && echo y),slurm,launcher/slurm.pc)
+HPCTRAIN_SRC  += $(SUBMIT_CORE) $(SUBMIT_SHELL)
+HPCTRAIN_PKGS += $(SLURM_PC)
+DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libpmix-dev \
+                 openmpi-bin libopenmpi-dev iproute2
+
+UNIT_TESTS += test_render test_rundir
+UNIT_SRC_test_render = $(SUBMIT_CORE) $(SPEC_CORE)
+UNIT_SRC_test_rundir = launcher/rundir.c cli/fileio.c cli/sbuf.c
+
+# A throw-away local Slurm (tests/cluster/up.sh): MODE=single|multi|netns,
+# BASE=/tmp/hpctrain-cluster.  `eval $(make -s cluster-up)` sets SLURM_CONF.
+CLUSTER_BASE ?= /tmp/hpctrain-cluster
+cluster-up:
+	@BASE=$(CLUSTER_BASE) bash tests/cluster/up.sh
+cluster-down:
+	@BASE=$(CLUSTER_BASE) bash tests/cluster/down.sh
+.PHONY: cluster-up cluster-down

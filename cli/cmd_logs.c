@@ -1,0 +1,275 @@
+/* cmd_logs.c - `hpctrain logs`: a run's per-rank output, one rank or all.
+ * Shell: reads RUN/logs/ (launcher/rundir finds the attempt); --follow
+ * asks Slurm (launcher/slurm) when the job has ended. */
+#include "cli/builtin.h"     // defines: cmd_logs
+#include "cli/exitcode.h"    // defines: enum hpt_exit
+#include "cli/opt.h"         // defines: struct opt, opt_next
+#include "cli/sbuf.h"        // defines: struct sbuf
+#include "launcher/rundir.h" // defines: rundir_open, rundir_job_id
+#include "launcher/slurm.h"  // defines: hpt_slurm_job
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FOLLOW_POLL_MS 300
+
+static const char *const logs_usage[] = {
+	"hpctrain logs [--rank <n>] [--follow] <run>",
+	NULL,
+};
+
+static const struct opt logs_opts[] = {
+	{ "rank", required_argument, NULL, 'r', "N", "show only rank N, without labels" },
+	{ "follow", no_argument, NULL, 'f', NULL,
+	  "keep printing new output until the job has ended" },
+	OPT_HELP,
+	OPT_END,
+};
+
+static const struct opt_cmd logs_cmd = {
+	.name = "logs",
+	.usage = logs_usage,
+	.summary = "Print a run's per-rank logs: one rank, or all with rank labels.",
+	.opts = logs_opts,
+};
+
+/* One log file being read: where we are, and the unfinished last line. */
+struct source {
+	char *path;
+	long rank;      /* -1: logs/ranks.out, already labelled by srun --label */
+	long off;
+	struct sbuf partial;
+};
+
+static int by_rank(const void *a, const void *b)
+{
+	const struct source *x = a, *y = b;
+
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Finds logs/rank-N.out (N = want, or all when want < 0), else
+ * logs/ranks.out.  Returns how many. */
+static size_t find_sources(const char *dir, long want, struct source **out)
+{
+	char *logs = xasprintf("%s/logs", dir);
+	DIR *d = opendir(logs);
+	struct dirent *e;
+	size_t n = 0;
+
+	*out = NULL;
+	while (d && (e = readdir(d))) {
+		char *end;
+		long r;
+
+		if (strncmp(e->d_name, "rank-", 5))
+			continue;
+		r = strtol(e->d_name + 5, &end, 10);
+		if (end == e->d_name + 5 || strcmp(end, ".out") || r < 0 || (want >= 0 && r != want))
+			continue;
+		*out = xrealloc(*out, (n + 1) * sizeof(**out));
+		(*out)[n] = (struct source){ xasprintf("%s/%s", logs, e->d_name), r, 0, SBUF_INIT };
+		n++;
+	}
+	if (d)
+		closedir(d);
+	if (!n) {
+		char *merged = xasprintf("%s/ranks.out", logs);
+
+		if (!access(merged, R_OK)) {
+			*out = xcalloc(1, sizeof(**out));
+			(*out)[0] = (struct source){ merged, -1, 0, SBUF_INIT };
+			n = 1;
+		} else {
+			free(merged);
+		}
+	}
+	free(logs);
+	if (n > 1)
+		qsort(*out, n, sizeof(**out), by_rank);
+	return n;
+}
+
+static void release_sources(struct source *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(s[i].path);
+		sbuf_release(&s[i].partial);
+	}
+	free(s);
+}
+
+/* srun --label lines read "  N: text"; keep those of rank want (< 0: all),
+ * without the label when one rank is asked for. */
+static void put_line(const struct source *s, const char *line, size_t len, long want,
+		     int label)
+{
+	if (s->rank < 0) {
+		const char *p = line + strspn(line, " ");
+		char *end;
+		long r = strtol(p, &end, 10);
+
+		if (want >= 0) {
+			if (end == p || *end != ':' || r != want)
+				return;
+			end += end[1] == ' ' ? 2 : 1;
+			fwrite(end, 1, len - (size_t)(end - line), stdout);
+			return;
+		}
+		fwrite(line, 1, len, stdout);
+		return;
+	}
+	if (label)
+		printf("%ld: ", s->rank);
+	fwrite(line, 1, len, stdout);
+}
+
+/* Prints the complete lines added to s since the last call; with flush,
+ * also an unfinished last line.  Returns 1 if anything was read. */
+static int drain(struct source *s, long want, int label, int flush)
+{
+	FILE *fp = fopen(s->path, "r");
+	char buf[65536];
+	size_t k, start = 0;
+	int any = 0;
+
+	if (fp && !fseek(fp, s->off, SEEK_SET)) {
+		while ((k = fread(buf, 1, sizeof(buf), fp)) > 0) {
+			sbuf_add(&s->partial, buf, k);
+			s->off += (long)k;
+			any = 1;
+		}
+	}
+	if (fp)
+		fclose(fp);
+	for (size_t i = 0; i < s->partial.len; i++) {
+		if (s->partial.buf[i] != '\n')
+			continue;
+		put_line(s, s->partial.buf + start, i + 1 - start, want, label);
+		start = i + 1;
+	}
+	if (flush && start < s->partial.len) {
+		put_line(s, s->partial.buf + start, s->partial.len - start, want, label);
+		putchar('\n');
+		start = s->partial.len;
+	}
+	if (start) {
+		memmove(s->partial.buf, s->partial.buf + start, s->partial.len - start);
+		s->partial.len -= start;
+		s->partial.buf[s->partial.len] = '\0';
+	}
+	return any;
+}
+
+static int follow(const struct rundir *rd, long want)
+{
+	struct sbuf err = SBUF_INIT;
+	struct source *s = NULL;
+	size_t n = 0;
+	unsigned long id;
+	int status = HPT_EXIT_OK, ended = 0;
+
+	if (rundir_job_id(rd, &id, &err)) {
+		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
+		sbuf_release(&err);
+		return HPT_EXIT_NO_INPUT;
+	}
+	status = hpt_slurm_init(&err);
+	while (!status) {
+		struct hpt_slurm_job j;
+		struct source *fresh;
+		size_t m;
+
+		/* ranks' files appear as the step starts: rescan, keep offsets.
+		 * O(files^2) per poll; a node's ranks number in the tens. */
+		m = find_sources(rd->dir, want, &fresh);
+		for (size_t i = 0; i < m; i++)
+			for (size_t k = 0; k < n; k++)
+				if (!strcmp(fresh[i].path, s[k].path)) {
+					fresh[i].off = s[k].off;
+					sbuf_add(&fresh[i].partial, s[k].partial.buf, s[k].partial.len);
+				}
+		release_sources(s, n);
+		s = fresh;
+		n = m;
+		for (size_t i = 0; i < n; i++)
+			drain(&s[i], want, want < 0, ended);
+		fflush(stdout);
+		if (ended)
+			break;
+		status = hpt_slurm_job((uint32_t)id, &j, &err);
+		if (!status) {
+			ended = j.finished;
+			hpt_slurm_job_release(&j);
+		}
+		if (!ended)
+			usleep(FOLLOW_POLL_MS * 1000);
+	}
+	if (status)
+		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
+	hpt_slurm_fini();
+	release_sources(s, n);
+	sbuf_release(&err);
+	return status;
+}
+
+int cmd_logs(int argc, char **argv)
+{
+	struct sbuf err = SBUF_INIT;
+	struct rundir rd = RUNDIR_INIT;
+	struct source *s = NULL;
+	long want = -1;
+	size_t n;
+	int c, follow_on = 0, status = HPT_EXIT_OK;
+	char *end;
+
+	opt_reset();
+	while ((c = opt_next(&logs_cmd, argc, argv)) != -1) {
+		switch (c) {
+		case 'r':
+			errno = 0;
+			want = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || want < 0 || want > 1 << 24)
+				return opt_error(&logs_cmd, "--rank: expected a rank number, got '%s'",
+						 optarg);
+			break;
+		case 'f':
+			follow_on = 1;
+			break;
+		case 'h':
+			opt_usage(stdout, &logs_cmd);
+			return HPT_EXIT_OK;
+		default:
+			return HPT_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1)
+		return opt_error(&logs_cmd, optind >= argc ? "no run given" : "one run at a time");
+	if (rundir_open(argv[optind], &rd, &err)) {
+		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
+		sbuf_release(&err);
+		return HPT_EXIT_NO_INPUT;
+	}
+	if (follow_on) {
+		status = follow(&rd, want);
+		goto out;
+	}
+	n = find_sources(rd.dir, want, &s);
+	if (!n && want >= 0) {
+		fprintf(stderr, "hpctrain logs: no log of rank %ld in %s/logs\n", want, rd.dir);
+		status = HPT_EXIT_NO_INPUT;
+	} else if (!n) {
+		fprintf(stderr, "hpctrain logs: no rank logs yet in %s/logs\n", rd.dir);
+	}
+	for (size_t i = 0; i < n; i++)
+		drain(&s[i], want, want < 0, 1);
+	release_sources(s, n);
+out:
+	rundir_release(&rd);
+	sbuf_release(&err);
+	return status;
+}

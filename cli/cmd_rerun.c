@@ -1,0 +1,141 @@
+/* cmd_rerun.c - `hpctrain rerun`: submit a run again, as a new attempt.
+ * Shell: reloads the run's resolved.yaml, renders it with this hpctrain,
+ * makes RUN/attempts/N (launcher/rundir) and submits (launcher/attempt). */
+#include "cli/builtin.h"      // defines: cmd_rerun, builtin_load_spec
+#include "cli/diag.h"         // defines: struct diag_list, diag_report
+#include "cli/exitcode.h"     // defines: enum hpt_exit
+#include "cli/opt.h"          // defines: struct opt, opt_next
+#include "cli/sbuf.h"         // defines: struct sbuf
+#include "launcher/attempt.h" // defines: struct attempt, attempt_prepare, attempt_submit
+#include "launcher/rundir.h"  // defines: rundir_open, rundir_new_attempt
+#include "launcher/slurm.h"   // defines: hpt_slurm_init
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const rerun_usage[] = {
+	"hpctrain rerun [--json] <run>",
+	NULL,
+};
+
+static const struct opt rerun_opts[] = {
+	{ "json", no_argument, NULL, 'j', NULL, "print the new attempt's record as JSON" },
+	OPT_HELP,
+	OPT_END,
+};
+
+static const struct opt_cmd rerun_cmd = {
+	.name = "rerun",
+	.usage = rerun_usage,
+	.summary = "Submit a run's job again as a new attempt (RUN/attempts/N) of the same run.",
+	.opts = rerun_opts,
+};
+
+/* Loads run/resolved.yaml and checks it still resolves to itself: an
+ * edited file, or one from an hpctrain whose canonical form differs,
+ * would start a job that is not this run. */
+static int load_run(const struct rundir *rd, struct attempt *at, const char *exe)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf where = SBUF_INIT, path = SBUF_INIT, old = SBUF_INIT;
+	int status;
+
+	sbuf_addf(&path, "%s/resolved.yaml", rd->run);
+	status = builtin_load_spec(path.buf, NULL, 0, &at->job, &dl, &where);
+	if (!status)
+		status = attempt_prepare(at, exe, &dl);
+	diag_report(stderr, &dl);
+	if (!status) {
+		FILE *fp = fopen(path.buf, "r");
+		char buf[8192];
+		size_t k;
+
+		while (fp && (k = fread(buf, 1, sizeof(buf), fp)) > 0)
+			sbuf_add(&old, buf, k);
+		if (fp)
+			fclose(fp);
+		if (old.len != at->resolved.len || memcmp(old.buf, at->resolved.buf, old.len)) {
+			fprintf(stderr,
+				"hpctrain rerun: %s no longer resolves to itself (edited, or from "
+				"another hpctrain version); submit the spec again instead\n",
+				path.buf);
+			status = HPT_EXIT_BAD_SPEC;
+		}
+	}
+	diag_list_release(&dl);
+	sbuf_release(&where);
+	sbuf_release(&path);
+	sbuf_release(&old);
+	return status;
+}
+
+int cmd_rerun(int argc, char **argv)
+{
+	struct sbuf err = SBUF_INIT, warn = SBUF_INIT;
+	struct rundir found = RUNDIR_INIT, rd = RUNDIR_INIT;
+	struct attempt at;
+	json_t *rec = NULL;
+	char exe[PATH_MAX];
+	int c, json = 0, status;
+
+	opt_reset();
+	while ((c = opt_next(&rerun_cmd, argc, argv)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			opt_usage(stdout, &rerun_cmd);
+			return HPT_EXIT_OK;
+		default:
+			return HPT_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1)
+		return opt_error(&rerun_cmd, optind >= argc ? "no run given" : "one run at a time");
+	attempt_init(&at);
+	if (rundir_open(argv[optind], &found, &err)) {
+		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+		status = HPT_EXIT_NO_INPUT;
+		goto out;
+	}
+	if (attempt_self_path(exe, sizeof(exe))) {
+		fprintf(stderr, "hpctrain rerun: cannot find the hpctrain executable\n");
+		status = HPT_EXIT_INTERNAL;
+		goto out;
+	}
+	status = load_run(&found, &at, exe);
+	if (status)
+		goto out;
+	status = hpt_slurm_init(&err);
+	if (status) {
+		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+		goto out;
+	}
+	if (rundir_new_attempt(found.run, &rd, &err)) {
+		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+		status = HPT_EXIT_IO;
+	} else {
+		status = attempt_submit(&at, &rd, &rec, &err, &warn);
+		fputs(warn.buf, stderr);
+		if (status)
+			fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+		if (rec && json) {
+			json_dumpf(rec, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+			putchar('\n');
+		} else if (rec) {
+			printf("submitted job %lld: %s\n",
+			       (long long)json_integer_value(json_object_get(rec, "job_id")), rd.dir);
+		}
+	}
+	hpt_slurm_fini();
+out:
+	json_decref(rec);
+	attempt_release(&at);
+	rundir_release(&found);
+	rundir_release(&rd);
+	sbuf_release(&err);
+	sbuf_release(&warn);
+	return status;
+}

@@ -1,0 +1,238 @@
+/* cmd_submit.c - `hpctrain submit`: validate, render, record, submit.
+ * Shell: loads the spec, calls launcher/render (pure) for the script,
+ * launcher/rundir for the run record and launcher/slurm for the job. */
+#include "cli/builtin.h"      // defines: cmd_submit, builtin_load_spec
+#include "cli/diag.h"         // defines: struct diag_list, diag_report
+#include "cli/exitcode.h"     // defines: enum hpt_exit
+#include "cli/opt.h"          // defines: struct opt, opt_next
+#include "cli/sbuf.h"         // defines: struct sbuf
+#include "cli/spec.h"         // defines: struct job, spec_emit_resolved, spec_hash
+#include "launcher/attempt.h" // defines: struct attempt, attempt_prepare, attempt_submit
+#include "launcher/rundir.h"  // defines: rundir_create
+#include "launcher/slurm.h"   // defines: hpt_slurm_init
+#include "topology/plan.h"    // defines: plan_slices, plan_policy_set
+#include "topology/probe.h"   // defines: probe_load
+#include "topology/show.h"    // defines: show_plan_table, show_json_plan
+#include "topology/topo.h"    // defines: struct node_topo
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { OPT_TOPOLOGY = 256 };
+
+static const char *const submit_usage[] = {
+	"hpctrain submit [--set <key>=<value>]... [--dry-run [--topology <file>]] [--json] <spec>",
+	NULL,
+};
+
+static const struct opt submit_opts[] = {
+	{ "set", required_argument, NULL, 's', "KEY=VALUE",
+	  "override a spec key or template parameter (params.NAME=VALUE)" },
+	{ "dry-run", no_argument, NULL, 'n', NULL,
+	  "print the batch script instead of submitting it; write nothing" },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY, "FILE",
+	  "with --dry-run, also show the binding plan for a node saved as hwloc XML" },
+	{ "json", no_argument, NULL, 'j', NULL, "print the result as JSON" },
+	OPT_HELP,
+	OPT_END,
+};
+
+static const struct opt_cmd submit_cmd = {
+	.name = "submit",
+	.usage = submit_usage,
+	.summary = "Submit a job spec or template to Slurm as a batch job, with a run record "
+		   "under output.dir.",
+	.opts = submit_opts,
+};
+
+struct submit_args {
+	struct spec_override *sets;
+	size_t nsets;
+	int dry_run, json;
+	const char *topology;
+};
+
+/* The binding plan of one node of the job, for --dry-run --topology. */
+static int plan_for(const struct job *job, const char *file, struct sbuf *text, json_t **json)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct plan_request req = { .ranks = (unsigned)job->resources.ranks_per_node };
+	struct node_topo t;
+	struct plan p;
+	int status = HPT_EXIT_OK;
+
+	plan_policy_set(&req.policy, "gpu", bind_gpu_names[job->binding.gpu]);
+	plan_policy_set(&req.policy, "cpu", bind_cpu_names[job->binding.cpu]);
+	plan_policy_set(&req.policy, "nic", bind_nic_names[job->binding.nic]);
+	plan_policy_set(&req.policy, "memory", bind_mem_names[job->binding.memory]);
+	topo_init(&t);
+	plan_init(&p);
+	if (access(file, R_OK)) {
+		fprintf(stderr, "hpctrain submit: cannot open %s: %s\n", file, strerror(errno));
+		status = HPT_EXIT_NO_INPUT;
+	} else if (probe_load(file, &t, &dl) || plan_slices(&t, &req, &p, &dl)) {
+		diag_report(stderr, &dl);
+		status = HPT_EXIT_TOPOLOGY;
+	} else if (json) {
+		*json = show_json_plan(&t, &p);
+	} else {
+		show_plan_table(&t, &p, text);
+	}
+	plan_release(&p);
+	topo_release(&t);
+	diag_list_release(&dl);
+	return status;
+}
+
+static int print_json(json_t *doc)
+{
+	if (!doc)
+		return HPT_EXIT_INTERNAL;
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	putchar('\n');
+	json_decref(doc);
+	return HPT_EXIT_OK;
+}
+
+static int dry_run(struct attempt *at, const struct submit_args *a)
+{
+	struct sbuf plan = SBUF_INIT;
+	json_t *plan_json = NULL;
+	int status = HPT_EXIT_OK;
+
+	if (a->topology)
+		status = plan_for(&at->job, a->topology, &plan, a->json ? &plan_json : NULL);
+	if (status)
+		goto out;
+	if (a->json) {
+		json_t *doc = json_pack("{s:s, s:s, s:s, s:s}", "name", at->job.name, "sha256",
+					at->sha256, "resolved", at->resolved.buf, "script",
+					at->script.buf);
+
+		if (plan_json)
+			json_object_set_new(doc, "plan", plan_json);
+		status = print_json(doc);
+		goto out;
+	}
+	fputs(at->script.buf, stdout);
+	if (a->topology) {
+		/* as comments, so that the output stays a valid script */
+		printf("\n# binding plan for each node, from %s:\n# ", a->topology);
+		for (const char *c = plan.buf; *c; c++) {
+			putchar(*c);
+			if (*c == '\n' && c[1])
+				fputs("# ", stdout);
+		}
+	}
+out:
+	sbuf_release(&plan);
+	return status;
+}
+
+static int submit(struct attempt *at, int json)
+{
+	struct sbuf err = SBUF_INIT, warn = SBUF_INIT;
+	struct rundir rd = RUNDIR_INIT;
+	json_t *rec = NULL;
+	int status = hpt_slurm_init(&err);
+
+	if (status)
+		goto out;
+	if (rundir_create(at->job.output.dir, at->job.name, at->sha256, at->resolved.buf,
+			  at->resolved.len, &rd, &err)) {
+		status = HPT_EXIT_IO;
+		goto out_fini;
+	}
+	status = attempt_submit(at, &rd, &rec, &err, &warn);
+	fputs(warn.buf, stderr);
+	if (rec && json)
+		print_json(json_incref(rec));
+	else if (rec)
+		printf("submitted job %lld: %s\n",
+		       (long long)json_integer_value(json_object_get(rec, "job_id")), rd.dir);
+out_fini:
+	hpt_slurm_fini();
+out:
+	if (status)
+		fprintf(stderr, "hpctrain submit: %s\n", err.buf);
+	json_decref(rec);
+	rundir_release(&rd);
+	sbuf_release(&err);
+	sbuf_release(&warn);
+	return status;
+}
+
+static void free_sets(struct spec_override *sets, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)sets[i].where);
+	free(sets);
+}
+
+int cmd_submit(int argc, char **argv)
+{
+	struct submit_args a = { 0 };
+	struct attempt at;
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf where = SBUF_INIT;
+	int c, status;
+
+	char exe[PATH_MAX];
+
+	attempt_init(&at);
+	opt_reset();
+	while ((c = opt_next(&submit_cmd, argc, argv)) != -1) {
+		switch (c) {
+		case 's':
+			a.sets = xrealloc(a.sets, (a.nsets + 1) * sizeof(*a.sets));
+			a.sets[a.nsets].arg = optarg;
+			a.sets[a.nsets++].where = xasprintf("--set %s", optarg);
+			break;
+		case 'n':
+			a.dry_run = 1;
+			break;
+		case OPT_TOPOLOGY:
+			a.topology = optarg;
+			break;
+		case 'j':
+			a.json = 1;
+			break;
+		case 'h':
+			opt_usage(stdout, &submit_cmd);
+			free_sets(a.sets, a.nsets);
+			return HPT_EXIT_OK;
+		default:
+			free_sets(a.sets, a.nsets);
+			return HPT_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		free_sets(a.sets, a.nsets);
+		return opt_error(&submit_cmd, optind >= argc ? "no job spec given"
+							      : "only one job spec at a time");
+	}
+	if (a.topology && !a.dry_run) {
+		free_sets(a.sets, a.nsets);
+		return opt_error(&submit_cmd, "--topology needs --dry-run");
+	}
+	status = builtin_load_spec(argv[optind], a.sets, a.nsets, &at.job, &dl, &where);
+	if (!status && attempt_self_path(exe, sizeof(exe))) {
+		fprintf(stderr, "hpctrain submit: cannot find the hpctrain executable\n");
+		status = HPT_EXIT_INTERNAL;
+	}
+	if (!status)
+		status = attempt_prepare(&at, exe, &dl);
+	diag_report(stderr, &dl);
+	if (!status)
+		status = a.dry_run ? dry_run(&at, &a) : submit(&at, a.json);
+	attempt_release(&at);
+	diag_list_release(&dl);
+	sbuf_release(&where);
+	free_sets(a.sets, a.nsets);
+	return status;
+}

@@ -1,0 +1,47 @@
+/* attempt.h - one attempt of a run: prepare (resolve, hash, render) and submit.
+ *
+ * Shell: joins the pure renderer with the run record (launcher/rundir) and
+ * Slurm (launcher/slurm), so `hpctrain submit` and `hpctrain rerun` record
+ * and submit in exactly one way.  Prints nothing; the commands report.
+ */
+#ifndef HPT_ATTEMPT_H
+#define HPT_ATTEMPT_H
+
+#include "cli/sbuf.h" // defines: struct sbuf
+#include "cli/spec.h" // defines: struct job
+
+#include <jansson.h>
+
+struct diag_list;
+struct rundir;
+
+struct attempt {
+	struct job job;       /* owned; filled by the caller (spec_load) */
+	struct sbuf resolved; /* canonical resolved form, after attempt_prepare */
+	struct sbuf script;   /* job.sbatch, after attempt_prepare */
+	char sha256[65];      /* of resolved */
+};
+
+void attempt_init(struct attempt *a);
+/* Releases job and buffers; accepts a zeroed struct. */
+void attempt_release(struct attempt *a);
+
+/* Emits the resolved form, hashes it and renders the batch script that
+ * runs hpctrain (an absolute path) for it.  Returns 0 or an exit status
+ * (HPT_EXIT_BAD_SPEC when render refuses a value, with diagnostics). */
+int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *dl);
+
+/* Writes job.sbatch into rd (a fresh attempt), submits the job and
+ * writes submit.json; *record gets that document (json_decref it).  On a
+ * failure before Slurm took the job, the attempt is abandoned (removed)
+ * and the status (HPT_EXIT_UNAVAILABLE, _REJECTED, _IO) returned with
+ * err.  If Slurm took the job but submit.json could not be written,
+ * returns HPT_EXIT_IO with *record set and err saying so.  warn receives
+ * notes that do not fail the submission (a job_submit plugin message). */
+int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct sbuf *err,
+		   struct sbuf *warn);
+
+/* The absolute path of the running hpctrain; 0 or -1. */
+int attempt_self_path(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,77 @@
+/* render.h - a resolved job spec as a Slurm batch script.
+ *
+ * Core (pure): struct job in, text out; no Slurm, no files, no getenv,
+ * no clock.  The same job, context and version give the same bytes, which
+ * is what lets a run's hash name its script too.
+ *
+ * Two products, one source of truth:
+ * - render_sbatch_options(): the job's Slurm options as a list of
+ *   (long option, value) records, e.g. {"nodes", "2", 2};
+ * - render_batch_script(): the script, whose #SBATCH lines are exactly
+ *   those records.  launcher/slurm.c fills its job_desc_msg_t from the
+ *   same records (libslurm does not read #SBATCH lines; only sbatch does),
+ *   so what the script says is what was asked for.
+ *
+ * Quoting: every string that came from the spec reaches the script inside
+ * single quotes (render_shell_quote), where bash expands nothing; a
+ * newline inside quotes cannot start a new #SBATCH line because sbatch
+ * stops reading directives at the first command.  Option values go on
+ * #SBATCH lines unquoted, so they are checked again here against the
+ * characters Slurm allows, whatever the spec core let through.
+ */
+#ifndef HPT_RENDER_H
+#define HPT_RENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct job;
+struct sbuf;
+struct diag_list;
+
+/* One #SBATCH --name[=text] line.  num holds the value in the unit
+ * libslurm wants (nodes, tasks, MB, minutes, the signal number); num2 the
+ * second number of a pair (--signal's lead time in seconds); both 0 when
+ * unused.  text is NULL for a flag (--exclusive, --requeue). */
+struct render_opt {
+	const char *name;
+	char *text;
+	int64_t num, num2;
+};
+
+/* In option order; n == 0 and v == NULL when empty. */
+struct render_opts {
+	struct render_opt *v;
+	size_t n;
+};
+
+/* What the script needs besides the job. */
+struct render_ctx {
+	const char *hpctrain; /* absolute path of the hpctrain the step runs */
+	const char *version;  /* hpctrain version, for the header comment */
+	const char *sha256;   /* 64 hex digits: the resolved spec's hash */
+};
+
+/* The batch log, relative to the run directory (the job's working
+ * directory); %j is the job id. */
+#define RENDER_BATCH_LOG "logs/batch-%j.out"
+
+/* Fills out with the job's Slurm options.  Returns 0, or -1 with one
+ * DIAG_ERROR per unusable value (where "render", path the spec key);
+ * out is then released.  Caller releases out. */
+int render_sbatch_options(const struct job *job, struct render_opts *out, struct diag_list *err);
+void render_opts_release(struct render_opts *o);
+/* The record named name, or NULL. */
+const struct render_opt *render_opts_find(const struct render_opts *o, const char *name);
+
+/* Appends the whole batch script to out.  Returns 0, or -1 with
+ * diagnostics (a bad option value, a relative or control-character
+ * hpctrain path, a malformed hash); out is then unchanged. */
+int render_batch_script(const struct job *job, const struct render_ctx *ctx, struct sbuf *out,
+			struct diag_list *err);
+
+/* Appends s as one bash word that expands to exactly s: 'abc', with each
+ * ' written as '\'' ; the empty string becomes ''. */
+void render_shell_quote(struct sbuf *out, const char *s);
+
+#endif

@@ -1,0 +1,86 @@
+/* rundir.h - run records on disk: OUTPUT/<name>/<hash12>/ and its attempts.
+ *
+ * Shell: creates directories and files.  Layout of one run R:
+ *
+ *   R = OUTPUT/<name>/<hash12>/     attempt 1
+ *       resolved.yaml  job.sbatch  submit.json  logs/  (metrics.jsonl, ranks/ ...)
+ *   R/attempts/2/  R/attempts/3/    later attempts, each of the same shape
+ *
+ * hash12 is the first 12 hex digits of the resolved spec's SHA-256, so the
+ * same spec always lands in the same R; resubmitting it (or `hpctrain
+ * rerun R`) makes a new attempt and never overwrites a file of an earlier
+ * one.  Every attempt directory holds its own resolved.yaml, byte for byte
+ * R's, so `hpctrain launch --run DIR` reads DIR/resolved.yaml whichever
+ * attempt DIR is.
+ *
+ * Permissions: directories 0700, files 0600, whatever the umask.  A run
+ * holds the spec's env values (tokens, paths), its logs and checkpoints;
+ * the job runs as the submitting user, who is the only one who needs them.
+ * A site that wants a group to read runs can chmod them afterwards.
+ * OUTPUT itself (and OUTPUT/<name>) are made 0700 too when created here;
+ * existing ones are left as they are.
+ */
+#ifndef HPT_RUNDIR_H
+#define HPT_RUNDIR_H
+
+#include <stddef.h>
+
+struct sbuf;
+
+#define RUNDIR_HASH_LEN 12
+#define RUNDIR_DIR_MODE 0700
+#define RUNDIR_FILE_MODE 0600
+
+struct rundir {
+	char *run;   /* absolute path of R; NULL when unset */
+	char *dir;   /* absolute path of this attempt's directory (R itself for 1) */
+	int attempt; /* 1, 2, ...; 0 when unset */
+	int fresh;   /* created by rundir_create and not yet kept */
+};
+
+#define RUNDIR_INIT { NULL, NULL, 0, 0 }
+
+/* Frees the strings; accepts NULL and a zeroed struct. */
+void rundir_release(struct rundir *rd);
+
+/* Makes a new attempt of the run for (name, sha256) under output_dir
+ * (relative paths are taken from the current directory) and writes
+ * resolved (the canonical spec) into it, with logs/.  Creating the
+ * attempt directory with mkdir(2) is the lock: two submissions of one
+ * spec at once get different attempts.  Fails when R holds a different
+ * resolved.yaml (a 12-digit hash prefix collision).  Returns 0, or -1
+ * with a message in err ("cannot create runs/x: Permission denied"). */
+int rundir_create(const char *output_dir, const char *name, const char *sha256,
+		  const char *resolved, size_t len, struct rundir *out, struct sbuf *err);
+
+/* Makes a new attempt of an existing run R (as found by rundir_open),
+ * copying R's resolved.yaml.  Returns 0 or -1 with err. */
+int rundir_new_attempt(const char *run, struct rundir *out, struct sbuf *err);
+
+/* Writes file (a name in the attempt directory) with mode 0600,
+ * atomically, refusing to replace an existing file.  0 or -1 with err. */
+int rundir_write(const struct rundir *rd, const char *file, const void *data, size_t len,
+		 struct sbuf *err);
+
+/* Removes an attempt this process created and never submitted: the
+ * files named in rundir_create and job.sbatch, logs/, then the directory
+ * (and R's attempts/ when it empties).  Anything else found there is left
+ * alone.  Best effort; no-op unless rd->fresh. */
+void rundir_abandon(struct rundir *rd);
+
+/* Finds a run from what a user typed: an attempt directory or R (for R,
+ * the latest attempt that has a submit.json, else the latest).  A
+ * directory qualifies when it holds resolved.yaml.  Returns 0, or -1
+ * with err ("no run at x: ..."). */
+int rundir_open(const char *arg, struct rundir *out, struct sbuf *err);
+
+/* Reads the Slurm job id from the attempt's submit.json.  Returns 0, or
+ * -1 with err (no submit.json: the attempt was never submitted). */
+int rundir_job_id(const struct rundir *rd, unsigned long *job_id, struct sbuf *err);
+
+/* What status and cancel take: a job id (digits, when no directory of
+ * that name exists) or a run (rundir_open, then its submit.json).  rd is
+ * filled only for a run.  0 or -1 with err. */
+int rundir_resolve(const char *arg, struct rundir *rd, unsigned long *job_id, struct sbuf *err);
+
+#endif

@@ -1,0 +1,77 @@
+/* slurm.h - the few things hpctrain asks of Slurm, through libslurm.
+ *
+ * Shell: the only file that includes <slurm/slurm.h>.  No shelling out to
+ * sbatch/squeue/scancel: libslurm gives exact error codes, where parsing
+ * a command's output would guess.
+ *
+ * Every action returns 0, or an exit status of cli/exitcode.h with a
+ * message in err that says what failed and Slurm's reason:
+ *   HPT_EXIT_UNAVAILABLE  no configuration, or the controller (or munge)
+ *                         cannot be reached;
+ *   HPT_EXIT_REJECTED     the controller answered no (bad partition, too
+ *                         many GPUs, ...); err holds Slurm's own words;
+ *   HPT_EXIT_NO_INPUT     no such job (or no longer: without accounting,
+ *                         finished jobs are forgotten after MinJobAge).
+ * Exported names are hpt_slurm_*, never slurm_* (STYLE.md).
+ */
+#ifndef HPT_LAUNCHER_SLURM_H
+#define HPT_LAUNCHER_SLURM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct render_opts;
+struct sbuf;
+
+/* Reads the configuration ($SLURM_CONF, else /etc/slurm/slurm.conf).
+ * libslurm exits the process on a missing file, so its presence is
+ * checked first.  Returns 0 or HPT_EXIT_UNAVAILABLE.  Call once. */
+int hpt_slurm_init(struct sbuf *err);
+void hpt_slurm_fini(void);
+
+struct hpt_slurm_submit_result {
+	uint32_t job_id;
+	char *user_msg;     /* job_submit plugin's message to the user, or NULL */
+};
+
+/* Submits script as a batch job running in work_dir with the calling
+ * user's ids and environment, its options taken from opts (the records
+ * the script's #SBATCH lines were written from).  */
+int hpt_slurm_submit(const struct render_opts *opts, const char *script, const char *work_dir,
+		     struct hpt_slurm_submit_result *out, struct sbuf *err);
+void hpt_slurm_submit_result_release(struct hpt_slurm_submit_result *r);
+
+/* The cluster's name (ClusterName), appended to out.  0 or a status. */
+int hpt_slurm_cluster_name(struct sbuf *out, struct sbuf *err);
+
+/* One job as status shows it.  Strings are owned, never NULL. */
+struct hpt_slurm_job {
+	uint32_t job_id;
+	char *name, *state, *reason, *nodes, *partition, *work_dir;
+	uint32_t uid;
+	bool finished;      /* COMPLETED, FAILED, CANCELLED, TIMEOUT, ... */
+	bool completed;     /* state COMPLETED */
+	int exit_code;      /* of the batch script, when it exited */
+	int exit_signal;    /* that killed it, else 0 */
+	unsigned restarts;  /* requeues so far */
+	unsigned nodes_n, tasks;
+	time_t submit_time, start_time, end_time; /* 0 when not yet */
+};
+
+void hpt_slurm_job_release(struct hpt_slurm_job *j);
+
+/* Loads one job.  0 or a status (HPT_EXIT_NO_INPUT for an unknown id). */
+int hpt_slurm_job(uint32_t job_id, struct hpt_slurm_job *out, struct sbuf *err);
+
+/* Loads every job of uid the controller knows, by job id.  *v is
+ * allocated (free each with hpt_slurm_job_release, then free(*v)). */
+int hpt_slurm_jobs_of(uint32_t uid, struct hpt_slurm_job **v, size_t *n, struct sbuf *err);
+
+/* Cancels a job as scancel does (SIGKILL to every step and the batch
+ * script; the job ends CANCELLED).  A job that already finished is not an
+ * error: *was_done is set instead. */
+int hpt_slurm_cancel(uint32_t job_id, bool *was_done, struct sbuf *err);
+
+#endif

@@ -1,0 +1,49 @@
+#!/usr/bin/env bats
+# rerun.bats - `hpctrain rerun` against a real local Slurm (tests/cluster, one node).
+
+load common
+load slurm_cluster
+
+setup_file() {
+	cluster_up single
+}
+
+teardown_file() {
+	cluster_down
+}
+
+@test "rerun submits the run again as attempts/2, from anywhere, and status follows it" {
+	need_slurm
+	write_spec job.yaml again 1 1 '[sh, -c, "echo attempt"]'
+	submit_json job.yaml
+	first=$JOB run=$DIR
+	"$HPT" status --wait "$first" >/dev/null
+	cd /
+	run -0 --separate-stderr "$HPT" rerun --json "$run"
+	jq -e --arg run "$run" '.attempt == 2 and .run == $run and .dir == ($run + "/attempts/2")' <<<"$output"
+	second=$(jq -r .job_id <<<"$output")
+	[ "$second" != "$first" ]
+	cmp "$run/resolved.yaml" "$run/attempts/2/resolved.yaml"
+	cmp "$run/job.sbatch" "$run/attempts/2/job.sbatch"
+	run -0 "$HPT" status --wait --json "$run"
+	jq -e --argjson j "$second" '.jobs[0].job_id == $j and .jobs[0].state == "COMPLETED"' <<<"$output"
+	[ "$(grep -v warning "$run/attempts/2/logs/rank-0.out")" = attempt ]
+}
+
+@test "rerun refuses a run whose resolved.yaml was edited" {
+	need_slurm
+	write_spec job.yaml edited 1 1 '[true]'
+	submit_json job.yaml
+	"$HPT" status --wait "$JOB" >/dev/null
+	chmod u+w "$DIR/resolved.yaml"
+	sed -i 's/^  nodes: 1$/  nodes:    1/' "$DIR/resolved.yaml"
+	run -3 --separate-stderr "$HPT" rerun "$DIR"
+	[ "${stderr_lines[-1]}" = "hpctrain rerun: $DIR/resolved.yaml no longer resolves to itself (edited, or from another hpctrain version); submit the spec again instead" ]
+	[ ! -e "$DIR/attempts" ]
+}
+
+@test "rerun of something that is not a run is 'no input'" {
+	cd "$BATS_TEST_TMPDIR"
+	run -4 --separate-stderr "$HPT" rerun "$BATS_TEST_TMPDIR"
+	[ "$stderr" = "hpctrain rerun: no run at $BATS_TEST_TMPDIR (a run directory holds resolved.yaml)" ]
+}

@@ -1,0 +1,52 @@
+# slurm_cluster.bash - one throw-away Slurm cluster per bats file, from
+# tests/cluster/up.sh (load it after common).  setup_file calls
+# cluster_up MODE [NODES]; teardown_file calls cluster_down; tests call
+# need_slurm first, which skips them where no cluster could start (not
+# root, or no slurm-wlm).
+CLUSTER_SCRIPTS=$BATS_TEST_DIRNAME/../cluster
+
+cluster_up() {
+	local mode=$1 nodes=${2:-2}
+	export CLUSTER_BASE=/tmp/hpt-bats-$(basename "$BATS_TEST_FILENAME" .bats)-$$
+	[ "$(id -u)" -eq 0 ] && command -v slurmctld >/dev/null || return 0
+	if BASE=$CLUSTER_BASE MODE=$mode NODES=$nodes "$CLUSTER_SCRIPTS/up.sh" \
+		>"$BATS_FILE_TMPDIR/cluster-up.log" 2>&1; then
+		export SLURM_CONF=$CLUSTER_BASE/etc/slurm.conf CLUSTER_MODE=$mode
+	else
+		echo "# cluster MODE=$mode did not start:" >&3
+		sed 's/^/#   /' "$BATS_FILE_TMPDIR/cluster-up.log" >&3
+		cluster_down
+	fi
+}
+
+cluster_down() {
+	[ -n "${CLUSTER_BASE:-}" ] || return 0
+	BASE=$CLUSTER_BASE "$CLUSTER_SCRIPTS/down.sh" >/dev/null 2>&1 || true
+}
+
+need_slurm() {
+	[ -n "${SLURM_CONF:-}" ] || skip "no local Slurm cluster (needs root and slurm-wlm)"
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# submit_json ARGS...: hpctrain submit --json; sets JOB and DIR.
+submit_json() {
+	run --separate-stderr "$HPT" submit --json "$@"
+	[ "$status" -eq 0 ] || { echo "submit failed ($status): $stderr"; return 1; }
+	JOB=$(jq -r .job_id <<<"$output")
+	DIR=$(jq -r .dir <<<"$output")
+}
+
+# A spec running PROGRAM (a YAML flow list) on NODES x RANKS, printing to
+# the rank logs; the job needs only hpctrain launch, not the trainer.
+write_spec() { # FILE NAME NODES RANKS COMMAND [EXTRA YAML]
+	cat >"$1" <<SPEC
+version: 1
+name: $2
+resources: {nodes: $3, ranks_per_node: $4, time: "00:05:00"}
+binding: {gpu: none, cpu: none, memory: none, nic: none}
+command: $5
+preempt: {lead_s: 0}
+${6:-}
+SPEC
+}

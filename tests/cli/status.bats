@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# status.bats - `hpctrain status` against a real local Slurm (tests/cluster, one node).
+
+load common
+load slurm_cluster
+
+setup_file() {
+	cluster_up single
+}
+
+teardown_file() {
+	cluster_down
+}
+
+@test "status --json of a run parses and says COMPLETED with exit code 0" {
+	need_slurm
+	write_spec job.yaml ok 1 2 '[true]'
+	submit_json job.yaml
+	run -0 "$HPT" status --wait --json "$DIR"
+	jq -e --arg dir "$DIR" --argjson job "$JOB" '.jobs | length == 1 and .[0].job_id == $job and
+		.[0].state == "COMPLETED" and .[0].exit_code == 0 and .[0].signal == 0 and
+		.[0].finished and .[0].run == $dir and .[0].tasks == 2 and .[0].name == "ok" and
+		(.[0].end_time | test("^[0-9-]+T[0-9:]+Z$"))' <<<"$output"
+}
+
+@test "status by job id prints a table row with state, exit, node, name and run" {
+	need_slurm
+	write_spec job.yaml row 1 1 '[true]'
+	submit_json job.yaml
+	run -0 "$HPT" status --wait "$JOB"
+	[ "${lines[0]}" = "$(printf '%-8s %-22s %-5s %-12s %-20s %s' JOB STATE EXIT NODES NAME RUN)" ]
+	read -r id state ex nodes name rundir <<<"${lines[1]}"
+	[ "$id $state $ex $name $rundir" = "$JOB COMPLETED 0 row $DIR" ]
+}
+
+@test "status --wait exits 1 for a job that FAILED and shows the program's exit code" {
+	need_slurm
+	write_spec job.yaml fails 1 1 '[sh, -c, "exit 3"]'
+	submit_json job.yaml
+	run -1 "$HPT" status --wait --json "$JOB"
+	jq -e '.jobs[0].state == "FAILED" and .jobs[0].exit_code == 3' <<<"$output"
+}
+
+@test "status with no argument lists the user's jobs" {
+	need_slurm
+	write_spec job.yaml listed 1 1 '[true]'
+	submit_json job.yaml
+	run -0 "$HPT" status --json
+	jq -e --argjson job "$JOB" 'any(.jobs[]; .job_id == $job)' <<<"$output"
+	"$HPT" status --wait "$JOB" >/dev/null
+}
+
+@test "status of a job Slurm does not know is 'no input' with Slurm's words" {
+	need_slurm
+	run -4 --separate-stderr "$HPT" status 999999
+	[ "$stderr" = "hpctrain status: cannot load job 999999: Invalid job id specified" ]
+}
+
+@test "status of a directory that is not a run is 'no input'" {
+	cd "$BATS_TEST_TMPDIR"
+	run -4 --separate-stderr "$HPT" status "$BATS_TEST_TMPDIR"
+	[ "$stderr" = "hpctrain status: no run at $BATS_TEST_TMPDIR (a run directory holds resolved.yaml)" ]
+}
+
+@test "status with the controller down is 'service unavailable'" {
+	need_slurm
+	sed -e 's/^SlurmctldPort=.*/SlurmctldPort=1/' "$SLURM_CONF" >down.conf
+	echo MessageTimeout=2 >>down.conf
+	SLURM_CONF=$PWD/down.conf run -5 --separate-stderr "$HPT" status 1
+	[ "$stderr" = "hpctrain status: cannot load job 1: Slurm is unavailable: Unable to contact slurm controller (connect failure)" ]
+}
+
+@test "status rejects two arguments with the usage status" {
+	run -2 --separate-stderr "$HPT" status 1 2
+	[ "${stderr_lines[0]}" = "hpctrain status: one run or job id at a time" ]
+}

@@ -1,0 +1,234 @@
+#!/usr/bin/env bats
+# submit.bats - `hpctrain submit` against a real local Slurm (tests/cluster,
+# MODE=multi: two slurmd on this host), plus what needs no cluster:
+# --dry-run, refused names and inert injection.
+
+load common
+load slurm_cluster
+
+setup_file() {
+	cluster_up multi 2
+}
+
+teardown_file() {
+	cluster_down
+}
+
+# Strings that would run something if a shell ever saw them unquoted.
+# Each one, if executed, creates $PWNED.
+hostile_spec() { # FILE PWNED
+	local p=$2
+	cat >"$1" <<SPEC
+version: 1
+name: inject
+resources: {nodes: 1, ranks_per_node: 1, time: "00:05:00"}
+binding: {gpu: none, cpu: none, memory: none, nic: none}
+env:
+  SUB: "\$(touch $p.sub)"
+  TICK: "\`touch $p.tick\`"
+  SEMI: "x; touch $p.semi"
+  QUOTES: "a'b\"c'; touch $p.q; '"
+  NL: "line1\\ntouch $p.nl\\n#SBATCH --nodes=2"
+command: ["printf", "[%s]\\\\n", "\$(touch $p.c1)", "\`touch $p.c2\`", "; touch $p.c3", "it's \"q\"", "a\\nb #SBATCH --wrap=x", "\$SUB"]
+preempt: {lead_s: 0}
+SPEC
+}
+
+@test "submit --dry-run prints the same bytes twice and writes nothing" {
+	cd "$BATS_TEST_TMPDIR"
+	run -0 "$HPT" submit --dry-run "$TEMPLATES/fmnist-cpu.yaml"
+	first=$output
+	run -0 "$HPT" submit --dry-run "$TEMPLATES/fmnist-cpu.yaml"
+	[ "$output" = "$first" ]
+	[ ! -e runs ]
+	printf '%s\n' "$first" | bash -n
+	printf '%s\n' "$first" | grep -qx '#SBATCH --job-name=fmnist-cpu'
+	printf '%s\n' "$first" | grep -qx '#SBATCH --signal=USR2@60'
+}
+
+@test "submit --dry-run --topology appends the binding plan as comments" {
+	cd "$BATS_TEST_TMPDIR"
+	run -0 --separate-stderr "$HPT" submit --dry-run \
+		--topology "$BATS_TEST_DIRNAME/../fixtures/24em64t-2n6c2t-pci.xml" \
+		"$TEMPLATES/fmnist-cpu.yaml"
+	printf '%s\n' "$output" | bash -n
+	printf '%s\n' "$output" | grep -q '^# binding plan for each node, from .*24em64t-2n6c2t-pci.xml:$'
+	run -0 "$HPT" submit --dry-run --json \
+		--topology "$BATS_TEST_DIRNAME/../fixtures/24em64t-2n6c2t-pci.xml" \
+		"$TEMPLATES/fmnist-cpu.yaml"
+	jq -e '.plan and (.script | startswith("#!/bin/bash"))' <<<"$output"
+}
+
+@test "submit refuses --topology without --dry-run with the usage status" {
+	run -2 --separate-stderr "$HPT" submit --topology x.xml "$TEMPLATES/fmnist-cpu.yaml"
+	[ "${stderr_lines[0]}" = "hpctrain submit: --topology needs --dry-run" ]
+}
+
+@test "submit refuses names that cannot be a Slurm job name or a path component" {
+	cd "$BATS_TEST_TMPDIR"
+	while IFS='|' read -r name why; do
+		run -3 --separate-stderr "$HPT" submit --dry-run --set "name=$name" "$TEMPLATES/fmnist-cpu.yaml"
+		[ "$stderr" = "--set name=$name: name: \"$name\" $why" ]
+	done <<'CASES'
+../x|must start with a letter or digit
+.hidden|must start with a letter or digit
+$(id)|must start with a letter or digit
+a b|may hold only letters, digits, '.', '_' and '-'
+x;y|may hold only letters, digits, '.', '_' and '-'
+CASES
+	[ ! -e runs ]
+}
+
+@test "submit refuses a partition that smuggles an #SBATCH line" {
+	run -3 --separate-stderr "$HPT" submit --dry-run \
+		--set $'resources.partition="debug\n#SBATCH --uid=0"' "$TEMPLATES/fmnist-cpu.yaml"
+	[[ "$stderr" == *': resources.partition: "debug #SBATCH --uid=0" may hold only letters, digits,'* ]]
+}
+
+@test "injection in env and command is inert: bash -n, then the script runs and executes none of it" {
+	cd "$BATS_TEST_TMPDIR"
+	hostile_spec job.yaml "$BATS_TEST_TMPDIR/pwned"
+	run -0 --separate-stderr "$HPT" submit --dry-run job.yaml
+	printf '%s\n' "$output" >job.sbatch
+	bash -n job.sbatch
+	# sbatch would read only the #SBATCH lines before the first command
+	[ "$(awk '!/^#/ && !/^$/ {exit} /^#SBATCH/' job.sbatch | grep -c -- '--nodes=')" -eq 1 ]
+	# Run it outside Slurm: a stub srun records the argv it gets.
+	mkdir bin
+	printf '#!/bin/sh\nfor a in "$@"; do printf "%%s\\0" "$a"; done >"%s/argv"\n' \
+		"$BATS_TEST_TMPDIR" >bin/srun
+	chmod +x bin/srun
+	mkdir run && (cd run && PATH=$BATS_TEST_TMPDIR/bin:$PATH bash ../job.sbatch)
+	[ -z "$(ls "$BATS_TEST_TMPDIR" | grep pwned)" ]
+	# the program's arguments arrive byte for byte
+	tr '\0' '\n' <argv | grep -qx '$(touch '"$BATS_TEST_TMPDIR"'/pwned.c1)'
+	tr '\0' '\n' <argv | grep -qx "it's \"q\""
+	tr '\0' '\n' <argv | grep -qx '$SUB'
+}
+
+@test "injection is inert under Slurm too: the job prints every string literally" {
+	need_slurm
+	hostile_spec job.yaml "$BATS_TEST_TMPDIR/pwned"
+	submit_json job.yaml
+	run "$HPT" status --wait "$JOB"
+	[ "$status" -eq 0 ] || { cat "$DIR"/logs/*; false; }
+	[ -z "$(ls "$BATS_TEST_TMPDIR" | grep pwned)" ]
+	grep -qxF "[\$(touch $BATS_TEST_TMPDIR/pwned.c1)]" "$DIR/logs/rank-0.out"
+	grep -qxF "[; touch $BATS_TEST_TMPDIR/pwned.c3]" "$DIR/logs/rank-0.out"
+	grep -qxF "[it's \"q\"]" "$DIR/logs/rank-0.out"
+	grep -qxF '[$SUB]' "$DIR/logs/rank-0.out"
+}
+
+@test "submit runs a job to COMPLETED with one log per rank in a private run directory" {
+	need_slurm
+	write_spec job.yaml hello 1 2 '[sh, -c, "echo hello from rank $SLURM_PROCID"]'
+	submit_json job.yaml
+	hash=$(jq -r .sha256 <<<"$output")
+	[ "$DIR" = "$BATS_TEST_TMPDIR/runs/hello/${hash:0:12}" ]
+	jq -e '.job_id > 0 and .attempt == 1 and (.cluster | startswith("hpttest")) and .user == "root"' \
+		"$DIR/submit.json"
+	run -0 "$HPT" status --wait "$DIR"
+	[ "$(cat "$DIR/logs/rank-0.out" | grep -v warning)" = "hello from rank 0" ]
+	[ "$(cat "$DIR/logs/rank-1.out" | grep -v warning)" = "hello from rank 1" ]
+	[ "$(stat -c %a "$DIR")" = 700 ]
+	[ "$(stat -c %a "$DIR/resolved.yaml")" = 600 ]
+	[ "$(stat -c %a "$DIR/job.sbatch")" = 600 ]
+	"$HPT" validate -q "$DIR/resolved.yaml"
+}
+
+@test "submit records the script it submitted, byte for byte as --dry-run prints it" {
+	need_slurm
+	write_spec job.yaml same 1 1 '[true]'
+	run -0 "$HPT" submit --dry-run job.yaml
+	printf '%s\n' "$output" >dry.sbatch
+	submit_json job.yaml
+	cmp dry.sbatch "$DIR/job.sbatch"
+	"$HPT" status --wait "$JOB" >/dev/null
+}
+
+@test "submit of the same spec again makes attempt 2 and leaves attempt 1 alone" {
+	need_slurm
+	write_spec job.yaml again 1 1 '[true]'
+	submit_json job.yaml
+	first=$DIR
+	sum=$(cat "$first"/{resolved.yaml,job.sbatch,submit.json} | sha256sum)
+	submit_json job.yaml
+	[ "$DIR" = "$first/attempts/2" ]
+	jq -e '.attempt == 2' "$DIR/submit.json"
+	[ "$(cat "$first"/{resolved.yaml,job.sbatch,submit.json} | sha256sum)" = "$sum" ]
+	cmp "$first/resolved.yaml" "$DIR/resolved.yaml"
+	"$HPT" status --wait "$JOB" >/dev/null
+}
+
+@test "a 2-node job runs one rank on each of the two slurmd" {
+	need_slurm
+	write_spec job.yaml two 2 1 '[sh, -c, "echo $SLURMD_NODENAME $SLURM_PROCID"]'
+	submit_json job.yaml
+	run -0 "$HPT" status --wait --json "$JOB"
+	jq -e '.jobs[0].state == "COMPLETED" and .jobs[0].nodes == "n[1-2]"' <<<"$output"
+	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "n1 0" ]
+	[ "$(grep -v warning "$DIR/logs/rank-1.out")" = "n2 1" ]
+}
+
+@test "a job asking for GPUs gets them from Slurm's gres (fake devices)" {
+	need_slurm
+	write_spec job.yaml gpus 1 1 '[sh, -c, "echo gpus=$SLURM_JOB_GPUS"]'
+	submit_json --set resources.gpus_per_node=2 job.yaml
+	run -0 "$HPT" status --wait "$JOB"
+	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "gpus=0,1" ]
+}
+
+@test "an unknown partition is Slurm's rejection, with its reason, and leaves no run behind" {
+	need_slurm
+	write_spec job.yaml badpart 1 1 '[true]'
+	run -6 --separate-stderr "$HPT" submit --set resources.partition=nope job.yaml
+	[ "${stderr_lines[-1]}" = "hpctrain submit: Slurm rejected the job: Invalid partition name specified" ]
+	[ -z "$(ls runs/badpart)" ]
+}
+
+@test "more GPUs than a node has is Slurm's rejection with its reason" {
+	need_slurm
+	write_spec job.yaml toomany 1 1 '[true]'
+	run -6 --separate-stderr "$HPT" submit --set resources.gpus_per_node=8 job.yaml
+	[ "${stderr_lines[-1]}" = "hpctrain submit: Slurm rejected the job: Requested node configuration is not available" ]
+}
+
+@test "an unreachable controller is 'service unavailable' (status 5), not a crash" {
+	need_slurm
+	write_spec job.yaml down 1 1 '[true]'
+	# the same cluster's configuration, with a controller port nobody listens on
+	sed -e 's/^SlurmctldPort=.*/SlurmctldPort=1/' "$SLURM_CONF" >down.conf
+	echo MessageTimeout=2 >>down.conf
+	SLURM_CONF=$PWD/down.conf run -5 --separate-stderr "$HPT" submit job.yaml
+	[ "${stderr_lines[-1]}" = "hpctrain submit: cannot submit the job: Slurm is unavailable: Unable to contact slurm controller (connect failure)" ]
+	[ -z "$(ls runs/down)" ]
+}
+
+@test "no Slurm configuration at all is 'service unavailable' too" {
+	cd "$BATS_TEST_TMPDIR"
+	SLURM_CONF=/nonexistent/slurm.conf run -5 --separate-stderr "$HPT" submit "$TEMPLATES/fmnist-cpu.yaml"
+	[ "$stderr" = "hpctrain submit: no Slurm configuration: cannot read /nonexistent/slurm.conf (from SLURM_CONF): No such file or directory" ]
+	[ ! -e runs ]
+}
+
+@test "a preempted step (exit 75) is requeued by the script and the job then completes" {
+	need_slurm
+	# $${...}: a literal ${...} in a spec (plain ${...} is a template parameter)
+	write_spec job.yaml pre 1 1 '[sh, -c, "echo try $${SLURM_RESTART_COUNT:-0}; [ $${SLURM_RESTART_COUNT:-0} -ge 1 ] || exit 75"]'
+	sed -i 's/^preempt: .*/preempt: {lead_s: 0, requeue: true, max_requeues: 2}/' job.yaml
+	submit_json job.yaml
+	run -0 "$HPT" status --wait --json "$JOB"
+	jq -e '.jobs[0].state == "COMPLETED" and .jobs[0].restarts == 1' <<<"$output"
+	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "$(printf 'try 0\ntry 1')" ]
+	grep -q 'hpctrain: preempted; requeueing job .* (restart 1 of 2)' "$DIR"/logs/batch-*.out
+}
+
+@test "a preempted step with no requeues left ends the job FAILED with status 75" {
+	need_slurm
+	write_spec job.yaml giveup 1 1 '[sh, -c, "exit 75"]'
+	sed -i 's/^preempt: .*/preempt: {lead_s: 0, requeue: true, max_requeues: 0}/' job.yaml
+	submit_json job.yaml
+	run -1 "$HPT" status --wait --json "$JOB"
+	jq -e '.jobs[0].state == "FAILED" and .jobs[0].exit_code == 75 and .jobs[0].restarts == 0' <<<"$output"
+	grep -q 'hpctrain: preempted, and already requeued 0 times; giving up' "$DIR"/logs/batch-*.out
+}

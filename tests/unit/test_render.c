@@ -1,0 +1,276 @@
+/* test_render.c - launcher/render: job spec -> batch script and Slurm options.
+ * Specs go through the real spec core (testlib.h); hostile values the
+ * spec core would refuse are put into a struct job by hand, to show the
+ * renderer's own checks hold.  Running the scripts is tests/cli/submit.bats. */
+#include "tests/unit/testlib.h"
+
+#include "launcher/render.h" // defines: render_batch_script, render_sbatch_options
+
+#include <signal.h>
+#include <stdlib.h>
+
+#define HASH "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static const struct render_ctx ctx = { "/opt/hpc train/bin/hpctrain", "0.1.0", HASH };
+
+/* Renders spec; fails the test on any diagnostic. */
+static void render_ok(const char *spec, struct sbuf *out)
+{
+	struct loaded l;
+	struct diag_list dl = DIAG_LIST_INIT;
+
+	load(&l, spec);
+	if (l.rc)
+		fail_msg("spec errors:\n%s", l.text.buf);
+	if (render_batch_script(&l.job, &ctx, out, &dl)) {
+		struct sbuf t = SBUF_INIT;
+
+		diag_format(&dl.v[0], &t);
+		fail_msg("render failed: %s", t.buf);
+	}
+	diag_list_release(&dl);
+	loaded_release(&l);
+}
+
+static void assert_has_line(const char *text, const char *line)
+{
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, "\n");
+
+		if (len == strlen(line) && !strncmp(p, line, len))
+			return;
+		p += len + (p[len] == '\n');
+	}
+	fail_msg("no line\n  %s\nin\n%s", line, text);
+}
+
+static void assert_no_line_starting(const char *text, const char *prefix)
+{
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, "\n");
+
+		if (!strncmp(p, prefix, strlen(prefix)))
+			fail_msg("unexpected line starting %s in\n%s", prefix, text);
+		p += len + (p[len] == '\n');
+	}
+}
+
+static void render__gives_identical_bytes_for_equal_jobs(void **state)
+{
+	struct sbuf a = SBUF_INIT, b = SBUF_INIT;
+
+	(void)state;
+	render_ok(MINIMAL "resources: {nodes: 2, ranks_per_node: 4}\nenv: {B: x, A: y}\n", &a);
+	render_ok(MINIMAL "env: {A: y, B: x}\nresources: {ranks_per_node: 4, nodes: 2}\n", &b);
+	assert_string_equal(a.buf, b.buf);
+	sbuf_release(&a);
+	sbuf_release(&b);
+}
+
+static void render__writes_an_sbatch_line_for_every_resource_field(void **state)
+{
+	struct sbuf s = SBUF_INIT;
+
+	(void)state;
+	render_ok(MINIMAL "resources: {nodes: 4, ranks_per_node: 4, gpus_per_node: 4, "
+			  "cpus_per_rank: 12, time: \"1-02:03:04\", memory: 64G, partition: gpu, "
+			  "account: proj1, qos: high, constraint: \"a100&ib\", exclusive: true}\n"
+			  "preempt: {lead_s: 120, requeue: true}\n",
+		  &s);
+	assert_has_line(s.buf, "#SBATCH --job-name=t");
+	assert_has_line(s.buf, "#SBATCH --nodes=4");
+	assert_has_line(s.buf, "#SBATCH --ntasks-per-node=4");
+	assert_has_line(s.buf, "#SBATCH --cpus-per-task=12");
+	assert_has_line(s.buf, "#SBATCH --gpus-per-node=4");
+	assert_has_line(s.buf, "#SBATCH --mem=65536M");
+	assert_has_line(s.buf, "#SBATCH --time=1-02:04:00"); /* 1-02:03:04 rounded up */
+	assert_has_line(s.buf, "#SBATCH --partition=gpu");
+	assert_has_line(s.buf, "#SBATCH --account=proj1");
+	assert_has_line(s.buf, "#SBATCH --qos=high");
+	assert_has_line(s.buf, "#SBATCH --constraint=a100&ib");
+	assert_has_line(s.buf, "#SBATCH --exclusive");
+	assert_has_line(s.buf, "#SBATCH --signal=USR2@120");
+	assert_has_line(s.buf, "#SBATCH --requeue");
+	assert_has_line(s.buf, "#SBATCH --output=logs/batch-%j.out");
+	assert_has_line(s.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=4 --ntasks-per-node=4 "
+			       "--cpus-per-task=12 \\");
+	sbuf_release(&s);
+}
+
+static void render__leaves_out_what_the_spec_leaves_to_slurm(void **state)
+{
+	struct sbuf s = SBUF_INIT;
+
+	(void)state;
+	render_ok(MINIMAL "preempt: {lead_s: 0, requeue: false}\n", &s);
+	assert_no_line_starting(s.buf, "#SBATCH --partition");
+	assert_no_line_starting(s.buf, "#SBATCH --mem");
+	assert_no_line_starting(s.buf, "#SBATCH --gpus-per-node");
+	assert_no_line_starting(s.buf, "#SBATCH --cpus-per-task");
+	assert_no_line_starting(s.buf, "#SBATCH --signal");
+	assert_no_line_starting(s.buf, "#SBATCH --requeue");
+	assert_has_line(s.buf, "#SBATCH --no-requeue");
+	assert_null(strstr(s.buf, "scontrol requeue"));
+	sbuf_release(&s);
+}
+
+static void render__single_quotes_every_env_value_and_command_argument(void **state)
+{
+	struct sbuf s = SBUF_INIT;
+
+	(void)state;
+	render_ok(MINIMAL "env:\n  X: \"$(touch p)`id`;echo 'q' \\\"d\\\"\\n#SBATCH --nodes=99\"\n"
+			  "command: [\"/bin/echo\", \"$HOME\", \"it's\", \"\"]\n",
+		  &s);
+	assert_non_null(strstr(s.buf, "export X='$(touch p)`id`;echo '\\''q'\\'' \"d\"\n"
+				      "#SBATCH --nodes=99'\n"));
+	assert_non_null(strstr(s.buf, "\t'/bin/echo' '$HOME' 'it'\\''s' '' || status=$?\n"));
+	assert_non_null(strstr(s.buf, "HPT='/opt/hpc train/bin/hpctrain'\n"));
+	sbuf_release(&s);
+}
+
+static void render__runs_the_bundled_trainer_without_a_command(void **state)
+{
+	struct sbuf s = SBUF_INIT;
+
+	(void)state;
+	render_ok(MINIMAL, &s);
+	assert_non_null(strstr(s.buf, "\"$HPT\" launch --run \"$RUN\" -- \\\n"
+				      "\t\"$HPT\" train \"$RUN/resolved.yaml\" --run \"$RUN\" || "
+				      "status=$?\n"));
+	assert_has_line(s.buf, "\t--output=logs/rank-%t.out --open-mode=append \\");
+	assert_has_line(s.buf, "if [ \"$status\" -eq 75 ] && [ \"$restarts\" -lt 3 ]; then");
+	sbuf_release(&s);
+}
+
+static void render__labels_one_log_when_per_rank_logs_is_off(void **state)
+{
+	struct sbuf s = SBUF_INIT;
+
+	(void)state;
+	render_ok(MINIMAL "output: {per_rank_logs: false}\npreempt: {requeue: false}\n", &s);
+	assert_has_line(s.buf, "\t--label --output=logs/ranks.out \\");
+	sbuf_release(&s);
+}
+
+static void render__gives_libslurm_units_in_the_options(void **state)
+{
+	struct loaded l;
+	struct render_opts o;
+	struct diag_list dl = DIAG_LIST_INIT;
+	const struct render_opt *r;
+
+	(void)state;
+	load(&l, MINIMAL "resources: {time: \"90:30\", memory: 2G}\n"
+			 "preempt: {signal: TERM, lead_s: 30}\n");
+	assert_int_equal(l.rc, 0);
+	assert_int_equal(render_sbatch_options(&l.job, &o, &dl), 0);
+	assert_non_null(r = render_opts_find(&o, "time"));
+	assert_int_equal(r->num, 91); /* minutes, rounded up */
+	assert_string_equal(r->text, "0-01:31:00");
+	assert_non_null(r = render_opts_find(&o, "mem"));
+	assert_int_equal(r->num, 2048);
+	assert_non_null(r = render_opts_find(&o, "signal"));
+	assert_int_equal(r->num, SIGTERM);
+	assert_int_equal(r->num2, 30);
+	assert_string_equal(r->text, "TERM@30");
+	assert_null(render_opts_find(&o, "partition"));
+	render_opts_release(&o);
+	diag_list_release(&dl);
+	loaded_release(&l);
+}
+
+/* The spec core refuses these; render must too, on its own. */
+static void render__refuses_option_values_that_could_break_an_sbatch_line(void **state)
+{
+	struct loaded l;
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf s = SBUF_INIT, t = SBUF_INIT;
+
+	(void)state;
+	load(&l, MINIMAL);
+	assert_int_equal(l.rc, 0);
+	l.job.resources.partition = strdup("debug\n#SBATCH --uid=0");
+	l.job.resources.qos = strdup("a b");
+	assert_int_equal(render_batch_script(&l.job, &ctx, &s, &dl), -1);
+	assert_int_equal(s.len, 0);
+	assert_int_equal(dl.n, 2);
+	diag_format(&dl.v[0], &t);
+	assert_string_equal(t.buf, "render: resources.partition: cannot be a Slurm partition: only "
+				   "letters, digits and '.', '_', '-' are allowed");
+	sbuf_release(&t);
+	sbuf_release(&s);
+	diag_list_release(&dl);
+	loaded_release(&l);
+}
+
+static void render__refuses_an_env_name_that_is_not_a_variable(void **state)
+{
+	struct loaded l;
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf s = SBUF_INIT;
+
+	(void)state;
+	load(&l, MINIMAL "env: {A: x}\n");
+	assert_int_equal(l.rc, 0);
+	free(l.job.env.v[0].name);
+	l.job.env.v[0].name = strdup("A;rm -rf ~;B");
+	assert_int_equal(render_batch_script(&l.job, &ctx, &s, &dl), -1);
+	assert_int_equal(s.len, 0);
+	sbuf_release(&s);
+	diag_list_release(&dl);
+	loaded_release(&l);
+}
+
+static void render__refuses_a_relative_hpctrain_path_and_a_bad_hash(void **state)
+{
+	struct loaded l;
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf s = SBUF_INIT;
+	struct render_ctx bad = { "bin/hpctrain", "0.1.0", "xyz" };
+
+	(void)state;
+	load(&l, MINIMAL);
+	assert_int_equal(render_batch_script(&l.job, &bad, &s, &dl), -1);
+	assert_int_equal(dl.n, 2);
+	assert_string_equal(dl.v[0].msg, "the hpctrain path must be absolute");
+	assert_string_equal(dl.v[1].msg, "the hash must be 64 lowercase hex digits");
+	sbuf_release(&s);
+	diag_list_release(&dl);
+	loaded_release(&l);
+}
+
+static void render__shell_quote_keeps_every_byte(void **state)
+{
+	struct sbuf s = SBUF_INIT;
+
+	(void)state;
+	render_shell_quote(&s, "");
+	assert_string_equal(s.buf, "''");
+	sbuf_reset(&s);
+	render_shell_quote(&s, "''");
+	assert_string_equal(s.buf, "''\\'''\\'''");
+	sbuf_reset(&s);
+	render_shell_quote(&s, "a\nb\\c$d");
+	assert_string_equal(s.buf, "'a\nb\\c$d'");
+	sbuf_release(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(render__gives_identical_bytes_for_equal_jobs),
+		cmocka_unit_test(render__writes_an_sbatch_line_for_every_resource_field),
+		cmocka_unit_test(render__leaves_out_what_the_spec_leaves_to_slurm),
+		cmocka_unit_test(render__single_quotes_every_env_value_and_command_argument),
+		cmocka_unit_test(render__runs_the_bundled_trainer_without_a_command),
+		cmocka_unit_test(render__labels_one_log_when_per_rank_logs_is_off),
+		cmocka_unit_test(render__gives_libslurm_units_in_the_options),
+		cmocka_unit_test(render__refuses_option_values_that_could_break_an_sbatch_line),
+		cmocka_unit_test(render__refuses_an_env_name_that_is_not_a_variable),
+		cmocka_unit_test(render__refuses_a_relative_hpctrain_path_and_a_bad_hash),
+		cmocka_unit_test(render__shell_quote_keeps_every_byte),
+	};
+
+	return cmocka_run_group_tests_name("test_render", tests, NULL, NULL);
+}
