@@ -42,6 +42,10 @@ static const struct command commands[] = {
 	{ .name = "cancel", .fn = cmd_cancel, .summary = "cancel the Slurm jobs of runs or job ids" },
 	{ .name = "logs", .fn = cmd_logs, .summary = "print a run's per-rank logs, one rank or all with labels" },
 	{ .name = "rerun", .fn = cmd_rerun, .summary = "submit a run again as a new attempt of the same run" },
+	{ .name = "train", .summary = "train a model with the bundled trainer (runs hpctrain-train)",
+	  .program = "train" },
+	{ .name = "data", .summary = "convert data sets to the trainer's sharded format (runs hpctrain-train)",
+	  .program = "train", .keep_name = 1 },
 	{ .name = "help", .fn = cmd_help, .summary = "show help for hpctrain or one of its commands" },
 	{ .name = "version", .fn = cmd_version, .summary = "print the version" },
 };

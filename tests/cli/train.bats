@@ -1,0 +1,172 @@
+#!/usr/bin/env bats
+# train.bats - hpctrain train: real training runs, exact resume, data
+# conversion and the failure paths (missing or corrupt data, bad specs,
+# divergence), checked by exit status and the message that names the cause.
+# The runs are short except one: the cnn on Fashion-MNIST to 90%.
+
+load common
+
+FMNIST=/usr/share/datasets/fashion-mnist
+# `hpctrain data` is not routed to the trainer yet: call it directly.
+
+setup() {
+	W=$BATS_TEST_TMPDIR
+	export OMP_NUM_THREADS=2
+}
+
+# spec FILE MODEL DATASET EPOCHS [EXTRA YAML LINES...]: writes a spec.
+spec() {
+	local f=$1 model=$2 data=$3 epochs=$4
+	shift 4
+	{
+		printf 'version: 1\nname: t\ntrain:\n  model: %s\n  dataset: %s\n  epochs: %s\n' \
+			"$model" "$data" "$epochs"
+		for l in "$@"; do printf '  %s\n' "$l"; done
+		printf 'output: {dir: %s/runs, log_every_steps: 1}\n' "$W"
+	} >"$f"
+}
+
+@test "train --help prints the usage on stdout and exits 0" {
+	run --separate-stderr "$HPT" train --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == "usage: hpctrain train "* ]]
+	[ -z "$stderr" ]
+}
+
+@test "train without a spec prints the usage error with the usage status" {
+	run --separate-stderr "$HPT" train
+	[ "$status" -eq "$EX_USAGE" ]
+	[[ "$stderr" == "hpctrain train: no job spec given"* ]]
+}
+
+@test "train mlp on the synthetic set gets within 3.5 points of its 96.25% bound in 2 epochs" {
+	spec "$W/s.yaml" mlp synthetic 2 "batch_per_rank: 64" \
+		"optimizer: {name: sgd, lr: 0.05, momentum: 0.9, schedule: cosine}"
+	run --separate-stderr "$HPT" train -q --run "$W/run" "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	acc=$(jq -r 'select(.event == "summary") | .test_accuracy' "$W/run/metrics.jsonl")
+	echo "test accuracy $acc"
+	awk -v a="$acc" 'BEGIN { exit !(a >= 0.9275) }'
+	[[ "$output" == "test accuracy "* ]]
+}
+
+@test "train writes JSON-lines metrics and keeps the newest checkpoints only" {
+	spec "$W/s.yaml" mlp synthetic 1 "batch_per_rank: 500" "checkpoint: {every_steps: 10, keep: 2}"
+	run --separate-stderr "$HPT" train -q --run "$W/run" "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	[ "$(jq -s 'map(select(.event == "step")) | length' "$W/run/metrics.jsonl")" -eq 100 ]
+	[ "$(jq -s 'map(select(.event == "epoch")) | length' "$W/run/metrics.jsonl")" -eq 1 ]
+	[ "$(ls "$W/run/checkpoints")" = "$(printf 'ckpt-000000000090.bin\nckpt-000000000100.bin')" ]
+	[ -f "$W/run/resolved.yaml" ]
+}
+
+@test "a run stopped at step 23 and resumed has the same losses, bit for bit, as one that never stopped" {
+	spec "$W/s.yaml" resnet-small synthetic 1 "batch_per_rank: 32" "max_steps: 40" \
+		"optimizer: {name: adamw, lr: 0.001, weight_decay: 0.01, schedule: cosine, warmup_epochs: 0.01}" \
+		"checkpoint: {every_steps: 0, keep: 1}"
+	run "$HPT" train -q --run "$W/a" "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	run "$HPT" train -q --run "$W/b" --max-steps 23 "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	[ -f "$W/b/checkpoints/ckpt-000000000023.bin" ]
+	run --separate-stderr "$HPT" train --run "$W/b" "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"resuming from $W/b/checkpoints/ckpt-000000000023.bin (step 23)"* ]]
+	jq -r 'select(.event == "step") | "\(.step) \(.loss)"' "$W/a/metrics.jsonl" >"$W/a.txt"
+	jq -r 'select(.event == "step") | "\(.step) \(.loss)"' "$W/b/metrics.jsonl" >"$W/b.txt"
+	[ "$(wc -l <"$W/a.txt")" -eq 40 ]
+	diff "$W/a.txt" "$W/b.txt"
+}
+
+@test "data convert writes shards that train reads, multi-label included" {
+	python3 - "$W" <<'PY'
+import gzip, struct, sys, random
+w = sys.argv[1]
+random.seed(1)
+for split, n in (("train", 512), ("test", 128)):
+    imgs, labs = bytearray(), bytearray()
+    for i in range(n):
+        a, b = random.random() < 0.5, random.random() < 0.5
+        px = [random.randrange(40) for _ in range(64)]
+        if a:
+            for j in range(0, 32): px[j] += 100
+        if b:
+            for j in range(0, 64, 8): px[j] += 100
+        imgs += bytes(px); labs += bytes([a, b])
+    with gzip.open(f"{w}/{split}-img.gz", "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, 8, 8) + imgs)
+    with gzip.open(f"{w}/{split}-lab.gz", "wb") as f:
+        f.write(struct.pack(">III", 0x802, n, 2) + labs)
+PY
+	run "$HPT" data convert -o "$W/shards" --shards 3 "$W/train-img.gz" "$W/train-lab.gz"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$W/shards: 512 samples of 8x8x1 in 3 train shards" ]
+	run "$HPT" data convert -o "$W/shards" --split test "$W/test-img.gz" "$W/test-lab.gz"
+	[ "$status" -eq 0 ]
+	spec "$W/s.yaml" mlp "$W/shards" 20 "batch_per_rank: 32"
+	run --separate-stderr "$HPT" train -q --run "$W/run" "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	acc=$(jq -r 'select(.event == "summary") | .test_accuracy' "$W/run/metrics.jsonl")
+	awk -v a="$acc" 'BEGIN { exit !(a >= 0.95) }'
+}
+
+@test "a missing data directory fails with the no-input status naming the file" {
+	spec "$W/s.yaml" cnn fashion-mnist 1 "data_dir: $W/nowhere"
+	run --separate-stderr "$HPT" train --run "$W/run" "$W/s.yaml"
+	[ "$status" -eq "$EX_NO_INPUT" ]
+	[ "$stderr" = "hpctrain train: cannot open $W/nowhere/train-images-idx3-ubyte.gz: No such file or directory" ]
+}
+
+@test "a corrupt gzip data file fails with the no-input status naming the file" {
+	mkdir "$W/d"
+	cp "$FMNIST"/*.gz "$W/d/"
+	head -c 20000 "$FMNIST/train-images-idx3-ubyte.gz" >"$W/d/train-images-idx3-ubyte.gz"
+	spec "$W/s.yaml" cnn fashion-mnist 1 "data_dir: $W/d"
+	run --separate-stderr "$HPT" train --run "$W/run" "$W/s.yaml"
+	[ "$status" -eq "$EX_NO_INPUT" ]
+	[[ "$stderr" == "hpctrain train: $W/d/train-images-idx3-ubyte.gz: "* ]]
+	[[ "$stderr" == *"while reading pixels"* || "$stderr" == *"truncated"* ]]
+}
+
+@test "a corrupt checkpoint stops the resume with the no-input status naming it" {
+	spec "$W/s.yaml" mlp synthetic 1 "max_steps: 5"
+	run "$HPT" train -q --run "$W/run" --max-steps 3 "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	printf 'garbage' | dd of="$W/run/checkpoints/ckpt-000000000003.bin" bs=1 seek=200 conv=notrunc 2>/dev/null
+	run --separate-stderr "$HPT" train -q --run "$W/run" "$W/s.yaml"
+	[ "$status" -eq "$EX_NO_INPUT" ]
+	[ "$stderr" = "hpctrain train: $W/run/checkpoints/ckpt-000000000003.bin: corrupt checkpoint (CRC-32 mismatch)" ]
+}
+
+@test "a model too deep for the data's images fails with the bad-spec status" {
+	spec "$W/s.yaml" hepcnn synthetic 1
+	run --separate-stderr "$HPT" train --run "$W/run" "$W/s.yaml"
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[ "$stderr" = "hpctrain train: the model's pooling needs larger images (they shrink to 1x1 before it) (model hepcnn, data 8x8x1)" ]
+}
+
+@test "a diverging run stops with status 1 and names the step" {
+	spec "$W/s.yaml" mlp synthetic 1 "optimizer: {name: sgd, lr: 100, momentum: 0.99}"
+	run --separate-stderr "$HPT" train -q --run "$W/run" "$W/s.yaml"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "hpctrain train: step "*": the loss is "*"; the run diverged, lower train.optimizer.lr" ]]
+}
+
+@test "an invalid spec fails with the bad-spec status and the validator's message" {
+	spec "$W/s.yaml" cnnn fashion-mnist 1
+	run --separate-stderr "$HPT" train "$W/s.yaml"
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[[ "$stderr" == *"train.model: expected one of mlp, cnn, hepcnn, resnet-small"* ]]
+}
+
+@test "cnn on Fashion-MNIST reaches 90% test accuracy within 5 epochs (batch 128, SGD momentum, cosine)" {
+	spec "$W/s.yaml" cnn fashion-mnist 5 "batch_per_rank: 128" \
+		"optimizer: {name: sgd, lr: 0.05, momentum: 0.9, schedule: cosine}" \
+		"checkpoint: {every_steps: 0, keep: 1}"
+	sed -i 's/log_every_steps: 1/log_every_steps: 200/' "$W/s.yaml"
+	run --separate-stderr "$HPT" train -q --run "$W/run" "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	jq -c 'select(.event == "epoch")' "$W/run/metrics.jsonl"
+	acc=$(jq -r 'select(.event == "summary") | .test_accuracy' "$W/run/metrics.jsonl")
+	awk -v a="$acc" 'BEGIN { exit !(a >= 0.90) }'
+}

@@ -1,0 +1,295 @@
+/* test_backend.c - the oneDNN backend against the double-precision
+ * reference kernels on random inputs (fp32 tolerances), and the layer
+ * graph's composite pieces (flatten order, residual blocks) against
+ * finite differences. */
+#include "tests/unit/trainlib.h"
+#include "trainer/backend.h"
+#include "trainer/kernels/kernels.h"
+#include "trainer/layer.h"
+#include "trainer/model.h"
+#include "cli/sbuf.h"
+#include "cli/spec.h"
+
+static int setup_backend(void **state)
+{
+	struct sbuf err = SBUF_INIT;
+	int rc = backend_init(2, &err);
+
+	(void)state;
+	sbuf_release(&err);
+	return rc;
+}
+
+static double *to_f64(const float *f, size_t n)
+{
+	double *d = malloc(n * sizeof(*d));
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = f[i];
+	return d;
+}
+
+static float *to_f32(const double *d, size_t n)
+{
+	float *f = malloc(n * sizeof(*f));
+
+	for (size_t i = 0; i < n; i++)
+		f[i] = (float)d[i];
+	return f;
+}
+
+static void check_conv(struct conv_geom g, unsigned flags)
+{
+	struct sbuf err = SBUF_INIT;
+	struct be_conv *cv;
+	size_t nx, nw, ny;
+	float *x, *w, *b, *y, *dy, *dx, *dw, *db, *ref;
+	double *xd, *wd, *bd, *yd, *dyd, *dxd, *dwd, *dbd;
+
+	assert_int_equal(conv_geom_finish(&g), 0);
+	nx = (size_t)g.n * g.h * g.w * g.c, nw = (size_t)g.k * g.c * g.r * g.s;
+	ny = (size_t)g.n * g.p * g.q * g.k;
+	x = malloc(nx * 4), w = malloc(nw * 4), b = malloc(g.k * 4), y = malloc(ny * 4);
+	dy = malloc(ny * 4), dx = malloc(nx * 4), dw = malloc(nw * 4), db = malloc(g.k * 4);
+	fill_normalf(x, nx, 1), fill_normalf(w, nw, 2), fill_normalf(b, g.k, 3);
+	fill_normalf(dy, ny, 4);
+	cv = be_conv_create(&g, flags, BE_FP32, &err);
+	if (!cv)
+		fail_msg("be_conv_create: %s", err.buf);
+	assert_int_equal(be_conv_forward(cv, x, w, b, y, &err), 0);
+	xd = to_f64(x, nx), wd = to_f64(w, nw), bd = to_f64(b, g.k), dyd = to_f64(dy, ny);
+	yd = malloc(ny * 8), dxd = malloc(nx * 8), dwd = malloc(nw * 8), dbd = malloc(g.k * 8);
+	conv2d_fwd_ref(&g, xd, wd, bd, yd);
+	if (flags & BE_RELU)
+		relu_fwd_f64(ny, yd, yd);
+	ref = to_f32(yd, ny);
+	assert_close(y, ref, ny, 1e-4, 1e-4);
+	free(ref);
+	if (flags & BE_RELU) {
+		relu_bwd_f32(ny, y, dy, dy);
+		free(dyd);
+		dyd = to_f64(dy, ny);
+	}
+	assert_int_equal(be_conv_backward(cv, x, dy, (flags & BE_NEED_DX) ? dx : NULL, dw, db, &err), 0);
+	conv2d_bwd_data_ref(&g, dyd, wd, dxd);
+	conv2d_bwd_weights_ref(&g, xd, dyd, dwd, dbd);
+	if (flags & BE_NEED_DX) {
+		ref = to_f32(dxd, nx);
+		assert_close(dx, ref, nx, 1e-4, 1e-4);
+		free(ref);
+	}
+	ref = to_f32(dwd, nw);
+	assert_close(dw, ref, nw, 1e-3, 1e-4);
+	free(ref);
+	ref = to_f32(dbd, g.k);
+	assert_close(db, ref, g.k, 1e-3, 1e-4);
+	free(ref);
+	be_conv_free(cv);
+	free(x), free(w), free(b), free(y), free(dy), free(dx), free(dw), free(db);
+	free(xd), free(wd), free(bd), free(yd), free(dyd), free(dxd), free(dwd), free(dbd);
+	sbuf_release(&err);
+}
+
+static void backend__convolutions_match_the_reference(void **state)
+{
+	(void)state;
+	check_conv((struct conv_geom){ 4, 12, 12, 1, 32, 3, 3, 1, 1, 0, 0 }, BE_RELU);
+	check_conv((struct conv_geom){ 4, 10, 10, 32, 64, 3, 3, 1, 1, 0, 0 }, BE_RELU | BE_NEED_DX);
+	check_conv((struct conv_geom){ 3, 9, 7, 16, 32, 3, 3, 2, 1, 0, 0 }, BE_NEED_DX);
+	check_conv((struct conv_geom){ 3, 8, 8, 16, 32, 1, 1, 2, 0, 0, 0 }, BE_NEED_DX);
+}
+
+static void check_pool(struct pool_geom g, bool max)
+{
+	struct sbuf err = SBUF_INIT;
+	struct be_pool *pl;
+	size_t nx, ny;
+	float *x, *y, *dy, *dx, *ref;
+	double *xd, *yd, *dyd, *dxd;
+
+	assert_int_equal(pool_geom_finish(&g), 0);
+	nx = (size_t)g.n * g.h * g.w * g.c, ny = (size_t)g.n * g.p * g.q * g.c;
+	x = malloc(nx * 4), y = malloc(ny * 4), dy = malloc(ny * 4), dx = malloc(nx * 4);
+	fill_normalf(x, nx, 5), fill_normalf(dy, ny, 6);
+	pl = be_pool_create(&g, max, BE_NEED_DX, BE_FP32, &err);
+	assert_non_null(pl);
+	assert_int_equal(be_pool_forward(pl, x, y, &err), 0);
+	assert_int_equal(be_pool_backward(pl, dy, dx, &err), 0);
+	xd = to_f64(x, nx), dyd = to_f64(dy, ny), yd = malloc(ny * 8), dxd = malloc(nx * 8);
+	if (max) {
+		maxpool_fwd_ref(&g, xd, yd);
+		maxpool_bwd_ref(&g, xd, dyd, dxd);
+	} else {
+		avgpool_fwd_ref(&g, xd, yd);
+		avgpool_bwd_ref(&g, dyd, dxd);
+	}
+	ref = to_f32(yd, ny);
+	assert_close(y, ref, ny, 1e-6, 1e-5);
+	free(ref);
+	ref = to_f32(dxd, nx);
+	assert_close(dx, ref, nx, 1e-6, 1e-5);
+	free(ref);
+	be_pool_free(pl);
+	free(x), free(y), free(dy), free(dx), free(xd), free(yd), free(dyd), free(dxd);
+	sbuf_release(&err);
+}
+
+static void backend__pooling_matches_the_reference(void **state)
+{
+	(void)state;
+	check_pool((struct pool_geom){ 3, 14, 14, 32, 2, 2, 0, 0 }, true);
+	check_pool((struct pool_geom){ 3, 7, 7, 16, 2, 2, 0, 0 }, true); /* odd: floor mode */
+	check_pool((struct pool_geom){ 2, 7, 7, 64, 7, 1, 0, 0 }, false);
+}
+
+static void backend__gemm_matches_the_reference_linear_layer(void **state)
+{
+	enum { N = 5, IN = 37, OUT = 11 };
+	float x[N * IN], w[OUT * IN], y[N * OUT], dy[N * OUT], dx[N * IN], dw[OUT * IN], *ref;
+	double xd[N * IN], wd[OUT * IN], yd[N * OUT], dyd[N * OUT], dxd[N * IN], dwd[OUT * IN];
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	fill_normalf(x, N * IN, 7), fill_normalf(w, OUT * IN, 8), fill_normalf(dy, N * OUT, 9);
+	for (int i = 0; i < N * IN; i++)
+		xd[i] = x[i];
+	for (int i = 0; i < OUT * IN; i++)
+		wd[i] = w[i];
+	for (int i = 0; i < N * OUT; i++)
+		dyd[i] = dy[i];
+	assert_int_equal(be_gemm('n', 't', N, OUT, IN, 1, x, IN, w, IN, 0, y, OUT, &err), 0);
+	assert_int_equal(be_gemm('n', 'n', N, IN, OUT, 1, dy, OUT, w, IN, 0, dx, IN, &err), 0);
+	assert_int_equal(be_gemm('t', 'n', OUT, IN, N, 1, dy, OUT, x, IN, 0, dw, IN, &err), 0);
+	linear_fwd_ref(N, IN, OUT, xd, wd, NULL, yd);
+	linear_bwd_ref(N, IN, OUT, xd, wd, dyd, dxd, dwd, NULL);
+	ref = to_f32(yd, N * OUT);
+	assert_close(y, ref, N * OUT, 1e-5, 1e-5);
+	free(ref);
+	ref = to_f32(dxd, N * IN);
+	assert_close(dx, ref, N * IN, 1e-5, 1e-5);
+	free(ref);
+	ref = to_f32(dwd, OUT * IN);
+	assert_close(dw, ref, OUT * IN, 1e-5, 1e-5);
+	free(ref);
+}
+
+/* Directional derivative of L = <model logits, r> along a sparse random
+ * d, in fp32 with a large step: catches wiring errors in composite
+ * layers (residual blocks, shortcuts, batch norm inside), not rounding. */
+static void check_model_directional(int kind, struct shape in, int outputs)
+{
+	struct model m;
+	struct sbuf err = SBUF_INIT;
+	size_t nz = (size_t)in.n * outputs, np;
+	float *r, *d, *g, *keep;
+	double lp = 0, lm = 0, dot = 0, h = 1e-3;
+
+	if (model_build(&m, kind, in, outputs, LOSS_XENT, &err))
+		fail_msg("model_build: %s", err.buf);
+	model_init(&m, 3);
+	np = m.nparams;
+	float *x = malloc(shape_count(in) * 4);
+	r = malloc(nz * 4), d = malloc(np * 4), g = malloc(np * 4), keep = malloc(np * 4);
+	fill_normalf(x, shape_count(in), 10), fill_normalf(r, nz, 11);
+	/* A sparse direction: 64 coordinates spread over every layer, +-1. */
+	memset(d, 0, np * 4);
+	for (size_t i = 0; i < 64; i++)
+		d[(i * 7919 + i * i * 104729) % np] = i % 2 ? 1.0f : -1.0f;
+	assert_int_equal(model_forward(&m, x, true, 1, &err), 0);
+	memcpy(m.dlogits, r, nz * 4);
+	assert_int_equal(model_backward(&m, NULL, &err), 0);
+	memcpy(g, m.grads, np * 4);
+	memcpy(keep, m.params, np * 4);
+	for (size_t i = 0; i < np; i++)
+		dot += (double)g[i] * d[i];
+	for (int sgn = 1; sgn >= -1; sgn -= 2) {
+		double s = 0;
+
+		for (size_t i = 0; i < np; i++)
+			m.params[i] = keep[i] + (float)(sgn * h * d[i]);
+		assert_int_equal(model_forward(&m, x, true, 1, &err), 0);
+		for (size_t i = 0; i < nz; i++)
+			s += (double)model_logits(&m)[i] * r[i];
+		if (sgn > 0)
+			lp = s;
+		else
+			lm = s;
+	}
+	if (fabs((lp - lm) / (2 * h) - dot) > 2e-2 * (1 + fabs(dot)))
+		fail_msg("model %d: directional derivative %.6g, backward %.6g", kind,
+			 (lp - lm) / (2 * h), dot);
+	model_release(&m);
+	free(x), free(r), free(d), free(g), free(keep);
+	sbuf_release(&err);
+}
+
+static void backend__every_model_backward_matches_a_directional_derivative(void **state)
+{
+	(void)state;
+	check_model_directional(MODEL_MLP, (struct shape){ 4, 6, 6, 1 }, 3);
+	check_model_directional(MODEL_CNN, (struct shape){ 4, 8, 8, 1 }, 3);
+	check_model_directional(MODEL_HEPCNN, (struct shape){ 4, 16, 16, 1 }, 2);
+	check_model_directional(MODEL_RESNET_SMALL, (struct shape){ 4, 8, 8, 2 }, 3);
+}
+
+static void backend__flatten_uses_pytorch_chw_order(void **state)
+{
+	struct seq s = { 0 };
+	struct layer *l;
+	struct sbuf err = SBUF_INIT;
+	float x[2 * 2 * 3 * 4], back[24];
+
+	(void)state;
+	for (int i = 0; i < 24; i++)
+		x[i] = (float)i;
+	l = seq_push(&s, LAYER_FLATTEN, (struct shape){ 1, 2, 3, 4 });
+	l->out = (struct shape){ 1, 1, 1, 24 };
+	assert_int_equal(seq_setup(&s, &err), 0);
+	assert_int_equal(seq_forward(&s, x, true, 0, &err), 0);
+	/* NHWC element (h=1, w=2, c=3) is x[(1*3+2)*4+3] = 23; CHW index 3*6+1*3+2 = 23. */
+	assert_float_equal(seq_output(&s)[3 * 6 + 1 * 3 + 2], 23.0f, 0);
+	/* NHWC (h=0, w=1, c=2) = x[6]; CHW 2*6 + 0 + 1 = 13. */
+	assert_float_equal(seq_output(&s)[13], 6.0f, 0);
+	memcpy(back, seq_output(&s), sizeof(back));
+	s.v[0].need_dx = true;
+	assert_int_equal(seq_backward(&s, back, x, NULL, &err), 0);
+	for (int i = 0; i < 24; i++)
+		assert_float_equal(x[i], (float)i, 0);
+	seq_release(&s);
+}
+
+static void backend__arena_is_laid_out_in_reverse_layer_order(void **state)
+{
+	struct model m;
+	struct sbuf err = SBUF_INIT;
+	size_t prev_lo = SIZE_MAX;
+
+	(void)state;
+	assert_int_equal(model_build(&m, MODEL_CNN, (struct shape){ 2, 8, 8, 1 }, 10, LOSS_XENT, &err), 0);
+	for (size_t i = 0; i < m.net.n; i++) {
+		struct layer *l = &m.net.v[i];
+
+		if (!l->nw)
+			continue;
+		assert_true(l->arena_hi <= prev_lo);
+		prev_lo = l->arena_lo;
+	}
+	assert_int_equal(prev_lo, 0);
+	assert_int_equal(m.net.v[0].arena_hi, m.nparams);
+	model_release(&m);
+	sbuf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(backend__convolutions_match_the_reference),
+		cmocka_unit_test(backend__pooling_matches_the_reference),
+		cmocka_unit_test(backend__gemm_matches_the_reference_linear_layer),
+		cmocka_unit_test(backend__every_model_backward_matches_a_directional_derivative),
+		cmocka_unit_test(backend__flatten_uses_pytorch_chw_order),
+		cmocka_unit_test(backend__arena_is_laid_out_in_reverse_layer_order),
+	};
+
+	return cmocka_run_group_tests(tests, setup_backend, NULL);
+}

@@ -1,0 +1,288 @@
+/* test_trainer.c - the trainer's data, loader, optimizer schedules and
+ * checkpoints: round trips, the failure paths (corrupt, truncated and
+ * missing files name the file) and the sharding contract. */
+#include "tests/unit/trainlib.h"
+#include "trainer/backend.h"
+#include "trainer/ckpt.h"
+#include "trainer/data.h"
+#include "trainer/model.h"
+#include "trainer/optim.h"
+#include "cli/exitcode.h"
+#include "cli/sbuf.h"
+#include "cli/spec.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static char tmpdir[64];
+
+static int setup(void **state)
+{
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	strcpy(tmpdir, "/tmp/hpt-test-trainer-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	backend_init(1, &err);
+	sbuf_release(&err);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char *cmd = xasprintf("rm -rf '%s'", tmpdir);
+	int rc = system(cmd);
+
+	(void)state;
+	free(cmd);
+	return rc;
+}
+
+static void small_set(struct dataset *d, int n)
+{
+	memset(d, 0, sizeof(*d));
+	d->n = n;
+	d->h = 3, d->w = 2, d->c = 1, d->label_dim = 1, d->classes = 4, d->loss = LOSS_XENT;
+	d->pixels = malloc((size_t)n * 6);
+	d->labels = malloc(n);
+	for (int i = 0; i < n * 6; i++)
+		d->pixels[i] = (uint8_t)(i * 37);
+	for (int i = 0; i < n; i++)
+		d->labels[i] = (uint8_t)(i % 4);
+}
+
+static void trainer__shards_round_trip_and_corruption_names_the_file(void **state)
+{
+	struct dataset d, tr, te;
+	struct sbuf err = SBUF_INIT;
+	char *dir = xasprintf("%s/shards", tmpdir), *path;
+	FILE *fp;
+
+	(void)state;
+	small_set(&d, 10);
+	assert_int_equal(data_write_shards(&d, dir, "train", 3, &err), 0);
+	assert_int_equal(data_write_shards(&d, dir, "test", 1, &err), 0);
+	assert_int_equal(data_load_shards(&tr, &te, dir, &err), 0);
+	assert_int_equal(tr.n, 10);
+	assert_memory_equal(tr.pixels, d.pixels, 60);
+	assert_memory_equal(tr.labels, d.labels, 10);
+	assert_int_equal(tr.classes, 4);
+	dataset_release(&tr);
+	dataset_release(&te);
+	/* Flip one payload byte of shard 1: the CRC names it. */
+	path = xasprintf("%s/train-00001.hpts", dir);
+	fp = fopen(path, "r+b");
+	fseek(fp, 70, SEEK_SET);
+	fputc(0x55, fp);
+	fclose(fp);
+	assert_int_equal(data_load_shards(&tr, &te, dir, &err), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "train-00001.hpts: corrupt"));
+	assert_int_equal(truncate(path, 40), 0);
+	sbuf_reset(&err);
+	assert_int_equal(data_load_shards(&tr, &te, dir, &err), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "train-00001.hpts: not an hpctrain shard"));
+	sbuf_reset(&err);
+	assert_int_equal(data_load_shards(&tr, &te, "/nonexistent", &err), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "no train shards"));
+	dataset_release(&d);
+	free(path);
+	free(dir);
+	sbuf_release(&err);
+}
+
+static void write_gz(const char *path, const void *data, size_t len)
+{
+	gzFile f = gzopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(gzwrite(f, data, (unsigned)len), (int)len);
+	gzclose(f);
+}
+
+static void trainer__idx_files_load_and_bad_ones_are_named(void **state)
+{
+	uint8_t img[16 + 2 * 4] = { 0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 1, 2, 3, 4, 5, 6, 7, 8 };
+	uint8_t lab[8 + 2] = { 0, 0, 8, 1, 0, 0, 0, 2, 3, 1 };
+	char *ip = xasprintf("%s/img.gz", tmpdir), *lp = xasprintf("%s/lab.gz", tmpdir);
+	struct dataset d;
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	write_gz(ip, img, sizeof(img));
+	write_gz(lp, lab, sizeof(lab));
+	assert_int_equal(data_load_idx(&d, ip, lp, &err), 0);
+	assert_int_equal(d.n, 2);
+	assert_int_equal(d.h, 2);
+	assert_int_equal(d.classes, 4);
+	assert_int_equal(d.pixels[7], 8);
+	dataset_release(&d);
+	write_gz(ip, img, sizeof(img) - 3); /* truncated */
+	assert_int_equal(data_load_idx(&d, ip, lp, &err), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "img.gz: truncated"));
+	sbuf_reset(&err);
+	img[3] = 2; /* wrong shape: 2 dimensions */
+	write_gz(ip, img, sizeof(img));
+	assert_int_equal(data_load_idx(&d, ip, lp, &err), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "img.gz: not an IDX file"));
+	sbuf_reset(&err);
+	assert_int_equal(data_load_idx(&d, "/nonexistent/x.gz", lp, &err), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "cannot open /nonexistent/x.gz"));
+	free(ip);
+	free(lp);
+	sbuf_release(&err);
+}
+
+static void trainer__ranks_get_disjoint_shards_equal_to_one_big_batch(void **state)
+{
+	struct dataset d;
+	struct loader one, r0, r1;
+	struct sbuf err = SBUF_INIT;
+	int32_t lb[8], l0[4], l1[4];
+	float xb[8 * 6], x0[4 * 6], x1[4 * 6], t[8];
+
+	(void)state;
+	small_set(&d, 40);
+	assert_int_equal(loader_init(&one, &d, 8, 0, 1, 5, &err), 0);
+	assert_int_equal(loader_init(&r0, &d, 4, 0, 2, 5, &err), 0);
+	assert_int_equal(loader_init(&r1, &d, 4, 1, 2, 5, &err), 0);
+	assert_int_equal(one.steps_per_epoch, 5);
+	assert_int_equal(r0.steps_per_epoch, 5);
+	for (int e = 0; e < 2; e++)
+		for (int s = 0; s < 5; s++) {
+			loader_batch(&one, e, s, xb, lb, t);
+			loader_batch(&r0, e, s, x0, l0, t);
+			loader_batch(&r1, e, s, x1, l1, t);
+			assert_memory_equal(xb, x0, sizeof(x0));
+			assert_memory_equal(xb + 4 * 6, x1, sizeof(x1));
+		}
+	/* Every sample once per epoch. */
+	{
+		int seen[40] = { 0 };
+
+		for (int i = 0; i < 40; i++)
+			seen[one.perm[i]]++;
+		for (int i = 0; i < 40; i++)
+			assert_int_equal(seen[i], 1);
+	}
+	loader_release(&one);
+	loader_release(&r0);
+	loader_release(&r1);
+	dataset_release(&d);
+	sbuf_release(&err);
+}
+
+static void trainer__synthetic_sets_are_deterministic_and_disjoint(void **state)
+{
+	struct dataset tr, te;
+	float a[64], b[64];
+	int32_t la, lb;
+
+	(void)state;
+	data_synthetic(&tr, &te, DATA_SYNTHETIC);
+	dataset_sample(&tr, 7, a, &la, NULL);
+	dataset_sample(&tr, 7, b, &lb, NULL);
+	assert_memory_equal(a, b, sizeof(a));
+	assert_int_equal(la, lb);
+	dataset_sample(&te, 7, b, &lb, NULL);
+	assert_memory_not_equal(a, b, sizeof(a));
+	assert_true(data_synthetic_bound(DATA_SYNTHETIC) > 0.96);
+}
+
+static void trainer__schedules_warm_up_then_follow_cosine_or_steps(void **state)
+{
+	struct job_optimizer spec = { .name = OPTIMIZER_SGD, .lr = 0.1, .momentum = 0.9,
+				      .schedule = SCHEDULE_COSINE, .warmup_epochs = 1,
+				      .lr_scaling = LR_SCALING_LINEAR, .step_epochs = 2,
+				      .step_gamma = 0.5 };
+	struct optim o;
+
+	(void)state;
+	assert_int_equal(optim_init(&o, &spec, 4, 10, 5, 2), 0); /* 2 ranks: lr 0.2 */
+	assert_float_equal(optim_lr(&o, 0), 0.02, 1e-12);
+	assert_float_equal(optim_lr(&o, 9), 0.2, 1e-12);
+	assert_float_equal(optim_lr(&o, 10), 0.2, 1e-12);
+	assert_float_equal(optim_lr(&o, 30), 0.1, 1e-12); /* halfway through cosine */
+	assert_true(optim_lr(&o, 49) < 0.001);
+	optim_release(&o);
+	spec.schedule = SCHEDULE_STEP;
+	spec.warmup_epochs = 0;
+	spec.lr_scaling = LR_SCALING_NONE;
+	assert_int_equal(optim_init(&o, &spec, 4, 10, 5, 2), 0);
+	assert_float_equal(optim_lr(&o, 19), 0.1, 1e-12);
+	assert_float_equal(optim_lr(&o, 20), 0.05, 1e-12);
+	assert_float_equal(optim_lr(&o, 45), 0.025, 1e-12);
+	optim_release(&o);
+}
+
+static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **state)
+{
+	struct model m, m2;
+	struct optim o, o2;
+	struct job_optimizer spec = { .name = OPTIMIZER_ADAMW, .lr = 1e-3, .beta1 = 0.9,
+				      .beta2 = 0.999, .eps = 1e-8 };
+	struct ckpt_state st = { 42, 1.5, 7, 9 }, st2;
+	struct sbuf err = SBUF_INIT, path = SBUF_INIT;
+	char *dir = xasprintf("%s/ckpt", tmpdir);
+	const char *hash = "ab12";
+
+	(void)state;
+	assert_int_equal(mkdir(dir, 0777), 0);
+	assert_int_equal(model_build(&m, MODEL_RESNET_SMALL, (struct shape){ 2, 8, 8, 1 }, 3, LOSS_XENT, &err), 0);
+	assert_int_equal(model_build(&m2, MODEL_RESNET_SMALL, (struct shape){ 2, 8, 8, 1 }, 3, LOSS_XENT, &err), 0);
+	model_init(&m, 1);
+	assert_int_equal(optim_init(&o, &spec, m.nparams, 1, 1, 1), 0);
+	assert_int_equal(optim_init(&o2, &spec, m.nparams, 1, 1, 1), 0);
+	fill_normalf(o.m, m.nparams, 3);
+	fill_normalf(o.v, m.nparams, 4);
+	fill_normalf(m.state, m.nstate, 5);
+	o.t = 17;
+	for (int s = 1; s <= 4; s++) {
+		st.step = s;
+		assert_int_equal(ckpt_save(dir, hash, &st, &m, &o, 2, &err), 0);
+	}
+	assert_int_equal(ckpt_latest(dir, &path), 0);
+	assert_non_null(strstr(path.buf, "ckpt-000000000004.bin"));
+	assert_int_equal(ckpt_load(path.buf, hash, &st2, &m2, &o2, &err), 0);
+	assert_int_equal(st2.step, 4);
+	assert_int_equal(o2.t, 17);
+	assert_memory_equal(m2.params, m.params, m.nparams * 4);
+	assert_memory_equal(m2.state, m.state, m.nstate * 4);
+	assert_memory_equal(o2.v, o.v, m.nparams * 4);
+	{ /* keep = 2: steps 3 and 4 remain */
+		char *p3 = xasprintf("%s/ckpt-000000000003.bin", dir), *p2 = xasprintf("%s/ckpt-000000000002.bin", dir);
+
+		assert_int_equal(access(p3, F_OK), 0);
+		assert_int_not_equal(access(p2, F_OK), 0);
+		free(p3);
+		free(p2);
+	}
+	assert_int_equal(ckpt_load(path.buf, "other", &st2, &m2, &o2, &err), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "written for another spec"));
+	sbuf_reset(&err);
+	assert_int_equal(truncate(path.buf, 1000), 0);
+	assert_int_equal(ckpt_load(path.buf, hash, &st2, &m2, &o2, &err), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "corrupt checkpoint"));
+	model_release(&m);
+	model_release(&m2);
+	optim_release(&o);
+	optim_release(&o2);
+	sbuf_release(&err);
+	sbuf_release(&path);
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(trainer__shards_round_trip_and_corruption_names_the_file),
+		cmocka_unit_test(trainer__idx_files_load_and_bad_ones_are_named),
+		cmocka_unit_test(trainer__ranks_get_disjoint_shards_equal_to_one_big_batch),
+		cmocka_unit_test(trainer__synthetic_sets_are_deterministic_and_disjoint),
+		cmocka_unit_test(trainer__schedules_warm_up_then_follow_cosine_or_steps),
+		cmocka_unit_test(trainer__checkpoints_round_trip_bit_exact_and_refuse_damage),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

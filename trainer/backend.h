@@ -1,0 +1,73 @@
+/* backend.h - the compute backend behind the layers: convolution, pooling
+ * and the GEMMs of linear layers, each planned once per shape and reused
+ * every step.
+ *
+ * One header, one implementation picked by the build (STYLE.md 1):
+ * backend_cpu.c runs oneDNN's C API; a later backend_cuda.cu (issue 8)
+ * implements the same functions with cuDNN/cuBLAS.  Layers never see
+ * oneDNN types.  Buffers passed in are the layers' own, in the layouts of
+ * kernels.h (activations NHWC, weights in PyTorch order); whatever
+ * layout the backend prefers internally (blocked weights) is its
+ * business, converted inside with reorders planned at create time.
+ *
+ * Contract: *_create returns NULL and fills err on failure (an
+ * unsupported shape or precision); forward/backward return 0 or -1 with
+ * err filled, never exit; *_free accepts NULL.  No call after create
+ * allocates.  Results are deterministic at a fixed thread count.
+ */
+#ifndef HPT_BACKEND_H
+#define HPT_BACKEND_H
+
+#include "trainer/kernels/kernels.h" // defines: struct conv_geom, struct pool_geom
+
+#include <stdbool.h>
+
+struct sbuf;
+
+/* Precision of activations and convolution inputs; fp32 only in this
+ * version, bf16/fp16 with fp32 master weights come with issue 8. */
+enum be_precision { BE_FP32, BE_BF16, BE_FP16 };
+
+enum be_flags {
+	BE_RELU = 1 << 0,    /* fuse ReLU after the bias (forward post-op) */
+	BE_NEED_DX = 1 << 1, /* plan the backward pass to the input too */
+};
+
+/* Starts the backend with the given number of threads (0 = leave the
+ * runtime's default).  Returns 0 or -1 with err filled. */
+int backend_init(int threads, struct sbuf *err);
+/* One line naming the implementation, e.g. "oneDNN 2.6.3, avx512_core_amx". */
+const char *backend_describe(void);
+
+struct be_conv;
+struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
+			       enum be_precision prec, struct sbuf *err);
+/* y = act(conv(x, w) + b); w (K,C,R,S), b (K). */
+int be_conv_forward(struct be_conv *cv, const float *x, const float *w, const float *b,
+		    float *y, struct sbuf *err);
+/* dy is the gradient after the activation; with BE_RELU the caller has
+ * already masked it by y > 0.  dx may be NULL (then BE_NEED_DX is not
+ * needed); dw and db are overwritten, not accumulated.  w must be the
+ * weights of the last forward. */
+int be_conv_backward(struct be_conv *cv, const float *x, const float *dy, float *dx,
+		     float *dw, float *db, struct sbuf *err);
+void be_conv_free(struct be_conv *cv);
+
+struct be_pool;
+/* max = true: max pooling (the backward needs the forward's workspace,
+ * kept inside); false: average. */
+struct be_pool *be_pool_create(const struct pool_geom *g, bool max, unsigned flags,
+			       enum be_precision prec, struct sbuf *err);
+int be_pool_forward(struct be_pool *pl, const float *x, float *y, struct sbuf *err);
+int be_pool_backward(struct be_pool *pl, const float *dy, float *dx, struct sbuf *err);
+void be_pool_free(struct be_pool *pl);
+
+/* Row-major C = alpha op(A) op(B) + beta C, op = transpose when 't'. */
+int be_gemm(char ta, char tb, int m, int n, int k, float alpha, const float *a, int lda,
+	    const float *b, int ldb, float beta, float *c, int ldc, struct sbuf *err);
+
+/* Aligned buffers for activations and arenas (64 bytes); NULL on OOM. */
+float *be_alloc(size_t nfloats);
+void be_free(float *p);
+
+#endif

@@ -1,0 +1,510 @@
+/* backend_cpu.c - the CPU backend: oneDNN primitives for convolution and
+ * pooling, oneDNN's sgemm for linear layers.  Shell over oneDNN's C API.
+ *
+ * Each be_conv plans three primitives at create time (forward with the
+ * bias and an optional fused ReLU post-op, backward data, backward
+ * weights), lets oneDNN pick the weight layout ("any": blocked for the
+ * JIT kernels) and plans the reorders between that layout and the plain
+ * (K,C,R,S) arena once.  Activations stay NHWC (channels last), which
+ * oneDNN's AVX-512 kernels run directly, so no activation is reordered
+ * between layers.  Scratchpads are user-managed and allocated at create
+ * time: nothing in the step loop allocates.
+ *
+ * Budget: conv FLOPs = 2*N*K*P*Q*C*R*S per pass; weights reorders cost
+ * 2*|w| bytes per step, negligible beside the convolutions.
+ */
+#include "trainer/backend.h" // defines: be_conv_*, be_pool_*, be_gemm
+#include "cli/sbuf.h"        // defines: struct sbuf, sbuf_addf
+
+#include <dnnl.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static dnnl_engine_t engine;
+static dnnl_stream_t stream;
+static char describe[128];
+
+#define DNNL_TRY(call)                                                                     \
+	do {                                                                               \
+		dnnl_status_t st_ = (call);                                                \
+		if (st_ != dnnl_success) {                                                 \
+			sbuf_addf(err, "oneDNN: %s failed with status %d (%s:%d)", #call,  \
+				  (int)st_, __FILE__, __LINE__);                           \
+			goto fail;                                                         \
+		}                                                                          \
+	} while (0)
+
+static const char *isa_name(dnnl_cpu_isa_t isa)
+{
+	switch (isa) {
+	case dnnl_cpu_isa_sse41: return "sse41";
+	case dnnl_cpu_isa_avx: return "avx";
+	case dnnl_cpu_isa_avx2: return "avx2";
+	case dnnl_cpu_isa_avx512_mic: return "avx512_mic";
+	case dnnl_cpu_isa_avx512_mic_4ops: return "avx512_mic_4ops";
+	case dnnl_cpu_isa_avx512_core: return "avx512_core";
+	case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+	case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+	case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+	case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+	default: return "generic";
+	}
+}
+
+int backend_init(int threads, struct sbuf *err)
+{
+	const dnnl_version_t *v = dnnl_version();
+
+	if (threads > 0)
+		omp_set_num_threads(threads);
+	if (!engine) {
+		DNNL_TRY(dnnl_engine_create(&engine, dnnl_cpu, 0));
+		DNNL_TRY(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+	}
+	snprintf(describe, sizeof(describe), "oneDNN %d.%d.%d, %s, %d threads", v->major,
+		 v->minor, v->patch, isa_name(dnnl_get_effective_cpu_isa()), omp_get_max_threads());
+	return 0;
+fail:
+	return -1;
+}
+
+const char *backend_describe(void)
+{
+	return describe;
+}
+
+float *be_alloc(size_t nfloats)
+{
+	size_t bytes = (nfloats * sizeof(float) + 63) / 64 * 64;
+	float *p = aligned_alloc(64, bytes ? bytes : 64);
+
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
+void be_free(float *p)
+{
+	free(p);
+}
+
+/* A primitive with its user-managed scratchpad. */
+struct prim {
+	dnnl_primitive_desc_t pd;
+	dnnl_primitive_t p;
+	dnnl_memory_t scratch;
+	void *scratch_buf;
+};
+
+static dnnl_status_t prim_create(struct prim *pr, const_dnnl_op_desc_t op,
+				 const_dnnl_primitive_desc_t hint, const dnnl_post_ops_t po)
+{
+	dnnl_primitive_attr_t attr = NULL;
+	const dnnl_memory_desc_t *smd;
+	dnnl_status_t st;
+
+	st = dnnl_primitive_attr_create(&attr);
+	if (st == dnnl_success)
+		st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+	if (st == dnnl_success && po)
+		st = dnnl_primitive_attr_set_post_ops(attr, po);
+	if (st == dnnl_success)
+		st = dnnl_primitive_desc_create(&pr->pd, op, attr, engine, hint);
+	if (attr)
+		dnnl_primitive_attr_destroy(attr);
+	if (st != dnnl_success)
+		return st;
+	st = dnnl_primitive_create(&pr->p, pr->pd);
+	if (st != dnnl_success)
+		return st;
+	smd = dnnl_primitive_desc_query_md(pr->pd, dnnl_query_scratchpad_md, 0);
+	if (smd && dnnl_memory_desc_get_size(smd)) {
+		pr->scratch_buf = aligned_alloc(64, (dnnl_memory_desc_get_size(smd) + 63) / 64 * 64);
+		if (!pr->scratch_buf)
+			return dnnl_out_of_memory;
+		st = dnnl_memory_create(&pr->scratch, smd, engine, pr->scratch_buf);
+	}
+	return st;
+}
+
+static void prim_release(struct prim *pr)
+{
+	if (pr->p)
+		dnnl_primitive_destroy(pr->p);
+	if (pr->pd)
+		dnnl_primitive_desc_destroy(pr->pd);
+	if (pr->scratch)
+		dnnl_memory_destroy(pr->scratch);
+	free(pr->scratch_buf);
+	memset(pr, 0, sizeof(*pr));
+}
+
+/* Runs pr with args plus its scratchpad, then waits. */
+static dnnl_status_t prim_run(struct prim *pr, int nargs, dnnl_exec_arg_t *args)
+{
+	dnnl_exec_arg_t all[8];
+	dnnl_status_t st;
+
+	memcpy(all, args, nargs * sizeof(*args));
+	if (pr->scratch)
+		all[nargs++] = (dnnl_exec_arg_t){ DNNL_ARG_SCRATCHPAD, pr->scratch };
+	st = dnnl_primitive_execute(pr->p, stream, nargs, all);
+	return st == dnnl_success ? dnnl_stream_wait(stream) : st;
+}
+
+/* A memory object whose handle is set before each use. */
+static dnnl_status_t mem_create(dnnl_memory_t *m, const dnnl_memory_desc_t *md)
+{
+	return dnnl_memory_create(m, md, engine, DNNL_MEMORY_NONE);
+}
+
+static dnnl_status_t mem_set(dnnl_memory_t m, const void *p)
+{
+	return dnnl_memory_set_data_handle(m, (void *)p);
+}
+
+/* A planned conversion between the plain layout and a primitive's. */
+struct relayout {
+	struct prim r;          /* no primitive when the layouts agree */
+	dnnl_memory_t plain, internal;
+	float *buf;             /* the internal copy */
+};
+
+static dnnl_status_t relayout_create(struct relayout *rl, const dnnl_memory_desc_t *from,
+				     const dnnl_memory_desc_t *to, int to_internal)
+{
+	const dnnl_memory_desc_t *internal = to_internal ? to : from;
+	dnnl_status_t st;
+
+	st = mem_create(&rl->plain, to_internal ? from : to);
+	if (st != dnnl_success || dnnl_memory_desc_equal(from, to))
+		return st;
+	rl->buf = be_alloc(dnnl_memory_desc_get_size(internal) / sizeof(float) + 16);
+	if (!rl->buf)
+		return dnnl_out_of_memory;
+	st = dnnl_memory_create(&rl->internal, internal, engine, rl->buf);
+	if (st == dnnl_success)
+		st = dnnl_reorder_primitive_desc_create(&rl->r.pd, from, engine, to, engine, NULL);
+	if (st == dnnl_success)
+		st = dnnl_primitive_create(&rl->r.p, rl->r.pd);
+	return st;
+}
+
+static void relayout_release(struct relayout *rl)
+{
+	prim_release(&rl->r);
+	if (rl->plain)
+		dnnl_memory_destroy(rl->plain);
+	if (rl->internal)
+		dnnl_memory_destroy(rl->internal);
+	be_free(rl->buf);
+	memset(rl, 0, sizeof(*rl));
+}
+
+/* Returns the memory a primitive should use for the plain buffer p:
+ * p itself when the layouts agree, else the internal copy (converted
+ * from p first when to_internal). */
+static dnnl_status_t relayout_in(struct relayout *rl, const float *p, dnnl_memory_t *out)
+{
+	dnnl_status_t st = mem_set(rl->plain, p);
+
+	if (st != dnnl_success)
+		return st;
+	*out = rl->plain;
+	if (!rl->r.p)
+		return st;
+	*out = rl->internal;
+	dnnl_exec_arg_t a[2] = { { DNNL_ARG_FROM, rl->plain }, { DNNL_ARG_TO, rl->internal } };
+	st = dnnl_primitive_execute(rl->r.p, stream, 2, a);
+	return st == dnnl_success ? dnnl_stream_wait(stream) : st;
+}
+
+/* After a primitive wrote into the memory relayout_out_mem() gave, copy
+ * it out to the plain buffer. */
+static dnnl_status_t relayout_out_mem(struct relayout *rl, float *p, dnnl_memory_t *out)
+{
+	dnnl_status_t st = mem_set(rl->plain, p);
+
+	*out = rl->r.p ? rl->internal : rl->plain;
+	return st;
+}
+
+static dnnl_status_t relayout_out_finish(struct relayout *rl)
+{
+	dnnl_status_t st;
+
+	if (!rl->r.p)
+		return dnnl_success;
+	dnnl_exec_arg_t a[2] = { { DNNL_ARG_FROM, rl->internal }, { DNNL_ARG_TO, rl->plain } };
+	st = dnnl_primitive_execute(rl->r.p, stream, 2, a);
+	return st == dnnl_success ? dnnl_stream_wait(stream) : st;
+}
+
+struct be_conv {
+	struct conv_geom g;
+	unsigned flags;
+	struct prim fwd, bwd_data, bwd_w;
+	struct relayout w_fwd, w_bwd, dw;
+	dnnl_memory_t x, y, b, dy, dx, db, dy_w, x_w;
+	const float *w_last; /* the weights of the last forward */
+};
+
+void be_conv_free(struct be_conv *cv)
+{
+	dnnl_memory_t *mems[] = { &cv->x, &cv->y, &cv->b, &cv->dy, &cv->dx, &cv->db, &cv->dy_w,
+				  &cv->x_w };
+
+	if (!cv)
+		return;
+	prim_release(&cv->fwd);
+	prim_release(&cv->bwd_data);
+	prim_release(&cv->bwd_w);
+	relayout_release(&cv->w_fwd);
+	relayout_release(&cv->w_bwd);
+	relayout_release(&cv->dw);
+	for (size_t i = 0; i < sizeof(mems) / sizeof(mems[0]); i++)
+		if (*mems[i])
+			dnnl_memory_destroy(*mems[i]);
+	free(cv);
+}
+
+struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
+			       enum be_precision prec, struct sbuf *err)
+{
+	struct be_conv *cv = calloc(1, sizeof(*cv));
+	dnnl_memory_desc_t x_md, y_md, w_any, w_plain, b_md;
+	dnnl_dims_t xd = { g->n, g->c, g->h, g->w }, yd = { g->n, g->k, g->p, g->q },
+		    wd = { g->k, g->c, g->r, g->s }, bd = { g->k };
+	dnnl_dims_t strides = { g->stride, g->stride }, pad = { g->pad, g->pad };
+	dnnl_convolution_desc_t d;
+	dnnl_post_ops_t po = NULL;
+
+	if (!cv) {
+		sbuf_addstr(err, "out of memory");
+		return NULL;
+	}
+	if (prec != BE_FP32) {
+		sbuf_addstr(err, "the CPU backend runs fp32 only in this version");
+		goto fail;
+	}
+	cv->g = *g;
+	cv->flags = flags;
+	DNNL_TRY(dnnl_memory_desc_init_by_tag(&x_md, 4, xd, dnnl_f32, dnnl_nhwc));
+	DNNL_TRY(dnnl_memory_desc_init_by_tag(&y_md, 4, yd, dnnl_f32, dnnl_nhwc));
+	DNNL_TRY(dnnl_memory_desc_init_by_tag(&w_any, 4, wd, dnnl_f32, dnnl_format_tag_any));
+	DNNL_TRY(dnnl_memory_desc_init_by_tag(&w_plain, 4, wd, dnnl_f32, dnnl_oihw));
+	DNNL_TRY(dnnl_memory_desc_init_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_x));
+
+	DNNL_TRY(dnnl_convolution_forward_desc_init(&d, dnnl_forward_training,
+						    dnnl_convolution_direct, &x_md, &w_any, &b_md,
+						    &y_md, strides, pad, pad));
+	if (flags & BE_RELU) {
+		DNNL_TRY(dnnl_post_ops_create(&po));
+		DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+	}
+	DNNL_TRY(prim_create(&cv->fwd, &d, NULL, po));
+	DNNL_TRY(relayout_create(&cv->w_fwd, &w_plain,
+				 dnnl_primitive_desc_query_md(cv->fwd.pd, dnnl_query_weights_md, 0),
+				 1));
+
+	if (flags & BE_NEED_DX) {
+		DNNL_TRY(dnnl_convolution_backward_data_desc_init(&d, dnnl_convolution_direct, &x_md,
+								  &w_any, &y_md, strides, pad, pad));
+		DNNL_TRY(prim_create(&cv->bwd_data, &d, cv->fwd.pd, NULL));
+		DNNL_TRY(relayout_create(
+			&cv->w_bwd, &w_plain,
+			dnnl_primitive_desc_query_md(cv->bwd_data.pd, dnnl_query_weights_md, 0), 1));
+		DNNL_TRY(mem_create(&cv->dx, &x_md));
+	}
+	DNNL_TRY(dnnl_convolution_backward_weights_desc_init(&d, dnnl_convolution_direct, &x_md,
+							     &w_any, &b_md, &y_md, strides, pad,
+							     pad));
+	DNNL_TRY(prim_create(&cv->bwd_w, &d, cv->fwd.pd, NULL));
+	DNNL_TRY(relayout_create(
+		&cv->dw, dnnl_primitive_desc_query_md(cv->bwd_w.pd, dnnl_query_diff_weights_md, 0),
+		&w_plain, 0));
+	DNNL_TRY(mem_create(&cv->x, dnnl_primitive_desc_query_md(cv->fwd.pd, dnnl_query_src_md, 0)));
+	DNNL_TRY(mem_create(&cv->y, dnnl_primitive_desc_query_md(cv->fwd.pd, dnnl_query_dst_md, 0)));
+	DNNL_TRY(mem_create(&cv->b, &b_md));
+	DNNL_TRY(mem_create(&cv->db, &b_md));
+	DNNL_TRY(mem_create(&cv->dy, &y_md));
+	DNNL_TRY(mem_create(&cv->dy_w, &y_md));
+	DNNL_TRY(mem_create(&cv->x_w, &x_md));
+	if (po)
+		dnnl_post_ops_destroy(po);
+	return cv;
+fail:
+	if (po)
+		dnnl_post_ops_destroy(po);
+	be_conv_free(cv);
+	return NULL;
+}
+
+int be_conv_forward(struct be_conv *cv, const float *x, const float *w, const float *b,
+		    float *y, struct sbuf *err)
+{
+	dnnl_memory_t wm;
+
+	DNNL_TRY(relayout_in(&cv->w_fwd, w, &wm));
+	DNNL_TRY(mem_set(cv->x, x));
+	DNNL_TRY(mem_set(cv->b, b));
+	DNNL_TRY(mem_set(cv->y, y));
+	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, cv->x },
+				{ DNNL_ARG_WEIGHTS, wm },
+				{ DNNL_ARG_BIAS, cv->b },
+				{ DNNL_ARG_DST, cv->y } };
+	DNNL_TRY(prim_run(&cv->fwd, 4, a));
+	cv->w_last = w;
+	return 0;
+fail:
+	return -1;
+}
+
+int be_conv_backward(struct be_conv *cv, const float *x, const float *dy, float *dx,
+		     float *dw, float *db, struct sbuf *err)
+{
+	dnnl_memory_t wm, dwm;
+
+	if (dx) {
+		if (!(cv->flags & BE_NEED_DX)) {
+			sbuf_addstr(err, "be_conv_backward: dx asked of a convolution planned without it");
+			return -1;
+		}
+		DNNL_TRY(relayout_in(&cv->w_bwd, cv->w_last, &wm));
+		DNNL_TRY(mem_set(cv->dy, dy));
+		DNNL_TRY(mem_set(cv->dx, dx));
+		dnnl_exec_arg_t a[] = { { DNNL_ARG_DIFF_DST, cv->dy },
+					{ DNNL_ARG_WEIGHTS, wm },
+					{ DNNL_ARG_DIFF_SRC, cv->dx } };
+		DNNL_TRY(prim_run(&cv->bwd_data, 3, a));
+	}
+	DNNL_TRY(relayout_out_mem(&cv->dw, dw, &dwm));
+	DNNL_TRY(mem_set(cv->x_w, x));
+	DNNL_TRY(mem_set(cv->dy_w, dy));
+	DNNL_TRY(mem_set(cv->db, db));
+	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, cv->x_w },
+				{ DNNL_ARG_DIFF_DST, cv->dy_w },
+				{ DNNL_ARG_DIFF_WEIGHTS, dwm },
+				{ DNNL_ARG_DIFF_BIAS, cv->db } };
+	DNNL_TRY(prim_run(&cv->bwd_w, 4, a));
+	DNNL_TRY(relayout_out_finish(&cv->dw));
+	return 0;
+fail:
+	return -1;
+}
+
+struct be_pool {
+	struct prim fwd, bwd;
+	dnnl_memory_t x, y, dy, dx, ws;
+	void *ws_buf;
+};
+
+void be_pool_free(struct be_pool *pl)
+{
+	if (!pl)
+		return;
+	prim_release(&pl->fwd);
+	prim_release(&pl->bwd);
+	if (pl->x)
+		dnnl_memory_destroy(pl->x);
+	if (pl->y)
+		dnnl_memory_destroy(pl->y);
+	if (pl->dy)
+		dnnl_memory_destroy(pl->dy);
+	if (pl->dx)
+		dnnl_memory_destroy(pl->dx);
+	if (pl->ws)
+		dnnl_memory_destroy(pl->ws);
+	free(pl->ws_buf);
+	free(pl);
+}
+
+struct be_pool *be_pool_create(const struct pool_geom *g, bool max, unsigned flags,
+			       enum be_precision prec, struct sbuf *err)
+{
+	struct be_pool *pl = calloc(1, sizeof(*pl));
+	dnnl_memory_desc_t x_md, y_md;
+	dnnl_dims_t xd = { g->n, g->c, g->h, g->w }, yd = { g->n, g->c, g->p, g->q };
+	dnnl_dims_t strides = { g->stride, g->stride }, kernel = { g->k, g->k }, pad = { 0, 0 };
+	dnnl_alg_kind_t alg = max ? dnnl_pooling_max : dnnl_pooling_avg_exclude_padding;
+	dnnl_pooling_desc_t d;
+	const dnnl_memory_desc_t *wsmd;
+
+	if (!pl) {
+		sbuf_addstr(err, "out of memory");
+		return NULL;
+	}
+	if (prec != BE_FP32) {
+		sbuf_addstr(err, "the CPU backend runs fp32 only in this version");
+		goto fail;
+	}
+	DNNL_TRY(dnnl_memory_desc_init_by_tag(&x_md, 4, xd, dnnl_f32, dnnl_nhwc));
+	DNNL_TRY(dnnl_memory_desc_init_by_tag(&y_md, 4, yd, dnnl_f32, dnnl_nhwc));
+	DNNL_TRY(dnnl_pooling_forward_desc_init(&d, dnnl_forward_training, alg, &x_md, &y_md,
+						strides, kernel, pad, pad));
+	DNNL_TRY(prim_create(&pl->fwd, &d, NULL, NULL));
+	wsmd = dnnl_primitive_desc_query_md(pl->fwd.pd, dnnl_query_workspace_md, 0);
+	if (wsmd && dnnl_memory_desc_get_size(wsmd)) {
+		pl->ws_buf = aligned_alloc(64, (dnnl_memory_desc_get_size(wsmd) + 63) / 64 * 64);
+		if (!pl->ws_buf) {
+			sbuf_addstr(err, "out of memory");
+			goto fail;
+		}
+		DNNL_TRY(dnnl_memory_create(&pl->ws, wsmd, engine, pl->ws_buf));
+	}
+	if (flags & BE_NEED_DX) {
+		DNNL_TRY(dnnl_pooling_backward_desc_init(&d, alg, &x_md, &y_md, strides, kernel,
+							 pad, pad));
+		DNNL_TRY(prim_create(&pl->bwd, &d, pl->fwd.pd, NULL));
+	}
+	DNNL_TRY(mem_create(&pl->x, &x_md));
+	DNNL_TRY(mem_create(&pl->y, &y_md));
+	DNNL_TRY(mem_create(&pl->dx, &x_md));
+	DNNL_TRY(mem_create(&pl->dy, &y_md));
+	return pl;
+fail:
+	be_pool_free(pl);
+	return NULL;
+}
+
+int be_pool_forward(struct be_pool *pl, const float *x, float *y, struct sbuf *err)
+{
+	dnnl_exec_arg_t a[3] = { { DNNL_ARG_SRC, pl->x }, { DNNL_ARG_DST, pl->y },
+				 { DNNL_ARG_WORKSPACE, pl->ws } };
+
+	DNNL_TRY(mem_set(pl->x, x));
+	DNNL_TRY(mem_set(pl->y, y));
+	DNNL_TRY(prim_run(&pl->fwd, pl->ws ? 3 : 2, a));
+	return 0;
+fail:
+	return -1;
+}
+
+int be_pool_backward(struct be_pool *pl, const float *dy, float *dx, struct sbuf *err)
+{
+	dnnl_exec_arg_t a[3] = { { DNNL_ARG_DIFF_DST, pl->dy }, { DNNL_ARG_DIFF_SRC, pl->dx },
+				 { DNNL_ARG_WORKSPACE, pl->ws } };
+
+	if (!pl->bwd.p) {
+		sbuf_addstr(err, "be_pool_backward: pooling planned without a backward pass");
+		return -1;
+	}
+	DNNL_TRY(mem_set(pl->dy, dy));
+	DNNL_TRY(mem_set(pl->dx, dx));
+	DNNL_TRY(prim_run(&pl->bwd, pl->ws ? 3 : 2, a));
+	return 0;
+fail:
+	return -1;
+}
+
+int be_gemm(char ta, char tb, int m, int n, int k, float alpha, const float *a, int lda,
+	    const float *b, int ldb, float beta, float *c, int ldc, struct sbuf *err)
+{
+	DNNL_TRY(dnnl_sgemm(ta == 't' ? 'T' : 'N', tb == 't' ? 'T' : 'N', m, n, k, alpha, a, lda,
+			    b, ldb, beta, c, ldc));
+	return 0;
+fail:
+	return -1;
+}

@@ -1,0 +1,180 @@
+/* ckpt.c - checkpoint encoding (core) and files (shell).
+ *
+ *   offset  size  field
+ *        0     8  "HPTCKPT1"
+ *        8     4  version (1)
+ *       12    64  spec hash, lowercase hex
+ *       76     8  step
+ *       84     8  optimizer updates (Adam's t)
+ *       92     8  epoch loss sum (IEEE double)
+ *      100    16  epoch correct, epoch samples
+ *      116    24  nparams, nstate, optimizer state vectors
+ *      140     -  params, state, optimizer vectors (floats), then CRC-32
+ */
+#include "trainer/ckpt.h"  // defines: ckpt_*
+#include "trainer/model.h" // defines: struct model
+#include "trainer/optim.h" // defines: struct optim
+#include "trainer/pack.h"  // defines: pack_*, unpack_*
+#include "cli/exitcode.h"  // defines: HPT_EXIT_*
+#include "cli/fileio.h"    // defines: fileio_read, fileio_write_atomic
+#include "cli/sbuf.h"      // defines: struct sbuf
+
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define CKPT_MAGIC "HPTCKPT1"
+#define CKPT_HEAD 140
+#define CKPT_MAX_BYTES ((size_t)1 << 36)
+
+void ckpt_encode(const char *hash, const struct ckpt_state *st, const struct model *m,
+		 const struct optim *o, struct sbuf *out)
+{
+	int nv = optim_state_vectors(o);
+	char h[64] = { 0 };
+
+	memcpy(h, hash, strnlen(hash, 64));
+	sbuf_add(out, CKPT_MAGIC, 8);
+	pack_u32(out, 1);
+	sbuf_add(out, h, 64);
+	pack_u64(out, (uint64_t)st->step);
+	pack_u64(out, (uint64_t)o->t);
+	pack_f64(out, st->epoch_loss);
+	pack_u64(out, (uint64_t)st->epoch_correct);
+	pack_u64(out, (uint64_t)st->epoch_seen);
+	pack_u64(out, m->nparams);
+	pack_u64(out, m->nstate);
+	pack_u64(out, (uint64_t)nv);
+	pack_floats(out, m->params, m->nparams);
+	pack_floats(out, m->state, m->nstate);
+	pack_floats(out, o->m, o->n);
+	if (nv == 2)
+		pack_floats(out, o->v, o->n);
+	pack_u32(out, (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)out->buf, (uInt)out->len));
+}
+
+int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash,
+		struct ckpt_state *st, struct model *m, struct optim *o, struct sbuf *err)
+{
+	const uint8_t *p = buf;
+	uint64_t np, ns, nv;
+	size_t want;
+
+	if (len < CKPT_HEAD + 4 || memcmp(p, CKPT_MAGIC, 8)) {
+		sbuf_addf(err, "%s: not an hpctrain checkpoint", where);
+		return -1;
+	}
+	if (unpack_u32(p + len - 4) !=
+	    (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)p, (uInt)(len - 4))) {
+		sbuf_addf(err, "%s: corrupt checkpoint (CRC-32 mismatch)", where);
+		return -1;
+	}
+	if (unpack_u32(p + 8) != 1) {
+		sbuf_addf(err, "%s: checkpoint version %u is not supported", where, unpack_u32(p + 8));
+		return -1;
+	}
+	if (hash && strncmp((const char *)p + 12, hash, 64)) {
+		sbuf_addf(err, "%s: written for another spec (sha256:%.12s...), not this one (sha256:%.12s...)",
+			  where, (const char *)p + 12, hash);
+		return -1;
+	}
+	np = unpack_u64(p + 116);
+	ns = unpack_u64(p + 124);
+	nv = unpack_u64(p + 132);
+	if (np != m->nparams || ns != m->nstate || nv != (uint64_t)optim_state_vectors(o)) {
+		sbuf_addf(err, "%s: holds %llu parameters and %llu optimizer vectors, the model has %zu and %d",
+			  where, (unsigned long long)np, (unsigned long long)nv, m->nparams,
+			  optim_state_vectors(o));
+		return -1;
+	}
+	want = CKPT_HEAD + 4 * (np + ns + nv * np) + 4;
+	if (len != want) {
+		sbuf_addf(err, "%s: %zu bytes, expected %zu", where, len, want);
+		return -1;
+	}
+	st->step = (int64_t)unpack_u64(p + 76);
+	o->t = (int64_t)unpack_u64(p + 84);
+	st->epoch_loss = unpack_f64(p + 92);
+	st->epoch_correct = (int64_t)unpack_u64(p + 100);
+	st->epoch_seen = (int64_t)unpack_u64(p + 108);
+	p += CKPT_HEAD;
+	unpack_floats(p, m->params, np);
+	p += 4 * np;
+	unpack_floats(p, m->state, ns);
+	p += 4 * ns;
+	unpack_floats(p, o->m, np);
+	p += 4 * np;
+	if (nv == 2)
+		unpack_floats(p, o->v, np);
+	return 0;
+}
+
+/* Sorted newest last: names carry the step zero-padded. */
+static int list_ckpts(const char *dir, glob_t *g)
+{
+	char *pattern = xasprintf("%s/ckpt-*.bin", dir);
+	int rc = glob(pattern, 0, NULL, g);
+
+	free(pattern);
+	return rc;
+}
+
+int ckpt_save(const char *dir, const char *hash, const struct ckpt_state *st,
+	      const struct model *m, const struct optim *o, int keep, struct sbuf *err)
+{
+	struct sbuf out = SBUF_INIT;
+	char *path = xasprintf("%s/ckpt-%012lld.bin", dir, (long long)st->step);
+	glob_t g;
+	int rc;
+
+	ckpt_encode(hash, st, m, o, &out);
+	rc = fileio_write_atomic(path, out.buf, out.len, 0644, 0, err);
+	sbuf_release(&out);
+	free(path);
+	if (rc)
+		return HPT_EXIT_IO;
+	if (!list_ckpts(dir, &g)) {
+		for (size_t i = 0; i + keep < g.gl_pathc; i++)
+			if (unlink(g.gl_pathv[i]) && errno != ENOENT) {
+				sbuf_addf(err, "cannot remove old checkpoint %s: %s", g.gl_pathv[i],
+					  strerror(errno));
+				globfree(&g);
+				return HPT_EXIT_IO;
+			}
+		globfree(&g);
+	}
+	return 0;
+}
+
+int ckpt_latest(const char *dir, struct sbuf *path)
+{
+	glob_t g;
+
+	if (list_ckpts(dir, &g))
+		return 1;
+	if (!g.gl_pathc) {
+		globfree(&g);
+		return 1;
+	}
+	sbuf_reset(path);
+	sbuf_addstr(path, g.gl_pathv[g.gl_pathc - 1]);
+	globfree(&g);
+	return 0;
+}
+
+int ckpt_load(const char *path, const char *hash, struct ckpt_state *st, struct model *m,
+	      struct optim *o, struct sbuf *err)
+{
+	struct sbuf buf = SBUF_INIT;
+	int rc = HPT_EXIT_NO_INPUT;
+
+	if (!fileio_read(path, CKPT_MAX_BYTES, &buf, err) &&
+	    !ckpt_decode(buf.buf, buf.len, path, hash, st, m, o, err))
+		rc = 0;
+	sbuf_release(&buf);
+	return rc;
+}

@@ -1,0 +1,49 @@
+/* ckpt.h - checkpoints: model, optimizer, data position, written
+ * atomically into RUN/checkpoints/, the last N kept.
+ *
+ * A checkpoint is everything that decides the rest of a run: parameters,
+ * batch-norm statistics, optimizer state, the number of updates done and
+ * the running sums of the epoch's metrics.  Shuffling and dropout are
+ * pure functions of (seed, epoch, step), so the step number is the whole
+ * data and RNG position; resuming at step k therefore reproduces an
+ * uninterrupted run bit for bit (at the same thread count).
+ *
+ * File: "HPTCKPT1", then little-endian fields (see ckpt.c), the float
+ * vectors, and a CRC-32 of all that precedes it.  Checkpoints carry the
+ * spec hash and refuse to load into another spec's run.
+ */
+#ifndef HPT_CKPT_H
+#define HPT_CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct model;
+struct optim;
+struct sbuf;
+
+struct ckpt_state {
+	int64_t step;          /* updates done */
+	double epoch_loss;     /* sums over the current epoch's steps so far */
+	int64_t epoch_correct, epoch_seen;
+};
+
+/* Core: encodes into out / decodes from a buffer (decode checks the
+ * CRC, the hash and every size; 0 or -1 with err). */
+void ckpt_encode(const char *hash, const struct ckpt_state *st, const struct model *m,
+		 const struct optim *o, struct sbuf *out);
+int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash,
+		struct ckpt_state *st, struct model *m, struct optim *o, struct sbuf *err);
+
+/* Shell: writes DIR/ckpt-<step>.bin atomically (temporary file, fsync,
+ * rename, fsync of DIR), then removes all but the newest keep.  0, or an
+ * enum hpt_exit status with err filled. */
+int ckpt_save(const char *dir, const char *hash, const struct ckpt_state *st,
+	      const struct model *m, const struct optim *o, int keep, struct sbuf *err);
+/* Path of the newest checkpoint in DIR into path; 0 found, 1 none. */
+int ckpt_latest(const char *dir, struct sbuf *path);
+/* Loads path; 0 or an enum hpt_exit status with err naming the file. */
+int ckpt_load(const char *path, const char *hash, struct ckpt_state *st, struct model *m,
+	      struct optim *o, struct sbuf *err);
+
+#endif

@@ -1,0 +1,441 @@
+/* layer.c - forward and backward of each layer kind, and of sequences.
+ * Core over the backend: convolution, pooling and GEMMs go to backend.h,
+ * the pointwise work to kernels/pointwise_f32.c.  Shapes are stated per
+ * kind in layer.h; every buffer used here was sized by layer_setup(). */
+#include "trainer/layer.h"           // defines: struct layer, struct seq
+#include "trainer/backend.h"         // defines: be_conv_*, be_pool_*, be_gemm, be_alloc
+#include "trainer/kernels/kernels.h" // defines: relu_*_f32, batchnorm_*_f32, dropout_*_f32
+#include "cli/sbuf.h"                // defines: struct sbuf, xrealloc
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct conv_geom conv_geom_of(const struct layer *l)
+{
+	struct conv_geom g = { l->in.n, l->in.h, l->in.w, l->in.c, l->out.c, l->k, l->k,
+			       l->stride, l->pad, 0, 0 };
+
+	conv_geom_finish(&g);
+	return g;
+}
+
+static struct pool_geom pool_geom_of(const struct layer *l)
+{
+	struct pool_geom g = { l->in.n, l->in.h, l->in.w, l->in.c, l->k, l->stride, 0, 0 };
+
+	pool_geom_finish(&g);
+	return g;
+}
+
+void layer_count_params(const struct layer *l, size_t *nparam, size_t *nstate)
+{
+	size_t p = 0, s = 0, pp, ss;
+
+	switch (l->kind) {
+	case LAYER_CONV:
+		p = (size_t)l->out.c * l->in.c * l->k * l->k + l->out.c;
+		break;
+	case LAYER_LINEAR:
+		p = (size_t)l->out.c * l->in.c + l->out.c;
+		break;
+	case LAYER_BATCHNORM:
+		p = 2 * (size_t)l->in.c;
+		s = 2 * (size_t)l->in.c;
+		break;
+	case LAYER_RESIDUAL:
+		for (size_t i = 0; i < l->body->n; i++) {
+			layer_count_params(&l->body->v[i], &pp, &ss);
+			p += pp;
+			s += ss;
+		}
+		for (size_t i = 0; l->shortcut && i < l->shortcut->n; i++) {
+			layer_count_params(&l->shortcut->v[i], &pp, &ss);
+			p += pp;
+			s += ss;
+		}
+		break;
+	default:
+		break;
+	}
+	*nparam = p;
+	*nstate = s;
+}
+
+static void seq_assign(struct seq *s, float *params, float *grads, size_t *off, float *state,
+		       size_t *soff)
+{
+	for (size_t i = s->n; i-- > 0;)
+		layer_assign(&s->v[i], params, grads, off, state, soff);
+}
+
+void layer_assign(struct layer *l, float *params, float *grads, size_t *off, float *state,
+		  size_t *soff)
+{
+	size_t np, ns;
+
+	l->arena_lo = *off;
+	if (l->kind == LAYER_RESIDUAL) {
+		/* The shortcut's backward runs last, so its gradients come last. */
+		seq_assign(l->body, params, grads, off, state, soff);
+		if (l->shortcut)
+			seq_assign(l->shortcut, params, grads, off, state, soff);
+		l->arena_hi = *off;
+		return;
+	}
+	layer_count_params(l, &np, &ns);
+	if (np) {
+		l->nb = l->kind == LAYER_BATCHNORM ? (size_t)l->in.c : (size_t)l->out.c;
+		l->nw = np - l->nb;
+		l->w = params + *off;
+		l->dw = grads + *off;
+		l->b = l->w + l->nw;
+		l->db = l->dw + l->nw;
+		*off += np;
+	}
+	if (ns) {
+		l->running = state + *soff;
+		l->nrunning = ns;
+		*soff += ns;
+	}
+	l->arena_hi = *off;
+}
+
+int layer_setup(struct layer *l, struct sbuf *err)
+{
+	unsigned flags = (l->need_dx ? BE_NEED_DX : 0) | (l->relu ? BE_RELU : 0);
+	struct conv_geom cg;
+	struct pool_geom pg;
+
+	switch (l->kind) {
+	case LAYER_CONV:
+		cg = conv_geom_of(l);
+		l->be = be_conv_create(&cg, flags, BE_FP32, err);
+		return l->be ? 0 : -1;
+	case LAYER_MAXPOOL:
+	case LAYER_AVGPOOL:
+		pg = pool_geom_of(l);
+		l->be = be_pool_create(&pg, l->kind == LAYER_MAXPOOL, flags, BE_FP32, err);
+		return l->be ? 0 : -1;
+	case LAYER_BATCHNORM:
+		l->save = be_alloc(3 * (size_t)l->in.c);
+		break;
+	case LAYER_RESIDUAL:
+		l->tmp = be_alloc(shape_count(l->out));
+		l->tmp2 = be_alloc(shape_count(l->in));
+		if (!l->tmp || !l->tmp2)
+			break;
+		if (seq_setup(l->body, err) || (l->shortcut && seq_setup(l->shortcut, err)))
+			return -1;
+		return 0;
+	default:
+		return 0;
+	}
+	if (!l->save) {
+		sbuf_addstr(err, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+void layer_release(struct layer *l)
+{
+	if (l->kind == LAYER_CONV)
+		be_conv_free(l->be);
+	else if (l->kind == LAYER_MAXPOOL || l->kind == LAYER_AVGPOOL)
+		be_pool_free(l->be);
+	if (l->body) {
+		seq_release(l->body);
+		free(l->body);
+	}
+	if (l->shortcut) {
+		seq_release(l->shortcut);
+		free(l->shortcut);
+	}
+	be_free(l->save);
+	be_free(l->tmp);
+	be_free(l->tmp2);
+	memset(l, 0, sizeof(*l));
+}
+
+/* (n, h, w, c) <-> (n, c*h*w) in (c, h, w) order. */
+static void flatten(const struct shape *s, const float *x, float *y, bool back)
+{
+	size_t hw = (size_t)s->h * s->w, per = hw * s->c;
+
+	for (int n = 0; n < s->n; n++)
+		for (size_t i = 0; i < hw; i++)
+			for (int c = 0; c < s->c; c++) {
+				size_t nhwc = n * per + i * s->c + c, nchw = n * per + c * hw + i;
+
+				if (back)
+					y[nhwc] = x[nchw];
+				else
+					y[nchw] = x[nhwc];
+			}
+}
+
+static int linear_forward(struct layer *l, const float *x, float *y, struct sbuf *err)
+{
+	int n = l->in.n, in = l->in.c, out = l->out.c;
+
+	if (be_gemm('n', 't', n, out, in, 1.0f, x, in, l->w, in, 0.0f, y, out, err))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		float *row = y + (size_t)i * out;
+
+		for (int o = 0; o < out; o++) {
+			float v = row[o] + l->b[o];
+
+			row[o] = l->relu && v < 0 ? 0 : v;
+		}
+	}
+	return 0;
+}
+
+static int linear_backward(struct layer *l, const float *x, float *dy, float *dx,
+			   struct sbuf *err)
+{
+	int n = l->in.n, in = l->in.c, out = l->out.c;
+
+	for (int o = 0; o < out; o++)
+		l->db[o] = 0;
+	for (int i = 0; i < n; i++)
+		for (int o = 0; o < out; o++)
+			l->db[o] += dy[(size_t)i * out + o];
+	if (be_gemm('t', 'n', out, in, n, 1.0f, dy, out, x, in, 0.0f, l->dw, in, err))
+		return -1;
+	if (dx && be_gemm('n', 'n', n, in, out, 1.0f, dy, out, l->w, in, 0.0f, dx, in, err))
+		return -1;
+	return 0;
+}
+
+static int residual_forward(struct layer *l, const float *x, float *y, bool train,
+			    uint64_t key, struct sbuf *err)
+{
+	size_t n = shape_count(l->out);
+
+	if (seq_forward(l->body, x, train, key, err))
+		return -1;
+	if (l->shortcut && seq_forward(l->shortcut, x, train, key, err))
+		return -1;
+	add_f32(n, seq_output(l->body), l->shortcut ? seq_output(l->shortcut) : x, y);
+	relu_fwd_f32(n, y, y);
+	return 0;
+}
+
+/* The body and the shortcut both get the gradient of the pre-activation
+ * sum; each may overwrite the dy it is given, so the sum's gradient is
+ * recomputed from (y, dy), which nothing here modifies. */
+static int residual_backward(struct layer *l, const float *y, const float *dy, float *dx,
+			     struct sbuf *err)
+{
+	size_t n = shape_count(l->out), nin = shape_count(l->in);
+
+	relu_bwd_f32(n, y, dy, l->tmp);
+	if (!l->shortcut) {
+		memcpy(l->tmp2, l->tmp, nin * sizeof(*l->tmp2)); /* identity: in == out */
+	} else {
+		if (seq_backward(l->shortcut, l->tmp, dx ? l->tmp2 : NULL, NULL, err))
+			return -1;
+		relu_bwd_f32(n, y, dy, l->tmp);
+	}
+	if (seq_backward(l->body, l->tmp, dx, NULL, err))
+		return -1;
+	if (dx)
+		add_f32(nin, dx, l->tmp2, dx);
+	return 0;
+}
+
+int layer_forward(struct layer *l, const float *x, float *y, bool train, uint64_t key,
+		  struct sbuf *err)
+{
+	size_t n = shape_count(l->in);
+	float *s;
+
+	switch (l->kind) {
+	case LAYER_CONV:
+		return be_conv_forward(l->be, x, l->w, l->b, y, err);
+	case LAYER_MAXPOOL:
+	case LAYER_AVGPOOL:
+		return be_pool_forward(l->be, x, y, err);
+	case LAYER_LINEAR:
+		return linear_forward(l, x, y, err);
+	case LAYER_RELU:
+		relu_fwd_f32(n, x, y);
+		return 0;
+	case LAYER_BATCHNORM:
+		s = l->save;
+		if (!train) {
+			batchnorm_fwd_infer_f32(n / l->in.c, l->in.c, x, l->w, l->b, l->running,
+						l->running + l->in.c, l->eps, y);
+			return 0;
+		}
+		batchnorm_fwd_train_f32(n / l->in.c, l->in.c, x, l->w, l->b, l->eps, y, s,
+					s + l->in.c, s + 2 * l->in.c);
+		for (int c = 0; c < l->in.c; c++) {
+			float *rm = l->running, *rv = l->running + l->in.c;
+			float m = (float)l->momentum;
+
+			rm[c] = (1 - m) * rm[c] + m * s[c];
+			rv[c] = (1 - m) * rv[c] + m * s[2 * l->in.c + c];
+		}
+		return 0;
+	case LAYER_DROPOUT:
+		l->key = key ^ ((uint64_t)l->id << 48);
+		if (train && l->p > 0)
+			dropout_fwd_f32(n, x, y, l->p, l->key);
+		else
+			memcpy(y, x, n * sizeof(*y));
+		return 0;
+	case LAYER_FLATTEN:
+		flatten(&l->in, x, y, false);
+		return 0;
+	case LAYER_RESIDUAL:
+		return residual_forward(l, x, y, train, key, err);
+	}
+	return 0;
+}
+
+int layer_backward(struct layer *l, const float *x, const float *y, float *dy, float *dx,
+		   struct sbuf *err)
+{
+	size_t n = shape_count(l->out);
+
+	switch (l->kind) {
+	case LAYER_CONV:
+		if (l->relu)
+			relu_bwd_f32(n, y, dy, dy);
+		return be_conv_backward(l->be, x, dy, dx, l->dw, l->db, err);
+	case LAYER_MAXPOOL:
+	case LAYER_AVGPOOL:
+		return dx ? be_pool_backward(l->be, dy, dx, err) : 0;
+	case LAYER_LINEAR:
+		if (l->relu)
+			relu_bwd_f32(n, y, dy, dy);
+		return linear_backward(l, x, dy, dx, err);
+	case LAYER_RELU:
+		if (dx)
+			relu_bwd_f32(n, y, dy, dx);
+		return 0;
+	case LAYER_BATCHNORM:
+		batchnorm_bwd_f32(n / l->in.c, l->in.c, x, dy, l->w, l->save, l->save + l->in.c,
+				  dx, l->dw, l->db);
+		return 0;
+	case LAYER_DROPOUT:
+		if (dx && l->p > 0)
+			dropout_bwd_f32(n, dy, dx, l->p, l->key);
+		else if (dx)
+			memcpy(dx, dy, n * sizeof(*dx));
+		return 0;
+	case LAYER_FLATTEN:
+		if (dx)
+			flatten(&l->in, dy, dx, true);
+		return 0;
+	case LAYER_RESIDUAL:
+		return residual_backward(l, y, dy, dx, err);
+	}
+	return 0;
+}
+
+struct layer *seq_push(struct seq *s, enum layer_kind kind, struct shape in)
+{
+	struct layer *l;
+
+	if (s->n == s->alloc) {
+		s->alloc = s->alloc ? 2 * s->alloc : 8;
+		s->v = xrealloc(s->v, s->alloc * sizeof(*s->v));
+	}
+	l = &s->v[s->n++];
+	memset(l, 0, sizeof(*l));
+	l->kind = kind;
+	l->in = in;
+	l->out = in;
+	l->need_dx = true;
+	return l;
+}
+
+struct shape seq_out(const struct seq *s, struct shape in)
+{
+	return s->n ? s->v[s->n - 1].out : in;
+}
+
+int seq_setup(struct seq *s, struct sbuf *err)
+{
+	size_t most = 0;
+
+	s->act = calloc(s->n ? s->n : 1, sizeof(*s->act));
+	if (!s->act)
+		goto oom;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t ni = shape_count(s->v[i].in), no = shape_count(s->v[i].out);
+
+		most = ni > most ? ni : most;
+		most = no > most ? no : most;
+		s->act[i] = be_alloc(no);
+		if (!s->act[i])
+			goto oom;
+		if (layer_setup(&s->v[i], err))
+			return -1;
+	}
+	s->g[0] = be_alloc(most);
+	s->g[1] = be_alloc(most);
+	if (!s->g[0] || !s->g[1])
+		goto oom;
+	return 0;
+oom:
+	sbuf_addstr(err, "out of memory");
+	return -1;
+}
+
+void seq_release(struct seq *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		layer_release(&s->v[i]);
+		if (s->act)
+			be_free(s->act[i]);
+	}
+	free(s->act);
+	free(s->v);
+	be_free(s->g[0]);
+	be_free(s->g[1]);
+	memset(s, 0, sizeof(*s));
+}
+
+int seq_forward(struct seq *s, const float *x, bool train, uint64_t key, struct sbuf *err)
+{
+	s->input = x;
+	for (size_t i = 0; i < s->n; i++) {
+		if (layer_forward(&s->v[i], x, s->act[i], train, key, err))
+			return -1;
+		x = s->act[i];
+	}
+	return 0;
+}
+
+const float *seq_output(const struct seq *s)
+{
+	return s->n ? s->act[s->n - 1] : s->input;
+}
+
+int seq_backward(struct seq *s, float *dy, float *dx, const struct grad_hook *hook,
+		 struct sbuf *err)
+{
+	int cur = 0;
+
+	for (size_t i = s->n; i-- > 0;) {
+		struct layer *l = &s->v[i];
+		const float *x = i ? s->act[i - 1] : s->input;
+		float *out = i ? s->g[cur] : dx;
+
+		if (out == dy) /* never write the input gradient over dy */
+			out = s->g[cur ^= 1];
+		if (layer_backward(l, x, s->act[i], dy, l->need_dx ? out : NULL, err))
+			return -1;
+		if (hook && hook->on_grad_ready && l->arena_hi > l->arena_lo &&
+		    hook->on_grad_ready(hook->ctx, l->arena_lo, l->arena_hi))
+			return -1;
+		dy = out;
+		cur ^= 1;
+	}
+	return 0;
+}

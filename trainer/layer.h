@@ -1,0 +1,117 @@
+/* layer.h - the layers of a model and the sequences that chain them.
+ *
+ * A model is a struct seq of layers run in order; a residual layer holds
+ * two inner sequences (body and shortcut), which is all the graph the
+ * bundled models need.  Activations are NHWC float buffers owned by the
+ * sequence (act[i] is layer i's output), allocated once when the model
+ * is built for a fixed batch size: the step loop never allocates.
+ *
+ * Invariants of a built layer: in and out are its shapes for the whole
+ * batch; w/b/dw/db point into the model's parameter and gradient arenas
+ * (NULL when the layer has none) and [arena_lo, arena_hi) is the layer's
+ * range in them; running points into the model's state arena (batch-norm
+ * running mean then variance).
+ */
+#ifndef HPT_LAYER_H
+#define HPT_LAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sbuf;
+
+/* NHWC; a fully connected activation is (n, 1, 1, c). */
+struct shape {
+	int n, h, w, c;
+};
+
+static inline size_t shape_count(struct shape s)
+{
+	return (size_t)s.n * s.h * s.w * s.c;
+}
+
+enum layer_kind {
+	LAYER_CONV,
+	LAYER_MAXPOOL,
+	LAYER_AVGPOOL, /* window k, stride; global pooling is k = h = w */
+	LAYER_LINEAR,
+	LAYER_RELU,
+	LAYER_BATCHNORM,
+	LAYER_DROPOUT,
+	LAYER_FLATTEN, /* NHWC -> (n,1,1,c*h*w) in PyTorch's (c,h,w) order */
+	LAYER_RESIDUAL,
+};
+
+struct seq;
+
+struct layer {
+	enum layer_kind kind;
+	struct shape in, out;
+	int id;       /* position in the model, depth first; keys dropout masks */
+	bool need_dx; /* false for the first layer: nothing wants d(input) */
+	/* configuration */
+	int k, stride, pad; /* conv (k = kernel size, out.c = filters), pool */
+	bool relu;          /* conv, linear: ReLU fused after the bias */
+	double p;           /* dropout probability */
+	double eps, momentum; /* batch norm */
+	/* parameters, views into the model's arenas */
+	float *w, *b, *dw, *db;
+	size_t nw, nb;
+	size_t arena_lo, arena_hi;
+	float *running;
+	size_t nrunning;
+	/* working state */
+	uint64_t key;  /* dropout: mask key of the current step */
+	float *save;   /* batch norm: mean, invstd, unbiased var (3c) */
+	float *tmp;    /* residual: the pre-activation sum and its gradient */
+	float *tmp2;   /* residual: the shortcut's input gradient */
+	void *be;      /* struct be_conv or struct be_pool */
+	struct seq *body, *shortcut; /* residual; shortcut NULL = identity */
+};
+
+/* Called after a layer's backward with the arena range whose gradients
+ * are now final; ranges arrive in increasing order (the arena is laid
+ * out in reverse layer order), so communication can start per bucket. */
+struct grad_hook {
+	int (*on_grad_ready)(void *ctx, size_t lo, size_t hi);
+	void *ctx;
+};
+
+struct seq {
+	struct layer *v;
+	size_t n, alloc;
+	float **act;    /* act[i]: output of v[i] */
+	const float *input; /* the input of the last forward */
+	float *g[2];    /* gradient ping-pong buffers, max activation size */
+};
+
+/* Sizing the layers of a sequence before the arenas exist. */
+void layer_count_params(const struct layer *l, size_t *nparam, size_t *nstate);
+/* Points the layer at its place in the arenas, from *off upwards, and
+ * advances *off; residual layers recurse in reverse order. */
+void layer_assign(struct layer *l, float *params, float *grads, size_t *off, float *state,
+		  size_t *soff);
+
+/* Plans backend primitives and working buffers; 0 or -1 with err. */
+int layer_setup(struct layer *l, struct sbuf *err);
+void layer_release(struct layer *l);
+
+/* x has shape in, y shape out.  step keys dropout. */
+int layer_forward(struct layer *l, const float *x, float *y, bool train, uint64_t key,
+		  struct sbuf *err);
+/* dy (shape out) may be overwritten; dx (shape in) may be NULL. */
+int layer_backward(struct layer *l, const float *x, const float *y, float *dy, float *dx,
+		   struct sbuf *err);
+
+/* Sequences. */
+struct layer *seq_push(struct seq *s, enum layer_kind kind, struct shape in);
+int seq_setup(struct seq *s, struct sbuf *err);
+void seq_release(struct seq *s);
+struct shape seq_out(const struct seq *s, struct shape in);
+int seq_forward(struct seq *s, const float *x, bool train, uint64_t key, struct sbuf *err);
+const float *seq_output(const struct seq *s);
+int seq_backward(struct seq *s, float *dy, float *dx, const struct grad_hook *hook,
+		 struct sbuf *err);
+
+#endif

@@ -1,0 +1,27 @@
+/* main.c - hpctrain-train's entry point: `hpctrain train` execs it with
+ * the same arguments (argv[1] is the spec or an option), and `hpctrain
+ * data` with "data" first.  Shell: picks the command, flushes stdout.
+ * A separate program so the login-node CLI never links oneDNN. */
+#include "trainer/cmd.h"  // defines: cmd_train, cmd_data
+#include "cli/exitcode.h" // defines: enum hpt_exit
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+	int status;
+
+	if (argc > 1 && !strcmp(argv[1], "data"))
+		status = cmd_data(argc - 1, argv + 1);
+	else
+		status = cmd_train(argc, argv);
+	if (fflush(stdout) || ferror(stdout)) {
+		if (errno != EPIPE)
+			fprintf(stderr, "hpctrain train: error writing standard output: %s\n",
+				strerror(errno));
+		return status ? status : HPT_EXIT_IO;
+	}
+	return status;
+}

@@ -1,0 +1,83 @@
+/* metrics.c - JSON-lines metrics and the progress line.  Shell. */
+#include "trainer/metrics.h" // defines: struct metrics, metrics_*
+#include "cli/sbuf.h"        // defines: struct sbuf
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+int metrics_open(struct metrics *mt, const char *path, bool quiet, int64_t total_steps,
+		 struct sbuf *err)
+{
+	memset(mt, 0, sizeof(*mt));
+	mt->fp = fopen(path, "a");
+	if (!mt->fp) {
+		sbuf_addf(err, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	mt->tty = isatty(STDERR_FILENO);
+	mt->quiet = quiet;
+	mt->total_steps = total_steps;
+	return 0;
+}
+
+static int flushed(struct metrics *mt)
+{
+	return fflush(mt->fp) || ferror(mt->fp) ? -1 : 0;
+}
+
+int metrics_step(struct metrics *mt, int64_t step, int64_t epoch, double loss, double acc,
+		 double lr, double samples_per_s, double step_ms, bool show)
+{
+	fprintf(mt->fp,
+		"{\"event\":\"step\",\"step\":%lld,\"epoch\":%lld,\"loss\":%.9g,\"accuracy\":%.6g,"
+		"\"lr\":%.9g,\"samples_per_s\":%.1f,\"step_ms\":%.3f}\n",
+		(long long)step, (long long)epoch, loss, acc, lr, samples_per_s, step_ms);
+	if (show && !mt->quiet) {
+		if (mt->tty)
+			fprintf(stderr, "\rstep %lld/%lld  epoch %lld  loss %.4f  acc %.3f  lr %.4g  %.0f samples/s\033[K",
+				(long long)step, (long long)mt->total_steps, (long long)epoch + 1,
+				loss, acc, lr, samples_per_s);
+		else
+			fprintf(stderr, "step %lld/%lld epoch %lld loss %.4f acc %.3f lr %.4g %.0f samples/s\n",
+				(long long)step, (long long)mt->total_steps, (long long)epoch + 1,
+				loss, acc, lr, samples_per_s);
+	}
+	return flushed(mt);
+}
+
+int metrics_epoch(struct metrics *mt, int64_t epoch, int64_t steps, double train_loss,
+		  double train_acc, double test_loss, double test_acc, double samples_per_s)
+{
+	fprintf(mt->fp,
+		"{\"event\":\"epoch\",\"epoch\":%lld,\"steps\":%lld,\"train_loss\":%.9g,"
+		"\"train_accuracy\":%.6g,\"test_loss\":%.9g,\"test_accuracy\":%.6g,"
+		"\"samples_per_s\":%.1f}\n",
+		(long long)epoch, (long long)steps, train_loss, train_acc, test_loss, test_acc,
+		samples_per_s);
+	if (!mt->quiet)
+		fprintf(stderr, "%sepoch %lld: train loss %.4f acc %.4f, test loss %.4f acc %.4f, %.0f samples/s\n",
+			mt->tty ? "\r\033[K" : "", (long long)epoch, train_loss, train_acc,
+			test_loss, test_acc, samples_per_s);
+	return flushed(mt);
+}
+
+int metrics_summary(struct metrics *mt, int64_t steps, int64_t epochs, double test_loss,
+		    double test_acc, double samples_per_s, double gflops)
+{
+	fprintf(mt->fp,
+		"{\"event\":\"summary\",\"steps\":%lld,\"epochs\":%lld,\"test_loss\":%.9g,"
+		"\"test_accuracy\":%.6g,\"mean_samples_per_s\":%.1f,\"gflops\":%.2f}\n",
+		(long long)steps, (long long)epochs, test_loss, test_acc, samples_per_s, gflops);
+	return flushed(mt);
+}
+
+int metrics_close(struct metrics *mt)
+{
+	int rc = 0;
+
+	if (mt->fp && fclose(mt->fp))
+		rc = -1;
+	mt->fp = NULL;
+	return rc;
+}

@@ -1,0 +1,42 @@
+/* metrics.h - training metrics: JSON lines into RUN/metrics.jsonl and a
+ * progress line for people.
+ *
+ * Shell.  Each record is one line of JSON, appended (a resumed run
+ * continues the file):
+ *   {"event":"step","step":S,"epoch":E,"loss":L,"accuracy":A,"lr":LR,
+ *    "samples_per_s":X,"step_ms":T}
+ *   {"event":"epoch","epoch":E,"steps":S,"train_loss":L,"train_accuracy":A,
+ *    "test_loss":L,"test_accuracy":A,"samples_per_s":X}
+ *   {"event":"summary","steps":S,"epochs":E,"test_accuracy":A,"test_loss":L,
+ *    "mean_samples_per_s":X,"gflops":G}
+ * Floats are written with 9 significant digits, so an fp32 loss reads
+ * back bit for bit.  The progress line goes to stderr: rewritten in place
+ * on a terminal, one plain line per log interval otherwise.
+ */
+#ifndef HPT_METRICS_H
+#define HPT_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct sbuf;
+
+struct metrics {
+	FILE *fp;
+	bool tty, quiet;
+	int64_t total_steps;
+};
+
+int metrics_open(struct metrics *mt, const char *path, bool quiet, int64_t total_steps,
+		 struct sbuf *err);
+/* 0, or -1 when the file cannot be written (checked on every record). */
+int metrics_step(struct metrics *mt, int64_t step, int64_t epoch, double loss, double acc,
+		 double lr, double samples_per_s, double step_ms, bool show);
+int metrics_epoch(struct metrics *mt, int64_t epoch, int64_t steps, double train_loss,
+		  double train_acc, double test_loss, double test_acc, double samples_per_s);
+int metrics_summary(struct metrics *mt, int64_t steps, int64_t epochs, double test_loss,
+		    double test_acc, double samples_per_s, double gflops);
+int metrics_close(struct metrics *mt);
+
+#endif

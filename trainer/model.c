@@ -1,0 +1,357 @@
+/* model.c - the bundled models (mlp, cnn, hepcnn, resnet-small), their
+ * arenas, initialisation and loss.  Core over layer.c.
+ *
+ *   mlp           flatten - linear 256 - ReLU - linear 128 - ReLU - linear OUT
+ *   cnn           conv 32 3x3 p1 - ReLU - maxpool 2 - conv 64 3x3 p1 - ReLU - maxpool 2
+ *                 - linear 128 - ReLU - linear OUT   (the PyTorch peer of the benchmark)
+ *   hepcnn        4 x (conv 3x3 p1 - ReLU - maxpool 2) with 16, 32, 64, 128 filters
+ *                 - linear 128 - ReLU - dropout 0.25 - linear OUT (HEP-CNN's shape)
+ *   resnet-small  conv 16 - BN - ReLU, then residual blocks (conv-BN-ReLU-conv-BN
+ *                 + shortcut, ReLU) 2 x 16, 2 x 32 (stride 2), 2 x 64 (stride 2),
+ *                 global average pool, linear OUT
+ */
+#include "trainer/model.h"           // defines: struct model, model_*
+#include "trainer/backend.h"         // defines: be_alloc, be_free
+#include "trainer/kernels/kernels.h" // defines: softmax_xent_f32, sigmoid_bce_f32
+#include "trainer/rng.h"             // defines: struct rng
+#include "cli/sbuf.h"                // defines: struct sbuf, xcalloc
+#include "cli/spec.h"                // defines: enum train_model
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct builder {
+	struct seq *s;
+	struct shape cur;
+	struct sbuf *err;
+	int failed;
+};
+
+static struct layer *add(struct builder *b, enum layer_kind kind)
+{
+	return seq_push(b->s, kind, b->cur);
+}
+
+static void too_small(struct builder *b, const char *what)
+{
+	if (!b->failed)
+		sbuf_addf(b->err, "the model's %s needs larger images (they shrink to %dx%d before it)",
+			  what, b->cur.h, b->cur.w);
+	b->failed = 1;
+}
+
+static void b_conv(struct builder *b, int filters, int k, int stride, int pad, bool relu)
+{
+	struct conv_geom g = { b->cur.n, b->cur.h, b->cur.w, b->cur.c, filters, k, k, stride,
+			       pad, 0, 0 };
+	struct layer *l;
+
+	if (b->failed || conv_geom_finish(&g))
+		return too_small(b, "convolutions");
+	l = add(b, LAYER_CONV);
+	l->k = k;
+	l->stride = stride;
+	l->pad = pad;
+	l->relu = relu;
+	l->out = (struct shape){ g.n, g.p, g.q, filters };
+	b->cur = l->out;
+}
+
+static void b_pool(struct builder *b, bool max, int k, int stride)
+{
+	struct pool_geom g = { b->cur.n, b->cur.h, b->cur.w, b->cur.c, k, stride, 0, 0 };
+	struct layer *l;
+
+	if (b->failed || pool_geom_finish(&g))
+		return too_small(b, "pooling");
+	l = add(b, max ? LAYER_MAXPOOL : LAYER_AVGPOOL);
+	l->k = k;
+	l->stride = stride;
+	l->out = (struct shape){ g.n, g.p, g.q, g.c };
+	b->cur = l->out;
+}
+
+static void b_simple(struct builder *b, enum layer_kind kind)
+{
+	struct layer *l;
+
+	if (b->failed)
+		return;
+	l = add(b, kind);
+	if (kind == LAYER_BATCHNORM) {
+		l->eps = 1e-5;
+		l->momentum = 0.1;
+	}
+}
+
+static void b_dropout(struct builder *b, double p)
+{
+	if (b->failed)
+		return;
+	add(b, LAYER_DROPOUT)->p = p;
+}
+
+static void b_linear(struct builder *b, int out, bool relu)
+{
+	struct layer *l;
+
+	if (b->failed)
+		return;
+	if (b->cur.h != 1 || b->cur.w != 1 || b->s->n == 0) {
+		l = add(b, LAYER_FLATTEN);
+		l->out = (struct shape){ b->cur.n, 1, 1, b->cur.h * b->cur.w * b->cur.c };
+		b->cur = l->out;
+	}
+	l = add(b, LAYER_LINEAR);
+	l->relu = relu;
+	l->out = (struct shape){ b->cur.n, 1, 1, out };
+	b->cur = l->out;
+}
+
+static void b_residual(struct builder *b, int filters, int stride)
+{
+	struct builder body = { xcalloc(1, sizeof(struct seq)), b->cur, b->err, b->failed };
+	struct builder sc = { NULL, b->cur, b->err, 0 };
+	struct layer *l;
+
+	b_conv(&body, filters, 3, stride, 1, false);
+	b_simple(&body, LAYER_BATCHNORM);
+	b_simple(&body, LAYER_RELU);
+	b_conv(&body, filters, 3, 1, 1, false);
+	b_simple(&body, LAYER_BATCHNORM);
+	if (stride != 1 || b->cur.c != filters) {
+		sc.s = xcalloc(1, sizeof(struct seq));
+		b_conv(&sc, filters, 1, stride, 0, false);
+		b_simple(&sc, LAYER_BATCHNORM);
+	}
+	l = add(b, LAYER_RESIDUAL);
+	l->body = body.s;
+	l->shortcut = sc.s;
+	if (body.failed || sc.failed || b->failed) {
+		b->failed = 1;
+		return;
+	}
+	l->out = body.cur;
+	b->cur = l->out;
+}
+
+static void build_layers(struct builder *b, int kind, int outputs)
+{
+	static const int hep_filters[] = { 16, 32, 64, 128 };
+
+	switch (kind) {
+	case MODEL_MLP:
+		b_linear(b, 256, true);
+		b_linear(b, 128, true);
+		b_linear(b, outputs, false);
+		break;
+	case MODEL_CNN:
+		b_conv(b, 32, 3, 1, 1, true);
+		b_pool(b, true, 2, 2);
+		b_conv(b, 64, 3, 1, 1, true);
+		b_pool(b, true, 2, 2);
+		b_linear(b, 128, true);
+		b_linear(b, outputs, false);
+		break;
+	case MODEL_HEPCNN:
+		for (int i = 0; i < 4; i++) {
+			b_conv(b, hep_filters[i], 3, 1, 1, true);
+			b_pool(b, true, 2, 2);
+		}
+		b_linear(b, 128, true);
+		b_dropout(b, 0.25);
+		b_linear(b, outputs, false);
+		break;
+	case MODEL_RESNET_SMALL:
+		b_conv(b, 16, 3, 1, 1, false);
+		b_simple(b, LAYER_BATCHNORM);
+		b_simple(b, LAYER_RELU);
+		b_residual(b, 16, 1);
+		b_residual(b, 16, 1);
+		b_residual(b, 32, 2);
+		b_residual(b, 32, 1);
+		b_residual(b, 64, 2);
+		b_residual(b, 64, 1);
+		b_pool(b, false, b->cur.h < b->cur.w ? b->cur.h : b->cur.w, 1);
+		b_linear(b, outputs, false);
+		break;
+	default:
+		sbuf_addf(b->err, "unknown model %d", kind);
+		b->failed = 1;
+	}
+}
+
+static int number_layers(struct seq *s, int id)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		s->v[i].id = id++;
+		if (s->v[i].body)
+			id = number_layers(s->v[i].body, id);
+		if (s->v[i].shortcut)
+			id = number_layers(s->v[i].shortcut, id);
+	}
+	return id;
+}
+
+int model_build(struct model *m, int kind, struct shape input, int outputs,
+		enum loss_kind loss, struct sbuf *err)
+{
+	struct builder b = { &m->net, input, err, 0 };
+	size_t np = 0, ns = 0, off = 0, soff = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->input = input;
+	m->outputs = outputs;
+	m->loss = loss;
+	build_layers(&b, kind, outputs);
+	if (b.failed)
+		return -1;
+	number_layers(&m->net, 0);
+	/* Nothing wants the gradient of the input, nor of layers before the
+	 * first one with parameters. */
+	for (size_t i = 0; i < m->net.n; i++) {
+		size_t p, s;
+
+		m->net.v[i].need_dx = false;
+		layer_count_params(&m->net.v[i], &p, &s);
+		if (p)
+			break;
+	}
+	for (size_t i = 0; i < m->net.n; i++) {
+		size_t p, s;
+
+		layer_count_params(&m->net.v[i], &p, &s);
+		np += p;
+		ns += s;
+	}
+	m->nparams = np;
+	m->nstate = ns;
+	m->params = be_alloc(np);
+	m->grads = be_alloc(np);
+	m->state = be_alloc(ns);
+	m->dlogits = be_alloc((size_t)input.n * outputs);
+	if (!m->params || !m->grads || !m->state || !m->dlogits) {
+		sbuf_addstr(err, "out of memory");
+		return -1;
+	}
+	for (size_t i = m->net.n; i-- > 0;)
+		layer_assign(&m->net.v[i], m->params, m->grads, &off, m->state, &soff);
+	return seq_setup(&m->net, err);
+}
+
+void model_release(struct model *m)
+{
+	seq_release(&m->net);
+	be_free(m->params);
+	be_free(m->grads);
+	be_free(m->state);
+	be_free(m->dlogits);
+	memset(m, 0, sizeof(*m));
+}
+
+static void init_seq(struct seq *s, struct rng *r)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct layer *l = &s->v[i];
+		double fan_in, bound;
+
+		switch (l->kind) {
+		case LAYER_CONV:
+		case LAYER_LINEAR:
+			fan_in = (double)l->in.c * (l->kind == LAYER_CONV ? l->k * l->k : 1);
+			bound = 1.0 / sqrt(fan_in);
+			for (size_t j = 0; j < l->nw; j++)
+				l->w[j] = (float)((2 * rng_uniform(r) - 1) * bound);
+			for (size_t j = 0; j < l->nb; j++)
+				l->b[j] = (float)((2 * rng_uniform(r) - 1) * bound);
+			break;
+		case LAYER_BATCHNORM:
+			for (int j = 0; j < l->in.c; j++) {
+				l->w[j] = 1;
+				l->b[j] = 0;
+				l->running[j] = 0;
+				l->running[l->in.c + j] = 1;
+			}
+			break;
+		case LAYER_RESIDUAL:
+			init_seq(l->body, r);
+			if (l->shortcut)
+				init_seq(l->shortcut, r);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+void model_init(struct model *m, uint64_t seed)
+{
+	struct rng r;
+
+	rng_seed(&r, seed);
+	init_seq(&m->net, &r);
+}
+
+int model_forward(struct model *m, const float *x, bool train, uint64_t key, struct sbuf *err)
+{
+	return seq_forward(&m->net, x, train, key, err);
+}
+
+const float *model_logits(const struct model *m)
+{
+	return seq_output(&m->net);
+}
+
+double model_loss(struct model *m, const int32_t *labels, const float *targets,
+		  int64_t *correct)
+{
+	const float *z = model_logits(m);
+
+	if (m->loss == LOSS_XENT)
+		return softmax_xent_f32(m->input.n, m->outputs, z, labels, m->dlogits, correct);
+	return sigmoid_bce_f32(m->input.n, m->outputs, z, targets, m->dlogits, correct);
+}
+
+int model_backward(struct model *m, const struct grad_hook *hook, struct sbuf *err)
+{
+	return seq_backward(&m->net, m->dlogits, NULL, hook, err);
+}
+
+static double seq_flops(const struct seq *s)
+{
+	double f = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct layer *l = &s->v[i];
+
+		if (l->kind == LAYER_CONV)
+			f += 2.0 * l->out.h * l->out.w * l->out.c * l->in.c * l->k * l->k;
+		else if (l->kind == LAYER_LINEAR)
+			f += 2.0 * l->in.c * l->out.c;
+		else if (l->kind == LAYER_RESIDUAL)
+			f += seq_flops(l->body) + (l->shortcut ? seq_flops(l->shortcut) : 0);
+	}
+	return f;
+}
+
+double model_flops_per_sample(const struct model *m)
+{
+	return seq_flops(&m->net);
+}
+
+static int count_layers(const struct seq *s)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += 1 + (s->v[i].body ? count_layers(s->v[i].body) : 0) +
+		     (s->v[i].shortcut ? count_layers(s->v[i].shortcut) : 0);
+	return n;
+}
+
+int model_count_layers(const struct model *m)
+{
+	return count_layers(&m->net);
+}

@@ -1,0 +1,82 @@
+/* model.h - the bundled models, their parameter arena and the loss.
+ *
+ * The parameters of all layers live in one flat float arena (and the
+ * gradients in a second one of the same layout), in REVERSE layer order:
+ * the last layer's weights come first.  Backward produces gradients from
+ * the last layer to the first, so the finished gradients always form a
+ * growing prefix [0, hi) of the arena, and a data-parallel run (issue 7)
+ * can cut the arena into buckets and start each bucket's allreduce as
+ * soon as backward has passed it (grad_hook in layer.h).  The optimizer,
+ * checkpoints and broadcasts treat the arena as one vector.
+ *
+ * Batch-norm running statistics are not trained: they sit in a separate
+ * state arena, checkpointed but neither reduced nor updated by the
+ * optimizer.
+ */
+#ifndef HPT_MODEL_H
+#define HPT_MODEL_H
+
+#include "trainer/layer.h" // defines: struct seq, struct shape, struct grad_hook
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sbuf;
+
+enum loss_kind {
+	LOSS_XENT,   /* softmax cross-entropy over classes, int32 labels */
+	LOSS_BCE,    /* sigmoid binary cross-entropy, one output, 0/1 targets */
+	LOSS_MULTI,  /* multi-label BCE, one output per label, 0/1 targets */
+};
+
+struct model {
+	int kind; /* enum train_model of cli/spec.h */
+	struct seq net;
+	struct shape input;
+	int outputs;
+	enum loss_kind loss;
+	float *params, *grads; /* the arenas, nparams each */
+	size_t nparams;
+	float *state;
+	size_t nstate;
+	float *dlogits;
+};
+
+/* Builds model `kind` (enum train_model) for batches of input shape
+ * (n, h, w, c) and `outputs` classes or labels, plans its primitives and
+ * allocates everything the step loop needs.  Parameters are zero; call
+ * model_init().  Returns 0, or -1 with err filled (e.g. an input too
+ * small for the model's pooling). */
+int model_build(struct model *m, int kind, struct shape input, int outputs,
+		enum loss_kind loss, struct sbuf *err);
+void model_release(struct model *m);
+
+/* PyTorch's default initialisation (kaiming-uniform with a = sqrt(5):
+ * weights and biases U(-1/sqrt(fan_in), 1/sqrt(fan_in)); batch norm
+ * gamma 1, beta 0, running mean 0, variance 1), drawn from seed in layer
+ * order, weights before biases. */
+void model_init(struct model *m, uint64_t seed);
+
+/* Forward on x (input shape); the logits are model_logits(m).  key makes
+ * dropout masks (a pure function of it, so resume is exact). */
+int model_forward(struct model *m, const float *x, bool train, uint64_t key,
+		  struct sbuf *err);
+const float *model_logits(const struct model *m);
+
+/* The loss of the last forward and its gradient in m->dlogits; labels
+ * (XENT) or targets (BCE, n*outputs) as the loss needs.  *correct
+ * counts right predictions (per output for LOSS_MULTI). */
+double model_loss(struct model *m, const int32_t *labels, const float *targets,
+		  int64_t *correct);
+
+/* Backward from m->dlogits; gradients overwrite m->grads. */
+int model_backward(struct model *m, const struct grad_hook *hook, struct sbuf *err);
+
+/* Forward FLOPs of one sample (convolutions and linear layers), for
+ * throughput figures; training is about 3x this. */
+double model_flops_per_sample(const struct model *m);
+
+/* Number of layers, depth first (dropout keys, diagnostics). */
+int model_count_layers(const struct model *m);
+
+#endif

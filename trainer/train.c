@@ -1,0 +1,348 @@
+/* train.c - the training loop: data, model, optimizer, metrics and
+ * checkpoints of one rank.  Shell: reads data files, writes the run
+ * directory, reads clocks.  See train.h for the hooks. */
+#include "trainer/train.h"   // defines: train_run, struct train_hooks
+#include "trainer/backend.h" // defines: be_alloc, backend_describe
+#include "trainer/ckpt.h"    // defines: ckpt_save, ckpt_load, ckpt_latest
+#include "trainer/data.h"    // defines: struct dataset, struct loader
+#include "trainer/metrics.h" // defines: struct metrics
+#include "trainer/model.h"   // defines: struct model
+#include "trainer/optim.h"   // defines: struct optim
+#include "trainer/rng.h"     // defines: rng_hash
+#include "cli/exitcode.h"    // defines: HPT_EXIT_*
+#include "cli/sbuf.h"        // defines: struct sbuf
+#include "cli/spec.h"        // defines: struct job
+
+#include <errno.h>
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FMNIST_DIR "/usr/share/datasets/fashion-mnist"
+
+struct trainer {
+	const struct train_config *cfg;
+	const struct job *job;
+	struct model model;
+	struct optim opt;
+	struct dataset train, test;
+	struct loader ld;
+	float *x;
+	int32_t *labels;
+	float *targets;
+	int64_t total_steps, stop_step;
+	struct ckpt_state cs;
+	struct metrics mt;
+	char *ckpt_dir;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The spec's data set: fashion-mnist, a generated one, or a directory
+ * of shards. */
+static int open_data(struct trainer *t, struct sbuf *err)
+{
+	const struct job_train *tr = &t->job->train;
+
+	if (!strcmp(tr->dataset, "synthetic")) {
+		data_synthetic(&t->train, &t->test, DATA_SYNTHETIC);
+		return 0;
+	}
+	if (!strcmp(tr->dataset, "hep-synthetic")) {
+		data_synthetic(&t->train, &t->test, DATA_HEP_SYNTHETIC);
+		return 0;
+	}
+	if (!strcmp(tr->dataset, "fashion-mnist"))
+		return data_load_idx_pair(&t->train, &t->test, tr->data_dir ? tr->data_dir : FMNIST_DIR,
+					  err);
+	return data_load_shards(&t->train, &t->test, tr->data_dir ? tr->data_dir : tr->dataset,
+				err);
+}
+
+static int outputs_of(const struct dataset *d)
+{
+	return d->loss == LOSS_XENT ? d->classes : d->loss == LOSS_BCE ? 1 : d->label_dim;
+}
+
+static int setup(struct trainer *t, struct sbuf *err)
+{
+	const struct job_train *tr = &t->job->train;
+	struct shape in;
+	size_t per;
+	int st;
+
+	if (tr->precision != PRECISION_FP32) {
+		sbuf_addf(err, "train.precision: %s is not supported by this version of the trainer (fp32 only)",
+			  train_precision_names[tr->precision]);
+		return HPT_EXIT_BAD_SPEC;
+	}
+	st = open_data(t, err);
+	if (st)
+		return st;
+	in = (struct shape){ (int)tr->batch_per_rank, t->train.h, t->train.w, t->train.c };
+	if (model_build(&t->model, tr->model, in, outputs_of(&t->train), t->train.loss, err)) {
+		sbuf_addf(err, " (model %s, data %dx%dx%d)", train_model_names[tr->model],
+			  t->train.h, t->train.w, t->train.c);
+		return HPT_EXIT_BAD_SPEC;
+	}
+	model_init(&t->model, (uint64_t)tr->seed);
+	if (loader_init(&t->ld, &t->train, (int)tr->batch_per_rank, t->cfg->rank, t->cfg->world,
+			(uint64_t)tr->seed, err))
+		return HPT_EXIT_BAD_SPEC;
+	t->total_steps = t->ld.steps_per_epoch * tr->epochs;
+	if (tr->max_steps && tr->max_steps < t->total_steps)
+		t->total_steps = tr->max_steps;
+	t->stop_step = t->total_steps;
+	if (t->cfg->max_steps && t->cfg->max_steps < t->stop_step)
+		t->stop_step = t->cfg->max_steps;
+	if (optim_init(&t->opt, &tr->optimizer, t->model.nparams, t->ld.steps_per_epoch, tr->epochs,
+		       t->cfg->world)) {
+		sbuf_addstr(err, "out of memory");
+		return HPT_EXIT_INTERNAL;
+	}
+	per = (size_t)in.h * in.w * in.c;
+	t->x = be_alloc(per * in.n);
+	t->labels = calloc(in.n, sizeof(*t->labels));
+	t->targets = be_alloc((size_t)in.n * outputs_of(&t->train));
+	if (!t->x || !t->labels || !t->targets) {
+		sbuf_addstr(err, "out of memory");
+		return HPT_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+static void release(struct trainer *t)
+{
+	model_release(&t->model);
+	optim_release(&t->opt);
+	loader_release(&t->ld);
+	dataset_release(&t->train);
+	dataset_release(&t->test);
+	be_free(t->x);
+	free(t->labels);
+	be_free(t->targets);
+	free(t->ckpt_dir);
+	metrics_close(&t->mt);
+}
+
+static int evaluate(struct trainer *t, double *loss, double *acc, struct sbuf *err)
+{
+	int b = t->model.input.n, k = t->model.outputs;
+	int64_t batches = (t->test.n + b - 1) / b, right = 0, seen = 0;
+	double sum = 0;
+
+	for (int64_t i = 0; i < batches; i++) {
+		int real = loader_eval_batch(&t->test, b, i, t->x, t->labels, t->targets);
+		int64_t c;
+
+		if (model_forward(&t->model, t->x, false, 0, err))
+			return -1;
+		if (t->model.loss == LOSS_XENT)
+			sum += real * softmax_xent_f32(real, k, model_logits(&t->model), t->labels,
+						       NULL, &c);
+		else
+			sum += real * sigmoid_bce_f32(real, k, model_logits(&t->model), t->targets,
+						      NULL, &c);
+		right += c;
+		seen += real;
+	}
+	*loss = seen ? sum / seen : 0;
+	*acc = seen ? (double)right / ((double)seen * (t->model.loss == LOSS_MULTI ? k : 1)) : 0;
+	return 0;
+}
+
+/* Removes earlier checkpoints and metrics for --fresh. */
+static int start_fresh(struct trainer *t, const char *metrics, struct sbuf *err)
+{
+	char *pattern = xasprintf("%s/ckpt-*.bin", t->ckpt_dir);
+	glob_t g;
+	int rc = 0;
+
+	if (!glob(pattern, 0, NULL, &g)) {
+		for (size_t i = 0; i < g.gl_pathc && !rc; i++)
+			if (unlink(g.gl_pathv[i])) {
+				sbuf_addf(err, "cannot remove %s: %s", g.gl_pathv[i], strerror(errno));
+				rc = HPT_EXIT_IO;
+			}
+		globfree(&g);
+	}
+	free(pattern);
+	if (!rc && unlink(metrics) && errno != ENOENT) {
+		sbuf_addf(err, "cannot remove %s: %s", metrics, strerror(errno));
+		rc = HPT_EXIT_IO;
+	}
+	return rc;
+}
+
+static int save(struct trainer *t, struct sbuf *err)
+{
+	return ckpt_save(t->ckpt_dir, t->cfg->hash, &t->cs, &t->model, &t->opt,
+			 (int)t->job->train.checkpoint.keep, err);
+}
+
+static int open_run(struct trainer *t, struct sbuf *err)
+{
+	char *metrics = xasprintf("%s/metrics.jsonl", t->cfg->run_dir);
+	struct sbuf latest = SBUF_INIT;
+	int rc = 0;
+
+	t->ckpt_dir = xasprintf("%s/checkpoints", t->cfg->run_dir);
+	if (mkdir(t->ckpt_dir, 0777) && errno != EEXIST) {
+		sbuf_addf(err, "cannot create %s: %s", t->ckpt_dir, strerror(errno));
+		rc = HPT_EXIT_IO;
+	} else if (t->cfg->fresh) {
+		rc = start_fresh(t, metrics, err);
+	} else if (!ckpt_latest(t->ckpt_dir, &latest)) {
+		rc = ckpt_load(latest.buf, t->cfg->hash, &t->cs, &t->model, &t->opt, err);
+		if (!rc && !t->cfg->quiet)
+			fprintf(stderr, "hpctrain train: resuming from %s (step %lld)\n", latest.buf,
+				(long long)t->cs.step);
+	}
+	if (!rc && metrics_open(&t->mt, metrics, t->cfg->quiet, t->total_steps, err))
+		rc = HPT_EXIT_IO;
+	sbuf_release(&latest);
+	free(metrics);
+	return rc;
+}
+
+static int train_steps(struct trainer *t, const struct train_hooks *hooks, double *busy,
+		       int64_t *trained, struct sbuf *err)
+{
+	const struct job *job = t->job;
+	struct grad_hook gh = { hooks ? hooks->on_grad_ready : NULL, hooks ? hooks->ctx : NULL };
+	int64_t spe = t->ld.steps_per_epoch, log_every = job->output.log_every_steps;
+	int b = t->model.input.n;
+	double epoch_busy = 0;
+
+	for (; t->cs.step < t->stop_step; t->cs.step++) {
+		int64_t step = t->cs.step, epoch = step / spe, correct;
+		double t0 = now_s(), loss, lr = optim_lr(&t->opt, step), dt;
+		int skip = 0;
+
+		loader_batch(&t->ld, epoch, step % spe, t->x, t->labels, t->targets);
+		if (model_forward(&t->model, t->x, true, rng_hash((uint64_t)job->train.seed, (uint64_t)step),
+				  err))
+			return HPT_EXIT_INTERNAL;
+		loss = model_loss(&t->model, t->labels, t->targets, &correct);
+		if (!isfinite(loss)) {
+			sbuf_addf(err, "step %lld: the loss is %s (lr %.4g); the run diverged, "
+				  "lower train.optimizer.lr",
+				  (long long)step + 1, isnan(loss) ? "NaN" : "infinite", lr);
+			return HPT_EXIT_FAILURE;
+		}
+		if (model_backward(&t->model, &gh, err))
+			return HPT_EXIT_INTERNAL;
+		if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
+			return HPT_EXIT_INTERNAL;
+		if (!skip) {
+			optim_update(&t->opt, t->model.params, t->model.grads, 0, t->model.nparams, lr);
+			optim_tick(&t->opt);
+		}
+		if (hooks && hooks->after_update && hooks->after_update(hooks->ctx, t))
+			return HPT_EXIT_INTERNAL;
+		dt = now_s() - t0;
+		*busy += dt;
+		epoch_busy += dt;
+		++*trained;
+		t->cs.epoch_loss += loss;
+		t->cs.epoch_correct += correct;
+		t->cs.epoch_seen += b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1);
+		if ((step + 1) % log_every == 0 || step + 1 == t->stop_step)
+			if (metrics_step(&t->mt, step + 1, epoch, loss,
+					 (double)correct / (b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1)),
+					 lr, b / dt, dt * 1e3, true)) {
+				sbuf_addf(err, "cannot write %s/metrics.jsonl", t->cfg->run_dir);
+				return HPT_EXIT_IO;
+			}
+		if ((step + 1) % spe == 0) {
+			double tl, ta;
+			int64_t steps_in = t->cs.epoch_seen / (b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1));
+
+			if (evaluate(t, &tl, &ta, err))
+				return HPT_EXIT_INTERNAL;
+			if (metrics_epoch(&t->mt, epoch + 1, step + 1, t->cs.epoch_loss / steps_in,
+					  (double)t->cs.epoch_correct / t->cs.epoch_seen, tl, ta,
+					  epoch_busy > 0 ? b * (double)steps_in / epoch_busy : 0)) {
+				sbuf_addf(err, "cannot write %s/metrics.jsonl", t->cfg->run_dir);
+				return HPT_EXIT_IO;
+			}
+			t->cs.epoch_loss = 0;
+			t->cs.epoch_correct = t->cs.epoch_seen = 0;
+			epoch_busy = 0;
+		}
+		if (job->train.checkpoint.every_steps && (step + 1) % job->train.checkpoint.every_steps == 0) {
+			t->cs.step++;
+			if (save(t, err))
+				return HPT_EXIT_IO;
+			t->cs.step--;
+		}
+		if (hooks && hooks->should_stop && hooks->should_stop(hooks->ctx, t)) {
+			t->cs.step++;
+			return save(t, err) ? HPT_EXIT_IO : HPT_EXIT_PREEMPTED;
+		}
+	}
+	return 0;
+}
+
+int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
+	      struct sbuf *err)
+{
+	struct trainer t = { 0 };
+	double busy = 0, tl = 0, ta = 0;
+	int64_t trained = 0, start;
+	int rc;
+
+	t.cfg = cfg;
+	t.job = cfg->job;
+	rc = setup(&t, err);
+	if (!rc)
+		rc = open_run(&t, err);
+	if (rc)
+		goto out;
+	start = t.cs.step;
+	if (!cfg->quiet)
+		fprintf(stderr, "hpctrain train: %s on %s (%lld samples, %dx%dx%d), %zu parameters, "
+			"%lld steps of %d; %s\n",
+			train_model_names[t.job->train.model], t.job->train.dataset,
+			(long long)t.train.n, t.train.h, t.train.w, t.train.c, t.model.nparams,
+			(long long)t.total_steps, t.model.input.n, backend_describe());
+	rc = train_steps(&t, hooks, &busy, &trained, err);
+	if (rc)
+		goto out;
+	if (t.cs.step > start && save(&t, err)) {
+		rc = HPT_EXIT_IO;
+		goto out;
+	}
+	if (evaluate(&t, &tl, &ta, err)) {
+		rc = HPT_EXIT_INTERNAL;
+		goto out;
+	}
+	{
+		double sps = busy > 0 ? trained * t.model.input.n / busy : 0;
+		double gf = sps * 3 * model_flops_per_sample(&t.model) * 1e-9;
+
+		if (metrics_summary(&t.mt, t.cs.step, t.cs.step / t.ld.steps_per_epoch, tl, ta, sps, gf)) {
+			sbuf_addf(err, "cannot write %s/metrics.jsonl", cfg->run_dir);
+			rc = HPT_EXIT_IO;
+			goto out;
+		}
+		printf("test accuracy %.4f, test loss %.4f after %lld steps (%.2f epochs); "
+		       "%.0f samples/s, %.1f GFLOP/s; run %s\n",
+		       ta, tl, (long long)t.cs.step, (double)t.cs.step / t.ld.steps_per_epoch, sps, gf,
+		       cfg->run_dir);
+	}
+out:
+	release(&t);
+	return rc;
+}

@@ -1,0 +1,54 @@
+/* train.h - the training loop and its hooks.
+ *
+ * One step: load the rank's batch, forward, loss, backward (calling
+ * on_grad_ready per finished layer range of the arena), before_update,
+ * optimizer update, after_update, metrics, checkpoint, should_stop.  The
+ * hooks are where later issues plug in without touching the loop:
+ *   - data parallelism (issue 7): on_grad_ready starts a bucket's
+ *     MPI_Iallreduce, before_update waits for all buckets (or, delayed,
+ *     swaps in last step's), should_stop agrees on a preemption flag;
+ *   - mixed precision (issue 8): before_update unscales the gradients and
+ *     returns 1 to skip the update after an overflow, after_update grows
+ *     the loss scale.
+ * With no hooks (NULL) this is the single-process fp32 trainer.
+ */
+#ifndef HPT_TRAIN_H
+#define HPT_TRAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct job;
+struct sbuf;
+struct trainer;
+
+struct train_hooks {
+	void *ctx;
+	/* Gradients of arena[lo, hi) are final; 0 or -1 (error in err). */
+	int (*on_grad_ready)(void *ctx, size_t lo, size_t hi);
+	/* Before the optimizer: 0 update, 1 skip this update, -1 error. */
+	int (*before_update)(void *ctx, struct trainer *t);
+	int (*after_update)(void *ctx, struct trainer *t);
+	/* At a step boundary: true writes a checkpoint and stops with
+	 * HPT_EXIT_PREEMPTED. */
+	bool (*should_stop)(void *ctx, struct trainer *t);
+};
+
+struct train_config {
+	const struct job *job;
+	const char *run_dir;  /* metrics.jsonl and checkpoints/ go here; it exists */
+	const char *hash;     /* the spec's SHA-256, hex */
+	int rank, world;
+	int64_t max_steps;    /* stop after this many updates in total (0 = no limit) */
+	bool fresh;           /* ignore and remove earlier checkpoints */
+	bool quiet;           /* no progress lines */
+};
+
+/* Runs training to the end (or max_steps, or a stop); prints the final
+ * summary on stdout.  Returns an enum hpt_exit status; on failure err
+ * holds one line naming what failed (file, step, ...). */
+int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
+	      struct sbuf *err);
+
+#endif
