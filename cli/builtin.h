@@ -21,14 +21,4 @@ int cmd_cancel(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_rerun(int argc, char **argv);
 
-/* Shared by the commands that take a spec: FILE, "-" or a template name. */
-struct job;
-struct diag_list;
-struct spec_override;
-struct sbuf;
-/* Loads one spec argument; returns an exit status (0 = loaded).  *where
- * receives the path actually read (template names are looked up). */
-int builtin_load_spec(const char *arg, const struct spec_override *sets, size_t nsets,
-		      struct job *job, struct diag_list *dl, struct sbuf *where);
-
 #endif

@@ -2,7 +2,8 @@
  * Shell: rank discovery (PMIx/Slurm/Open MPI), probe and plan (the same
  * code as `hpctrain topo plan`), binding, then execvp() with no fork, so
  * signals and the exit status belong to the program. */
-#include "cli/builtin.h"      // defines: cmd_launch, builtin_load_spec
+#include "cli/builtin.h"      // defines: cmd_launch
+#include "cli/specfile.h"     // defines: specfile_load
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
 #include "cli/exitcode.h"     // defines: enum hpt_exit
 #include "cli/fileio.h"       // defines: fileio_write_atomic, fileio_exists
@@ -85,7 +86,7 @@ static int load_job(struct launch *l)
 	if (l->run)
 		sbuf_addf(&path, "%s/resolved.yaml", l->run);
 	if (l->spec || l->run) {
-		status = builtin_load_spec(l->run ? path.buf : l->spec, NULL, 0, &l->job, &dl, &where);
+		status = specfile_load(l->run ? path.buf : l->spec, NULL, &l->job, &dl, &where);
 		/* Warnings were shown once, at submit; every rank repeating
 		 * them would only fill the rank logs. */
 		if (status)

@@ -1,7 +1,8 @@
 /* cmd_rerun.c - `hpctrain rerun`: submit a run again, as a new attempt.
  * Shell: reloads the run's resolved.yaml, renders it with this hpctrain,
  * makes RUN/attempts/N (launcher/rundir) and submits (launcher/attempt). */
-#include "cli/builtin.h"      // defines: cmd_rerun, builtin_load_spec
+#include "cli/builtin.h"      // defines: cmd_rerun
+#include "cli/specfile.h"     // defines: specfile_load
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
 #include "cli/exitcode.h"     // defines: enum hpt_exit
 #include "cli/opt.h"          // defines: struct opt, opt_next
@@ -42,7 +43,7 @@ static int load_run(const struct rundir *rd, struct attempt *at, const char *exe
 	int status;
 
 	sbuf_addf(&path, "%s/resolved.yaml", rd->run);
-	status = builtin_load_spec(path.buf, NULL, 0, &at->job, &dl, &where);
+	status = specfile_load(path.buf, NULL, &at->job, &dl, &where);
 	if (!status)
 		status = attempt_prepare(at, exe, &dl);
 	diag_report(stderr, &dl);

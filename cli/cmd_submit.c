@@ -1,7 +1,8 @@
 /* cmd_submit.c - `hpctrain submit`: validate, render, record, submit.
  * Shell: loads the spec, calls launcher/render (pure) for the script,
  * launcher/rundir for the run record and launcher/slurm for the job. */
-#include "cli/builtin.h"      // defines: cmd_submit, builtin_load_spec
+#include "cli/builtin.h"      // defines: cmd_submit
+#include "cli/specfile.h"     // defines: specfile_load, spec_overrides_*
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
 #include "cli/exitcode.h"     // defines: enum hpt_exit
 #include "cli/opt.h"          // defines: struct opt, opt_next
@@ -51,8 +52,7 @@ static const struct opt_cmd submit_cmd = {
 };
 
 struct submit_args {
-	struct spec_override *sets;
-	size_t nsets;
+	struct spec_overrides sets;
 	int dry_run, json;
 	const char *topology;
 };
@@ -167,13 +167,6 @@ out:
 	return status;
 }
 
-static void free_sets(struct spec_override *sets, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free((char *)sets[i].where);
-	free(sets);
-}
-
 int cmd_submit(int argc, char **argv)
 {
 	struct submit_args a = { 0 };
@@ -189,9 +182,7 @@ int cmd_submit(int argc, char **argv)
 	while ((c = opt_next(&submit_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			a.sets = xrealloc(a.sets, (a.nsets + 1) * sizeof(*a.sets));
-			a.sets[a.nsets].arg = optarg;
-			a.sets[a.nsets++].where = xasprintf("--set %s", optarg);
+			spec_overrides_add(&a.sets, optarg);
 			break;
 		case 'n':
 			a.dry_run = 1;
@@ -204,23 +195,23 @@ int cmd_submit(int argc, char **argv)
 			break;
 		case 'h':
 			opt_usage(stdout, &submit_cmd);
-			free_sets(a.sets, a.nsets);
+			spec_overrides_release(&a.sets);
 			return HPT_EXIT_OK;
 		default:
-			free_sets(a.sets, a.nsets);
+			spec_overrides_release(&a.sets);
 			return HPT_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
-		free_sets(a.sets, a.nsets);
+		spec_overrides_release(&a.sets);
 		return opt_error(&submit_cmd, optind >= argc ? "no job spec given"
 							      : "only one job spec at a time");
 	}
 	if (a.topology && !a.dry_run) {
-		free_sets(a.sets, a.nsets);
+		spec_overrides_release(&a.sets);
 		return opt_error(&submit_cmd, "--topology needs --dry-run");
 	}
-	status = builtin_load_spec(argv[optind], a.sets, a.nsets, &at.job, &dl, &where);
+	status = specfile_load(argv[optind], &a.sets, &at.job, &dl, &where);
 	if (!status && attempt_self_path(exe, sizeof(exe))) {
 		fprintf(stderr, "hpctrain submit: cannot find the hpctrain executable\n");
 		status = HPT_EXIT_INTERNAL;
@@ -233,6 +224,6 @@ int cmd_submit(int argc, char **argv)
 	attempt_release(&at);
 	diag_list_release(&dl);
 	sbuf_release(&where);
-	free_sets(a.sets, a.nsets);
+	spec_overrides_release(&a.sets);
 	return status;
 }

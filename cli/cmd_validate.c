@@ -1,12 +1,13 @@
 /* cmd_validate.c - `hpctrain validate`: check specs, print resolved form and hash.
  * Shell: reads files, calls the spec core, reports. */
-#include "cli/builtin.h"      // defines: cmd_validate, builtin_load_spec
+#include "cli/builtin.h"      // defines: cmd_validate
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
 #include "cli/exitcode.h"     // defines: enum hpt_exit
 #include "cli/fileio.h"       // defines: fileio_read
 #include "cli/opt.h"          // defines: struct opt, opt_next
 #include "cli/sbuf.h"         // defines: struct sbuf
-#include "cli/spec.h"         // defines: spec_load, spec_emit_resolved, spec_hash
+#include "cli/spec.h"         // defines: spec_emit_resolved, spec_hash
+#include "cli/specfile.h"     // defines: specfile_load, spec_overrides_*
 #include "cli/template_dir.h" // defines: template_dir_find
 #include "cli/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
 
@@ -43,33 +44,6 @@ static const struct opt_cmd validate_cmd = {
 	.opts = validate_opts,
 };
 
-int builtin_load_spec(const char *arg, const struct spec_override *sets, size_t nsets,
-		      struct job *job, struct diag_list *dl, struct sbuf *where)
-{
-	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
-	int status = HPT_EXIT_OK;
-
-	sbuf_reset(where);
-	if (template_dir_is_name(arg) && template_dir_find(arg, where)) {
-		diag_add(dl, DIAG_ERROR, arg, 0, 0, "",
-			 "no such file, and no template of that name (see 'hpctrain template list')");
-		memset(job, 0, sizeof(*job));
-		return HPT_EXIT_NO_INPUT;
-	}
-	if (!where->len)
-		sbuf_addstr(where, strcmp(arg, "-") ? arg : "<stdin>");
-	if (fileio_read(strcmp(arg, "-") ? where->buf : "-", YAMLTREE_MAX_BYTES, &text, &err)) {
-		diag_add(dl, DIAG_ERROR, "", 0, 0, "", "%s", err.buf);
-		memset(job, 0, sizeof(*job));
-		status = HPT_EXIT_NO_INPUT;
-	} else if (spec_load(where->buf, text.buf, text.len, sets, nsets, job, dl)) {
-		status = HPT_EXIT_BAD_SPEC;
-	}
-	sbuf_release(&text);
-	sbuf_release(&err);
-	return status;
-}
-
 static json_t *diags_json(const struct diag_list *dl, enum diag_severity sev)
 {
 	json_t *arr = json_array();
@@ -88,13 +62,6 @@ static json_t *diags_json(const struct diag_list *dl, enum diag_severity sev)
 		sbuf_release(&text);
 	}
 	return arr;
-}
-
-static void free_sets(struct spec_override *sets, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free((char *)sets[i].where);
-	free(sets);
 }
 
 /* File names are bytes; JSON strings are UTF-8.  A name that is not
@@ -116,8 +83,7 @@ static json_t *json_file_name(const char *name)
 }
 
 struct validate_opts {
-	struct spec_override *sets;
-	size_t nsets;
+	struct spec_overrides sets;
 	int print_resolved, json, quiet;
 };
 
@@ -129,7 +95,7 @@ static int validate_one(const char *arg, const struct validate_opts *o, int many
 	struct sbuf where = SBUF_INIT, resolved = SBUF_INIT;
 	struct job job;
 	char hash[65] = "";
-	int status = builtin_load_spec(arg, o->sets, o->nsets, &job, &dl, &where);
+	int status = specfile_load(arg, &o->sets, &job, &dl, &where);
 
 	if (!status) {
 		if (spec_emit_resolved(&job, &resolved)) {
@@ -188,7 +154,7 @@ static int worse(int a, int b)
 
 int cmd_validate(int argc, char **argv)
 {
-	struct validate_opts o = { 0 };
+	struct validate_opts o = { .sets = SPEC_OVERRIDES_INIT };
 	int c, status = HPT_EXIT_OK, fields = 0;
 	json_t *files = NULL;
 
@@ -196,9 +162,7 @@ int cmd_validate(int argc, char **argv)
 	while ((c = opt_next(&validate_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			o.sets = xrealloc(o.sets, (o.nsets + 1) * sizeof(*o.sets));
-			o.sets[o.nsets].arg = optarg;
-			o.sets[o.nsets++].where = xasprintf("--set %s", optarg);
+			spec_overrides_add(&o.sets, optarg);
 			break;
 		case OPT_PRINT_RESOLVED:
 			o.print_resolved = 1;
@@ -214,19 +178,19 @@ int cmd_validate(int argc, char **argv)
 			break;
 		case 'h':
 			opt_usage(stdout, &validate_cmd);
-			free_sets(o.sets, o.nsets);
+			spec_overrides_release(&o.sets);
 			return HPT_EXIT_OK;
 		default:
-			free_sets(o.sets, o.nsets);
+			spec_overrides_release(&o.sets);
 			return HPT_EXIT_USAGE;
 		}
 	}
 	if (fields) {
-		free_sets(o.sets, o.nsets);
+		spec_overrides_release(&o.sets);
 		return print_fields();
 	}
 	if (optind >= argc) {
-		free_sets(o.sets, o.nsets);
+		spec_overrides_release(&o.sets);
 		return opt_error(&validate_cmd, "no job spec given");
 	}
 	if (o.json)
@@ -240,6 +204,6 @@ int cmd_validate(int argc, char **argv)
 		putchar('\n');
 		json_decref(doc);
 	}
-	free_sets(o.sets, o.nsets);
+	spec_overrides_release(&o.sets);
 	return status;
 }

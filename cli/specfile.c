@@ -1,0 +1,56 @@
+/* specfile.c - load a spec argument (file, "-" or template) with overrides.
+ * Shell. */
+#include "cli/specfile.h"     // defines: specfile_load, spec_overrides_*
+#include "cli/diag.h"         // defines: diag_add
+#include "cli/exitcode.h"     // defines: enum hpt_exit
+#include "cli/fileio.h"       // defines: fileio_read
+#include "cli/sbuf.h"         // defines: struct sbuf
+#include "cli/spec.h"         // defines: spec_load, struct spec_override
+#include "cli/template_dir.h" // defines: template_dir_is_name, template_dir_find
+#include "cli/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
+
+#include <stdlib.h>
+#include <string.h>
+
+void spec_overrides_add(struct spec_overrides *o, const char *arg)
+{
+	o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
+	o->v[o->n].arg = arg;
+	o->v[o->n++].where = xasprintf("--set %s", arg);
+}
+
+void spec_overrides_release(struct spec_overrides *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		free((char *)o->v[i].where);
+	free(o->v);
+	o->v = NULL;
+	o->n = 0;
+}
+
+int specfile_load(const char *arg, const struct spec_overrides *o, struct job *job,
+		  struct diag_list *dl, struct sbuf *where)
+{
+	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
+	int status = HPT_EXIT_OK;
+
+	memset(job, 0, sizeof(*job));
+	sbuf_reset(where);
+	if (template_dir_is_name(arg) && template_dir_find(arg, where)) {
+		diag_add(dl, DIAG_ERROR, arg, 0, 0, "",
+			 "no such file, and no template of that name (see 'hpctrain template list')");
+		return HPT_EXIT_NO_INPUT;
+	}
+	if (!where->len)
+		sbuf_addstr(where, strcmp(arg, "-") ? arg : "<stdin>");
+	if (fileio_read(strcmp(arg, "-") ? where->buf : "-", YAMLTREE_MAX_BYTES, &text, &err)) {
+		diag_add(dl, DIAG_ERROR, "", 0, 0, "", "%s", err.buf);
+		status = HPT_EXIT_NO_INPUT;
+	} else if (spec_load(where->buf, text.buf, text.len, o ? o->v : NULL, o ? o->n : 0, job,
+			     dl)) {
+		status = HPT_EXIT_BAD_SPEC;
+	}
+	sbuf_release(&text);
+	sbuf_release(&err);
+	return status;
+}

@@ -1,0 +1,39 @@
+/* specfile.h - a spec named on the command line: a file, "-" or a
+ * template name, with its --set overrides.
+ *
+ * Shell: reads the file or looks the template up, then hands the text to
+ * the spec core.  Every command that takes a spec (validate, submit,
+ * rerun, launch --spec, hpctrain-train) loads it through here, so they
+ * find templates, read stdin, bound the input and report the same way.
+ */
+#ifndef HPT_SPECFILE_H
+#define HPT_SPECFILE_H
+
+#include <stddef.h>
+
+struct diag_list;
+struct job;
+struct sbuf;
+struct spec_override;
+
+/* The --set flags of one command line, in order. */
+struct spec_overrides {
+	struct spec_override *v;
+	size_t n;
+};
+
+#define SPEC_OVERRIDES_INIT { NULL, 0 }
+
+/* Records one --set argument (arg must outlive the struct, as optarg
+ * does); diagnostics will name it "--set ARG". */
+void spec_overrides_add(struct spec_overrides *o, const char *arg);
+void spec_overrides_release(struct spec_overrides *o);
+
+/* Loads one spec argument into *job, appending diagnostics to dl; *where
+ * receives the path actually read (a template name is looked up).
+ * Returns an exit status: 0, HPT_EXIT_NO_INPUT or HPT_EXIT_BAD_SPEC.
+ * *job is always safe to release.  o may be NULL. */
+int specfile_load(const char *arg, const struct spec_overrides *o, struct job *job,
+		  struct diag_list *dl, struct sbuf *where);
+
+#endif
