@@ -197,11 +197,16 @@ static int from_ompi(const char *(*get)(void *, const char *), void *ctx,
 	return 0;
 }
 
+bool rank_in_slurm_step(const char *(*get)(void *ctx, const char *name), void *ctx)
+{
+	return get(ctx, "SLURM_STEP_ID") && get(ctx, "SLURM_PROCID");
+}
+
 int rank_from_env(const char *(*get)(void *ctx, const char *name), void *ctx, const char *hostname,
 		  struct rank_info *ri, struct diag_list *dl)
 {
 	memset(ri, 0, sizeof(*ri));
-	if (get(ctx, "SLURM_STEP_ID") && get(ctx, "SLURM_PROCID"))
+	if (rank_in_slurm_step(get, ctx))
 		return from_slurm(get, ctx, hostname, ri, dl);
 	if (get(ctx, "OMPI_COMM_WORLD_RANK"))
 		return from_ompi(get, ctx, hostname, ri, dl);

@@ -1,10 +1,12 @@
 /* rank.h - who this process is in the job: rank, local rank, node, world.
  *
- * Sources, in order: PMIx (the launcher's own server, under srun --mpi=pmix
- * or mpirun), then Slurm's SLURM_* variables, then Open MPI's
- * OMPI_COMM_WORLD_*, then a lone process.  PMIx is finalized before
- * rank_discover() returns, so the program exec'd afterwards can
- * initialise its own PMIx or MPI.
+ * Sources, in order: a Slurm step's SLURM_* variables (srun), Open MPI's
+ * OMPI_COMM_WORLD_* (mpirun), the launcher's PMIx server (any other PMIx
+ * launcher), then a lone process.  The issue asked for PMIx first; it is
+ * last because a PMIx session in the launcher, even finalized before
+ * exec, makes the program's own MPI_Init abort under Slurm 22.05 and
+ * Open MPI 4.1 (see rank_pmix.c), and the launchers' variables carry the
+ * same facts.
  *
  * rank_from_env() is a pure core (it reads variables through a callback),
  * so tests feed it any environment; rank_discover() is the shell.
@@ -40,6 +42,9 @@ const char *rank_source_name(enum rank_source s);
  * are present but inconsistent (e.g. SLURM_PROCID >= SLURM_NTASKS). */
 int rank_from_env(const char *(*get)(void *ctx, const char *name), void *ctx, const char *hostname,
 		  struct rank_info *ri, struct diag_list *dl);
+
+/* True inside a Slurm job step (srun), false in a batch script. */
+bool rank_in_slurm_step(const char *(*get)(void *ctx, const char *name), void *ctx);
 
 /* The first host of a Slurm host list: "node[001-004,9],gpu1" -> "node001".
  * Returns a new string, or NULL when list is malformed. */

@@ -118,9 +118,15 @@ int rank_discover(struct rank_info *ri, struct diag_list *dl)
 
 	memset(ri, 0, sizeof(*ri));
 	gethostname(host, sizeof(host) - 1);
-	/* A PMIx server announces itself in the environment; without one,
-	 * PMIx_Init would only fail, slowly, after searching for a server. */
-	if (getenv("PMIX_NAMESPACE") && !from_pmix(ri, host))
+	/* A PMIx client session in this process, even one finalized before
+	 * exec, makes the program's own MPI_Init abort: Slurm 22.05's pmix
+	 * plugin and Open MPI 4.1's server both refuse a second session from
+	 * a rank (tests/cli/launch.bats runs an MPI program under both).  So
+	 * the launchers' own variables come first, which carry the same
+	 * facts, and PMIx answers only for launchers that set nothing else.
+	 * Without PMIX_NAMESPACE there is no server to ask. */
+	if (!rank_in_slurm_step(real_getenv, NULL) && !getenv("OMPI_COMM_WORLD_RANK") &&
+	    getenv("PMIX_NAMESPACE") && !from_pmix(ri, host))
 		return 0;
 	rank_info_release(ri);
 	if (rank_from_env(real_getenv, NULL, host, ri, dl))

@@ -11,6 +11,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID PMIX_NAMESPACE OMPI_COMM_WORLD_RANK CUDA_VISIBLE_DEVICES
 
 setup_file() {
+	mpicc -o "$BATS_FILE_TMPDIR/mpi_hello" "$BATS_TEST_DIRNAME/helpers/mpi_hello.c"
 	export CLUSTER=/tmp/hpctrain-launch-bats-$$
 	[ "$(id -u)" -eq 0 ] && command -v slurmctld >/dev/null || return 0
 	# Two nodes with their own hostnames and IPs where namespaces can be
@@ -84,6 +85,25 @@ field() {
 	[[ "$output" == *"plan: ranks: "* ]]
 }
 
+@test "an MPI program initialises and reduces under mpirun through launch" {
+	run mpirun -np 2 "$HPT" launch -v -- "$BATS_FILE_TMPDIR/mpi_hello"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c 'sum 3$')" -eq 2 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c 'from ompi on')" -eq 2 ]
+}
+
+@test "with only a PMIx server to ask, ranks come from PMIx" {
+	run mpirun -np 2 env -u OMPI_COMM_WORLD_RANK "$HPT" launch -v -- "$HELP/whoami.sh"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c 'from pmix on')" -eq 2 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep '^rank=' | sed 's/ .*//' | sort | tr '\n' ' ')" = "rank=0 rank=1 " ]
+	for l in $(printf '%s\n' "${lines[@]}" | grep '^rank=' | tr ' ' '#'); do
+		l=$(echo "$l" | tr '#' ' ')
+		[ "$(field world "$l")" = 2 ]
+		[ "$(field cpus "$l")" = "$(field slice "$l")" ]
+	done
+}
+
 @test "a PyTorch-style program meets its peers through MASTER_ADDR and MASTER_PORT" {
 	run mpirun -np 2 "$HPT" launch -- python3 "$HELP/rendezvous.py"
 	[ "$status" -eq 0 ]
@@ -155,12 +175,12 @@ field() {
 	[ "${stderr_lines[0]}" = "hpctrain launch: --nic: unknown policy 'rial'" ]
 }
 
-@test "under srun --mpi=pmix ranks come from PMIx across two slurmd" {
+@test "under srun --mpi=pmix ranks come from the step across two slurmd" {
 	need_slurm
 	run srun --mpi=pmix -N2 -n4 --ntasks-per-node=2 "$HPT" launch --verbose -- "$HELP/whoami.sh"
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^rank=')" -eq 4 ]
-	[ "$(printf '%s\n' "${lines[@]}" | grep -c 'from pmix on')" -eq 4 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c 'from slurm on')" -eq 4 ]
 	for l in $(printf '%s\n' "${lines[@]}" | grep '^rank=' | tr ' ' '#'); do
 		l=$(echo "$l" | tr '#' ' ')
 		[ "$(field world "$l")" = 4 ]
@@ -169,6 +189,15 @@ field() {
 		[ "$(field node "$l")" = $(( $(field rank "$l") / 2 )) ]
 	done
 	[ "$(printf '%s\n' "${lines[@]}" | grep '^rank=' | sed 's/.*master=\([^ ]*\).*/\1/' | sort -u | wc -l)" -eq 1 ]
+}
+
+@test "under srun --mpi=pmix an MPI program initialises through launch" {
+	need_slurm
+	# Two slurmd on one host share /dev/shm segment names: TCP only there.
+	[ "$CLUSTER_MODE" = netns ] || export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo
+	run srun --mpi=pmix -N2 -n2 "$HPT" launch -- "$BATS_FILE_TMPDIR/mpi_hello"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c 'sum 3$')" -eq 2 ]
 }
 
 @test "under srun with Slurm's GPUs each rank gets one of them, never more" {
