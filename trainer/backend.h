@@ -21,12 +21,21 @@
 #include "trainer/kernels/kernels.h" // defines: struct conv_geom, struct pool_geom
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct sbuf;
 
-/* Precision of activations and convolution inputs; fp32 only in this
- * version, bf16/fp16 with fp32 master weights come with issue 8. */
+/* Precision of convolution inputs (activations, weights, output
+ * gradients); accumulation, outputs, gradients of weights and the
+ * master weights stay fp32 at every precision.  What each backend does
+ * with it is stated at the top of its file. */
 enum be_precision { BE_FP32, BE_BF16, BE_FP16 };
+
+/* "fp32", "bf16", "fp16". */
+const char *be_precision_name(enum be_precision prec);
+/* y = x rounded to the nearest binary16 value (inf beyond +-65504);
+ * y may be x.  Emulates fp16 storage where no fp16 kernel exists. */
+void be_round_fp16(size_t n, const float *x, float *y);
 
 enum be_flags {
 	BE_RELU = 1 << 0,    /* fuse ReLU after the bias (forward post-op) */
@@ -36,7 +45,9 @@ enum be_flags {
 /* Starts the backend with the given number of threads (0 = leave the
  * runtime's default).  Returns 0 or -1 with err filled. */
 int backend_init(int threads, struct sbuf *err);
-/* One line naming the implementation, e.g. "oneDNN 2.6.3, avx512_core_amx". */
+/* One line naming the implementation, e.g. "oneDNN 2.6.3, avx512_core_amx,
+ * 2 threads", and after a low-precision convolution was planned the
+ * kernel oneDNN picked for it ("...; low-precision conv: bf16 brg:avx512_core_amx"). */
 const char *backend_describe(void);
 
 struct be_conv;
@@ -48,7 +59,9 @@ int be_conv_forward(struct be_conv *cv, const float *x, const float *w, const fl
 /* dy is the gradient after the activation; with BE_RELU the caller has
  * already masked it by y > 0.  dx may be NULL (then BE_NEED_DX is not
  * needed); dw and db are overwritten, not accumulated.  w must be the
- * weights of the last forward. */
+ * weights of the last forward, and x, when it is the pointer the last
+ * forward got, its unchanged input (at bf16 the forward's converted copy
+ * is reused). */
 int be_conv_backward(struct be_conv *cv, const float *x, const float *dy, float *dx,
 		     float *dw, float *db, struct sbuf *err);
 void be_conv_free(struct be_conv *cv);

@@ -12,19 +12,41 @@
  *
  * Budget: conv FLOPs = 2*N*K*P*Q*C*R*S per pass; weights reorders cost
  * 2*|w| bytes per step, negligible beside the convolutions.
+ *
+ * Precision (enum be_precision): BE_BF16 runs convolutions with bf16
+ * source, weights and output gradient and fp32 accumulation, bias,
+ * output, input gradient and weight gradient (oneDNN's avx512_core_bf16
+ * or avx512_core_amx kernels where the CPU has them, its reference or
+ * emulated kernels elsewhere).  The layers keep fp32 activations: x and
+ * dy are converted to bf16 here by planned reorders (2 bytes written per
+ * element, memory-bound, a few percent of a convolution), and the bf16
+ * copy of x made by the forward is reused by the weight gradient.  The
+ * master weights stay fp32 in the arena; their bf16 copy is the blocked
+ * layout the weight reorder already produced for fp32.  BE_FP16 uses
+ * oneDNN f16 primitives when this oneDNN has them for the CPU; oneDNN
+ * 2.6 has none, so fp16 is emulated: x, w and dy are rounded to binary16
+ * (overflow to inf included, which is what loss scaling guards) and the
+ * convolution runs in fp32.  That gives fp16's numerics, not its speed.
+ * Pooling and GEMMs (linear layers) run fp32 at every precision: pooling
+ * is memory-bound on fp32 activations and the linear layers of the
+ * bundled models are under 10% of their FLOPs.
  */
 #include "trainer/backend.h" // defines: be_conv_*, be_pool_*, be_gemm
 #include "cli/sbuf.h"        // defines: struct sbuf, sbuf_addf
 
 #include <dnnl.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static dnnl_engine_t engine;
 static dnnl_stream_t stream;
-static char describe[128];
+static char describe[128], describe_full[256];
+/* The implementation oneDNN chose for the last low-precision
+ * convolution planned, e.g. "brg:avx512_core_amx" (the ISA in use). */
+static char lp_impl[96];
 
 #define DNNL_TRY(call)                                                                     \
 	do {                                                                               \
@@ -72,7 +94,45 @@ fail:
 
 const char *backend_describe(void)
 {
-	return describe;
+	if (!lp_impl[0])
+		return describe;
+	snprintf(describe_full, sizeof(describe_full), "%s; low-precision conv: %s", describe,
+		 lp_impl);
+	return describe_full;
+}
+
+const char *be_precision_name(enum be_precision prec)
+{
+	return prec == BE_BF16 ? "bf16" : prec == BE_FP16 ? "fp16" : "fp32";
+}
+
+/* Rounds n floats to the nearest binary16 value (ties to even), kept as
+ * float; beyond 65504 (from 65520 up) they become inf, as in fp16
+ * hardware.  Bit arithmetic on the float, no conversion instructions:
+ * the loop vectorises on any x86-64 (F16C or AVX512-FP16 are not
+ * assumed, and GCC's _Float16 without them calls libgcc per element).
+ * Normal range: round the mantissa to 10 bits; below 2^-14 (fp16
+ * subnormals) the step is 2^-24: adding 0.5 to |x| rounds it there. */
+void be_round_fp16(size_t n, const float *x, float *y)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u, a;
+		float ax, r;
+
+		memcpy(&u, &x[i], 4);
+		a = u & 0x7fffffffu;
+		memcpy(&ax, &a, 4);
+		if (a >= 0x477ff000u) { /* >= 65520, inf or NaN */
+			a = a > 0x7f800000u ? a : 0x7f800000u;
+		} else if (a < 0x38800000u) { /* < 2^-14 */
+			r = (ax + 0.5f) - 0.5f;
+			memcpy(&a, &r, 4);
+		} else {
+			a = (a + 0x0fffu + ((a >> 13) & 1)) & ~0x1fffu;
+		}
+		u = (u & 0x80000000u) | a;
+		memcpy(&y[i], &u, 4);
+	}
 }
 
 float *be_alloc(size_t nfloats)
@@ -245,16 +305,20 @@ static dnnl_status_t relayout_out_finish(struct relayout *rl)
 struct be_conv {
 	struct conv_geom g;
 	unsigned flags;
+	enum be_precision prec;
+	bool emulate_fp16; /* fp32 primitives on binary16-rounded inputs */
 	struct prim fwd, bwd_data, bwd_w;
 	struct relayout w_fwd, w_bwd, dw;
-	dnnl_memory_t x, y, b, dy, dx, db, dy_w, x_w;
+	struct relayout xc, dyc; /* fp32 -> compute type (no-op at fp32) */
+	dnnl_memory_t y, b, dx, db;
+	const float *x_last; /* the input converted by the last forward */
 	const float *w_last; /* the weights of the last forward */
+	float *xr, *wr, *dyr; /* fp16 emulation: rounded copies */
 };
 
 void be_conv_free(struct be_conv *cv)
 {
-	dnnl_memory_t *mems[] = { &cv->x, &cv->y, &cv->b, &cv->dy, &cv->dx, &cv->db, &cv->dy_w,
-				  &cv->x_w };
+	dnnl_memory_t *mems[] = { &cv->y, &cv->b, &cv->dx, &cv->db };
 
 	if (!cv)
 		return;
@@ -264,80 +328,141 @@ void be_conv_free(struct be_conv *cv)
 	relayout_release(&cv->w_fwd);
 	relayout_release(&cv->w_bwd);
 	relayout_release(&cv->dw);
+	relayout_release(&cv->xc);
+	relayout_release(&cv->dyc);
 	for (size_t i = 0; i < sizeof(mems) / sizeof(mems[0]); i++)
 		if (*mems[i])
 			dnnl_memory_destroy(*mems[i]);
+	be_free(cv->xr);
+	be_free(cv->wr);
+	be_free(cv->dyr);
 	free(cv);
+}
+
+/* Plans the three primitives with inputs of type lt (f32, bf16, f16);
+ * outputs and gradients of weights stay f32.  Returns oneDNN's status:
+ * dnnl_unimplemented when this CPU build has no kernel for lt. */
+static dnnl_status_t conv_plan(struct be_conv *cv, dnnl_data_type_t lt)
+{
+	const struct conv_geom *g = &cv->g;
+	dnnl_memory_desc_t x_md, x_lp, y_md, dy_lp, w_any, w_lp, w_plain, b_md;
+	dnnl_dims_t xd = { g->n, g->c, g->h, g->w }, yd = { g->n, g->k, g->p, g->q },
+		    wd = { g->k, g->c, g->r, g->s }, bd = { g->k };
+	dnnl_dims_t strides = { g->stride, g->stride }, pad = { g->pad, g->pad };
+	dnnl_convolution_desc_t d;
+	dnnl_post_ops_t po = NULL;
+	dnnl_status_t st;
+
+#define PLAN(call)                                                                         \
+	do {                                                                               \
+		if ((st = (call)) != dnnl_success)                                         \
+			goto out;                                                          \
+	} while (0)
+	PLAN(dnnl_memory_desc_init_by_tag(&x_md, 4, xd, dnnl_f32, dnnl_nhwc));
+	PLAN(dnnl_memory_desc_init_by_tag(&x_lp, 4, xd, lt, dnnl_nhwc));
+	PLAN(dnnl_memory_desc_init_by_tag(&y_md, 4, yd, dnnl_f32, dnnl_nhwc));
+	PLAN(dnnl_memory_desc_init_by_tag(&dy_lp, 4, yd, lt, dnnl_nhwc));
+	PLAN(dnnl_memory_desc_init_by_tag(&w_any, 4, wd, dnnl_f32, dnnl_format_tag_any));
+	PLAN(dnnl_memory_desc_init_by_tag(&w_lp, 4, wd, lt, dnnl_format_tag_any));
+	PLAN(dnnl_memory_desc_init_by_tag(&w_plain, 4, wd, dnnl_f32, dnnl_oihw));
+	PLAN(dnnl_memory_desc_init_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_x));
+
+	PLAN(dnnl_convolution_forward_desc_init(&d, dnnl_forward_training, dnnl_convolution_direct,
+						&x_lp, &w_lp, &b_md, &y_md, strides, pad, pad));
+	if (cv->flags & BE_RELU) {
+		PLAN(dnnl_post_ops_create(&po));
+		PLAN(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+	}
+	PLAN(prim_create(&cv->fwd, &d, NULL, po));
+	PLAN(relayout_create(&cv->w_fwd, &w_plain,
+			     dnnl_primitive_desc_query_md(cv->fwd.pd, dnnl_query_weights_md, 0), 1));
+	PLAN(relayout_create(&cv->xc, &x_md, &x_lp, 1));
+	PLAN(relayout_create(&cv->dyc, &y_md, &dy_lp, 1));
+	if (cv->flags & BE_NEED_DX) {
+		PLAN(dnnl_convolution_backward_data_desc_init(&d, dnnl_convolution_direct, &x_md,
+							      &w_lp, &dy_lp, strides, pad, pad));
+		PLAN(prim_create(&cv->bwd_data, &d, cv->fwd.pd, NULL));
+		PLAN(relayout_create(
+			&cv->w_bwd, &w_plain,
+			dnnl_primitive_desc_query_md(cv->bwd_data.pd, dnnl_query_weights_md, 0), 1));
+		PLAN(mem_create(&cv->dx, &x_md));
+	}
+	PLAN(dnnl_convolution_backward_weights_desc_init(&d, dnnl_convolution_direct, &x_lp, &w_any,
+							 &b_md, &dy_lp, strides, pad, pad));
+	PLAN(prim_create(&cv->bwd_w, &d, cv->fwd.pd, NULL));
+	PLAN(relayout_create(
+		&cv->dw, dnnl_primitive_desc_query_md(cv->bwd_w.pd, dnnl_query_diff_weights_md, 0),
+		&w_plain, 0));
+	PLAN(mem_create(&cv->y, &y_md));
+	PLAN(mem_create(&cv->b, &b_md));
+	PLAN(mem_create(&cv->db, &b_md));
+	if (lt != dnnl_f32) {
+		const char *impl = NULL;
+
+		if (dnnl_primitive_desc_query(cv->fwd.pd, dnnl_query_impl_info_str, 0, &impl) ==
+			    dnnl_success &&
+		    impl)
+			snprintf(lp_impl, sizeof(lp_impl), "%s %s", lt == dnnl_bf16 ? "bf16" : "f16",
+				 impl);
+	}
+#undef PLAN
+out:
+	if (po)
+		dnnl_post_ops_destroy(po);
+	return st;
+}
+
+/* Undoes a failed conv_plan, keeping geometry and flags. */
+static void conv_unplan(struct be_conv *cv)
+{
+	struct be_conv keep = { .g = cv->g, .flags = cv->flags, .prec = cv->prec };
+	struct be_conv *tmp = malloc(sizeof(*tmp));
+
+	if (tmp) {
+		*tmp = *cv;
+		be_conv_free(tmp);
+	}
+	*cv = keep;
 }
 
 struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
 			       enum be_precision prec, struct sbuf *err)
 {
 	struct be_conv *cv = calloc(1, sizeof(*cv));
-	dnnl_memory_desc_t x_md, y_md, w_any, w_plain, b_md;
-	dnnl_dims_t xd = { g->n, g->c, g->h, g->w }, yd = { g->n, g->k, g->p, g->q },
-		    wd = { g->k, g->c, g->r, g->s }, bd = { g->k };
-	dnnl_dims_t strides = { g->stride, g->stride }, pad = { g->pad, g->pad };
-	dnnl_convolution_desc_t d;
-	dnnl_post_ops_t po = NULL;
+	dnnl_status_t st;
 
 	if (!cv) {
 		sbuf_addstr(err, "out of memory");
 		return NULL;
 	}
-	if (prec != BE_FP32) {
-		sbuf_addstr(err, "the CPU backend runs fp32 only in this version");
-		goto fail;
-	}
 	cv->g = *g;
 	cv->flags = flags;
-	DNNL_TRY(dnnl_memory_desc_init_by_tag(&x_md, 4, xd, dnnl_f32, dnnl_nhwc));
-	DNNL_TRY(dnnl_memory_desc_init_by_tag(&y_md, 4, yd, dnnl_f32, dnnl_nhwc));
-	DNNL_TRY(dnnl_memory_desc_init_by_tag(&w_any, 4, wd, dnnl_f32, dnnl_format_tag_any));
-	DNNL_TRY(dnnl_memory_desc_init_by_tag(&w_plain, 4, wd, dnnl_f32, dnnl_oihw));
-	DNNL_TRY(dnnl_memory_desc_init_by_tag(&b_md, 1, bd, dnnl_f32, dnnl_x));
+	cv->prec = prec;
+	st = conv_plan(cv, prec == BE_BF16 ? dnnl_bf16 : prec == BE_FP16 ? dnnl_f16 : dnnl_f32);
+	if (st == dnnl_unimplemented && prec == BE_FP16) {
+		size_t nx = (size_t)g->n * g->h * g->w * g->c, nw = (size_t)g->k * g->c * g->r * g->s;
 
-	DNNL_TRY(dnnl_convolution_forward_desc_init(&d, dnnl_forward_training,
-						    dnnl_convolution_direct, &x_md, &w_any, &b_md,
-						    &y_md, strides, pad, pad));
-	if (flags & BE_RELU) {
-		DNNL_TRY(dnnl_post_ops_create(&po));
-		DNNL_TRY(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+		conv_unplan(cv);
+		cv->emulate_fp16 = true;
+		cv->xr = be_alloc(nx);
+		cv->wr = be_alloc(nw);
+		cv->dyr = be_alloc((size_t)g->n * g->p * g->q * g->k);
+		if (!cv->xr || !cv->wr || !cv->dyr) {
+			sbuf_addstr(err, "out of memory");
+			goto fail;
+		}
+		st = conv_plan(cv, dnnl_f32);
+		if (st == dnnl_success && !lp_impl[0])
+			snprintf(lp_impl, sizeof(lp_impl), "f16 emulated (binary16-rounded inputs, fp32 compute)");
 	}
-	DNNL_TRY(prim_create(&cv->fwd, &d, NULL, po));
-	DNNL_TRY(relayout_create(&cv->w_fwd, &w_plain,
-				 dnnl_primitive_desc_query_md(cv->fwd.pd, dnnl_query_weights_md, 0),
-				 1));
-
-	if (flags & BE_NEED_DX) {
-		DNNL_TRY(dnnl_convolution_backward_data_desc_init(&d, dnnl_convolution_direct, &x_md,
-								  &w_any, &y_md, strides, pad, pad));
-		DNNL_TRY(prim_create(&cv->bwd_data, &d, cv->fwd.pd, NULL));
-		DNNL_TRY(relayout_create(
-			&cv->w_bwd, &w_plain,
-			dnnl_primitive_desc_query_md(cv->bwd_data.pd, dnnl_query_weights_md, 0), 1));
-		DNNL_TRY(mem_create(&cv->dx, &x_md));
+	if (st != dnnl_success) {
+		sbuf_addf(err, "oneDNN: cannot plan a %s convolution %dx%dx%d -> %d (%dx%d, stride %d): status %d",
+			  be_precision_name(prec), g->h, g->w, g->c, g->k, g->r, g->s, g->stride,
+			  (int)st);
+		goto fail;
 	}
-	DNNL_TRY(dnnl_convolution_backward_weights_desc_init(&d, dnnl_convolution_direct, &x_md,
-							     &w_any, &b_md, &y_md, strides, pad,
-							     pad));
-	DNNL_TRY(prim_create(&cv->bwd_w, &d, cv->fwd.pd, NULL));
-	DNNL_TRY(relayout_create(
-		&cv->dw, dnnl_primitive_desc_query_md(cv->bwd_w.pd, dnnl_query_diff_weights_md, 0),
-		&w_plain, 0));
-	DNNL_TRY(mem_create(&cv->x, dnnl_primitive_desc_query_md(cv->fwd.pd, dnnl_query_src_md, 0)));
-	DNNL_TRY(mem_create(&cv->y, dnnl_primitive_desc_query_md(cv->fwd.pd, dnnl_query_dst_md, 0)));
-	DNNL_TRY(mem_create(&cv->b, &b_md));
-	DNNL_TRY(mem_create(&cv->db, &b_md));
-	DNNL_TRY(mem_create(&cv->dy, &y_md));
-	DNNL_TRY(mem_create(&cv->dy_w, &y_md));
-	DNNL_TRY(mem_create(&cv->x_w, &x_md));
-	if (po)
-		dnnl_post_ops_destroy(po);
 	return cv;
 fail:
-	if (po)
-		dnnl_post_ops_destroy(po);
 	be_conv_free(cv);
 	return NULL;
 }
@@ -345,47 +470,77 @@ fail:
 int be_conv_forward(struct be_conv *cv, const float *x, const float *w, const float *b,
 		    float *y, struct sbuf *err)
 {
-	dnnl_memory_t wm;
+	const struct conv_geom *g = &cv->g;
+	dnnl_memory_t wm, xm;
+	const float *xin = x, *win = w;
 
-	DNNL_TRY(relayout_in(&cv->w_fwd, w, &wm));
-	DNNL_TRY(mem_set(cv->x, x));
+	if (cv->emulate_fp16) {
+		be_round_fp16((size_t)g->n * g->h * g->w * g->c, x, cv->xr);
+		be_round_fp16((size_t)g->k * g->c * g->r * g->s, w, cv->wr);
+		xin = cv->xr, win = cv->wr;
+	}
+	DNNL_TRY(relayout_in(&cv->w_fwd, win, &wm));
+	DNNL_TRY(relayout_in(&cv->xc, xin, &xm));
 	DNNL_TRY(mem_set(cv->b, b));
 	DNNL_TRY(mem_set(cv->y, y));
-	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, cv->x },
+	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, xm },
 				{ DNNL_ARG_WEIGHTS, wm },
 				{ DNNL_ARG_BIAS, cv->b },
 				{ DNNL_ARG_DST, cv->y } };
 	DNNL_TRY(prim_run(&cv->fwd, 4, a));
-	cv->w_last = w;
+	cv->w_last = win;
+	cv->x_last = x;
 	return 0;
 fail:
 	return -1;
 }
 
+/* The compute-type copy of x: the forward's when x is the input it
+ * converted (the training step's case), else converted now. */
+static dnnl_status_t conv_input(struct be_conv *cv, const float *x, dnnl_memory_t *xm)
+{
+	const struct conv_geom *g = &cv->g;
+
+	if (x == cv->x_last && cv->xc.r.p) {
+		*xm = cv->xc.internal;
+		return dnnl_success;
+	}
+	if (cv->emulate_fp16) {
+		if (x != cv->x_last)
+			be_round_fp16((size_t)g->n * g->h * g->w * g->c, x, cv->xr);
+		x = cv->xr;
+	}
+	return relayout_in(&cv->xc, x, xm);
+}
+
 int be_conv_backward(struct be_conv *cv, const float *x, const float *dy, float *dx,
 		     float *dw, float *db, struct sbuf *err)
 {
-	dnnl_memory_t wm, dwm;
+	const struct conv_geom *g = &cv->g;
+	dnnl_memory_t wm, dwm, dym, xm;
 
+	if (dx && !(cv->flags & BE_NEED_DX)) {
+		sbuf_addstr(err, "be_conv_backward: dx asked of a convolution planned without it");
+		return -1;
+	}
+	if (cv->emulate_fp16) {
+		be_round_fp16((size_t)g->n * g->p * g->q * g->k, dy, cv->dyr);
+		dy = cv->dyr;
+	}
+	DNNL_TRY(relayout_in(&cv->dyc, dy, &dym));
 	if (dx) {
-		if (!(cv->flags & BE_NEED_DX)) {
-			sbuf_addstr(err, "be_conv_backward: dx asked of a convolution planned without it");
-			return -1;
-		}
 		DNNL_TRY(relayout_in(&cv->w_bwd, cv->w_last, &wm));
-		DNNL_TRY(mem_set(cv->dy, dy));
 		DNNL_TRY(mem_set(cv->dx, dx));
-		dnnl_exec_arg_t a[] = { { DNNL_ARG_DIFF_DST, cv->dy },
+		dnnl_exec_arg_t a[] = { { DNNL_ARG_DIFF_DST, dym },
 					{ DNNL_ARG_WEIGHTS, wm },
 					{ DNNL_ARG_DIFF_SRC, cv->dx } };
 		DNNL_TRY(prim_run(&cv->bwd_data, 3, a));
 	}
 	DNNL_TRY(relayout_out_mem(&cv->dw, dw, &dwm));
-	DNNL_TRY(mem_set(cv->x_w, x));
-	DNNL_TRY(mem_set(cv->dy_w, dy));
+	DNNL_TRY(conv_input(cv, x, &xm));
 	DNNL_TRY(mem_set(cv->db, db));
-	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, cv->x_w },
-				{ DNNL_ARG_DIFF_DST, cv->dy_w },
+	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, xm },
+				{ DNNL_ARG_DIFF_DST, dym },
 				{ DNNL_ARG_DIFF_WEIGHTS, dwm },
 				{ DNNL_ARG_DIFF_BIAS, cv->db } };
 	DNNL_TRY(prim_run(&cv->bwd_w, 4, a));
@@ -436,10 +591,7 @@ struct be_pool *be_pool_create(const struct pool_geom *g, bool max, unsigned fla
 		sbuf_addstr(err, "out of memory");
 		return NULL;
 	}
-	if (prec != BE_FP32) {
-		sbuf_addstr(err, "the CPU backend runs fp32 only in this version");
-		goto fail;
-	}
+	(void)prec; /* pooling runs fp32 at every precision (see the top) */
 	DNNL_TRY(dnnl_memory_desc_init_by_tag(&x_md, 4, xd, dnnl_f32, dnnl_nhwc));
 	DNNL_TRY(dnnl_memory_desc_init_by_tag(&y_md, 4, yd, dnnl_f32, dnnl_nhwc));
 	DNNL_TRY(dnnl_pooling_forward_desc_init(&d, dnnl_forward_training, alg, &x_md, &y_md,

@@ -2,14 +2,16 @@
  *
  *   offset  size  field
  *        0     8  "HPTCKPT1"
- *        8     4  version (1)
+ *        8     4  version (2; 1 is read too)
  *       12    64  spec hash, lowercase hex
  *       76     8  step
  *       84     8  optimizer updates (Adam's t)
  *       92     8  epoch loss sum (IEEE double)
  *      100    16  epoch correct, epoch samples
  *      116    24  nparams, nstate, optimizer state vectors
- *      140     -  params, state, optimizer vectors (floats), then CRC-32
+ *      140     8  loss scale (IEEE double)             version 2 only
+ *      148     8  clean steps since the last change    version 2 only
+ *  140/156     -  params, state, optimizer vectors (floats), then CRC-32
  */
 #include "trainer/ckpt.h"  // defines: ckpt_*
 #include "trainer/model.h" // defines: struct model
@@ -28,7 +30,9 @@
 #include <zlib.h>
 
 #define CKPT_MAGIC "HPTCKPT1"
-#define CKPT_HEAD 140
+#define CKPT_HEAD_V1 140
+#define CKPT_HEAD 156
+#define CKPT_VERSION 2
 #define CKPT_MAX_BYTES ((size_t)1 << 36)
 
 void ckpt_encode(const char *hash, const struct ckpt_state *st, const struct model *m,
@@ -39,7 +43,7 @@ void ckpt_encode(const char *hash, const struct ckpt_state *st, const struct mod
 
 	memcpy(h, hash, strnlen(hash, 64));
 	sbuf_add(out, CKPT_MAGIC, 8);
-	pack_u32(out, 1);
+	pack_u32(out, CKPT_VERSION);
 	sbuf_add(out, h, 64);
 	pack_u64(out, (uint64_t)st->step);
 	pack_u64(out, (uint64_t)o->t);
@@ -49,6 +53,8 @@ void ckpt_encode(const char *hash, const struct ckpt_state *st, const struct mod
 	pack_u64(out, m->nparams);
 	pack_u64(out, m->nstate);
 	pack_u64(out, (uint64_t)nv);
+	pack_f64(out, st->scaler.scale > 0 ? st->scaler.scale : 1.0); /* zeroed: no scaler */
+	pack_u64(out, (uint64_t)st->scaler.good_steps);
 	pack_floats(out, m->params, m->nparams);
 	pack_floats(out, m->state, m->nstate);
 	pack_floats(out, o->m, o->n);
@@ -62,9 +68,10 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 {
 	const uint8_t *p = buf;
 	uint64_t np, ns, nv;
-	size_t want;
+	size_t want, head;
+	uint32_t version;
 
-	if (len < CKPT_HEAD + 4 || memcmp(p, CKPT_MAGIC, 8)) {
+	if (len < CKPT_HEAD_V1 + 4 || memcmp(p, CKPT_MAGIC, 8)) {
 		sbuf_addf(err, "%s: not an hpctrain checkpoint", where);
 		return -1;
 	}
@@ -73,10 +80,12 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 		sbuf_addf(err, "%s: corrupt checkpoint (CRC-32 mismatch)", where);
 		return -1;
 	}
-	if (unpack_u32(p + 8) != 1) {
-		sbuf_addf(err, "%s: checkpoint version %u is not supported", where, unpack_u32(p + 8));
+	version = unpack_u32(p + 8);
+	if (version != 1 && version != CKPT_VERSION) {
+		sbuf_addf(err, "%s: checkpoint version %u is not supported", where, version);
 		return -1;
 	}
+	head = version == 1 ? CKPT_HEAD_V1 : CKPT_HEAD;
 	if (hash && strncmp((const char *)p + 12, hash, 64)) {
 		sbuf_addf(err, "%s: written for another spec (sha256:%.12s...), not this one (sha256:%.12s...)",
 			  where, (const char *)p + 12, hash);
@@ -91,7 +100,7 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 			  optim_state_vectors(o));
 		return -1;
 	}
-	want = CKPT_HEAD + 4 * (np + ns + nv * np) + 4;
+	want = head + 4 * (np + ns + nv * np) + 4;
 	if (len != want) {
 		sbuf_addf(err, "%s: %zu bytes, expected %zu", where, len, want);
 		return -1;
@@ -101,7 +110,19 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 	st->epoch_loss = unpack_f64(p + 92);
 	st->epoch_correct = (int64_t)unpack_u64(p + 100);
 	st->epoch_seen = (int64_t)unpack_u64(p + 108);
-	p += CKPT_HEAD;
+	if (version >= 2) {
+		double scale = unpack_f64(p + 140);
+
+		/* A scale that is not a positive finite number would poison
+		 * every gradient: refuse it like a size mismatch. */
+		if (!(scale > 0 && scale < 1e300)) {
+			sbuf_addf(err, "%s: invalid loss scale %g", where, scale);
+			return -1;
+		}
+		st->scaler.scale = scale;
+		st->scaler.good_steps = (int64_t)unpack_u64(p + 148);
+	}
+	p += head;
 	unpack_floats(p, m->params, np);
 	p += 4 * np;
 	unpack_floats(p, m->state, ns);

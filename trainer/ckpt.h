@@ -9,11 +9,15 @@
  * uninterrupted run bit for bit (at the same thread count).
  *
  * File: "HPTCKPT1", then little-endian fields (see ckpt.c), the float
- * vectors, and a CRC-32 of all that precedes it.  Checkpoints carry the
+ * vectors, and a CRC-32 of all that precedes it.  Version 2 adds the
+ * loss scaler (amp.h); version 1 files still load, leaving the scaler
+ * as the caller initialised it.  Checkpoints carry the
  * spec hash and refuse to load into another spec's run.
  */
 #ifndef HPT_CKPT_H
 #define HPT_CKPT_H
+
+#include "trainer/amp.h" // defines: struct amp_scaler
 
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +30,7 @@ struct ckpt_state {
 	int64_t step;          /* updates done */
 	double epoch_loss;     /* sums over the current epoch's steps so far */
 	int64_t epoch_correct, epoch_seen;
+	struct amp_scaler scaler; /* scale and good_steps are saved (version 2) */
 };
 
 /* Core: encodes into out / decodes from a buffer (decode checks the

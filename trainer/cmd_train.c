@@ -2,6 +2,7 @@
  * directory, start the backend, run the loop.  Shell. */
 #include "trainer/cmd.h"      // defines: cmd_train
 #include "trainer/backend.h"  // defines: backend_init
+#include "trainer/comm.h"     // defines: struct comm, comm_init, comm_hooks, comm_finish
 #include "trainer/train.h"    // defines: train_run, struct train_config
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
 #include "cli/exitcode.h"     // defines: enum hpt_exit
@@ -9,6 +10,7 @@
 #include "cli/opt.h"          // defines: struct opt, opt_next, opt_usage, opt_error
 #include "cli/sbuf.h"         // defines: struct sbuf
 #include "cli/spec.h"         // defines: spec_load, spec_emit_resolved, spec_hash
+#include "cli/specfile.h"   // defines: specfile_load, spec_overrides_*
 #include "cli/template_dir.h" // defines: template_dir_find, template_dir_is_name
 #include "cli/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
 
@@ -86,45 +88,31 @@ static int make_dirs(const char *path, struct sbuf *err)
 	return 0;
 }
 
-static int load_spec(const char *arg, const struct spec_override *sets, size_t nsets,
-		     struct job *job)
+/* Loads the spec argument the way every hpctrain command does. */
+static int load_spec(const char *arg, const struct spec_overrides *sets, struct job *job)
 {
-	struct sbuf where = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
 	struct diag_list dl = DIAG_LIST_INIT;
-	int st = 0;
+	struct sbuf where = SBUF_INIT;
+	int st = specfile_load(arg, sets, job, &dl, &where);
 
-	memset(job, 0, sizeof(*job));
-	if (template_dir_is_name(arg) && !fileio_exists(arg) && template_dir_find(arg, &where)) {
-		fprintf(stderr, "hpctrain train: %s: no such file, and no template of that name\n", arg);
-		st = HPT_EXIT_NO_INPUT;
-	} else {
-		if (!where.len)
-			sbuf_addstr(&where, arg);
-		if (fileio_read(where.buf, YAMLTREE_MAX_BYTES, &text, &err)) {
-			fprintf(stderr, "hpctrain train: %s\n", err.buf);
-			st = HPT_EXIT_NO_INPUT;
-		} else if (spec_load(where.buf, text.buf, text.len, sets, nsets, job, &dl)) {
-			st = HPT_EXIT_BAD_SPEC;
-		}
-		diag_report(stderr, &dl);
-	}
+	diag_report(stderr, &dl);
 	diag_list_release(&dl);
 	sbuf_release(&where);
-	sbuf_release(&text);
-	sbuf_release(&err);
 	return st;
 }
 
 int cmd_train(int argc, char **argv)
 {
-	struct spec_override *sets = NULL;
-	size_t nsets = 0;
+	struct spec_overrides sets = SPEC_OVERRIDES_INIT;
 	struct train_config cfg = { 0 };
 	struct sbuf resolved = SBUF_INIT, err = SBUF_INIT;
 	const char *run = NULL;
 	char hash[65], *run_dir = NULL, *path;
 	int64_t threads = 0;
 	struct job job = { 0 };
+	struct comm comm = { 0 };
+	struct train_hooks hooks;
+	bool comm_up = false;
 	int c, st;
 
 	cfg.rank = 0;
@@ -133,9 +121,7 @@ int cmd_train(int argc, char **argv)
 	while ((c = opt_next(&train_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			sets = xrealloc(sets, (nsets + 1) * sizeof(*sets));
-			sets[nsets].arg = optarg;
-			sets[nsets++].where = NULL;
+			spec_overrides_add(&sets, optarg);
 			break;
 		case OPT_RUN:
 			run = optarg;
@@ -167,7 +153,7 @@ int cmd_train(int argc, char **argv)
 		st = opt_error(&train_cmd, optind >= argc ? "no job spec given" : "more than one job spec given");
 		goto out;
 	}
-	st = load_spec(argv[optind], sets, nsets, &job);
+	st = load_spec(argv[optind], &sets, &job);
 	if (st)
 		goto out;
 	if (job.command.n) {
@@ -182,13 +168,26 @@ int cmd_train(int argc, char **argv)
 		goto out;
 	}
 	spec_hash(resolved.buf, resolved.len, hash);
+	/* MPI before anything that depends on the rank; every rank of a job
+	 * makes the same run directory, rank 0 writes into it. */
+	if ((st = comm_init(&comm, &job, &err)))
+		goto report;
+	comm_up = true;
+	cfg.rank = comm.rank;
+	cfg.world = comm.world;
+	if (cfg.world > 1 && job.train.batchnorm == BATCHNORM_SYNC) {
+		sbuf_addstr(&err, "train.batchnorm: sync is not implemented yet; use local "
+			    "(per-rank statistics)");
+		st = HPT_EXIT_BAD_SPEC;
+		goto report;
+	}
 	run_dir = run ? xstrdup(run) : xasprintf("%s/%s/%.12s", job.output.dir, job.name, hash);
 	if (make_dirs(run_dir, &err)) {
 		st = HPT_EXIT_IO;
 		goto report;
 	}
 	path = xasprintf("%s/resolved.yaml", run_dir);
-	if (!fileio_exists(path) &&
+	if (!cfg.rank && !fileio_exists(path) &&
 	    fileio_write_atomic(path, resolved.buf, resolved.len, 0644, 0, &err)) {
 		free(path);
 		st = HPT_EXIT_IO;
@@ -202,15 +201,21 @@ int cmd_train(int argc, char **argv)
 	cfg.job = &job;
 	cfg.run_dir = run_dir;
 	cfg.hash = hash;
-	st = train_run(&cfg, NULL, &err);
+	comm_hooks(&comm, &hooks);
+	st = train_run(&cfg, &hooks, &err);
 report:
-	if (st && err.len)
+	if (st && err.len && cfg.world > 1)
+		fprintf(stderr, "hpctrain train: rank %d: %s\n", cfg.rank, err.buf);
+	else if (st && err.len)
 		fprintf(stderr, "hpctrain train: %s\n", err.buf);
+	if (comm_up)
+		st = comm_finish(&comm, st);
+	comm_release(&comm);
 out:
 	job_release(&job);
 	sbuf_release(&resolved);
 	sbuf_release(&err);
 	free(run_dir);
-	free(sets);
+	spec_overrides_release(&sets);
 	return st;
 }

@@ -109,12 +109,12 @@ int layer_setup(struct layer *l, struct sbuf *err)
 	switch (l->kind) {
 	case LAYER_CONV:
 		cg = conv_geom_of(l);
-		l->be = be_conv_create(&cg, flags, BE_FP32, err);
+		l->be = be_conv_create(&cg, flags, l->prec, err);
 		return l->be ? 0 : -1;
 	case LAYER_MAXPOOL:
 	case LAYER_AVGPOOL:
 		pg = pool_geom_of(l);
-		l->be = be_pool_create(&pg, l->kind == LAYER_MAXPOOL, flags, BE_FP32, err);
+		l->be = be_pool_create(&pg, l->kind == LAYER_MAXPOOL, flags, l->prec, err);
 		return l->be ? 0 : -1;
 	case LAYER_BATCHNORM:
 		l->save = be_alloc(3 * (size_t)l->in.c);

@@ -15,6 +15,8 @@
 #ifndef HPT_LAYER_H
 #define HPT_LAYER_H
 
+#include "trainer/backend.h" // defines: enum be_precision
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +57,7 @@ struct layer {
 	bool relu;          /* conv, linear: ReLU fused after the bias */
 	double p;           /* dropout probability */
 	double eps, momentum; /* batch norm */
+	enum be_precision prec; /* conv: compute precision; others run fp32 */
 	/* parameters, views into the model's arenas */
 	float *w, *b, *dw, *db;
 	size_t nw, nb;

@@ -29,10 +29,21 @@ static int flushed(struct metrics *mt)
 int metrics_step(struct metrics *mt, int64_t step, int64_t epoch, double loss, double acc,
 		 double lr, double samples_per_s, double step_ms, bool show)
 {
+	if (!mt->fp)
+		return 0;
 	fprintf(mt->fp,
 		"{\"event\":\"step\",\"step\":%lld,\"epoch\":%lld,\"loss\":%.9g,\"accuracy\":%.6g,"
-		"\"lr\":%.9g,\"samples_per_s\":%.1f,\"step_ms\":%.3f}\n",
+		"\"lr\":%.9g,\"samples_per_s\":%.1f,\"step_ms\":%.3f",
 		(long long)step, (long long)epoch, loss, acc, lr, samples_per_s, step_ms);
+	if (mt->ranks) {
+		if (mt->comm_ms > step_ms)
+			mt->comm_ms = step_ms;
+		fprintf(mt->fp, ",\"compute_ms\":%.3f,\"comm_ms\":%.3f", step_ms - mt->comm_ms,
+			mt->comm_ms);
+		mt->sum_comm_ms += mt->comm_ms;
+		mt->sum_step_ms += step_ms;
+	}
+	fputs("}\n", mt->fp);
 	if (show && !mt->quiet) {
 		if (mt->tty)
 			fprintf(stderr, "\rstep %lld/%lld  epoch %lld  loss %.4f  acc %.3f  lr %.4g  %.0f samples/s\033[K",
@@ -49,6 +60,8 @@ int metrics_step(struct metrics *mt, int64_t step, int64_t epoch, double loss, d
 int metrics_epoch(struct metrics *mt, int64_t epoch, int64_t steps, double train_loss,
 		  double train_acc, double test_loss, double test_acc, double samples_per_s)
 {
+	if (!mt->fp)
+		return 0;
 	fprintf(mt->fp,
 		"{\"event\":\"epoch\",\"epoch\":%lld,\"steps\":%lld,\"train_loss\":%.9g,"
 		"\"train_accuracy\":%.6g,\"test_loss\":%.9g,\"test_accuracy\":%.6g,"
@@ -65,10 +78,21 @@ int metrics_epoch(struct metrics *mt, int64_t epoch, int64_t steps, double train
 int metrics_summary(struct metrics *mt, int64_t steps, int64_t epochs, double test_loss,
 		    double test_acc, double samples_per_s, double gflops)
 {
+	if (!mt->fp)
+		return 0;
 	fprintf(mt->fp,
 		"{\"event\":\"summary\",\"steps\":%lld,\"epochs\":%lld,\"test_loss\":%.9g,"
-		"\"test_accuracy\":%.6g,\"mean_samples_per_s\":%.1f,\"gflops\":%.2f}\n",
+		"\"test_accuracy\":%.6g,\"mean_samples_per_s\":%.1f,\"gflops\":%.2f",
 		(long long)steps, (long long)epochs, test_loss, test_acc, samples_per_s, gflops);
+	if (mt->ranks) {
+		double share = mt->sum_step_ms > 0 ? mt->sum_comm_ms / mt->sum_step_ms : 0;
+
+		fprintf(mt->fp,
+			",\"ranks\":%d,\"global_samples_per_s\":%.1f,\"exposed_comm_share\":%.4f,"
+			"\"scaling_efficiency\":%.4f",
+			mt->ranks, samples_per_s * mt->ranks, share, 1 - share);
+	}
+	fputs("}\n", mt->fp);
 	return flushed(mt);
 }
 

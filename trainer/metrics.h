@@ -9,6 +9,7 @@
  *    "test_loss":L,"test_accuracy":A,"samples_per_s":X}
  *   {"event":"summary","steps":S,"epochs":E,"test_accuracy":A,"test_loss":L,
  *    "mean_samples_per_s":X,"gflops":G}
+ * and, in data-parallel runs, the fields described at struct metrics.
  * Floats are written with 9 significant digits, so an fp32 loss reads
  * back bit for bit.  The progress line goes to stderr: rewritten in place
  * on a terminal, one plain line per log interval otherwise.
@@ -23,9 +24,19 @@
 struct sbuf;
 
 struct metrics {
-	FILE *fp;
+	FILE *fp; /* NULL: records are not written (ranks other than 0) */
 	bool tty, quiet;
 	int64_t total_steps;
+	/* Data parallelism (comm.c sets these from its hooks).  ranks > 0
+	 * adds "compute_ms" and "comm_ms" (exposed communication: time the
+	 * step spent in communication calls that did not overlap compute)
+	 * to step records and, to the summary, "ranks",
+	 * "global_samples_per_s", "exposed_comm_share" and
+	 * "scaling_efficiency" = 1 - exposed_comm_share over the logged
+	 * steps: the weak-scaling efficiency when a rank computes as fast
+	 * as a lone process (make bench measures the real one). */
+	int ranks;
+	double comm_ms, sum_comm_ms, sum_step_ms;
 };
 
 int metrics_open(struct metrics *mt, const char *path, bool quiet, int64_t total_steps,

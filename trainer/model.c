@@ -194,8 +194,20 @@ static int number_layers(struct seq *s, int id)
 	return id;
 }
 
+/* Convolutions compute at prec, in residual blocks too. */
+static void set_precision(struct seq *s, enum be_precision prec)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		s->v[i].prec = s->v[i].kind == LAYER_CONV ? prec : BE_FP32;
+		if (s->v[i].body)
+			set_precision(s->v[i].body, prec);
+		if (s->v[i].shortcut)
+			set_precision(s->v[i].shortcut, prec);
+	}
+}
+
 int model_build(struct model *m, int kind, struct shape input, int outputs,
-		enum loss_kind loss, struct sbuf *err)
+		enum loss_kind loss, enum be_precision prec, struct sbuf *err)
 {
 	struct builder b = { &m->net, input, err, 0 };
 	size_t np = 0, ns = 0, off = 0, soff = 0;
@@ -205,10 +217,12 @@ int model_build(struct model *m, int kind, struct shape input, int outputs,
 	m->input = input;
 	m->outputs = outputs;
 	m->loss = loss;
+	m->prec = prec;
 	build_layers(&b, kind, outputs);
 	if (b.failed)
 		return -1;
 	number_layers(&m->net, 0);
+	set_precision(&m->net, prec);
 	/* Nothing wants the gradient of the input, nor of layers before the
 	 * first one with parameters. */
 	for (size_t i = 0; i < m->net.n; i++) {

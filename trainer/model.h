@@ -35,6 +35,7 @@ struct model {
 	struct shape input;
 	int outputs;
 	enum loss_kind loss;
+	enum be_precision prec; /* of the convolutions (backend.h) */
 	float *params, *grads; /* the arenas, nparams each */
 	size_t nparams;
 	float *state;
@@ -43,12 +44,14 @@ struct model {
 };
 
 /* Builds model `kind` (enum train_model) for batches of input shape
- * (n, h, w, c) and `outputs` classes or labels, plans its primitives and
+ * (n, h, w, c) and `outputs` classes or labels, with convolutions at
+ * precision prec (parameters, loss and the other layers stay fp32),
+ * plans its primitives and
  * allocates everything the step loop needs.  Parameters are zero; call
  * model_init().  Returns 0, or -1 with err filled (e.g. an input too
  * small for the model's pooling). */
 int model_build(struct model *m, int kind, struct shape input, int outputs,
-		enum loss_kind loss, struct sbuf *err);
+		enum loss_kind loss, enum be_precision prec, struct sbuf *err);
 void model_release(struct model *m);
 
 /* PyTorch's default initialisation (kaiming-uniform with a = sqrt(5):

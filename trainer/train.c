@@ -2,6 +2,7 @@
  * checkpoints of one rank.  Shell: reads data files, writes the run
  * directory, reads clocks.  See train.h for the hooks. */
 #include "trainer/train.h"   // defines: train_run, struct train_hooks
+#include "trainer/amp.h"     // defines: amp_scale, amp_unscale, amp_update
 #include "trainer/backend.h" // defines: be_alloc, backend_describe
 #include "trainer/ckpt.h"    // defines: ckpt_save, ckpt_load, ckpt_latest
 #include "trainer/data.h"    // defines: struct dataset, struct loader
@@ -82,16 +83,17 @@ static int setup(struct trainer *t, struct sbuf *err)
 	size_t per;
 	int st;
 
-	if (tr->precision != PRECISION_FP32) {
-		sbuf_addf(err, "train.precision: %s is not supported by this version of the trainer (fp32 only)",
-			  train_precision_names[tr->precision]);
-		return HPT_EXIT_BAD_SPEC;
-	}
+	/* Only fp16 needs a loss scaler: bf16 has fp32's exponent range. */
+	amp_init(&t->cs.scaler, tr->precision == PRECISION_FP16);
 	st = open_data(t, err);
 	if (st)
 		return st;
 	in = (struct shape){ (int)tr->batch_per_rank, t->train.h, t->train.w, t->train.c };
-	if (model_build(&t->model, tr->model, in, outputs_of(&t->train), t->train.loss, err)) {
+	if (model_build(&t->model, tr->model, in, outputs_of(&t->train), t->train.loss,
+			tr->precision == PRECISION_BF16   ? BE_BF16
+			: tr->precision == PRECISION_FP16 ? BE_FP16
+							  : BE_FP32,
+			err)) {
 		sbuf_addf(err, " (model %s, data %dx%dx%d)", train_model_names[tr->model],
 			  t->train.h, t->train.w, t->train.c);
 		return HPT_EXIT_BAD_SPEC;
@@ -187,6 +189,8 @@ static int start_fresh(struct trainer *t, const char *metrics, struct sbuf *err)
 
 static int save(struct trainer *t, struct sbuf *err)
 {
+	if (t->cfg->rank) /* data parallel: rank 0 writes, the others wait (comm.c) */
+		return 0;
 	return ckpt_save(t->ckpt_dir, t->cfg->hash, &t->cs, &t->model, &t->opt,
 			 (int)t->job->train.checkpoint.keep, err);
 }
@@ -197,6 +201,10 @@ static int open_run(struct trainer *t, struct sbuf *err)
 	struct sbuf latest = SBUF_INIT;
 	int rc = 0;
 
+	if (t->cfg->rank) { /* rank 0's state arrives by broadcast (hooks->on_start) */
+		free(metrics);
+		return 0;
+	}
 	t->ckpt_dir = xasprintf("%s/checkpoints", t->cfg->run_dir);
 	if (mkdir(t->ckpt_dir, 0777) && errno != EEXIST) {
 		sbuf_addf(err, "cannot create %s: %s", t->ckpt_dir, strerror(errno));
@@ -241,10 +249,18 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 				  (long long)step + 1, isnan(loss) ? "NaN" : "infinite", lr);
 			return HPT_EXIT_FAILURE;
 		}
+		/* Loss scaling (fp16): scale the loss gradient before backward;
+		 * unscale after before_update, which in data-parallel runs has
+		 * waited for the gradient allreduce, so every rank checks the
+		 * same averaged gradients and skips the same steps. */
+		amp_scale(&t->cs.scaler, t->model.dlogits, (size_t)b * t->model.outputs);
 		if (model_backward(&t->model, &gh, err))
 			return HPT_EXIT_INTERNAL;
 		if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
 			return HPT_EXIT_INTERNAL;
+		if (t->cs.scaler.enabled &&
+		    amp_update(&t->cs.scaler, amp_unscale(&t->cs.scaler, t->model.grads, t->model.nparams)))
+			skip = 1;
 		if (!skip) {
 			optim_update(&t->opt, t->model.params, t->model.grads, 0, t->model.nparams, lr);
 			optim_tick(&t->opt);
@@ -308,15 +324,20 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	rc = setup(&t, err);
 	if (!rc)
 		rc = open_run(&t, err);
+	if (!rc && hooks && hooks->on_start && hooks->on_start(hooks->ctx, &t)) {
+		sbuf_addstr(err, "cannot start data-parallel training: out of memory");
+		rc = HPT_EXIT_INTERNAL;
+	}
 	if (rc)
 		goto out;
 	start = t.cs.step;
-	if (!cfg->quiet)
+	if (!cfg->quiet && !cfg->rank)
 		fprintf(stderr, "hpctrain train: %s on %s (%lld samples, %dx%dx%d), %zu parameters, "
-			"%lld steps of %d; %s\n",
+			"%lld steps of %d, %s; %s\n",
 			train_model_names[t.job->train.model], t.job->train.dataset,
 			(long long)t.train.n, t.train.h, t.train.w, t.train.c, t.model.nparams,
-			(long long)t.total_steps, t.model.input.n, backend_describe());
+			(long long)t.total_steps, t.model.input.n,
+			train_precision_names[t.job->train.precision], backend_describe());
 	rc = train_steps(&t, hooks, &busy, &trained, err);
 	if (rc)
 		goto out;
@@ -337,12 +358,33 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 			rc = HPT_EXIT_IO;
 			goto out;
 		}
-		printf("test accuracy %.4f, test loss %.4f after %lld steps (%.2f epochs); "
-		       "%.0f samples/s, %.1f GFLOP/s; run %s\n",
-		       ta, tl, (long long)t.cs.step, (double)t.cs.step / t.ld.steps_per_epoch, sps, gf,
-		       cfg->run_dir);
+		if (!cfg->rank)
+			printf("test accuracy %.4f, test loss %.4f after %lld steps (%.2f epochs); "
+			       "%.0f samples/s, %.1f GFLOP/s; run %s\n",
+			       ta, tl, (long long)t.cs.step, (double)t.cs.step / t.ld.steps_per_epoch,
+			       sps, gf, cfg->run_dir);
 	}
 out:
 	release(&t);
 	return rc;
+}
+
+struct model *train_model(struct trainer *t)
+{
+	return &t->model;
+}
+
+struct optim *train_optim(struct trainer *t)
+{
+	return &t->opt;
+}
+
+struct ckpt_state *train_ckpt_state(struct trainer *t)
+{
+	return &t->cs;
+}
+
+struct metrics *train_metrics(struct trainer *t)
+{
+	return &t->mt;
 }

@@ -19,12 +19,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ckpt_state;
 struct job;
+struct metrics;
+struct model;
+struct optim;
 struct sbuf;
 struct trainer;
 
 struct train_hooks {
 	void *ctx;
+	/* Once, after the model is built and rank 0 has loaded any
+	 * checkpoint, before the first step: data parallelism broadcasts
+	 * rank 0's state here.  0 or -1. */
+	int (*on_start)(void *ctx, struct trainer *t);
 	/* Gradients of arena[lo, hi) are final; 0 or -1 (error in err). */
 	int (*on_grad_ready)(void *ctx, size_t lo, size_t hi);
 	/* Before the optimizer: 0 update, 1 skip this update, -1 error. */
@@ -39,7 +47,7 @@ struct train_config {
 	const struct job *job;
 	const char *run_dir;  /* metrics.jsonl and checkpoints/ go here; it exists */
 	const char *hash;     /* the spec's SHA-256, hex */
-	int rank, world;
+	int rank, world;      /* only rank 0 loads and writes checkpoints and metrics */
 	int64_t max_steps;    /* stop after this many updates in total (0 = no limit) */
 	bool fresh;           /* ignore and remove earlier checkpoints */
 	bool quiet;           /* no progress lines */
@@ -50,5 +58,11 @@ struct train_config {
  * holds one line naming what failed (file, step, ...). */
 int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	      struct sbuf *err);
+
+/* What hooks may read and change (valid during train_run). */
+struct model *train_model(struct trainer *t);
+struct optim *train_optim(struct trainer *t);
+struct ckpt_state *train_ckpt_state(struct trainer *t);
+struct metrics *train_metrics(struct trainer *t);
 
 #endif

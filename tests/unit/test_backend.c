@@ -184,7 +184,7 @@ static void check_model_directional(int kind, struct shape in, int outputs)
 	float *r, *d, *g, *keep;
 	double lp = 0, lm = 0, dot = 0, h = 1e-3;
 
-	if (model_build(&m, kind, in, outputs, LOSS_XENT, &err))
+	if (model_build(&m, kind, in, outputs, LOSS_XENT, BE_FP32, &err))
 		fail_msg("model_build: %s", err.buf);
 	model_init(&m, 3);
 	np = m.nparams;
@@ -265,7 +265,7 @@ static void backend__arena_is_laid_out_in_reverse_layer_order(void **state)
 	size_t prev_lo = SIZE_MAX;
 
 	(void)state;
-	assert_int_equal(model_build(&m, MODEL_CNN, (struct shape){ 2, 8, 8, 1 }, 10, LOSS_XENT, &err), 0);
+	assert_int_equal(model_build(&m, MODEL_CNN, (struct shape){ 2, 8, 8, 1 }, 10, LOSS_XENT, BE_FP32, &err), 0);
 	for (size_t i = 0; i < m.net.n; i++) {
 		struct layer *l = &m.net.v[i];
 

@@ -79,7 +79,7 @@ static void build_cnn(struct model *m, const struct fixture_file *ff, int32_t *l
 	struct sbuf err = SBUF_INIT;
 	struct shape in = { (int)x->dims[0], (int)x->dims[1], (int)x->dims[2], (int)x->dims[3] };
 
-	if (model_build(m, MODEL_CNN, in, 10, LOSS_XENT, &err))
+	if (model_build(m, MODEL_CNN, in, 10, LOSS_XENT, BE_FP32, &err))
 		fail_msg("model_build: %s", err.buf);
 	sbuf_release(&err);
 	for (int i = 0; i < in.n; i++)

@@ -222,15 +222,15 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 	struct optim o, o2;
 	struct job_optimizer spec = { .name = OPTIMIZER_ADAMW, .lr = 1e-3, .beta1 = 0.9,
 				      .beta2 = 0.999, .eps = 1e-8 };
-	struct ckpt_state st = { 42, 1.5, 7, 9 }, st2;
+	struct ckpt_state st = { 42, 1.5, 7, 9, { 0 } }, st2;
 	struct sbuf err = SBUF_INIT, path = SBUF_INIT;
 	char *dir = xasprintf("%s/ckpt", tmpdir);
 	const char *hash = "ab12";
 
 	(void)state;
 	assert_int_equal(mkdir(dir, 0777), 0);
-	assert_int_equal(model_build(&m, MODEL_RESNET_SMALL, (struct shape){ 2, 8, 8, 1 }, 3, LOSS_XENT, &err), 0);
-	assert_int_equal(model_build(&m2, MODEL_RESNET_SMALL, (struct shape){ 2, 8, 8, 1 }, 3, LOSS_XENT, &err), 0);
+	assert_int_equal(model_build(&m, MODEL_RESNET_SMALL, (struct shape){ 2, 8, 8, 1 }, 3, LOSS_XENT, BE_FP32, &err), 0);
+	assert_int_equal(model_build(&m2, MODEL_RESNET_SMALL, (struct shape){ 2, 8, 8, 1 }, 3, LOSS_XENT, BE_FP32, &err), 0);
 	model_init(&m, 1);
 	assert_int_equal(optim_init(&o, &spec, m.nparams, 1, 1, 1), 0);
 	assert_int_equal(optim_init(&o2, &spec, m.nparams, 1, 1, 1), 0);

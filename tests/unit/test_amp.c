@@ -1,0 +1,275 @@
+/* test_amp.c - mixed precision on the CPU: the dynamic loss scaler
+ * (skip and halve on overflow, growth after the interval, state through
+ * a checkpoint, version-1 checkpoints still load) and the low-precision
+ * convolutions against the fp64 reference within documented bounds. */
+#include "tests/unit/trainlib.h"
+#include "trainer/amp.h"
+#include "trainer/backend.h"
+#include "trainer/ckpt.h"
+#include "trainer/kernels/kernels.h"
+#include "trainer/model.h"
+#include "trainer/optim.h"
+#include "trainer/pack.h"
+#include "cli/sbuf.h"
+#include "cli/spec.h"
+
+#include <zlib.h>
+
+static int setup_backend(void **state)
+{
+	struct sbuf err = SBUF_INIT;
+	int rc = backend_init(2, &err);
+
+	(void)state;
+	sbuf_release(&err);
+	return rc;
+}
+
+static void amp__an_injected_inf_skips_the_step_and_halves_the_scale(void **state)
+{
+	struct amp_scaler s;
+	float g[5] = { 65536.0f, -131072.0f, 0, 32768.0f, 1 };
+
+	(void)state;
+	amp_init(&s, true);
+	assert_true(s.scale == 65536.0);
+	amp_scale(&s, g + 4, 1);
+	assert_true(g[4] == 65536.0f);
+	/* Clean gradients come back divided by the scale, exactly. */
+	assert_false(amp_unscale(&s, g, 5));
+	assert_true(g[0] == 1.0f && g[1] == -2.0f && g[3] == 0.5f && g[4] == 1.0f);
+	assert_false(amp_update(&s, false));
+	assert_int_equal(s.good_steps, 1);
+	/* One inf anywhere: skip, halve, restart the count. */
+	g[2] = INFINITY;
+	assert_true(amp_unscale(&s, g, 5));
+	assert_true(amp_update(&s, true));
+	assert_true(s.scale == 32768.0);
+	assert_int_equal(s.good_steps, 0);
+	assert_int_equal(s.skipped, 1);
+	g[2] = NAN;
+	assert_true(amp_unscale(&s, g, 5));
+	assert_true(amp_update(&s, true));
+	assert_true(s.scale == 16384.0);
+	/* Never below 1. */
+	for (int i = 0; i < 40; i++)
+		amp_update(&s, true);
+	assert_true(s.scale == AMP_MIN_SCALE);
+}
+
+static void amp__doubles_the_scale_after_the_growth_interval(void **state)
+{
+	struct amp_scaler s;
+
+	(void)state;
+	amp_init(&s, true);
+	assert_int_equal(s.interval, 2000);
+	for (int i = 0; i < 1999; i++)
+		assert_false(amp_update(&s, false));
+	assert_true(s.scale == 65536.0);
+	assert_false(amp_update(&s, false));
+	assert_true(s.scale == 131072.0);
+	assert_int_equal(s.good_steps, 0);
+	/* An overflow in the middle restarts the interval. */
+	for (int i = 0; i < 1000; i++)
+		amp_update(&s, false);
+	amp_update(&s, true);
+	for (int i = 0; i < 1999; i++)
+		amp_update(&s, false);
+	assert_true(s.scale == 65536.0);
+	amp_update(&s, false);
+	assert_true(s.scale == 131072.0);
+	/* Capped at 2^24. */
+	s.interval = 1;
+	for (int i = 0; i < 30; i++)
+		amp_update(&s, false);
+	assert_true(s.scale == AMP_MAX_SCALE);
+}
+
+static void amp__a_disabled_scaler_changes_nothing(void **state)
+{
+	struct amp_scaler s;
+	float g[2] = { 3.0f, -0.25f };
+
+	(void)state;
+	amp_init(&s, false);
+	amp_scale(&s, g, 2);
+	assert_false(amp_unscale(&s, g, 2));
+	assert_true(g[0] == 3.0f && g[1] == -0.25f);
+	assert_false(amp_update(&s, false));
+	assert_true(s.scale == 1.0);
+}
+
+static void build_small(struct model *m, struct optim *o)
+{
+	struct job_optimizer spec = { .name = OPTIMIZER_SGD, .lr = 0.1, .momentum = 0.9 };
+	struct sbuf err = SBUF_INIT;
+
+	assert_int_equal(model_build(m, MODEL_MLP, (struct shape){ 2, 4, 4, 1 }, 3, LOSS_XENT,
+				     BE_FP32, &err),
+			 0);
+	model_init(m, 1);
+	assert_int_equal(optim_init(o, &spec, m->nparams, 1, 1, 1), 0);
+	fill_normalf(o->m, m->nparams, 3);
+	sbuf_release(&err);
+}
+
+static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
+{
+	struct model m, m2;
+	struct optim o, o2;
+	struct ckpt_state st = { 42, 1.5, 7, 9, { 0 } }, st2 = { 0 };
+	struct sbuf buf = SBUF_INIT, err = SBUF_INIT, v1 = SBUF_INIT;
+
+	(void)state;
+	build_small(&m, &o);
+	build_small(&m2, &o2);
+	amp_init(&st.scaler, true);
+	amp_update(&st.scaler, true); /* 32768 */
+	for (int i = 0; i < 123; i++)
+		amp_update(&st.scaler, false);
+	ckpt_encode("ab12", &st, &m, &o, &buf);
+	amp_init(&st2.scaler, true);
+	assert_int_equal(ckpt_decode(buf.buf, buf.len, "x.bin", "ab12", &st2, &m2, &o2, &err), 0);
+	assert_true(st2.scaler.enabled);
+	assert_true(st2.scaler.scale == 32768.0);
+	assert_int_equal(st2.scaler.good_steps, 123);
+	assert_int_equal(st2.step, 42);
+	assert_memory_equal(m2.params, m.params, m.nparams * 4);
+
+	/* A version-1 file (no scaler fields) still loads and leaves the
+	 * scaler as initialised: rebuild one from the version-2 bytes. */
+	sbuf_add(&v1, buf.buf, 140);
+	sbuf_add(&v1, buf.buf + 156, buf.len - 156 - 4);
+	v1.buf[8] = 1, v1.buf[9] = v1.buf[10] = v1.buf[11] = 0;
+	pack_u32(&v1, (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)v1.buf, (uInt)v1.len));
+	amp_init(&st2.scaler, true);
+	assert_int_equal(ckpt_decode(v1.buf, v1.len, "v1.bin", "ab12", &st2, &m2, &o2, &err), 0);
+	assert_true(st2.scaler.scale == AMP_INIT_SCALE);
+	assert_int_equal(st2.step, 42);
+	assert_memory_equal(m2.params, m.params, m.nparams * 4);
+
+	/* A damaged scale is refused, naming the file. */
+	memset(buf.buf + 140, 0xff, 8);
+	{
+		uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)buf.buf,
+					       (uInt)(buf.len - 4));
+		struct sbuf tail = SBUF_INIT;
+
+		pack_u32(&tail, crc);
+		memcpy(buf.buf + buf.len - 4, tail.buf, 4);
+		sbuf_release(&tail);
+	}
+	assert_int_equal(ckpt_decode(buf.buf, buf.len, "x.bin", "ab12", &st2, &m2, &o2, &err), -1);
+	assert_non_null(strstr(err.buf, "x.bin: invalid loss scale"));
+	model_release(&m);
+	model_release(&m2);
+	optim_release(&o);
+	optim_release(&o2);
+	sbuf_release(&buf);
+	sbuf_release(&v1);
+	sbuf_release(&err);
+}
+
+static double *to_f64(const float *f, size_t n)
+{
+	double *d = malloc(n * sizeof(*d));
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = f[i];
+	return d;
+}
+
+/* Largest |a - ref| / max|ref| over n: the error relative to the
+ * output's scale, which is what rounding the inputs to 8 (bf16) or 11
+ * (fp16) significant bits bounds; elementwise relative error is
+ * meaningless for outputs near zero. */
+static double scaled_err(const float *a, const double *ref, size_t n)
+{
+	double most = 0, top = 0;
+
+	for (size_t i = 0; i < n; i++)
+		top = fabs(ref[i]) > top ? fabs(ref[i]) : top;
+	for (size_t i = 0; i < n; i++)
+		most = fabs(a[i] - ref[i]) > most ? fabs(a[i] - ref[i]) : most;
+	return top > 0 ? most / top : most;
+}
+
+/* Documented bounds (see backend_cpu.c): bf16 inputs carry a relative
+ * rounding error of 2^-9 each, fp16 2^-12; over sums of C*R*S <= 288
+ * random-signed terms the output's error relative to its largest value
+ * stays below 2e-2 (bf16) and 3e-3 (fp16).  Measured: about a fifth. */
+static void check_conv_lp(struct conv_geom g, enum be_precision prec, double bound)
+{
+	struct sbuf err = SBUF_INIT;
+	struct be_conv *cv;
+	size_t nx, nw, ny;
+	float *x, *w, *b, *y, *dy, *dx, *dw, *db;
+	double *xd, *wd, *bd, *yd, *dyd, *dxd, *dwd, *dbd;
+
+	assert_int_equal(conv_geom_finish(&g), 0);
+	nx = (size_t)g.n * g.h * g.w * g.c, nw = (size_t)g.k * g.c * g.r * g.s;
+	ny = (size_t)g.n * g.p * g.q * g.k;
+	x = malloc(nx * 4), w = malloc(nw * 4), b = malloc(g.k * 4), y = malloc(ny * 4);
+	dy = malloc(ny * 4), dx = malloc(nx * 4), dw = malloc(nw * 4), db = malloc(g.k * 4);
+	fill_normalf(x, nx, 1), fill_normalf(w, nw, 2), fill_normalf(b, g.k, 3);
+	fill_normalf(dy, ny, 4);
+	cv = be_conv_create(&g, BE_NEED_DX, prec, &err);
+	if (!cv)
+		fail_msg("be_conv_create: %s", err.buf);
+	assert_int_equal(be_conv_forward(cv, x, w, b, y, &err), 0);
+	assert_int_equal(be_conv_backward(cv, x, dy, dx, dw, db, &err), 0);
+	xd = to_f64(x, nx), wd = to_f64(w, nw), bd = to_f64(b, g.k), dyd = to_f64(dy, ny);
+	yd = malloc(ny * 8), dxd = malloc(nx * 8), dwd = malloc(nw * 8), dbd = malloc(g.k * 8);
+	conv2d_fwd_ref(&g, xd, wd, bd, yd);
+	conv2d_bwd_data_ref(&g, dyd, wd, dxd);
+	conv2d_bwd_weights_ref(&g, xd, dyd, dwd, dbd);
+	print_message("# %s conv %dx%dx%d->%d: y %.2e dx %.2e dw %.2e db %.2e (bound %.0e)\n",
+		      be_precision_name(prec), g.h, g.w, g.c, g.k, scaled_err(y, yd, ny),
+		      scaled_err(dx, dxd, nx), scaled_err(dw, dwd, nw), scaled_err(db, dbd, g.k),
+		      bound);
+	assert_true(scaled_err(y, yd, ny) < bound);
+	assert_true(scaled_err(dx, dxd, nx) < bound);
+	assert_true(scaled_err(dw, dwd, nw) < bound);
+	assert_true(scaled_err(db, dbd, g.k) < bound);
+	be_conv_free(cv);
+	free(x), free(w), free(b), free(y), free(dy), free(dx), free(dw), free(db);
+	free(xd), free(wd), free(bd), free(yd), free(dyd), free(dxd), free(dwd), free(dbd);
+	sbuf_release(&err);
+}
+
+static void amp__bf16_and_fp16_convolutions_stay_within_documented_bounds(void **state)
+{
+	(void)state;
+	check_conv_lp((struct conv_geom){ 4, 12, 12, 1, 32, 3, 3, 1, 1, 0, 0 }, BE_BF16, 2e-2);
+	check_conv_lp((struct conv_geom){ 4, 10, 10, 32, 64, 3, 3, 1, 1, 0, 0 }, BE_BF16, 2e-2);
+	check_conv_lp((struct conv_geom){ 3, 9, 7, 16, 32, 3, 3, 2, 1, 0, 0 }, BE_BF16, 2e-2);
+	check_conv_lp((struct conv_geom){ 4, 10, 10, 32, 64, 3, 3, 1, 1, 0, 0 }, BE_FP16, 3e-3);
+	check_conv_lp((struct conv_geom){ 3, 8, 8, 16, 32, 1, 1, 2, 0, 0, 0 }, BE_FP16, 3e-3);
+}
+
+static void amp__fp16_rounding_overflows_to_inf_like_the_hardware(void **state)
+{
+	float x[4] = { 65504.0f, 65520.0f, 1e-8f, 1.0f / 3 }, y[4];
+
+	(void)state;
+	be_round_fp16(4, x, y);
+	assert_true(y[0] == 65504.0f);
+	assert_true(isinf(y[1]));
+	assert_true(y[2] == 0.0f); /* below the smallest subnormal, 2^-24 */
+	assert_true(fabsf(y[3] - 1.0f / 3) < 1.0f / 4096 && y[3] != 1.0f / 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(amp__an_injected_inf_skips_the_step_and_halves_the_scale),
+		cmocka_unit_test(amp__doubles_the_scale_after_the_growth_interval),
+		cmocka_unit_test(amp__a_disabled_scaler_changes_nothing),
+		cmocka_unit_test(amp__scaler_state_survives_a_checkpoint_round_trip),
+		cmocka_unit_test(amp__bf16_and_fp16_convolutions_stay_within_documented_bounds),
+		cmocka_unit_test(amp__fp16_rounding_overflows_to_inf_like_the_hardware),
+	};
+
+	return cmocka_run_group_tests(tests, setup_backend, NULL);
+}

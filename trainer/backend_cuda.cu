@@ -1,0 +1,837 @@
+/* backend_cuda.cu - the CUDA backend (backend_cuda.h): cuDNN convolution,
+ * pooling and batch norm, cuBLASLt GEMMs, element-wise kernels and NCCL
+ * allreduce overlapped with backward.  Shell over CUDA, cuDNN,
+ * cuBLASLt, NCCL and (for the NCCL bootstrap only) MPI.
+ *
+ * Precision: at bf16/fp16 a convolution converts x, w and dy to the low
+ * type on the device (w also to (K,R,S,C), the layout tensor-core
+ * kernels want) and runs cuDNN's pseudo-bf16/half configuration:
+ * low-precision tensors, fp32 accumulation (CUDNN_TENSOR_OP_MATH); the
+ * low-precision y, dx and dw are widened to fp32 by the kernels that add
+ * the bias (and ReLU) or reorder dw back to (K,C,R,S).  The bias
+ * gradient is an fp32 reduction of the fp32 dy.  At fp32 the math mode
+ * is CUDNN_FMA_MATH and the GEMM compute type CUBLAS_COMPUTE_32F, so no
+ * TF32 rounding: results match the CPU backend to 1e-5.  Pooling and
+ * batch norm run fp32 (memory-bound; batch-norm statistics stay fp32).
+ *
+ * Streams: every op runs on the compute stream; NCCL runs on a second
+ * stream that waits for an event recorded when a bucket's gradients were
+ * queued, so its allreduce overlaps the backward queued after it.
+ *
+ * Budget: conv FLOPs 2*N*K*P*Q*C*R*S per pass on tensor cores; the
+ * conversions move 6 bytes per element of x, dy and y (HBM-bound, a few
+ * percent of a convolution at the bundled models' sizes).
+ */
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "trainer/backend_cuda.h" // defines: be_cuda_*
+#include "cli/sbuf.h"             // defines: struct sbuf, sbuf_addf
+}
+
+static struct {
+	bool ready;
+	int device;
+	cudaStream_t compute, comm;
+	cudaEvent_t queued, reduced;
+	cublasLtHandle_t lt;
+	cudnnHandle_t dnn;
+	void *lt_ws;
+	size_t lt_ws_bytes;
+	void *scratch; /* GEMM operand conversions, grown on first use */
+	size_t scratch_bytes;
+	int *flag;     /* device overflow flag */
+	ncclComm_t nccl;
+	int world;
+	char describe[320];
+} G;
+
+#define CU_TRY(call)                                                                      \
+	do {                                                                              \
+		cudaError_t e_ = (call);                                                  \
+		if (e_ != cudaSuccess) {                                                  \
+			sbuf_addf(err, "CUDA: %s: %s (%s:%d)", #call, cudaGetErrorString(e_), \
+				  __FILE__, __LINE__);                                    \
+			goto fail;                                                        \
+		}                                                                         \
+	} while (0)
+#define DNN_TRY(call)                                                                     \
+	do {                                                                              \
+		cudnnStatus_t s_ = (call);                                                \
+		if (s_ != CUDNN_STATUS_SUCCESS) {                                         \
+			sbuf_addf(err, "cuDNN: %s: %s (%s:%d)", #call, cudnnGetErrorString(s_), \
+				  __FILE__, __LINE__);                                    \
+			goto fail;                                                        \
+		}                                                                         \
+	} while (0)
+#define LT_TRY(call)                                                                      \
+	do {                                                                              \
+		cublasStatus_t s_ = (call);                                               \
+		if (s_ != CUBLAS_STATUS_SUCCESS) {                                        \
+			sbuf_addf(err, "cuBLASLt: %s: status %d (%s:%d)", #call, (int)s_,  \
+				  __FILE__, __LINE__);                                    \
+			goto fail;                                                        \
+		}                                                                         \
+	} while (0)
+#define NCCL_TRY(call)                                                                    \
+	do {                                                                              \
+		ncclResult_t r_ = (call);                                                 \
+		if (r_ != ncclSuccess) {                                                  \
+			sbuf_addf(err, "NCCL: %s: %s (%s:%d)", #call, ncclGetErrorString(r_), \
+				  __FILE__, __LINE__);                                    \
+			goto fail;                                                        \
+		}                                                                         \
+	} while (0)
+
+static unsigned blocks_for(size_t n)
+{
+	size_t b = (n + 255) / 256;
+
+	return (unsigned)(b > 65535 * 8 ? 65535 * 8 : b ? b : 1);
+}
+
+/* ---- element-wise kernels (grid-stride loops) ---- */
+
+template <typename T> __device__ T from_f32(float v);
+template <> __device__ float from_f32<float>(float v) { return v; }
+template <> __device__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
+__device__ float to_f32(float v) { return v; }
+__device__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ float to_f32(__half v) { return __half2float(v); }
+
+template <typename T> __global__ void k_convert(size_t n, const float *x, T *y)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		y[i] = from_f32<T>(x[i]);
+}
+
+/* (K,C,R,S) fp32 -> (K,R,S,C) T. */
+template <typename T> __global__ void k_w_to_krsc(int k, int c, int rs, const float *w, T *o)
+{
+	size_t n = (size_t)k * c * rs;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		size_t kk = i / ((size_t)c * rs), rem = i % ((size_t)c * rs);
+		size_t cc = rem / rs, p = rem % rs;
+
+		o[(kk * rs + p) * c + cc] = from_f32<T>(w[i]);
+	}
+}
+
+/* (K,R,S,C) T -> (K,C,R,S) fp32. */
+template <typename T> __global__ void k_krsc_to_w(int k, int c, int rs, const T *in, float *w)
+{
+	size_t n = (size_t)k * c * rs;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		size_t kk = i / ((size_t)c * rs), rem = i % ((size_t)c * rs);
+		size_t cc = rem / rs, p = rem % rs;
+
+		w[i] = to_f32(in[(kk * rs + p) * c + cc]);
+	}
+}
+
+/* y = act(widen(t) + b[channel]) over (rows, k). */
+template <typename T>
+__global__ void k_bias_act(size_t n, int k, const T *t, const float *b, bool relu, float *y)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float v = to_f32(t[i]) + b[i % k];
+
+		y[i] = relu && v < 0 ? 0 : v;
+	}
+}
+
+template <typename T> __global__ void k_widen(size_t n, const T *t, float *y)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		y[i] = to_f32(t[i]);
+}
+
+/* db[c] = sum over rows of dy[row, c]; one block per channel. */
+__global__ void k_bias_grad(int rows, int k, const float *dy, float *db)
+{
+	__shared__ float part[256];
+	float s = 0;
+
+	for (int r = threadIdx.x; r < rows; r += blockDim.x)
+		s += dy[(size_t)r * k + blockIdx.x];
+	part[threadIdx.x] = s;
+	__syncthreads();
+	for (int w = blockDim.x / 2; w > 0; w /= 2) {
+		if (threadIdx.x < w)
+			part[threadIdx.x] += part[threadIdx.x + w];
+		__syncthreads();
+	}
+	if (!threadIdx.x)
+		db[blockIdx.x] = part[0];
+}
+
+__global__ void k_relu_fwd(size_t n, const float *x, float *y)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		y[i] = x[i] > 0 ? x[i] : 0;
+}
+
+__global__ void k_relu_bwd(size_t n, const float *y, const float *dy, float *dx)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		dx[i] = y[i] > 0 ? dy[i] : 0;
+}
+
+__global__ void k_unscale(size_t n, float *g, float scale, int *flag)
+{
+	int bad = 0;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		g[i] *= scale;
+		bad |= !isfinite(g[i]);
+	}
+	if (bad)
+		*flag = 1;
+}
+
+/* ---- lifecycle ---- */
+
+extern "C" int be_cuda_device_count(void)
+{
+	int n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess) {
+		cudaGetLastError(); /* clear the sticky "no driver" error */
+		return 0;
+	}
+	return n;
+}
+
+extern "C" int be_cuda_init(int device, struct sbuf *err)
+{
+	struct cudaDeviceProp p;
+
+	if (G.ready)
+		return 0;
+	CU_TRY(cudaSetDevice(device));
+	CU_TRY(cudaGetDeviceProperties(&p, device));
+	CU_TRY(cudaStreamCreateWithFlags(&G.compute, cudaStreamNonBlocking));
+	CU_TRY(cudaStreamCreateWithFlags(&G.comm, cudaStreamNonBlocking));
+	CU_TRY(cudaEventCreateWithFlags(&G.queued, cudaEventDisableTiming));
+	CU_TRY(cudaEventCreateWithFlags(&G.reduced, cudaEventDisableTiming));
+	LT_TRY(cublasLtCreate(&G.lt));
+	DNN_TRY(cudnnCreate(&G.dnn));
+	DNN_TRY(cudnnSetStream(G.dnn, G.compute));
+	G.lt_ws_bytes = 32u << 20;
+	CU_TRY(cudaMalloc(&G.lt_ws, G.lt_ws_bytes));
+	CU_TRY(cudaMalloc((void **)&G.flag, sizeof(int)));
+	G.device = device;
+	G.ready = true;
+	snprintf(G.describe, sizeof(G.describe), "CUDA %.200s (sm_%d%d, %d SMs), cuDNN %zu, cuBLASLt %zu",
+		 p.name, p.major, p.minor, p.multiProcessorCount, cudnnGetVersion(),
+		 cublasLtGetVersion());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" const char *be_cuda_describe(void)
+{
+	return G.describe;
+}
+
+extern "C" void be_cuda_shutdown(void)
+{
+	if (!G.ready)
+		return;
+	be_cuda_nccl_shutdown();
+	cudaStreamSynchronize(G.compute);
+	cudaFree(G.lt_ws);
+	cudaFree(G.scratch);
+	cudaFree(G.flag);
+	cublasLtDestroy(G.lt);
+	cudnnDestroy(G.dnn);
+	cudaEventDestroy(G.queued);
+	cudaEventDestroy(G.reduced);
+	cudaStreamDestroy(G.compute);
+	cudaStreamDestroy(G.comm);
+	memset(&G, 0, sizeof(G));
+}
+
+extern "C" float *be_cuda_alloc(size_t nfloats)
+{
+	void *p = NULL;
+
+	if (cudaMalloc(&p, (nfloats ? nfloats : 1) * sizeof(float)) != cudaSuccess)
+		return NULL;
+	cudaMemset(p, 0, (nfloats ? nfloats : 1) * sizeof(float));
+	return (float *)p;
+}
+
+extern "C" void be_cuda_free(float *d)
+{
+	if (d)
+		cudaFree(d);
+}
+
+extern "C" int be_cuda_upload(float *d, const float *h, size_t n, struct sbuf *err)
+{
+	CU_TRY(cudaMemcpyAsync(d, h, n * sizeof(float), cudaMemcpyHostToDevice, G.compute));
+	CU_TRY(cudaStreamSynchronize(G.compute));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_download(float *h, const float *d, size_t n, struct sbuf *err)
+{
+	CU_TRY(cudaMemcpyAsync(h, d, n * sizeof(float), cudaMemcpyDeviceToHost, G.compute));
+	CU_TRY(cudaStreamSynchronize(G.compute));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_sync(struct sbuf *err)
+{
+	CU_TRY(cudaStreamSynchronize(G.compute));
+	return 0;
+fail:
+	return -1;
+}
+
+static size_t elem_bytes(enum be_precision prec)
+{
+	return prec == BE_FP32 ? 4 : 2;
+}
+
+static int convert(size_t n, const float *x, void *y, enum be_precision prec)
+{
+	if (prec == BE_BF16)
+		k_convert<<<blocks_for(n), 256, 0, G.compute>>>(n, x, (__nv_bfloat16 *)y);
+	else if (prec == BE_FP16)
+		k_convert<<<blocks_for(n), 256, 0, G.compute>>>(n, x, (__half *)y);
+	else
+		k_convert<<<blocks_for(n), 256, 0, G.compute>>>(n, x, (float *)y);
+	return cudaGetLastError() == cudaSuccess ? 0 : -1;
+}
+
+/* Grow-only: allocates on the first step of a new shape, never after. */
+static int scratch_reserve(size_t bytes, struct sbuf *err)
+{
+	if (bytes <= G.scratch_bytes)
+		return 0;
+	CU_TRY(cudaStreamSynchronize(G.compute));
+	cudaFree(G.scratch);
+	G.scratch = NULL;
+	G.scratch_bytes = 0;
+	CU_TRY(cudaMalloc(&G.scratch, bytes));
+	G.scratch_bytes = bytes;
+	return 0;
+fail:
+	return -1;
+}
+
+/* ---- GEMM ---- */
+
+extern "C" int be_cuda_gemm(char ta, char tb, int m, int n, int k, float alpha, const float *d_a,
+			    int lda, const float *d_b, int ldb, float beta, float *d_c, int ldc,
+			    enum be_precision prec, struct sbuf *err)
+{
+	/* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T:
+	 * swap the operands, keep the transposes. */
+	cublasLtMatmulDesc_t op = NULL;
+	cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+	cublasLtMatmulPreference_t pref = NULL;
+	cublasLtMatmulHeuristicResult_t h;
+	cublasOperation_t opa = tb == 't' ? CUBLAS_OP_T : CUBLAS_OP_N;
+	cublasOperation_t opb = ta == 't' ? CUBLAS_OP_T : CUBLAS_OP_N;
+	cudaDataType_t in = prec == BE_BF16 ? CUDA_R_16BF : prec == BE_FP16 ? CUDA_R_16F : CUDA_R_32F;
+	/* first operand (B row-major) is stored as (tb ? n x k : k x n) col-major with ld ldb */
+	size_t na = (size_t)(tb == 't' ? k : n) * ldb, nb = (size_t)(ta == 't' ? m : k) * lda;
+	const void *a = d_b, *b = d_a;
+	int found = 0, rc = -1;
+
+	if (prec != BE_FP32) {
+		size_t e = elem_bytes(prec);
+
+		if (scratch_reserve((na + nb) * e + 256, err))
+			return -1;
+		if (convert(na, d_b, G.scratch, prec) ||
+		    convert(nb, d_a, (char *)G.scratch + ((na * e + 255) / 256) * 256, prec)) {
+			sbuf_addstr(err, "CUDA: conversion kernel failed to launch");
+			return -1;
+		}
+		a = G.scratch;
+		b = (char *)G.scratch + ((na * e + 255) / 256) * 256;
+	}
+	LT_TRY(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+	LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa)));
+	LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb)));
+	LT_TRY(cublasLtMatrixLayoutCreate(&la, in, opa == CUBLAS_OP_N ? n : k,
+					  opa == CUBLAS_OP_N ? k : n, ldb));
+	LT_TRY(cublasLtMatrixLayoutCreate(&lb, in, opb == CUBLAS_OP_N ? k : m,
+					  opb == CUBLAS_OP_N ? m : k, lda));
+	LT_TRY(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, n, m, ldc));
+	LT_TRY(cublasLtMatmulPreferenceCreate(&pref));
+	LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+						    &G.lt_ws_bytes, sizeof(G.lt_ws_bytes)));
+	LT_TRY(cublasLtMatmulAlgoGetHeuristic(G.lt, op, la, lb, lc, lc, pref, 1, &h, &found));
+	if (!found) {
+		sbuf_addf(err, "cuBLASLt: no algorithm for a %s GEMM %dx%dx%d", be_precision_name(prec),
+			  m, n, k);
+		goto fail;
+	}
+	LT_TRY(cublasLtMatmul(G.lt, op, &alpha, a, la, b, lb, &beta, d_c, lc, d_c, lc, &h.algo,
+			      G.lt_ws, G.lt_ws_bytes, G.compute));
+	rc = 0;
+fail:
+	/* Descriptors are host objects; creating them per call costs
+	 * microseconds, against a GEMM of tens.  A cache per shape is the
+	 * next step if profiles show it. */
+	if (pref)
+		cublasLtMatmulPreferenceDestroy(pref);
+	if (lc)
+		cublasLtMatrixLayoutDestroy(lc);
+	if (lb)
+		cublasLtMatrixLayoutDestroy(lb);
+	if (la)
+		cublasLtMatrixLayoutDestroy(la);
+	if (op)
+		cublasLtMatmulDescDestroy(op);
+	return rc;
+}
+
+/* ---- convolution ---- */
+
+struct be_cuda_conv {
+	struct conv_geom g;
+	unsigned flags;
+	enum be_precision prec;
+	cudnnTensorDescriptor_t x, y;
+	cudnnFilterDescriptor_t w;
+	cudnnConvolutionDescriptor_t conv;
+	cudnnConvolutionFwdAlgo_t fa;
+	cudnnConvolutionBwdDataAlgo_t da;
+	cudnnConvolutionBwdFilterAlgo_t wa;
+	void *ws;
+	size_t ws_bytes;
+	void *xl, *wl, *yl, *dyl, *dxl, *dwl; /* compute-type copies (KRSC for w) */
+	const float *w_last;
+};
+
+extern "C" void be_cuda_conv_free(struct be_cuda_conv *cv)
+{
+	if (!cv)
+		return;
+	if (cv->x)
+		cudnnDestroyTensorDescriptor(cv->x);
+	if (cv->y)
+		cudnnDestroyTensorDescriptor(cv->y);
+	if (cv->w)
+		cudnnDestroyFilterDescriptor(cv->w);
+	if (cv->conv)
+		cudnnDestroyConvolutionDescriptor(cv->conv);
+	cudaFree(cv->ws);
+	cudaFree(cv->xl);
+	cudaFree(cv->wl);
+	cudaFree(cv->yl);
+	cudaFree(cv->dyl);
+	cudaFree(cv->dxl);
+	cudaFree(cv->dwl);
+	free(cv);
+}
+
+extern "C" struct be_cuda_conv *be_cuda_conv_create(const struct conv_geom *g, unsigned flags,
+						    enum be_precision prec, struct sbuf *err)
+{
+	struct be_cuda_conv *cv = (struct be_cuda_conv *)calloc(1, sizeof(*cv));
+	cudnnDataType_t dt = prec == BE_BF16 ? CUDNN_DATA_BFLOAT16
+			     : prec == BE_FP16 ? CUDNN_DATA_HALF
+					       : CUDNN_DATA_FLOAT;
+	cudnnConvolutionFwdAlgoPerf_t fp[8];
+	cudnnConvolutionBwdDataAlgoPerf_t dp[8];
+	cudnnConvolutionBwdFilterAlgoPerf_t wp[8];
+	size_t e = elem_bytes(prec), nx = (size_t)g->n * g->h * g->w * g->c;
+	size_t ny = (size_t)g->n * g->p * g->q * g->k, nw = (size_t)g->k * g->c * g->r * g->s;
+	size_t b1 = 0, b2 = 0, b3 = 0;
+	int cnt = 0;
+
+	if (!cv) {
+		sbuf_addstr(err, "out of memory");
+		return NULL;
+	}
+	cv->g = *g;
+	cv->flags = flags;
+	cv->prec = prec;
+	DNN_TRY(cudnnCreateTensorDescriptor(&cv->x));
+	DNN_TRY(cudnnCreateTensorDescriptor(&cv->y));
+	DNN_TRY(cudnnCreateFilterDescriptor(&cv->w));
+	DNN_TRY(cudnnCreateConvolutionDescriptor(&cv->conv));
+	DNN_TRY(cudnnSetTensor4dDescriptor(cv->x, CUDNN_TENSOR_NHWC, dt, g->n, g->c, g->h, g->w));
+	DNN_TRY(cudnnSetTensor4dDescriptor(cv->y, CUDNN_TENSOR_NHWC, dt, g->n, g->k, g->p, g->q));
+	DNN_TRY(cudnnSetFilter4dDescriptor(cv->w, dt, CUDNN_TENSOR_NHWC, g->k, g->c, g->r, g->s));
+	DNN_TRY(cudnnSetConvolution2dDescriptor(cv->conv, g->pad, g->pad, g->stride, g->stride, 1, 1,
+						CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+	DNN_TRY(cudnnSetConvolutionMathType(cv->conv, prec == BE_FP32 ? CUDNN_FMA_MATH
+								     : CUDNN_TENSOR_OP_MATH));
+	DNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(G.dnn, cv->x, cv->w, cv->conv, cv->y, 8, &cnt, fp));
+	cv->fa = fp[0].algo;
+	DNN_TRY(cudnnGetConvolutionBackwardDataAlgorithm_v7(G.dnn, cv->w, cv->y, cv->conv, cv->x, 8,
+							    &cnt, dp));
+	cv->da = dp[0].algo;
+	DNN_TRY(cudnnGetConvolutionBackwardFilterAlgorithm_v7(G.dnn, cv->x, cv->y, cv->conv, cv->w, 8,
+							      &cnt, wp));
+	cv->wa = wp[0].algo;
+	DNN_TRY(cudnnGetConvolutionForwardWorkspaceSize(G.dnn, cv->x, cv->w, cv->conv, cv->y, cv->fa, &b1));
+	DNN_TRY(cudnnGetConvolutionBackwardDataWorkspaceSize(G.dnn, cv->w, cv->y, cv->conv, cv->x,
+							     cv->da, &b2));
+	DNN_TRY(cudnnGetConvolutionBackwardFilterWorkspaceSize(G.dnn, cv->x, cv->y, cv->conv, cv->w,
+							       cv->wa, &b3));
+	cv->ws_bytes = b1 > b2 ? b1 : b2;
+	cv->ws_bytes = b3 > cv->ws_bytes ? b3 : cv->ws_bytes;
+	if (cv->ws_bytes)
+		CU_TRY(cudaMalloc(&cv->ws, cv->ws_bytes));
+	CU_TRY(cudaMalloc(&cv->xl, nx * e));
+	CU_TRY(cudaMalloc(&cv->wl, nw * e));
+	CU_TRY(cudaMalloc(&cv->yl, ny * e));
+	CU_TRY(cudaMalloc(&cv->dyl, ny * e));
+	CU_TRY(cudaMalloc(&cv->dxl, nx * e));
+	CU_TRY(cudaMalloc(&cv->dwl, nw * e));
+	return cv;
+fail:
+	be_cuda_conv_free(cv);
+	return NULL;
+}
+
+template <typename T>
+static void conv_fwd_kernels_in(struct be_cuda_conv *cv, const float *x, const float *w)
+{
+	const struct conv_geom *g = &cv->g;
+	size_t nx = (size_t)g->n * g->h * g->w * g->c, nw = (size_t)g->k * g->c * g->r * g->s;
+
+	k_convert<<<blocks_for(nx), 256, 0, G.compute>>>(nx, x, (T *)cv->xl);
+	k_w_to_krsc<<<blocks_for(nw), 256, 0, G.compute>>>(g->k, g->c, g->r * g->s, w, (T *)cv->wl);
+}
+
+extern "C" int be_cuda_conv_forward(struct be_cuda_conv *cv, const float *d_x, const float *d_w,
+				    const float *d_b, float *d_y, struct sbuf *err)
+{
+	const struct conv_geom *g = &cv->g;
+	size_t ny = (size_t)g->n * g->p * g->q * g->k;
+	const float one = 1, zero = 0;
+	bool relu = cv->flags & BE_RELU;
+
+	if (cv->prec == BE_BF16)
+		conv_fwd_kernels_in<__nv_bfloat16>(cv, d_x, d_w);
+	else if (cv->prec == BE_FP16)
+		conv_fwd_kernels_in<__half>(cv, d_x, d_w);
+	else
+		conv_fwd_kernels_in<float>(cv, d_x, d_w);
+	DNN_TRY(cudnnConvolutionForward(G.dnn, &one, cv->x, cv->xl, cv->w, cv->wl, cv->conv, cv->fa,
+					cv->ws, cv->ws_bytes, &zero, cv->y, cv->yl));
+	if (cv->prec == BE_BF16)
+		k_bias_act<<<blocks_for(ny), 256, 0, G.compute>>>(ny, g->k, (const __nv_bfloat16 *)cv->yl,
+								   d_b, relu, d_y);
+	else if (cv->prec == BE_FP16)
+		k_bias_act<<<blocks_for(ny), 256, 0, G.compute>>>(ny, g->k, (const __half *)cv->yl, d_b,
+								   relu, d_y);
+	else
+		k_bias_act<<<blocks_for(ny), 256, 0, G.compute>>>(ny, g->k, (const float *)cv->yl, d_b,
+								   relu, d_y);
+	CU_TRY(cudaGetLastError());
+	cv->w_last = d_w;
+	return 0;
+fail:
+	return -1;
+}
+
+template <typename T>
+static void conv_bwd_out(struct be_cuda_conv *cv, float *dx, float *dw)
+{
+	const struct conv_geom *g = &cv->g;
+	size_t nx = (size_t)g->n * g->h * g->w * g->c, nw = (size_t)g->k * g->c * g->r * g->s;
+
+	if (dx)
+		k_widen<<<blocks_for(nx), 256, 0, G.compute>>>(nx, (const T *)cv->dxl, dx);
+	k_krsc_to_w<<<blocks_for(nw), 256, 0, G.compute>>>(g->k, g->c, g->r * g->s,
+							    (const T *)cv->dwl, dw);
+}
+
+/* The low-precision x of the forward is reused: the caller passes the
+ * forward's input (backend.h's contract). */
+extern "C" int be_cuda_conv_backward(struct be_cuda_conv *cv, const float *d_x, const float *d_dy,
+				     float *d_dx, float *d_dw, float *d_db, struct sbuf *err)
+{
+	const struct conv_geom *g = &cv->g;
+	size_t ny = (size_t)g->n * g->p * g->q * g->k;
+	const float one = 1, zero = 0;
+
+	(void)d_x;
+	if (d_dx && !(cv->flags & BE_NEED_DX)) {
+		sbuf_addstr(err, "be_cuda_conv_backward: dx asked of a convolution planned without it");
+		return -1;
+	}
+	if (convert(ny, d_dy, cv->dyl, cv->prec)) {
+		sbuf_addstr(err, "CUDA: conversion kernel failed to launch");
+		return -1;
+	}
+	if (d_dx)
+		DNN_TRY(cudnnConvolutionBackwardData(G.dnn, &one, cv->w, cv->wl, cv->y, cv->dyl, cv->conv,
+						     cv->da, cv->ws, cv->ws_bytes, &zero, cv->x, cv->dxl));
+	DNN_TRY(cudnnConvolutionBackwardFilter(G.dnn, &one, cv->x, cv->xl, cv->y, cv->dyl, cv->conv,
+					       cv->wa, cv->ws, cv->ws_bytes, &zero, cv->w, cv->dwl));
+	if (cv->prec == BE_BF16)
+		conv_bwd_out<__nv_bfloat16>(cv, d_dx, d_dw);
+	else if (cv->prec == BE_FP16)
+		conv_bwd_out<__half>(cv, d_dx, d_dw);
+	else
+		conv_bwd_out<float>(cv, d_dx, d_dw);
+	k_bias_grad<<<g->k, 256, 0, G.compute>>>(g->n * g->p * g->q, g->k, d_dy, d_db);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+/* ---- pooling ---- */
+
+struct be_cuda_pool {
+	cudnnPoolingDescriptor_t p;
+	cudnnTensorDescriptor_t x, y;
+};
+
+extern "C" void be_cuda_pool_free(struct be_cuda_pool *pl)
+{
+	if (!pl)
+		return;
+	if (pl->p)
+		cudnnDestroyPoolingDescriptor(pl->p);
+	if (pl->x)
+		cudnnDestroyTensorDescriptor(pl->x);
+	if (pl->y)
+		cudnnDestroyTensorDescriptor(pl->y);
+	free(pl);
+}
+
+extern "C" struct be_cuda_pool *be_cuda_pool_create(const struct pool_geom *g, bool max,
+						    struct sbuf *err)
+{
+	struct be_cuda_pool *pl = (struct be_cuda_pool *)calloc(1, sizeof(*pl));
+
+	if (!pl) {
+		sbuf_addstr(err, "out of memory");
+		return NULL;
+	}
+	DNN_TRY(cudnnCreatePoolingDescriptor(&pl->p));
+	DNN_TRY(cudnnCreateTensorDescriptor(&pl->x));
+	DNN_TRY(cudnnCreateTensorDescriptor(&pl->y));
+	DNN_TRY(cudnnSetPooling2dDescriptor(pl->p,
+					    max ? CUDNN_POOLING_MAX_DETERMINISTIC
+						: CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+					    CUDNN_NOT_PROPAGATE_NAN, g->k, g->k, 0, 0, g->stride,
+					    g->stride));
+	DNN_TRY(cudnnSetTensor4dDescriptor(pl->x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, g->n, g->c,
+					   g->h, g->w));
+	DNN_TRY(cudnnSetTensor4dDescriptor(pl->y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, g->n, g->c,
+					   g->p, g->q));
+	return pl;
+fail:
+	be_cuda_pool_free(pl);
+	return NULL;
+}
+
+extern "C" int be_cuda_pool_forward(struct be_cuda_pool *pl, const float *d_x, float *d_y,
+				    struct sbuf *err)
+{
+	const float one = 1, zero = 0;
+
+	DNN_TRY(cudnnPoolingForward(G.dnn, pl->p, &one, pl->x, d_x, &zero, pl->y, d_y));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_pool_backward(struct be_cuda_pool *pl, const float *d_x, const float *d_y,
+				     const float *d_dy, float *d_dx, struct sbuf *err)
+{
+	const float one = 1, zero = 0;
+
+	DNN_TRY(cudnnPoolingBackward(G.dnn, pl->p, &one, pl->y, d_y, pl->y, d_dy, pl->x, d_x, &zero,
+				     pl->x, d_dx));
+	return 0;
+fail:
+	return -1;
+}
+
+/* ---- batch norm: (rows, c) as an NCHW tensor (rows, c, 1, 1), which is
+ * the same memory as NHWC activations ---- */
+
+static int bn_descs(int rows, int c, cudnnTensorDescriptor_t *t, cudnnTensorDescriptor_t *p,
+		    struct sbuf *err)
+{
+	DNN_TRY(cudnnCreateTensorDescriptor(t));
+	DNN_TRY(cudnnCreateTensorDescriptor(p));
+	DNN_TRY(cudnnSetTensor4dDescriptor(*t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, rows, c, 1, 1));
+	DNN_TRY(cudnnSetTensor4dDescriptor(*p, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, c, 1, 1));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_batchnorm_forward(int rows, int c, const float *d_x, const float *d_gamma,
+					 const float *d_beta, double eps, float *d_y, float *d_mean,
+					 float *d_invstd, struct sbuf *err)
+{
+	cudnnTensorDescriptor_t t = NULL, p = NULL;
+	const float one = 1, zero = 0;
+	int rc = -1;
+
+	if (bn_descs(rows, c, &t, &p, err))
+		goto fail;
+	DNN_TRY(cudnnBatchNormalizationForwardTraining(
+		G.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, t, d_x, t, d_y, p, d_gamma, d_beta, 0,
+		NULL, NULL, eps < CUDNN_BN_MIN_EPSILON ? CUDNN_BN_MIN_EPSILON : eps, d_mean, d_invstd));
+	rc = 0;
+fail:
+	if (t)
+		cudnnDestroyTensorDescriptor(t);
+	if (p)
+		cudnnDestroyTensorDescriptor(p);
+	return rc;
+}
+
+extern "C" int be_cuda_batchnorm_backward(int rows, int c, const float *d_x, const float *d_dy,
+					  const float *d_gamma, const float *d_mean,
+					  const float *d_invstd, double eps, float *d_dx,
+					  float *d_dgamma, float *d_dbeta, struct sbuf *err)
+{
+	cudnnTensorDescriptor_t t = NULL, p = NULL;
+	const float one = 1, zero = 0;
+	int rc = -1;
+
+	if (bn_descs(rows, c, &t, &p, err))
+		goto fail;
+	DNN_TRY(cudnnBatchNormalizationBackward(
+		G.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, t, d_x, t, d_dy, t, d_dx, p,
+		d_gamma, d_dgamma, d_dbeta, eps < CUDNN_BN_MIN_EPSILON ? CUDNN_BN_MIN_EPSILON : eps,
+		d_mean, d_invstd));
+	rc = 0;
+fail:
+	if (t)
+		cudnnDestroyTensorDescriptor(t);
+	if (p)
+		cudnnDestroyTensorDescriptor(p);
+	return rc;
+}
+
+/* ---- element-wise ---- */
+
+extern "C" int be_cuda_relu_forward(size_t n, const float *d_x, float *d_y, struct sbuf *err)
+{
+	k_relu_fwd<<<blocks_for(n), 256, 0, G.compute>>>(n, d_x, d_y);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_relu_backward(size_t n, const float *d_y, const float *d_dy, float *d_dx,
+				     struct sbuf *err)
+{
+	k_relu_bwd<<<blocks_for(n), 256, 0, G.compute>>>(n, d_y, d_dy, d_dx);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_unscale(size_t n, float *d_g, float scale, bool *overflow, struct sbuf *err)
+{
+	int h = 0;
+
+	CU_TRY(cudaMemsetAsync(G.flag, 0, sizeof(int), G.compute));
+	k_unscale<<<blocks_for(n), 256, 0, G.compute>>>(n, d_g, scale, G.flag);
+	CU_TRY(cudaGetLastError());
+	CU_TRY(cudaMemcpyAsync(&h, G.flag, sizeof(int), cudaMemcpyDeviceToHost, G.compute));
+	CU_TRY(cudaStreamSynchronize(G.compute));
+	*overflow = h != 0;
+	return 0;
+fail:
+	return -1;
+}
+
+/* ---- NCCL ---- */
+
+extern "C" int be_cuda_nccl_init_mpi(const void *mpi_comm, struct sbuf *err)
+{
+	MPI_Comm comm = *(const MPI_Comm *)mpi_comm;
+	ncclUniqueId id;
+	int rank, world, rc;
+
+	if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &world) != MPI_SUCCESS) {
+		sbuf_addstr(err, "MPI: cannot query the communicator for NCCL");
+		return -1;
+	}
+	if (!rank)
+		NCCL_TRY(ncclGetUniqueId(&id));
+	rc = MPI_Bcast(&id, (int)sizeof(id), MPI_BYTE, 0, comm);
+	if (rc != MPI_SUCCESS) {
+		sbuf_addf(err, "MPI: MPI_Bcast of the NCCL id failed with %d", rc);
+		return -1;
+	}
+	NCCL_TRY(ncclCommInitRank(&G.nccl, world, id, rank));
+	G.world = world;
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_allreduce_start(float *d_buf, size_t n, struct sbuf *err)
+{
+	if (!G.nccl) {
+		sbuf_addstr(err, "be_cuda_allreduce_start: NCCL is not initialised");
+		return -1;
+	}
+	CU_TRY(cudaEventRecord(G.queued, G.compute));
+	CU_TRY(cudaStreamWaitEvent(G.comm, G.queued, 0));
+	NCCL_TRY(ncclAllReduce(d_buf, d_buf, n, ncclFloat, ncclAvg, G.nccl, G.comm));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_allreduce_wait(struct sbuf *err)
+{
+	CU_TRY(cudaEventRecord(G.reduced, G.comm));
+	CU_TRY(cudaStreamWaitEvent(G.compute, G.reduced, 0));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" void be_cuda_nccl_shutdown(void)
+{
+	if (G.nccl) {
+		cudaStreamSynchronize(G.comm);
+		ncclCommDestroy(G.nccl);
+		G.nccl = NULL;
+	}
+}

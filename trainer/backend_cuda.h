@@ -1,0 +1,113 @@
+/* backend_cuda.h - the CUDA backend's operations: cuDNN convolution,
+ * pooling and batch norm, cuBLASLt GEMMs on tensor cores, element-wise
+ * kernels, and NCCL allreduce on a stream of its own.
+ *
+ * All pointers named d_* are device memory (be_cuda_alloc); shapes and
+ * layouts are those of backend.h (activations NHWC, weights (K,C,R,S)).
+ * Precision follows enum be_precision: low-precision inputs are
+ * converted on the device, every accumulation and every output is fp32.
+ *
+ * Built from backend_cuda.cu when nvcc is found (HAVE_CUDA); otherwise
+ * the stubs below report no device, so callers and tests need no #ifdef
+ * and a binary built with CUDA runs on a machine without a GPU: it asks
+ * be_cuda_device_count() and stays on the CPU backend when it is 0.
+ *
+ * Contract as in backend.h: 0 or -1 with err filled, NULL on failure
+ * for constructors, *_free accepts NULL, nothing allocates after create.
+ */
+#ifndef HPT_BACKEND_CUDA_H
+#define HPT_BACKEND_CUDA_H
+
+#include "trainer/backend.h" // defines: enum be_precision, struct conv_geom, struct pool_geom
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct sbuf;
+struct be_cuda_conv;
+struct be_cuda_pool;
+
+#ifdef HAVE_CUDA
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* GPUs this process can use; 0 when there is no driver or no device. */
+int be_cuda_device_count(void);
+/* Selects the device, creates the compute and communication streams and
+ * the cuBLASLt and cuDNN handles.  0 or -1 with err. */
+int be_cuda_init(int device, struct sbuf *err);
+const char *be_cuda_describe(void);
+void be_cuda_shutdown(void);
+
+float *be_cuda_alloc(size_t nfloats);
+void be_cuda_free(float *d);
+int be_cuda_upload(float *d, const float *h, size_t n, struct sbuf *err);
+int be_cuda_download(float *h, const float *d, size_t n, struct sbuf *err);
+/* Waits for the compute stream. */
+int be_cuda_sync(struct sbuf *err);
+
+/* Row-major C = alpha op(A) op(B) + beta C as be_gemm, on the device;
+ * A and B are rounded to prec (bf16/fp16 tensor-core GEMM, fp32
+ * accumulate and output). */
+int be_cuda_gemm(char ta, char tb, int m, int n, int k, float alpha, const float *d_a, int lda,
+		 const float *d_b, int ldb, float beta, float *d_c, int ldc,
+		 enum be_precision prec, struct sbuf *err);
+
+struct be_cuda_conv *be_cuda_conv_create(const struct conv_geom *g, unsigned flags,
+					 enum be_precision prec, struct sbuf *err);
+int be_cuda_conv_forward(struct be_cuda_conv *cv, const float *d_x, const float *d_w,
+			 const float *d_b, float *d_y, struct sbuf *err);
+int be_cuda_conv_backward(struct be_cuda_conv *cv, const float *d_x, const float *d_dy,
+			  float *d_dx, float *d_dw, float *d_db, struct sbuf *err);
+void be_cuda_conv_free(struct be_cuda_conv *cv);
+
+struct be_cuda_pool *be_cuda_pool_create(const struct pool_geom *g, bool max,
+					 struct sbuf *err);
+int be_cuda_pool_forward(struct be_cuda_pool *pl, const float *d_x, float *d_y,
+			 struct sbuf *err);
+int be_cuda_pool_backward(struct be_cuda_pool *pl, const float *d_x, const float *d_y,
+			  const float *d_dy, float *d_dx, struct sbuf *err);
+void be_cuda_pool_free(struct be_cuda_pool *pl);
+
+/* Training-mode batch norm over (rows, c) NHWC data, as
+ * batchnorm_fwd_train_f32/batchnorm_bwd_f32 (statistics in fp32). */
+int be_cuda_batchnorm_forward(int rows, int c, const float *d_x, const float *d_gamma,
+			      const float *d_beta, double eps, float *d_y, float *d_mean,
+			      float *d_invstd, struct sbuf *err);
+int be_cuda_batchnorm_backward(int rows, int c, const float *d_x, const float *d_dy,
+			       const float *d_gamma, const float *d_mean, const float *d_invstd,
+			       double eps, float *d_dx, float *d_dgamma, float *d_dbeta,
+			       struct sbuf *err);
+
+/* Element-wise kernels. */
+int be_cuda_relu_forward(size_t n, const float *d_x, float *d_y, struct sbuf *err);
+int be_cuda_relu_backward(size_t n, const float *d_y, const float *d_dy, float *d_dx,
+			  struct sbuf *err);
+/* d_g *= scale in place and *overflow = any element not finite (loss
+ * scaling; one pass, one flag read back). */
+int be_cuda_unscale(size_t n, float *d_g, float scale, bool *overflow, struct sbuf *err);
+
+/* NCCL.  be_cuda_nccl_init_mpi bootstraps the communicator: rank 0 makes
+ * the ncclUniqueId, MPI_Bcast sends it to the others, every rank joins.
+ * mpi_comm points to an MPI_Comm (void * keeps mpi.h out of this header).
+ * Collective over the communicator. */
+int be_cuda_nccl_init_mpi(const void *mpi_comm, struct sbuf *err);
+/* Sum-allreduce of d_buf[0, n) divided by the world size, on the
+ * communication stream after an event recorded now on the compute
+ * stream: a bucket's allreduce overlaps the backward of earlier layers
+ * that is queued after it.  be_cuda_allreduce_wait makes the compute
+ * stream wait for every allreduce started so far. */
+int be_cuda_allreduce_start(float *d_buf, size_t n, struct sbuf *err);
+int be_cuda_allreduce_wait(struct sbuf *err);
+void be_cuda_nccl_shutdown(void);
+#ifdef __cplusplus
+}
+#endif
+#else /* !HAVE_CUDA: no device; nothing else may be called */
+static inline int be_cuda_device_count(void)
+{
+	return 0;
+}
+#endif
+
+#endif

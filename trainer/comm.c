@@ -1,0 +1,607 @@
+/* comm.c - data parallelism over MPI: broadcast, bucketed overlapped
+ * allreduce, delayed and compressed gradients, preemption agreement and
+ * the stall watchdog.  Shell.  See comm.h for the design. */
+#include "trainer/comm.h"     // defines: struct comm, comm_*
+#include "trainer/comm_pack.h" // defines: comm_pack, comm_unpack, comm_pack_sum
+#include "trainer/backend.h"  // defines: be_alloc, be_free
+#include "trainer/ckpt.h"     // defines: struct ckpt_state
+#include "trainer/metrics.h"  // defines: struct metrics
+#include "trainer/model.h"    // defines: struct model
+#include "trainer/optim.h"    // defines: struct optim, optim_state_vectors
+#include "trainer/train.h"    // defines: struct train_hooks, train_model, train_optim, ...
+#include "cli/exitcode.h"     // defines: HPT_EXIT_*
+#include "cli/sbuf.h"         // defines: struct sbuf, xcalloc
+#include "cli/spec.h"         // defines: struct job, COMPRESS_*, PREEMPT_*
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TAG_ARRIVE 7701
+
+volatile sig_atomic_t comm_preempt_signal;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void *watchdog(void *arg);
+
+/* The 1/world of averaging: one pass over the bucket, vectorised. */
+static void scale_floats(float *restrict g, size_t n, float scale)
+{
+#pragma omp simd
+	for (size_t j = 0; j < n; j++)
+		g[j] *= scale;
+}
+
+static void scale_into(float *dst, const float *g, size_t n, float scale)
+{
+	if (dst == g) {
+		scale_floats(dst, n, scale);
+		return;
+	}
+#pragma omp simd
+	for (size_t j = 0; j < n; j++)
+		dst[j] = g[j] * scale;
+}
+
+static void on_signal(int sig)
+{
+	comm_preempt_signal = sig;
+}
+
+static MPI_Comm *ctl_of(struct comm *c)
+{
+	return c->ctl;
+}
+
+static MPI_Request *req_of(struct grad_bucket *b, int p)
+{
+	return b->req[p];
+}
+
+/* MPI errors are fatal here (MPI_ERRORS_ARE_FATAL on the communicators
+ * we use, the default): a failed call aborts the job with Open MPI's
+ * message, which is what a stuck peer would need anyway.  check() only
+ * names the call for the rare error that returns. */
+static void check(struct comm *c, int rc, const char *what)
+{
+	if (rc != MPI_SUCCESS) {
+		char msg[MPI_MAX_ERROR_STRING];
+		int len = 0;
+
+		MPI_Error_string(rc, msg, &len);
+		fprintf(stderr, "hpctrain train: rank %d: %s failed: %s\n", c->rank, what, msg);
+		MPI_Abort(MPI_COMM_WORLD, HPT_EXIT_FAILURE);
+	}
+}
+
+static bool launched_by_mpi(void)
+{
+	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+static void op16_fp16(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	comm_pack_sum(COMM_PACK_FP16, in, inout, (size_t)*len);
+}
+
+static void op16_bf16(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	(void)dt;
+	comm_pack_sum(COMM_PACK_BF16, in, inout, (size_t)*len);
+}
+
+int comm_init(struct comm *c, const struct job *job, struct sbuf *err)
+{
+	static const int signals[] = { SIGUSR2, SIGTERM, SIGINT };
+	struct sigaction sa;
+
+	memset(c, 0, sizeof(*c));
+	c->job = job;
+	c->world = 1;
+	if (launched_by_mpi()) {
+		int provided = 0;
+
+		if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+			sbuf_addstr(err, "MPI_Init_thread failed");
+			return HPT_EXIT_UNAVAILABLE;
+		}
+		c->mpi = true;
+		c->multiple = provided >= MPI_THREAD_MULTIPLE;
+		c->ctl = xcalloc(1, sizeof(MPI_Comm));
+		MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+		MPI_Comm_size(MPI_COMM_WORLD, &c->world);
+		/* control traffic (arrivals) on its own communicator, so no
+		 * message of ours can match a collective's */
+		check(c, MPI_Comm_dup(MPI_COMM_WORLD, ctl_of(c)), "MPI_Comm_dup");
+		c->arrived = xcalloc((size_t)c->world, sizeof(*c->arrived));
+		c->heard = xcalloc((size_t)c->world, sizeof(*c->heard));
+		c->parent = getppid();
+		if (c->world > 1) {
+			if (pthread_create(&c->wd, NULL, watchdog, c)) {
+				sbuf_addstr(err, "cannot start the watchdog thread");
+				return HPT_EXIT_INTERNAL;
+			}
+			c->wd_running = true;
+		}
+	}
+	c->compress = job->train.allreduce.compress != COMPRESS_NONE;
+	c->pack = job->train.allreduce.compress == COMPRESS_BF16 ? COMM_PACK_BF16 : COMM_PACK_FP16;
+	if (c->mpi && c->compress) {
+		c->op16 = xcalloc(1, sizeof(MPI_Op));
+		check(c, MPI_Op_create(c->pack == COMM_PACK_BF16 ? op16_bf16 : op16_fp16, 1,
+				       (MPI_Op *)c->op16), "MPI_Op_create");
+	}
+	/* After MPI_Init: Open MPI may install handlers of its own. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < sizeof(signals) / sizeof(*signals); i++)
+		if ((signals[i] != SIGINT || job->preempt.signal == PREEMPT_INT) &&
+		    sigaction(signals[i], &sa, NULL)) {
+			sbuf_addstr(err, "cannot install the preemption signal handlers");
+			return HPT_EXIT_INTERNAL;
+		}
+	return 0;
+}
+
+/* Tells every peer that this rank entered wait number seq; takes in
+ * what the peers said.  O(world) tiny eager messages per wait. */
+static void announce(struct comm *c, int64_t seq)
+{
+	int64_t *v = &c->arrive_val[seq & 7];
+
+	*v = seq;
+	for (int r = 0; r < c->world; r++) {
+		MPI_Request q;
+
+		if (r == c->rank)
+			continue;
+		check(c, MPI_Isend(v, 1, MPI_INT64_T, r, TAG_ARRIVE, *ctl_of(c), &q), "MPI_Isend");
+		MPI_Request_free(&q);
+	}
+}
+
+static void drain_arrivals(struct comm *c)
+{
+	int flag;
+	MPI_Status st;
+
+	for (;;) {
+		int64_t v;
+
+		check(c, MPI_Iprobe(MPI_ANY_SOURCE, TAG_ARRIVE, *ctl_of(c), &flag, &st), "MPI_Iprobe");
+		if (!flag)
+			return;
+		check(c, MPI_Recv(&v, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_ARRIVE, *ctl_of(c),
+				  MPI_STATUS_IGNORE), "MPI_Recv");
+		if (v > c->arrived[st.MPI_SOURCE])
+			c->arrived[st.MPI_SOURCE] = v;
+		c->heard[st.MPI_SOURCE] = now_s();
+	}
+}
+
+/* The watchdog's verdict: names the ranks that have not entered this
+ * wait, then aborts the whole job. */
+static void stall(struct comm *c, const char *what, double waited)
+{
+	struct sbuf late = SBUF_INIT;
+
+	/* late: never entered this wait, or entered it and went silent (a
+	 * stopped or dead process sends no heartbeats) */
+	for (int r = 0; r < c->world; r++)
+		if (r != c->rank && (c->arrived[r] < c->wait_seq || now_s() - c->heard[r] > 1.0))
+			sbuf_addf(&late, "%s%d", late.len ? ", " : "", r);
+	fprintf(stderr,
+		"hpctrain train: rank %d: %s of step %lld has not completed after %.0f s "
+		"(train.allreduce.stall_timeout_s); %s%s; aborting the job\n",
+		c->rank, what, (long long)c->step + 1, waited,
+		late.len ? "ranks that have not arrived: " : "every rank arrived; the collective is stuck",
+		late.len ? late.buf : "");
+	fflush(stderr);
+	sbuf_release(&late);
+	MPI_Abort(MPI_COMM_WORLD, HPT_EXIT_FAILURE);
+}
+
+/* Waits for n requests, polling; the watchdog runs between polls: it
+ * repeats this rank's arrival every 0.25 s as a heartbeat, takes in the
+ * peers', and gives up after stall_timeout_s.  A changed parent means
+ * the launcher (mpirun, slurmstepd) died and nobody will clean up: exit
+ * at once rather than linger as an orphan.  Busy polling costs the
+ * waiting core, which Open MPI's own blocking wait spends as well. */
+static void wait_all(struct comm *c, MPI_Request *reqs, int n, const char *what)
+{
+	double t0 = now_s(), beat = t0, limit = (double)c->job->train.allreduce.stall_timeout_s;
+	int done = 0;
+
+	announce(c, ++c->wait_seq);
+	for (unsigned spin = 0;; spin++) {
+		check(c, MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+		if (done)
+			return;
+		if ((spin & 255) == 0) {
+			double t = now_s();
+
+			drain_arrivals(c);
+			if (t - beat > 0.25) {
+				announce(c, c->wait_seq);
+				beat = t;
+			}
+			if (getppid() != c->parent) {
+				fprintf(stderr, "hpctrain train: rank %d: the launcher died during %s of "
+					"step %lld; exiting\n", c->rank, what, (long long)c->step + 1);
+				_exit(HPT_EXIT_FAILURE);
+			}
+			if (t - t0 > limit)
+				stall(c, what, t - t0);
+		}
+	}
+}
+
+int comm_setup(struct comm *c, float *grads, size_t n)
+{
+	const struct job_allreduce *ar = &c->job->train.allreduce;
+	size_t cap = (size_t)(ar->bucket_mb * 1024 * 1024 / sizeof(float));
+	int nbufs = ar->delayed ? 2 : 1;
+
+	c->grads = grads;
+	c->n = n;
+	if (cap < 1)
+		cap = 1;
+	c->nb = (c->n + cap - 1) / cap;
+	c->b = xcalloc(c->nb ? c->nb : 1, sizeof(*c->b));
+	for (size_t i = 0; i < c->nb; i++) {
+		c->b[i].lo = i * cap;
+		c->b[i].hi = i + 1 == c->nb ? c->n : (i + 1) * cap;
+		for (int p = 0; p < 2; p++) {
+			c->b[i].req[p] = xcalloc(1, sizeof(MPI_Request));
+			*req_of(&c->b[i], p) = MPI_REQUEST_NULL;
+		}
+	}
+	for (int p = 0; p < nbufs; p++) {
+		if (c->compress)
+			c->hbuf[p] = malloc((c->n ? c->n : 1) * sizeof(uint16_t));
+		else if (ar->delayed)
+			c->fbuf[p] = be_alloc(c->n);
+		if ((c->compress && !c->hbuf[p]) || (!c->compress && ar->delayed && !c->fbuf[p]))
+			return -1;
+	}
+	return 0;
+}
+
+/* The watchdog of blocking calls: while the main thread sits in a
+ * blocking MPI_Allreduce (blocked_since > 0) this thread sends its
+ * heartbeats, takes in the peers' and, after stall_timeout_s, reports
+ * and aborts, as wait_all() does for polled waits.  Without
+ * MPI_THREAD_MULTIPLE it makes no MPI call but MPI_Abort, and names
+ * ranks from what the main thread last took in. */
+static void *watchdog(void *arg)
+{
+	struct comm *c = arg;
+	double beat = 0, limit = (double)c->job->train.allreduce.stall_timeout_s;
+	struct timespec nap = { 0, 50 * 1000 * 1000 };
+
+	while (!atomic_load(&c->wd_quit)) {
+		double since = atomic_load(&c->blocked_since), t = now_s();
+
+		nanosleep(&nap, NULL);
+		if (since <= 0)
+			continue;
+		if (c->multiple) {
+			drain_arrivals(c);
+			if (t - beat > 0.25) {
+				announce(c, c->wait_seq);
+				beat = t;
+			}
+		}
+		if (getppid() != c->parent) {
+			fprintf(stderr, "hpctrain train: rank %d: the launcher died; exiting\n", c->rank);
+			_exit(HPT_EXIT_FAILURE);
+		}
+		if (t - since > limit)
+			stall(c, "the gradient allreduce", t - since);
+	}
+	return NULL;
+}
+
+/* Reduces bucket i of buffer p with a blocking MPI_Allreduce: when
+ * backward is over there is nothing left to overlap with, and Open
+ * MPI's blocking allreduce moves about twice the bytes per second of
+ * libnbc's MPI_Iallreduce here (make bench). */
+static void reduce_now(struct comm *c, size_t i, int p)
+{
+	struct grad_bucket *b = &c->b[i];
+	size_t n = b->hi - b->lo;
+	float scale = 1.0f / (float)c->world, *g = c->grads + b->lo;
+
+	scale_floats(g, n, scale);
+	announce(c, ++c->wait_seq);
+	atomic_store(&c->blocked_since, now_s());
+	check(c, MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+	      "MPI_Allreduce");
+	atomic_store(&c->blocked_since, 0.0);
+	(void)p;
+}
+
+/* on_start: buckets and buffers for the model's arena, then rank 0's
+ * parameters, state, optimizer and position to everyone. */
+static int comm_start(void *ctx, struct trainer *t)
+{
+	struct comm *c = ctx;
+	struct model *m = train_model(t);
+	struct optim *o = train_optim(t);
+
+	if (comm_setup(c, m->grads, m->nparams))
+		return -1;
+	train_metrics(t)->ranks = c->world;
+	c->step = train_ckpt_state(t)->step;
+	if (!c->mpi || c->world == 1)
+		return 0;
+	{
+		MPI_Request q[6];
+		struct ckpt_state *cs = train_ckpt_state(t);
+		int k = 0;
+
+		check(c, MPI_Ibcast(m->params, (int)m->nparams, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
+		      "MPI_Ibcast");
+		if (m->nstate)
+			check(c, MPI_Ibcast(m->state, (int)m->nstate, MPI_FLOAT, 0, MPI_COMM_WORLD,
+					    &q[k++]), "MPI_Ibcast");
+		if (o->m)
+			check(c, MPI_Ibcast(o->m, (int)o->n, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
+			      "MPI_Ibcast");
+		if (o->v)
+			check(c, MPI_Ibcast(o->v, (int)o->n, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
+			      "MPI_Ibcast");
+		check(c, MPI_Ibcast(&o->t, 1, MPI_INT64_T, 0, MPI_COMM_WORLD, &q[k++]), "MPI_Ibcast");
+		/* plain data of one binary: bytes are fine */
+		check(c, MPI_Ibcast(cs, (int)sizeof(*cs), MPI_BYTE, 0, MPI_COMM_WORLD, &q[k++]),
+		      "MPI_Ibcast");
+		wait_all(c, q, k, "the broadcast of rank 0's parameters");
+	}
+	return 0;
+}
+
+/* Starts bucket i of buffer p: scale by 1/world (averaging), copy or
+ * pack into the buffer the reduction runs in, MPI_Iallreduce. */
+static void start_bucket(struct comm *c, size_t i, int p)
+{
+	struct grad_bucket *b = &c->b[i];
+	size_t n = b->hi - b->lo;
+	float scale = 1.0f / (float)c->world;
+	bool delayed = c->job->train.allreduce.delayed;
+	float *g = c->grads + b->lo;
+
+	if (c->compress) {
+		comm_pack(c->pack, g, scale, c->hbuf[p] + b->lo, n);
+		if (c->mpi && c->world > 1)
+			check(c, MPI_Iallreduce(MPI_IN_PLACE, c->hbuf[p] + b->lo, (int)n, MPI_UINT16_T,
+						*(MPI_Op *)c->op16, MPI_COMM_WORLD, req_of(b, p)),
+			      "MPI_Iallreduce");
+	} else {
+		float *dst = delayed ? c->fbuf[p] + b->lo : g;
+
+		if (c->world > 1 || delayed)
+			scale_into(dst, g, n, scale);
+		if (c->mpi && c->world > 1)
+			check(c, MPI_Iallreduce(MPI_IN_PLACE, dst, (int)n, MPI_FLOAT, MPI_SUM,
+						MPI_COMM_WORLD, req_of(b, p)), "MPI_Iallreduce");
+	}
+	b->started[p] = true;
+}
+
+/* Lets started reductions move: Open MPI progresses nonblocking
+ * collectives only inside MPI calls. */
+static void progress(struct comm *c)
+{
+	if (!c->mpi || c->world == 1)
+		return;
+	for (size_t i = 0; i < c->nb; i++)
+		for (int p = 0; p < 2; p++) {
+			int flag;
+
+			if (*req_of(&c->b[i], p) != MPI_REQUEST_NULL)
+				check(c, MPI_Test(req_of(&c->b[i], p), &flag, MPI_STATUS_IGNORE), "MPI_Test");
+		}
+}
+
+static int cur_buf(const struct comm *c)
+{
+	return c->job->train.allreduce.delayed ? (int)(c->step & 1) : 0;
+}
+
+/* Fp32, synchronous, MPI: the buckets left when backward is over go
+ * through reduce_now(). */
+static bool blocking_ok(const struct comm *c)
+{
+	return c->mpi && c->world > 1 && !c->compress && !c->job->train.allreduce.delayed;
+}
+
+static int comm_grad_ready(void *ctx, size_t lo, size_t hi)
+{
+	struct comm *c = ctx;
+	double t0 = now_s();
+	int p;
+
+	(void)lo;
+	p = cur_buf(c);
+	/* the last range: before_update follows at once, nothing to overlap */
+	if (c->job->train.allreduce.overlap && !(hi == c->n && blocking_ok(c)))
+		for (size_t i = 0; i < c->nb; i++)
+			if (!c->b[i].started[p] && c->b[i].hi <= hi)
+				start_bucket(c, i, p);
+	progress(c);
+	c->step_comm_s += now_s() - t0;
+	return 0;
+}
+
+/* Waits for buffer p's reductions and leaves the averages in grads. */
+static void finish(struct comm *c, int p)
+{
+	MPI_Request reqs[64];
+	size_t k = 0;
+
+	if (c->mpi && c->world > 1)
+		for (size_t i = 0; i < c->nb; i++) {
+			reqs[k++] = *req_of(&c->b[i], p);
+			if (k == 64 || i + 1 == c->nb) {
+				wait_all(c, reqs, (int)k, "the gradient allreduce");
+				k = 0;
+			}
+		}
+	for (size_t i = 0; i < c->nb; i++) {
+		struct grad_bucket *b = &c->b[i];
+
+		*req_of(b, p) = MPI_REQUEST_NULL;
+		b->started[p] = false;
+		if (c->compress)
+			comm_unpack(c->pack, c->hbuf[p] + b->lo, c->grads + b->lo, b->hi - b->lo);
+		else if (c->job->train.allreduce.delayed)
+			memcpy(c->grads + b->lo, c->fbuf[p] + b->lo, (b->hi - b->lo) * sizeof(float));
+	}
+}
+
+static int comm_before_update(void *ctx, struct trainer *t)
+{
+	struct comm *c = ctx;
+	double t0 = now_s();
+	int p = cur_buf(c), skip = 0;
+
+	(void)t;
+	for (size_t i = 0; i < c->nb; i++)
+		if (!c->b[i].started[p] && blocking_ok(c))
+			reduce_now(c, i, p);
+		else if (!c->b[i].started[p])
+			start_bucket(c, i, p);
+	if (!c->job->train.allreduce.delayed) {
+		finish(c, p);
+	} else if (c->pending) {
+		finish(c, 1 - p);
+	} else {
+		skip = 1; /* nothing averaged yet: the first step makes no update */
+		progress(c);
+	}
+	c->pending = true;
+	c->step_comm_s += now_s() - t0;
+	return skip;
+}
+
+static int comm_after_update(void *ctx, struct trainer *t)
+{
+	struct comm *c = ctx;
+	struct metrics *mt = train_metrics(t);
+
+	mt->comm_ms = c->step_comm_s * 1e3;
+	c->total_comm_s += c->step_comm_s;
+	c->step_comm_s = 0;
+	c->step++;
+	return 0;
+}
+
+static bool comm_should_stop(void *ctx, struct trainer *t)
+{
+	struct comm *c = ctx;
+	int flag = comm_preempt_signal != 0;
+	double t0 = now_s();
+
+	(void)t;
+	if (c->mpi && c->world > 1) {
+		MPI_Request q;
+
+		check(c, MPI_Iallreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_MAX, *ctl_of(c), &q),
+		      "MPI_Iallreduce");
+		wait_all(c, &q, 1, "the preemption check");
+	}
+	/* outside train.c's step time: counted in the total only */
+	c->total_comm_s += now_s() - t0;
+	if (flag && c->rank == 0)
+		fprintf(stderr, "hpctrain train: preempted (%s) after step %lld; writing a checkpoint\n",
+			comm_preempt_signal == SIGTERM ? "SIGTERM"
+			: comm_preempt_signal == SIGINT ? "SIGINT"
+			: comm_preempt_signal ? "SIGUSR2" : "a peer rank was signalled",
+			(long long)c->step);
+	return flag != 0;
+}
+
+void comm_hooks(struct comm *c, struct train_hooks *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->ctx = c;
+	h->on_start = comm_start;
+	h->on_grad_ready = comm_grad_ready;
+	h->before_update = comm_before_update;
+	h->after_update = comm_after_update;
+	h->should_stop = comm_should_stop;
+}
+
+int comm_finish(struct comm *c, int status)
+{
+	if (!c->mpi)
+		return status;
+	if (status && status != HPT_EXIT_PREEMPTED && c->world > 1) {
+		fprintf(stderr, "hpctrain train: rank %d failed (status %d); aborting the job\n",
+			c->rank, status);
+		fflush(stderr);
+		MPI_Abort(MPI_COMM_WORLD, status);
+	}
+	if (c->world > 1) {
+		MPI_Request q;
+
+		/* everyone waits for rank 0's final or preemption checkpoint */
+		check(c, MPI_Ibarrier(*ctl_of(c), &q), "MPI_Ibarrier");
+		wait_all(c, &q, 1, "the final barrier");
+		drain_arrivals(c);
+	}
+	return status;
+}
+
+void comm_teardown(struct comm *c)
+{
+	for (size_t i = 0; c->b && i < c->nb; i++)
+		for (int p = 0; p < 2; p++)
+			free(c->b[i].req[p]);
+	free(c->b);
+	c->b = NULL;
+	c->nb = 0;
+	for (int p = 0; p < 2; p++) {
+		be_free(c->fbuf[p]);
+		free(c->hbuf[p]);
+		c->fbuf[p] = NULL;
+		c->hbuf[p] = NULL;
+	}
+	c->pending = false;
+}
+
+void comm_release(struct comm *c)
+{
+	if (c->wd_running) {
+		atomic_store(&c->wd_quit, true);
+		pthread_join(c->wd, NULL);
+	}
+	comm_teardown(c);
+	free(c->arrived);
+	free(c->heard);
+	if (c->mpi) {
+		if (c->op16)
+			MPI_Op_free((MPI_Op *)c->op16);
+		MPI_Comm_free(ctl_of(c));
+		MPI_Finalize();
+	}
+	free(c->op16);
+	free(c->ctl);
+	memset(c, 0, sizeof(*c));
+}

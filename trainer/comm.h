@@ -1,0 +1,115 @@
+/* comm.h - data parallelism over MPI: the trainer's hooks that broadcast
+ * rank 0's state, allreduce gradient buckets while backward runs, agree
+ * on preemption, and abort a stalled job instead of letting it hang.
+ *
+ * Shell (MPI, signals, clocks).  One struct comm per process.
+ *
+ *  - MPI is used only when an MPI launcher started the process (mpirun,
+ *    or srun --mpi=pmix: OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_RANK in
+ *    the environment); otherwise rank 0 of 1, no MPI calls at all, and
+ *    the same hooks still give delayed updates and preemption.
+ *  - Buckets: the gradient arena (reverse layer order, so backward
+ *    finishes it front to back) is cut into buckets of
+ *    train.allreduce.bucket_mb.  on_grad_ready starts each bucket's
+ *    MPI_Iallreduce as soon as backward has passed its end and tests the
+ *    ones in flight (progress between layers); before_update waits for
+ *    them and reduces the buckets finished by the last layer with a
+ *    blocking MPI_Allreduce (nothing is left to overlap, and it is about
+ *    twice as fast as libnbc's MPI_Iallreduce here).  Gradients are multiplied by 1/world before the sum, so
+ *    the reduction yields the average (exact for power-of-two worlds).
+ *  - delayed: the update of step t uses the average of step t-1; step
+ *    t's reduction runs in a second buffer behind step t+1's forward and
+ *    backward.  The first step of a process makes no update.
+ *  - compress fp16|bf16: buckets travel as 16-bit values; the MPI_Op
+ *    sums in fp32 and rounds once per partial sum (comm_pack.h states
+ *    the error bound).
+ *  - Watchdog: every wait polls with MPI_Test; each rank tells the others
+ *    (a tiny MPI_Isend) when it enters wait number k, and repeats it every
+ *    0.25 s while it waits, so a wait older than stall_timeout_s names
+ *    the ranks that never got there or went silent (stopped, dead), then
+ *    calls MPI_Abort.  A rank whose launcher died exits at once.
+ *  - Preemption: SIGUSR2, SIGTERM (and the spec's preempt.signal) set a
+ *    flag; should_stop agrees on it with one MPI_Iallreduce(MAX) of an
+ *    int per step; train.c then has rank 0 write the checkpoint and
+ *    comm_finish() makes the others wait for it before exit 75.
+ */
+#ifndef HPT_COMM_H
+#define HPT_COMM_H
+
+#include "trainer/comm_pack.h" // defines: enum comm_pack_kind
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct job;
+struct sbuf;
+struct train_hooks;
+
+/* One bucket: arena range [lo, hi); req[p] is its request in buffer p
+ * (p alternates per step in delayed mode, else 0); started[p] says the
+ * reduction was started and not yet finished. */
+struct grad_bucket {
+	size_t lo, hi;
+	void *req[2]; /* MPI_Request, boxed so this header needs no mpi.h */
+	bool started[2];
+};
+
+struct comm {
+	int rank, world;
+	bool mpi;          /* MPI_Init_thread was called here */
+	const struct job *job;
+	float *grads;      /* the model's gradient arena */
+	size_t n;
+	struct grad_bucket *b;
+	size_t nb;
+	float *fbuf[2];    /* delayed fp32 buffers */
+	uint16_t *hbuf[2]; /* compressed buffers */
+	bool compress;
+	enum comm_pack_kind pack;
+	int64_t step;      /* the step of the current backward */
+	bool pending;      /* delayed: a previous step's reduction is in flight */
+	/* watchdog */
+	int64_t wait_seq;  /* waits entered so far; the same on every rank */
+	int64_t *arrived;  /* per rank: the last wait it reported entering */
+	int64_t arrive_val[8];
+	double *heard;     /* per rank: when its last arrival or heartbeat came */
+	int parent;        /* getppid() at start: the launcher */
+	bool multiple;     /* MPI_THREAD_MULTIPLE: the watchdog thread may call MPI */
+	pthread_t wd;      /* watchdog of blocking calls (comm.c) */
+	bool wd_running;
+	_Atomic bool wd_quit;
+	_Atomic double blocked_since; /* > 0: in a blocking MPI call since then */
+	/* time */
+	double step_comm_s;  /* exposed communication in the current step */
+	double total_comm_s;
+	void *ctl;         /* MPI_Comm for control traffic, boxed */
+	void *op16;        /* MPI_Op of the compressed sum, boxed */
+};
+
+/* The flag the preemption signals set (0 or the signal number). */
+extern volatile sig_atomic_t comm_preempt_signal;
+
+/* Starts MPI when an MPI launcher started this process (else world 1)
+ * and installs the preemption signal handlers.  0, or an enum hpt_exit
+ * status with err filled. */
+int comm_init(struct comm *c, const struct job *job, struct sbuf *err);
+/* Cuts the gradient arena grads[0, n) into buckets and allocates the
+ * delayed or compressed buffers (comm_hooks' on_start does this; the
+ * benchmark calls it directly).  0, or -1 out of memory. */
+int comm_setup(struct comm *c, float *grads, size_t n);
+/* Undoes comm_setup (no reduction may be in flight). */
+void comm_teardown(struct comm *c);
+/* The trainer hooks bound to c. */
+void comm_hooks(struct comm *c, struct train_hooks *h);
+/* After train_run returned status (and its error was printed): a
+ * failure on one rank of several aborts the job (MPI_Abort does not
+ * return), so no peer is left waiting; otherwise all ranks meet (the
+ * others wait for rank 0's checkpoint).  Returns the status to exit
+ * with.  comm_release() finalises MPI. */
+int comm_finish(struct comm *c, int status);
+void comm_release(struct comm *c);
+
+#endif
