@@ -27,11 +27,15 @@
  * 2.6 has none, so fp16 is emulated: x, w and dy are rounded to binary16
  * (overflow to inf included, which is what loss scaling guards) and the
  * convolution runs in fp32.  That gives fp16's numerics, not its speed.
+ * Max pooling is plain C (kernels/maxpool.c: oneDNN 2.6's training-mode
+ * max pooling is six times slower than memory allows here); average
+ * pooling is oneDNN.
  * Pooling and GEMMs (linear layers) run fp32 at every precision: pooling
  * is memory-bound on fp32 activations and the linear layers of the
  * bundled models are under 10% of their FLOPs.
  */
 #include "trainer/backend.h" // defines: be_conv_*, be_pool_*, be_gemm
+#include "trainer/kernels/kernels.h" // defines: maxpool_fwd_f32, maxpool_bwd_f32
 #include "cli/sbuf.h"        // defines: struct sbuf, sbuf_addf
 
 #include <dnnl.h>
@@ -550,7 +554,11 @@ fail:
 	return -1;
 }
 
+/* Max pooling runs kernels/maxpool.c (see there why not oneDNN) with
+ * its argmax in arg; average pooling runs oneDNN. */
 struct be_pool {
+	struct pool_geom g;
+	int32_t *arg;
 	struct prim fwd, bwd;
 	dnnl_memory_t x, y, dy, dx, ws;
 	void *ws_buf;
@@ -573,6 +581,7 @@ void be_pool_free(struct be_pool *pl)
 	if (pl->ws)
 		dnnl_memory_destroy(pl->ws);
 	free(pl->ws_buf);
+	free(pl->arg);
 	free(pl);
 }
 
@@ -592,6 +601,15 @@ struct be_pool *be_pool_create(const struct pool_geom *g, bool max, unsigned fla
 		return NULL;
 	}
 	(void)prec; /* pooling runs fp32 at every precision (see the top) */
+	pl->g = *g;
+	if (max) {
+		pl->arg = calloc((size_t)g->n * g->p * g->q * g->c, sizeof(*pl->arg));
+		if (!pl->arg) {
+			sbuf_addstr(err, "out of memory");
+			goto fail;
+		}
+		return pl;
+	}
 	DNNL_TRY(dnnl_memory_desc_init_by_tag(&x_md, 4, xd, dnnl_f32, dnnl_nhwc));
 	DNNL_TRY(dnnl_memory_desc_init_by_tag(&y_md, 4, yd, dnnl_f32, dnnl_nhwc));
 	DNNL_TRY(dnnl_pooling_forward_desc_init(&d, dnnl_forward_training, alg, &x_md, &y_md,
@@ -626,6 +644,10 @@ int be_pool_forward(struct be_pool *pl, const float *x, float *y, struct sbuf *e
 	dnnl_exec_arg_t a[3] = { { DNNL_ARG_SRC, pl->x }, { DNNL_ARG_DST, pl->y },
 				 { DNNL_ARG_WORKSPACE, pl->ws } };
 
+	if (pl->arg) {
+		maxpool_fwd_f32(&pl->g, x, y, pl->arg);
+		return 0;
+	}
 	DNNL_TRY(mem_set(pl->x, x));
 	DNNL_TRY(mem_set(pl->y, y));
 	DNNL_TRY(prim_run(&pl->fwd, pl->ws ? 3 : 2, a));
@@ -639,6 +661,10 @@ int be_pool_backward(struct be_pool *pl, const float *dy, float *dx, struct sbuf
 	dnnl_exec_arg_t a[3] = { { DNNL_ARG_DIFF_DST, pl->dy }, { DNNL_ARG_DIFF_SRC, pl->dx },
 				 { DNNL_ARG_WORKSPACE, pl->ws } };
 
+	if (pl->arg) {
+		maxpool_bwd_f32(&pl->g, dy, pl->arg, dx);
+		return 0;
+	}
 	if (!pl->bwd.p) {
 		sbuf_addstr(err, "be_pool_backward: pooling planned without a backward pass");
 		return -1;

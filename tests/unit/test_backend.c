@@ -99,7 +99,9 @@ static void backend__convolutions_match_the_reference(void **state)
 	check_conv((struct conv_geom){ 3, 8, 8, 16, 32, 1, 1, 2, 0, 0, 0 }, BE_NEED_DX);
 }
 
-static void check_pool(struct pool_geom g, bool max)
+/* ties: x is rounded to halves and clipped at 0, as after a ReLU, so
+ * windows hold equal maxima and the first-maximum rule is exercised. */
+static void check_pool(struct pool_geom g, bool max, bool ties)
 {
 	struct sbuf err = SBUF_INIT;
 	struct be_pool *pl;
@@ -111,6 +113,8 @@ static void check_pool(struct pool_geom g, bool max)
 	nx = (size_t)g.n * g.h * g.w * g.c, ny = (size_t)g.n * g.p * g.q * g.c;
 	x = malloc(nx * 4), y = malloc(ny * 4), dy = malloc(ny * 4), dx = malloc(nx * 4);
 	fill_normalf(x, nx, 5), fill_normalf(dy, ny, 6);
+	for (size_t i = 0; ties && i < nx; i++)
+		x[i] = x[i] > 0 ? roundf(2 * x[i]) / 2 : 0;
 	pl = be_pool_create(&g, max, BE_NEED_DX, BE_FP32, &err);
 	assert_non_null(pl);
 	assert_int_equal(be_pool_forward(pl, x, y, &err), 0);
@@ -137,9 +141,12 @@ static void check_pool(struct pool_geom g, bool max)
 static void backend__pooling_matches_the_reference(void **state)
 {
 	(void)state;
-	check_pool((struct pool_geom){ 3, 14, 14, 32, 2, 2, 0, 0 }, true);
-	check_pool((struct pool_geom){ 3, 7, 7, 16, 2, 2, 0, 0 }, true); /* odd: floor mode */
-	check_pool((struct pool_geom){ 2, 7, 7, 64, 7, 1, 0, 0 }, false);
+	check_pool((struct pool_geom){ 3, 14, 14, 32, 2, 2, 0, 0 }, true, false);
+	check_pool((struct pool_geom){ 3, 7, 7, 16, 2, 2, 0, 0 }, true, false); /* floor mode */
+	check_pool((struct pool_geom){ 3, 14, 14, 32, 2, 2, 0, 0 }, true, true);
+	check_pool((struct pool_geom){ 2, 9, 9, 13, 3, 2, 0, 0 }, true, true); /* overlap, odd c */
+	check_pool((struct pool_geom){ 2, 11, 10, 6, 2, 3, 0, 0 }, true, false); /* gaps */
+	check_pool((struct pool_geom){ 2, 7, 7, 64, 7, 1, 0, 0 }, false, false);
 }
 
 static void backend__gemm_matches_the_reference_linear_layer(void **state)

@@ -56,6 +56,11 @@ void maxpool_bwd_ref(const struct pool_geom *g, const double *x, const double *d
 void avgpool_fwd_ref(const struct pool_geom *g, const double *x, double *y);
 void avgpool_bwd_ref(const struct pool_geom *g, const double *dy, double *dx);
 
+/* Max pooling in fp32 for training (maxpool.c): arg (N,P,Q,C) receives
+ * each window's row-major index of its first maximum; dx is overwritten. */
+void maxpool_fwd_f32(const struct pool_geom *g, const float *x, float *y, int32_t *arg);
+void maxpool_bwd_f32(const struct pool_geom *g, const float *dy, const int32_t *arg, float *dx);
+
 /* linear: x (N,IN), w (OUT,IN), b (OUT), y (N,OUT) = x w^T + b. */
 void linear_fwd_ref(int n, int in, int out, const double *x, const double *w, const double *b,
 		    double *y);
