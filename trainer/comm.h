@@ -28,6 +28,17 @@
  *    0.25 s while it waits, so a wait older than stall_timeout_s names
  *    the ranks that never got there or went silent (stopped, dead), then
  *    calls MPI_Abort.  A rank whose launcher died exits at once.
+ *  - Synchronised batch norm (train.batchnorm: sync, more than one
+ *    rank): on_start gives the model a struct bn_sync (layer.h) whose
+ *    allreduce_sum sums a batch-norm layer's per-channel partial sums
+ *    (doubles) over all ranks: two small allreduces per batch-norm layer
+ *    and step, blocking the layer that asks.  They run on a duplicate of
+ *    MPI_COMM_WORLD, so they can never match a gradient bucket's
+ *    collective, and are polled through the watchdog like every wait;
+ *    the polling also progresses the bucket reductions in flight during
+ *    backward.  Batch-norm gamma/beta gradients are bucketed and averaged
+ *    like all others; running statistics (the state arena) are never
+ *    reduced: with sync they are the same on every rank anyway.
  *  - Preemption: SIGUSR2, SIGTERM (and the spec's preempt.signal) set a
  *    flag; should_stop agrees on it with one MPI_Iallreduce(MAX) of an
  *    int per step; train.c then has rank 0 write the checkpoint and
@@ -37,6 +48,7 @@
 #define HPT_COMM_H
 
 #include "trainer/comm_pack.h" // defines: enum comm_pack_kind
+#include "trainer/layer.h"     // defines: struct bn_sync
 
 #include <pthread.h>
 #include <signal.h>
@@ -87,6 +99,8 @@ struct comm {
 	double total_comm_s;
 	void *ctl;         /* MPI_Comm for control traffic, boxed */
 	void *op16;        /* MPI_Op of the compressed sum, boxed */
+	void *bn_comm;     /* MPI_Comm of the batch-norm allreduces, boxed; NULL: none */
+	struct bn_sync bn; /* what the model calls with sync batch norm */
 };
 
 /* The flag the preemption signals set (0 or the signal number). */

@@ -117,7 +117,12 @@ int layer_setup(struct layer *l, struct sbuf *err)
 		l->be = be_pool_create(&pg, l->kind == LAYER_MAXPOOL, flags, l->prec, err);
 		return l->be ? 0 : -1;
 	case LAYER_BATCHNORM:
+		/* sums: a few doubles per channel, used only with sync, which
+		 * is set after setup (model_set_bn_sync), so always allocated */
 		l->save = be_alloc(3 * (size_t)l->in.c);
+		l->sums = malloc((4 * (size_t)l->in.c + 1) * sizeof(*l->sums));
+		if (l->save && l->sums)
+			return 0;
 		break;
 	case LAYER_RESIDUAL:
 		l->tmp = be_alloc(shape_count(l->out));
@@ -130,11 +135,8 @@ int layer_setup(struct layer *l, struct sbuf *err)
 	default:
 		return 0;
 	}
-	if (!l->save) {
-		sbuf_addstr(err, "out of memory");
-		return -1;
-	}
-	return 0;
+	sbuf_addstr(err, "out of memory");
+	return -1;
 }
 
 void layer_release(struct layer *l)
@@ -152,6 +154,7 @@ void layer_release(struct layer *l)
 		free(l->shortcut);
 	}
 	be_free(l->save);
+	free(l->sums);
 	be_free(l->tmp);
 	be_free(l->tmp2);
 	memset(l, 0, sizeof(*l));
@@ -246,11 +249,68 @@ static int residual_backward(struct layer *l, const float *y, const float *dy, f
 	return 0;
 }
 
+/* Training statistics: this rank's batch, or with sync the global batch
+ * (one allreduce of 2c+1 doubles).  Running statistics follow the batch
+ * statistics, so with sync they stay identical on every rank. */
+static int batchnorm_forward(struct layer *l, const float *x, float *y, bool train,
+			     struct sbuf *err)
+{
+	size_t m = shape_count(l->in) / l->in.c;
+	int c = l->in.c;
+	float *s = l->save, *rm = l->running, *rv = l->running + c, mom = (float)l->momentum;
+
+	if (!train) {
+		batchnorm_fwd_infer_f32(m, c, x, l->w, l->b, rm, rv, l->eps, y);
+		return 0;
+	}
+	if (!l->sync) {
+		batchnorm_fwd_train_f32(m, c, x, l->w, l->b, l->eps, y, s, s + c, s + 2 * c);
+	} else {
+		batchnorm_sums_f32(m, c, x, l->sums);
+		if (l->sync->allreduce_sum(l->sync->ctx, l->sums, 2 * (size_t)c + 1, err))
+			return -1;
+		batchnorm_fwd_sync_f32(m, c, x, l->w, l->b, l->eps, l->sums, y, s, s + c, s + 2 * c);
+	}
+	for (int j = 0; j < c; j++) {
+		rm[j] = (1 - mom) * rm[j] + mom * s[j];
+		rv[j] = (1 - mom) * rv[j] + mom * s[2 * c + j];
+	}
+	return 0;
+}
+
+/* With sync: dgamma and dbeta are this rank's sums (the gradient
+ * allreduce adds them over ranks like any gradient); dx needs the global
+ * sums (a second allreduce, of 2c doubles) over the global count, which
+ * the forward's allreduce left in sums[2c]. */
+static int batchnorm_backward(struct layer *l, const float *x, const float *dy, float *dx,
+			      struct sbuf *err)
+{
+	size_t m = shape_count(l->in) / l->in.c;
+	int c = l->in.c;
+	double *bs = l->sums + 2 * c + 1;
+	const float *mean = l->save, *invstd = l->save + c;
+
+	if (!l->sync) {
+		batchnorm_bwd_f32(m, c, x, dy, l->w, mean, invstd, dx, l->dw, l->db);
+		return 0;
+	}
+	batchnorm_bwd_sums_f32(m, c, x, dy, mean, invstd, bs);
+	for (int j = 0; j < c; j++) {
+		l->db[j] = (float)bs[j];
+		l->dw[j] = (float)bs[c + j];
+	}
+	if (!dx) /* need_dx is the same on every rank: all skip the allreduce */
+		return 0;
+	if (l->sync->allreduce_sum(l->sync->ctx, bs, 2 * (size_t)c, err))
+		return -1;
+	batchnorm_bwd_sync_f32(m, c, x, dy, l->w, mean, invstd, bs, l->sums[2 * c], dx);
+	return 0;
+}
+
 int layer_forward(struct layer *l, const float *x, float *y, bool train, uint64_t key,
 		  struct sbuf *err)
 {
 	size_t n = shape_count(l->in);
-	float *s;
 
 	switch (l->kind) {
 	case LAYER_CONV:
@@ -264,22 +324,7 @@ int layer_forward(struct layer *l, const float *x, float *y, bool train, uint64_
 		relu_fwd_f32(n, x, y);
 		return 0;
 	case LAYER_BATCHNORM:
-		s = l->save;
-		if (!train) {
-			batchnorm_fwd_infer_f32(n / l->in.c, l->in.c, x, l->w, l->b, l->running,
-						l->running + l->in.c, l->eps, y);
-			return 0;
-		}
-		batchnorm_fwd_train_f32(n / l->in.c, l->in.c, x, l->w, l->b, l->eps, y, s,
-					s + l->in.c, s + 2 * l->in.c);
-		for (int c = 0; c < l->in.c; c++) {
-			float *rm = l->running, *rv = l->running + l->in.c;
-			float m = (float)l->momentum;
-
-			rm[c] = (1 - m) * rm[c] + m * s[c];
-			rv[c] = (1 - m) * rv[c] + m * s[2 * l->in.c + c];
-		}
-		return 0;
+		return batchnorm_forward(l, x, y, train, err);
 	case LAYER_DROPOUT:
 		l->key = key ^ ((uint64_t)l->id << 48);
 		if (train && l->p > 0)
@@ -318,9 +363,7 @@ int layer_backward(struct layer *l, const float *x, const float *y, float *dy, f
 			relu_bwd_f32(n, y, dy, dx);
 		return 0;
 	case LAYER_BATCHNORM:
-		batchnorm_bwd_f32(n / l->in.c, l->in.c, x, dy, l->w, l->save, l->save + l->in.c,
-				  dx, l->dw, l->db);
-		return 0;
+		return batchnorm_backward(l, x, dy, dx, err);
 	case LAYER_DROPOUT:
 		if (dx && l->p > 0)
 			dropout_bwd_f32(n, dy, dx, l->p, l->key);

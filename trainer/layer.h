@@ -11,6 +11,12 @@
  * (NULL when the layer has none) and [arena_lo, arena_hi) is the layer's
  * range in them; running points into the model's state arena (batch-norm
  * running mean then variance).
+ *
+ * Synchronised batch norm (train.batchnorm: sync): a batch-norm layer
+ * whose sync is set takes its training statistics over the global batch
+ * of all data-parallel ranks.  The layer only adds partial sums; the
+ * sums cross ranks through the bn_sync callback, so this file and
+ * model.c stay free of MPI (comm.c provides the callback).
  */
 #ifndef HPT_LAYER_H
 #define HPT_LAYER_H
@@ -47,6 +53,16 @@ enum layer_kind {
 
 struct seq;
 
+/* Sums buf[0, n) element-wise over all data-parallel ranks, in place;
+ * every rank calls it in the same order (the same model, layer by
+ * layer), twice per batch-norm layer and training step: once in
+ * forward (sum x, sum x^2, count), once in backward (sum dy, sum dy
+ * xhat).  0, or -1 with one line in err. */
+struct bn_sync {
+	int (*allreduce_sum)(void *ctx, double *buf, size_t n, struct sbuf *err);
+	void *ctx;
+};
+
 struct layer {
 	enum layer_kind kind;
 	struct shape in, out;
@@ -67,6 +83,8 @@ struct layer {
 	/* working state */
 	uint64_t key;  /* dropout: mask key of the current step */
 	float *save;   /* batch norm: mean, invstd, unbiased var (3c) */
+	const struct bn_sync *sync; /* batch norm: global statistics; NULL: this rank's */
+	double *sums;  /* batch norm: forward sums (2c+1), then backward sums (2c) */
 	float *tmp;    /* residual: the pre-activation sum and its gradient */
 	float *tmp2;   /* residual: the shortcut's input gradient */
 	void *be;      /* struct be_conv or struct be_pool */

@@ -308,6 +308,23 @@ void model_init(struct model *m, uint64_t seed)
 	init_seq(&m->net, &r);
 }
 
+static void set_bn_sync(struct seq *s, const struct bn_sync *sync)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].kind == LAYER_BATCHNORM)
+			s->v[i].sync = sync;
+		if (s->v[i].body)
+			set_bn_sync(s->v[i].body, sync);
+		if (s->v[i].shortcut)
+			set_bn_sync(s->v[i].shortcut, sync);
+	}
+}
+
+void model_set_bn_sync(struct model *m, const struct bn_sync *sync)
+{
+	set_bn_sync(&m->net, sync);
+}
+
 int model_forward(struct model *m, const float *x, bool train, uint64_t key, struct sbuf *err)
 {
 	return seq_forward(&m->net, x, train, key, err);

@@ -11,12 +11,16 @@
  *
  * Batch-norm running statistics are not trained: they sit in a separate
  * state arena, checkpointed but neither reduced nor updated by the
- * optimizer.
+ * optimizer.  Batch-norm gamma and beta are ordinary parameters: their
+ * gradients are in the arena and averaged with the rest.  With
+ * synchronised batch norm (model_set_bn_sync) the running statistics
+ * come from the global batch and so are the same on every rank; without
+ * it each rank keeps its own and rank 0's are the ones checkpointed.
  */
 #ifndef HPT_MODEL_H
 #define HPT_MODEL_H
 
-#include "trainer/layer.h" // defines: struct seq, struct shape, struct grad_hook
+#include "trainer/layer.h" // defines: struct seq, struct shape, struct grad_hook, struct bn_sync
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -59,6 +63,11 @@ void model_release(struct model *m);
  * gamma 1, beta 0, running mean 0, variance 1), drawn from seed in layer
  * order, weights before biases. */
 void model_init(struct model *m, uint64_t seed);
+
+/* Makes every batch-norm layer take its training statistics over all
+ * data-parallel ranks through sync (layer.h), or its own batch when
+ * sync is NULL (the default).  sync must outlive the model's use. */
+void model_set_bn_sync(struct model *m, const struct bn_sync *sync);
 
 /* Forward on x (input shape); the logits are model_logits(m).  key makes
  * dropout masks (a pure function of it, so resume is exact). */

@@ -1,6 +1,7 @@
 /* test_kernels.c - finite-difference gradient checks, in double, of every
  * op's reference kernel (convolution, pooling, linear) and of the
- * pointwise kernels (ReLU, batch norm, dropout, losses) that train.
+ * pointwise kernels (ReLU, batch norm, dropout, losses) that train, and
+ * synchronised batch norm split over two ranks against the whole batch.
  *
  * Each check projects the op's output on a fixed random r, L = <y, r>,
  * and compares the backward pass fed with dy = r against central
@@ -233,6 +234,119 @@ static void kernels__batchnorm_gradients_match_finite_differences(void **state)
 	fd_check(bn_f, &k, b, C, db, r, M * C, "batchnorm dbeta");
 }
 
+/* Synchronised batch norm over two "ranks": rows [0, m0) and [m0, m)
+ * of x, each normalised with the sum of both ranks' partial sums, as
+ * the allreduce in comm.c would give them. */
+struct bn2_ctx {
+	size_t m, m0;
+	int c;
+	double *x, *g, *b;
+	double mean[4], invstd[4], var[4], sums[2][9], tot[9];
+};
+
+static void bn2_sum(struct bn2_ctx *k, int n)
+{
+	for (int j = 0; j < n; j++)
+		k->tot[j] = k->sums[0][j] + k->sums[1][j];
+}
+
+static void bn2_f(void *c, double *y)
+{
+	struct bn2_ctx *k = c;
+	size_t m1 = k->m - k->m0, off = k->m0 * k->c;
+
+	batchnorm_sums_f64(k->m0, k->c, k->x, k->sums[0]);
+	batchnorm_sums_f64(m1, k->c, k->x + off, k->sums[1]);
+	bn2_sum(k, 2 * k->c + 1);
+	batchnorm_fwd_sync_f64(k->m0, k->c, k->x, k->g, k->b, 1e-5, k->tot, y, k->mean, k->invstd,
+			       k->var);
+	batchnorm_fwd_sync_f64(m1, k->c, k->x + off, k->g, k->b, 1e-5, k->tot, y + off, k->mean,
+			       k->invstd, k->var);
+}
+
+/* Backward of bn2_f at its last forward: dgamma and dbeta are the sum
+ * of the ranks' own sums (what the gradient allreduce does). */
+static void bn2_bwd(struct bn2_ctx *k, const double *dy, double *dx, double *dg, double *db)
+{
+	size_t m1 = k->m - k->m0, off = k->m0 * k->c;
+
+	batchnorm_bwd_sums_f64(k->m0, k->c, k->x, dy, k->mean, k->invstd, k->sums[0]);
+	batchnorm_bwd_sums_f64(m1, k->c, k->x + off, dy + off, k->mean, k->invstd, k->sums[1]);
+	bn2_sum(k, 2 * k->c);
+	for (int j = 0; j < k->c; j++)
+		db[j] = k->tot[j], dg[j] = k->tot[k->c + j];
+	batchnorm_bwd_sync_f64(k->m0, k->c, k->x, dy, k->g, k->mean, k->invstd, k->tot,
+			       (double)k->m, dx);
+	batchnorm_bwd_sync_f64(m1, k->c, k->x + off, dy + off, k->g, k->mean, k->invstd, k->tot,
+			       (double)k->m, dx + off);
+}
+
+static void kernels__sync_batchnorm_gradients_over_two_ranks_match_finite_differences(void **state)
+{
+	enum { M = 10, C = 4 };
+	double x[M * C], y[M * C], r[M * C], dx[M * C], g[C], b[C], dg[C], db[C];
+	struct bn2_ctx k = { M, 4, C, x, g, b, { 0 }, { 0 }, { 0 }, { { 0 } }, { 0 } };
+
+	(void)state;
+	fill_normal(x, M * C, 21);
+	fill_normal(r, M * C, 22);
+	fill_normal(g, C, 23);
+	fill_normal(b, C, 24);
+	for (int i = 0; i < M * C; i++)
+		x[i] = 3 + 2 * x[i]; /* a mean well away from 0: E[x^2] - mean^2 at work */
+	bn2_f(&k, y);
+	bn2_bwd(&k, r, dx, dg, db);
+	fd_check(bn2_f, &k, x, M * C, dx, r, M * C, "sync batchnorm dx");
+	fd_check(bn2_f, &k, g, C, dg, r, M * C, "sync batchnorm dgamma");
+	fd_check(bn2_f, &k, b, C, db, r, M * C, "sync batchnorm dbeta");
+}
+
+/* Two ranks of 24 and 40 rows with summed partial statistics give, in
+ * fp32, what batch norm on all 64 rows gives: the contract of
+ * train.batchnorm: sync. */
+static void kernels__sync_batchnorm_on_two_halves_equals_batchnorm_on_the_whole_batch(void **state)
+{
+	enum { M = 64, M0 = 24, C = 8 };
+	float x[M * C], dy[M * C], g[C], b[C], y[M * C], dx[M * C], mean[C], inv[C], var[C];
+	float dg[C], db[C], ys[M * C], dxs[M * C], ms[C], is[C], vs[C], dgs[C], dbs[C];
+	double sums[2][2 * C + 1], tot[2 * C + 1];
+	const size_t rows[2] = { M0, M - M0 }, off[2] = { 0, M0 * C };
+
+	(void)state;
+	fill_normalf(x, M * C, 25);
+	fill_normalf(dy, M * C, 26);
+	fill_normalf(g, C, 27);
+	fill_normalf(b, C, 28);
+	for (int i = 0; i < M * C; i++)
+		x[i] = 0.5f + 1.5f * x[i];
+	batchnorm_fwd_train_f32(M, C, x, g, b, 1e-5, y, mean, inv, var);
+	batchnorm_bwd_f32(M, C, x, dy, g, mean, inv, dx, dg, db);
+	for (int p = 0; p < 2; p++)
+		batchnorm_sums_f32(rows[p], C, x + off[p], sums[p]);
+	for (int j = 0; j < 2 * C + 1; j++)
+		tot[j] = sums[0][j] + sums[1][j];
+	for (int p = 0; p < 2; p++)
+		batchnorm_fwd_sync_f32(rows[p], C, x + off[p], g, b, 1e-5, tot, ys + off[p], ms, is, vs);
+	assert_close(ys, y, M * C, 1e-6, 1e-5);
+	assert_close(ms, mean, C, 1e-6, 1e-5);
+	assert_close(is, inv, C, 1e-6, 1e-5);
+	assert_close(vs, var, C, 1e-6, 1e-5);
+	for (int p = 0; p < 2; p++)
+		batchnorm_bwd_sums_f32(rows[p], C, x + off[p], dy + off[p], ms, is, sums[p]);
+	for (int j = 0; j < 2 * C; j++)
+		tot[j] = sums[0][j] + sums[1][j];
+	for (int j = 0; j < C; j++) {
+		dbs[j] = (float)(sums[0][j] + sums[1][j]);
+		dgs[j] = (float)(sums[0][C + j] + sums[1][C + j]);
+	}
+	for (int p = 0; p < 2; p++)
+		batchnorm_bwd_sync_f32(rows[p], C, x + off[p], dy + off[p], g, ms, is, tot, M,
+				       dxs + off[p]);
+	assert_close(dxs, dx, M * C, 1e-6, 1e-5);
+	assert_close(dgs, dg, C, 1e-6, 1e-5);
+	assert_close(dbs, db, C, 1e-6, 1e-5);
+}
+
 struct loss_ctx {
 	int n, k;
 	double *z, *t;
@@ -318,6 +432,8 @@ int main(void)
 		cmocka_unit_test(kernels__linear_gradients_match_finite_differences),
 		cmocka_unit_test(kernels__relu_and_dropout_gradients_match_finite_differences),
 		cmocka_unit_test(kernels__batchnorm_gradients_match_finite_differences),
+		cmocka_unit_test(kernels__sync_batchnorm_gradients_over_two_ranks_match_finite_differences),
+		cmocka_unit_test(kernels__sync_batchnorm_on_two_halves_equals_batchnorm_on_the_whole_batch),
 		cmocka_unit_test(kernels__loss_gradients_match_finite_differences),
 		cmocka_unit_test(kernels__bce_stays_finite_for_huge_logits),
 		cmocka_unit_test(kernels__f32_pointwise_kernels_agree_with_f64),

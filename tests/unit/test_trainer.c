@@ -1,6 +1,7 @@
 /* test_trainer.c - the trainer's data, loader, optimizer schedules and
  * checkpoints: round trips, the failure paths (corrupt, truncated and
- * missing files name the file) and the sharding contract. */
+ * missing files name the file), the sharding contract, and a model's
+ * synchronised batch norm against one process on the global batch. */
 #include "tests/unit/trainlib.h"
 #include "trainer/backend.h"
 #include "trainer/ckpt.h"
@@ -273,6 +274,82 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 	free(dir);
 }
 
+/* A fake world of two ranks that hold the same batch: the allreduce
+ * doubles every sum.  Counts its calls; call number fail_at (from 1; 0
+ * never) fails as a lost peer would. */
+struct twin {
+	int calls, fail_at;
+};
+
+static int twin_allreduce(void *ctx, double *buf, size_t n, struct sbuf *err)
+{
+	struct twin *t = ctx;
+
+	if (++t->calls == t->fail_at) {
+		sbuf_addstr(err, "the peer went away");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		buf[i] *= 2;
+	return 0;
+}
+
+/* One rank's half of a batch whose other half is the same samples: with
+ * sync batch norm its logits, gradients (which the gradient allreduce
+ * would average with an equal twin) and running statistics (unbiased
+ * over the global count) are those of one process on both halves. */
+static void trainer__sync_batchnorm_rank_equals_one_process_on_the_global_batch(void **state)
+{
+	enum { B = 4, K = 3, PIX = 64, NBN = 15 }; /* resnet-small: 15 batch-norm layers */
+	struct model one, rank;
+	struct twin tw = { 0, 0 };
+	struct bn_sync sync = { twin_allreduce, &tw };
+	struct sbuf err = SBUF_INIT;
+	float x[2 * B * PIX];
+	int32_t labels[2 * B];
+	int64_t right;
+
+	(void)state;
+	assert_int_equal(model_build(&one, MODEL_RESNET_SMALL, (struct shape){ 2 * B, 8, 8, 1 }, K,
+				     LOSS_XENT, BE_FP32, &err), 0);
+	assert_int_equal(model_build(&rank, MODEL_RESNET_SMALL, (struct shape){ B, 8, 8, 1 }, K,
+				     LOSS_XENT, BE_FP32, &err), 0);
+	model_init(&one, 9);
+	model_init(&rank, 9);
+	model_set_bn_sync(&rank, &sync);
+	fill_normalf(x, B * PIX, 31);
+	memcpy(x + B * PIX, x, B * PIX * sizeof(*x));
+	for (int i = 0; i < 2 * B; i++)
+		labels[i] = (i % B) % K;
+	assert_int_equal(model_forward(&one, x, true, 0, &err), 0);
+	assert_int_equal(model_forward(&rank, x, true, 0, &err), 0);
+	assert_int_equal(tw.calls, NBN);
+	assert_close(model_logits(&rank), model_logits(&one), B * K, 1e-6, 1e-5);
+	model_loss(&one, labels, NULL, &right);
+	model_loss(&rank, labels, NULL, &right);
+	assert_int_equal(model_backward(&one, NULL, &err), 0);
+	assert_int_equal(model_backward(&rank, NULL, &err), 0);
+	assert_int_equal(tw.calls, 2 * NBN);
+	assert_close(rank.grads, one.grads, one.nparams, 1e-6, 1e-5);
+	assert_close(rank.state, one.state, one.nstate, 1e-6, 1e-5);
+	/* evaluation uses the running statistics: no allreduce */
+	assert_int_equal(model_forward(&rank, x, false, 0, &err), 0);
+	assert_int_equal(tw.calls, 2 * NBN);
+	/* a failed allreduce fails the pass with its message, forward or backward */
+	tw.fail_at = tw.calls + 3;
+	assert_int_equal(model_forward(&rank, x, true, 0, &err), -1);
+	assert_string_equal(err.buf, "the peer went away");
+	sbuf_reset(&err);
+	tw.fail_at = tw.calls + NBN + 2;
+	assert_int_equal(model_forward(&rank, x, true, 0, &err), 0);
+	model_loss(&rank, labels, NULL, &right);
+	assert_int_equal(model_backward(&rank, NULL, &err), -1);
+	assert_string_equal(err.buf, "the peer went away");
+	model_release(&one);
+	model_release(&rank);
+	sbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +359,7 @@ int main(void)
 		cmocka_unit_test(trainer__synthetic_sets_are_deterministic_and_disjoint),
 		cmocka_unit_test(trainer__schedules_warm_up_then_follow_cosine_or_steps),
 		cmocka_unit_test(trainer__checkpoints_round_trip_bit_exact_and_refuse_damage),
+		cmocka_unit_test(trainer__sync_batchnorm_rank_equals_one_process_on_the_global_batch),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

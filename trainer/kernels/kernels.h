@@ -80,6 +80,15 @@ void linear_bwd_ref(int n, int in, int out, const double *x, const double *w, co
 				       double eps, T *y);                                     \
 	void batchnorm_bwd_##SUF(size_t m, int c, const T *x, const T *dy, const T *gamma,    \
 				 const T *mean, const T *invstd, T *dx, T *dgamma, T *dbeta); \
+	void batchnorm_sums_##SUF(size_t m, int c, const T *x, double *sums);                 \
+	void batchnorm_fwd_sync_##SUF(size_t m, int c, const T *x, const T *gamma,            \
+				      const T *beta, double eps, const double *sums, T *y,    \
+				      T *mean, T *invstd, T *var);                            \
+	void batchnorm_bwd_sums_##SUF(size_t m, int c, const T *x, const T *dy,               \
+				      const T *mean, const T *invstd, double *sums);          \
+	void batchnorm_bwd_sync_##SUF(size_t m, int c, const T *x, const T *dy,               \
+				      const T *gamma, const T *mean, const T *invstd,         \
+				      const double *sums, double count, T *dx);               \
 	void dropout_fwd_##SUF(size_t n, const T *x, T *y, double p, uint64_t key);           \
 	void dropout_bwd_##SUF(size_t n, const T *dy, T *dx, double p, uint64_t key);         \
 	double softmax_xent_##SUF(int n, int k, const T *logits, const int32_t *labels,       \
@@ -93,6 +102,11 @@ HPT_POINTWISE_DECLS(double, f64)
 /* Batch norm: y = gamma (x - mean) invstd + beta per channel over the
  * m = N*H*W rows; train mode uses the batch's biased variance and
  * returns mean, invstd and the unbiased variance (for running stats).
+ * Synchronised batch norm splits both passes at the reduction over
+ * rows: batchnorm_sums / batchnorm_bwd_sums give a rank's partial sums,
+ * the caller adds them over the ranks (MPI lives in comm.c, not here),
+ * and batchnorm_fwd_sync / batchnorm_bwd_sync finish with the totals,
+ * so N ranks of m rows compute what one process of N*m rows would.
  * Dropout keeps x[i] with probability 1-p, scaled by 1/(1-p), from a
  * mask that is a pure function of (key, i): forward and backward agree
  * without storing it.  Losses return the mean over the batch (xent) or
