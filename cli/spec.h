@@ -33,6 +33,7 @@ enum bind_nic { BIND_NIC_RAIL, BIND_NIC_SINGLE, BIND_NIC_NONE };
 enum train_model { MODEL_MLP, MODEL_CNN, MODEL_HEPCNN, MODEL_RESNET_SMALL };
 enum train_precision { PRECISION_FP32, PRECISION_BF16, PRECISION_FP16 };
 enum train_batchnorm { BATCHNORM_LOCAL, BATCHNORM_SYNC };
+enum train_device { DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA };
 enum opt_name { OPTIMIZER_SGD, OPTIMIZER_ADAMW };
 enum lr_schedule { SCHEDULE_CONSTANT, SCHEDULE_COSINE, SCHEDULE_STEP };
 enum lr_scaling { LR_SCALING_NONE, LR_SCALING_LINEAR };
@@ -42,8 +43,9 @@ enum preempt_signal { PREEMPT_USR2, PREEMPT_TERM, PREEMPT_INT };
 /* The string each enum value is spelled as in a spec. */
 extern const char *const bind_gpu_names[], *const bind_cpu_names[], *const bind_mem_names[],
 	*const bind_nic_names[], *const train_model_names[], *const train_precision_names[],
-	*const train_batchnorm_names[], *const opt_name_names[], *const lr_schedule_names[],
-	*const lr_scaling_names[], *const grad_compress_names[], *const preempt_signal_names[];
+	*const train_batchnorm_names[], *const train_device_names[], *const opt_name_names[],
+	*const lr_schedule_names[], *const lr_scaling_names[], *const grad_compress_names[],
+	*const preempt_signal_names[];
 
 struct job_env_var {
 	char *name;
@@ -106,6 +108,7 @@ struct job_train {
 	char *data_dir; /* NULL = the dataset's default location */
 	int64_t epochs, max_steps, batch_per_rank, seed;
 	int precision, batchnorm; /* enum train_precision, train_batchnorm */
+	int device; /* enum train_device */
 	struct job_optimizer optimizer;
 	struct job_allreduce allreduce;
 	struct job_checkpoint checkpoint;

@@ -16,6 +16,7 @@ const char *const bind_nic_names[] = { "rail", "single", "none", NULL };
 const char *const train_model_names[] = { "mlp", "cnn", "hepcnn", "resnet-small", NULL };
 const char *const train_precision_names[] = { "fp32", "bf16", "fp16", NULL };
 const char *const train_batchnorm_names[] = { "local", "sync", NULL };
+const char *const train_device_names[] = { "auto", "cpu", "cuda", NULL };
 const char *const opt_name_names[] = { "sgd", "adamw", NULL };
 const char *const lr_schedule_names[] = { "constant", "cosine", "step", NULL };
 const char *const lr_scaling_names[] = { "none", "linear", NULL };
@@ -154,6 +155,8 @@ const struct spec_field spec_fields[] = {
 	    "samples per rank per step; the global batch is ranks times this"),
 	ENUM("train.precision", train.precision, train_precision_names, "fp32",
 	     "arithmetic: fp32, or bf16/fp16 mixed precision with fp32 master weights"),
+	ENUM("train.device", train.device, train_device_names, "auto",
+	     "cuda: train on a GPU; cpu; auto: a GPU when one is visible and gpus_per_node > 0"),
 	INT("train.seed", train.seed, 0, UINT32_MAX, "42", "seed for initialisation, shuffling and dropout"),
 	ENUM("train.batchnorm", train.batchnorm, train_batchnorm_names, "local",
 	     "batch-norm statistics per rank (local) or across ranks (sync)"),

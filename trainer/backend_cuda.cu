@@ -13,6 +13,16 @@
  * is CUDNN_FMA_MATH and the GEMM compute type CUBLAS_COMPUTE_32F, so no
  * TF32 rounding: results match the CPU backend to 1e-5.  Pooling and
  * batch norm run fp32 (memory-bound; batch-norm statistics stay fp32).
+ * cuDNN algorithms are picked deterministic where one exists (same bits
+ * for the same step on the same GPU: exact resume).
+ *
+ * The element-wise kernels (bias, ReLU, residual add, flatten, dropout,
+ * batch-norm running statistics and inference, loss-scale check, the
+ * optimizers) are grid-stride loops written as the C kernels of
+ * kernels/ and optim.c, expression for expression, and built with
+ * --fmad=false (trainer/build.mk), so they round as the CPU does: the
+ * optimizer step and the dropout masks are the CPU's bit for bit.  Each
+ * moves a few bytes per FLOP: HBM-bound, microseconds at these sizes.
  *
  * Streams: every op runs on the compute stream; NCCL runs on a second
  * stream that waits for an event recorded when a bucket's gradients were
@@ -211,6 +221,109 @@ __global__ void k_unscale(size_t n, float *g, float scale, int *flag)
 		*flag = 1;
 }
 
+__global__ void k_add(size_t n, const float *a, const float *b, float *y)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		y[i] = a[i] + b[i];
+}
+
+/* Thread i owns NHWC element i and its (c,h,w) twin j. */
+__global__ void k_flatten(int n, int hw, int c, const float *x, float *y, bool back)
+{
+	size_t per = (size_t)hw * c, total = per * n;
+
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		size_t s = i / per, rem = i % per, p = rem / c, ch = rem % c;
+		size_t j = s * per + ch * hw + p;
+
+		if (back)
+			y[i] = x[j];
+		else
+			y[j] = x[i];
+	}
+}
+
+/* rng.h's rng_mix, rng_hash and rng_hash_uniform, bit for bit
+ * (test_cuda.c compares the masks with the CPU's). */
+__device__ uint64_t d_rng_mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+__device__ float d_rng_hash_uniform(uint64_t key, uint64_t counter)
+{
+	uint64_t h = d_rng_mix(d_rng_mix(key ^ 0x3c6ef372fe94f82bull) + counter);
+
+	return (float)(h >> 40) * 0x1.0p-24f;
+}
+
+__global__ void k_dropout(size_t n, const float *x, float *y, double p, uint64_t key, float scale)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		y[i] = d_rng_hash_uniform(key, i) >= p ? x[i] * scale : 0;
+}
+
+/* One thread per channel: c is at most a few hundred. */
+__global__ void k_bn_running(int rows, int c, const float *mean, const float *invstd, double eps,
+			     float m, float *rm, float *rv)
+{
+	for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < c; j += gridDim.x * blockDim.x) {
+		double is = invstd[j], vb = 1.0 / (is * is) - eps, vu;
+
+		vb = vb < 0 ? 0 : vb;
+		vu = rows > 1 ? vb * rows / (rows - 1) : vb;
+		rm[j] = (1 - m) * rm[j] + m * mean[j];
+		rv[j] = (1 - m) * rv[j] + m * (float)vu;
+	}
+}
+
+__global__ void k_bn_infer(size_t n, int c, const float *x, const float *gamma, const float *beta,
+			   const float *rm, const float *rv, double eps, float *y)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		int j = (int)(i % c);
+
+		y[i] = (float)(gamma[j] * (x[i] - rm[j]) / sqrt((double)rv[j] + eps) + beta[j]);
+	}
+}
+
+/* optim.c's loops, line for line. */
+__global__ void k_sgd(size_t n, float *p, const float *g, float *m, struct be_cuda_optim o)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float d = g[i];
+
+		if (o.wd != 0.0f)
+			d += o.wd * p[i];
+		if (o.mu != 0.0f) {
+			m[i] = o.mu * m[i] + d;
+			d = o.nesterov ? d + o.mu * m[i] : m[i];
+		}
+		p[i] -= o.lr * d;
+	}
+}
+
+__global__ void k_adamw(size_t n, float *p, const float *g, float *m, float *v,
+			struct be_cuda_optim o)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		float gi = g[i];
+
+		p[i] *= o.decay;
+		m[i] = o.b1 * m[i] + (1.0f - o.b1) * gi;
+		v[i] = o.b2 * v[i] + (1.0f - o.b2) * gi * gi;
+		p[i] -= o.lr / o.bc1 * (m[i] / (sqrtf(v[i]) / o.bc2s + o.eps));
+	}
+}
+
 /* ---- lifecycle ---- */
 
 extern "C" int be_cuda_device_count(void)
@@ -275,13 +388,21 @@ extern "C" void be_cuda_shutdown(void)
 	memset(&G, 0, sizeof(G));
 }
 
+/* Zeroed on the compute stream: a cudaMemset on the legacy stream is
+ * not ordered before work on the non-blocking compute stream. */
 extern "C" float *be_cuda_alloc(size_t nfloats)
 {
+	size_t bytes = (nfloats ? nfloats : 1) * sizeof(float);
 	void *p = NULL;
 
-	if (cudaMalloc(&p, (nfloats ? nfloats : 1) * sizeof(float)) != cudaSuccess)
+	if (cudaMalloc(&p, bytes) != cudaSuccess) {
+		cudaGetLastError();
 		return NULL;
-	cudaMemset(p, 0, (nfloats ? nfloats : 1) * sizeof(float));
+	}
+	if (cudaMemsetAsync(p, 0, bytes, G.compute) != cudaSuccess) {
+		cudaFree(p);
+		return NULL;
+	}
 	return (float *)p;
 }
 
@@ -364,8 +485,9 @@ extern "C" int be_cuda_gemm(char ta, char tb, int m, int n, int k, float alpha, 
 	cublasOperation_t opa = tb == 't' ? CUBLAS_OP_T : CUBLAS_OP_N;
 	cublasOperation_t opb = ta == 't' ? CUBLAS_OP_T : CUBLAS_OP_N;
 	cudaDataType_t in = prec == BE_BF16 ? CUDA_R_16BF : prec == BE_FP16 ? CUDA_R_16F : CUDA_R_32F;
-	/* first operand (B row-major) is stored as (tb ? n x k : k x n) col-major with ld ldb */
-	size_t na = (size_t)(tb == 't' ? k : n) * ldb, nb = (size_t)(ta == 't' ? m : k) * lda;
+	/* Elements to convert: rows x ld of each row-major operand, B being
+	 * (tb ? n x k : k x n) and A (ta ? k x m : m x k). */
+	size_t na = (size_t)(tb == 't' ? n : k) * ldb, nb = (size_t)(ta == 't' ? k : m) * lda;
 	const void *a = d_b, *b = d_a;
 	int found = 0, rc = -1;
 
@@ -459,6 +581,25 @@ extern "C" void be_cuda_conv_free(struct be_cuda_conv *cv)
 	free(cv);
 }
 
+/* The heuristic's first usable algorithm, preferring (in this order) a
+ * deterministic one rated in the descriptor's math mode, any
+ * deterministic one, any at all: the same step gives the same bits on
+ * the same GPU, which exact resume needs (some backward algorithms add
+ * with atomics).  The descriptor's math mode is what runs (at fp32
+ * CUDNN_FMA_MATH: never TF32), whatever the rating said. */
+template <typename P> static int pick_algo(const P *perf, int cnt, enum be_precision prec)
+{
+	cudnnMathType_t want = prec == BE_FP32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+
+	for (int pass = 0; pass < 3; pass++)
+		for (int i = 0; i < cnt; i++)
+			if (perf[i].status == CUDNN_STATUS_SUCCESS &&
+			    (pass == 2 || perf[i].determinism == CUDNN_DETERMINISTIC) &&
+			    (pass > 0 || perf[i].mathType == want))
+				return i;
+	return -1;
+}
+
 extern "C" struct be_cuda_conv *be_cuda_conv_create(const struct conv_geom *g, unsigned flags,
 						    enum be_precision prec, struct sbuf *err)
 {
@@ -472,7 +613,7 @@ extern "C" struct be_cuda_conv *be_cuda_conv_create(const struct conv_geom *g, u
 	size_t e = elem_bytes(prec), nx = (size_t)g->n * g->h * g->w * g->c;
 	size_t ny = (size_t)g->n * g->p * g->q * g->k, nw = (size_t)g->k * g->c * g->r * g->s;
 	size_t b1 = 0, b2 = 0, b3 = 0;
-	int cnt = 0;
+	int cnt = 0, i;
 
 	if (!cv) {
 		sbuf_addstr(err, "out of memory");
@@ -493,13 +634,19 @@ extern "C" struct be_cuda_conv *be_cuda_conv_create(const struct conv_geom *g, u
 	DNN_TRY(cudnnSetConvolutionMathType(cv->conv, prec == BE_FP32 ? CUDNN_FMA_MATH
 								     : CUDNN_TENSOR_OP_MATH));
 	DNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(G.dnn, cv->x, cv->w, cv->conv, cv->y, 8, &cnt, fp));
-	cv->fa = fp[0].algo;
+	if ((i = pick_algo(fp, cnt, prec)) < 0)
+		goto no_algo;
+	cv->fa = fp[i].algo;
 	DNN_TRY(cudnnGetConvolutionBackwardDataAlgorithm_v7(G.dnn, cv->w, cv->y, cv->conv, cv->x, 8,
 							    &cnt, dp));
-	cv->da = dp[0].algo;
+	if ((i = pick_algo(dp, cnt, prec)) < 0)
+		goto no_algo;
+	cv->da = dp[i].algo;
 	DNN_TRY(cudnnGetConvolutionBackwardFilterAlgorithm_v7(G.dnn, cv->x, cv->y, cv->conv, cv->w, 8,
 							      &cnt, wp));
-	cv->wa = wp[0].algo;
+	if ((i = pick_algo(wp, cnt, prec)) < 0)
+		goto no_algo;
+	cv->wa = wp[i].algo;
 	DNN_TRY(cudnnGetConvolutionForwardWorkspaceSize(G.dnn, cv->x, cv->w, cv->conv, cv->y, cv->fa, &b1));
 	DNN_TRY(cudnnGetConvolutionBackwardDataWorkspaceSize(G.dnn, cv->w, cv->y, cv->conv, cv->x,
 							     cv->da, &b2));
@@ -516,6 +663,9 @@ extern "C" struct be_cuda_conv *be_cuda_conv_create(const struct conv_geom *g, u
 	CU_TRY(cudaMalloc(&cv->dxl, nx * e));
 	CU_TRY(cudaMalloc(&cv->dwl, nw * e));
 	return cv;
+no_algo:
+	sbuf_addf(err, "cuDNN: no %s algorithm for a %dx%d convolution of %d to %d channels",
+		  be_precision_name(prec), g->r, g->s, g->c, g->k);
 fail:
 	be_cuda_conv_free(cv);
 	return NULL;
@@ -742,6 +892,39 @@ fail:
 	return rc;
 }
 
+/* cuDNN's floor on eps; the running update must use the eps that made
+ * invstd. */
+static double bn_eps(double eps)
+{
+	return eps < CUDNN_BN_MIN_EPSILON ? CUDNN_BN_MIN_EPSILON : eps;
+}
+
+extern "C" int be_cuda_batchnorm_running(int rows, int c, const float *d_mean,
+					 const float *d_invstd, double eps, double momentum,
+					 float *d_rmean, float *d_rvar, struct sbuf *err)
+{
+	k_bn_running<<<(c + 255) / 256, 256, 0, G.compute>>>(rows, c, d_mean, d_invstd, bn_eps(eps),
+							      (float)momentum, d_rmean, d_rvar);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_batchnorm_infer(int rows, int c, const float *d_x, const float *d_gamma,
+				       const float *d_beta, const float *d_rmean,
+				       const float *d_rvar, double eps, float *d_y, struct sbuf *err)
+{
+	size_t n = (size_t)rows * c;
+
+	k_bn_infer<<<blocks_for(n), 256, 0, G.compute>>>(n, c, d_x, d_gamma, d_beta, d_rmean, d_rvar,
+							  eps, d_y);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
 /* ---- element-wise ---- */
 
 extern "C" int be_cuda_relu_forward(size_t n, const float *d_x, float *d_y, struct sbuf *err)
@@ -773,6 +956,82 @@ extern "C" int be_cuda_unscale(size_t n, float *d_g, float scale, bool *overflow
 	CU_TRY(cudaMemcpyAsync(&h, G.flag, sizeof(int), cudaMemcpyDeviceToHost, G.compute));
 	CU_TRY(cudaStreamSynchronize(G.compute));
 	*overflow = h != 0;
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_copy(float *d_dst, const float *d_src, size_t n, struct sbuf *err)
+{
+	CU_TRY(cudaMemcpyAsync(d_dst, d_src, n * sizeof(float), cudaMemcpyDeviceToDevice, G.compute));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_add(size_t n, const float *d_a, const float *d_b, float *d_y,
+			   struct sbuf *err)
+{
+	k_add<<<blocks_for(n), 256, 0, G.compute>>>(n, d_a, d_b, d_y);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_bias_act(size_t rows, int k, const float *d_b, bool relu, float *d_y,
+				struct sbuf *err)
+{
+	size_t n = rows * k;
+
+	k_bias_act<<<blocks_for(n), 256, 0, G.compute>>>(n, k, (const float *)d_y, d_b, relu, d_y);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_bias_grad(int rows, int k, const float *d_dy, float *d_db,
+				 struct sbuf *err)
+{
+	k_bias_grad<<<k, 256, 0, G.compute>>>(rows, k, d_dy, d_db);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_flatten(int n, int h, int w, int c, const float *d_x, float *d_y,
+			       bool back, struct sbuf *err)
+{
+	size_t total = (size_t)n * h * w * c;
+
+	k_flatten<<<blocks_for(total), 256, 0, G.compute>>>(n, h * w, c, d_x, d_y, back);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_dropout(size_t n, const float *d_x, float *d_y, double p, uint64_t key,
+			       struct sbuf *err)
+{
+	/* the scale of dropout_fwd_f32: 1/(1-p) in double, rounded once */
+	k_dropout<<<blocks_for(n), 256, 0, G.compute>>>(n, d_x, d_y, p, key, (float)(1.0 / (1.0 - p)));
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_optim_update(size_t n, float *d_p, const float *d_g, float *d_m, float *d_v,
+				    const struct be_cuda_optim *o, struct sbuf *err)
+{
+	if (o->adamw)
+		k_adamw<<<blocks_for(n), 256, 0, G.compute>>>(n, d_p, d_g, d_m, d_v, *o);
+	else
+		k_sgd<<<blocks_for(n), 256, 0, G.compute>>>(n, d_p, d_g, d_m, *o);
+	CU_TRY(cudaGetLastError());
 	return 0;
 fail:
 	return -1;

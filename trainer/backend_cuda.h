@@ -11,6 +11,8 @@
  * the stubs below report no device, so callers and tests need no #ifdef
  * and a binary built with CUDA runs on a machine without a GPU: it asks
  * be_cuda_device_count() and stays on the CPU backend when it is 0.
+ * Every object of one binary that includes this header must agree on
+ * HAVE_CUDA (trainer/build.mk builds the trainer's twice for that).
  *
  * Contract as in backend.h: 0 or -1 with err filled, NULL on failure
  * for constructors, *_free accepts NULL, nothing allocates after create.
@@ -22,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct sbuf;
 struct be_cuda_conv;
@@ -31,6 +34,11 @@ struct be_cuda_pool;
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Whether this binary has the CUDA backend (here: yes). */
+static inline bool be_cuda_built(void)
+{
+	return true;
+}
 /* GPUs this process can use; 0 when there is no driver or no device. */
 int be_cuda_device_count(void);
 /* Selects the device, creates the compute and communication streams and
@@ -79,13 +87,58 @@ int be_cuda_batchnorm_backward(int rows, int c, const float *d_x, const float *d
 			       double eps, float *d_dx, float *d_dgamma, float *d_dbeta,
 			       struct sbuf *err);
 
-/* Element-wise kernels. */
+/* Running statistics after be_cuda_batchnorm_forward, as layer.c does
+ * on the CPU: rmean = (1-m) rmean + m mean, rvar = (1-m) rvar + m var
+ * with var the unbiased batch variance, recovered from invstd (in
+ * double: (1/invstd^2 - eps) rows/(rows-1); its error is relative to
+ * var + eps, which is what inference divides by). */
+int be_cuda_batchnorm_running(int rows, int c, const float *d_mean, const float *d_invstd,
+			      double eps, double momentum, float *d_rmean, float *d_rvar,
+			      struct sbuf *err);
+/* Inference: y = gamma (x - rmean) / sqrt(rvar + eps) + beta, in the
+ * arithmetic of batchnorm_fwd_infer_f32. */
+int be_cuda_batchnorm_infer(int rows, int c, const float *d_x, const float *d_gamma,
+			    const float *d_beta, const float *d_rmean, const float *d_rvar,
+			    double eps, float *d_y, struct sbuf *err);
+
+/* Element-wise kernels.  nvcc builds them with --fmad=false and the
+ * same expression order as the C kernels, so they round as the CPU's do. */
 int be_cuda_relu_forward(size_t n, const float *d_x, float *d_y, struct sbuf *err);
 int be_cuda_relu_backward(size_t n, const float *d_y, const float *d_dy, float *d_dx,
 			  struct sbuf *err);
 /* d_g *= scale in place and *overflow = any element not finite (loss
  * scaling; one pass, one flag read back). */
 int be_cuda_unscale(size_t n, float *d_g, float scale, bool *overflow, struct sbuf *err);
+/* d_dst[0, n) = d_src[0, n), on the compute stream. */
+int be_cuda_copy(float *d_dst, const float *d_src, size_t n, struct sbuf *err);
+/* d_y = d_a + d_b (the residual sum; d_y may alias either). */
+int be_cuda_add(size_t n, const float *d_a, const float *d_b, float *d_y, struct sbuf *err);
+/* A linear layer's epilogue over (rows, k): y = act(y + b[col]). */
+int be_cuda_bias_act(size_t rows, int k, const float *d_b, bool relu, float *d_y,
+		     struct sbuf *err);
+/* db[j] = sum over rows of dy[row, j] (fp32, a fixed reduction order). */
+int be_cuda_bias_grad(int rows, int k, const float *d_dy, float *d_db, struct sbuf *err);
+/* NHWC (n,h,w,c) -> (n, c*h*w) in PyTorch's (c,h,w) order, or back
+ * (the inverse permutation), as layer.c's flatten; d_y != d_x. */
+int be_cuda_flatten(int n, int h, int w, int c, const float *d_x, float *d_y, bool back,
+		    struct sbuf *err);
+/* y[i] = x[i] / (1-p) where rng_hash_uniform(key, i) >= p, else 0: the
+ * mask function of kernels/pointwise.inc (rng.h), so the CPU and the
+ * GPU drop the same elements; forward and backward are this one op. */
+int be_cuda_dropout(size_t n, const float *d_x, float *d_y, double p, uint64_t key,
+		    struct sbuf *err);
+
+/* One optimizer step over n parameters with optim.c's arithmetic in its
+ * order: the caller computes the per-step scalars as optim_update does
+ * (lr, wd and mu rounded to float; AdamW's bc1 = 1 - beta1^t, bc2s =
+ * sqrt(1 - beta2^t), decay = 1 - lr wd).  d_v is used by AdamW only. */
+struct be_cuda_optim {
+	bool adamw, nesterov;
+	float lr, wd, mu;
+	float b1, b2, eps, bc1, bc2s, decay;
+};
+int be_cuda_optim_update(size_t n, float *d_p, const float *d_g, float *d_m, float *d_v,
+			 const struct be_cuda_optim *o, struct sbuf *err);
 
 /* NCCL.  be_cuda_nccl_init_mpi bootstraps the communicator: rank 0 makes
  * the ncclUniqueId, MPI_Bcast sends it to the others, every rank joins.
@@ -104,9 +157,19 @@ void be_cuda_nccl_shutdown(void);
 }
 #endif
 #else /* !HAVE_CUDA: no device; nothing else may be called */
+static inline bool be_cuda_built(void)
+{
+	return false;
+}
+
 static inline int be_cuda_device_count(void)
 {
 	return 0;
+}
+
+static inline const char *be_cuda_describe(void)
+{
+	return "built without CUDA";
 }
 #endif
 

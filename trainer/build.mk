@@ -28,9 +28,7 @@ TEST_BINS     += bin/hpctrain-train
 $(OBJ)/trainer/%.o: CFLAGS += -fopenmp -fvect-cost-model=dynamic
 $(SAN)/trainer/%.o: CFLAGS += -fopenmp -fvect-cost-model=dynamic
 
-bin/hpctrain-train: $(call obj,$(TRAIN_SRC))
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
+# bin/hpctrain-train is linked below the CUDA section, which picks its objects.
 
 # Unit tests: cores linked directly; they need oneDNN, zlib and OpenMP,
 # added per target since the Makefile links PKG_LIBS only.
@@ -62,11 +60,22 @@ UNIT_SRC_test_comm = trainer/comm_pack.c
 
 # ---- CUDA backend (issue 8) -------------------------------------------
 # Built whenever nvcc is found (/usr/local/cuda/bin/nvcc, else PATH);
-# `make CUDA=0` skips it.  bin/hpctrain-train stays CPU-only, so a trainer
-# built here runs anywhere; the CUDA backend is compiled and linked into
-# build/tests/test_cuda on every build, whose tests skip ("skipped: no
-# GPU") when cudaGetDeviceCount finds no device.  Without nvcc test_cuda
-# is built against the header's stubs and skips the same way.
+# `make CUDA=0` skips it.  With nvcc, bin/hpctrain-train and
+# build/tests/test_cuda link the CUDA backend, the device model
+# (model_cuda.c) and NCCL data parallelism (comm_cuda.c); such a trainer
+# still runs where there is no GPU or no driver (be_cuda_device_count()
+# is 0: train.device auto stays on the CPU, cuda fails with status 5)
+# and test_cuda skips ("skipped: no GPU").  Without nvcc both build
+# against the headers' stubs: a CPU-only trainer, a skipping test_cuda.
+#
+# HAVE_CUDA must be the same for every object of one binary that
+# includes backend_cuda.h, model_cuda.h or comm_cuda.h: their stubs are
+# static inline, so an object built without it would quietly see "no
+# GPU".  train.c and cmd_train.c also go into the CPU-only unit tests, so
+# the CUDA build compiles them once more with -DHAVE_CUDA under
+# $(OBJ)/cuda/ (as test_cuda_gpu.o is test_cuda.c with it).
+# build/cuda-config changes when the choice does (CUDA=0 after a CUDA
+# build, or back), so the binaries whose object lists differ relink.
 # Not sanitized: ASan and the CUDA driver's address-space reservations
 # do not mix.
 CUDA     ?= 1
@@ -78,30 +87,62 @@ CUDA_HOME     = $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_ARCHS   ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
 MPI_CFLAGS    = $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS      = $(shell mpicc --showme:link 2>/dev/null)
-NVCC_FLAGS    = -O2 -std=c++17 $(CUDA_ARCHS) -I. -DHAVE_CUDA -DOMPI_SKIP_MPICXX $(MPI_CFLAGS) \
-                -Xcompiler -Wall,-Wextra,-Werror -Wno-deprecated-declarations
+# --fmad=false: no a*b+c contracted into one rounding, so the element-wise
+# kernels (optimizer, batch-norm statistics) round as the C kernels do.
+NVCC_FLAGS    = -O2 -std=c++17 $(CUDA_ARCHS) --fmad=false -I. -DHAVE_CUDA -DOMPI_SKIP_MPICXX \
+                $(MPI_CFLAGS) -Xcompiler -Wall,-Wextra,-Werror -Wno-deprecated-declarations
 CUDA_LIBS     = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublasLt \
                 -lnccl -lcudart $(MPI_LIBS) -lstdc++
 TEST_BINS    += build/tests/test_cuda
+
+build/cuda-config: cuda-config-force
+	@mkdir -p $(@D)
+	@echo 'NVCC=$(NVCC)' | cmp -s - $@ || echo 'NVCC=$(NVCC)' >$@
+cuda-config-force:
+.PHONY: cuda-config-force
 
 $(OBJ)/trainer/backend_cuda.o: trainer/backend_cuda.cu trainer/backend_cuda.h trainer/backend.h
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
 
 ifneq ($(NVCC),)
-build/tests/test_cuda: $(OBJ)/tests/unit/test_cuda_gpu.o $(OBJ)/trainer/backend_cuda.o \
-                       $(call obj,$(TRAIN_LIB))
+# The trainer's library with train.o built for CUDA, plus the device model.
+TRAIN_LIB_CUDA = $(filter-out $(OBJ)/trainer/train.o,$(call obj,$(TRAIN_LIB))) \
+                 $(OBJ)/cuda/trainer/train.o $(OBJ)/trainer/backend_cuda.o $(OBJ)/trainer/model_cuda.o
+TRAIN_BIN_OBJ  = $(TRAIN_LIB_CUDA) $(OBJ)/cuda/trainer/cmd_train.o $(OBJ)/trainer/comm_cuda.o \
+                 $(filter-out $(call obj,$(TRAIN_LIB) trainer/cmd_train.c),$(call obj,$(TRAIN_SRC)))
+TRAIN_BIN_LIBS = $(CUDA_LIBS)
+$(OBJ)/trainer/model_cuda.o $(OBJ)/trainer/bench_cuda_peak.o: CFLAGS += -DHAVE_CUDA
+$(OBJ)/trainer/comm_cuda.o: CFLAGS += -DHAVE_CUDA $(shell pkg-config --cflags ompi)
+$(OBJ)/cuda/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS) \
+	$(CC) $(ALL_CFLAGS) -fopenmp -DHAVE_CUDA -MMD -MP -c -o $@ $<
+
+build/tests/test_cuda: $(OBJ)/tests/unit/test_cuda_gpu.o $(TRAIN_LIB_CUDA) build/cuda-config
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS) \
 		$(shell pkg-config --libs cmocka) -lm
 $(OBJ)/tests/unit/test_cuda_gpu.o: tests/unit/test_cuda.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) -fopenmp -DHAVE_CUDA -MMD -MP -c -o $@ $<
-else
-build/tests/test_cuda: $(OBJ)/tests/unit/test_cuda.o $(call obj,$(TRAIN_LIB))
+
+# The GPU's measured GEMM peak per precision, for tests/bench/gpu_bench.sh.
+BENCH_TARGETS += build/bench/bench_cuda_peak
+build/bench/bench_cuda_peak: $(OBJ)/trainer/bench_cuda_peak.o $(TRAIN_LIB_CUDA)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS) $(shell pkg-config --libs cmocka) -lm
+	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS)
+else
+TRAIN_BIN_OBJ  = $(call obj,$(TRAIN_SRC))
+TRAIN_BIN_LIBS =
+build/tests/test_cuda: $(OBJ)/tests/unit/test_cuda.o $(call obj,$(TRAIN_LIB)) build/cuda-config
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) \
+		$(shell pkg-config --libs cmocka) -lm
 endif
+
+bin/hpctrain-train: $(TRAIN_BIN_OBJ) build/cuda-config
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) $(TRAIN_BIN_LIBS)
 
 BENCH_TARGETS += build/bench/bench_comm
 $(OBJ)/trainer/bench_comm.o: CFLAGS += $(shell pkg-config --cflags ompi)

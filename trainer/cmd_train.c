@@ -1,8 +1,10 @@
-/* cmd_train.c - `hpctrain train SPEC`: load the spec, make the run
- * directory, start the backend, run the loop.  Shell. */
+/* cmd_train.c - `hpctrain train SPEC`: load the spec, pick the device,
+ * make the run directory, start the backend, run the loop.  Shell. */
 #include "trainer/cmd.h"      // defines: cmd_train
 #include "trainer/backend.h"  // defines: backend_init
+#include "trainer/backend_cuda.h" // defines: be_cuda_built, be_cuda_device_count
 #include "trainer/comm.h"     // defines: struct comm, comm_init, comm_hooks, comm_finish
+#include "trainer/comm_cuda.h" // defines: struct comm_cuda, comm_cuda_*
 #include "trainer/train.h"    // defines: train_run, struct train_config
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
 #include "cli/exitcode.h"     // defines: enum hpt_exit
@@ -88,6 +90,60 @@ static int make_dirs(const char *path, struct sbuf *err)
 	return 0;
 }
 
+/* Why there is no GPU: "this trainer was built without CUDA", or "no GPU
+ * is visible (CUDA_VISIBLE_DEVICES=...)" (or "... unset)"). */
+static void add_why_no_gpu(struct sbuf *sb)
+{
+	const char *v = getenv("CUDA_VISIBLE_DEVICES");
+
+	if (!be_cuda_built())
+		sbuf_addstr(sb, "this trainer was built without CUDA");
+	else if (v)
+		sbuf_addf(sb, "no GPU is visible (CUDA_VISIBLE_DEVICES=%s)", v);
+	else
+		sbuf_addstr(sb, "no GPU is visible (CUDA_VISIBLE_DEVICES unset)");
+}
+
+/* train.device: cuda insists on a GPU (HPT_EXIT_UNAVAILABLE without
+ * one), cpu declines it, auto takes it when this trainer has CUDA, a GPU
+ * is visible and the spec asks for GPUs (resources.gpus_per_node > 0);
+ * rank 0 says why auto does not when GPUs were asked for (and nothing
+ * otherwise, so CPU jobs on GPU nodes print what they always did).
+ * Under auto the ranks agree, so a job never has ranks in NCCL waiting
+ * for ranks on the CPU.  0 or a status with err. */
+static int pick_device(const struct job *job, struct comm *comm, bool *cuda, struct sbuf *err)
+{
+	const struct job_train *tr = &job->train;
+	struct sbuf note = SBUF_INIT;
+	int gpus = be_cuda_device_count(), st;
+	bool want;
+
+	if (tr->device == DEVICE_CUDA && gpus < 1) {
+		sbuf_addstr(err, "train.device: cuda, but ");
+		add_why_no_gpu(err);
+		return HPT_EXIT_UNAVAILABLE;
+	}
+	*cuda = tr->device == DEVICE_CUDA;
+	/* decided by the spec alone, so the same on every rank (cuda: or a
+	 * rank failed above) */
+	if (tr->device != DEVICE_AUTO || job->resources.gpus_per_node < 1)
+		return 0;
+	want = *cuda = gpus > 0;
+	if (!want) {
+		sbuf_addf(&note, "resources.gpus_per_node is %lld, but ",
+			  (long long)job->resources.gpus_per_node);
+		add_why_no_gpu(&note);
+	}
+	st = comm_cuda_agree(comm, cuda, err); /* collective: every rank gets here */
+	if (!st && want && !*cuda)
+		sbuf_addstr(&note, "not every rank sees a GPU");
+	if (!st && note.len && !comm->rank)
+		fprintf(stderr, "hpctrain train: train.device: auto: %s; training on the CPU\n",
+			note.buf);
+	sbuf_release(&note);
+	return st;
+}
+
 /* Loads the spec argument the way every hpctrain command does. */
 static int load_spec(const char *arg, const struct spec_overrides *sets, struct job *job)
 {
@@ -111,6 +167,7 @@ int cmd_train(int argc, char **argv)
 	int64_t threads = 0;
 	struct job job = { 0 };
 	struct comm comm = { 0 };
+	struct comm_cuda cc = { 0 };
 	struct train_hooks hooks;
 	bool comm_up = false;
 	int c, st;
@@ -175,12 +232,9 @@ int cmd_train(int argc, char **argv)
 	comm_up = true;
 	cfg.rank = comm.rank;
 	cfg.world = comm.world;
-	if (cfg.world > 1 && job.train.batchnorm == BATCHNORM_SYNC) {
-		sbuf_addstr(&err, "train.batchnorm: sync is not implemented yet; use local "
-			    "(per-rank statistics)");
-		st = HPT_EXIT_BAD_SPEC;
+	if ((st = pick_device(&job, &comm, &cfg.cuda, &err)) ||
+	    (cfg.cuda && (st = comm_cuda_init(&cc, &comm, &err))))
 		goto report;
-	}
 	run_dir = run ? xstrdup(run) : xasprintf("%s/%s/%.12s", job.output.dir, job.name, hash);
 	if (make_dirs(run_dir, &err)) {
 		st = HPT_EXIT_IO;
@@ -202,6 +256,8 @@ int cmd_train(int argc, char **argv)
 	cfg.run_dir = run_dir;
 	cfg.hash = hash;
 	comm_hooks(&comm, &hooks);
+	if (cfg.cuda)
+		comm_cuda_hooks(&cc, &hooks);
 	st = train_run(&cfg, &hooks, &err);
 report:
 	if (st && err.len && cfg.world > 1)
@@ -210,6 +266,7 @@ report:
 		fprintf(stderr, "hpctrain train: %s\n", err.buf);
 	if (comm_up)
 		st = comm_finish(&comm, st);
+	comm_cuda_release(&cc); /* after comm_finish: a failed job aborts before NCCL can wait */
 	comm_release(&comm);
 out:
 	job_release(&job);

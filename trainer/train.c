@@ -1,18 +1,23 @@
 /* train.c - the training loop: data, model, optimizer, metrics and
  * checkpoints of one rank.  Shell: reads data files, writes the run
- * directory, reads clocks.  See train.h for the hooks. */
-#include "trainer/train.h"   // defines: train_run, struct train_hooks
-#include "trainer/amp.h"     // defines: amp_scale, amp_unscale, amp_update
-#include "trainer/backend.h" // defines: be_alloc, backend_describe
-#include "trainer/ckpt.h"    // defines: ckpt_save, ckpt_load, ckpt_latest
-#include "trainer/data.h"    // defines: struct dataset, struct loader
-#include "trainer/metrics.h" // defines: struct metrics
-#include "trainer/model.h"   // defines: struct model
-#include "trainer/optim.h"   // defines: struct optim
-#include "trainer/rng.h"     // defines: rng_hash
-#include "cli/exitcode.h"    // defines: HPT_EXIT_*
-#include "cli/sbuf.h"        // defines: struct sbuf
-#include "cli/spec.h"        // defines: struct job
+ * directory, reads clocks.  See train.h for the hooks.
+ *
+ * The model computes on the CPU (model.h) or on the GPU (model_cuda.h);
+ * the step_* helpers below are the only places that choose. */
+#include "trainer/train.h"         // defines: train_run, struct train_hooks
+#include "trainer/amp.h"           // defines: amp_scale, amp_unscale, amp_update
+#include "trainer/backend.h"       // defines: be_alloc, backend_describe
+#include "trainer/backend_cuda.h"  // defines: be_cuda_describe
+#include "trainer/ckpt.h"          // defines: ckpt_save, ckpt_load, ckpt_latest
+#include "trainer/data.h"          // defines: struct dataset, struct loader
+#include "trainer/metrics.h"       // defines: struct metrics
+#include "trainer/model.h"         // defines: struct model
+#include "trainer/model_cuda.h"    // defines: struct model_cuda, model_cuda_*
+#include "trainer/optim.h"         // defines: struct optim
+#include "trainer/rng.h"           // defines: rng_hash
+#include "cli/exitcode.h"          // defines: HPT_EXIT_*
+#include "cli/sbuf.h"              // defines: struct sbuf
+#include "cli/spec.h"              // defines: struct job
 
 #include <errno.h>
 #include <glob.h>
@@ -30,6 +35,7 @@ struct trainer {
 	const struct train_config *cfg;
 	const struct job *job;
 	struct model model;
+	struct model_cuda *dev; /* the model's GPU mirror; NULL: the CPU computes */
 	struct optim opt;
 	struct dataset train, test;
 	struct loader ld;
@@ -121,11 +127,17 @@ static int setup(struct trainer *t, struct sbuf *err)
 		sbuf_addstr(err, "out of memory");
 		return HPT_EXIT_INTERNAL;
 	}
+	if (t->cfg->cuda && !(t->dev = model_cuda_create(&t->model, &t->opt, err))) {
+		sbuf_addf(err, " (model %s, %s, on the GPU)", train_model_names[tr->model],
+			  train_precision_names[tr->precision]);
+		return HPT_EXIT_BAD_SPEC;
+	}
 	return 0;
 }
 
 static void release(struct trainer *t)
 {
+	model_cuda_free(t->dev);
 	model_release(&t->model);
 	optim_release(&t->opt);
 	loader_release(&t->ld);
@@ -138,6 +150,53 @@ static void release(struct trainer *t)
 	metrics_close(&t->mt);
 }
 
+/* ---- the model on its device ---- */
+
+static int step_forward(struct trainer *t, bool train, uint64_t key, struct sbuf *err)
+{
+	if (t->dev)
+		return model_cuda_forward(t->dev, t->x, train, key, err);
+	return model_forward(&t->model, t->x, train, key, err);
+}
+
+static int step_backward(struct trainer *t, const struct grad_hook *gh, struct sbuf *err)
+{
+	if (t->dev)
+		return model_cuda_backward(t->dev, gh, err);
+	return model_backward(&t->model, gh, err);
+}
+
+/* Loss scaling (fp16): unscales the gradients and records the outcome;
+ * 1 = an overflow, skip this update; 0; -1 error. */
+static int step_unscale(struct trainer *t, struct sbuf *err)
+{
+	bool overflow;
+
+	if (!t->cs.scaler.enabled)
+		return 0;
+	if (!t->dev)
+		overflow = amp_unscale(&t->cs.scaler, t->model.grads, t->model.nparams);
+	else if (model_cuda_unscale(t->dev, t->cs.scaler.scale, &overflow, err))
+		return -1;
+	return amp_update(&t->cs.scaler, overflow) ? 1 : 0;
+}
+
+static int step_update(struct trainer *t, double lr, struct sbuf *err)
+{
+	if (!t->dev)
+		optim_update(&t->opt, t->model.params, t->model.grads, 0, t->model.nparams, lr);
+	else if (model_cuda_update(t->dev, &t->opt, lr, err))
+		return -1;
+	optim_tick(&t->opt);
+	return 0;
+}
+
+/* The host model and optimizer get the device's values (checkpoints). */
+static int sync_to_host(struct trainer *t, struct sbuf *err)
+{
+	return t->dev ? model_cuda_download(t->dev, &t->opt, err) : 0;
+}
+
 static int evaluate(struct trainer *t, double *loss, double *acc, struct sbuf *err)
 {
 	int b = t->model.input.n, k = t->model.outputs;
@@ -148,7 +207,7 @@ static int evaluate(struct trainer *t, double *loss, double *acc, struct sbuf *e
 		int real = loader_eval_batch(&t->test, b, i, t->x, t->labels, t->targets);
 		int64_t c;
 
-		if (model_forward(&t->model, t->x, false, 0, err))
+		if (step_forward(t, false, 0, err))
 			return -1;
 		if (t->model.loss == LOSS_XENT)
 			sum += real * softmax_xent_f32(real, k, model_logits(&t->model), t->labels,
@@ -191,6 +250,8 @@ static int save(struct trainer *t, struct sbuf *err)
 {
 	if (t->cfg->rank) /* data parallel: rank 0 writes, the others wait (comm.c) */
 		return 0;
+	if (sync_to_host(t, err))
+		return HPT_EXIT_INTERNAL;
 	return ckpt_save(t->ckpt_dir, t->cfg->hash, &t->cs, &t->model, &t->opt,
 			 (int)t->job->train.checkpoint.keep, err);
 }
@@ -236,11 +297,10 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 	for (; t->cs.step < t->stop_step; t->cs.step++) {
 		int64_t step = t->cs.step, epoch = step / spe, correct;
 		double t0 = now_s(), loss, lr = optim_lr(&t->opt, step), dt;
-		int skip = 0;
+		int skip = 0, overflow;
 
 		loader_batch(&t->ld, epoch, step % spe, t->x, t->labels, t->targets);
-		if (model_forward(&t->model, t->x, true, rng_hash((uint64_t)job->train.seed, (uint64_t)step),
-				  err))
+		if (step_forward(t, true, rng_hash((uint64_t)job->train.seed, (uint64_t)step), err))
 			return HPT_EXIT_INTERNAL;
 		loss = model_loss(&t->model, t->labels, t->targets, &correct);
 		if (!isfinite(loss)) {
@@ -254,17 +314,16 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		 * waited for the gradient allreduce, so every rank checks the
 		 * same averaged gradients and skips the same steps. */
 		amp_scale(&t->cs.scaler, t->model.dlogits, (size_t)b * t->model.outputs);
-		if (model_backward(&t->model, &gh, err))
+		if (step_backward(t, &gh, err))
 			return HPT_EXIT_INTERNAL;
 		if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
 			return HPT_EXIT_INTERNAL;
-		if (t->cs.scaler.enabled &&
-		    amp_update(&t->cs.scaler, amp_unscale(&t->cs.scaler, t->model.grads, t->model.nparams)))
+		if ((overflow = step_unscale(t, err)) < 0)
+			return HPT_EXIT_INTERNAL;
+		if (overflow)
 			skip = 1;
-		if (!skip) {
-			optim_update(&t->opt, t->model.params, t->model.grads, 0, t->model.nparams, lr);
-			optim_tick(&t->opt);
-		}
+		if (!skip && step_update(t, lr, err))
+			return HPT_EXIT_INTERNAL;
 		if (hooks && hooks->after_update && hooks->after_update(hooks->ctx, t))
 			return HPT_EXIT_INTERNAL;
 		dt = now_s() - t0;
@@ -328,6 +387,9 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 		sbuf_addstr(err, "cannot start data-parallel training: out of memory");
 		rc = HPT_EXIT_INTERNAL;
 	}
+	/* the device gets the state rank 0 loaded and broadcast */
+	if (!rc && t.dev && model_cuda_upload(t.dev, &t.opt, err))
+		rc = HPT_EXIT_INTERNAL;
 	if (rc)
 		goto out;
 	start = t.cs.step;
@@ -337,7 +399,8 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 			train_model_names[t.job->train.model], t.job->train.dataset,
 			(long long)t.train.n, t.train.h, t.train.w, t.train.c, t.model.nparams,
 			(long long)t.total_steps, t.model.input.n,
-			train_precision_names[t.job->train.precision], backend_describe());
+			train_precision_names[t.job->train.precision],
+			t.dev ? be_cuda_describe() : backend_describe());
 	rc = train_steps(&t, hooks, &busy, &trained, err);
 	if (rc)
 		goto out;
@@ -387,4 +450,9 @@ struct ckpt_state *train_ckpt_state(struct trainer *t)
 struct metrics *train_metrics(struct trainer *t)
 {
 	return &t->mt;
+}
+
+struct model_cuda *train_model_cuda(struct trainer *t)
+{
+	return t->dev;
 }

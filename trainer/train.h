@@ -11,6 +11,13 @@
  *     returns 1 to skip the update after an overflow, after_update grows
  *     the loss scale.
  * With no hooks (NULL) this is the single-process fp32 trainer.
+ *
+ * Device: with cfg->cuda the model trains on the GPU be_cuda_init()
+ * selected, through a mirror of the host model (model_cuda.h); the
+ * loss, metrics, evaluation's accuracy and checkpoints stay on the
+ * host, which gets the device's parameters and state back before each
+ * checkpoint.  Hooks then see device gradients: data parallelism on the
+ * GPU wraps comm.c's hooks (comm_cuda.h).
  */
 #ifndef HPT_TRAIN_H
 #define HPT_TRAIN_H
@@ -23,6 +30,7 @@ struct ckpt_state;
 struct job;
 struct metrics;
 struct model;
+struct model_cuda;
 struct optim;
 struct sbuf;
 struct trainer;
@@ -51,6 +59,7 @@ struct train_config {
 	int64_t max_steps;    /* stop after this many updates in total (0 = no limit) */
 	bool fresh;           /* ignore and remove earlier checkpoints */
 	bool quiet;           /* no progress lines */
+	bool cuda;            /* train on the GPU (be_cuda_init done); else the CPU */
 };
 
 /* Runs training to the end (or max_steps, or a stop); prints the final
@@ -64,5 +73,7 @@ struct model *train_model(struct trainer *t);
 struct optim *train_optim(struct trainer *t);
 struct ckpt_state *train_ckpt_state(struct trainer *t);
 struct metrics *train_metrics(struct trainer *t);
+/* The model's device mirror; NULL when the CPU trains. */
+struct model_cuda *train_model_cuda(struct trainer *t);
 
 #endif

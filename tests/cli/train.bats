@@ -159,6 +159,50 @@ PY
 	[[ "$stderr" == *"train.model: expected one of mlp, cnn, hepcnn, resnet-small"* ]]
 }
 
+# cuda_build: whether bin/hpctrain-train has the CUDA backend (make found nvcc).
+cuda_build() {
+	ldd "$(dirname "$HPT")/hpctrain-train" | grep -q libcudart
+}
+
+@test "train.device cuda without a visible GPU fails with the unavailable status before making the run" {
+	spec "$W/s.yaml" cnn synthetic 1 "max_steps: 2"
+	export CUDA_VISIBLE_DEVICES= # no GPU, even on a machine with some
+	run --separate-stderr "$HPT" train -q --run "$W/run" --set train.device=cuda "$W/s.yaml"
+	[ "$status" -eq 5 ] # HPT_EXIT_UNAVAILABLE
+	if cuda_build; then
+		[ "$stderr" = "hpctrain train: train.device: cuda, but no GPU is visible (CUDA_VISIBLE_DEVICES=)" ]
+	else
+		[ "$stderr" = "hpctrain train: train.device: cuda, but this trainer was built without CUDA" ]
+	fi
+	[ ! -e "$W/run" ]
+}
+
+@test "train.device auto with gpus_per_node but no visible GPU trains on the CPU and says so" {
+	spec "$W/s.yaml" mlp synthetic 1 "max_steps: 2"
+	printf 'resources: {gpus_per_node: 2}\n' >>"$W/s.yaml"
+	export CUDA_VISIBLE_DEVICES=
+	run --separate-stderr "$HPT" train -q --run "$W/run" "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	if cuda_build; then
+		why="no GPU is visible (CUDA_VISIBLE_DEVICES=)"
+	else
+		why="this trainer was built without CUDA"
+	fi
+	[ "$stderr" = "hpctrain train: train.device: auto: resources.gpus_per_node is 2, but $why; training on the CPU" ]
+	[[ "$output" == "test accuracy "* ]]
+}
+
+@test "train.device cpu and auto without gpus_per_node train on the CPU without a note" {
+	spec "$W/s.yaml" mlp synthetic 1 "max_steps: 2"
+	export CUDA_VISIBLE_DEVICES=
+	run --separate-stderr "$HPT" train -q --run "$W/a" "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run --separate-stderr "$HPT" train --run "$W/c" --set train.device=cpu "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	[[ "${stderr_lines[0]}" == "hpctrain train: mlp on synthetic "*"; oneDNN "* ]]
+}
+
 @test "cnn on Fashion-MNIST reaches 90% test accuracy within 5 epochs (batch 128, SGD momentum, cosine)" {
 	spec "$W/s.yaml" cnn fashion-mnist 5 "batch_per_rank: 128" \
 		"optimizer: {name: sgd, lr: 0.05, momentum: 0.9, schedule: cosine}" \

@@ -164,3 +164,15 @@ teardown() {
 	echo "$output" | grep -q $'^resources.gpus_per_node\tinteger 0..64\t0\t'
 	echo "$output" | grep -q $'^train.precision\tfp32|bf16|fp16\tfp32\t'
 }
+
+@test "validate takes train.device auto, cpu or cuda and suggests the meant one for a typo" {
+	for d in auto cpu cuda; do
+		run "$HPT" validate --set train.device=$d fmnist-cpu
+		[ "$status" -eq 0 ]
+	done
+	run --separate-stderr "$HPT" validate --set train.device=gpu fmnist-cpu
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[ "${stderr_lines[0]}" = '--set train.device=gpu: train.device: expected one of auto, cpu, cuda, got "gpu"; did you mean "cpu"?' ]
+	run "$HPT" validate --fields
+	echo "$output" | grep -q $'^train.device\tauto|cpu|cuda\tauto\t'
+}

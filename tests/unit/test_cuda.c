@@ -1,16 +1,40 @@
 /* test_cuda.c - the CUDA backend op by op against the CPU backend on
- * random inputs, and NCCL allreduce.  Every test skips, printing
+ * random inputs, the device model (model_cuda.c) training against the
+ * CPU model, its optimizer against optim_update, its dropout masks
+ * against the CPU's, and NCCL allreduce.  Every test skips, printing
  * "skipped: no GPU", when cudaGetDeviceCount finds no device (or the
  * build had no nvcc: then backend_cuda.h's stub reports 0 devices).
  *
- * Bounds: fp32 relative error <= 1e-5 (elementwise, atol 1e-5; no TF32:
- * backend_cuda.cu forbids it); bf16 2e-2 and fp16 3e-3 of the output's
- * largest magnitude, as for the CPU's low-precision convolutions
- * (test_amp.c), since both round the same inputs. */
+ * Bounds of single ops: fp32 relative error <= 1e-5 (elementwise, atol
+ * 1e-5; no TF32: backend_cuda.cu forbids it); bf16 2e-2 and fp16 3e-3 of
+ * the output's largest magnitude, as for the CPU's low-precision
+ * convolutions (test_amp.c), since both round the same inputs.
+ *
+ * Bounds of training (check_training): both sides start from the same
+ * parameters and see the same batches and dropout keys.  At the first
+ * step the logits must agree to the single-op bound (fp32: 1e-5 of the
+ * largest logit) and, at fp32, every gradient to 1e-4 of the largest
+ * (reductions sum in other orders).  Later steps compare the losses
+ * (fp32: 1e-3 relative over 10 to 20 steps of SGD or AdamW: rounding
+ * differences of 1e-6 grow with every update), evaluation-mode logits
+ * and, at the end, parameters and batch-norm statistics to the same
+ * 1e-3 of their largest magnitude.  bf16/fp16 compare against the CPU at
+ * the same precision, which rounds only the convolutions while the GPU
+ * also rounds its linear layers' GEMM inputs: first-step logits 2e-2
+ * (bf16, unit roundoff 2^-8) and 1e-2 (fp16), losses 5e-2 and 3e-2.
+ * These bounds are stated from the arithmetic, not measured: no GPU was
+ * at hand when they were written.  The optimizer and the dropout masks
+ * are the same arithmetic on both sides: 1e-6 relative and bit-equal. */
 #include "tests/unit/trainlib.h"
 #include "trainer/backend.h"
 #include "trainer/backend_cuda.h"
+#include "trainer/data.h"
+#include "trainer/kernels/kernels.h"
+#include "trainer/model.h"
+#include "trainer/model_cuda.h"
+#include "trainer/optim.h"
 #include "cli/sbuf.h"
+#include "cli/spec.h"
 
 #ifdef HAVE_CUDA
 #include <mpi.h>
@@ -66,12 +90,18 @@ static float *host_copy(const float *d, size_t n)
 static void check_scaled(const float *a, const float *ref, size_t n, double bound)
 {
 	double top = 0, most = 0;
+	size_t at = 0;
 
 	for (size_t i = 0; i < n; i++)
 		top = fabs(ref[i]) > top ? fabs(ref[i]) : top;
 	for (size_t i = 0; i < n; i++)
-		most = fabs(a[i] - ref[i]) > most ? fabs(a[i] - ref[i]) : most;
-	assert_true(most <= bound * (top > 0 ? top : 1));
+		if (fabs(a[i] - ref[i]) > most) {
+			most = fabs(a[i] - ref[i]);
+			at = i;
+		}
+	if (!(most <= bound * (top > 0 ? top : 1)))
+		fail_msg("[%zu] = %.9g, expected %.9g: off by %.3g against a largest magnitude of "
+			 "%.3g (bound %.0e of it)", at, a[at], ref[at], most, top, bound);
 }
 
 static void check_conv(struct conv_geom g, enum be_precision prec)
@@ -223,6 +253,304 @@ static void cuda__unscale_finds_an_injected_inf(void **state)
 	sbuf_release(&err);
 }
 
+/* ---- the device model against the CPU model ---- */
+
+static const struct job_optimizer sgd_nesterov = {
+	.name = OPTIMIZER_SGD, .lr = 0.05, .momentum = 0.9, .nesterov = true, .weight_decay = 1e-4,
+	.schedule = SCHEDULE_CONSTANT, .step_epochs = 1, .step_gamma = 0.1,
+};
+static const struct job_optimizer sgd_plain = {
+	.name = OPTIMIZER_SGD, .lr = 0.1, .schedule = SCHEDULE_CONSTANT, .step_epochs = 1,
+	.step_gamma = 0.1,
+};
+static const struct job_optimizer adamw = {
+	.name = OPTIMIZER_ADAMW, .lr = 2e-3, .weight_decay = 0.01, .beta1 = 0.9, .beta2 = 0.999,
+	.eps = 1e-8, .schedule = SCHEDULE_CONSTANT, .step_epochs = 1, .step_gamma = 0.1,
+};
+
+/* One model trained on the CPU, or on the GPU through its mirror. */
+struct side {
+	struct model m;
+	struct optim o;
+	struct model_cuda *dev; /* NULL: the CPU */
+};
+
+static int outputs_of(const struct dataset *d)
+{
+	return d->loss == LOSS_XENT ? d->classes : d->loss == LOSS_BCE ? 1 : d->label_dim;
+}
+
+static void side_init(struct side *s, int kind, const struct dataset *d, int batch,
+		      enum be_precision prec, const struct job_optimizer *spec, bool gpu)
+{
+	struct sbuf err = SBUF_INIT;
+	struct shape in = { batch, d->h, d->w, d->c };
+
+	memset(s, 0, sizeof(*s));
+	if (model_build(&s->m, kind, in, outputs_of(d), d->loss, prec, &err))
+		fail_msg("model_build: %s", err.buf);
+	model_init(&s->m, 42);
+	assert_int_equal(optim_init(&s->o, spec, s->m.nparams, 100, 1, 1), 0);
+	if (gpu && (!(s->dev = model_cuda_create(&s->m, &s->o, &err)) ||
+		    model_cuda_upload(s->dev, &s->o, &err)))
+		fail_msg("model_cuda: %s", err.buf);
+	sbuf_release(&err);
+}
+
+static void side_release(struct side *s)
+{
+	model_cuda_free(s->dev);
+	optim_release(&s->o);
+	model_release(&s->m);
+}
+
+static void side_forward(struct side *s, const float *x, bool train, uint64_t key)
+{
+	struct sbuf err = SBUF_INIT;
+
+	if (s->dev ? model_cuda_forward(s->dev, x, train, key, &err)
+		   : model_forward(&s->m, x, train, key, &err))
+		fail_msg("forward: %s", err.buf);
+	sbuf_release(&err);
+}
+
+/* The arena ranges a backward reported to its grad hook, in order. */
+struct ranges {
+	size_t v[256][2];
+	int n;
+};
+
+static int record_range(void *ctx, size_t lo, size_t hi)
+{
+	struct ranges *r = ctx;
+
+	assert_true(r->n < 256);
+	r->v[r->n][0] = lo;
+	r->v[r->n++][1] = hi;
+	return 0;
+}
+
+/* Forward, loss, backward (reporting to r); returns the loss. */
+static double side_step(struct side *s, const float *x, const int32_t *labels,
+			const float *targets, uint64_t key, struct ranges *r)
+{
+	struct grad_hook hook = { record_range, r };
+	struct sbuf err = SBUF_INIT;
+	int64_t correct;
+	double loss;
+
+	r->n = 0;
+	side_forward(s, x, true, key);
+	loss = model_loss(&s->m, labels, targets, &correct);
+	if (s->dev ? model_cuda_backward(s->dev, &hook, &err) : model_backward(&s->m, &hook, &err))
+		fail_msg("backward: %s", err.buf);
+	sbuf_release(&err);
+	return loss;
+}
+
+static void side_update(struct side *s, double lr)
+{
+	struct sbuf err = SBUF_INIT;
+
+	if (!s->dev)
+		optim_update(&s->o, s->m.params, s->m.grads, 0, s->m.nparams, lr);
+	else if (model_cuda_update(s->dev, &s->o, lr, &err))
+		fail_msg("model_cuda_update: %s", err.buf);
+	optim_tick(&s->o);
+	sbuf_release(&err);
+}
+
+static float *copy_floats(const float *v, size_t n)
+{
+	float *c = malloc(n * sizeof(*c));
+
+	memcpy(c, v, n * sizeof(*c));
+	return c;
+}
+
+/* Trains `kind` for `steps` steps on both sides (see the bounds at the
+ * top); first: the first step's logit bound, grad: its gradient bound
+ * (0: not compared), later: the bound of everything after it. */
+static void check_training(int kind, enum data_gen gen, int batch, enum be_precision prec,
+			   const struct job_optimizer *spec, int steps, double first, double grad,
+			   double later)
+{
+	struct sbuf err = SBUF_INIT;
+	struct dataset train, test;
+	struct loader ld;
+	struct side cpu, gpu;
+	struct ranges rc, rg;
+	size_t per, nlogits;
+	float *x, *targets, *g, *logits;
+	int32_t *labels;
+
+	data_synthetic(&train, &test, gen);
+	side_init(&cpu, kind, &train, batch, prec, spec, false);
+	side_init(&gpu, kind, &train, batch, prec, spec, true);
+	if (loader_init(&ld, &train, batch, 0, 1, 7, &err))
+		fail_msg("loader_init: %s", err.buf);
+	per = (size_t)train.h * train.w * train.c;
+	nlogits = (size_t)batch * outputs_of(&train);
+	x = malloc(per * batch * sizeof(*x));
+	labels = calloc(batch, sizeof(*labels));
+	targets = calloc(nlogits, sizeof(*targets));
+	for (int s = 0; s < steps; s++) {
+		uint64_t key = rng_hash(42, (uint64_t)s);
+		double lc, lg;
+
+		loader_batch(&ld, 0, s, x, labels, targets);
+		lc = side_step(&cpu, x, labels, targets, key, &rc);
+		lg = side_step(&gpu, x, labels, targets, key, &rg);
+		if (s == 0) { /* the buckets of data parallelism follow these ranges */
+			assert_int_equal(rg.n, rc.n);
+			assert_memory_equal(rg.v, rc.v, sizeof(rc.v[0]) * rc.n);
+			assert_int_equal(rc.v[rc.n - 1][1], cpu.m.nparams);
+			check_scaled(model_logits(&gpu.m), model_logits(&cpu.m), nlogits, first);
+			if (grad > 0) {
+				g = host_copy(model_cuda_grads(gpu.dev), gpu.m.nparams);
+				check_scaled(g, cpu.m.grads, cpu.m.nparams, grad);
+				free(g);
+			}
+		}
+		if (!(fabs(lg - lc) <= (s ? later : first) * fabs(lc)))
+			fail_msg("model %s, %s, step %d: loss %.9g on the GPU, %.9g on the CPU",
+				 train_model_names[kind], be_precision_name(prec), s + 1, lg, lc);
+		side_update(&cpu, spec->lr);
+		side_update(&gpu, spec->lr);
+	}
+	/* evaluation mode: running statistics, no dropout */
+	side_forward(&cpu, x, false, 0);
+	logits = copy_floats(model_logits(&cpu.m), nlogits);
+	side_forward(&gpu, x, false, 0);
+	check_scaled(model_logits(&gpu.m), logits, nlogits, later);
+	/* what a checkpoint would hold */
+	if (model_cuda_download(gpu.dev, &gpu.o, &err))
+		fail_msg("model_cuda_download: %s", err.buf);
+	check_scaled(gpu.m.params, cpu.m.params, cpu.m.nparams, later);
+	if (cpu.m.nstate)
+		check_scaled(gpu.m.state, cpu.m.state, cpu.m.nstate, later);
+	free(logits);
+	free(x);
+	free(labels);
+	free(targets);
+	loader_release(&ld);
+	side_release(&cpu);
+	side_release(&gpu);
+	dataset_release(&train);
+	dataset_release(&test);
+	sbuf_release(&err);
+}
+
+static void cuda__training_matches_the_cpu_backend_at_fp32(void **state)
+{
+	(void)state;
+	if (!have_gpu())
+		skip();
+	check_training(MODEL_MLP, DATA_SYNTHETIC, 32, BE_FP32, &sgd_nesterov, 20, 1e-5, 1e-4, 1e-3);
+	check_training(MODEL_CNN, DATA_SYNTHETIC, 32, BE_FP32, &sgd_nesterov, 20, 1e-5, 1e-4, 1e-3);
+	/* fewer steps and samples: their CPU side is the slow one */
+	check_training(MODEL_HEPCNN, DATA_HEP_SYNTHETIC, 8, BE_FP32, &adamw, 10, 1e-5, 1e-4, 1e-3);
+	check_training(MODEL_RESNET_SMALL, DATA_SYNTHETIC, 8, BE_FP32, &adamw, 10, 1e-5, 1e-4, 1e-3);
+}
+
+static void cuda__training_matches_the_cpu_backend_at_bf16_and_fp16(void **state)
+{
+	(void)state;
+	if (!have_gpu())
+		skip();
+	check_training(MODEL_CNN, DATA_SYNTHETIC, 32, BE_BF16, &sgd_nesterov, 20, 2e-2, 0, 5e-2);
+	check_training(MODEL_CNN, DATA_SYNTHETIC, 32, BE_FP16, &sgd_nesterov, 20, 1e-2, 0, 3e-2);
+}
+
+/* optim_update on the host against model_cuda_update on the device,
+ * from the same random parameters, gradients and state, for 3 steps. */
+static void check_optimizer(const struct job_optimizer *spec)
+{
+	struct sbuf err = SBUF_INIT;
+	struct dataset train, test;
+	struct side dev;
+	struct optim host;
+	float *p, *g;
+	size_t n;
+
+	data_synthetic(&train, &test, DATA_SYNTHETIC);
+	side_init(&dev, MODEL_MLP, &train, 1, BE_FP32, spec, true);
+	n = dev.m.nparams;
+	assert_int_equal(optim_init(&host, spec, n, 100, 1, 1), 0);
+	fill_normalf(dev.m.params, n, 11);
+	g = malloc(n * sizeof(*g));
+	fill_normalf(g, n, 12);
+	fill_normalf(host.m, n, 13);
+	memcpy(dev.o.m, host.m, n * sizeof(float));
+	if (host.v) {
+		fill_normalf(host.v, n, 14);
+		for (size_t i = 0; i < n; i++)
+			host.v[i] = fabsf(host.v[i]);
+		memcpy(dev.o.v, host.v, n * sizeof(float));
+	}
+	p = copy_floats(dev.m.params, n);
+	if (model_cuda_upload(dev.dev, &dev.o, &err) ||
+	    be_cuda_upload(model_cuda_grads(dev.dev), g, n, &err))
+		fail_msg("upload: %s", err.buf);
+	for (int s = 0; s < 3; s++) {
+		side_update(&dev, spec->lr);
+		optim_update(&host, p, g, 0, n, spec->lr);
+		optim_tick(&host);
+	}
+	if (model_cuda_download(dev.dev, &dev.o, &err))
+		fail_msg("model_cuda_download: %s", err.buf);
+	assert_close(dev.m.params, p, n, 0, 1e-6);
+	assert_close(dev.o.m, host.m, n, 0, 1e-6);
+	if (host.v)
+		assert_close(dev.o.v, host.v, n, 0, 1e-6);
+	free(p);
+	free(g);
+	optim_release(&host);
+	side_release(&dev);
+	dataset_release(&train);
+	dataset_release(&test);
+	sbuf_release(&err);
+}
+
+static void cuda__optimizers_match_optim_update(void **state)
+{
+	(void)state;
+	if (!have_gpu())
+		skip();
+	check_optimizer(&sgd_nesterov);
+	check_optimizer(&sgd_plain);
+	check_optimizer(&adamw);
+}
+
+static void cuda__dropout_masks_are_the_cpus(void **state)
+{
+	enum { N = 100003 };
+	float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float)), *y_, *d_x, *d_y;
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	if (!have_gpu())
+		skip();
+	fill_normalf(x, N, 3);
+	d_x = dev_copy(x, N);
+	d_y = be_cuda_alloc(N);
+	for (int k = 0; k < 3; k++) {
+		double p = k == 0 ? 0.25 : k == 1 ? 0.5 : 0.9;
+		uint64_t key = rng_hash(42, 7 + k) ^ ((uint64_t)(5 + k) << 48); /* as layer.c keys */
+
+		dropout_fwd_f32(N, x, y, p, key);
+		assert_int_equal(be_cuda_dropout(N, d_x, d_y, p, key, &err), 0);
+		y_ = host_copy(d_y, N);
+		assert_memory_equal(y_, y, N * sizeof(float));
+		free(y_);
+	}
+	be_cuda_free(d_x);
+	be_cuda_free(d_y);
+	free(x);
+	free(y);
+	sbuf_release(&err);
+}
+
 /* One rank: the average is the input itself; exercises the MPI
  * bootstrap, the event hand-off and the stream wait. */
 static void cuda__nccl_allreduce_through_an_mpi_bootstrap(void **state)
@@ -269,6 +597,10 @@ NO_CUDA_TEST(cuda__convolutions_match_the_cpu_backend)
 NO_CUDA_TEST(cuda__gemms_match_the_cpu_backend)
 NO_CUDA_TEST(cuda__pooling_matches_the_cpu_backend)
 NO_CUDA_TEST(cuda__unscale_finds_an_injected_inf)
+NO_CUDA_TEST(cuda__training_matches_the_cpu_backend_at_fp32)
+NO_CUDA_TEST(cuda__training_matches_the_cpu_backend_at_bf16_and_fp16)
+NO_CUDA_TEST(cuda__optimizers_match_optim_update)
+NO_CUDA_TEST(cuda__dropout_masks_are_the_cpus)
 NO_CUDA_TEST(cuda__nccl_allreduce_through_an_mpi_bootstrap)
 #endif
 
@@ -279,6 +611,11 @@ int main(void)
 		cmocka_unit_test(cuda__gemms_match_the_cpu_backend),
 		cmocka_unit_test(cuda__pooling_matches_the_cpu_backend),
 		cmocka_unit_test(cuda__unscale_finds_an_injected_inf),
+		cmocka_unit_test(cuda__training_matches_the_cpu_backend_at_fp32),
+		cmocka_unit_test(cuda__training_matches_the_cpu_backend_at_bf16_and_fp16),
+		cmocka_unit_test(cuda__optimizers_match_optim_update),
+		cmocka_unit_test(cuda__dropout_masks_are_the_cpus),
+		/* last: it finalises MPI */
 		cmocka_unit_test(cuda__nccl_allreduce_through_an_mpi_bootstrap),
 	};
 

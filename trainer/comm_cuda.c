@@ -1,0 +1,252 @@
+/* comm_cuda.c - data parallelism for a model on the GPU (comm_cuda.h):
+ * the rank's device, NCCL bootstrapped over MPI, and the bucketed device
+ * allreduce wrapped around comm.c's hooks.  Shell (MPI, CUDA, NCCL).
+ *
+ * The hooks have no error argument (train.h), so a failing NCCL call
+ * prints its line here, as comm.c's check() does, and returns -1; the
+ * trainer then fails and comm_finish() takes the other ranks down.
+ */
+#include "trainer/comm_cuda.h"    // defines: struct comm_cuda, comm_cuda_*
+#include "trainer/backend_cuda.h" // defines: be_cuda_init, be_cuda_nccl_*, be_cuda_allreduce_*
+#include "trainer/comm.h"         // defines: struct comm
+#include "trainer/model.h"        // defines: struct model
+#include "trainer/model_cuda.h"   // defines: model_cuda_grads
+#include "trainer/train.h"        // defines: struct train_hooks, train_model, train_model_cuda
+#include "cli/exitcode.h"         // defines: HPT_EXIT_*
+#include "cli/sbuf.h"             // defines: struct sbuf, sbuf_addf
+#include "cli/spec.h"             // defines: struct job, COMPRESS_NONE, BATCHNORM_SYNC
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* comm.c's clock: its watchdog compares */
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int comm_cuda_agree(struct comm *c, bool *cuda, struct sbuf *err)
+{
+	int v = *cuda, rc;
+
+	if (c->mpi && c->world > 1) {
+		rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		if (rc != MPI_SUCCESS) {
+			sbuf_addf(err, "MPI_Allreduce of the ranks' device choice failed with %d", rc);
+			return HPT_EXIT_UNAVAILABLE;
+		}
+	}
+	*cuda = v != 0;
+	return 0;
+}
+
+/* What the GPU path does not implement, refused rather than ignored. */
+static int refuse(const struct comm *c, struct sbuf *err)
+{
+	const struct job_train *tr = &c->job->train;
+
+	if (tr->allreduce.delayed)
+		sbuf_addstr(err, "train.allreduce.delayed is not implemented on the GPU; set it to "
+			    "false, or train.device: cpu");
+	else if (tr->allreduce.compress != COMPRESS_NONE)
+		sbuf_addf(err, "train.allreduce.compress: %s is not implemented on the GPU (NCCL "
+			  "averages fp32); use none, or train.device: cpu",
+			  grad_compress_names[tr->allreduce.compress]);
+	else if (c->world > 1 && tr->batchnorm == BATCHNORM_SYNC)
+		sbuf_addstr(err, "train.batchnorm: sync is not implemented on the GPU; use local, "
+			    "or train.device: cpu");
+	else
+		return 0;
+	return HPT_EXIT_BAD_SPEC;
+}
+
+/* The rank's place among the ranks of its node. */
+static int local_rank(const struct comm *c, int *local, struct sbuf *err)
+{
+	MPI_Comm shm;
+
+	*local = 0;
+	if (!c->mpi)
+		return 0;
+	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL,
+				&shm) != MPI_SUCCESS) {
+		sbuf_addstr(err, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
+		return -1;
+	}
+	if (MPI_Comm_rank(shm, local) != MPI_SUCCESS) {
+		sbuf_addstr(err, "MPI_Comm_rank of the node's communicator failed");
+		MPI_Comm_free(&shm);
+		return -1;
+	}
+	MPI_Comm_free(&shm);
+	return 0;
+}
+
+int comm_cuda_init(struct comm_cuda *cc, struct comm *c, struct sbuf *err)
+{
+	const struct job_train *tr = &c->job->train;
+	struct sbuf why = SBUF_INIT;
+	int count = be_cuda_device_count(), local, st;
+
+	memset(cc, 0, sizeof(*cc));
+	cc->c = c;
+	if ((st = refuse(c, err)))
+		return st;
+	if (count < 1) {
+		sbuf_addstr(err, "no GPU is visible");
+		return HPT_EXIT_UNAVAILABLE;
+	}
+	if (local_rank(c, &local, err))
+		return HPT_EXIT_UNAVAILABLE;
+	cc->device = local % count;
+	if (be_cuda_init(cc->device, &why)) {
+		sbuf_addf(err, "cannot use GPU %d of %d: %s", cc->device, count, why.buf);
+		sbuf_release(&why);
+		return HPT_EXIT_UNAVAILABLE;
+	}
+	cc->overlap = tr->allreduce.overlap;
+	cc->cap = (size_t)(tr->allreduce.bucket_mb * 1024 * 1024 / sizeof(float));
+	cc->cap = cc->cap ? cc->cap : 1;
+	if (c->mpi && c->world > 1) {
+		MPI_Comm world = MPI_COMM_WORLD;
+
+		if (be_cuda_nccl_init_mpi(&world, &why)) {
+			sbuf_addf(err, "cannot start NCCL on GPU %d: %s", cc->device, why.buf);
+			sbuf_release(&why);
+			return HPT_EXIT_UNAVAILABLE;
+		}
+		cc->nccl = true;
+	}
+	return 0;
+}
+
+void comm_cuda_release(struct comm_cuda *cc)
+{
+	be_cuda_shutdown(); /* NCCL first, then streams and handles; no-op if never started */
+	memset(cc, 0, sizeof(*cc));
+}
+
+static void report(const struct comm_cuda *cc, const struct sbuf *err)
+{
+	fprintf(stderr, "hpctrain train: rank %d: %s\n", cc->c->rank, err->buf);
+}
+
+static size_t nbuckets(const struct comm_cuda *cc)
+{
+	return (cc->n + cc->cap - 1) / cc->cap;
+}
+
+static size_t bucket_hi(const struct comm_cuda *cc, size_t i)
+{
+	return (i + 1) * cc->cap < cc->n ? (i + 1) * cc->cap : cc->n;
+}
+
+/* Starts bucket next: averaged by NCCL (ncclAvg), in place. */
+static int start_bucket(struct comm_cuda *cc, struct sbuf *err)
+{
+	size_t lo = cc->next * cc->cap, hi = bucket_hi(cc, cc->next);
+
+	cc->next++;
+	return be_cuda_allreduce_start(cc->grads + lo, hi - lo, err);
+}
+
+/* Waits for the compute stream (backward, then the allreduce it was
+ * told to wait for) under comm.c's watchdog, which aborts the job after
+ * train.allreduce.stall_timeout_s: NCCL itself would wait forever for a
+ * dead peer.  The price: the host no longer prepares the next batch
+ * while backward runs on the GPU (it does on one rank). */
+static int watched_sync(struct comm_cuda *cc, struct sbuf *err)
+{
+	int rc;
+
+	atomic_store(&cc->c->blocked_since, now_s());
+	rc = be_cuda_sync(err);
+	atomic_store(&cc->c->blocked_since, 0.0);
+	return rc;
+}
+
+static int cc_start(void *ctx, struct trainer *t)
+{
+	struct comm_cuda *cc = ctx;
+	struct model_cuda *mc = train_model_cuda(t);
+
+	if (!mc) /* the hooks of a GPU run given to a CPU run */
+		return -1;
+	if (cc->inner.on_start && cc->inner.on_start(cc->inner.ctx, t))
+		return -1;
+	cc->grads = model_cuda_grads(mc);
+	cc->n = train_model(t)->nparams;
+	cc->next = 0;
+	return 0;
+}
+
+/* Gradients of [lo, hi) are queued on the compute stream: start every
+ * bucket that ends at or below hi. */
+static int cc_grad_ready(void *ctx, size_t lo, size_t hi)
+{
+	struct comm_cuda *cc = ctx;
+	struct sbuf err = SBUF_INIT;
+	int rc = 0;
+
+	(void)lo;
+	while (cc->nccl && cc->overlap && !rc && cc->next < nbuckets(cc) &&
+	       bucket_hi(cc, cc->next) <= hi)
+		rc = start_bucket(cc, &err);
+	if (rc)
+		report(cc, &err);
+	sbuf_release(&err);
+	return rc ? -1 : 0;
+}
+
+static int cc_before_update(void *ctx, struct trainer *t)
+{
+	struct comm_cuda *cc = ctx;
+	struct sbuf err = SBUF_INIT;
+	int rc = 0;
+
+	(void)t;
+	if (cc->nccl) {
+		while (!rc && cc->next < nbuckets(cc))
+			rc = start_bucket(cc, &err);
+		if (!rc)
+			rc = be_cuda_allreduce_wait(&err);
+		if (!rc)
+			rc = watched_sync(cc, &err);
+		cc->next = 0;
+	}
+	if (rc)
+		report(cc, &err);
+	sbuf_release(&err);
+	return rc ? -1 : 0;
+}
+
+static int cc_after_update(void *ctx, struct trainer *t)
+{
+	struct comm_cuda *cc = ctx;
+
+	return cc->inner.after_update ? cc->inner.after_update(cc->inner.ctx, t) : 0;
+}
+
+static bool cc_should_stop(void *ctx, struct trainer *t)
+{
+	struct comm_cuda *cc = ctx;
+
+	return cc->inner.should_stop && cc->inner.should_stop(cc->inner.ctx, t);
+}
+
+void comm_cuda_hooks(struct comm_cuda *cc, struct train_hooks *h)
+{
+	cc->inner = *h;
+	memset(h, 0, sizeof(*h));
+	h->ctx = cc;
+	h->on_start = cc_start;
+	h->on_grad_ready = cc_grad_ready;
+	h->before_update = cc_before_update;
+	h->after_update = cc_after_update;
+	h->should_stop = cc_should_stop;
+}
