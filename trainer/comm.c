@@ -328,6 +328,16 @@ static void *watchdog(void *arg)
  * backward is over there is nothing left to overlap with, and Open
  * MPI's blocking allreduce moves about twice the bytes per second of
  * libnbc's MPI_Iallreduce here (make bench). */
+void comm_watch_begin(struct comm *c)
+{
+	atomic_store(&c->blocked_since, now_s());
+}
+
+void comm_watch_end(struct comm *c)
+{
+	atomic_store(&c->blocked_since, 0.0);
+}
+
 static void reduce_now(struct comm *c, size_t i, int p)
 {
 	struct grad_bucket *b = &c->b[i];
@@ -336,10 +346,10 @@ static void reduce_now(struct comm *c, size_t i, int p)
 
 	scale_floats(g, n, scale);
 	announce(c, ++c->wait_seq);
-	atomic_store(&c->blocked_since, now_s());
+	comm_watch_begin(c);
 	check(c, MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
 	      "MPI_Allreduce");
-	atomic_store(&c->blocked_since, 0.0);
+	comm_watch_end(c);
 	(void)p;
 }
 

@@ -116,6 +116,11 @@ int comm_init(struct comm *c, const struct job *job, struct sbuf *err);
 int comm_setup(struct comm *c, float *grads, size_t n);
 /* Undoes comm_setup (no reduction may be in flight). */
 void comm_teardown(struct comm *c);
+/* Bracket a blocking wait that is not an MPI call of comm.c (the CUDA
+ * path's stream sync before NCCL's result is used), so the stall
+ * watchdog reports and aborts it like one. */
+void comm_watch_begin(struct comm *c);
+void comm_watch_end(struct comm *c);
 /* The trainer hooks bound to c. */
 void comm_hooks(struct comm *c, struct train_hooks *h);
 /* After train_run returned status (and its error was printed): a

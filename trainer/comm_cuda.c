@@ -17,18 +17,8 @@
 #include "cli/spec.h"             // defines: struct job, COMPRESS_NONE, BATCHNORM_SYNC
 
 #include <mpi.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* comm.c's clock: its watchdog compares */
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int comm_cuda_agree(struct comm *c, bool *cuda, struct sbuf *err)
 {
@@ -164,9 +154,9 @@ static int watched_sync(struct comm_cuda *cc, struct sbuf *err)
 {
 	int rc;
 
-	atomic_store(&cc->c->blocked_since, now_s());
+	comm_watch_begin(cc->c);
 	rc = be_cuda_sync(err);
-	atomic_store(&cc->c->blocked_since, 0.0);
+	comm_watch_end(cc->c);
 	return rc;
 }
 

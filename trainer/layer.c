@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct conv_geom conv_geom_of(const struct layer *l)
+struct conv_geom layer_conv_geom(const struct layer *l)
 {
 	struct conv_geom g = { l->in.n, l->in.h, l->in.w, l->in.c, l->out.c, l->k, l->k,
 			       l->stride, l->pad, 0, 0 };
@@ -19,7 +19,7 @@ static struct conv_geom conv_geom_of(const struct layer *l)
 	return g;
 }
 
-static struct pool_geom pool_geom_of(const struct layer *l)
+struct pool_geom layer_pool_geom(const struct layer *l)
 {
 	struct pool_geom g = { l->in.n, l->in.h, l->in.w, l->in.c, l->k, l->stride, 0, 0 };
 
@@ -108,12 +108,12 @@ int layer_setup(struct layer *l, struct sbuf *err)
 
 	switch (l->kind) {
 	case LAYER_CONV:
-		cg = conv_geom_of(l);
+		cg = layer_conv_geom(l);
 		l->be = be_conv_create(&cg, flags, l->prec, err);
 		return l->be ? 0 : -1;
 	case LAYER_MAXPOOL:
 	case LAYER_AVGPOOL:
-		pg = pool_geom_of(l);
+		pg = layer_pool_geom(l);
 		l->be = be_pool_create(&pg, l->kind == LAYER_MAXPOOL, flags, l->prec, err);
 		return l->be ? 0 : -1;
 	case LAYER_BATCHNORM:

@@ -114,6 +114,10 @@ void layer_count_params(const struct layer *l, size_t *nparam, size_t *nstate);
 void layer_assign(struct layer *l, float *params, float *grads, size_t *off, float *state,
 		  size_t *soff);
 
+/* The backend geometry of a conv or pooling layer for its whole batch. */
+struct conv_geom layer_conv_geom(const struct layer *l);
+struct pool_geom layer_pool_geom(const struct layer *l);
+
 /* Plans backend primitives and working buffers; 0 or -1 with err. */
 int layer_setup(struct layer *l, struct sbuf *err);
 void layer_release(struct layer *l);

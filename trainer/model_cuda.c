@@ -72,24 +72,6 @@ static float *view(float *arena, const float *host_arena, const float *host_ptr)
 	return host_ptr ? arena + (host_ptr - host_arena) : NULL;
 }
 
-/* layer.c's conv_geom_of and pool_geom_of (static there). */
-static struct conv_geom conv_geom_of(const struct layer *l)
-{
-	struct conv_geom g = { l->in.n, l->in.h, l->in.w, l->in.c, l->out.c, l->k, l->k,
-			       l->stride, l->pad, 0, 0 };
-
-	conv_geom_finish(&g);
-	return g;
-}
-
-static struct pool_geom pool_geom_of(const struct layer *l)
-{
-	struct pool_geom g = { l->in.n, l->in.h, l->in.w, l->in.c, l->k, l->stride, 0, 0 };
-
-	pool_geom_finish(&g);
-	return g;
-}
-
 /* ---- setup and release ---- */
 
 static int dseq_setup(struct model_cuda *mc, struct dseq *d, const struct seq *s,
@@ -112,12 +94,12 @@ static int dlayer_setup(struct model_cuda *mc, struct dlayer *d, const struct la
 	d->running = view(mc->state, m->state, l->running);
 	switch (l->kind) {
 	case LAYER_CONV:
-		cg = conv_geom_of(l);
+		cg = layer_conv_geom(l);
 		d->conv = be_cuda_conv_create(&cg, flags, l->prec, err);
 		return d->conv ? 0 : -1;
 	case LAYER_MAXPOOL:
 	case LAYER_AVGPOOL:
-		pg = pool_geom_of(l);
+		pg = layer_pool_geom(l);
 		d->pool = be_cuda_pool_create(&pg, l->kind == LAYER_MAXPOOL, err);
 		return d->pool ? 0 : -1;
 	case LAYER_BATCHNORM:
