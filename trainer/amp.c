@@ -16,11 +16,11 @@ void amp_init(struct amp_scaler *s, bool enabled)
 	s->skipped = 0;
 }
 
-void amp_scale(const struct amp_scaler *s, float *g, size_t n)
+void amp_scale(const struct amp_scaler *s, float *g, size_t n, float k)
 {
-	float k = (float)s->scale;
-
-	if (!s->enabled || k == 1.0f)
+	if (s->enabled)
+		k *= (float)s->scale;
+	if (k == 1.0f)
 		return;
 	for (size_t i = 0; i < n; i++)
 		g[i] *= k;

@@ -42,8 +42,10 @@ struct amp_scaler {
 /* Enabled: scale AMP_INIT_SCALE; disabled: scale 1, a no-op scaler. */
 void amp_init(struct amp_scaler *s, bool enabled);
 
-/* g[0, n) *= scale (the loss gradient, before backward). */
-void amp_scale(const struct amp_scaler *s, float *g, size_t n);
+/* g[0, n) *= scale * k: the loss gradient, before backward.  k carries
+ * the gradient's other constant factor (data parallelism's 1/world), so
+ * the loss gradient is touched once. */
+void amp_scale(const struct amp_scaler *s, float *g, size_t n, float k);
 
 /* g[0, n) /= scale; returns true when any element is inf or NaN (after
  * or before unscaling: the check is on the result).  Checks even when

@@ -1071,7 +1071,7 @@ extern "C" int be_cuda_allreduce_start(float *d_buf, size_t n, struct sbuf *err)
 	}
 	CU_TRY(cudaEventRecord(G.queued, G.compute));
 	CU_TRY(cudaStreamWaitEvent(G.comm, G.queued, 0));
-	NCCL_TRY(ncclAllReduce(d_buf, d_buf, n, ncclFloat, ncclAvg, G.nccl, G.comm));
+	NCCL_TRY(ncclAllReduce(d_buf, d_buf, n, ncclFloat, ncclSum, G.nccl, G.comm));
 	return 0;
 fail:
 	return -1;

@@ -145,7 +145,8 @@ int be_cuda_optim_update(size_t n, float *d_p, const float *d_g, float *d_m, flo
  * mpi_comm points to an MPI_Comm (void * keeps mpi.h out of this header).
  * Collective over the communicator. */
 int be_cuda_nccl_init_mpi(const void *mpi_comm, struct sbuf *err);
-/* Sum-allreduce of d_buf[0, n) divided by the world size, on the
+/* Sum-allreduce of d_buf[0, n) (the trainer pre-divides gradients by
+ * the world size, so the sum is their average), on the
  * communication stream after an event recorded now on the compute
  * stream: a bucket's allreduce overlaps the backward of earlier layers
  * that is queued after it.  be_cuda_allreduce_wait makes the compute

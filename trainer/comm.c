@@ -38,25 +38,6 @@ static double now_s(void)
 
 static void *watchdog(void *arg);
 
-/* The 1/world of averaging: one pass over the bucket, vectorised. */
-static void scale_floats(float *restrict g, size_t n, float scale)
-{
-#pragma omp simd
-	for (size_t j = 0; j < n; j++)
-		g[j] *= scale;
-}
-
-static void scale_into(float *dst, const float *g, size_t n, float scale)
-{
-	if (dst == g) {
-		scale_floats(dst, n, scale);
-		return;
-	}
-#pragma omp simd
-	for (size_t j = 0; j < n; j++)
-		dst[j] = g[j] * scale;
-}
-
 static void on_signal(int sig)
 {
 	comm_preempt_signal = sig;
@@ -342,9 +323,8 @@ static void reduce_now(struct comm *c, size_t i, int p)
 {
 	struct grad_bucket *b = &c->b[i];
 	size_t n = b->hi - b->lo;
-	float scale = 1.0f / (float)c->world, *g = c->grads + b->lo;
+	float *g = c->grads + b->lo;
 
-	scale_floats(g, n, scale);
 	announce(c, ++c->wait_seq);
 	comm_watch_begin(c);
 	check(c, MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
@@ -403,6 +383,9 @@ static int comm_start(void *ctx, struct trainer *t)
 	if (comm_setup(c, m->grads, m->nparams))
 		return -1;
 	train_metrics(t)->ranks = c->world;
+	/* averaging without a pass over the gradients: each rank's come out
+	 * of backward divided by world, so the allreduce's sum is the mean */
+	train_average_gradients_over(t, c->world);
 	c->step = train_ckpt_state(t)->step;
 	if (!c->mpi || c->world == 1)
 		return 0;
@@ -433,18 +416,18 @@ static int comm_start(void *ctx, struct trainer *t)
 	return 0;
 }
 
-/* Starts bucket i of buffer p: scale by 1/world (averaging), copy or
- * pack into the buffer the reduction runs in, MPI_Iallreduce. */
+/* Starts bucket i of buffer p: copy or pack into the buffer the
+ * reduction runs in, MPI_Iallreduce.  A sum: the gradients came out of
+ * backward already divided by world (comm_start). */
 static void start_bucket(struct comm *c, size_t i, int p)
 {
 	struct grad_bucket *b = &c->b[i];
 	size_t n = b->hi - b->lo;
-	float scale = 1.0f / (float)c->world;
 	bool delayed = c->job->train.allreduce.delayed;
 	float *g = c->grads + b->lo;
 
 	if (c->compress) {
-		comm_pack(c->pack, g, scale, c->hbuf[p] + b->lo, n);
+		comm_pack(c->pack, g, c->hbuf[p] + b->lo, n);
 		if (c->mpi && c->world > 1)
 			check(c, MPI_Iallreduce(MPI_IN_PLACE, c->hbuf[p] + b->lo, (int)n, MPI_UINT16_T,
 						*(MPI_Op *)c->op16, MPI_COMM_WORLD, req_of(b, p)),
@@ -452,8 +435,8 @@ static void start_bucket(struct comm *c, size_t i, int p)
 	} else {
 		float *dst = delayed ? c->fbuf[p] + b->lo : g;
 
-		if (c->world > 1 || delayed)
-			scale_into(dst, g, n, scale);
+		if (delayed)
+			memcpy(dst, g, n * sizeof(float));
 		if (c->mpi && c->world > 1)
 			check(c, MPI_Iallreduce(MPI_IN_PLACE, dst, (int)n, MPI_FLOAT, MPI_SUM,
 						MPI_COMM_WORLD, req_of(b, p)), "MPI_Iallreduce");

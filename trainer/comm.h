@@ -15,8 +15,11 @@
  *    ones in flight (progress between layers); before_update waits for
  *    them and reduces the buckets finished by the last layer with a
  *    blocking MPI_Allreduce (nothing is left to overlap, and it is about
- *    twice as fast as libnbc's MPI_Iallreduce here).  Gradients are multiplied by 1/world before the sum, so
- *    the reduction yields the average (exact for power-of-two worlds).
+ *    twice as fast as libnbc's MPI_Iallreduce here).  The reduction is a
+ *    plain sum: on_start has the trainer fold 1/world into the loss
+ *    gradient (train_average_gradients_over), so every rank's gradients
+ *    leave backward pre-divided and the sum is the average with no pass
+ *    over the buckets (exact for power-of-two worlds).
  *  - delayed: the update of step t uses the average of step t-1; step
  *    t's reduction runs in a second buffer behind step t+1's forward and
  *    backward.  The first step of a process makes no update.

@@ -136,7 +136,8 @@ static size_t bucket_hi(const struct comm_cuda *cc, size_t i)
 	return (i + 1) * cc->cap < cc->n ? (i + 1) * cc->cap : cc->n;
 }
 
-/* Starts bucket next: averaged by NCCL (ncclAvg), in place. */
+/* Starts bucket next: summed by NCCL in place, which averages the
+ * gradients backward pre-divided by world (comm.h). */
 static int start_bucket(struct comm_cuda *cc, struct sbuf *err)
 {
 	size_t lo = cc->next * cc->cap, hi = bucket_hi(cc, cc->next);

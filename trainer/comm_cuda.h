@@ -7,7 +7,8 @@
  * uploads it to the device afterwards), the preemption agreement
  * (should_stop), metrics (after_update) and the final barrier.  The
  * gradient exchange moves to the device: on_grad_ready starts an NCCL
- * average (be_cuda_allreduce_start) of each bucket of the device
+ * sum (be_cuda_allreduce_start; the gradients are pre-divided by world,
+ * comm.h) of each bucket of the device
  * gradient arena as soon as backward has passed it, before_update
  * starts the rest, makes the compute stream wait for them and waits for
  * the stream itself, under comm.c's stall watchdog.  Buckets are cut as

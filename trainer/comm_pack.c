@@ -71,14 +71,14 @@ static float from_fp16(uint16_t h)
 	return float_of(sign | ((e + 112) << 23) | (m << 13));
 }
 
-void comm_pack(enum comm_pack_kind k, const float *src, float scale, uint16_t *dst, size_t n)
+void comm_pack(enum comm_pack_kind k, const float *src, uint16_t *dst, size_t n)
 {
 	if (k == COMM_PACK_BF16)
 		for (size_t i = 0; i < n; i++)
-			dst[i] = to_bf16(src[i] * scale);
+			dst[i] = to_bf16(src[i]);
 	else
 		for (size_t i = 0; i < n; i++)
-			dst[i] = to_fp16(src[i] * scale);
+			dst[i] = to_fp16(src[i]);
 }
 
 void comm_unpack(enum comm_pack_kind k, const uint16_t *src, float *dst, size_t n)

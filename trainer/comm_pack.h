@@ -22,8 +22,8 @@
 
 enum comm_pack_kind { COMM_PACK_FP16, COMM_PACK_BF16 };
 
-/* dst[i] = 16-bit(src[i] * scale). */
-void comm_pack(enum comm_pack_kind k, const float *src, float scale, uint16_t *dst, size_t n);
+/* dst[i] = 16-bit(src[i]). */
+void comm_pack(enum comm_pack_kind k, const float *src, uint16_t *dst, size_t n);
 /* dst[i] = float(src[i]). */
 void comm_unpack(enum comm_pack_kind k, const uint16_t *src, float *dst, size_t n);
 /* inout[i] = 16-bit(float(in[i]) + float(inout[i])): the reduction. */

@@ -46,6 +46,7 @@ struct trainer {
 	struct ckpt_state cs;
 	struct metrics mt;
 	char *ckpt_dir;
+	float grad_factor; /* 1/world under data parallelism (train_average_gradients_over) */
 };
 
 static double now_s(void)
@@ -313,7 +314,7 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		 * unscale after before_update, which in data-parallel runs has
 		 * waited for the gradient allreduce, so every rank checks the
 		 * same averaged gradients and skips the same steps. */
-		amp_scale(&t->cs.scaler, t->model.dlogits, (size_t)b * t->model.outputs);
+		amp_scale(&t->cs.scaler, t->model.dlogits, (size_t)b * t->model.outputs, t->grad_factor);
 		if (step_backward(t, &gh, err))
 			return HPT_EXIT_INTERNAL;
 		if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
@@ -380,6 +381,7 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 
 	t.cfg = cfg;
 	t.job = cfg->job;
+	t.grad_factor = 1.0f;
 	rc = setup(&t, err);
 	if (!rc)
 		rc = open_run(&t, err);
@@ -430,6 +432,11 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 out:
 	release(&t);
 	return rc;
+}
+
+void train_average_gradients_over(struct trainer *t, int world)
+{
+	t->grad_factor = 1.0f / (float)world;
 }
 
 struct model *train_model(struct trainer *t)

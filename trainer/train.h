@@ -68,6 +68,11 @@ struct train_config {
 int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	      struct sbuf *err);
 
+/* From on_start: backward divides every gradient by world (through the
+ * loss gradient, in which backward is linear), so the sum over ranks
+ * that an allreduce makes is the average with no pass of its own. */
+void train_average_gradients_over(struct trainer *t, int world);
+
 /* What hooks may read and change (valid during train_run). */
 struct model *train_model(struct trainer *t);
 struct optim *train_optim(struct trainer *t);

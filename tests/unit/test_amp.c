@@ -33,7 +33,7 @@ static void amp__an_injected_inf_skips_the_step_and_halves_the_scale(void **stat
 	(void)state;
 	amp_init(&s, true);
 	assert_true(s.scale == 65536.0);
-	amp_scale(&s, g + 4, 1);
+	amp_scale(&s, g + 4, 1, 1.0f);
 	assert_true(g[4] == 65536.0f);
 	/* Clean gradients come back divided by the scale, exactly. */
 	assert_false(amp_unscale(&s, g, 5));
@@ -93,7 +93,7 @@ static void amp__a_disabled_scaler_changes_nothing(void **state)
 
 	(void)state;
 	amp_init(&s, false);
-	amp_scale(&s, g, 2);
+	amp_scale(&s, g, 2, 1.0f);
 	assert_false(amp_unscale(&s, g, 2));
 	assert_true(g[0] == 3.0f && g[1] == -0.25f);
 	assert_false(amp_update(&s, false));

@@ -551,7 +551,7 @@ static void cuda__dropout_masks_are_the_cpus(void **state)
 	sbuf_release(&err);
 }
 
-/* One rank: the average is the input itself; exercises the MPI
+/* One rank: the sum is the input itself; exercises the MPI
  * bootstrap, the event hand-off and the stream wait. */
 static void cuda__nccl_allreduce_through_an_mpi_bootstrap(void **state)
 {
