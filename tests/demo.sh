@@ -6,7 +6,7 @@
 # `hpctrain status --wait`, prints its result, its per-rank logs and its
 # run directory, and takes the cluster down again (HPT_DEMO_KEEP=1 keeps it
 # up and says how to use it).  The job trains with the bundled trainer when
-# bin/hpctrain-train is built; until then each rank prints the binding
+# bin/hpctrain-train is built (make all builds it); otherwise each rank prints the binding
 # `hpctrain launch` gave it.  Runs land in build/demo/runs/.
 set -eu
 cd "$(dirname "$0")/.."
