@@ -75,6 +75,23 @@ int be_pool_forward(struct be_pool *pl, const float *x, float *y, struct sbuf *e
 int be_pool_backward(struct be_pool *pl, const float *dy, float *dx, struct sbuf *err);
 void be_pool_free(struct be_pool *pl);
 
+/* A linear layer's three GEMMs, planned once, row-major: y = x w^T,
+ * dx = dy w, dw = dy^T x for x (n,in), w (out,in), y (n,out); bias and
+ * activation stay with the caller.  At BE_BF16 they run on bf16 copies
+ * of x, w and dy with fp32 accumulation and fp32 outputs; at BE_FP16 on
+ * binary16-rounded copies in fp32 (fp16's numerics, as be_conv); fp32
+ * is plain sgemm.  The backward reuses the forward's copies of x and w
+ * when given the same pointers, whose contents must not have changed. */
+struct be_linear;
+struct be_linear *be_linear_create(int n, int in, int out, enum be_precision prec,
+				   struct sbuf *err);
+int be_linear_forward(struct be_linear *lin, const float *x, const float *w, float *y,
+		      struct sbuf *err);
+/* dx may be NULL; dw is overwritten. */
+int be_linear_backward(struct be_linear *lin, const float *x, const float *w, const float *dy,
+		       float *dx, float *dw, struct sbuf *err);
+void be_linear_free(struct be_linear *lin);
+
 /* Row-major C = alpha op(A) op(B) + beta C, op = transpose when 't'. */
 int be_gemm(char ta, char tb, int m, int n, int k, float alpha, const float *a, int lda,
 	    const float *b, int ldb, float beta, float *c, int ldc, struct sbuf *err);

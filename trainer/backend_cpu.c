@@ -32,14 +32,17 @@
  * 2.6 has none, so fp16 is emulated: x, w and dy are rounded to binary16
  * (overflow to inf included, which is what loss scaling guards) and the
  * convolution runs in fp32.  That gives fp16's numerics, not its speed.
+ * At low precision and stride 1 the input gradient runs as a forward
+ * convolution of dy with transposed, flipped weights (oneDNN 2.6 has
+ * brgemm AMX kernels for the forward only; plan_bwd_data_as_forward);
+ * at other strides it is computed in bf16 and converted.
  * Max pooling is plain C (kernels/maxpool.c: oneDNN 2.6's training-mode
  * max pooling is six times slower than memory allows here); average
- * pooling is oneDNN.
- * Pooling and GEMMs (linear layers) run fp32 at every precision: pooling
- * is memory-bound on fp32 activations and the linear layers of the
- * bundled models are under 10% of their FLOPs.
+ * pooling is oneDNN.  Pooling runs fp32 at every precision: it is
+ * memory-bound on fp32 activations.  Linear layers (be_linear) run
+ * sgemm at fp32 and oneDNN matmuls on bf16 copies at bf16.
  */
-#include "trainer/backend.h" // defines: be_conv_*, be_pool_*, be_gemm
+#include "trainer/backend.h" // defines: be_conv_*, be_pool_*, be_linear_*, be_gemm
 #include "trainer/kernels/kernels.h" // defines: maxpool_fwd_f32, maxpool_bwd_f32
 #include "cli/sbuf.h"        // defines: struct sbuf, sbuf_addf
 
@@ -330,14 +333,15 @@ struct be_conv {
 	const float *x_last; /* the input converted by the last forward */
 	const float *w_last; /* the weights of the last forward */
 	float *xr, *wr, *dyr; /* fp16 emulation: rounded copies */
+	float *wflip;         /* bwd_data as a forward: w transposed and flipped */
 };
 
 void be_conv_free(struct be_conv *cv)
 {
-	dnnl_memory_t *mems[] = { &cv->b, &cv->db };
-
 	if (!cv)
 		return;
+	dnnl_memory_t *mems[] = { &cv->b, &cv->db };
+
 	prim_release(&cv->fwd);
 	prim_release(&cv->bwd_data);
 	prim_release(&cv->bwd_w);
@@ -354,6 +358,7 @@ void be_conv_free(struct be_conv *cv)
 	be_free(cv->xr);
 	be_free(cv->wr);
 	be_free(cv->dyr);
+	be_free(cv->wflip);
 	free(cv);
 }
 
@@ -365,6 +370,55 @@ static dnnl_memory_desc_t chosen_md(const struct prim *pr, dnnl_query_t what, dn
 
 	md.data_type = dt;
 	return md;
+}
+
+/* At stride 1 the input gradient is a forward convolution of dy with
+ * the weights transposed (C and K swapped) and flipped in R and S, at
+ * padding R-1-pad.  oneDNN 2.6 runs its bf16 forward on AMX with the
+ * brgemm kernels but the backward-data pass with an older one: the
+ * cnn's 32->64 layer at batch 128 took 2.3 ms as a forward against
+ * 3.6 ms as backward data (one thread, cold caches), and the forward
+ * writes fp32 NHWC dx directly.  The flip is K*C*R*S floats per step. */
+static dnnl_status_t plan_bwd_data_as_forward(struct be_conv *cv, dnnl_data_type_t lt,
+					      const dnnl_memory_desc_t *dy_lp,
+					      const dnnl_memory_desc_t *dx_md)
+{
+	const struct conv_geom *g = &cv->g;
+	dnnl_dims_t wd = { g->c, g->k, g->r, g->s }, strides = { 1, 1 },
+		    pad = { g->r - 1 - g->pad, g->s - 1 - g->pad };
+	dnnl_memory_desc_t w_any, w_plain;
+	dnnl_convolution_desc_t d;
+	dnnl_status_t st;
+
+	cv->wflip = be_alloc((size_t)g->k * g->c * g->r * g->s);
+	if (!cv->wflip)
+		return dnnl_out_of_memory;
+	if ((st = dnnl_memory_desc_init_by_tag(&w_any, 4, wd, lt, dnnl_format_tag_any)) ||
+	    (st = dnnl_memory_desc_init_by_tag(&w_plain, 4, wd, dnnl_f32, dnnl_oihw)) ||
+	    (st = dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference,
+						     dnnl_convolution_direct, dy_lp, &w_any, NULL,
+						     dx_md, strides, pad, pad)) ||
+	    (st = prim_create(&cv->bwd_data, &d, NULL, NULL)) ||
+	    (st = relayout_create(&cv->w_bwd, &w_plain,
+				  dnnl_primitive_desc_query_md(cv->bwd_data.pd,
+							       dnnl_query_weights_md, 0), 1)))
+		return st;
+	return relayout_create(&cv->dxo, dx_md, dx_md, 0);
+}
+
+/* wflip[c][k][R-1-r][S-1-s] = w[k][c][r][s]. */
+static void flip_weights(const struct conv_geom *g, const float *w, float *wflip)
+{
+	size_t rs = (size_t)g->r * g->s;
+
+	for (int k = 0; k < g->k; k++)
+		for (int c = 0; c < g->c; c++) {
+			const float *src = w + ((size_t)k * g->c + c) * rs;
+			float *dst = wflip + ((size_t)c * g->k + k) * rs;
+
+			for (size_t i = 0; i < rs; i++)
+				dst[rs - 1 - i] = src[i];
+		}
 }
 
 /* Plans the three primitives with inputs of type lt (f32, bf16, f16);
@@ -411,13 +465,16 @@ static dnnl_status_t conv_plan(struct be_conv *cv, dnnl_data_type_t lt, bool blo
 	x_lp = chosen_md(&cv->fwd, dnnl_query_src_md, lt);
 	y_out = chosen_md(&cv->fwd, dnnl_query_dst_md, dnnl_f32);
 	dy_lp = chosen_md(&cv->fwd, dnnl_query_dst_md, lt);
-	dx_md = blocked ? chosen_md(&cv->fwd, dnnl_query_src_md, dnnl_f32) : x_md;
+	dx_md = blocked ? chosen_md(&cv->fwd, dnnl_query_src_md, lt) : x_md;
 	PLAN(relayout_create(&cv->w_fwd, &w_plain,
 			     dnnl_primitive_desc_query_md(cv->fwd.pd, dnnl_query_weights_md, 0), 1));
 	PLAN(relayout_create(&cv->xc, &x_md, &x_lp, 1));
 	PLAN(relayout_create(&cv->yo, &y_out, &y_md, 0));
 	PLAN(relayout_create(&cv->dyc, &y_md, &dy_lp, 1));
-	if (cv->flags & BE_NEED_DX) {
+	if ((cv->flags & BE_NEED_DX) && lt != dnnl_f32 && g->stride == 1 && g->r == g->s &&
+	    g->pad < g->r) {
+		PLAN(plan_bwd_data_as_forward(cv, lt, &dy_lp, &x_md));
+	} else if (cv->flags & BE_NEED_DX) {
 		PLAN(dnnl_convolution_backward_data_desc_init(&d, dnnl_convolution_direct, &dx_md,
 							      &w_lp, &dy_lp, strides, pad, pad));
 		PLAN(prim_create(&cv->bwd_data, &d, cv->fwd.pd, NULL));
@@ -575,11 +632,13 @@ int be_conv_backward(struct be_conv *cv, const float *x, const float *dy, float 
 	}
 	DNNL_TRY(relayout_in(&cv->dyc, dy, &dym));
 	if (dx) {
-		DNNL_TRY(relayout_in(&cv->w_bwd, cv->w_last, &wm));
+		if (cv->wflip)
+			flip_weights(g, cv->w_last, cv->wflip);
+		DNNL_TRY(relayout_in(&cv->w_bwd, cv->wflip ? cv->wflip : cv->w_last, &wm));
 		DNNL_TRY(relayout_out_mem(&cv->dxo, dx, &dxm));
-		dnnl_exec_arg_t a[] = { { DNNL_ARG_DIFF_DST, dym },
+		dnnl_exec_arg_t a[] = { { cv->wflip ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST, dym },
 					{ DNNL_ARG_WEIGHTS, wm },
-					{ DNNL_ARG_DIFF_SRC, dxm } };
+					{ cv->wflip ? DNNL_ARG_DST : DNNL_ARG_DIFF_SRC, dxm } };
 		DNNL_TRY(prim_run(&cv->bwd_data, 3, a));
 		DNNL_TRY(relayout_out_finish(&cv->dxo));
 	}
@@ -725,6 +784,210 @@ int be_gemm(char ta, char tb, int m, int n, int k, float alpha, const float *a, 
 {
 	DNNL_TRY(dnnl_sgemm(ta == 't' ? 'T' : 'N', tb == 't' ? 'T' : 'N', m, n, k, alpha, a, lda,
 			    b, ldb, beta, c, ldc));
+	return 0;
+fail:
+	return -1;
+}
+
+/* Linear layers (backend.h).  bf16: oneDNN matmuls whose operands are
+ * bf16 copies made by planned reorders; the transposed operands (w as
+ * (in,out), dy as (out,n)) are views of the same copies with swapped
+ * strides, so nothing is transposed in memory.  The cnn's 3136 -> 128
+ * layer at batch 128, one thread: 4.2 ms of sgemm per step against
+ * 1.0 ms of AMX matmuls and 0.3 ms of conversion. */
+struct be_linear {
+	int n, in, out;
+	enum be_precision prec;
+	struct prim fwd, bwd_data, bwd_w;
+	struct relayout xc, wc, dyc;        /* bf16: f32 -> bf16 copies */
+	dnnl_memory_t w_t, dy_t;            /* views: w as (in,out), dy as (out,n) */
+	dnnl_memory_t y, dx, dw;
+	float *xr, *wr, *dyr;               /* fp16: binary16-rounded copies */
+	const float *x_last, *w_last;       /* what the copies were made of */
+};
+
+void be_linear_free(struct be_linear *lin)
+{
+	if (!lin)
+		return;
+	dnnl_memory_t *mems[] = { &lin->w_t, &lin->dy_t, &lin->y, &lin->dx, &lin->dw };
+
+	prim_release(&lin->fwd);
+	prim_release(&lin->bwd_data);
+	prim_release(&lin->bwd_w);
+	relayout_release(&lin->xc);
+	relayout_release(&lin->wc);
+	relayout_release(&lin->dyc);
+	for (size_t i = 0; i < sizeof(mems) / sizeof(*mems); i++)
+		if (*mems[i])
+			dnnl_memory_destroy(*mems[i]);
+	be_free(lin->xr);
+	be_free(lin->wr);
+	be_free(lin->dyr);
+	free(lin);
+}
+
+static dnnl_status_t md2(dnnl_memory_desc_t *md, dnnl_dim_t rows, dnnl_dim_t cols,
+			 dnnl_data_type_t dt, dnnl_format_tag_t tag)
+{
+	dnnl_dims_t d = { rows, cols };
+
+	return dnnl_memory_desc_init_by_tag(md, 2, d, dt, tag);
+}
+
+static dnnl_status_t matmul_plan(struct prim *pr, const dnnl_memory_desc_t *a,
+				 const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *c)
+{
+	dnnl_matmul_desc_t d;
+	dnnl_status_t st = dnnl_matmul_desc_init(&d, a, b, NULL, c);
+
+	return st == dnnl_success ? prim_create(pr, &d, NULL, NULL) : st;
+}
+
+/* Plans the bf16 matmuls; oneDNN's status (dnnl_unimplemented: no bf16
+ * matmul on this CPU build). */
+static dnnl_status_t linear_plan_bf16(struct be_linear *lin)
+{
+	dnnl_memory_desc_t x32, xb, w32, wb, wbt, dy32, dyb, dybt, y, dx, dw;
+	dnnl_status_t st;
+
+#define PLAN(call)                                                                         \
+	do {                                                                               \
+		if ((st = (call)) != dnnl_success)                                         \
+			return st;                                                         \
+	} while (0)
+	PLAN(md2(&x32, lin->n, lin->in, dnnl_f32, dnnl_ab));
+	PLAN(md2(&xb, lin->n, lin->in, dnnl_bf16, dnnl_ab));
+	PLAN(md2(&w32, lin->out, lin->in, dnnl_f32, dnnl_ab));
+	PLAN(md2(&wb, lin->out, lin->in, dnnl_bf16, dnnl_ab));
+	PLAN(md2(&wbt, lin->in, lin->out, dnnl_bf16, dnnl_ba));
+	PLAN(md2(&dy32, lin->n, lin->out, dnnl_f32, dnnl_ab));
+	PLAN(md2(&dyb, lin->n, lin->out, dnnl_bf16, dnnl_ab));
+	PLAN(md2(&dybt, lin->out, lin->n, dnnl_bf16, dnnl_ba));
+	PLAN(md2(&y, lin->n, lin->out, dnnl_f32, dnnl_ab));
+	PLAN(md2(&dx, lin->n, lin->in, dnnl_f32, dnnl_ab));
+	PLAN(md2(&dw, lin->out, lin->in, dnnl_f32, dnnl_ab));
+	PLAN(matmul_plan(&lin->fwd, &xb, &wbt, &y));
+	PLAN(matmul_plan(&lin->bwd_data, &dyb, &wb, &dx));
+	PLAN(matmul_plan(&lin->bwd_w, &dybt, &xb, &dw));
+	PLAN(relayout_create(&lin->xc, &x32, &xb, 1));
+	PLAN(relayout_create(&lin->wc, &w32, &wb, 1));
+	PLAN(relayout_create(&lin->dyc, &dy32, &dyb, 1));
+	PLAN(dnnl_memory_create(&lin->w_t, &wbt, engine, lin->wc.buf));
+	PLAN(dnnl_memory_create(&lin->dy_t, &dybt, engine, lin->dyc.buf));
+	PLAN(mem_create(&lin->y, &y));
+	PLAN(mem_create(&lin->dx, &dx));
+	PLAN(mem_create(&lin->dw, &dw));
+#undef PLAN
+	return dnnl_success;
+}
+
+struct be_linear *be_linear_create(int n, int in, int out, enum be_precision prec,
+				   struct sbuf *err)
+{
+	struct be_linear *lin = calloc(1, sizeof(*lin));
+
+	if (!lin) {
+		sbuf_addstr(err, "out of memory");
+		return NULL;
+	}
+	*lin = (struct be_linear){ .n = n, .in = in, .out = out, .prec = prec };
+	if (prec == BE_BF16 && linear_plan_bf16(lin) != dnnl_success) {
+		/* no bf16 matmul here: fp32, as for a convolution without a kernel */
+		be_linear_free(lin);
+		return be_linear_create(n, in, out, BE_FP32, err);
+	}
+	if (prec == BE_FP16) {
+		lin->xr = be_alloc((size_t)n * in);
+		lin->wr = be_alloc((size_t)out * in);
+		lin->dyr = be_alloc((size_t)n * out);
+		if (!lin->xr || !lin->wr || !lin->dyr) {
+			sbuf_addstr(err, "out of memory");
+			be_linear_free(lin);
+			return NULL;
+		}
+	}
+	return lin;
+}
+
+/* The low-precision copies of x and w, made unless the last call made
+ * them of the same pointers. */
+static dnnl_status_t linear_inputs(struct be_linear *lin, const float *x, const float *w)
+{
+	dnnl_memory_t unused;
+	dnnl_status_t st = dnnl_success;
+
+	if (x != lin->x_last) {
+		if (lin->prec == BE_BF16)
+			st = relayout_in(&lin->xc, x, &unused);
+		else
+			be_round_fp16((size_t)lin->n * lin->in, x, lin->xr);
+		lin->x_last = x;
+	}
+	if (st == dnnl_success && w != lin->w_last) {
+		if (lin->prec == BE_BF16)
+			st = relayout_in(&lin->wc, w, &unused);
+		else
+			be_round_fp16((size_t)lin->out * lin->in, w, lin->wr);
+		lin->w_last = w;
+	}
+	return st;
+}
+
+int be_linear_forward(struct be_linear *lin, const float *x, const float *w, float *y,
+		      struct sbuf *err)
+{
+	int n = lin->n, in = lin->in, out = lin->out;
+
+	if (lin->prec == BE_FP32)
+		return be_gemm('n', 't', n, out, in, 1.0f, x, in, w, in, 0.0f, y, out, err);
+	lin->x_last = lin->w_last = NULL; /* the forward always converts afresh */
+	DNNL_TRY(linear_inputs(lin, x, w));
+	if (lin->prec == BE_FP16)
+		return be_gemm('n', 't', n, out, in, 1.0f, lin->xr, in, lin->wr, in, 0.0f, y, out,
+			       err);
+	DNNL_TRY(mem_set(lin->y, y));
+	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, lin->xc.internal },
+				{ DNNL_ARG_WEIGHTS, lin->w_t },
+				{ DNNL_ARG_DST, lin->y } };
+	DNNL_TRY(prim_run(&lin->fwd, 3, a));
+	return 0;
+fail:
+	return -1;
+}
+
+int be_linear_backward(struct be_linear *lin, const float *x, const float *w, const float *dy,
+		       float *dx, float *dw, struct sbuf *err)
+{
+	int n = lin->n, in = lin->in, out = lin->out;
+	dnnl_memory_t dym;
+
+	if (lin->prec == BE_FP32)
+		return be_gemm('t', 'n', out, in, n, 1.0f, dy, out, x, in, 0.0f, dw, in, err) ||
+		       (dx && be_gemm('n', 'n', n, in, out, 1.0f, dy, out, w, in, 0.0f, dx, in, err))
+			       ? -1 : 0;
+	DNNL_TRY(linear_inputs(lin, x, w));
+	if (lin->prec == BE_FP16) {
+		be_round_fp16((size_t)n * out, dy, lin->dyr);
+		return be_gemm('t', 'n', out, in, n, 1.0f, lin->dyr, out, lin->xr, in, 0.0f, dw, in,
+			       err) ||
+		       (dx && be_gemm('n', 'n', n, in, out, 1.0f, lin->dyr, out, lin->wr, in, 0.0f,
+				      dx, in, err))
+			       ? -1 : 0;
+	}
+	DNNL_TRY(relayout_in(&lin->dyc, dy, &dym));
+	DNNL_TRY(mem_set(lin->dw, dw));
+	dnnl_exec_arg_t aw[] = { { DNNL_ARG_SRC, lin->dy_t },
+				 { DNNL_ARG_WEIGHTS, lin->xc.internal },
+				 { DNNL_ARG_DST, lin->dw } };
+	DNNL_TRY(prim_run(&lin->bwd_w, 3, aw));
+	if (dx) {
+		DNNL_TRY(mem_set(lin->dx, dx));
+		dnnl_exec_arg_t ad[] = { { DNNL_ARG_SRC, dym },
+					 { DNNL_ARG_WEIGHTS, lin->wc.internal },
+					 { DNNL_ARG_DST, lin->dx } };
+		DNNL_TRY(prim_run(&lin->bwd_data, 3, ad));
+	}
 	return 0;
 fail:
 	return -1;

@@ -194,11 +194,12 @@ static int number_layers(struct seq *s, int id)
 	return id;
 }
 
-/* Convolutions compute at prec, in residual blocks too. */
+/* Convolutions and linear layers compute at prec, in residual blocks too. */
 static void set_precision(struct seq *s, enum be_precision prec)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		s->v[i].prec = s->v[i].kind == LAYER_CONV ? prec : BE_FP32;
+		s->v[i].prec = s->v[i].kind == LAYER_CONV || s->v[i].kind == LAYER_LINEAR ? prec
+											  : BE_FP32;
 		if (s->v[i].body)
 			set_precision(s->v[i].body, prec);
 		if (s->v[i].shortcut)

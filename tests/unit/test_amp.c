@@ -244,8 +244,58 @@ static void amp__bf16_and_fp16_convolutions_stay_within_documented_bounds(void *
 	check_conv_lp((struct conv_geom){ 4, 12, 12, 1, 32, 3, 3, 1, 1, 0, 0 }, BE_BF16, 2e-2);
 	check_conv_lp((struct conv_geom){ 4, 10, 10, 32, 64, 3, 3, 1, 1, 0, 0 }, BE_BF16, 2e-2);
 	check_conv_lp((struct conv_geom){ 3, 9, 7, 16, 32, 3, 3, 2, 1, 0, 0 }, BE_BF16, 2e-2);
+	/* stride 1: dx runs as a forward with flipped weights, at padding
+	 * R-1-pad (here 4 and 1) */
+	check_conv_lp((struct conv_geom){ 2, 9, 9, 16, 24, 5, 5, 1, 0, 0, 0 }, BE_BF16, 2e-2);
+	check_conv_lp((struct conv_geom){ 2, 8, 6, 16, 16, 3, 3, 1, 1, 0, 0 }, BE_BF16, 2e-2);
+	check_conv_lp((struct conv_geom){ 2, 8, 8, 16, 16, 3, 3, 1, 0, 0, 0 }, BE_BF16, 2e-2);
 	check_conv_lp((struct conv_geom){ 4, 10, 10, 32, 64, 3, 3, 1, 1, 0, 0 }, BE_FP16, 3e-3);
 	check_conv_lp((struct conv_geom){ 3, 8, 8, 16, 32, 1, 1, 2, 0, 0, 0 }, BE_FP16, 3e-3);
+}
+
+/* The linear layer's three GEMMs at low precision against the double
+ * reference: sums of IN (forward, weight gradient over N) terms, same
+ * bounds as the convolutions. */
+static void check_linear_lp(int n, int in, int out, enum be_precision prec, double bound)
+{
+	struct sbuf err = SBUF_INIT;
+	struct be_linear *lin = be_linear_create(n, in, out, prec, &err);
+	size_t nx = (size_t)n * in, nw = (size_t)out * in, ny = (size_t)n * out;
+	float *x = malloc(nx * 4), *w = malloc(nw * 4), *y = malloc(ny * 4), *dy = malloc(ny * 4);
+	float *dx = malloc(nx * 4), *dw = malloc(nw * 4);
+	double *b0 = calloc(out, 8), *yd = malloc(ny * 8), *dxd = malloc(nx * 8);
+	double *dwd = malloc(nw * 8), *dbd = malloc(out * 8), *xd, *wd, *dyd;
+
+	if (!lin)
+		fail_msg("be_linear_create: %s", err.buf);
+	fill_normalf(x, nx, 5), fill_normalf(w, nw, 6), fill_normalf(dy, ny, 7);
+	assert_int_equal(be_linear_forward(lin, x, w, y, &err), 0);
+	assert_int_equal(be_linear_backward(lin, x, w, dy, dx, dw, &err), 0);
+	xd = to_f64(x, nx), wd = to_f64(w, nw), dyd = to_f64(dy, ny);
+	linear_fwd_ref(n, in, out, xd, wd, b0, yd);
+	linear_bwd_ref(n, in, out, xd, wd, dyd, dxd, dwd, dbd);
+	print_message("# %s linear %d x %d -> %d: y %.2e dx %.2e dw %.2e (bound %.0e)\n",
+		      be_precision_name(prec), n, in, out, scaled_err(y, yd, ny),
+		      scaled_err(dx, dxd, nx), scaled_err(dw, dwd, nw), bound);
+	assert_true(scaled_err(y, yd, ny) < bound);
+	assert_true(scaled_err(dx, dxd, nx) < bound);
+	assert_true(scaled_err(dw, dwd, nw) < bound);
+	/* fp32 is exact sgemm: far inside any low-precision bound */
+	if (prec == BE_FP32)
+		assert_true(scaled_err(y, yd, ny) < 1e-5 && scaled_err(dw, dwd, nw) < 1e-5);
+	be_linear_free(lin);
+	free(x), free(w), free(y), free(dy), free(dx), free(dw);
+	free(b0), free(yd), free(dxd), free(dwd), free(dbd), free(xd), free(wd), free(dyd);
+	sbuf_release(&err);
+}
+
+static void amp__bf16_and_fp16_linear_layers_stay_within_documented_bounds(void **state)
+{
+	(void)state;
+	check_linear_lp(16, 200, 24, BE_FP32, 1e-5);
+	check_linear_lp(16, 200, 24, BE_BF16, 2e-2);
+	check_linear_lp(7, 33, 5, BE_BF16, 2e-2);
+	check_linear_lp(16, 200, 24, BE_FP16, 3e-3);
 }
 
 static void amp__fp16_rounding_overflows_to_inf_like_the_hardware(void **state)
@@ -268,6 +318,7 @@ int main(void)
 		cmocka_unit_test(amp__a_disabled_scaler_changes_nothing),
 		cmocka_unit_test(amp__scaler_state_survives_a_checkpoint_round_trip),
 		cmocka_unit_test(amp__bf16_and_fp16_convolutions_stay_within_documented_bounds),
+		cmocka_unit_test(amp__bf16_and_fp16_linear_layers_stay_within_documented_bounds),
 		cmocka_unit_test(amp__fp16_rounding_overflows_to_inf_like_the_hardware),
 	};
 
