@@ -3,8 +3,8 @@
  * the pointwise work to kernels/pointwise_f32.c.  Shapes are stated per
  * kind in layer.h; every buffer used here was sized by layer_setup(). */
 #include "trainer/layer.h"           // defines: struct layer, struct seq
-#include "trainer/backend.h"         // defines: be_conv_*, be_pool_*, be_gemm, be_alloc
-#include "trainer/kernels/kernels.h" // defines: relu_*_f32, batchnorm_*_f32, dropout_*_f32
+#include "trainer/backend.h"         // defines: be_conv_*, be_pool_*, be_linear_*, be_alloc
+#include "trainer/kernels/kernels.h" // defines: relu_*_f32, batchnorm_*_f32, conv1pool_*
 #include "cli/sbuf.h"                // defines: struct sbuf, xrealloc
 
 #include <stdlib.h>
@@ -108,13 +108,26 @@ int layer_setup(struct layer *l, struct sbuf *err)
 
 	switch (l->kind) {
 	case LAYER_CONV:
+		if (l->fused_into_pool)
+			return 0;
 		cg = layer_conv_geom(l);
 		l->be = be_conv_create(&cg, flags, l->prec, err);
 		return l->be ? 0 : -1;
 	case LAYER_MAXPOOL:
+		if (l->fused_conv) {
+			l->arg = malloc(shape_count(l->out) * sizeof(*l->arg));
+			l->part = malloc((size_t)l->in.n * 10 * l->out.c * sizeof(*l->part));
+			if (l->arg && l->part)
+				return 0;
+			break;
+		}
+		/* fall through */
 	case LAYER_AVGPOOL:
 		pg = layer_pool_geom(l);
 		l->be = be_pool_create(&pg, l->kind == LAYER_MAXPOOL, flags, l->prec, err);
+		return l->be ? 0 : -1;
+	case LAYER_LINEAR:
+		l->be = be_linear_create(l->in.n, l->in.c, l->out.c, l->prec, err);
 		return l->be ? 0 : -1;
 	case LAYER_BATCHNORM:
 		/* sums: a few doubles per channel, used only with sync, which
@@ -145,6 +158,10 @@ void layer_release(struct layer *l)
 		be_conv_free(l->be);
 	else if (l->kind == LAYER_MAXPOOL || l->kind == LAYER_AVGPOOL)
 		be_pool_free(l->be);
+	else if (l->kind == LAYER_LINEAR)
+		be_linear_free(l->be);
+	free(l->arg);
+	free(l->part);
 	if (l->body) {
 		seq_release(l->body);
 		free(l->body);
@@ -161,27 +178,42 @@ void layer_release(struct layer *l)
 }
 
 /* (n, h, w, c) <-> (n, c*h*w) in (c, h, w) order. */
+/* out (cols, rows) = a (rows, cols) transposed, in 8x8 tiles so both
+ * sides stay within a few cache lines per tile. */
+static void transpose(const float *restrict a, size_t rows, size_t cols, float *restrict out)
+{
+	enum { TILE = 8 };
+
+	for (size_t i0 = 0; i0 < rows; i0 += TILE)
+		for (size_t j0 = 0; j0 < cols; j0 += TILE) {
+			size_t i1 = i0 + TILE < rows ? i0 + TILE : rows;
+			size_t j1 = j0 + TILE < cols ? j0 + TILE : cols;
+
+			for (size_t j = j0; j < j1; j++)
+				for (size_t i = i0; i < i1; i++)
+					out[j * rows + i] = a[i * cols + j];
+		}
+}
+
+/* Per sample: (h*w, c) -> (c, h*w), back: the reverse. */
 static void flatten(const struct shape *s, const float *x, float *y, bool back)
 {
-	size_t hw = (size_t)s->h * s->w, per = hw * s->c;
+	size_t hw = (size_t)s->h * s->w, c = (size_t)s->c, per = hw * c;
 
-	for (int n = 0; n < s->n; n++)
-		for (size_t i = 0; i < hw; i++)
-			for (int c = 0; c < s->c; c++) {
-				size_t nhwc = n * per + i * s->c + c, nchw = n * per + c * hw + i;
-
-				if (back)
-					y[nhwc] = x[nchw];
-				else
-					y[nchw] = x[nhwc];
-			}
+#pragma omp parallel for schedule(static)
+	for (int n = 0; n < s->n; n++) {
+		if (back)
+			transpose(x + n * per, c, hw, y + n * per);
+		else
+			transpose(x + n * per, hw, c, y + n * per);
+	}
 }
 
 static int linear_forward(struct layer *l, const float *x, float *y, struct sbuf *err)
 {
-	int n = l->in.n, in = l->in.c, out = l->out.c;
+	int n = l->in.n, out = l->out.c;
 
-	if (be_gemm('n', 't', n, out, in, 1.0f, x, in, l->w, in, 0.0f, y, out, err))
+	if (be_linear_forward(l->be, x, l->w, y, err))
 		return -1;
 	for (int i = 0; i < n; i++) {
 		float *row = y + (size_t)i * out;
@@ -198,18 +230,14 @@ static int linear_forward(struct layer *l, const float *x, float *y, struct sbuf
 static int linear_backward(struct layer *l, const float *x, float *dy, float *dx,
 			   struct sbuf *err)
 {
-	int n = l->in.n, in = l->in.c, out = l->out.c;
+	int n = l->in.n, out = l->out.c;
 
 	for (int o = 0; o < out; o++)
 		l->db[o] = 0;
 	for (int i = 0; i < n; i++)
 		for (int o = 0; o < out; o++)
 			l->db[o] += dy[(size_t)i * out + o];
-	if (be_gemm('t', 'n', out, in, n, 1.0f, dy, out, x, in, 0.0f, l->dw, in, err))
-		return -1;
-	if (dx && be_gemm('n', 'n', n, in, out, 1.0f, dy, out, l->w, in, 0.0f, dx, in, err))
-		return -1;
-	return 0;
+	return be_linear_backward(l->be, x, l->w, dy, dx, l->dw, err);
 }
 
 static int residual_forward(struct layer *l, const float *x, float *y, bool train,
@@ -348,14 +376,16 @@ int layer_backward(struct layer *l, const float *x, const float *y, float *dy, f
 
 	switch (l->kind) {
 	case LAYER_CONV:
-		if (l->relu)
+		if (l->relu && !l->relu_by_pool)
 			relu_bwd_f32(n, y, dy, dy);
 		return be_conv_backward(l->be, x, dy, dx, l->dw, l->db, err);
 	case LAYER_MAXPOOL:
 	case LAYER_AVGPOOL:
+		if (dx && l->pool_masks)
+			relu_bwd_f32(n, y, dy, dy);
 		return dx ? be_pool_backward(l->be, dy, dx, err) : 0;
 	case LAYER_LINEAR:
-		if (l->relu)
+		if (l->relu && !l->relu_by_pool)
 			relu_bwd_f32(n, y, dy, dy);
 		return linear_backward(l, x, dy, dx, err);
 	case LAYER_RELU:
@@ -402,6 +432,20 @@ struct shape seq_out(const struct seq *s, struct shape in)
 	return s->n ? s->v[s->n - 1].out : in;
 }
 
+/* A first layer that conv1pool.c runs fused: a one-channel 3x3
+ * convolution with ReLU that needs no input gradient, then a 2x2 max
+ * pool of stride 2. */
+static bool fusable(const struct layer *conv, const struct layer *pool)
+{
+	struct conv_geom g;
+
+	if (conv->kind != LAYER_CONV || !conv->relu || conv->need_dx ||
+	    pool->kind != LAYER_MAXPOOL || pool->k != 2 || pool->stride != 2)
+		return false;
+	g = layer_conv_geom(conv);
+	return conv1pool_fits(&g);
+}
+
 int seq_setup(struct seq *s, struct sbuf *err)
 {
 	size_t most = 0;
@@ -409,16 +453,21 @@ int seq_setup(struct seq *s, struct sbuf *err)
 	s->act = calloc(s->n ? s->n : 1, sizeof(*s->act));
 	if (!s->act)
 		goto oom;
+	for (size_t i = 0; i + 1 < s->n; i++)
+		if (fusable(&s->v[i], &s->v[i + 1]))
+			s->v[i].fused_into_pool = s->v[i + 1].fused_conv = true;
 	for (size_t i = 0; i < s->n; i++) {
 		size_t ni = shape_count(s->v[i].in), no = shape_count(s->v[i].out);
 
 		most = ni > most ? ni : most;
 		most = no > most ? no : most;
-		s->act[i] = be_alloc(no);
-		if (!s->act[i])
+		if (!s->v[i].fused_into_pool && !(s->act[i] = be_alloc(no)))
 			goto oom;
 		if (layer_setup(&s->v[i], err))
 			return -1;
+		if (i && s->v[i].kind == LAYER_MAXPOOL && s->v[i].need_dx && s->v[i - 1].relu &&
+		    !s->v[i].fused_conv)
+			s->v[i - 1].relu_by_pool = s->v[i].pool_masks = true;
 	}
 	s->g[0] = be_alloc(most);
 	s->g[1] = be_alloc(most);
@@ -448,6 +497,14 @@ int seq_forward(struct seq *s, const float *x, bool train, uint64_t key, struct 
 {
 	s->input = x;
 	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].fused_into_pool) {
+			struct layer *conv = &s->v[i], *pool = &s->v[++i];
+			struct conv_geom g = layer_conv_geom(conv);
+
+			conv1pool_fwd_f32(&g, x, conv->w, conv->b, s->act[i], pool->arg);
+			x = s->act[i];
+			continue;
+		}
 		if (layer_forward(&s->v[i], x, s->act[i], train, key, err))
 			return -1;
 		x = s->act[i];
@@ -472,6 +529,19 @@ int seq_backward(struct seq *s, float *dy, float *dx, const struct grad_hook *ho
 
 		if (out == dy) /* never write the input gradient over dy */
 			out = s->g[cur ^= 1];
+		if (l->fused_conv) {
+			/* the convolution is a first layer: nothing before it
+			 * has parameters or wants a gradient */
+			struct layer *conv = &s->v[--i];
+			struct conv_geom g = layer_conv_geom(conv);
+
+			conv1pool_bwd_f32(&g, i ? s->act[i - 1] : s->input, s->act[i + 1], dy, l->arg,
+					  l->part, conv->dw, conv->db);
+			if (hook && hook->on_grad_ready &&
+			    hook->on_grad_ready(hook->ctx, conv->arena_lo, conv->arena_hi))
+				return -1;
+			break;
+		}
 		if (layer_backward(l, x, s->act[i], dy, l->need_dx ? out : NULL, err))
 			return -1;
 		if (hook && hook->on_grad_ready && l->arena_hi > l->arena_lo &&

@@ -71,9 +71,23 @@ struct layer {
 	/* configuration */
 	int k, stride, pad; /* conv (k = kernel size, out.c = filters), pool */
 	bool relu;          /* conv, linear: ReLU fused after the bias */
+	/* A ReLU layer followed by a max pool: the pool masks its own output
+	 * gradient by its output > 0 and the layer skips its mask.  Exact:
+	 * the pool routes each window's gradient to the window's maximum,
+	 * which is > 0 exactly when the pool's output is; the pass is over
+	 * the pooled gradient, k*k times smaller. */
+	bool relu_by_pool;  /* conv, linear: the next layer applies the mask */
+	bool pool_masks;    /* max pool: apply the previous layer's mask */
+	/* A one-channel first convolution with ReLU and the 2x2 max pool
+	 * after it run as one (kernels/conv1pool.c) in the pool's place: the
+	 * convolution computes nothing itself and has no activation. */
+	bool fused_into_pool; /* conv */
+	bool fused_conv;      /* max pool: computes the convolution before it */
+	int32_t *arg;         /* fused max pool: each window's argmax */
+	double *part;         /* fused max pool: per-image weight-gradient sums */
 	double p;           /* dropout probability */
 	double eps, momentum; /* batch norm */
-	enum be_precision prec; /* conv: compute precision; others run fp32 */
+	enum be_precision prec; /* conv, linear: compute precision; others run fp32 */
 	/* parameters, views into the model's arenas */
 	float *w, *b, *dw, *db;
 	size_t nw, nb;

@@ -138,6 +138,72 @@ static void check_pool(struct pool_geom g, bool max, bool ties)
 	sbuf_release(&err);
 }
 
+/* The fused first layer (kernels/conv1pool.c) against the unfused
+ * reference in double: convolution, ReLU, max pooling, and back through
+ * the pooling (masked by the ReLU) to the weight gradient.  ties: x and
+ * w are small integers and b is 0.5, so convolution outputs are exact
+ * and windows hold equal maxima: the first-maximum rule is checked. */
+static void check_conv1pool(int n, int h, int w, int k, bool ties)
+{
+	struct conv_geom g = { n, h, w, 1, k, 3, 3, 1, 1, 0, 0 };
+	struct pool_geom pg = { n, h, w, k, 2, 2, 0, 0 };
+	size_t nx, nc, ny, nw = (size_t)k * 9;
+	float *x, *wt, *b, *y, *dy, *dw, *db, *ref;
+	int32_t *arg;
+	double *part, *xd, *wd, *bd, *cd, *yd, *dyd, *dcd, *dwd, *dbd;
+
+	assert_int_equal(conv_geom_finish(&g), 0);
+	assert_int_equal(pool_geom_finish(&pg), 0);
+	if (!conv1pool_fits(&g))
+		skip(); /* no AVX2 and FMA: the model runs the layers unfused */
+	nx = (size_t)n * h * w, nc = nx * k, ny = (size_t)n * pg.p * pg.q * k;
+	x = malloc(nx * 4), wt = malloc(nw * 4), b = malloc(k * 4), y = malloc(ny * 4);
+	dy = malloc(ny * 4), dw = malloc(nw * 4), db = malloc(k * 4), arg = malloc(ny * 4);
+	part = malloc((size_t)n * 10 * k * 8);
+	fill_normalf(x, nx, 7), fill_normalf(wt, nw, 8), fill_normalf(b, k, 9);
+	fill_normalf(dy, ny, 10);
+	for (size_t i = 0; ties && i < nx; i++)
+		x[i] = roundf(x[i]);
+	for (size_t i = 0; ties && i < nw; i++)
+		wt[i] = roundf(wt[i]);
+	for (int i = 0; ties && i < k; i++)
+		b[i] = 0.5f;
+	conv1pool_fwd_f32(&g, x, wt, b, y, arg);
+	conv1pool_bwd_f32(&g, x, y, dy, arg, part, dw, db);
+
+	xd = to_f64(x, nx), wd = to_f64(wt, nw), bd = to_f64(b, k), dyd = to_f64(dy, ny);
+	cd = malloc(nc * 8), yd = malloc(ny * 8), dcd = malloc(nc * 8);
+	dwd = malloc(nw * 8), dbd = malloc(k * 8);
+	conv2d_fwd_ref(&g, xd, wd, bd, cd);
+	for (size_t i = 0; i < nc; i++)
+		cd[i] = cd[i] > 0 ? cd[i] : 0;
+	maxpool_fwd_ref(&pg, cd, yd);
+	for (size_t i = 0; i < ny; i++)
+		dyd[i] = yd[i] > 0 ? dyd[i] : 0;
+	maxpool_bwd_ref(&pg, cd, dyd, dcd);
+	conv2d_bwd_weights_ref(&g, xd, dcd, dwd, dbd);
+	ref = to_f32(yd, ny);
+	assert_close(y, ref, ny, 1e-5, 1e-5);
+	free(ref);
+	ref = to_f32(dwd, nw);
+	assert_close(dw, ref, nw, 1e-4, 1e-4);
+	free(ref);
+	ref = to_f32(dbd, k);
+	assert_close(db, ref, k, 1e-4, 1e-4);
+	free(ref);
+	free(x), free(wt), free(b), free(y), free(dy), free(dw), free(db), free(arg), free(part);
+	free(xd), free(wd), free(bd), free(cd), free(yd), free(dyd), free(dcd), free(dwd), free(dbd);
+}
+
+static void backend__fused_first_layer_matches_conv_relu_maxpool(void **state)
+{
+	(void)state;
+	check_conv1pool(3, 28, 28, 32, false); /* the cnn's */
+	check_conv1pool(2, 7, 9, 12, false);   /* floor mode, channels not a multiple of 8 */
+	check_conv1pool(2, 8, 8, 16, true);    /* equal maxima */
+	check_conv1pool(2, 2, 2, 3, true);     /* one window, padding all round */
+}
+
 static void backend__pooling_matches_the_reference(void **state)
 {
 	(void)state;
@@ -292,6 +358,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(backend__convolutions_match_the_reference),
 		cmocka_unit_test(backend__pooling_matches_the_reference),
+		cmocka_unit_test(backend__fused_first_layer_matches_conv_relu_maxpool),
 		cmocka_unit_test(backend__gemm_matches_the_reference_linear_layer),
 		cmocka_unit_test(backend__every_model_backward_matches_a_directional_derivative),
 		cmocka_unit_test(backend__flatten_uses_pytorch_chw_order),

@@ -19,6 +19,7 @@
 #ifndef HPT_KERNELS_H
 #define HPT_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +61,20 @@ void avgpool_bwd_ref(const struct pool_geom *g, const double *dy, double *dx);
  * each window's row-major index of its first maximum; dx is overwritten. */
 void maxpool_fwd_f32(const struct pool_geom *g, const float *x, float *y, int32_t *arg);
 void maxpool_bwd_f32(const struct pool_geom *g, const float *dy, const int32_t *arg, float *dx);
+
+/* A one-channel first layer fused whole (conv1pool.c): conv g (C = 1,
+ * 3x3, stride 1, padding 1, K <= CONV1POOL_MAX_K) + bias + ReLU + 2x2
+ * max pooling of stride 2.  y and arg are (N, H/2, W/2, K): the pooled
+ * output and each window's argmax (0..3, row-major).  The backward takes
+ * the pooled gradient dy and writes dw (K,1,3,3) and db (K); part is
+ * scratch of N*10*K doubles.  No input gradient: it is a first layer. */
+#define CONV1POOL_MAX_K 64
+#define CONV1POOL_MAX_PAD 65536 /* (H+2)(W+2): the padded image lives on the stack */
+bool conv1pool_fits(const struct conv_geom *g);
+void conv1pool_fwd_f32(const struct conv_geom *g, const float *x, const float *w,
+		       const float *b, float *y, int32_t *arg);
+void conv1pool_bwd_f32(const struct conv_geom *g, const float *x, const float *y,
+		       const float *dy, const int32_t *arg, double *part, float *dw, float *db);
 
 /* linear: x (N,IN), w (OUT,IN), b (OUT), y (N,OUT) = x w^T + b. */
 void linear_fwd_ref(int n, int in, int out, const double *x, const double *w, const double *b,

@@ -97,9 +97,64 @@ static void fwd_pixel(const struct pool_geom *g, const size_t *off, const float 
 	}
 }
 
+/* The common 2x2 window with the offsets as constants (one row of
+ * output pixels): GCC keeps the four loads and three selects in
+ * registers instead of looping over off[]. */
+static void fwd_row_2x2(const struct pool_geom *g, const float *row, float *y, int32_t *arg)
+{
+	size_t c = (size_t)g->c, right = c, down = (size_t)g->w * c;
+	size_t step = (size_t)g->stride * c;
+
+	for (int q = 0; q < g->q; q++, row += step, y += c, arg += c) {
+		size_t i = 0;
+
+		for (; i + VLEN <= c; i += VLEN) {
+			vfloat best = vload(row + i), v;
+			vint at = (vint){ 0 }, better;
+
+			v = vload(row + right + i);
+			better = v > best;
+			best = (vfloat)(((vint)v & better) | ((vint)best & ~better));
+			at = (1 & better) | (at & ~better);
+			v = vload(row + down + i);
+			better = v > best;
+			best = (vfloat)(((vint)v & better) | ((vint)best & ~better));
+			at = (2 & better) | (at & ~better);
+			v = vload(row + down + right + i);
+			better = v > best;
+			best = (vfloat)(((vint)v & better) | ((vint)best & ~better));
+			at = (3 & better) | (at & ~better);
+			vstore(y + i, best);
+			vstorei(arg + i, at);
+		}
+		for (; i < c; i++) {
+			const float *w4[4] = { row + i, row + right + i, row + down + i,
+					       row + down + right + i };
+			int32_t at = 0;
+
+			for (int j = 1; j < 4; j++)
+				if (*w4[j] > *w4[at])
+					at = j;
+			y[i] = *w4[at];
+			arg[i] = at;
+		}
+	}
+}
+
 void maxpool_fwd_f32(const struct pool_geom *g, const float *x, float *y, int32_t *arg)
 {
 	size_t c = (size_t)g->c, off[g->k * g->k];
+
+	if (g->k == 2) {
+#pragma omp parallel for schedule(static) collapse(2)
+		for (int n = 0; n < g->n; n++)
+			for (int p = 0; p < g->p; p++) {
+				size_t o = ((size_t)n * g->p + p) * g->q * c;
+
+				fwd_row_2x2(g, window_row(g, x, n, p), y + o, arg + o);
+			}
+		return;
+	}
 
 	for (int j = 0; j < g->k * g->k; j++)
 		off[j] = window_offset(g, j);
@@ -134,6 +189,31 @@ static void bwd_pixel_tiled(const struct pool_geom *g, const size_t *off, const 
 		}
 		for (; i < c; i++)
 			dj[i] = arg[i] == j ? dy[i] : 0.0f;
+	}
+}
+
+/* bwd_pixel_tiled for 2x2 windows of stride 2 along one row of output
+ * pixels, offsets constant. */
+static void bwd_row_2x2(const struct pool_geom *g, const float *dy, const int32_t *arg,
+			float *row)
+{
+	size_t c = (size_t)g->c, down = (size_t)g->w * c;
+
+	for (int q = 0; q < g->q; q++, row += 2 * c, dy += c, arg += c) {
+		float *d[4] = { row, row + c, row + down, row + down + c };
+		size_t i = 0;
+
+		for (; i + VLEN <= c; i += VLEN) {
+			vint at = vloadi(arg + i), v = (vint)vload(dy + i);
+
+			vstore(d[0] + i, (vfloat)(v & (at == 0)));
+			vstore(d[1] + i, (vfloat)(v & (at == 1)));
+			vstore(d[2] + i, (vfloat)(v & (at == 2)));
+			vstore(d[3] + i, (vfloat)(v & (at == 3)));
+		}
+		for (; i < c; i++)
+			for (int j = 0; j < 4; j++)
+				d[j][i] = arg[i] == j ? dy[i] : 0.0f;
 	}
 }
 
@@ -178,6 +258,17 @@ void maxpool_bwd_f32(const struct pool_geom *g, const float *dy, const int32_t *
 		zero_uncovered(g, dx);
 	else
 		memset(dx, 0, (size_t)g->n * g->h * g->w * c * sizeof(float));
+	if (g->k == 2 && tiled) {
+#pragma omp parallel for schedule(static) collapse(2)
+		for (int n = 0; n < g->n; n++)
+			for (int p = 0; p < g->p; p++) {
+				size_t o = ((size_t)n * g->p + p) * g->q * c;
+
+				bwd_row_2x2(g, dy + o, arg + o,
+					    dx + ((size_t)n * g->h + (size_t)p * 2) * g->w * c);
+			}
+		return;
+	}
 	/* Windows of different rows overlap only when k > stride: serial then. */
 #pragma omp parallel for schedule(static) collapse(2) if (g->k <= g->stride)
 	for (int n = 0; n < g->n; n++)
