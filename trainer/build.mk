@@ -50,6 +50,11 @@ BENCH_TARGETS += build/bench/bench_peak
 build/bench/bench_peak: $(call obj,trainer/kernels/bench_peak.c $(TRAIN_LIB))
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
+# bf16 against fp32 steps, interleaved in one process (issue 8).
+BENCH_TARGETS += build/bench/bench_amp
+build/bench/bench_amp: $(call obj,trainer/bench_amp.c $(TRAIN_LIB))
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
 
 # Data parallelism (issue 7): comm.c talks MPI and goes into the trainer
 # executable only; its pure part (16-bit packing) is in comm_pack.c, which

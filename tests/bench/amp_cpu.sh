@@ -4,6 +4,9 @@
 # the same spec, steps and threads (THREADS, default 2; STEPS, default
 # 200), only train.precision differs.  Prints samples/s of each, the
 # ratio (goal: 1.74x, the seeds' AMP gain) and the kernel oneDNN chose.
+# Then the same models' steps interleaved in one process
+# (build/bench/bench_amp: fp32, bf16, fp32, ...), which this shared VM's
+# drifting speed cannot skew the way it skews back-to-back runs.
 # Not a test: it asserts nothing about time.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -38,3 +41,7 @@ YAML
 		"$model" "$f" "$b" "$(echo "$b $f" | awk '{print $1/$2}')"
 done
 sed -n 's/.*; \(oneDNN .*\)$/  \1/p' "$W/cnn-bf16.err" | head -1
+[ -x build/bench/bench_amp ] || make -s build/bench/bench_amp
+printf 'interleaved steps, one process (build/bench/bench_amp), %s thread(s):\n' "$THREADS"
+build/bench/bench_amp cnn "$STEPS" "$THREADS"
+build/bench/bench_amp hepcnn "$(( STEPS / 4 + 10 ))" "$THREADS"

@@ -1,0 +1,137 @@
+/* bench_amp.c - bf16 against fp32 training steps of one model, measured
+ * in one process with the steps interleaved (fp32, bf16, fp32, ...), so
+ * both precisions meet the same machine: on a shared VM whose speed
+ * drifts by 20% from one minute to the next, back-to-back runs of whole
+ * trainers cannot resolve a 10% change.  Each step is what the trainer
+ * does between loading a batch and logging it: forward, loss, backward,
+ * SGD update, on the model and batch shape of tests/bench/amp_cpu.sh.
+ *
+ *   bench_amp MODEL [STEPS] [THREADS]   MODEL: cnn | hepcnn | resnet-small
+ *
+ * Prints the median step time of each precision and their ratio.
+ * Inputs are generated (throughput does not depend on their values):
+ * the cnn's Fashion-MNIST shape (28x28x1, 10 classes), hep-synthetic's
+ * 64x64x1 with one sigmoid output, resnet-small on 32x32x3. */
+#include "trainer/backend.h" // defines: backend_init, backend_describe, be_alloc
+#include "trainer/model.h"   // defines: struct model, model_*
+#include "trainer/optim.h"   // defines: struct optim, optim_*
+#include "trainer/rng.h"     // defines: rng_hash
+#include "cli/sbuf.h"        // defines: struct sbuf
+#include "cli/spec.h"        // defines: MODEL_*, struct job_optimizer
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { BATCH = 128, WARMUP = 5 };
+
+struct side {
+	struct model m;
+	struct optim o;
+	double *ms;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	return v[n / 2];
+}
+
+static int setup(struct side *s, int kind, struct shape in, int outputs, enum loss_kind loss,
+		 enum be_precision prec, int steps, struct sbuf *err)
+{
+	struct job_optimizer sgd = { .name = OPTIMIZER_SGD, .lr = 0.01, .momentum = 0.9 };
+
+	if (model_build(&s->m, kind, in, outputs, loss, prec, err))
+		return -1;
+	model_init(&s->m, 1);
+	s->ms = calloc((size_t)steps, sizeof(*s->ms));
+	return optim_init(&s->o, &sgd, s->m.nparams, 1000, 1, 1) || !s->ms ? -1 : 0;
+}
+
+static int step(struct side *s, const float *x, const int32_t *labels, const float *targets,
+		int64_t i, struct sbuf *err)
+{
+	int64_t correct;
+
+	if (model_forward(&s->m, x, true, rng_hash(1, (uint64_t)i), err))
+		return -1;
+	model_loss(&s->m, labels, targets, &correct);
+	if (model_backward(&s->m, NULL, err))
+		return -1;
+	optim_update(&s->o, s->m.params, s->m.grads, 0, s->m.nparams, 0.01);
+	optim_tick(&s->o);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "cnn";
+	int steps = argc > 2 ? atoi(argv[2]) : 100, threads = argc > 3 ? atoi(argv[3]) : 1;
+	int kind = !strcmp(name, "hepcnn") ? MODEL_HEPCNN
+		   : !strcmp(name, "resnet-small") ? MODEL_RESNET_SMALL : MODEL_CNN;
+	struct shape in = kind == MODEL_HEPCNN ? (struct shape){ BATCH, 64, 64, 1 }
+			  : kind == MODEL_RESNET_SMALL ? (struct shape){ BATCH, 32, 32, 3 }
+						       : (struct shape){ BATCH, 28, 28, 1 };
+	int outputs = kind == MODEL_HEPCNN ? 1 : 10;
+	enum loss_kind loss = kind == MODEL_HEPCNN ? LOSS_BCE : LOSS_XENT;
+	struct side s[2] = { 0 };
+	struct sbuf err = SBUF_INIT;
+	size_t nx = (size_t)BATCH * in.h * in.w * in.c;
+	float *x = be_alloc(nx), *targets = be_alloc((size_t)BATCH * outputs);
+	int32_t labels[BATCH];
+
+	if (steps < 1 || backend_init(threads, &err) ||
+	    setup(&s[0], kind, in, outputs, loss, BE_FP32, steps, &err) ||
+	    setup(&s[1], kind, in, outputs, loss, BE_BF16, steps, &err)) {
+		fprintf(stderr, "bench_amp: %s\n", err.len ? err.buf : "bad arguments");
+		return 1;
+	}
+	for (size_t i = 0; i < nx; i++)
+		x[i] = (float)((double)rand() / RAND_MAX - 0.5);
+	for (int i = 0; i < BATCH; i++) {
+		labels[i] = rand() % 10;
+		targets[i] = (float)(rand() & 1);
+	}
+	for (int i = -WARMUP; i < steps; i++)
+		for (int p = 0; p < 2; p++) {
+			double t0 = now_ms();
+
+			if (step(&s[p], x, labels, targets, i + WARMUP, &err)) {
+				fprintf(stderr, "bench_amp: %s\n", err.buf);
+				return 1;
+			}
+			if (i >= 0)
+				s[p].ms[i] = now_ms() - t0;
+		}
+	{
+		double f = median(s[0].ms, steps), b = median(s[1].ms, steps);
+
+		printf("  %-12s fp32 %7.2f ms  bf16 %7.2f ms per step (median of %d, interleaved)  "
+		       "%.2fx (goal 1.74x)\n", name, f, b, steps, f / b);
+	}
+	for (int p = 0; p < 2; p++) {
+		model_release(&s[p].m);
+		optim_release(&s[p].o);
+		free(s[p].ms);
+	}
+	be_free(x);
+	be_free(targets);
+	return 0;
+}
