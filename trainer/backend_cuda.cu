@@ -55,6 +55,7 @@ static struct {
 	int device;
 	cudaStream_t compute, comm;
 	cudaEvent_t queued, reduced;
+	cudaEvent_t computed, waited; /* timed: the exposed part of the reduction */
 	cublasLtHandle_t lt;
 	cudnnHandle_t dnn;
 	void *lt_ws;
@@ -349,6 +350,8 @@ extern "C" int be_cuda_init(int device, struct sbuf *err)
 	CU_TRY(cudaStreamCreateWithFlags(&G.comm, cudaStreamNonBlocking));
 	CU_TRY(cudaEventCreateWithFlags(&G.queued, cudaEventDisableTiming));
 	CU_TRY(cudaEventCreateWithFlags(&G.reduced, cudaEventDisableTiming));
+	CU_TRY(cudaEventCreate(&G.computed));
+	CU_TRY(cudaEventCreate(&G.waited));
 	LT_TRY(cublasLtCreate(&G.lt));
 	DNN_TRY(cudnnCreate(&G.dnn));
 	DNN_TRY(cudnnSetStream(G.dnn, G.compute));
@@ -383,6 +386,8 @@ extern "C" void be_cuda_shutdown(void)
 	cudnnDestroy(G.dnn);
 	cudaEventDestroy(G.queued);
 	cudaEventDestroy(G.reduced);
+	cudaEventDestroy(G.computed);
+	cudaEventDestroy(G.waited);
 	cudaStreamDestroy(G.compute);
 	cudaStreamDestroy(G.comm);
 	memset(&G, 0, sizeof(G));
@@ -1079,8 +1084,18 @@ fail:
 
 extern "C" int be_cuda_allreduce_wait(struct sbuf *err)
 {
+	CU_TRY(cudaEventRecord(G.computed, G.compute));
 	CU_TRY(cudaEventRecord(G.reduced, G.comm));
 	CU_TRY(cudaStreamWaitEvent(G.compute, G.reduced, 0));
+	CU_TRY(cudaEventRecord(G.waited, G.compute));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_exposed_ms(float *ms, struct sbuf *err)
+{
+	CU_TRY(cudaEventElapsedTime(ms, G.computed, G.waited));
 	return 0;
 fail:
 	return -1;

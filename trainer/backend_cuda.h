@@ -153,6 +153,10 @@ int be_cuda_nccl_init_mpi(const void *mpi_comm, struct sbuf *err);
  * stream wait for every allreduce started so far. */
 int be_cuda_allreduce_start(float *d_buf, size_t n, struct sbuf *err);
 int be_cuda_allreduce_wait(struct sbuf *err);
+/* After the compute stream of a be_cuda_allreduce_wait was synchronised:
+ * how long the compute stream stood waiting for the allreduces, i.e. the
+ * communication that backward did not hide (metrics' comm_ms). */
+int be_cuda_exposed_ms(float *ms, struct sbuf *err);
 void be_cuda_nccl_shutdown(void);
 #ifdef __cplusplus
 }

@@ -208,6 +208,12 @@ static int cc_before_update(void *ctx, struct trainer *t)
 			rc = be_cuda_allreduce_wait(&err);
 		if (!rc)
 			rc = watched_sync(cc, &err);
+		if (!rc) {
+			float ms = 0;
+
+			rc = be_cuda_exposed_ms(&ms, &err);
+			cc->c->step_comm_s += ms * 1e-3;
+		}
 		cc->next = 0;
 	}
 	if (rc)
