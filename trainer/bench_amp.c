@@ -12,7 +12,8 @@
  * Inputs are generated (throughput does not depend on their values):
  * the cnn's Fashion-MNIST shape (28x28x1, 10 classes), hep-synthetic's
  * 64x64x1 with one sigmoid output, resnet-small on 32x32x3. */
-#include "trainer/backend.h" // defines: backend_init, backend_describe, be_alloc
+#include "trainer/backend.h" // defines: backend_init, be_alloc
+#include "trainer/bench_median.h" // defines: bench_median
 #include "trainer/model.h"   // defines: struct model, model_*
 #include "trainer/optim.h"   // defines: struct optim, optim_*
 #include "trainer/rng.h"     // defines: rng_hash
@@ -38,19 +39,6 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return v[n / 2];
 }
 
 static int setup(struct side *s, int kind, struct shape in, int outputs, enum loss_kind loss,
@@ -121,7 +109,7 @@ int main(int argc, char **argv)
 				s[p].ms[i] = now_ms() - t0;
 		}
 	{
-		double f = median(s[0].ms, steps), b = median(s[1].ms, steps);
+		double f = bench_median(s[0].ms, steps), b = bench_median(s[1].ms, steps);
 
 		printf("  %-12s fp32 %7.2f ms  bf16 %7.2f ms per step (median of %d, interleaved)  "
 		       "%.2fx (goal 1.74x)\n", name, f, b, steps, f / b);

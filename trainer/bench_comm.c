@@ -15,6 +15,7 @@
  * Budget: the bytes move at memory/shared-memory speed; on this 2-core
  * machine raw busbw is 2-2.5 GB/s from 256 KB up (shared/NOTES.md). */
 #include "trainer/backend.h" // defines: backend_init
+#include "trainer/bench_median.h" // defines: bench_median
 #include "trainer/comm.h"  // defines: struct comm, comm_init, comm_setup, comm_hooks
 #include "trainer/layer.h" // defines: struct seq, struct layer
 #include "trainer/model.h" // defines: struct model, model_build
@@ -123,19 +124,6 @@ static double bucketed(struct train_hooks *h, const struct tensors *t)
 	return MPI_Wtime() - t0;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return v[n / 2];
-}
-
 /* Part 1 for one model; 0, or -1 when it cannot be built. */
 static int model_exchange(struct comm *c, struct train_hooks *h, const char *name, int kind,
 			  struct shape in)
@@ -165,7 +153,8 @@ static int model_exchange(struct comm *c, struct train_hooks *h, const char *nam
 	comm_teardown(c);
 	free(g);
 	if (!c->rank) {
-		double pt = median(a, ITERS), bk = median(b, ITERS), big = median(z, ITERS);
+		double pt = bench_median(a, ITERS), bk = bench_median(b, ITERS);
+		double big = bench_median(z, ITERS);
 
 		printf("%s gradients (%zu tensors, %zu floats, %.2f MiB), %d ranks, median of %d:\n",
 		       name, t.n, total, total * 4.0 / (1 << 20), c->world, ITERS);
@@ -230,7 +219,7 @@ int main(void)
 		}
 		comm_teardown(&c);
 		if (!c.rank) {
-			double x = median(ra, iters), y = median(rb, iters);
+			double x = bench_median(ra, iters), y = bench_median(rb, iters);
 
 			printf("%12zu %10zu | %10.1f %10.2f | %10.1f %10.2f | %5.0f%%\n", bytes, n, x * 1e6,
 			       bytes / x * fac * 1e-9, y * 1e6, bytes / y * fac * 1e-9, 100 * x / y);
