@@ -177,7 +177,6 @@ void layer_release(struct layer *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* (n, h, w, c) <-> (n, c*h*w) in (c, h, w) order. */
 /* out (cols, rows) = a (rows, cols) transposed, in 8x8 tiles so both
  * sides stay within a few cache lines per tile. */
 static void transpose(const float *restrict a, size_t rows, size_t cols, float *restrict out)
@@ -195,7 +194,8 @@ static void transpose(const float *restrict a, size_t rows, size_t cols, float *
 		}
 }
 
-/* Per sample: (h*w, c) -> (c, h*w), back: the reverse. */
+/* (n, h, w, c) <-> (n, c*h*w) in (c, h, w) order: per sample (h*w, c)
+ * -> (c, h*w), back: the reverse. */
 static void flatten(const struct shape *s, const float *x, float *y, bool back)
 {
 	size_t hw = (size_t)s->h * s->w, c = (size_t)s->c, per = hw * c;
