@@ -939,13 +939,15 @@ int be_linear_forward(struct be_linear *lin, const float *x, const float *w, flo
 {
 	int n = lin->n, in = lin->in, out = lin->out;
 
-	if (lin->prec == BE_FP32)
-		return be_gemm('n', 't', n, out, in, 1.0f, x, in, w, in, 0.0f, y, out, err);
 	lin->x_last = lin->w_last = NULL; /* the forward always converts afresh */
+	if (lin->prec != BE_BF16) {
+		if (lin->prec == BE_FP16) {
+			linear_inputs(lin, x, w);
+			x = lin->xr, w = lin->wr;
+		}
+		return be_gemm('n', 't', n, out, in, 1.0f, x, in, w, in, 0.0f, y, out, err);
+	}
 	DNNL_TRY(linear_inputs(lin, x, w));
-	if (lin->prec == BE_FP16)
-		return be_gemm('n', 't', n, out, in, 1.0f, lin->xr, in, lin->wr, in, 0.0f, y, out,
-			       err);
 	DNNL_TRY(mem_set(lin->y, y));
 	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, lin->xc.internal },
 				{ DNNL_ARG_WEIGHTS, lin->w_t },
@@ -962,19 +964,17 @@ int be_linear_backward(struct be_linear *lin, const float *x, const float *w, co
 	int n = lin->n, in = lin->in, out = lin->out;
 	dnnl_memory_t dym;
 
-	if (lin->prec == BE_FP32)
+	if (lin->prec != BE_BF16) {
+		if (lin->prec == BE_FP16) {
+			linear_inputs(lin, x, w);
+			be_round_fp16((size_t)n * out, dy, lin->dyr);
+			x = lin->xr, w = lin->wr, dy = lin->dyr;
+		}
 		return be_gemm('t', 'n', out, in, n, 1.0f, dy, out, x, in, 0.0f, dw, in, err) ||
 		       (dx && be_gemm('n', 'n', n, in, out, 1.0f, dy, out, w, in, 0.0f, dx, in, err))
 			       ? -1 : 0;
-	DNNL_TRY(linear_inputs(lin, x, w));
-	if (lin->prec == BE_FP16) {
-		be_round_fp16((size_t)n * out, dy, lin->dyr);
-		return be_gemm('t', 'n', out, in, n, 1.0f, lin->dyr, out, lin->xr, in, 0.0f, dw, in,
-			       err) ||
-		       (dx && be_gemm('n', 'n', n, in, out, 1.0f, lin->dyr, out, lin->wr, in, 0.0f,
-				      dx, in, err))
-			       ? -1 : 0;
 	}
+	DNNL_TRY(linear_inputs(lin, x, w));
 	DNNL_TRY(relayout_in(&lin->dyc, dy, &dym));
 	DNNL_TRY(mem_set(lin->dw, dw));
 	dnnl_exec_arg_t aw[] = { { DNNL_ARG_SRC, lin->dy_t },
