@@ -2,10 +2,9 @@
  * and the GEMMs of linear layers, each planned once per shape and reused
  * every step.
  *
- * One header, one implementation picked by the build (STYLE.md 1):
- * backend_cpu.c runs oneDNN's C API; a later backend_cuda.cu (issue 8)
- * implements the same functions with cuDNN/cuBLAS.  Layers never see
- * oneDNN types.  Buffers passed in are the layers' own, in the layouts of
+ * backend_cpu.c implements it with oneDNN's C API.  The GPU path
+ * (backend_cuda.h, model_cuda.c) has its own device-side interface and
+ * is chosen at run time by train.c.  Layers never see oneDNN types.  Buffers passed in are the layers' own, in the layouts of
  * kernels.h (activations NHWC, weights in PyTorch order); whatever
  * layout the backend prefers internally (blocked weights) is its
  * business, converted inside with reorders planned at create time.
@@ -36,6 +35,24 @@ const char *be_precision_name(enum be_precision prec);
 /* y = x rounded to the nearest binary16 value (inf beyond +-65504);
  * y may be x.  Emulates fp16 storage where no fp16 kernel exists. */
 void be_round_fp16(size_t n, const float *x, float *y);
+/* y = x rounded to the nearest bfloat16 value (ties to even, as oneDNN
+ * converts); y may be x.  Emulates bf16 where the CPU has no bf16 dot
+ * product. */
+void be_round_bf16(size_t n, const float *x, float *y);
+
+/* What a planned convolution or linear layer really runs.  prec is the
+ * precision its arithmetic inputs have: the one asked, or fp32 where a
+ * layer keeps fp32 (why says so).  emulated: the inputs are rounded to
+ * prec and the arithmetic runs in fp32 kernels, because the CPU (or the
+ * cap on it) has no native kernel for prec; why names the reason.  impl
+ * names the forward kernel, as oneDNN reports it (e.g.
+ * "jit_bf16:avx512_core_bf16"). */
+struct be_kernel {
+	enum be_precision prec;
+	bool emulated;
+	char impl[64];
+	char why[128];
+};
 
 enum be_flags {
 	BE_RELU = 1 << 0,    /* fuse ReLU after the bias (forward post-op) */
@@ -45,10 +62,20 @@ enum be_flags {
 /* Starts the backend with the given number of threads (0 = leave the
  * runtime's default).  Returns 0 or -1 with err filled. */
 int backend_init(int threads, struct sbuf *err);
-/* One line naming the implementation, e.g. "oneDNN 2.6.3, avx512_core_amx,
- * 2 threads", and after a low-precision convolution was planned the
- * kernel oneDNN picked for it ("...; low-precision conv: bf16 brg:avx512_core_amx"). */
+/* One line naming the implementation and the instruction set in use,
+ * e.g. "oneDNN 2.6.3, avx512_core_bf16, 2 threads", with the cap when
+ * one is set ("..., avx2 (capped by HPCTRAIN_MAX_CPU_ISA), ...").  The
+ * kernels of each layer are be_conv_kernel() and be_linear_kernel().
+ *
+ * The cap: HPCTRAIN_MAX_CPU_ISA (or oneDNN's ONEDNN_MAX_CPU_ISA) limits
+ * oneDNN and the trainer's own kernels to one rung of cpu_isa.h, so one
+ * machine runs what a lower CPU would.  backend_init() fails (exit 2 in
+ * the trainer) on a name it does not know. */
 const char *backend_describe(void);
+/* Every oneDNN primitive the backend plans is checked by the
+ * implementation oneDNN chose: reference implementations ("ref:any",
+ * "gemm:ref", ...) run 100-1000 times slower than the JIT kernels and
+ * are never used; the planner takes another formulation instead. */
 
 struct be_conv;
 struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
@@ -65,6 +92,7 @@ int be_conv_forward(struct be_conv *cv, const float *x, const float *w, const fl
 int be_conv_backward(struct be_conv *cv, const float *x, const float *dy, float *dx,
 		     float *dw, float *db, struct sbuf *err);
 void be_conv_free(struct be_conv *cv);
+const struct be_kernel *be_conv_kernel(const struct be_conv *cv);
 
 struct be_pool;
 /* max = true: max pooling (the backward needs the forward's workspace,
@@ -91,6 +119,7 @@ int be_linear_forward(struct be_linear *lin, const float *x, const float *w, flo
 int be_linear_backward(struct be_linear *lin, const float *x, const float *w, const float *dy,
 		       float *dx, float *dw, struct sbuf *err);
 void be_linear_free(struct be_linear *lin);
+const struct be_kernel *be_linear_kernel(const struct be_linear *lin);
 
 /* Row-major C = alpha op(A) op(B) + beta C, op = transpose when 't'. */
 int be_gemm(char ta, char tb, int m, int n, int k, float alpha, const float *a, int lda,

@@ -15,35 +15,43 @@
  *
  * Precision (enum be_precision): BE_BF16 runs convolutions with bf16
  * source, weights and output gradient and fp32 accumulation, bias,
- * output, input gradient and weight gradient (oneDNN's avx512_core_bf16
- * or avx512_core_amx kernels where the CPU has them, its reference or
- * emulated kernels elsewhere).  The layers keep fp32 NHWC activations:
- * x and dy are converted to bf16 here by planned reorders into the
- * blocked layout the forward chose, and y and dx back to NHWC (memory-
- * bound, about a tenth of what blocking saves: AMX kernels on NHWC ran
- * 3-4x slower than on nChw16c here, e.g. 1.9 against 0.7 ms for the
- * cnn's 32->64 forward); the bf16 copy of x made by the forward is
- * reused by the weight gradient.  At fp32 NHWC is kept: the AVX-512
- * kernels run it at the GEMM peak, so reorders would only cost.
+ * output, input gradient and weight gradient, on oneDNN's
+ * avx512_core_bf16 or avx512_core_amx kernels.  The layers keep fp32
+ * NHWC activations: x and dy are converted to bf16 here by planned
+ * reorders into the blocked layout the forward chose, and y and dx back
+ * to NHWC (memory-bound, about a tenth of what blocking saves: AMX
+ * kernels on NHWC ran 3-4x slower than on nChw16c, e.g. 1.9 against
+ * 0.7 ms for the cnn's 32->64 forward); the bf16 copy of x made by the
+ * forward is reused by the weight gradient.  At fp32 NHWC is kept: the
+ * AVX-512 kernels run it at the GEMM peak, so reorders would only cost.
  * Convolutions of fewer than LP_MIN_CHANNELS inputs run fp32.  The
- * master weights stay fp32 in the arena; their bf16 copy is the blocked
- * layout the weight reorder already produced for fp32.  BE_FP16 uses
- * oneDNN f16 primitives when this oneDNN has them for the CPU; oneDNN
- * 2.6 has none, so fp16 is emulated: x, w and dy are rounded to binary16
- * (overflow to inf included, which is what loss scaling guards) and the
- * convolution runs in fp32.  That gives fp16's numerics, not its speed.
- * At low precision and stride 1 the input gradient runs as a forward
- * convolution of dy with transposed, flipped weights (oneDNN 2.6 has
- * brgemm AMX kernels for the forward only; plan_bwd_data_as_forward);
- * at other strides it is computed in bf16 and converted.
+ * master weights stay fp32 in the arena.  At low precision and stride 1
+ * the input gradient runs as a forward convolution of dy with
+ * transposed, flipped weights (oneDNN 2.6 has brgemm AMX kernels for the
+ * forward only; plan_dx_as_forward); at other strides, or where no JIT
+ * kernel takes that form, oneDNN's backward-data primitive runs.
+ *
+ * Every primitive and reorder is checked when planned (plan_check): a
+ * reference implementation is refused, and the planner tries the next
+ * formulation (conv_forms): NHWC dx, blocked dx, backward data, then
+ * NHWC activations, then emulation.  Emulation (be_kernel.emulated) is
+ * how a precision without native kernels runs: x, w and dy are rounded
+ * to bf16 or binary16 (overflow to inf included, which is what loss
+ * scaling guards) and the convolution runs in fp32 kernels, giving the
+ * precision's numerics at fp32's speed.  bf16 is emulated below
+ * avx512_core_bf16 (AVX2, AVX-512 without BF16: oneDNN's own bf16
+ * emulation there runs slower than fp32), fp16 always (oneDNN 2.6 has
+ * no fp16 CPU kernels).
  * Max pooling is plain C (kernels/maxpool.c: oneDNN 2.6's training-mode
  * max pooling is six times slower than memory allows here); average
  * pooling is oneDNN.  Pooling runs fp32 at every precision: it is
  * memory-bound on fp32 activations.  Linear layers (be_linear) run
- * sgemm at fp32 and oneDNN matmuls on bf16 copies at bf16.
+ * sgemm at fp32 and emulated precisions, oneDNN matmuls on bf16 copies
+ * at native bf16.
  */
 #include "trainer/backend.h" // defines: be_conv_*, be_pool_*, be_linear_*, be_gemm
 #include "trainer/kernels/kernels.h" // defines: maxpool_fwd_f32, maxpool_bwd_f32
+#include "trainer/kernels/cpu_isa.h" // defines: cpu_isa_parse, cpu_isa_set_level
 #include "cli/sbuf.h"        // defines: struct sbuf, sbuf_addf
 
 #include <dnnl.h>
@@ -55,10 +63,11 @@
 
 static dnnl_engine_t engine;
 static dnnl_stream_t stream;
-static char describe[128], describe_full[256];
-/* The implementation oneDNN chose for the last low-precision
- * convolution planned, e.g. "brg:avx512_core_amx" (the ISA in use). */
-static char lp_impl[96];
+static char describe_isa[128], describe[160];
+/* The CPU (as capped) has bf16 dot products: bf16 runs natively. */
+static bool bf16_native;
+/* The last reference implementation plan_check() refused, for errors. */
+static char refused[64];
 
 #define DNNL_TRY(call)                                                                     \
 	do {                                                                               \
@@ -87,18 +96,85 @@ static const char *isa_name(dnnl_cpu_isa_t isa)
 	}
 }
 
+static bool isa_has(dnnl_cpu_isa_t isa, dnnl_cpu_isa_t part)
+{
+	return ((unsigned)isa & (unsigned)part) == (unsigned)part;
+}
+
+/* oneDNN's effective ISA as a rung of cpu_isa.h. */
+static enum cpu_isa isa_rung(dnnl_cpu_isa_t isa)
+{
+	if (isa_has(isa, dnnl_cpu_isa_avx512_core_amx))
+		return CPU_ISA_AVX512_CORE_AMX;
+	if (isa_has(isa, dnnl_cpu_isa_avx512_core_bf16))
+		return CPU_ISA_AVX512_CORE_BF16;
+	if (isa_has(isa, dnnl_cpu_isa_avx512_core))
+		return CPU_ISA_AVX512_CORE;
+	if (isa_has(isa, dnnl_cpu_isa_avx2))
+		return CPU_ISA_AVX2;
+	return CPU_ISA_BASELINE;
+}
+
+static const dnnl_cpu_isa_t dnnl_rungs[] = {
+	[CPU_ISA_BASELINE] = dnnl_cpu_isa_sse41,
+	[CPU_ISA_AVX2] = dnnl_cpu_isa_avx2,
+	[CPU_ISA_AVX512_CORE] = dnnl_cpu_isa_avx512_core,
+	[CPU_ISA_AVX512_CORE_BF16] = dnnl_cpu_isa_avx512_core_bf16,
+	[CPU_ISA_AVX512_CORE_AMX] = dnnl_cpu_isa_avx512_core_amx,
+	[CPU_ISA_ALL] = dnnl_cpu_isa_all,
+};
+
+/* Applies HPCTRAIN_MAX_CPU_ISA to oneDNN (before its first primitive:
+ * the cap cannot change later) and sets the trainer's kernels to
+ * oneDNN's effective rung, which ONEDNN_MAX_CPU_ISA alone caps too. */
+static int apply_isa_cap(const char **capped_by, struct sbuf *err)
+{
+	const char *cap = getenv("HPCTRAIN_MAX_CPU_ISA");
+	enum cpu_isa want;
+	dnnl_cpu_isa_t eff;
+
+	*capped_by = NULL;
+	if (cap && *cap) {
+		if (cpu_isa_parse(cap, &want)) {
+			sbuf_addf(err, "HPCTRAIN_MAX_CPU_ISA: unknown instruction set \"%s\"; "
+				  "expected one of " CPU_ISA_NAMES, cap);
+			return -1;
+		}
+		if (dnnl_set_max_cpu_isa(dnnl_rungs[want]) != dnnl_success &&
+		    isa_rung(dnnl_get_effective_cpu_isa()) > want) {
+			sbuf_addstr(err, "HPCTRAIN_MAX_CPU_ISA: oneDNN refused the cap "
+					 "(set before the backend started?)");
+			return -1;
+		}
+		if (want != CPU_ISA_ALL)
+			*capped_by = "HPCTRAIN_MAX_CPU_ISA";
+	} else if (getenv("ONEDNN_MAX_CPU_ISA") && *getenv("ONEDNN_MAX_CPU_ISA")) {
+		*capped_by = "ONEDNN_MAX_CPU_ISA";
+	}
+	eff = dnnl_get_effective_cpu_isa();
+	cpu_isa_set_level(isa_rung(eff));
+	bf16_native = isa_has(eff, dnnl_cpu_isa_avx512_core_bf16);
+	return 0;
+}
+
 int backend_init(int threads, struct sbuf *err)
 {
 	const dnnl_version_t *v = dnnl_version();
+	const char *capped_by;
 
 	if (threads > 0)
 		omp_set_num_threads(threads);
 	if (!engine) {
+		if (apply_isa_cap(&capped_by, err))
+			return -1;
 		DNNL_TRY(dnnl_engine_create(&engine, dnnl_cpu, 0));
 		DNNL_TRY(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+		snprintf(describe_isa, sizeof(describe_isa), "oneDNN %d.%d.%d, %s%s%s%s", v->major,
+			 v->minor, v->patch, isa_name(dnnl_get_effective_cpu_isa()),
+			 capped_by ? " (capped by " : "", capped_by ? capped_by : "",
+			 capped_by ? ")" : "");
 	}
-	snprintf(describe, sizeof(describe), "oneDNN %d.%d.%d, %s, %d threads", v->major,
-		 v->minor, v->patch, isa_name(dnnl_get_effective_cpu_isa()), omp_get_max_threads());
+	snprintf(describe, sizeof(describe), "%s, %d threads", describe_isa, omp_get_max_threads());
 	return 0;
 fail:
 	return -1;
@@ -106,11 +182,7 @@ fail:
 
 const char *backend_describe(void)
 {
-	if (!lp_impl[0])
-		return describe;
-	snprintf(describe_full, sizeof(describe_full), "%s; low-precision conv: %s", describe,
-		 lp_impl);
-	return describe_full;
+	return describe;
 }
 
 const char *be_precision_name(enum be_precision prec)
@@ -147,6 +219,23 @@ void be_round_fp16(size_t n, const float *x, float *y)
 	}
 }
 
+/* Round to nearest even on the upper 16 bits; NaNs stay NaN (quieted),
+ * and values past bf16's largest round to inf as the carry says. */
+void be_round_bf16(size_t n, const float *x, float *y)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+
+		memcpy(&u, &x[i], 4);
+		if ((u & 0x7fffffffu) > 0x7f800000u)
+			u |= 0x00400000u;
+		else
+			u += 0x7fffu + ((u >> 16) & 1);
+		u &= 0xffff0000u;
+		memcpy(&y[i], &u, 4);
+	}
+}
+
 float *be_alloc(size_t nfloats)
 {
 	size_t bytes = (nfloats * sizeof(float) + 63) / 64 * 64;
@@ -160,6 +249,33 @@ float *be_alloc(size_t nfloats)
 void be_free(float *p)
 {
 	free(p);
+}
+
+/* Refuses a reference implementation: oneDNN falls back to one where no
+ * JIT kernel takes a layout or type combination, and it runs 100-1000
+ * times slower (a bf16 convolution took 13 s per call instead of 4 ms). */
+static dnnl_status_t plan_check(const_dnnl_primitive_desc_t pd)
+{
+	const char *impl = NULL;
+
+	if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+	    !impl)
+		return dnnl_success;
+	if (strncmp(impl, "ref", 3) && !strstr(impl, ":ref"))
+		return dnnl_success;
+	snprintf(refused, sizeof(refused), "%s", impl);
+	return dnnl_unimplemented;
+}
+
+/* The implementation name of a planned primitive. */
+static void impl_name(const_dnnl_primitive_desc_t pd, char *buf, size_t size)
+{
+	const char *impl = NULL;
+
+	if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+	    !impl)
+		impl = "unknown";
+	snprintf(buf, size, "%s", impl);
 }
 
 /* A primitive with its user-managed scratchpad. */
@@ -186,6 +302,8 @@ static dnnl_status_t prim_create(struct prim *pr, const_dnnl_op_desc_t op,
 		st = dnnl_primitive_desc_create(&pr->pd, op, attr, engine, hint);
 	if (attr)
 		dnnl_primitive_attr_destroy(attr);
+	if (st == dnnl_success)
+		st = plan_check(pr->pd);
 	if (st != dnnl_success)
 		return st;
 	st = dnnl_primitive_create(&pr->p, pr->pd);
@@ -260,6 +378,8 @@ static dnnl_status_t relayout_create(struct relayout *rl, const dnnl_memory_desc
 	if (st == dnnl_success)
 		st = dnnl_reorder_primitive_desc_create(&rl->r.pd, from, engine, to, engine, NULL);
 	if (st == dnnl_success)
+		st = plan_check(rl->r.pd);
+	if (st == dnnl_success)
 		st = dnnl_primitive_create(&rl->r.p, rl->r.pd);
 	return st;
 }
@@ -320,11 +440,30 @@ static dnnl_status_t relayout_out_finish(struct relayout *rl)
  * slower than fp32 here (3.3 ms against 2.9 ms forward, 128x28x28x1). */
 #define LP_MIN_CHANNELS 16
 
+/* How the input gradient is computed: a forward convolution of dy with
+ * flipped weights writing NHWC dx, the same writing dx in the layout
+ * the kernel prefers (then reordered), or oneDNN's backward data. */
+enum dx_form { DX_FWD_NHWC, DX_FWD_ANY, DX_BWD };
+
+/* One formulation of a convolution; conv_forms lists them in the order
+ * they are tried. */
+struct conv_form {
+	bool blocked; /* activations in the forward's blocked layout */
+	enum dx_form dx;
+};
+
+static const struct conv_form lp_forms[] = {
+	{ true, DX_FWD_NHWC }, { true, DX_FWD_ANY }, { true, DX_BWD },
+	{ false, DX_FWD_NHWC }, { false, DX_BWD },
+};
+static const struct conv_form fp32_forms[] = { { false, DX_BWD }, { true, DX_BWD } };
+
 struct be_conv {
 	struct conv_geom g;
 	unsigned flags;
-	enum be_precision prec;
-	bool emulate_fp16; /* fp32 primitives on binary16-rounded inputs */
+	struct be_kernel kern;
+	/* emulation: rounds x, w and dy to kern.prec; NULL when native */
+	void (*round)(size_t n, const float *x, float *y);
 	struct prim fwd, bwd_data, bwd_w;
 	struct relayout w_fwd, w_bwd, dw;
 	struct relayout xc, dyc; /* fp32 NHWC -> compute type and layout */
@@ -332,14 +471,14 @@ struct be_conv {
 	dnnl_memory_t b, db;
 	const float *x_last; /* the input converted by the last forward */
 	const float *w_last; /* the weights of the last forward */
-	float *xr, *wr, *dyr; /* fp16 emulation: rounded copies */
-	float *wflip;         /* bwd_data as a forward: w transposed and flipped */
+	float *xr, *wr, *dyr; /* emulation: rounded copies */
+	float *wflip;         /* dx as a forward: w transposed and flipped */
 };
 
-void be_conv_free(struct be_conv *cv)
+/* Releases what conv_plan made, keeping geometry, kernel and the
+ * emulation's buffers. */
+static void conv_unplan(struct be_conv *cv)
 {
-	if (!cv)
-		return;
 	dnnl_memory_t *mems[] = { &cv->b, &cv->db };
 
 	prim_release(&cv->fwd);
@@ -355,11 +494,25 @@ void be_conv_free(struct be_conv *cv)
 	for (size_t i = 0; i < sizeof(mems) / sizeof(mems[0]); i++)
 		if (*mems[i])
 			dnnl_memory_destroy(*mems[i]);
+	cv->b = cv->db = NULL;
+	be_free(cv->wflip);
+	cv->wflip = NULL;
+}
+
+void be_conv_free(struct be_conv *cv)
+{
+	if (!cv)
+		return;
+	conv_unplan(cv);
 	be_free(cv->xr);
 	be_free(cv->wr);
 	be_free(cv->dyr);
-	be_free(cv->wflip);
 	free(cv);
+}
+
+const struct be_kernel *be_conv_kernel(const struct be_conv *cv)
+{
+	return &cv->kern;
 }
 
 /* The forward's choice of layout for a blocked plan: md as the
@@ -377,16 +530,18 @@ static dnnl_memory_desc_t chosen_md(const struct prim *pr, dnnl_query_t what, dn
  * padding R-1-pad.  oneDNN 2.6 runs its bf16 forward on AMX with the
  * brgemm kernels but the backward-data pass with an older one: the
  * cnn's 32->64 layer at batch 128 took 2.3 ms as a forward against
- * 3.6 ms as backward data (one thread, cold caches), and the forward
- * writes fp32 NHWC dx directly.  The flip is K*C*R*S floats per step. */
-static dnnl_status_t plan_bwd_data_as_forward(struct be_conv *cv, dnnl_data_type_t lt,
-					      const dnnl_memory_desc_t *dy_lp,
-					      const dnnl_memory_desc_t *dx_md)
+ * 3.6 ms as backward data (one thread, cold caches).  On AMX the forward
+ * writes fp32 NHWC dx directly; the avx512_core_bf16 kernels take a
+ * blocked source only with a blocked destination (DX_FWD_ANY, then
+ * reordered).  The flip is K*C*R*S floats per step. */
+static dnnl_status_t plan_dx_as_forward(struct be_conv *cv, dnnl_data_type_t lt,
+					const dnnl_memory_desc_t *dy_lp,
+					const dnnl_memory_desc_t *x_md, enum dx_form form)
 {
 	const struct conv_geom *g = &cv->g;
-	dnnl_dims_t wd = { g->c, g->k, g->r, g->s }, strides = { 1, 1 },
-		    pad = { g->r - 1 - g->pad, g->s - 1 - g->pad };
-	dnnl_memory_desc_t w_any, w_plain;
+	dnnl_dims_t wd = { g->c, g->k, g->r, g->s }, xd = { g->n, g->c, g->h, g->w },
+		    strides = { 1, 1 }, pad = { g->r - 1 - g->pad, g->s - 1 - g->pad };
+	dnnl_memory_desc_t w_any, w_plain, dx_any;
 	dnnl_convolution_desc_t d;
 	dnnl_status_t st;
 
@@ -395,15 +550,19 @@ static dnnl_status_t plan_bwd_data_as_forward(struct be_conv *cv, dnnl_data_type
 		return dnnl_out_of_memory;
 	if ((st = dnnl_memory_desc_init_by_tag(&w_any, 4, wd, lt, dnnl_format_tag_any)) ||
 	    (st = dnnl_memory_desc_init_by_tag(&w_plain, 4, wd, dnnl_f32, dnnl_oihw)) ||
+	    (st = dnnl_memory_desc_init_by_tag(&dx_any, 4, xd, dnnl_f32, dnnl_format_tag_any)) ||
 	    (st = dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference,
 						     dnnl_convolution_direct, dy_lp, &w_any, NULL,
-						     dx_md, strides, pad, pad)) ||
+						     form == DX_FWD_NHWC ? x_md : &dx_any, strides,
+						     pad, pad)) ||
 	    (st = prim_create(&cv->bwd_data, &d, NULL, NULL)) ||
 	    (st = relayout_create(&cv->w_bwd, &w_plain,
 				  dnnl_primitive_desc_query_md(cv->bwd_data.pd,
 							       dnnl_query_weights_md, 0), 1)))
 		return st;
-	return relayout_create(&cv->dxo, dx_md, dx_md, 0);
+	return relayout_create(&cv->dxo,
+			       dnnl_primitive_desc_query_md(cv->bwd_data.pd, dnnl_query_dst_md, 0),
+			       x_md, 0);
 }
 
 /* wflip[c][k][R-1-r][S-1-s] = w[k][c][r][s]. */
@@ -421,20 +580,20 @@ static void flip_weights(const struct conv_geom *g, const float *w, float *wflip
 		}
 }
 
-/* Plans the three primitives with inputs of type lt (f32, bf16, f16);
- * outputs and gradients of weights stay f32.  blocked: activations in
- * the layout the forward picks (nChw16c-like), converted from and to
- * the layers' NHWC around each call; else NHWC throughout.  Returns
- * oneDNN's status: dnnl_unimplemented when this CPU build has no kernel
- * for lt. */
-static dnnl_status_t conv_plan(struct be_conv *cv, dnnl_data_type_t lt, bool blocked)
+/* Plans the three primitives with inputs of type lt (f32, bf16, f16) in
+ * formulation f; outputs and gradients of weights stay f32.  blocked:
+ * activations in the layout the forward picks (nChw16c-like), converted
+ * from and to the layers' NHWC around each call; else NHWC throughout.
+ * Returns oneDNN's status: dnnl_unimplemented when this CPU build has no
+ * kernel but the reference one for some pass. */
+static dnnl_status_t conv_plan(struct be_conv *cv, dnnl_data_type_t lt, struct conv_form f)
 {
 	const struct conv_geom *g = &cv->g;
 	dnnl_memory_desc_t x_md, x_lp, y_md, y_out, dy_lp, dx_md, w_any, w_lp, w_plain, b_md;
 	dnnl_dims_t xd = { g->n, g->c, g->h, g->w }, yd = { g->n, g->k, g->p, g->q },
 		    wd = { g->k, g->c, g->r, g->s }, bd = { g->k };
 	dnnl_dims_t strides = { g->stride, g->stride }, pad = { g->pad, g->pad };
-	dnnl_format_tag_t act = blocked ? dnnl_format_tag_any : dnnl_nhwc;
+	dnnl_format_tag_t act = f.blocked ? dnnl_format_tag_any : dnnl_nhwc;
 	dnnl_convolution_desc_t d;
 	dnnl_post_ops_t po = NULL;
 	dnnl_status_t st;
@@ -465,15 +624,14 @@ static dnnl_status_t conv_plan(struct be_conv *cv, dnnl_data_type_t lt, bool blo
 	x_lp = chosen_md(&cv->fwd, dnnl_query_src_md, lt);
 	y_out = chosen_md(&cv->fwd, dnnl_query_dst_md, dnnl_f32);
 	dy_lp = chosen_md(&cv->fwd, dnnl_query_dst_md, lt);
-	dx_md = blocked ? chosen_md(&cv->fwd, dnnl_query_src_md, lt) : x_md;
+	dx_md = f.blocked ? chosen_md(&cv->fwd, dnnl_query_src_md, lt) : x_md;
 	PLAN(relayout_create(&cv->w_fwd, &w_plain,
 			     dnnl_primitive_desc_query_md(cv->fwd.pd, dnnl_query_weights_md, 0), 1));
 	PLAN(relayout_create(&cv->xc, &x_md, &x_lp, 1));
 	PLAN(relayout_create(&cv->yo, &y_out, &y_md, 0));
 	PLAN(relayout_create(&cv->dyc, &y_md, &dy_lp, 1));
-	if ((cv->flags & BE_NEED_DX) && lt != dnnl_f32 && g->stride == 1 && g->r == g->s &&
-	    g->pad < g->r) {
-		PLAN(plan_bwd_data_as_forward(cv, lt, &dy_lp, &x_md));
+	if ((cv->flags & BE_NEED_DX) && f.dx != DX_BWD) {
+		PLAN(plan_dx_as_forward(cv, lt, &dy_lp, &x_md, f.dx));
 	} else if (cv->flags & BE_NEED_DX) {
 		PLAN(dnnl_convolution_backward_data_desc_init(&d, dnnl_convolution_direct, &dx_md,
 							      &w_lp, &dy_lp, strides, pad, pad));
@@ -491,15 +649,7 @@ static dnnl_status_t conv_plan(struct be_conv *cv, dnnl_data_type_t lt, bool blo
 		&w_plain, 0));
 	PLAN(mem_create(&cv->b, &b_md));
 	PLAN(mem_create(&cv->db, &b_md));
-	if (lt != dnnl_f32) {
-		const char *impl = NULL;
-
-		if (dnnl_primitive_desc_query(cv->fwd.pd, dnnl_query_impl_info_str, 0, &impl) ==
-			    dnnl_success &&
-		    impl)
-			snprintf(lp_impl, sizeof(lp_impl), "%s %s", lt == dnnl_bf16 ? "bf16" : "f16",
-				 impl);
-	}
+	impl_name(cv->fwd.pd, cv->kern.impl, sizeof(cv->kern.impl));
 #undef PLAN
 out:
 	if (po)
@@ -507,24 +657,70 @@ out:
 	return st;
 }
 
-/* Undoes a failed conv_plan, keeping geometry and flags. */
-static void conv_unplan(struct be_conv *cv)
+/* dx as a forward convolution needs stride 1 and padding inside a
+ * square kernel. */
+static bool dx_as_forward_fits(const struct be_conv *cv)
 {
-	struct be_conv keep = { .g = cv->g, .flags = cv->flags, .prec = cv->prec };
-	struct be_conv *tmp = malloc(sizeof(*tmp));
+	const struct conv_geom *g = &cv->g;
 
-	if (tmp) {
-		*tmp = *cv;
-		be_conv_free(tmp);
+	return g->stride == 1 && g->r == g->s && g->pad < g->r;
+}
+
+/* Tries each formulation of forms in turn, keeping the first that plans
+ * with no reference implementation. */
+static dnnl_status_t conv_plan_first(struct be_conv *cv, dnnl_data_type_t lt,
+				     const struct conv_form *forms, size_t nforms)
+{
+	dnnl_status_t st = dnnl_unimplemented;
+	bool dx = cv->flags & BE_NEED_DX;
+
+	for (size_t i = 0; i < nforms; i++) {
+		if (forms[i].dx != DX_BWD && (!dx || !dx_as_forward_fits(cv)))
+			continue;
+		st = conv_plan(cv, lt, forms[i]);
+		if (st == dnnl_success)
+			return st;
+		conv_unplan(cv);
+		if (st != dnnl_unimplemented && st != dnnl_invalid_arguments)
+			return st;
 	}
-	*cv = keep;
+	return st;
+}
+
+/* Sets up emulation of kern.prec: rounded copies, fp32 kernels. */
+static dnnl_status_t conv_plan_emulated(struct be_conv *cv)
+{
+	const struct conv_geom *g = &cv->g;
+
+	cv->kern.emulated = true;
+	cv->round = cv->kern.prec == BE_BF16 ? be_round_bf16 : be_round_fp16;
+	cv->xr = be_alloc((size_t)g->n * g->h * g->w * g->c);
+	cv->wr = be_alloc((size_t)g->k * g->c * g->r * g->s);
+	cv->dyr = be_alloc((size_t)g->n * g->p * g->q * g->k);
+	if (!cv->xr || !cv->wr || !cv->dyr)
+		return dnnl_out_of_memory;
+	return conv_plan_first(cv, dnnl_f32, fp32_forms, 2);
+}
+
+/* Why kern.prec is emulated rather than native. */
+static void why_emulated(struct be_kernel *k)
+{
+	if (k->prec == BE_FP16)
+		snprintf(k->why, sizeof(k->why), "oneDNN %d.%d has no fp16 CPU kernels",
+			 dnnl_version()->major, dnnl_version()->minor);
+	else if (!bf16_native)
+		snprintf(k->why, sizeof(k->why), "no AVX512-BF16: this CPU runs %s",
+			 isa_name(dnnl_get_effective_cpu_isa()));
+	else
+		snprintf(k->why, sizeof(k->why), "no bf16 kernel but the reference one (%s)",
+			 refused);
 }
 
 struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
 			       enum be_precision prec, struct sbuf *err)
 {
 	struct be_conv *cv = calloc(1, sizeof(*cv));
-	dnnl_status_t st;
+	dnnl_status_t st = dnnl_unimplemented;
 
 	if (!cv) {
 		sbuf_addstr(err, "out of memory");
@@ -532,35 +728,32 @@ struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
 	}
 	cv->g = *g;
 	cv->flags = flags;
-	cv->prec = prec;
-	if (g->c < LP_MIN_CHANNELS)
-		prec = cv->prec = BE_FP32;
-	st = conv_plan(cv, prec == BE_BF16 ? dnnl_bf16 : prec == BE_FP16 ? dnnl_f16 : dnnl_f32,
-		       prec != BE_FP32);
-	if (st != dnnl_success && prec != BE_FP32) { /* no blocked kernel: NHWC */
-		conv_unplan(cv);
-		st = conv_plan(cv, prec == BE_BF16 ? dnnl_bf16 : dnnl_f16, false);
+	cv->kern.prec = prec;
+	refused[0] = '\0';
+	if (prec != BE_FP32 && g->c < LP_MIN_CHANNELS) {
+		cv->kern.prec = BE_FP32;
+		snprintf(cv->kern.why, sizeof(cv->kern.why), "%d input channel%s", g->c,
+			 g->c == 1 ? "" : "s");
 	}
-	if (st == dnnl_unimplemented && prec == BE_FP16) {
-		size_t nx = (size_t)g->n * g->h * g->w * g->c, nw = (size_t)g->k * g->c * g->r * g->s;
-
-		conv_unplan(cv);
-		cv->emulate_fp16 = true;
-		cv->xr = be_alloc(nx);
-		cv->wr = be_alloc(nw);
-		cv->dyr = be_alloc((size_t)g->n * g->p * g->q * g->k);
-		if (!cv->xr || !cv->wr || !cv->dyr) {
-			sbuf_addstr(err, "out of memory");
-			goto fail;
-		}
-		st = conv_plan(cv, dnnl_f32, false);
-		if (st == dnnl_success && !lp_impl[0])
-			snprintf(lp_impl, sizeof(lp_impl), "f16 emulated (binary16-rounded inputs, fp32 compute)");
+	if (cv->kern.prec == BE_FP32)
+		st = conv_plan_first(cv, dnnl_f32, fp32_forms, 2);
+	else if (cv->kern.prec == BE_FP16 || bf16_native)
+		st = conv_plan_first(cv, cv->kern.prec == BE_BF16 ? dnnl_bf16 : dnnl_f16, lp_forms,
+				     sizeof(lp_forms) / sizeof(*lp_forms));
+	if (st != dnnl_success && cv->kern.prec != BE_FP32) {
+		why_emulated(&cv->kern);
+		st = conv_plan_emulated(cv);
 	}
 	if (st != dnnl_success) {
-		sbuf_addf(err, "oneDNN: cannot plan a %s convolution %dx%dx%d -> %d (%dx%d, stride %d): status %d",
+		sbuf_addf(err, "oneDNN: cannot plan a %s convolution %dx%dx%d -> %d (%dx%d, stride %d) "
+			  "on this CPU (%s): %s",
 			  be_precision_name(prec), g->h, g->w, g->c, g->k, g->r, g->s, g->stride,
-			  (int)st);
+			  isa_name(dnnl_get_effective_cpu_isa()),
+			  refused[0] ? "only a reference kernel exists" : "status");
+		if (refused[0])
+			sbuf_addf(err, " (%s)", refused);
+		else
+			sbuf_addf(err, " %d", (int)st);
 		goto fail;
 	}
 	return cv;
@@ -576,9 +769,9 @@ int be_conv_forward(struct be_conv *cv, const float *x, const float *w, const fl
 	dnnl_memory_t wm, xm, ym;
 	const float *xin = x, *win = w;
 
-	if (cv->emulate_fp16) {
-		be_round_fp16((size_t)g->n * g->h * g->w * g->c, x, cv->xr);
-		be_round_fp16((size_t)g->k * g->c * g->r * g->s, w, cv->wr);
+	if (cv->round) {
+		cv->round((size_t)g->n * g->h * g->w * g->c, x, cv->xr);
+		cv->round((size_t)g->k * g->c * g->r * g->s, w, cv->wr);
 		xin = cv->xr, win = cv->wr;
 	}
 	DNNL_TRY(relayout_in(&cv->w_fwd, win, &wm));
@@ -608,9 +801,9 @@ static dnnl_status_t conv_input(struct be_conv *cv, const float *x, dnnl_memory_
 		*xm = cv->xc.internal;
 		return dnnl_success;
 	}
-	if (cv->emulate_fp16) {
+	if (cv->round) {
 		if (x != cv->x_last)
-			be_round_fp16((size_t)g->n * g->h * g->w * g->c, x, cv->xr);
+			cv->round((size_t)g->n * g->h * g->w * g->c, x, cv->xr);
 		x = cv->xr;
 	}
 	return relayout_in(&cv->xc, x, xm);
@@ -626,8 +819,8 @@ int be_conv_backward(struct be_conv *cv, const float *x, const float *dy, float 
 		sbuf_addstr(err, "be_conv_backward: dx asked of a convolution planned without it");
 		return -1;
 	}
-	if (cv->emulate_fp16) {
-		be_round_fp16((size_t)g->n * g->p * g->q * g->k, dy, cv->dyr);
+	if (cv->round) {
+		cv->round((size_t)g->n * g->p * g->q * g->k, dy, cv->dyr);
 		dy = cv->dyr;
 	}
 	DNNL_TRY(relayout_in(&cv->dyc, dy, &dym));
@@ -789,27 +982,28 @@ fail:
 	return -1;
 }
 
-/* Linear layers (backend.h).  bf16: oneDNN matmuls whose operands are
- * bf16 copies made by planned reorders; the transposed operands (w as
- * (in,out), dy as (out,n)) are views of the same copies with swapped
- * strides, so nothing is transposed in memory.  The cnn's 3136 -> 128
- * layer at batch 128, one thread: 4.2 ms of sgemm per step against
- * 1.0 ms of AMX matmuls and 0.3 ms of conversion. */
+/* Linear layers (backend.h).  Native bf16: oneDNN matmuls whose
+ * operands are bf16 copies made by planned reorders; the transposed
+ * operands (w as (in,out), dy as (out,n)) are views of the same copies
+ * with swapped strides, so nothing is transposed in memory.  The cnn's
+ * 3136 -> 128 layer at batch 128, one thread: 4.2 ms of sgemm per step
+ * against 1.0 ms of AMX matmuls and 0.3 ms of conversion.  Emulated
+ * precisions run sgemm on rounded copies. */
 struct be_linear {
 	int n, in, out;
-	enum be_precision prec;
+	struct be_kernel kern;
+	void (*round)(size_t n, const float *x, float *y); /* emulation, else NULL */
 	struct prim fwd, bwd_data, bwd_w;
 	struct relayout xc, wc, dyc;        /* bf16: f32 -> bf16 copies */
 	dnnl_memory_t w_t, dy_t;            /* views: w as (in,out), dy as (out,n) */
 	dnnl_memory_t y, dx, dw;
-	float *xr, *wr, *dyr;               /* fp16: binary16-rounded copies */
+	float *xr, *wr, *dyr;               /* emulation: rounded copies */
 	const float *x_last, *w_last;       /* what the copies were made of */
 };
 
-void be_linear_free(struct be_linear *lin)
+/* Releases the bf16 plan, keeping the shape and the kernel. */
+static void linear_unplan(struct be_linear *lin)
 {
-	if (!lin)
-		return;
 	dnnl_memory_t *mems[] = { &lin->w_t, &lin->dy_t, &lin->y, &lin->dx, &lin->dw };
 
 	prim_release(&lin->fwd);
@@ -819,12 +1013,26 @@ void be_linear_free(struct be_linear *lin)
 	relayout_release(&lin->wc);
 	relayout_release(&lin->dyc);
 	for (size_t i = 0; i < sizeof(mems) / sizeof(*mems); i++)
-		if (*mems[i])
+		if (*mems[i]) {
 			dnnl_memory_destroy(*mems[i]);
+			*mems[i] = NULL;
+		}
+}
+
+void be_linear_free(struct be_linear *lin)
+{
+	if (!lin)
+		return;
+	linear_unplan(lin);
 	be_free(lin->xr);
 	be_free(lin->wr);
 	be_free(lin->dyr);
 	free(lin);
+}
+
+const struct be_kernel *be_linear_kernel(const struct be_linear *lin)
+{
+	return &lin->kern;
 }
 
 static dnnl_status_t md2(dnnl_memory_desc_t *md, dnnl_dim_t rows, dnnl_dim_t cols,
@@ -845,7 +1053,7 @@ static dnnl_status_t matmul_plan(struct prim *pr, const dnnl_memory_desc_t *a,
 }
 
 /* Plans the bf16 matmuls; oneDNN's status (dnnl_unimplemented: no bf16
- * matmul on this CPU build). */
+ * matmul but the reference one on this CPU build). */
 static dnnl_status_t linear_plan_bf16(struct be_linear *lin)
 {
 	dnnl_memory_desc_t x32, xb, w32, wb, wbt, dy32, dyb, dybt, y, dx, dw;
@@ -878,6 +1086,7 @@ static dnnl_status_t linear_plan_bf16(struct be_linear *lin)
 	PLAN(mem_create(&lin->y, &y));
 	PLAN(mem_create(&lin->dx, &dx));
 	PLAN(mem_create(&lin->dw, &dw));
+	impl_name(lin->fwd.pd, lin->kern.impl, sizeof(lin->kern.impl));
 #undef PLAN
 	return dnnl_success;
 }
@@ -891,21 +1100,25 @@ struct be_linear *be_linear_create(int n, int in, int out, enum be_precision pre
 		sbuf_addstr(err, "out of memory");
 		return NULL;
 	}
-	*lin = (struct be_linear){ .n = n, .in = in, .out = out, .prec = prec };
-	if (prec == BE_BF16 && linear_plan_bf16(lin) != dnnl_success) {
-		/* no bf16 matmul here: fp32, as for a convolution without a kernel */
+	*lin = (struct be_linear){ .n = n, .in = in, .out = out, .kern = { .prec = prec } };
+	snprintf(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
+	refused[0] = '\0';
+	if (prec == BE_BF16 && bf16_native && linear_plan_bf16(lin) == dnnl_success)
+		return lin;
+	linear_unplan(lin);
+	snprintf(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
+	if (prec == BE_FP32)
+		return lin;
+	why_emulated(&lin->kern);
+	lin->kern.emulated = true;
+	lin->round = prec == BE_BF16 ? be_round_bf16 : be_round_fp16;
+	lin->xr = be_alloc((size_t)n * in);
+	lin->wr = be_alloc((size_t)out * in);
+	lin->dyr = be_alloc((size_t)n * out);
+	if (!lin->xr || !lin->wr || !lin->dyr) {
+		sbuf_addstr(err, "out of memory");
 		be_linear_free(lin);
-		return be_linear_create(n, in, out, BE_FP32, err);
-	}
-	if (prec == BE_FP16) {
-		lin->xr = be_alloc((size_t)n * in);
-		lin->wr = be_alloc((size_t)out * in);
-		lin->dyr = be_alloc((size_t)n * out);
-		if (!lin->xr || !lin->wr || !lin->dyr) {
-			sbuf_addstr(err, "out of memory");
-			be_linear_free(lin);
-			return NULL;
-		}
+		return NULL;
 	}
 	return lin;
 }
@@ -918,20 +1131,26 @@ static dnnl_status_t linear_inputs(struct be_linear *lin, const float *x, const 
 	dnnl_status_t st = dnnl_success;
 
 	if (x != lin->x_last) {
-		if (lin->prec == BE_BF16)
+		if (!lin->round)
 			st = relayout_in(&lin->xc, x, &unused);
 		else
-			be_round_fp16((size_t)lin->n * lin->in, x, lin->xr);
+			lin->round((size_t)lin->n * lin->in, x, lin->xr);
 		lin->x_last = x;
 	}
 	if (st == dnnl_success && w != lin->w_last) {
-		if (lin->prec == BE_BF16)
+		if (!lin->round)
 			st = relayout_in(&lin->wc, w, &unused);
 		else
-			be_round_fp16((size_t)lin->out * lin->in, w, lin->wr);
+			lin->round((size_t)lin->out * lin->in, w, lin->wr);
 		lin->w_last = w;
 	}
 	return st;
+}
+
+/* Native bf16 runs the planned matmuls; fp32 and emulation sgemm. */
+static bool linear_native_lp(const struct be_linear *lin)
+{
+	return lin->kern.prec != BE_FP32 && !lin->round;
 }
 
 int be_linear_forward(struct be_linear *lin, const float *x, const float *w, float *y,
@@ -940,8 +1159,8 @@ int be_linear_forward(struct be_linear *lin, const float *x, const float *w, flo
 	int n = lin->n, in = lin->in, out = lin->out;
 
 	lin->x_last = lin->w_last = NULL; /* the forward always converts afresh */
-	if (lin->prec != BE_BF16) {
-		if (lin->prec == BE_FP16) {
+	if (!linear_native_lp(lin)) {
+		if (lin->round) {
 			linear_inputs(lin, x, w);
 			x = lin->xr, w = lin->wr;
 		}
@@ -964,10 +1183,10 @@ int be_linear_backward(struct be_linear *lin, const float *x, const float *w, co
 	int n = lin->n, in = lin->in, out = lin->out;
 	dnnl_memory_t dym;
 
-	if (lin->prec != BE_BF16) {
-		if (lin->prec == BE_FP16) {
+	if (!linear_native_lp(lin)) {
+		if (lin->round) {
 			linear_inputs(lin, x, w);
-			be_round_fp16((size_t)n * out, dy, lin->dyr);
+			lin->round((size_t)n * out, dy, lin->dyr);
 			x = lin->xr, w = lin->wr, dy = lin->dyr;
 		}
 		return be_gemm('t', 'n', out, in, n, 1.0f, dy, out, x, in, 0.0f, dw, in, err) ||

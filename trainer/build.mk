@@ -9,7 +9,7 @@
 TRAIN_KERNELS = trainer/kernels/geom.c trainer/kernels/conv_ref.c trainer/kernels/pool_ref.c \
                 trainer/kernels/linear_ref.c trainer/kernels/pointwise_f32.c \
                 trainer/kernels/pointwise_f64.c trainer/kernels/maxpool.c \
-                trainer/kernels/conv1pool.c
+                trainer/kernels/conv1pool.c trainer/kernels/cpu_isa.c
 TRAIN_COMM    = trainer/comm.c trainer/comm_pack.c
 # The trainer's cores and shells (everything but main and the commands),
 # which the unit tests link as well.

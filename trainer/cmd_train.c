@@ -2,6 +2,7 @@
  * make the run directory, start the backend, run the loop.  Shell. */
 #include "trainer/cmd.h"      // defines: cmd_train
 #include "trainer/backend.h"  // defines: backend_init
+#include "trainer/kernels/cpu_isa.h" // defines: cpu_isa_parse, CPU_ISA_NAMES
 #include "trainer/backend_cuda.h" // defines: be_cuda_built, be_cuda_device_count
 #include "trainer/comm.h"     // defines: struct comm, comm_init, comm_hooks, comm_finish
 #include "trainer/comm_cuda.h" // defines: struct comm_cuda, comm_cuda_*
@@ -157,6 +158,20 @@ static int load_spec(const char *arg, const struct spec_overrides *sets, struct 
 	return st;
 }
 
+/* A misspelt HPCTRAIN_MAX_CPU_ISA is a usage error, found before the
+ * run directory is made rather than when the backend starts. */
+static int check_isa_cap(void)
+{
+	const char *cap = getenv("HPCTRAIN_MAX_CPU_ISA");
+	enum cpu_isa isa;
+
+	if (!cap || !*cap || !cpu_isa_parse(cap, &isa))
+		return HPT_EXIT_OK;
+	fprintf(stderr, "hpctrain train: HPCTRAIN_MAX_CPU_ISA: unknown instruction set \"%s\"; "
+			"expected one of %s\n", cap, CPU_ISA_NAMES);
+	return HPT_EXIT_USAGE;
+}
+
 int cmd_train(int argc, char **argv)
 {
 	struct spec_overrides sets = SPEC_OVERRIDES_INIT;
@@ -210,6 +225,8 @@ int cmd_train(int argc, char **argv)
 		st = opt_error(&train_cmd, optind >= argc ? "no job spec given" : "more than one job spec given");
 		goto out;
 	}
+	if ((st = check_isa_cap()))
+		goto out;
 	st = load_spec(argv[optind], &sets, &job);
 	if (st)
 		goto out;

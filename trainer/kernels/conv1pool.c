@@ -27,6 +27,7 @@
  * in order: the same bits for any thread count.
  */
 #include "trainer/kernels/kernels.h" // defines: struct conv_geom, conv1pool_*
+#include "trainer/kernels/cpu_isa.h" // defines: cpu_isa_level
 
 #include <string.h>
 
@@ -41,12 +42,14 @@ typedef int32_t vint __attribute__((vector_size(32)));
  * splits these vectors there, and the selects came out 3-10 times
  * slower than oneDNN's unfused path).  GCC 12's
  * target_clones("arch=x86-64-v3") resolver picked the baseline on these
- * AVX-512 machines, hence the explicit test. */
+ * AVX-512 machines, hence the explicit test.  A cap below AVX2
+ * (cpu_isa.h) turns the fused path off as the CPU's lack would. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define FAST_TARGET __attribute__((target("avx2,fma")))
 static bool cpu_fast(void)
 {
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+	       cpu_isa_level() >= CPU_ISA_AVX2;
 }
 #else
 #define FAST_TARGET
