@@ -7,6 +7,7 @@
 #include "trainer/kernels/kernels.h" // defines: relu_*_f32, batchnorm_*_f32, conv1pool_*
 #include "cli/sbuf.h"                // defines: struct sbuf, xrealloc
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +151,24 @@ int layer_setup(struct layer *l, struct sbuf *err)
 	}
 	sbuf_addstr(err, "out of memory");
 	return -1;
+}
+
+bool layer_kernel(const struct layer *l, struct be_kernel *k)
+{
+	if (l->kind == LAYER_CONV && l->fused_into_pool) {
+		*k = (struct be_kernel){ .prec = BE_FP32 };
+		snprintf(k->impl, sizeof(k->impl), "conv1pool:avx2");
+		snprintf(k->why, sizeof(k->why), "%d input channel, fused with its pooling",
+			 l->in.c);
+		return true;
+	}
+	if (l->kind == LAYER_CONV && l->be)
+		*k = *be_conv_kernel(l->be);
+	else if (l->kind == LAYER_LINEAR && l->be)
+		*k = *be_linear_kernel(l->be);
+	else
+		return false;
+	return true;
 }
 
 void layer_release(struct layer *l)

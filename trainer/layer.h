@@ -134,6 +134,9 @@ struct pool_geom layer_pool_geom(const struct layer *l);
 
 /* Plans backend primitives and working buffers; 0 or -1 with err. */
 int layer_setup(struct layer *l, struct sbuf *err);
+/* The kernel a set-up convolution or linear layer runs (backend.h),
+ * the fused first layer's included; false for other kinds. */
+bool layer_kernel(const struct layer *l, struct be_kernel *k);
 void layer_release(struct layer *l);
 
 /* x has shape in, y shape out.  step keys dropout. */

@@ -387,3 +387,59 @@ int model_count_layers(const struct model *m)
 {
 	return count_layers(&m->net);
 }
+
+static size_t seq_kernels(const struct seq *s, struct model_kernel *out, size_t max, size_t n)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct layer *l = &s->v[i];
+		struct be_kernel k;
+
+		if (l->kind == LAYER_RESIDUAL) {
+			n = seq_kernels(l->body, out, max, n);
+			if (l->shortcut)
+				n = seq_kernels(l->shortcut, out, max, n);
+		} else if (layer_kernel(l, &k)) {
+			if (n < max)
+				out[n] = (struct model_kernel){ l->kind, k };
+			n++;
+		}
+	}
+	return n;
+}
+
+size_t model_kernels(const struct model *m, struct model_kernel *out, size_t max)
+{
+	return seq_kernels(&m->net, out, max, 0);
+}
+
+static bool same_kernel(const struct model_kernel *a, const struct model_kernel *b)
+{
+	return a->kind == b->kind && a->k.prec == b->k.prec && a->k.emulated == b->k.emulated &&
+	       !strcmp(a->k.impl, b->k.impl) && !strcmp(a->k.why, b->k.why);
+}
+
+void model_describe_kernels(const struct model *m, struct sbuf *out)
+{
+	size_t n = model_kernels(m, NULL, 0);
+	struct model_kernel *v = xcalloc(n ? n : 1, sizeof(*v));
+	bool *done = xcalloc(n ? n : 1, sizeof(*done));
+
+	model_kernels(m, v, n);
+	for (size_t i = 0; i < n; i++) {
+		size_t count = 0;
+
+		if (done[i])
+			continue;
+		for (size_t j = i; j < n; j++)
+			if (!done[j] && same_kernel(&v[i], &v[j]))
+				done[j] = true, count++;
+		sbuf_addf(out, "%s%s %zux %s%s %s", i ? ", " : "",
+			  v[i].kind == LAYER_CONV ? "conv" : "linear", count,
+			  be_precision_name(v[i].k.prec), v[i].k.emulated ? " emulated on" : "",
+			  v[i].k.impl);
+		if (v[i].k.why[0])
+			sbuf_addf(out, " (%s)", v[i].k.why);
+	}
+	free(v);
+	free(done);
+}

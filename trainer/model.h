@@ -91,4 +91,17 @@ double model_flops_per_sample(const struct model *m);
 /* Number of layers, depth first (dropout keys, diagnostics). */
 int model_count_layers(const struct model *m);
 
+/* The kernel of one convolution or linear layer, as planned. */
+struct model_kernel {
+	enum layer_kind kind;
+	struct be_kernel k;
+};
+/* Fills out[0..max) with the model's convolution and linear layers in
+ * order, depth first; returns how many the model has. */
+size_t model_kernels(const struct model *m, struct model_kernel *out, size_t max);
+/* Appends one summary of those kernels, identical ones counted once:
+ * "conv 1x fp32 conv1pool:avx2 (1 input channel, fused ...), conv 1x
+ * bf16 jit_bf16:avx512_core_bf16, linear 2x bf16 brg:avx512_core_bf16". */
+void model_describe_kernels(const struct model *m, struct sbuf *out);
+
 #endif

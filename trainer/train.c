@@ -371,6 +371,26 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 	return 0;
 }
 
+/* The run's one header line: model, data, steps, precision, and the
+ * kernels each layer really runs (oneDNN's implementation names, and
+ * which layers keep fp32 or emulate the precision, and why). */
+static void print_header(const struct trainer *t)
+{
+	struct sbuf kernels = SBUF_INIT;
+
+	if (!t->dev)
+		model_describe_kernels(&t->model, &kernels);
+	fprintf(stderr, "hpctrain train: %s on %s (%lld samples, %dx%dx%d), %zu parameters, "
+		"%lld steps of %d, %s; %s%s%s\n",
+		train_model_names[t->job->train.model], t->job->train.dataset,
+		(long long)t->train.n, t->train.h, t->train.w, t->train.c, t->model.nparams,
+		(long long)t->total_steps, t->model.input.n,
+		train_precision_names[t->job->train.precision],
+		t->dev ? be_cuda_describe() : backend_describe(), kernels.len ? "; kernels: " : "",
+		kernels.len ? kernels.buf : "");
+	sbuf_release(&kernels);
+}
+
 int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	      struct sbuf *err)
 {
@@ -396,13 +416,7 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 		goto out;
 	start = t.cs.step;
 	if (!cfg->quiet && !cfg->rank)
-		fprintf(stderr, "hpctrain train: %s on %s (%lld samples, %dx%dx%d), %zu parameters, "
-			"%lld steps of %d, %s; %s\n",
-			train_model_names[t.job->train.model], t.job->train.dataset,
-			(long long)t.train.n, t.train.h, t.train.w, t.train.c, t.model.nparams,
-			(long long)t.total_steps, t.model.input.n,
-			train_precision_names[t.job->train.precision],
-			t.dev ? be_cuda_describe() : backend_describe());
+		print_header(&t);
 	rc = train_steps(&t, hooks, &busy, &trained, err);
 	if (rc)
 		goto out;
