@@ -43,6 +43,14 @@ for t in build/tests/test_*; do
 	[ -x "$t" ] || continue
 	CMOCKA_MESSAGE_OUTPUT=TAP run_suite "unit/${t##*/}" "$t"
 done
+# The backend's kernels again under each lower instruction-set cap (the
+# trainer emulates bf16 below AVX512-BF16; see tests/cli/isa.bats).
+for cap in avx2 avx512_core; do
+	for t in build/tests/test_amp build/tests/test_backend; do
+		[ -x "$t" ] || continue
+		CMOCKA_MESSAGE_OUTPUT=TAP HPCTRAIN_MAX_CPU_ISA=$cap run_suite "unit/${t##*/}@$cap" "$t"
+	done
+done
 for t in build/tests-san/test_*; do
 	[ -x "$t" ] || continue
 	CMOCKA_MESSAGE_OUTPUT=TAP ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \

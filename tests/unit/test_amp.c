@@ -6,6 +6,7 @@
 #include "trainer/amp.h"
 #include "trainer/backend.h"
 #include "trainer/ckpt.h"
+#include "trainer/kernels/cpu_isa.h"
 #include "trainer/kernels/kernels.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
@@ -13,6 +14,8 @@
 #include "cli/sbuf.h"
 #include "cli/spec.h"
 
+#include <float.h>
+#include <string.h>
 #include <zlib.h>
 
 static int setup_backend(void **state)
@@ -195,6 +198,33 @@ static double scaled_err(const float *a, const double *ref, size_t n)
 	return top > 0 ? most / top : most;
 }
 
+/* The precision a layer reports is the one its kernels ran: bf16 native
+ * where the CPU as capped has AVX512-BF16, emulated (rounded inputs,
+ * fp32 kernels) below it; fp16 emulated (oneDNN 2.6 has no fp16 CPU
+ * kernels); convolutions of fewer than 16 channels fp32, with a reason.
+ * A low precision that quietly ran fp32 would show an error at fp32's
+ * level (about 1e-7); rounded inputs give 1e-4 and more. */
+static void assert_ran_as_asked(const struct be_kernel *k, enum be_precision asked,
+				bool fp32_exception, double err_vs_f64)
+{
+	bool native_bf16 = cpu_isa_level() >= CPU_ISA_AVX512_CORE_BF16;
+
+	print_message("# asked %s: ran %s%s on %s%s%s%s\n", be_precision_name(asked),
+		      be_precision_name(k->prec), k->emulated ? " emulated" : "", k->impl,
+		      k->why[0] ? " (" : "", k->why, k->why[0] ? ")" : "");
+	if (asked == BE_FP32 || fp32_exception) {
+		assert_int_equal(k->prec, BE_FP32);
+		assert_false(k->emulated);
+		assert_true(asked == BE_FP32 || k->why[0]);
+		return;
+	}
+	assert_int_equal(k->prec, asked);
+	assert_int_equal(k->emulated, asked == BE_FP16 || !native_bf16);
+	assert_true(k->emulated == (k->why[0] != '\0'));
+	assert_null(strstr(k->impl, "ref"));
+	assert_true(err_vs_f64 > 1e-5);
+}
+
 /* Documented bounds (see backend_cpu.c): bf16 inputs carry a relative
  * rounding error of 2^-9 each, fp16 2^-12; over sums of C*R*S <= 288
  * random-signed terms the output's error relative to its largest value
@@ -232,6 +262,7 @@ static void check_conv_lp(struct conv_geom g, enum be_precision prec, double bou
 	assert_true(scaled_err(dx, dxd, nx) < bound);
 	assert_true(scaled_err(dw, dwd, nw) < bound);
 	assert_true(scaled_err(db, dbd, g.k) < bound);
+	assert_ran_as_asked(be_conv_kernel(cv), prec, g.c < 16, scaled_err(y, yd, ny));
 	be_conv_free(cv);
 	free(x), free(w), free(b), free(y), free(dy), free(dx), free(dw), free(db);
 	free(xd), free(wd), free(bd), free(yd), free(dyd), free(dxd), free(dwd), free(dbd);
@@ -241,6 +272,7 @@ static void check_conv_lp(struct conv_geom g, enum be_precision prec, double bou
 static void amp__bf16_and_fp16_convolutions_stay_within_documented_bounds(void **state)
 {
 	(void)state;
+	/* one input channel: the stated fp32 exception */
 	check_conv_lp((struct conv_geom){ 4, 12, 12, 1, 32, 3, 3, 1, 1, 0, 0 }, BE_BF16, 2e-2);
 	check_conv_lp((struct conv_geom){ 4, 10, 10, 32, 64, 3, 3, 1, 1, 0, 0 }, BE_BF16, 2e-2);
 	check_conv_lp((struct conv_geom){ 3, 9, 7, 16, 32, 3, 3, 2, 1, 0, 0 }, BE_BF16, 2e-2);
@@ -283,6 +315,7 @@ static void check_linear_lp(int n, int in, int out, enum be_precision prec, doub
 	/* fp32 is exact sgemm: far inside any low-precision bound */
 	if (prec == BE_FP32)
 		assert_true(scaled_err(y, yd, ny) < 1e-5 && scaled_err(dw, dwd, nw) < 1e-5);
+	assert_ran_as_asked(be_linear_kernel(lin), prec, false, scaled_err(y, yd, ny));
 	be_linear_free(lin);
 	free(x), free(w), free(y), free(dy), free(dx), free(dw);
 	free(b0), free(yd), free(dxd), free(dwd), free(dbd), free(xd), free(wd), free(dyd);
@@ -310,6 +343,20 @@ static void amp__fp16_rounding_overflows_to_inf_like_the_hardware(void **state)
 	assert_true(fabsf(y[3] - 1.0f / 3) < 1.0f / 4096 && y[3] != 1.0f / 3);
 }
 
+static void amp__bf16_rounding_is_to_nearest_even_with_inf_and_nan_kept(void **state)
+{
+	float x[6] = { 1.00390625f, 1.01171875f, 1.0f / 3, FLT_MAX, -1e-30f, NAN }, y[6];
+
+	(void)state;
+	be_round_bf16(6, x, y);
+	assert_true(y[0] == 1.0f);       /* 1 + 2^-8: a tie, to the even 1 */
+	assert_true(y[1] == 1.015625f);  /* 1 + 3 * 2^-8: a tie, to even 1 + 2^-6 */
+	assert_true(y[2] == 0.333984375f);
+	assert_true(isinf(y[3]) && y[3] > 0);
+	assert_true(y[4] < 0 && fabsf(y[4] + 1e-30f) < 1e-32f);
+	assert_true(isnan(y[5]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +367,7 @@ int main(void)
 		cmocka_unit_test(amp__bf16_and_fp16_convolutions_stay_within_documented_bounds),
 		cmocka_unit_test(amp__bf16_and_fp16_linear_layers_stay_within_documented_bounds),
 		cmocka_unit_test(amp__fp16_rounding_overflows_to_inf_like_the_hardware),
+		cmocka_unit_test(amp__bf16_rounding_is_to_nearest_even_with_inf_and_nan_kept),
 	};
 
 	return cmocka_run_group_tests(tests, setup_backend, NULL);

@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# isa.bats - the trainer on every x86 instruction-set level this CPU can
+# run: for each cap of HPCTRAIN_MAX_CPU_ISA up to this CPU's best (AVX2,
+# AVX-512, AVX512-BF16, AMX), cnn, hepcnn and resnet-small train a few
+# steps at fp32, bf16 and fp16.  No step may execute a oneDNN reference
+# kernel (read from ONEDNN_VERBOSE), each layer must report the precision
+# it really ran in (native bf16 where the capped CPU has AVX512-BF16,
+# emulated below it), and the losses must agree with the uncapped run's:
+#   fp32        relative 1e-5 (kernels differ only in summation order)
+#   bf16, fp16  relative 2e-2 (emulated and native roundings differ in
+#               where dx and blocked copies are rounded)
+# Each run is bounded by RUN_LIMIT seconds (normally about 1 s): a slow
+# reference kernel fails fast and is named instead of stalling the suite.
+
+load common
+
+RUN_LIMIT=60
+MODELS="cnn:fashion-mnist hepcnn:hep-synthetic resnet-small:synthetic"
+
+# The caps this CPU runs, lowest first, from its flags.
+cpu_caps() {
+	local f
+	f=$(grep -m1 '^flags' /proc/cpuinfo)
+	has() { case " $f " in *" $1 "*) return 0 ;; esac; return 1; }
+	has avx2 && has fma && echo avx2
+	has avx512f && has avx512bw && has avx512vl && has avx512dq && echo avx512_core
+	has avx512_bf16 && echo avx512_core_bf16
+	has amx_bf16 && has amx_tile && echo avx512_core_amx
+}
+
+setup_file() {
+	export OMP_NUM_THREADS=2
+	W=$BATS_FILE_TMPDIR
+	cat >"$W/isa.yaml" <<YAML
+version: 1
+name: isa
+train:
+  model: cnn
+  dataset: fashion-mnist
+  epochs: 1
+  batch_per_rank: 16
+  optimizer: {name: sgd, lr: 0.01, momentum: 0.9}
+  checkpoint: {every_steps: 0, keep: 1}
+output: {dir: $W/runs, log_every_steps: 1}
+YAML
+	for m in $MODELS; do
+		for p in fp32 bf16 fp16; do
+			train_at all "${m%%:*}" "${m#*:}" "$p" || return 1
+		done
+	done
+}
+
+# train_at CAP MODEL DATASET PRECISION: 3 steps under the cap, with
+# oneDNN's log of every primitive executed; the step losses go to
+# $W/CAP-MODEL-PRECISION.loss, the header line to .head.
+train_at() {
+	local W=$BATS_FILE_TMPDIR cap=$1 model=$2 data=$3 p=$4 rc=0
+	local out=$W/$cap-$model-$p
+	rm -rf "$out.run"
+	HPCTRAIN_MAX_CPU_ISA=$cap ONEDNN_VERBOSE=1 timeout "$RUN_LIMIT" \
+		"$HPT" train --run "$out.run" --max-steps 3 --set train.model="$model" \
+		--set train.dataset="$data" --set train.precision="$p" "$W/isa.yaml" \
+		>"$out.log" 2>&1 || rc=$?
+	if [ "$rc" -eq 124 ]; then
+		echo "$model $p at cap $cap took over $RUN_LIMIT s (normally ~1 s): a slow kernel; primitives run:" >&2
+		grep '^onednn_verbose,exec' "$out.log" | cut -d, -f4-6 | sort | uniq -c >&2
+		return 1
+	fi
+	if [ "$rc" -ne 0 ]; then
+		echo "$model $p at cap $cap failed with status $rc:" >&2
+		grep -v '^onednn_verbose' "$out.log" | tail -5 >&2
+		return 1
+	fi
+	grep '^hpctrain train:' "$out.log" >"$out.head"
+	sed -n 's/.*"event":"step".*"loss":\([-0-9.e]*\).*/\1/p' "$out.run/metrics.jsonl" >"$out.loss"
+	[ "$(wc -l <"$out.loss")" -eq 3 ] || { echo "$out: expected 3 step losses" >&2; return 1; }
+}
+
+# no_reference CAP MODEL PRECISION: no reference primitive executed.
+no_reference() {
+	local log=$BATS_FILE_TMPDIR/$1-$2-$3.log
+	if grep '^onednn_verbose,exec' "$log" | cut -d, -f5 | grep -q 'ref'; then
+		echo "$2 $3 at cap $1 executed a reference kernel:" >&2
+		grep '^onednn_verbose,exec' "$log" | grep ',ref' | cut -d, -f4-8 | sort -u >&2
+		return 1
+	fi
+}
+
+# same_losses CAP MODEL PRECISION TOLERANCE: step losses within the
+# relative tolerance of the uncapped run's.
+same_losses() {
+	local W=$BATS_FILE_TMPDIR
+	paste "$W/all-$2-$3.loss" "$W/$1-$2-$3.loss" | awk -v tol="$4" -v what="$2 $3 at cap $1" '
+		{ d = $1 - $2; if (d < 0) d = -d; s = $1 < 0 ? -$1 : $1
+		  if (d > tol * s) { printf "%s: step %d loss %s, uncapped %s\n", what, NR, $2, $1; bad = 1 } }
+		END { exit bad }' >&2
+}
+
+# check_cap CAP: the whole matrix at one cap.
+check_cap() {
+	local cap=$1 m p tol
+	cpu_caps | grep -qx "$cap" || skip "this CPU cannot run $cap"
+	for m in $MODELS; do
+		for p in fp32 bf16 fp16; do
+			train_at "$cap" "${m%%:*}" "${m#*:}" "$p"
+			no_reference "$cap" "${m%%:*}" "$p"
+			tol=2e-2
+			[ "$p" = fp32 ] && tol=1e-5
+			same_losses "$cap" "${m%%:*}" "$p" "$tol"
+		done
+	done
+}
+
+# The precision cnn's layers report at CAP, from the header line.
+cnn_head() {
+	cat "$BATS_FILE_TMPDIR/$1-cnn-$2.head"
+}
+
+@test "uncapped: no reference kernel in any model or precision" {
+	for m in $MODELS; do
+		for p in fp32 bf16 fp16; do
+			no_reference all "${m%%:*}" "$p"
+		done
+	done
+}
+
+@test "cap avx2 (Zen 2/3, Haswell): no reference kernel, losses match the uncapped run" {
+	check_cap avx2
+}
+
+@test "cap avx512_core (Skylake, Cascade Lake): no reference kernel, losses match" {
+	check_cap avx512_core
+}
+
+@test "cap avx512_core_bf16 (Cooper Lake, Zen 4): no reference kernel, losses match" {
+	check_cap avx512_core_bf16
+}
+
+@test "cap avx512_core_amx (Sapphire Rapids): no reference kernel, losses match" {
+	check_cap avx512_core_amx
+}
+
+@test "below AVX512-BF16, bf16 is emulated in fp32 kernels and the header says why" {
+	cpu_caps | grep -qx avx2 || skip "this CPU cannot run avx2"
+	[ -f "$BATS_FILE_TMPDIR/avx2-cnn-bf16.head" ] ||
+		train_at avx2 cnn fashion-mnist bf16
+	run -0 cnn_head avx2 bf16
+	[[ "$output" == *"avx2 (capped by HPCTRAIN_MAX_CPU_ISA)"* ]]
+	[[ "$output" == *"conv 1x bf16 emulated on jit:avx2 (no AVX512-BF16: this CPU runs avx2)"* ]]
+	[[ "$output" == *"linear 2x bf16 emulated on sgemm"* ]]
+}
+
+@test "with AVX512-BF16, bf16 layers run native bf16 kernels; the one-channel first layer keeps fp32" {
+	cpu_caps | grep -qx avx512_core_bf16 || skip "this CPU has no AVX512-BF16"
+	run -0 cnn_head all bf16
+	[[ "$output" == *"conv 1x fp32 conv1pool:avx2 (1 input channel, fused with its pooling)"* ]]
+	[[ "$output" =~ conv\ 1x\ bf16\ (jit_bf16|brg)[a-z_]*:avx512_core_(bf16|amx) ]]
+	[[ "$output" =~ linear\ 2x\ bf16\ brg:avx512_core_(bf16|amx) ]]
+	[[ "$output" != *emulated* ]]
+}
+
+@test "fp16 names its emulation (oneDNN has no fp16 CPU kernels)" {
+	run -0 cnn_head all fp16
+	[[ "$output" == *"conv 1x fp16 emulated on "*"(oneDNN "*" has no fp16 CPU kernels)"* ]]
+}
+
+@test "an unknown HPCTRAIN_MAX_CPU_ISA is a usage error naming the variable and the choices" {
+	HPCTRAIN_MAX_CPU_ISA=avx3 run -"$EX_USAGE" "$HPT" train --max-steps 1 "$BATS_FILE_TMPDIR/isa.yaml"
+	[[ "$output" == *'HPCTRAIN_MAX_CPU_ISA: unknown instruction set "avx3"; expected one of avx2, avx512_core'* ]]
+	[ ! -d "$BATS_FILE_TMPDIR/runs" ] || [ -z "$(ls "$BATS_FILE_TMPDIR/runs")" ]
+}
