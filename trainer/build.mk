@@ -10,10 +10,12 @@ TRAIN_KERNELS = trainer/kernels/geom.c trainer/kernels/conv_ref.c trainer/kernel
                 trainer/kernels/linear_ref.c trainer/kernels/pointwise_f32.c \
                 trainer/kernels/pointwise_f64.c trainer/kernels/maxpool.c \
                 trainer/kernels/conv1pool.c trainer/kernels/cpu_isa.c
+TRAIN_CPU_BACKEND = trainer/backend_cpu.c trainer/cpu_prim.c trainer/cpu_conv.c \
+                trainer/cpu_pool.c trainer/cpu_linear.c
 TRAIN_COMM    = trainer/comm.c trainer/comm_pack.c
 # The trainer's cores and shells (everything but main and the commands),
 # which the unit tests link as well.
-TRAIN_LIB     = $(TRAIN_KERNELS) trainer/backend_cpu.c trainer/layer.c trainer/model.c \
+TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/model.c \
                 trainer/data.c trainer/data_idx.c trainer/data_shard.c trainer/optim.c \
                 trainer/ckpt.c trainer/metrics.c trainer/train.c trainer/amp.c \
                 $(SPEC_CORE) cli/fileio.c

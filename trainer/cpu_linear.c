@@ -1,0 +1,238 @@
+/* cpu_linear.c - linear layers on the CPU backend (backend.h
+ * be_linear_*): sgemm at fp32 and emulated precisions, oneDNN matmuls on
+ * bf16 copies at native bf16. */
+#include "trainer/cpu_internal.h" // defines: struct prim, struct relayout, prim_*, relayout_*
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Linear layers (backend.h).  Native bf16: oneDNN matmuls whose
+ * operands are bf16 copies made by planned reorders; the transposed
+ * operands (w as (in,out), dy as (out,n)) are views of the same copies
+ * with swapped strides, so nothing is transposed in memory.  The cnn's
+ * 3136 -> 128 layer at batch 128, one thread: 4.2 ms of sgemm per step
+ * against 1.0 ms of AMX matmuls and 0.3 ms of conversion.  Emulated
+ * precisions run sgemm on rounded copies. */
+struct be_linear {
+	int n, in, out;
+	struct be_kernel kern;
+	void (*round)(size_t n, const float *x, float *y); /* emulation, else NULL */
+	struct prim fwd, bwd_data, bwd_w;
+	struct relayout xc, wc, dyc;        /* bf16: f32 -> bf16 copies */
+	dnnl_memory_t w_t, dy_t;            /* views: w as (in,out), dy as (out,n) */
+	dnnl_memory_t y, dx, dw;
+	float *xr, *wr, *dyr;               /* emulation: rounded copies */
+	const float *x_last, *w_last;       /* what the copies were made of */
+};
+
+/* Releases the bf16 plan, keeping the shape and the kernel. */
+static void linear_unplan(struct be_linear *lin)
+{
+	dnnl_memory_t *mems[] = { &lin->w_t, &lin->dy_t, &lin->y, &lin->dx, &lin->dw };
+
+	prim_release(&lin->fwd);
+	prim_release(&lin->bwd_data);
+	prim_release(&lin->bwd_w);
+	relayout_release(&lin->xc);
+	relayout_release(&lin->wc);
+	relayout_release(&lin->dyc);
+	for (size_t i = 0; i < sizeof(mems) / sizeof(*mems); i++)
+		if (*mems[i]) {
+			dnnl_memory_destroy(*mems[i]);
+			*mems[i] = NULL;
+		}
+}
+
+void be_linear_free(struct be_linear *lin)
+{
+	if (!lin)
+		return;
+	linear_unplan(lin);
+	be_free(lin->xr);
+	be_free(lin->wr);
+	be_free(lin->dyr);
+	free(lin);
+}
+
+const struct be_kernel *be_linear_kernel(const struct be_linear *lin)
+{
+	return &lin->kern;
+}
+
+static dnnl_status_t md2(dnnl_memory_desc_t *md, dnnl_dim_t rows, dnnl_dim_t cols,
+			 dnnl_data_type_t dt, dnnl_format_tag_t tag)
+{
+	dnnl_dims_t d = { rows, cols };
+
+	return dnnl_memory_desc_init_by_tag(md, 2, d, dt, tag);
+}
+
+static dnnl_status_t matmul_plan(struct prim *pr, const dnnl_memory_desc_t *a,
+				 const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *c)
+{
+	dnnl_matmul_desc_t d;
+	dnnl_status_t st = dnnl_matmul_desc_init(&d, a, b, NULL, c);
+
+	return st == dnnl_success ? prim_create(pr, &d, NULL, NULL) : st;
+}
+
+/* Plans the bf16 matmuls; oneDNN's status (dnnl_unimplemented: no bf16
+ * matmul but the reference one on this CPU build). */
+static dnnl_status_t linear_plan_bf16(struct be_linear *lin)
+{
+	dnnl_memory_desc_t x32, xb, w32, wb, wbt, dy32, dyb, dybt, y, dx, dw;
+	dnnl_status_t st;
+
+#define PLAN(call)                                                                         \
+	do {                                                                               \
+		if ((st = (call)) != dnnl_success)                                         \
+			return st;                                                         \
+	} while (0)
+	PLAN(md2(&x32, lin->n, lin->in, dnnl_f32, dnnl_ab));
+	PLAN(md2(&xb, lin->n, lin->in, dnnl_bf16, dnnl_ab));
+	PLAN(md2(&w32, lin->out, lin->in, dnnl_f32, dnnl_ab));
+	PLAN(md2(&wb, lin->out, lin->in, dnnl_bf16, dnnl_ab));
+	PLAN(md2(&wbt, lin->in, lin->out, dnnl_bf16, dnnl_ba));
+	PLAN(md2(&dy32, lin->n, lin->out, dnnl_f32, dnnl_ab));
+	PLAN(md2(&dyb, lin->n, lin->out, dnnl_bf16, dnnl_ab));
+	PLAN(md2(&dybt, lin->out, lin->n, dnnl_bf16, dnnl_ba));
+	PLAN(md2(&y, lin->n, lin->out, dnnl_f32, dnnl_ab));
+	PLAN(md2(&dx, lin->n, lin->in, dnnl_f32, dnnl_ab));
+	PLAN(md2(&dw, lin->out, lin->in, dnnl_f32, dnnl_ab));
+	PLAN(matmul_plan(&lin->fwd, &xb, &wbt, &y));
+	PLAN(matmul_plan(&lin->bwd_data, &dyb, &wb, &dx));
+	PLAN(matmul_plan(&lin->bwd_w, &dybt, &xb, &dw));
+	PLAN(relayout_create(&lin->xc, &x32, &xb, 1));
+	PLAN(relayout_create(&lin->wc, &w32, &wb, 1));
+	PLAN(relayout_create(&lin->dyc, &dy32, &dyb, 1));
+	PLAN(dnnl_memory_create(&lin->w_t, &wbt, cpu_engine, lin->wc.buf));
+	PLAN(dnnl_memory_create(&lin->dy_t, &dybt, cpu_engine, lin->dyc.buf));
+	PLAN(mem_create(&lin->y, &y));
+	PLAN(mem_create(&lin->dx, &dx));
+	PLAN(mem_create(&lin->dw, &dw));
+	impl_name(lin->fwd.pd, lin->kern.impl, sizeof(lin->kern.impl));
+#undef PLAN
+	return dnnl_success;
+}
+
+struct be_linear *be_linear_create(int n, int in, int out, enum be_precision prec,
+				   struct sbuf *err)
+{
+	struct be_linear *lin = calloc(1, sizeof(*lin));
+
+	if (!lin) {
+		sbuf_addstr(err, "out of memory");
+		return NULL;
+	}
+	*lin = (struct be_linear){ .n = n, .in = in, .out = out, .kern = { .prec = prec } };
+	snprintf(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
+	cpu_refused[0] = '\0';
+	if (prec == BE_BF16 && cpu_bf16_native && linear_plan_bf16(lin) == dnnl_success)
+		return lin;
+	linear_unplan(lin);
+	snprintf(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
+	if (prec == BE_FP32)
+		return lin;
+	cpu_why_emulated(&lin->kern);
+	lin->kern.emulated = true;
+	lin->round = prec == BE_BF16 ? be_round_bf16 : be_round_fp16;
+	lin->xr = be_alloc((size_t)n * in);
+	lin->wr = be_alloc((size_t)out * in);
+	lin->dyr = be_alloc((size_t)n * out);
+	if (!lin->xr || !lin->wr || !lin->dyr) {
+		sbuf_addstr(err, "out of memory");
+		be_linear_free(lin);
+		return NULL;
+	}
+	return lin;
+}
+
+/* The low-precision copies of x and w, made unless the last call made
+ * them of the same pointers. */
+static dnnl_status_t linear_inputs(struct be_linear *lin, const float *x, const float *w)
+{
+	dnnl_memory_t unused;
+	dnnl_status_t st = dnnl_success;
+
+	if (x != lin->x_last) {
+		if (!lin->round)
+			st = relayout_in(&lin->xc, x, &unused);
+		else
+			lin->round((size_t)lin->n * lin->in, x, lin->xr);
+		lin->x_last = x;
+	}
+	if (st == dnnl_success && w != lin->w_last) {
+		if (!lin->round)
+			st = relayout_in(&lin->wc, w, &unused);
+		else
+			lin->round((size_t)lin->out * lin->in, w, lin->wr);
+		lin->w_last = w;
+	}
+	return st;
+}
+
+/* Native bf16 runs the planned matmuls; fp32 and emulation sgemm. */
+static bool linear_native_lp(const struct be_linear *lin)
+{
+	return lin->kern.prec != BE_FP32 && !lin->round;
+}
+
+int be_linear_forward(struct be_linear *lin, const float *x, const float *w, float *y,
+		      struct sbuf *err)
+{
+	int n = lin->n, in = lin->in, out = lin->out;
+
+	lin->x_last = lin->w_last = NULL; /* the forward always converts afresh */
+	if (!linear_native_lp(lin)) {
+		if (lin->round) {
+			linear_inputs(lin, x, w);
+			x = lin->xr, w = lin->wr;
+		}
+		return be_gemm('n', 't', n, out, in, 1.0f, x, in, w, in, 0.0f, y, out, err);
+	}
+	DNNL_TRY(linear_inputs(lin, x, w));
+	DNNL_TRY(mem_set(lin->y, y));
+	dnnl_exec_arg_t a[] = { { DNNL_ARG_SRC, lin->xc.internal },
+				{ DNNL_ARG_WEIGHTS, lin->w_t },
+				{ DNNL_ARG_DST, lin->y } };
+	DNNL_TRY(prim_run(&lin->fwd, 3, a));
+	return 0;
+fail:
+	return -1;
+}
+
+int be_linear_backward(struct be_linear *lin, const float *x, const float *w, const float *dy,
+		       float *dx, float *dw, struct sbuf *err)
+{
+	int n = lin->n, in = lin->in, out = lin->out;
+	dnnl_memory_t dym;
+
+	if (!linear_native_lp(lin)) {
+		if (lin->round) {
+			linear_inputs(lin, x, w);
+			lin->round((size_t)n * out, dy, lin->dyr);
+			x = lin->xr, w = lin->wr, dy = lin->dyr;
+		}
+		return be_gemm('t', 'n', out, in, n, 1.0f, dy, out, x, in, 0.0f, dw, in, err) ||
+		       (dx && be_gemm('n', 'n', n, in, out, 1.0f, dy, out, w, in, 0.0f, dx, in, err))
+			       ? -1 : 0;
+	}
+	DNNL_TRY(linear_inputs(lin, x, w));
+	DNNL_TRY(relayout_in(&lin->dyc, dy, &dym));
+	DNNL_TRY(mem_set(lin->dw, dw));
+	dnnl_exec_arg_t aw[] = { { DNNL_ARG_SRC, lin->dy_t },
+				 { DNNL_ARG_WEIGHTS, lin->xc.internal },
+				 { DNNL_ARG_DST, lin->dw } };
+	DNNL_TRY(prim_run(&lin->bwd_w, 3, aw));
+	if (dx) {
+		DNNL_TRY(mem_set(lin->dx, dx));
+		dnnl_exec_arg_t ad[] = { { DNNL_ARG_SRC, dym },
+					 { DNNL_ARG_WEIGHTS, lin->wc.internal },
+					 { DNNL_ARG_DST, lin->dx } };
+		DNNL_TRY(prim_run(&lin->bwd_data, 3, ad));
+	}
+	return 0;
+fail:
+	return -1;
+}
