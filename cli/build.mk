@@ -1,7 +1,7 @@
 # cli/build.mk - the login-node CLI and the job spec core.
 
 # Pure cores, unit-tested directly; other binaries link them too.
-SPEC_CORE  = cli/sbuf.c cli/diag.c cli/suggest.c cli/yamltree.c cli/spec_schema.c \
+SPEC_CORE  = cli/sbuf.c cli/diag.c cli/suggest.c cli/yamltree.c cli/spec_schema.c cli/spec_scalar.c \
              cli/spec_value.c cli/spec.c cli/spec_emit.c cli/template.c
 CLI_SHELL  = cli/opt.c cli/fileio.c cli/template_dir.c cli/specfile.c \
              cli/cmd_validate.c cli/cmd_template.c cli/main.c

@@ -5,6 +5,7 @@
 #include "cli/diag.h"        // defines: diag_add
 #include "cli/sbuf.h"        // defines: struct sbuf
 #include "cli/spec_schema.h" // defines: spec_fields, spec_value_set
+#include "cli/spec_scalar.h" // defines: spec_quote_got
 #include "cli/suggest.h"     // defines: suggest_best
 #include "cli/template.h"    // defines: template_resolve
 #include "cli/yamltree.h"    // defines: yamltree_parse, struct ynode

@@ -9,7 +9,8 @@
  * the output again gives the same job, hence the same bytes and hash. */
 #include "cli/spec.h"        // defines: struct job, spec_emit_resolved, spec_hash
 #include "cli/sbuf.h"        // defines: struct sbuf
-#include "cli/spec_schema.h" // defines: spec_fields, spec_format_*
+#include "cli/spec_schema.h" // defines: spec_fields
+#include "cli/spec_scalar.h" // defines: spec_format_*
 
 #include <openssl/evp.h>
 #include <stdio.h>

@@ -3,6 +3,7 @@
  * table; tests/cli/docs.bats fails when the two disagree. */
 #include "cli/spec.h"        // defines: struct job, enum names
 #include "cli/spec_schema.h" // defines: struct spec_field
+#include "cli/spec_scalar.h" // defines: spec_format_num
 #include "cli/sbuf.h"        // defines: struct sbuf
 
 #include <ctype.h>

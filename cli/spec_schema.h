@@ -63,16 +63,4 @@ int spec_value_set(const struct spec_field *f, const struct ynode *n, void *dst,
 		   struct sbuf *why, const struct ynode **at);
 void spec_value_release(const struct spec_field *f, void *dst);
 
-/* Quotes scalar text for a message: "four", clipped and escaped. */
-void spec_quote_got(const struct ynode *n, struct sbuf *out);
-
-/* Parsers shared with templates; 0 on success. */
-int spec_parse_int(const char *s, int64_t *out, bool *overflow);
-int spec_parse_num(const char *s, double *out);
-int spec_parse_bool(const char *s, bool *out);
-/* Shortest text that reads back as exactly x. */
-void spec_format_num(double x, struct sbuf *out);
-void spec_format_time(int64_t s, struct sbuf *out);
-void spec_format_mem(int64_t mb, struct sbuf *out);
-
 #endif

@@ -4,7 +4,7 @@
 #include "cli/diag.h"        // defines: diag_add
 #include "cli/sbuf.h"        // defines: struct sbuf
 #include "cli/spec.h"        // defines: struct spec_override
-#include "cli/spec_schema.h" // defines: spec_parse_int, spec_parse_num, spec_parse_bool
+#include "cli/spec_scalar.h" // defines: spec_parse_int, spec_parse_num, spec_parse_bool, spec_format_num, spec_quote_got
 #include "cli/suggest.h"     // defines: suggest_best
 #include "cli/yamltree.h"    // defines: struct ynode
 

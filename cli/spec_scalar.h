@@ -1,0 +1,30 @@
+/* spec_scalar.h - the spec's scalars as text (spec_scalar.c): parsers
+ * shared by spec fields and template parameters, formatters that read
+ * back as the same value, and quoting for messages. */
+#ifndef HPT_SPEC_SCALAR_H
+#define HPT_SPEC_SCALAR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sbuf;
+struct ynode;
+
+/* Quotes scalar text for a message: "four", clipped and escaped. */
+void spec_quote_got(const struct ynode *n, struct sbuf *out);
+
+/* Parsers, 0 on success. */
+int spec_parse_int(const char *s, int64_t *out, bool *overflow);
+int spec_parse_num(const char *s, double *out);
+int spec_parse_bool(const char *s, bool *out);
+/* Slurm's --time forms (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S), seconds. */
+int spec_parse_time(const char *s, int64_t *out);
+/* Slurm's --mem forms: an integer (MiB) with an optional K, M, G or T. */
+int spec_parse_mem(const char *s, int64_t *out);
+
+/* Shortest text that reads back as exactly x. */
+void spec_format_num(double x, struct sbuf *out);
+void spec_format_time(int64_t s, struct sbuf *out);
+void spec_format_mem(int64_t mb, struct sbuf *out);
+
+#endif
