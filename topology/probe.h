@@ -17,6 +17,11 @@
 struct node_topo;
 struct diag_list;
 
+/* The root info in which a live probe keeps the CPUs' /proc/cpuinfo
+ * flags (hwloc XML has no place for them), so that an exported or cached
+ * topology still knows them; struct node_topo's cpu_flags. */
+#define PROBE_CPU_FLAGS_INFO "HPCTrainCPUFlags"
+
 /* Loads the live machine (xml_path NULL) or a saved hwloc XML file, I/O
  * devices included, CPUs outside this process's cgroup kept but marked
  * not allowed.  Returns 0 or -1. */
@@ -35,9 +40,9 @@ void probe_keep_release(void *keep);
 int probe_load_xml_buffer(const char *buf, size_t len, const char *name,
 			  struct node_topo *out, struct diag_list *err);
 
-/* Writes the live machine (xml_path NULL) or a re-export of xml_path as
- * hwloc 2 XML to out_path, for `hpctrain topo --export-xml F`.  Returns 0
- * or -1. */
+/* Writes the live machine (xml_path NULL, with its CPU flags) or a
+ * re-export of xml_path (with whatever CPU flags it holds) as hwloc 2 XML
+ * to out_path, for `hpctrain topo --export-xml F`.  Returns 0 or -1. */
 int probe_export_xml(const char *xml_path, const char *out_path, struct diag_list *err);
 
 #endif

@@ -29,8 +29,9 @@
 #include <unistd.h>
 
 /* Bumped whenever probe_open()'s flags or filters change what a topology
- * holds, so no file written by an older hpctrain is read. */
-#define PROBE_CACHE_VERSION 1
+ * holds, so no file written by an older hpctrain is read.  2: the root's
+ * CPU flags info. */
+#define PROBE_CACHE_VERSION 2
 
 /* The cache file's path, or NULL when caching is off or impossible. */
 static char *cache_path(void)

@@ -104,6 +104,9 @@ struct topo_nic {
 struct node_topo {
 	char *source;    /* "live" or the XML file name; never NULL after probe */
 	char *hostname;  /* or NULL */
+	char *cpu_flags; /* flags all its CPUs share, as /proc/cpuinfo names them
+			  * (cpufeat.h parses them); NULL when unknown: an XML
+			  * saved without them, or a CPU the kernel lists none for */
 	struct topo_package *packages;
 	size_t n_packages;
 	struct topo_numa *numa;
