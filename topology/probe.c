@@ -602,9 +602,14 @@ int probe_load(const char *xml_path, struct node_topo *out, struct diag_list *er
 	const char *where = xml_path;
 	hwloc_topology_t topo;
 
-	if (!xml_path)
-		return probe_load_live(out, NULL, err);
 	topo_init(out);
+	if (!xml_path) {
+		/* afresh, not from probe_load_live()'s cache: what it shows
+		 * (memory sizes) is the machine as it is now */
+		if (probe_open(&topo, "live topology", err))
+			return -1;
+		return probe_convert(topo, "live topology", true, out, NULL, err);
+	}
 	if (check_readable(xml_path, err))
 		return -1;
 	if (probe_open(&topo, where, err))

@@ -22,16 +22,17 @@ struct diag_list;
  * topology still knows them; struct node_topo's cpu_flags. */
 #define PROBE_CPU_FLAGS_INFO "HPCTrainCPUFlags"
 
-/* Loads the live machine (xml_path NULL) or a saved hwloc XML file, I/O
- * devices included, CPUs outside this process's cgroup kept but marked
- * not allowed.  Returns 0 or -1. */
+/* Loads the live machine (xml_path NULL), probed afresh, or a saved hwloc
+ * XML file, I/O devices included, CPUs outside this process's cgroup kept
+ * but marked not allowed.  Returns 0 or -1. */
 int probe_load(const char *xml_path, struct node_topo *out, struct diag_list *err);
 
 /* The live machine, as probe_load(NULL, ...), with two differences that
  * matter to a launcher starting many ranks per node: the probe is cached
- * per boot (see probe_live.c), and when keep is not NULL the hwloc
- * topology stays open in *keep (release with probe_keep_release()), so
- * binding does not load it a second time. */
+ * per boot (see probe_live.c), so what changes while the machine runs
+ * (NUMA memory sizes) is as it was at caching time; and when keep is not
+ * NULL the hwloc topology stays open in *keep (release with
+ * probe_keep_release()), so binding does not load it a second time. */
 int probe_load_live(struct node_topo *out, void **keep, struct diag_list *err);
 void probe_keep_release(void *keep);
 

@@ -8,7 +8,9 @@
  * cgroup's CPUs, not the first prober's).  The key holds the boot id, the
  * uid, hwloc's version and PROBE_CACHE_VERSION: a reboot, another user or another hwloc never
  * reads a stale file.  Hot-plugged devices are not seen until the file
- * is removed or HPCTRAIN_TOPO_CACHE=off.
+ * is removed or HPCTRAIN_TOPO_CACHE=off, and NUMA memory sizes stay those
+ * of caching time: nothing here shows them (probe_load(NULL), which
+ * `hpctrain topo` uses, probes afresh).
  *
  * HPCTRAIN_TOPO_CACHE: a directory for the cache (default /dev/shm, else
  * /tmp), or "off".  Failing to write the cache is never an error.

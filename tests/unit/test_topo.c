@@ -448,6 +448,36 @@ static void probe__keeps_live_cpu_flags_through_export_and_cache(void **state)
 	diag_list_release(&err);
 }
 
+/* The per-boot cache keeps memory sizes as they were; probe_load(NULL),
+ * which `hpctrain topo` shows, reads the machine as it is now. */
+static void probe__live_load_ignores_a_stale_cache(void **state)
+{
+	char dir[] = "/tmp/hpt-test-cache-XXXXXX";
+	struct node_topo fresh, cached;
+	char *cmd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("HPCTRAIN_TOPO_CACHE", dir, 1);
+	load_live(&cached, true);
+	topo_release(&cached);
+	cmd = xasprintf("sed -i -E '0,/local_memory=\"[0-9]+\"/s//local_memory=\"4096\"/' "
+			"'%s'/hpctrain-topo-v*.xml", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	load_live(&cached, true);
+	assert_true(cached.n_numa >= 1);
+	assert_true(cached.numa[0].memory == 4096);
+	load_live(&fresh, false);
+	assert_true(fresh.numa[0].memory > 4096);
+	topo_release(&cached);
+	topo_release(&fresh);
+	unsetenv("HPCTRAIN_TOPO_CACHE");
+	cmd = xasprintf("rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
 /* Re-exporting a file never adds this machine's flags to another's. */
 static void probe__reexport_never_adds_this_machines_flags(void **state)
 {
@@ -714,6 +744,7 @@ int main(void)
 		cmocka_unit_test(probe__reads_cpu_flags_only_where_the_xml_saved_them),
 		cmocka_unit_test(probe__keeps_live_cpu_flags_through_export_and_cache),
 		cmocka_unit_test(probe__reexport_never_adds_this_machines_flags),
+		cmocka_unit_test(probe__live_load_ignores_a_stale_cache),
 		cmocka_unit_test(bitmap__formats_and_parses_like_cpus_allowed_list),
 		cmocka_unit_test(bitmap__rejects_malformed_lists_and_huge_ids),
 		cmocka_unit_test(bitmap__set_operations_agree_with_their_definitions),
