@@ -11,6 +11,7 @@
 #include "launcher/attempt.h" // defines: struct attempt, attempt_prepare, attempt_submit
 #include "launcher/rundir.h"  // defines: rundir_create
 #include "launcher/slurm.h"   // defines: hpt_slurm_init
+#include "topology/cpufeat.h" // defines: cpufeat_parse, cpufeat_native_for
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
 #include "topology/probe.h"   // defines: probe_load
 #include "topology/show.h"    // defines: show_plan_table, show_json_plan
@@ -37,7 +38,8 @@ static const struct opt submit_opts[] = {
 	{ "dry-run", no_argument, NULL, 'n', NULL,
 	  "print the batch script instead of submitting it; write nothing" },
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY, "FILE",
-	  "with --dry-run, also show the binding plan for a node saved as hwloc XML" },
+	  "with --dry-run, also show the binding plan for a node saved as hwloc XML, "
+	  "and warn if its CPU lacks native train.precision" },
 	{ "json", no_argument, NULL, 'j', NULL, "print the result as JSON" },
 	OPT_HELP,
 	OPT_END,
@@ -57,7 +59,47 @@ struct submit_args {
 	const char *topology;
 };
 
-/* The binding plan of one node of the job, for --dry-run --topology. */
+/* Whether the bundled trainer trains on this node's CPU: the spec runs
+ * it (no command), with train.device cpu, or auto without a GPU to take
+ * (none requested, or none on the node). */
+static bool trains_on_cpu(const struct job *job, const struct node_topo *t)
+{
+	if (job->command.n)
+		return false;
+	if (job->train.device == DEVICE_CPU)
+		return true;
+	return job->train.device == DEVICE_AUTO &&
+	       (job->resources.gpus_per_node < 1 || !t->n_gpus);
+}
+
+/* A warning, not an error: where the CPU lacks what bf16 or fp16 need,
+ * the trainer emulates them with fp32 arithmetic, so the job runs, only
+ * no faster than at fp32.  Unknown CPU features are said so, not guessed. */
+static void check_precision(const struct job *job, const char *file,
+			    const struct node_topo *t, struct diag_list *dl)
+{
+	const char *prec = train_precision_names[job->train.precision];
+	unsigned need = cpufeat_native_for(prec);
+	struct sbuf names = SBUF_INIT;
+
+	if (!need || !trains_on_cpu(job, t))
+		return;
+	cpufeat_format(need, " or ", &names);
+	if (!t->cpu_flags)
+		diag_add(dl, DIAG_WARNING, file, 0, 0, "train.precision",
+			 "cannot tell whether this node's CPU has %s for %s: the topology records "
+			 "no CPU flags (hpctrain topo --export-xml on the node saves them)",
+			 names.buf, prec);
+	else if (!(cpufeat_parse(t->cpu_flags) & need))
+		diag_add(dl, DIAG_WARNING, file, 0, 0, "train.precision",
+			 "%s is not native on this node's CPU (it has no %s): the trainer will "
+			 "emulate it with fp32 arithmetic, no faster than fp32",
+			 prec, names.buf);
+	sbuf_release(&names);
+}
+
+/* The binding plan of one node of the job, for --dry-run --topology, and
+ * the warnings about that node. */
 static int plan_for(const struct job *job, const char *file, struct sbuf *text, json_t **json)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
@@ -78,10 +120,13 @@ static int plan_for(const struct job *job, const char *file, struct sbuf *text, 
 	} else if (probe_load(file, &t, &dl) || plan_slices(&t, &req, &p, &dl)) {
 		diag_report(stderr, &dl);
 		status = HPT_EXIT_TOPOLOGY;
-	} else if (json) {
-		*json = show_json_plan(&t, &p);
 	} else {
-		show_plan_table(&t, &p, text);
+		check_precision(job, file, &t, &dl);
+		diag_report(stderr, &dl);
+		if (json)
+			*json = show_json_plan(&t, &p);
+		else
+			show_plan_table(&t, &p, text);
 	}
 	plan_release(&p);
 	topo_release(&t);

@@ -10,7 +10,7 @@ DEBIAN_PKGS   += libpmix-dev openmpi-bin libopenmpi-dev
 DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge iproute2 util-linux
 
 UNIT_TESTS += test_launch
-UNIT_SRC_test_launch = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE)
+UNIT_SRC_test_launch = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) cli/fileio.c
 
 # submit: batch scripts (render, pure), run records, Slurm through libslurm,
 # and the commands submit/status/cancel/logs/rerun.  Debian 12's

@@ -1,18 +1,21 @@
 # topology/build.mk - hwloc probing, path classes and the binding planner.
 
 TOPO_CORE  = topology/bitmap.c topology/topo.c topology/pathclass.c topology/plan.c \
-             topology/plan_nic.c topology/plan_policy.c topology/show.c topology/show_json.c
+             topology/plan_nic.c topology/plan_policy.c topology/show.c topology/show_json.c \
+             topology/cpufeat.c
 TOPO_SHELL = topology/probe.c topology/probe_live.c
 
 HPCTRAIN_SRC  += $(TOPO_CORE) $(TOPO_SHELL) cli/cmd_topo.c
 HPCTRAIN_PKGS += hwloc
 DEBIAN_PKGS   += libhwloc-dev hwloc
 
-UNIT_TESTS += test_topo test_plan
-UNIT_SRC_test_topo = $(TOPO_CORE) $(TOPO_SHELL) cli/sbuf.c cli/diag.c
-UNIT_SRC_test_plan = $(TOPO_CORE) $(TOPO_SHELL) cli/sbuf.c cli/diag.c
+# probe.c reads /proc/cpuinfo with cli/fileio.c, which bin/hpctrain has already.
+UNIT_TESTS += test_topo test_plan test_cpufeat
+UNIT_SRC_test_topo = $(TOPO_CORE) $(TOPO_SHELL) cli/sbuf.c cli/diag.c cli/fileio.c
+UNIT_SRC_test_plan = $(TOPO_CORE) $(TOPO_SHELL) cli/sbuf.c cli/diag.c cli/fileio.c
+UNIT_SRC_test_cpufeat = topology/cpufeat.c cli/sbuf.c
 
 BENCH_TARGETS += build/bench/bench_plan
-build/bench/bench_plan: $(call obj,topology/bench_plan.c $(TOPO_CORE) $(TOPO_SHELL) cli/sbuf.c cli/diag.c)
+build/bench/bench_plan: $(call obj,topology/bench_plan.c $(TOPO_CORE) $(TOPO_SHELL) cli/sbuf.c cli/diag.c cli/fileio.c)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)

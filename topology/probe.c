@@ -8,7 +8,9 @@
 #include "topology/probe.h" // defines: probe_load, probe_load_xml_buffer, probe_export_xml
 #include "topology/probe_internal.h" // defines: probe_open, probe_convert
 #include "topology/topo.h"  // defines: struct node_topo, topo_init, topo_release
+#include "topology/cpufeat.h" // defines: cpufeat_common_flags
 #include "cli/diag.h"       // defines: struct diag_list, diag_add
+#include "cli/fileio.h"     // defines: fileio_read
 #include "cli/sbuf.h"       // defines: x* allocators, sbuf_addf
 
 #include <hwloc.h>
@@ -24,6 +26,7 @@
 #define PCI_VENDOR_NVIDIA 0x10de
 #define PCI_VENDOR_AMD    0x1002
 #define MAX_BRIDGE_DEPTH  64
+#define CPUINFO_MAX       (64u << 20) /* bytes; ~2.5 KB per CPU */
 
 struct conv {
 	hwloc_topology_t topo;
@@ -488,6 +491,7 @@ static int convert(struct conv *c)
 	hwloc_obj_t root = hwloc_get_root_obj(c->topo);
 
 	t->hostname = info_dup(root, "HostName");
+	t->cpu_flags = info_dup(root, PROBE_CPU_FLAGS_INFO);
 	conv_cpuset(c, root->cpuset, &t->cpuset);
 	conv_cpuset(c, hwloc_topology_get_allowed_cpuset(c->topo), &t->allowed);
 	bitmap_and(&t->allowed, &t->allowed, &t->cpuset);
@@ -532,6 +536,27 @@ int probe_open(hwloc_topology_t *topo, const char *where, struct diag_list *err)
 	return 0;
 }
 
+/* hwloc XML carries no CPU flags, so the live probe adds them to the root
+ * as an info: a topology exported or cached from here keeps them, and one
+ * loaded anywhere reports them.  A root that has them already (a cache
+ * file) keeps its own.  Without a readable flags line they stay unknown. */
+static void add_cpu_flags(hwloc_topology_t topo)
+{
+	hwloc_obj_t root = hwloc_get_root_obj(topo);
+	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
+	char *flags = NULL;
+
+	if (hwloc_obj_get_info_by_name(root, PROBE_CPU_FLAGS_INFO))
+		return;
+	if (!fileio_read("/proc/cpuinfo", CPUINFO_MAX, &text, &err))
+		flags = cpufeat_common_flags(text.buf);
+	if (flags)
+		hwloc_obj_add_info(root, PROBE_CPU_FLAGS_INFO, flags);
+	free(flags);
+	sbuf_release(&text);
+	sbuf_release(&err);
+}
+
 int probe_convert(hwloc_topology_t topo, const char *where, bool live,
 		  struct node_topo *out, hwloc_topology_t *keep, struct diag_list *err)
 {
@@ -547,6 +572,8 @@ int probe_convert(hwloc_topology_t topo, const char *where, bool live,
 		hwloc_topology_destroy(topo);
 		return -1;
 	}
+	if (live)
+		add_cpu_flags(topo);
 	out->source = xstrdup(live ? "live" : where);
 	rc = convert(&c);
 	if (rc)
@@ -575,9 +602,14 @@ int probe_load(const char *xml_path, struct node_topo *out, struct diag_list *er
 	const char *where = xml_path;
 	hwloc_topology_t topo;
 
-	if (!xml_path)
-		return probe_load_live(out, NULL, err);
 	topo_init(out);
+	if (!xml_path) {
+		/* afresh, not from probe_load_live()'s cache: what it shows
+		 * (memory sizes) is the machine as it is now */
+		if (probe_open(&topo, "live topology", err))
+			return -1;
+		return probe_convert(topo, "live topology", true, out, NULL, err);
+	}
 	if (check_readable(xml_path, err))
 		return -1;
 	if (probe_open(&topo, where, err))
@@ -640,6 +672,8 @@ int probe_export_xml(const char *xml_path, const char *out_path, struct diag_lis
 		hwloc_topology_destroy(topo);
 		return -1;
 	}
+	if (!xml_path)
+		add_cpu_flags(topo);
 	if (hwloc_topology_export_xml(topo, out_path, 0)) {
 		diag_add(err, DIAG_ERROR, out_path, 0, 0, "", "cannot write the topology: %s",
 			 strerror(errno));

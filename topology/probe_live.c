@@ -8,7 +8,9 @@
  * cgroup's CPUs, not the first prober's).  The key holds the boot id, the
  * uid, hwloc's version and PROBE_CACHE_VERSION: a reboot, another user or another hwloc never
  * reads a stale file.  Hot-plugged devices are not seen until the file
- * is removed or HPCTRAIN_TOPO_CACHE=off.
+ * is removed or HPCTRAIN_TOPO_CACHE=off, and NUMA memory sizes stay those
+ * of caching time: nothing here shows them (probe_load(NULL), which
+ * `hpctrain topo` uses, probes afresh).
  *
  * HPCTRAIN_TOPO_CACHE: a directory for the cache (default /dev/shm, else
  * /tmp), or "off".  Failing to write the cache is never an error.
@@ -29,8 +31,9 @@
 #include <unistd.h>
 
 /* Bumped whenever probe_open()'s flags or filters change what a topology
- * holds, so no file written by an older hpctrain is read. */
-#define PROBE_CACHE_VERSION 1
+ * holds, so no file written by an older hpctrain is read.  2: the root's
+ * CPU flags info. */
+#define PROBE_CACHE_VERSION 2
 
 /* The cache file's path, or NULL when caching is off or impossible. */
 static char *cache_path(void)

@@ -3,6 +3,7 @@
  * Pure core: struct node_topo / struct plan in, text out. */
 #include "topology/show.h"      // defines: show_*
 #include "topology/topo.h"      // defines: struct node_topo
+#include "topology/cpufeat.h"   // defines: cpufeat_parse, cpufeat_format
 #include "topology/plan.h"      // defines: struct plan, struct slice
 #include "topology/pathclass.h" // defines: pathclass_between, pathclass_name, pathclass_legend
 #include "cli/sbuf.h"           // defines: struct sbuf, sbuf_addf
@@ -41,6 +42,31 @@ static void add_strv(struct sbuf *out, char *const *v, size_t n, const char *sep
 		sbuf_addf(out, "%s%s", i ? sep : "", v[i]);
 }
 
+/* "cpu features: AVX2 FMA (no AVX-512F, ...)", or why they are unknown:
+ * never a guess from the CPU model. */
+static void add_cpu_features(const struct node_topo *t, struct sbuf *out)
+{
+	unsigned have;
+
+	sbuf_addstr(out, "cpu features: ");
+	if (!t->cpu_flags) {
+		sbuf_addstr(out, "unknown (no CPU flags recorded; "
+				 "hpctrain topo --export-xml on the node saves them)\n");
+		return;
+	}
+	have = cpufeat_parse(t->cpu_flags);
+	if (have)
+		cpufeat_format(have, " ", out);
+	else
+		sbuf_addstr(out, "none");
+	if (have != CPUFEAT_ALL) {
+		sbuf_addstr(out, " (no ");
+		cpufeat_format(CPUFEAT_ALL & ~have, ", ", out);
+		sbuf_addch(out, ')');
+	}
+	sbuf_addch(out, '\n');
+}
+
 void show_summary(const struct node_topo *t, struct sbuf *out)
 {
 	struct bitmap cores = BITMAP_INIT;
@@ -53,6 +79,7 @@ void show_summary(const struct node_topo *t, struct sbuf *out)
 		  t->n_cores, bitmap_count(&t->cpuset));
 	add_set(out, &t->allowed);
 	sbuf_addch(out, '\n');
+	add_cpu_features(t, out);
 	for (size_t p = 0; p < t->n_packages; p++) {
 		const struct topo_package *pk = &t->packages[p];
 

@@ -14,7 +14,8 @@ struct node_topo;
 struct plan;
 struct sbuf;
 
-/* Packages; NUMA nodes with cores, CPUs and memory; GPUs with index, PCI
+/* CPU features (those of cpufeat.h it has and lacks, or "unknown");
+ * packages; NUMA nodes with cores, CPUs and memory; GPUs with index, PCI
  * id, model, NUMA node and OS devices; NICs with names, PCI id, NUMA node. */
 void show_summary(const struct node_topo *t, struct sbuf *out);
 

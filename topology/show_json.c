@@ -3,6 +3,7 @@
  * the run directory's topo/ record parse them. */
 #include "topology/show.h"      // defines: show_json_topo, show_json_plan
 #include "topology/topo.h"      // defines: struct node_topo
+#include "topology/cpufeat.h"   // defines: cpufeat_parse, cpufeat_descs
 #include "topology/plan.h"      // defines: struct plan, plan_policy_*_name
 #include "topology/pathclass.h" // defines: pathclass_between, pathclass_name
 #include "cli/sbuf.h"           // defines: struct sbuf
@@ -70,6 +71,23 @@ static json_t *class_matrix(const struct node_topo *t, bool nics)
 	return m;
 }
 
+/* {"avx2": true, ...} keyed by the kernel's flag names; null when the
+ * flags are unknown, so no reader mistakes unknown for absent. */
+static json_t *cpu_features(const struct node_topo *t)
+{
+	json_t *o;
+	unsigned have;
+
+	if (!t->cpu_flags)
+		return json_null();
+	o = json_object();
+	have = cpufeat_parse(t->cpu_flags);
+	for (size_t i = 0; i < CPUFEAT_COUNT; i++)
+		json_object_set_new(o, cpufeat_descs[i].flag,
+				    json_boolean(have & cpufeat_descs[i].bit));
+	return o;
+}
+
 json_t *show_json_topo(const struct node_topo *t)
 {
 	json_t *o = json_object(), *a;
@@ -78,6 +96,7 @@ json_t *show_json_topo(const struct node_topo *t)
 	json_object_set_new(o, "hostname", maybe_str(t->hostname));
 	json_object_set_new(o, "cpuset", set_str(&t->cpuset));
 	json_object_set_new(o, "allowed", set_str(&t->allowed));
+	json_object_set_new(o, "cpu_features", cpu_features(t));
 	a = json_array();
 	for (size_t i = 0; i < t->n_packages; i++) {
 		const struct topo_package *p = &t->packages[i];

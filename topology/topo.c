@@ -31,6 +31,7 @@ void topo_release(struct node_topo *t)
 		return;
 	free(t->source);
 	free(t->hostname);
+	free(t->cpu_flags);
 	for (size_t i = 0; i < t->n_packages; i++) {
 		free(t->packages[i].model);
 		bitmap_release(&t->packages[i].cpuset);

@@ -41,7 +41,9 @@ struct topo_package {
 
 struct topo_numa {
 	unsigned os_index;
-	uint64_t memory;      /* local memory in bytes (0 when unknown) */
+	uint64_t memory;      /* local memory in bytes (0 when unknown), as hwloc saw
+			       * it when the node was probed: from probe_load_live()'s
+			       * per-boot cache, the size at caching time */
 	int package;          /* index into packages[], or -1 */
 	struct bitmap cpuset; /* its PUs; empty for a CPU-less (e.g. HBM/CXL) node */
 };
@@ -104,6 +106,9 @@ struct topo_nic {
 struct node_topo {
 	char *source;    /* "live" or the XML file name; never NULL after probe */
 	char *hostname;  /* or NULL */
+	char *cpu_flags; /* flags all its CPUs share, as /proc/cpuinfo names them
+			  * (cpufeat.h parses them); NULL when unknown: an XML
+			  * saved without them, or a CPU the kernel lists none for */
 	struct topo_package *packages;
 	size_t n_packages;
 	struct topo_numa *numa;

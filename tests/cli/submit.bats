@@ -59,6 +59,51 @@ SPEC
 	jq -e '.plan and (.script | startswith("#!/bin/bash"))' <<<"$output"
 }
 
+@test "submit --dry-run --topology warns when the node's CPU lacks native bf16 or fp16" {
+	cd "$BATS_TEST_TMPDIR"
+	icx=$BATS_TEST_DIRNAME/../fixtures/144em64t-4n18c2t-snc2-cpuonly-cpuflags.xml
+	run -0 --separate-stderr "$HPT" submit --dry-run --topology "$icx" \
+		--set train.precision=bf16 "$TEMPLATES/fmnist-cpu.yaml"
+	[ "$stderr" = "$icx: warning: train.precision: bf16 is not native on this node's CPU (it has no AVX512-BF16 or AMX-BF16): the trainer will emulate it with fp32 arithmetic, no faster than fp32" ]
+	printf '%s\n' "$output" | bash -n
+	printf '%s\n' "$output" | grep -q '^# binding plan for each node'
+	run -0 --separate-stderr "$HPT" submit --dry-run --json --topology "$icx" \
+		--set train.precision=fp16 --set train.device=cpu "$TEMPLATES/fmnist-cpu.yaml"
+	[ "$stderr" = "$icx: warning: train.precision: fp16 is not native on this node's CPU (it has no AVX512-FP16): the trainer will emulate it with fp32 arithmetic, no faster than fp32" ]
+	jq -e .plan <<<"$output"
+	[ ! -e runs ]
+}
+
+@test "submit --dry-run --topology is quiet where the precision is native or not on this CPU" {
+	cd "$BATS_TEST_TMPDIR"
+	icx=$BATS_TEST_DIRNAME/../fixtures/144em64t-4n18c2t-snc2-cpuonly-cpuflags.xml
+	spr=$BATS_TEST_DIRNAME/../fixtures/224em64t-2n56c2t-dgxh100-cpuflags.xml
+	h100=$BATS_TEST_DIRNAME/../fixtures/224em64t-2n56c2t-dgxh100.xml
+	while read -r topo sets; do
+		run -0 --separate-stderr "$HPT" submit --dry-run --topology "$topo" $sets \
+			"$TEMPLATES/fmnist-cpu.yaml"
+		[ -z "$stderr" ] || { echo "$topo $sets: $stderr"; false; }
+	done <<CASES
+$spr --set train.precision=bf16
+$spr --set train.precision=fp16
+$icx --set train.precision=fp32
+$icx --set train.precision=bf16 --set train.device=cuda
+$h100 --set train.precision=bf16 --set resources.gpus_per_node=8 --set binding.gpu=auto
+CASES
+	# a user's own program: train is not used, so neither is its precision
+	run -0 --separate-stderr "$HPT" submit --dry-run --topology "$icx" \
+		--set train.precision=bf16 --set 'command=[true]' "$TEMPLATES/fmnist-cpu.yaml"
+	[[ "$stderr" != *"train.precision"* ]]
+}
+
+@test "submit --dry-run --topology says it cannot tell when the XML records no CPU flags" {
+	cd "$BATS_TEST_TMPDIR"
+	xml=$BATS_TEST_DIRNAME/../fixtures/144em64t-4n18c2t-snc2-cpuonly.xml
+	run -0 --separate-stderr "$HPT" submit --dry-run --topology "$xml" \
+		--set train.precision=bf16 "$TEMPLATES/fmnist-cpu.yaml"
+	[ "$stderr" = "$xml: warning: train.precision: cannot tell whether this node's CPU has AVX512-BF16 or AMX-BF16 for bf16: the topology records no CPU flags (hpctrain topo --export-xml on the node saves them)" ]
+}
+
 @test "submit refuses --topology without --dry-run with the usage status" {
 	run -2 --separate-stderr "$HPT" submit --topology x.xml "$TEMPLATES/fmnist-cpu.yaml"
 	[ "${stderr_lines[0]}" = "hpctrain submit: --topology needs --dry-run" ]

@@ -71,6 +71,46 @@ DGXA100=$FIX/256amd64-8n16c2t-dgxa100.xml
 	[ "$a" = "$b" ]
 }
 
+@test "topo lists this machine's CPU features as /proc/cpuinfo flags them" {
+	flags=" $(grep -m1 '^flags' /proc/cpuinfo | sed 's/^[^:]*://') "
+	[ "$flags" != "  " ] || skip "no flags line in /proc/cpuinfo"
+	run -0 --separate-stderr "$HPT" topo --json
+	for f in avx2 fma avx512f avx512_bf16 avx512_fp16 amx_tile amx_bf16; do
+		want=false
+		[[ "$flags" == *" $f "* ]] && want=true
+		[ "$(jq ".cpu_features.$f" <<<"$output")" = "$want" ]
+	done
+	run -0 --separate-stderr "$HPT" topo
+	[[ "${lines[2]}" == "cpu features: "* ]]
+	[[ "$flags" != *" avx2 "* ]] || [[ "${lines[2]}" == "cpu features: AVX2 "* ]]
+}
+
+@test "topo shows the CPU features a saved XML holds, and unknown where it holds none" {
+	run -0 "$HPT" topo --input "$FIX/144em64t-4n18c2t-snc2-cpuonly-cpuflags.xml"
+	[ "${lines[2]}" = "cpu features: AVX2 FMA AVX-512F (no AVX512-BF16, AVX512-FP16, AMX-TILE, AMX-BF16)" ]
+	run -0 "$HPT" topo --input "$FIX/224em64t-2n56c2t-dgxh100-cpuflags.xml" --json
+	jq -e '.cpu_features | .avx512_bf16 and .avx512_fp16 and .amx_tile and .amx_bf16' <<<"$output"
+	run -0 "$HPT" topo --input "$DGXA100"
+	[ "${lines[2]}" = "cpu features: unknown (no CPU flags recorded; hpctrain topo --export-xml on the node saves them)" ]
+	run -0 "$HPT" topo --input "$DGXA100" --json
+	[ "$(jq .cpu_features <<<"$output")" = null ]
+}
+
+@test "topo --export-xml keeps the CPU flags, and a re-export adds none" {
+	tmp=$(mktemp -d)
+	run -0 "$HPT" topo --export-xml "$tmp/me.xml"
+	if grep -q '^flags' /proc/cpuinfo; then
+		grep -q '<info name="HPCTrainCPUFlags" value="' "$tmp/me.xml"
+	fi
+	a=$("$HPT" topo --json | jq -c .cpu_features)
+	b=$("$HPT" topo --input "$tmp/me.xml" --json | jq -c .cpu_features)
+	[ "$a" = "$b" ]
+	run -0 "$HPT" topo --input "$DGXA100" --export-xml "$tmp/a100.xml"
+	run -0 "$HPT" topo --input "$tmp/a100.xml" --json
+	rm -rf "$tmp"
+	[ "$(jq .cpu_features <<<"$output")" = null ]
+}
+
 @test "topo reads HPCTRAIN_TOPOLOGY" {
 	HPCTRAIN_TOPOLOGY=$DGXA100 run "$HPT" topo --json
 	[ "$(echo "$output" | jq '.gpus | length')" -eq 8 ]

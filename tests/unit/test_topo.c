@@ -10,6 +10,7 @@
 #include "topology/bitmap.h"    // defines: struct bitmap, bitmap_*
 #include "topology/pathclass.h" // defines: pathclass_between, pathclass_name
 #include "topology/show.h"      // defines: show_*
+#include "topology/cpufeat.h"   // defines: cpufeat_parse
 #include "cli/diag.h"           // defines: struct diag_list
 #include "cli/sbuf.h"           // defines: struct sbuf
 
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -355,6 +357,156 @@ static void probe__loads_the_live_machine_with_at_least_one_core(void **state)
 	diag_list_release(&err);
 }
 
+/* hwloc XML has no CPU flags: only files saved by hpctrain carry them (the
+ * -cpuflags fixtures); any other file's features stay unknown. */
+static void probe__reads_cpu_flags_only_where_the_xml_saved_them(void **state)
+{
+	struct node_topo a, b;
+
+	(void)state;
+	for (size_t f = 0; f < N_FIXTURES; f++) {
+		load(fixtures[f].file, &a);
+		assert_null(a.cpu_flags);
+		topo_release(&a);
+	}
+	load("224em64t-2n56c2t-dgxh100-cpuflags.xml", &a);
+	assert_non_null(a.cpu_flags);
+	assert_int_equal(cpufeat_parse(a.cpu_flags), CPUFEAT_ALL);
+	load("224em64t-2n56c2t-dgxh100.xml", &b);
+	assert_true(topo_fingerprint(&a) == topo_fingerprint(&b));
+	topo_release(&a);
+	topo_release(&b);
+	load("144em64t-4n18c2t-snc2-cpuonly-cpuflags.xml", &a);
+	assert_int_equal(cpufeat_parse(a.cpu_flags), CPUFEAT_AVX2 | CPUFEAT_FMA | CPUFEAT_AVX512F);
+	topo_release(&a);
+}
+
+static void load_live(struct node_topo *t, bool cached)
+{
+	struct diag_list err = DIAG_LIST_INIT;
+	int rc;
+
+	leaks_ignore_begin();
+	rc = cached ? probe_load_live(t, NULL, &err) : probe_load(NULL, t, &err);
+	leaks_ignore_end();
+	if (rc) {
+		diag_report(stderr, &err);
+		fail();
+	}
+	diag_list_release(&err);
+}
+
+/* The live flags agree with what the compiler's cpuid check sees, and
+ * survive an export (and a re-export) and the per-boot cache. */
+static void probe__keeps_live_cpu_flags_through_export_and_cache(void **state)
+{
+	struct diag_list err = DIAG_LIST_INIT;
+	char dir[] = "/tmp/hpt-test-cache-XXXXXX";
+	struct node_topo live, back;
+	char *xml, *xml2, *cache;
+	unsigned have;
+
+	(void)state;
+	load_live(&live, false);
+#if defined(__x86_64__) && defined(__linux__)
+	assert_non_null(live.cpu_flags);
+	have = cpufeat_parse(live.cpu_flags);
+	assert_int_equal(!!(have & CPUFEAT_AVX2), !!__builtin_cpu_supports("avx2"));
+	assert_int_equal(!!(have & CPUFEAT_FMA), !!__builtin_cpu_supports("fma"));
+	assert_int_equal(!!(have & CPUFEAT_AVX512F), !!__builtin_cpu_supports("avx512f"));
+#else
+	(void)have;
+	if (!live.cpu_flags)
+		skip();
+#endif
+	assert_non_null(mkdtemp(dir));
+	xml = xasprintf("%s/me.xml", dir);
+	xml2 = xasprintf("%s/again.xml", dir);
+	leaks_ignore_begin();
+	assert_int_equal(probe_export_xml(NULL, xml, &err), 0);
+	leaks_ignore_end();
+	assert_int_equal(probe_export_xml(xml, xml2, &err), 0);
+	assert_int_equal(probe_load(xml2, &back, &err), 0);
+	assert_string_equal(back.cpu_flags, live.cpu_flags);
+	topo_release(&back);
+
+	/* a miss writes the cache, a hit reads the flags back from it */
+	setenv("HPCTRAIN_TOPO_CACHE", dir, 1);
+	load_live(&back, true);
+	assert_string_equal(back.cpu_flags, live.cpu_flags);
+	topo_release(&back);
+	load_live(&back, true);
+	assert_string_equal(back.cpu_flags, live.cpu_flags);
+	topo_release(&back);
+	unsetenv("HPCTRAIN_TOPO_CACHE");
+	cache = xasprintf("rm -rf '%s'", dir);
+	assert_int_equal(system(cache), 0);
+	free(cache);
+	free(xml);
+	free(xml2);
+	topo_release(&live);
+	diag_list_release(&err);
+}
+
+/* The per-boot cache keeps memory sizes as they were; probe_load(NULL),
+ * which `hpctrain topo` shows, reads the machine as it is now. */
+static void probe__live_load_ignores_a_stale_cache(void **state)
+{
+	char dir[] = "/tmp/hpt-test-cache-XXXXXX";
+	struct node_topo fresh, cached;
+	char *cmd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("HPCTRAIN_TOPO_CACHE", dir, 1);
+	load_live(&cached, true);
+	topo_release(&cached);
+	cmd = xasprintf("sed -i -E '0,/local_memory=\"[0-9]+\"/s//local_memory=\"4096\"/' "
+			"'%s'/hpctrain-topo-v*.xml", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	load_live(&cached, true);
+	assert_true(cached.n_numa >= 1);
+	assert_true(cached.numa[0].memory == 4096);
+	load_live(&fresh, false);
+	assert_true(fresh.numa[0].memory > 4096);
+	topo_release(&cached);
+	topo_release(&fresh);
+	unsetenv("HPCTRAIN_TOPO_CACHE");
+	cmd = xasprintf("rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
+/* Re-exporting a file never adds this machine's flags to another's. */
+static void probe__reexport_never_adds_this_machines_flags(void **state)
+{
+	struct diag_list err = DIAG_LIST_INIT;
+	char *in = fixture_path("24em64t-2n6c2t-pci.xml");
+	char *in2 = fixture_path("144em64t-4n18c2t-snc2-cpuonly-cpuflags.xml");
+	char out[] = "/tmp/hpt-test-export-XXXXXX";
+	struct node_topo t, want;
+	int fd = mkstemp(out);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(probe_export_xml(in, out, &err), 0);
+	assert_int_equal(probe_load(out, &t, &err), 0);
+	assert_null(t.cpu_flags);
+	topo_release(&t);
+	assert_int_equal(probe_export_xml(in2, out, &err), 0);
+	assert_int_equal(probe_load(out, &t, &err), 0);
+	load("144em64t-4n18c2t-snc2-cpuonly-cpuflags.xml", &want);
+	assert_string_equal(t.cpu_flags, want.cpu_flags);
+	topo_release(&t);
+	topo_release(&want);
+	unlink(out);
+	free(in);
+	free(in2);
+	diag_list_release(&err);
+}
+
 static void probe__exports_xml_that_loads_back_the_same(void **state)
 {
 	struct diag_list err = DIAG_LIST_INIT;
@@ -473,6 +625,8 @@ static void show__renders_summary_matrix_and_gres_conf(void **state)
 	load("256amd64-8n16c2t-dgxa100.xml", &t);
 	show_summary(&t, &sb);
 	assert_non_null(strstr(sb.buf, "numa 3: 128.0 GiB; cores 48-63; cpus 48-63,176-191\n"));
+	assert_non_null(strstr(sb.buf, "\ncpu features: unknown (no CPU flags recorded; "
+				       "hpctrain topo --export-xml on the node saves them)\n"));
 	assert_non_null(strstr(sb.buf, "  gpu 0  0000:05:00.0  GA100 [A100 SXM4 40GB]  numa 3  (card1, renderD128)\n"));
 	assert_non_null(strstr(sb.buf, "  nic 0  0000:09:00.0  mlx5_0 ibp9s0  MT28908 Family [ConnectX-6]  numa 3\n"));
 	sbuf_reset(&sb);
@@ -487,6 +641,45 @@ static void show__renders_summary_matrix_and_gres_conf(void **state)
 	assert_non_null(strstr(sb.buf, "\nName=gpu File=/dev/nvidia7 Cores=80-95\n"));
 	sbuf_release(&sb);
 	topo_release(&t);
+}
+
+static void show__lists_the_cpu_features_a_node_has_and_lacks(void **state)
+{
+	struct node_topo t;
+	struct sbuf sb = SBUF_INIT;
+	json_t *j, *f;
+
+	(void)state;
+	load("144em64t-4n18c2t-snc2-cpuonly-cpuflags.xml", &t);
+	show_summary(&t, &sb);
+	assert_non_null(strstr(sb.buf, "\ncpu features: AVX2 FMA AVX-512F "
+				       "(no AVX512-BF16, AVX512-FP16, AMX-TILE, AMX-BF16)\n"));
+	j = show_json_topo(&t);
+	f = json_object_get(j, "cpu_features");
+	assert_true(json_is_true(json_object_get(f, "avx512f")));
+	assert_true(json_is_false(json_object_get(f, "avx512_bf16")));
+	assert_true(json_is_false(json_object_get(f, "amx_bf16")));
+	assert_int_equal(json_object_size(f), CPUFEAT_COUNT);
+	json_decref(j);
+	topo_release(&t);
+	sbuf_reset(&sb);
+	load("224em64t-2n56c2t-dgxh100-cpuflags.xml", &t);
+	show_summary(&t, &sb);
+	assert_non_null(strstr(sb.buf, "\ncpu features: AVX2 FMA AVX-512F AVX512-BF16 AVX512-FP16 "
+				       "AMX-TILE AMX-BF16\n"));
+	topo_release(&t);
+	sbuf_reset(&sb);
+	load("224em64t-2n56c2t-dgxh100.xml", &t);
+	j = show_json_topo(&t);
+	assert_true(json_is_null(json_object_get(j, "cpu_features")));
+	json_decref(j);
+	free(t.cpu_flags);
+	t.cpu_flags = xstrdup("fpu sse2");
+	show_summary(&t, &sb);
+	assert_non_null(strstr(sb.buf, "\ncpu features: none (no AVX2, FMA, AVX-512F, AVX512-BF16, "
+				       "AVX512-FP16, AMX-TILE, AMX-BF16)\n"));
+	topo_release(&t);
+	sbuf_release(&sb);
 }
 
 static void show__topology_json_parses_back_with_every_device(void **state)
@@ -548,11 +741,16 @@ int main(void)
 		cmocka_unit_test(probe__survives_truncated_and_corrupted_xml),
 		cmocka_unit_test(probe__loads_the_live_machine_with_at_least_one_core),
 		cmocka_unit_test(probe__exports_xml_that_loads_back_the_same),
+		cmocka_unit_test(probe__reads_cpu_flags_only_where_the_xml_saved_them),
+		cmocka_unit_test(probe__keeps_live_cpu_flags_through_export_and_cache),
+		cmocka_unit_test(probe__reexport_never_adds_this_machines_flags),
+		cmocka_unit_test(probe__live_load_ignores_a_stale_cache),
 		cmocka_unit_test(bitmap__formats_and_parses_like_cpus_allowed_list),
 		cmocka_unit_test(bitmap__rejects_malformed_lists_and_huge_ids),
 		cmocka_unit_test(bitmap__set_operations_agree_with_their_definitions),
 		cmocka_unit_test(pathclass__separates_host_bridges_within_and_across_numa_nodes),
 		cmocka_unit_test(show__renders_summary_matrix_and_gres_conf),
+		cmocka_unit_test(show__lists_the_cpu_features_a_node_has_and_lacks),
 		cmocka_unit_test(show__topology_json_parses_back_with_every_device),
 		cmocka_unit_test(topo__fingerprint_ignores_names_but_not_placement),
 	};
