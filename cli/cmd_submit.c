@@ -84,6 +84,14 @@ static void check_precision(const struct job *job, const char *file,
 
 	if (!need || !trains_on_cpu(job, t))
 		return;
+	if (job->train.precision == PRECISION_FP16) {
+		/* whatever the CPU: the trainer's oneDNN has no fp16 CPU kernels */
+		diag_add(dl, DIAG_WARNING, file, 0, 0, "train.precision",
+			 "fp16 is emulated with fp32 arithmetic on every CPU (the trainer's oneDNN "
+			 "has no fp16 CPU kernels), no faster than fp32; bf16 runs natively on "
+			 "CPUs with AVX512-BF16 or AMX-BF16");
+		return;
+	}
 	cpufeat_format(need, " or ", &names);
 	if (!t->cpu_flags)
 		diag_add(dl, DIAG_WARNING, file, 0, 0, "train.precision",
