@@ -7,7 +7,7 @@
 #include "cli/exitcode.h"     // defines: enum hpt_exit
 #include "cli/opt.h"          // defines: struct opt, opt_next
 #include "cli/sbuf.h"         // defines: struct sbuf
-#include "cli/spec.h"         // defines: struct job, spec_emit_resolved, spec_hash
+#include "cli/spec.h"         // defines: struct job
 #include "launcher/attempt.h" // defines: struct attempt, attempt_prepare, attempt_submit
 #include "launcher/rundir.h"  // defines: rundir_create
 #include "launcher/slurm.h"   // defines: hpt_slurm_init

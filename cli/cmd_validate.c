@@ -3,13 +3,10 @@
 #include "cli/builtin.h"      // defines: cmd_validate
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
 #include "cli/exitcode.h"     // defines: enum hpt_exit
-#include "cli/fileio.h"       // defines: fileio_read
 #include "cli/opt.h"          // defines: struct opt, opt_next
 #include "cli/sbuf.h"         // defines: struct sbuf
 #include "cli/spec.h"         // defines: spec_emit_resolved, spec_hash
 #include "cli/specfile.h"     // defines: specfile_load, spec_overrides_*
-#include "cli/template_dir.h" // defines: template_dir_find
-#include "cli/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
 
 #include <jansson.h>
 #include <stdio.h>

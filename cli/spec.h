@@ -1,7 +1,7 @@
 /* spec.h - the job spec (schema version 1): struct job and its pipeline.
  *
  *   text --yamltree--> tree --template (params, ${p}, --set)--> tree
- *        --spec_from_tree (schema: types, ranges, defaults)--> struct job
+ *        --spec_load's walk (schema: types, ranges, defaults)--> struct job
  *        --spec_emit_resolved--> canonical YAML --SHA-256--> identity
  *
  * Every field is described once, in the schema table of spec_schema.c;

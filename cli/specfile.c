@@ -5,7 +5,7 @@
 #include "cli/exitcode.h"     // defines: enum hpt_exit
 #include "cli/fileio.h"       // defines: fileio_read
 #include "cli/sbuf.h"         // defines: struct sbuf
-#include "cli/spec.h"         // defines: spec_load, struct spec_override
+#include "cli/spec.h"         // defines: spec_load
 #include "cli/template_dir.h" // defines: template_dir_is_name, template_dir_find
 #include "cli/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
 

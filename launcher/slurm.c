@@ -20,7 +20,7 @@
 extern char **environ;
 
 /* libslurm exports these but 22.05's slurm.h does not declare them
- * (api-probes/slurm_query.c maps states by hand instead); declared here,
+ * (nm -D libslurm.so lists both); declared here,
  * with the signatures of src/common/slurm_protocol_defs.h. */
 extern char *slurm_job_state_string(uint32_t inx);
 extern const char *slurm_job_reason_string(enum job_state_reason inx);

@@ -12,7 +12,8 @@
  *                         many GPUs, ...); err holds Slurm's own words;
  *   HPT_EXIT_NO_INPUT     no such job (or no longer: without accounting,
  *                         finished jobs are forgotten after MinJobAge).
- * Exported names are hpt_slurm_*, never slurm_* (STYLE.md).
+ * Exported names are hpt_slurm_*, never slurm_*: that prefix is
+ * libslurm's own, and a clash would link silently to the wrong symbol.
  */
 #ifndef HPT_LAUNCHER_SLURM_H
 #define HPT_LAUNCHER_SLURM_H

@@ -4,7 +4,7 @@
  * The rules are stated once, in plan.h. */
 #include "topology/plan.h"      // defines: struct plan, struct slice, plan_*
 #include "topology/plan_nic.h"  // defines: plan_nic_assign
-#include "cli/diag.h"           // defines: struct diag_list, diag_add
+#include "cli/diag.h"           // defines: struct diag_list
 #include "cli/sbuf.h"           // defines: struct sbuf, x* allocators
 
 #include <stdarg.h>

@@ -5,7 +5,7 @@
  * the same computation on the same input and gets the same plan, so
  * binding needs no communication between ranks.
  *
- * The rules (DESIGN.md, "Binding, in one paragraph"):
+ * The rules:
  * - GPUs in PCI bus id order (or the order of visible_gpus, which is how
  *   CUDA numbers devices after CUDA_VISIBLE_DEVICES); local rank r of R
  *   gets visible GPU floor(r * G / R).  R > G with R % G != 0 is an error

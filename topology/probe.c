@@ -11,7 +11,7 @@
 #include "topology/cpufeat.h" // defines: cpufeat_common_flags
 #include "cli/diag.h"       // defines: struct diag_list, diag_add
 #include "cli/fileio.h"     // defines: fileio_read
-#include "cli/sbuf.h"       // defines: x* allocators, sbuf_addf
+#include "cli/sbuf.h"       // defines: x* allocators
 
 #include <hwloc.h>
 #include <hwloc/export.h>

@@ -19,7 +19,7 @@
 #include "topology/probe_internal.h" // defines: probe_open, probe_convert
 #include "topology/topo.h"           // defines: struct node_topo
 #include "cli/diag.h"                // defines: struct diag_list
-#include "cli/sbuf.h"                // defines: struct sbuf
+#include "cli/sbuf.h"                // defines: xasprintf, xstrdup
 
 #include <errno.h>
 #include <fcntl.h>

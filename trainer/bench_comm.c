@@ -13,7 +13,7 @@
  *     notice of the stall watchdog, then the allreduce under it).
  *     busbw = algbw * 2(n-1)/n; goal: bucket >= 90% of raw.
  * Budget: the bytes move at memory/shared-memory speed; on this 2-core
- * machine raw busbw is 2-2.5 GB/s from 256 KB up (shared/NOTES.md). */
+ * machine raw busbw measured 2-2.5 GB/s from 256 KB up. */
 #include "trainer/backend.h" // defines: backend_init
 #include "trainer/bench_median.h" // defines: bench_median
 #include "trainer/comm.h"  // defines: struct comm, comm_init, comm_setup, comm_hooks

@@ -53,13 +53,13 @@ BENCH_TARGETS += build/bench/bench_peak
 build/bench/bench_peak: $(call obj,trainer/kernels/bench_peak.c $(TRAIN_LIB))
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
-# bf16 against fp32 steps, interleaved in one process (issue 8).
+# bf16 against fp32 steps, interleaved in one process.
 BENCH_TARGETS += build/bench/bench_amp
 build/bench/bench_amp: $(call obj,trainer/bench_amp.c $(TRAIN_LIB))
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
 
-# Data parallelism (issue 7): comm.c talks MPI and goes into the trainer
+# Data parallelism: comm.c talks MPI and goes into the trainer
 # executable only; its pure part (16-bit packing) is in comm_pack.c, which
 # test_comm links without MPI.  Open MPI's flags come from pkg-config
 # (ompi.pc; mpicc --showme says the same).  TRAIN_COMM is named in
@@ -70,7 +70,7 @@ $(OBJ)/trainer/comm.o: HPT_CFLAGS += $(shell pkg-config --cflags ompi)
 UNIT_TESTS   += test_comm
 UNIT_SRC_test_comm = trainer/comm_pack.c
 
-# ---- CUDA backend (issue 8) -------------------------------------------
+# ---- CUDA backend -------------------------------------------
 # Built whenever nvcc is found (/usr/local/cuda/bin/nvcc, else PATH);
 # `make CUDA=0` skips it.  With nvcc, bin/hpctrain-train and
 # build/tests/test_cuda link the CUDA backend, the device model

@@ -9,13 +9,11 @@
 #include "trainer/train.h"    // defines: train_run, struct train_config
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
 #include "cli/exitcode.h"     // defines: enum hpt_exit
-#include "cli/fileio.h"       // defines: fileio_read, fileio_write_atomic, fileio_exists
+#include "cli/fileio.h"       // defines: fileio_write_atomic, fileio_exists
 #include "cli/opt.h"          // defines: struct opt, opt_next, opt_usage, opt_error
 #include "cli/sbuf.h"         // defines: struct sbuf
-#include "cli/spec.h"         // defines: spec_load, spec_emit_resolved, spec_hash
+#include "cli/spec.h"         // defines: spec_emit_resolved, spec_hash
 #include "cli/specfile.h"   // defines: specfile_load, spec_overrides_*
-#include "cli/template_dir.h" // defines: template_dir_find, template_dir_is_name
-#include "cli/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
 
 #include <errno.h>
 #include <stdio.h>

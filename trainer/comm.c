@@ -8,8 +8,8 @@
 #include "trainer/ckpt.h"     // defines: struct ckpt_state
 #include "trainer/metrics.h"  // defines: struct metrics
 #include "trainer/model.h"    // defines: struct model
-#include "trainer/optim.h"    // defines: struct optim, optim_state_vectors
-#include "trainer/train.h"    // defines: struct train_hooks, train_model, train_optim, ...
+#include "trainer/optim.h"    // defines: struct optim
+#include "trainer/train.h"    // defines: struct train_hooks, train_model, train_optim, train_metrics, train_ckpt_state, train_average_gradients_over
 #include "cli/exitcode.h"     // defines: HPT_EXIT_*
 #include "cli/sbuf.h"         // defines: struct sbuf, xcalloc
 #include "cli/spec.h"         // defines: struct job, COMPRESS_*, PREEMPT_*, BATCHNORM_*

@@ -7,8 +7,8 @@
 #ifndef HPT_CPU_INTERNAL_H
 #define HPT_CPU_INTERNAL_H
 
-#include "trainer/backend.h" // defines: struct be_kernel, enum be_precision
-#include "cli/sbuf.h"        // defines: struct sbuf, sbuf_addf
+#include "trainer/backend.h" // defines: struct be_kernel
+#include "cli/sbuf.h"        // defines: sbuf_addf (in DNNL_TRY)
 
 #include <dnnl.h>
 #include <stdbool.h>

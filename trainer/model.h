@@ -4,7 +4,7 @@
  * gradients in a second one of the same layout), in REVERSE layer order:
  * the last layer's weights come first.  Backward produces gradients from
  * the last layer to the first, so the finished gradients always form a
- * growing prefix [0, hi) of the arena, and a data-parallel run (issue 7)
+ * growing prefix [0, hi) of the arena, and a data-parallel run (comm.c)
  * can cut the arena into buckets and start each bucket's allreduce as
  * soon as backward has passed it (grad_hook in layer.h).  The optimizer,
  * checkpoints and broadcasts treat the arena as one vector.

@@ -4,9 +4,9 @@
  * Core.  State (momentum, or Adam's two moments) is arena-shaped, so a
  * data-parallel run updates whole buckets and checkpoints store it as
  * vectors.  optim_update() takes an arena range: callers may update
- * bucket by bucket (issue 7) or all at once.  Arithmetic is fp32 in the
+ * bucket by bucket (data parallelism, comm.c) or all at once.  Arithmetic is fp32 in the
  * order PyTorch's torch.optim uses, so the fixtures compare tightly;
- * with mixed precision (issue 8) the arena stays the fp32 master copy.
+ * with mixed precision the arena stays the fp32 master copy.
  */
 #ifndef HPT_OPTIM_H
 #define HPT_OPTIM_H

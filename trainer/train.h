@@ -3,11 +3,11 @@
  * One step: load the rank's batch, forward, loss, backward (calling
  * on_grad_ready per finished layer range of the arena), before_update,
  * optimizer update, after_update, metrics, checkpoint, should_stop.  The
- * hooks are where later issues plug in without touching the loop:
- *   - data parallelism (issue 7): on_grad_ready starts a bucket's
+ * hooks are where the other concerns plug in without touching the loop:
+ *   - data parallelism (comm.c, comm_cuda.c): on_grad_ready starts a bucket's
  *     MPI_Iallreduce, before_update waits for all buckets (or, delayed,
  *     swaps in last step's), should_stop agrees on a preemption flag;
- *   - mixed precision (issue 8): before_update unscales the gradients and
+ *   - mixed precision (amp.c): before_update unscales the gradients and
  *     returns 1 to skip the update after an overflow, after_update grows
  *     the loss scale.
  * With no hooks (NULL) this is the single-process fp32 trainer.

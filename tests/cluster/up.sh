@@ -19,8 +19,7 @@
 # one runs on $BASE/munge-run/munge.sock (AuthInfo=socket=...), so no
 # cluster's teardown can pull munge from under another.
 # Idempotent: a second call with the same BASE just waits for the nodes.
-# Runs as root (mknod, setpriv, namespaces).  Written from the recipe in
-# ../shared/slurm-local (see its README for the facts behind each step).
+# Runs as root (mknod, setpriv, namespaces).
 set -euo pipefail
 BASE=${BASE:-/tmp/hpctrain-cluster}
 MODE=${MODE:-single}

@@ -38,7 +38,7 @@ def nhwc(t):
 
 
 class CNN(nn.Module):
-    """The benchmark cnn of issue 6, on H x W inputs."""
+    """The benchmark cnn (hpctrain's model cnn), on H x W inputs."""
 
     def __init__(self, hw):
         super().__init__()

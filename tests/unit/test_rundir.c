@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "cli/fileio.h"      // defines: fileio_read, fileio_exists
+#include "cli/fileio.h"      // defines: fileio_exists
 #include "cli/sbuf.h"        // defines: struct sbuf
 #include "launcher/rundir.h" // defines: rundir_create, rundir_open
 
