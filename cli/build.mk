@@ -10,9 +10,10 @@ HPCTRAIN_SRC  += $(SPEC_CORE) $(CLI_SHELL)
 HPCTRAIN_PKGS += yaml-0.1 jansson libcrypto
 DEBIAN_PKGS   += libyaml-dev libjansson-dev libssl-dev zlib1g-dev
 
-UNIT_TESTS += test_spec test_template test_yamltree test_suggest test_diag
+UNIT_TESTS += test_spec test_template test_yamltree test_suggest test_diag test_sbuf
 UNIT_SRC_test_spec      = $(SPEC_CORE)
 UNIT_SRC_test_template  = $(SPEC_CORE)
 UNIT_SRC_test_yamltree  = $(SPEC_CORE)
 UNIT_SRC_test_suggest   = cli/suggest.c
 UNIT_SRC_test_diag      = cli/diag.c cli/sbuf.c
+UNIT_SRC_test_sbuf      = cli/sbuf.c

@@ -1,0 +1,127 @@
+/* test_sbuf.c - the growable byte buffer (cli/sbuf.c): its invariants
+ * (never NULL, always NUL-terminated, len < alloc), growth across many
+ * appends and long formatted text, binary contents, detach and reset. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cli/sbuf.h"
+
+static void sbuf__a_fresh_buffer_is_an_empty_string(void **state)
+{
+	struct sbuf sb = SBUF_INIT, z;
+
+	(void)state;
+	assert_non_null(sb.buf);
+	assert_string_equal(sb.buf, "");
+	assert_int_equal(sb.len, 0);
+	sbuf_init(&z);
+	assert_string_equal(z.buf, "");
+	sbuf_release(&sb); /* releasing the shared empty string frees nothing */
+	sbuf_release(&z);
+	assert_string_equal(sb.buf, "");
+}
+
+static void sbuf__appends_grow_and_keep_the_terminator(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	(void)state;
+	for (int i = 0; i < 10000; i++) {
+		sbuf_addch(&sb, 'a' + i % 26);
+		assert_int_equal(sb.buf[sb.len], '\0');
+		assert_true(sb.len < sb.alloc);
+	}
+	assert_int_equal(sb.len, 10000);
+	assert_int_equal(sb.buf[25], 'z');
+	sbuf_addstr(&sb, "end");
+	assert_string_equal(sb.buf + 10000, "end");
+	sbuf_release(&sb);
+}
+
+static void sbuf__formats_text_longer_than_any_first_guess(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+	char big[5000];
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	sbuf_addf(&sb, "%d:", 42);
+	sbuf_addf(&sb, "%s|%s", big, "tail");
+	assert_int_equal(sb.len, 3 + 4999 + 5);
+	assert_int_equal(strncmp(sb.buf, "42:xxx", 6), 0);
+	assert_string_equal(sb.buf + sb.len - 5, "|tail");
+	sbuf_release(&sb);
+}
+
+static void sbuf__holds_binary_data_with_nul_bytes(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+	const char data[5] = { 'a', '\0', 'b', '\0', 'c' };
+
+	(void)state;
+	sbuf_add(&sb, data, sizeof(data));
+	assert_int_equal(sb.len, 5);
+	assert_memory_equal(sb.buf, data, 5);
+	assert_int_equal(sb.buf[5], '\0');
+	sbuf_release(&sb);
+}
+
+static void sbuf__detach_hands_over_and_reset_empties(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+	size_t len;
+	char *s;
+
+	(void)state;
+	sbuf_addstr(&sb, "hello");
+	s = sbuf_detach(&sb, &len);
+	assert_string_equal(s, "hello");
+	assert_int_equal(len, 5);
+	assert_int_equal(sb.len, 0);
+	assert_string_equal(sb.buf, "");
+	free(s);
+	s = sbuf_detach(&sb, NULL); /* an empty buffer still gives a string to free */
+	assert_non_null(s);
+	assert_string_equal(s, "");
+	free(s);
+	sbuf_addstr(&sb, "again");
+	sbuf_reset(&sb);
+	assert_int_equal(sb.len, 0);
+	assert_string_equal(sb.buf, "");
+	sbuf_addstr(&sb, "more");
+	assert_string_equal(sb.buf, "more");
+	sbuf_release(&sb);
+}
+
+static void sbuf__x_allocators_copy_and_format(void **state)
+{
+	char *a = xstrndup("abcdef", 3), *b = xasprintf("%s-%d", "n", 7), *c = xstrdup("");
+
+	(void)state;
+	assert_string_equal(a, "abc");
+	assert_string_equal(b, "n-7");
+	assert_string_equal(c, "");
+	free(a);
+	free(b);
+	free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sbuf__a_fresh_buffer_is_an_empty_string),
+		cmocka_unit_test(sbuf__appends_grow_and_keep_the_terminator),
+		cmocka_unit_test(sbuf__formats_text_longer_than_any_first_guess),
+		cmocka_unit_test(sbuf__holds_binary_data_with_nul_bytes),
+		cmocka_unit_test(sbuf__detach_hands_over_and_reset_empties),
+		cmocka_unit_test(sbuf__x_allocators_copy_and_format),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
