@@ -3,7 +3,7 @@
 # Pure cores, unit-tested directly; other binaries link them too.
 SPEC_CORE  = cli/sbuf.c cli/diag.c cli/suggest.c cli/yamltree.c cli/spec_schema.c cli/spec_scalar.c \
              cli/spec_value.c cli/spec.c cli/spec_emit.c cli/template.c
-CLI_SHELL  = cli/opt.c cli/fileio.c cli/template_dir.c cli/specfile.c \
+CLI_SHELL  = cli/opt.c cli/fileio.c cli/template_dir.c cli/specfile.c cli/json_print.c \
              cli/cmd_validate.c cli/cmd_template.c cli/main.c
 
 HPCTRAIN_SRC  += $(SPEC_CORE) $(CLI_SHELL)

@@ -2,6 +2,7 @@
  * Shell: rank discovery (PMIx/Slurm/Open MPI), probe and plan (the same
  * code as `hpctrain topo plan`), binding, then execvp() with no fork, so
  * signals and the exit status belong to the program. */
+#include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
 #include "cli/specfile.h"     // defines: specfile_load
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
@@ -301,12 +302,7 @@ static int run(struct launch *l, char **argv)
 	if (l->report && (status = write_report(l, argv)))
 		return status;
 	if (l->dry_run) {
-		json_t *doc = report_json(l, argv);
-
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-		putchar('\n');
-		json_decref(doc);
-		return HPT_EXIT_OK;
+		return json_print(report_json(l, argv));
 	}
 	/* The exec'd program needs none of our memory; dropping the hwloc
 	 * topology first only keeps its file descriptors from leaking. */

@@ -1,6 +1,7 @@
 /* cmd_rerun.c - `hpctrain rerun`: submit a run again, as a new attempt.
  * Shell: reloads the run's resolved.yaml, renders it with this hpctrain,
  * makes RUN/attempts/N (launcher/rundir) and submits (launcher/attempt). */
+#include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_rerun
 #include "cli/specfile.h"     // defines: specfile_load
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
@@ -123,8 +124,9 @@ int cmd_rerun(int argc, char **argv)
 		if (status)
 			fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
 		if (rec && json) {
-			json_dumpf(rec, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-			putchar('\n');
+			int printed = json_print(json_incref(rec));
+
+			status = status ? status : printed;
 		} else if (rec) {
 			printf("submitted job %lld: %s\n",
 			       (long long)json_integer_value(json_object_get(rec, "job_id")), rd.dir);

@@ -1,6 +1,7 @@
 /* cmd_status.c - `hpctrain status`: where a job (or all of yours) stands.
  * Shell: resolves a run or job id (launcher/rundir) and asks slurmctld
  * (launcher/slurm); --wait polls until the job ends. */
+#include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_status
 #include "cli/exitcode.h"    // defines: enum hpt_exit
 #include "cli/opt.h"         // defines: struct opt, opt_next
@@ -163,9 +164,7 @@ int cmd_status(int argc, char **argv)
 			for (size_t i = 0; i < n; i++)
 				json_array_append_new(jobs, job_json(&v[i]));
 			doc = json_pack("{s:o}", "jobs", jobs);
-			json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-			putchar('\n');
-			json_decref(doc);
+			status = json_print(doc);
 		} else {
 			print_table(v, n);
 		}

@@ -1,6 +1,7 @@
 /* cmd_submit.c - `hpctrain submit`: validate, render, record, submit.
  * Shell: loads the spec, calls launcher/render (pure) for the script,
  * launcher/rundir for the run record and launcher/slurm for the job. */
+#include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_submit
 #include "cli/specfile.h"     // defines: specfile_load, spec_overrides_*
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
@@ -142,16 +143,6 @@ static int plan_for(const struct job *job, const char *file, struct sbuf *text, 
 	return status;
 }
 
-static int print_json(json_t *doc)
-{
-	if (!doc)
-		return HPT_EXIT_INTERNAL;
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-	putchar('\n');
-	json_decref(doc);
-	return HPT_EXIT_OK;
-}
-
 static int dry_run(struct attempt *at, const struct submit_args *a)
 {
 	struct sbuf plan = SBUF_INIT;
@@ -169,7 +160,7 @@ static int dry_run(struct attempt *at, const struct submit_args *a)
 
 		if (plan_json)
 			json_object_set_new(doc, "plan", plan_json);
-		status = print_json(doc);
+		status = json_print(doc);
 		goto out;
 	}
 	fputs(at->script.buf, stdout);
@@ -204,7 +195,7 @@ static int submit(struct attempt *at, int json)
 	status = attempt_submit(at, &rd, &rec, &err, &warn);
 	fputs(warn.buf, stderr);
 	if (rec && json)
-		print_json(json_incref(rec));
+		json_print(json_incref(rec));
 	else if (rec)
 		printf("submitted job %lld: %s\n",
 		       (long long)json_integer_value(json_object_get(rec, "job_id")), rd.dir);

@@ -1,5 +1,6 @@
 /* cmd_template.c - `hpctrain template list|show|init`: the bundled job templates.
  * Shell: finds templates on the search path, prints or copies them. */
+#include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_template
 #include "cli/exitcode.h"     // defines: enum hpt_exit
 #include "cli/fileio.h"       // defines: fileio_read, fileio_write_atomic
@@ -60,6 +61,7 @@ static int no_such_template(const char *name)
 static int template_list(int json)
 {
 	struct template_list list;
+	int status = HPT_EXIT_OK;
 
 	template_dir_list(&list);
 	if (json) {
@@ -69,15 +71,13 @@ static int template_list(int json)
 			json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "name", list.v[i].name,
 							     "path", list.v[i].path,
 							     "summary", list.v[i].summary));
-		json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-		putchar('\n');
-		json_decref(arr);
+		status = json_print(arr);
 	} else {
 		for (size_t i = 0; i < list.n; i++)
 			printf("%-20s %s\n", list.v[i].name, list.v[i].summary);
 	}
 	template_list_release(&list);
-	return HPT_EXIT_OK;
+	return status;
 }
 
 static int read_template(const char *name, struct sbuf *text)

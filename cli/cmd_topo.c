@@ -1,6 +1,7 @@
 /* cmd_topo.c - `hpctrain topo`: what a node holds, and how ranks would share it.
  * Shell: probes with hwloc (live, --input FILE or $HPCTRAIN_TOPOLOGY),
  * renders with topology/show, plans with topology/plan. */
+#include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_topo
 #include "cli/diag.h"        // defines: struct diag_list, diag_report
 #include "cli/exitcode.h"    // defines: enum hpt_exit
@@ -80,16 +81,6 @@ static int load(const struct topo_args *a, struct node_topo *t)
 	return status;
 }
 
-static int print_json(json_t *doc)
-{
-	if (!doc)
-		return HPT_EXIT_INTERNAL;
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-	putchar('\n');
-	json_decref(doc);
-	return HPT_EXIT_OK;
-}
-
 static int show(const struct topo_args *a)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
@@ -112,7 +103,7 @@ static int show(const struct topo_args *a)
 	if (status)
 		return status;
 	if (a->json) {
-		status = print_json(show_json_topo(&t));
+		status = json_print(show_json_topo(&t));
 	} else if (a->gres_conf) {
 		show_gres_conf(&t, &out);
 	} else {
@@ -184,7 +175,7 @@ static int plan(const struct topo_args *a)
 		goto out;
 	}
 	if (a->json) {
-		status = print_json(show_json_plan(&t, &p));
+		status = json_print(show_json_plan(&t, &p));
 	} else {
 		show_plan_table(&t, &p, &out);
 		fputs(out.buf, stdout);

@@ -1,5 +1,6 @@
 /* cmd_validate.c - `hpctrain validate`: check specs, print resolved form and hash.
  * Shell: reads files, calls the spec core, reports. */
+#include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_validate
 #include "cli/diag.h"         // defines: struct diag_list, diag_report
 #include "cli/exitcode.h"     // defines: enum hpt_exit
@@ -195,11 +196,9 @@ int cmd_validate(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		status = worse(status, validate_one(argv[i], &o, argc - optind > 1, files));
 	if (o.json) {
-		json_t *doc = json_pack("{s:b, s:o}", "valid", !status, "files", files);
+		int printed = json_print(json_pack("{s:b, s:o}", "valid", !status, "files", files));
 
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-		putchar('\n');
-		json_decref(doc);
+		status = worse(status, printed);
 	}
 	spec_overrides_release(&o.sets);
 	return status;
