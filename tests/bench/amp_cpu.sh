@@ -12,8 +12,8 @@
 # times), so that this shared VM's drifting speed cannot skew it the way
 # it skews back-to-back runs.  Goals: 1.5x at avx512_core_bf16 (a native
 # bf16 dot product, no AMX), 1.74x at avx512_core_amx; none below, where
-# the CPU has no bf16 arithmetic (the trainer emulates it at about fp32
-# speed or refuses it with exit 3: either is reported as it is).
+# the CPU has no bf16 arithmetic and the trainer emulates it at about fp32
+# speed.  Under each row, the kernels the bf16 run's start line names.
 #
 # What is timed: a step runs from loading its batch to the end of the
 # optimizer update; the first WARMUP steps (default 10) are left out.
@@ -150,7 +150,8 @@ YAML
 			grep -v -e '^step ' -e '^$' "$W/$model-$cap-bf16.err" | head -3 | sed 's/^/    /'
 			status=1 ;;
 		*)
-			sed -n '1s/.*; \(oneDNN .*\)$/    bf16 kernels: \1/p' "$W/$model-$cap-bf16.err" ;;
+			sed -n '1{s/.*; kernels: /    bf16 kernels: /p;t
+s/.*; \(oneDNN .*\)$/    bf16 on \1/p;}' "$W/$model-$cap-bf16.err" ;;
 		esac
 	done
 done
