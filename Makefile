@@ -33,7 +33,8 @@ san = $(patsubst %.c,$(SAN)/%.o,$(1))
 
 # Each part of the tree describes itself in DIR/build.mk: sources that go
 # into bin/hpctrain (HPCTRAIN_SRC), pkg-config packages (HPCTRAIN_PKGS),
-# unit tests (UNIT_TESTS, UNIT_SRC_<test>), Debian packages (DEBIAN_PKGS),
+# unit tests (UNIT_TESTS, UNIT_SRC_<test>), Debian packages (DEBIAN_PKGS;
+# BENCH_PKGS for the benchmarks' peers, which only `make bench` installs),
 # extra programs and benchmarks.  cli/build.mk comes first: it defines
 # SPEC_CORE, which trainer/build.mk expands in prerequisites as it is
 # read.
@@ -42,6 +43,7 @@ HPCTRAIN_PKGS =
 UNIT_TESTS    =
 DEBIAN_PKGS   = build-essential pkg-config git libcmocka-dev bats jq mandoc groff-base \
                 clang libclang-rt-14-dev
+BENCH_PKGS    =
 BENCH_TARGETS =
 TEST_BINS     =
 include cli/build.mk
@@ -110,7 +112,9 @@ demo:
 	@$(MAKE) --no-print-directory all
 	@sh tests/demo.sh
 
-bench: all $(BENCH_TARGETS)
+bench:
+	@sh tests/deps.sh $(DEBIAN_PKGS) $(BENCH_PKGS)
+	@$(MAKE) --no-print-directory all $(BENCH_TARGETS)
 	@sh tests/bench.sh
 
 install: all

@@ -48,7 +48,10 @@ UNIT_SRC_test_trainer = $(TRAIN_LIB)
 UNIT_SRC_test_amp     = $(TRAIN_LIB)
 $(foreach t,$(TRAIN_TESTS),$(eval build/tests/$(t) build/tests-san/$(t): PKG_LIBS += $(TRAIN_LIBS)))
 
-# Benchmarks (make bench): the measured fp32 peak beside the trainer.
+# Benchmarks (make bench): the measured fp32 peak beside the trainer, and
+# the PyTorch peer of tests/bench/train_vs_torch.sh as Debian's users run
+# it: on OpenBLAS, not the reference BLAS that libblas.so.3 is by default.
+BENCH_PKGS    += python3-torch libopenblas0-pthread
 BENCH_TARGETS += build/bench/bench_peak
 build/bench/bench_peak: $(call obj,trainer/kernels/bench_peak.c $(TRAIN_LIB))
 	@mkdir -p $(@D)

@@ -351,26 +351,31 @@ int model_backward(struct model *m, const struct grad_hook *hook, struct sbuf *e
 	return seq_backward(&m->net, m->dlogits, NULL, hook, err);
 }
 
-static double seq_flops(const struct seq *s)
+/* A convolution's or linear layer's three products (forward, weight
+ * gradient, input gradient) cost the same FLOPs; the input gradient is
+ * counted only where it is computed (need_dx). */
+static double seq_train_flops(const struct seq *s)
 {
 	double f = 0;
 
 	for (size_t i = 0; i < s->n; i++) {
 		const struct layer *l = &s->v[i];
+		double fwd = 0;
 
 		if (l->kind == LAYER_CONV)
-			f += 2.0 * l->out.h * l->out.w * l->out.c * l->in.c * l->k * l->k;
+			fwd = 2.0 * l->out.h * l->out.w * l->out.c * l->in.c * l->k * l->k;
 		else if (l->kind == LAYER_LINEAR)
-			f += 2.0 * l->in.c * l->out.c;
+			fwd = 2.0 * l->in.c * l->out.c;
 		else if (l->kind == LAYER_RESIDUAL)
-			f += seq_flops(l->body) + (l->shortcut ? seq_flops(l->shortcut) : 0);
+			f += seq_train_flops(l->body) + (l->shortcut ? seq_train_flops(l->shortcut) : 0);
+		f += fwd * (l->need_dx ? 3 : 2);
 	}
 	return f;
 }
 
-double model_flops_per_sample(const struct model *m)
+double model_train_flops_per_sample(const struct model *m)
 {
-	return seq_flops(&m->net);
+	return seq_train_flops(&m->net);
 }
 
 static int count_layers(const struct seq *s)

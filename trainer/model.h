@@ -84,9 +84,10 @@ double model_loss(struct model *m, const int32_t *labels, const float *targets,
 /* Backward from m->dlogits; gradients overwrite m->grads. */
 int model_backward(struct model *m, const struct grad_hook *hook, struct sbuf *err);
 
-/* Forward FLOPs of one sample (convolutions and linear layers), for
- * throughput figures; training is about 3x this. */
-double model_flops_per_sample(const struct model *m);
+/* FLOPs of one sample's training step in convolutions and linear
+ * layers, for throughput figures: forward, weight gradient, and the
+ * input gradient of the layers that compute it (not the first layer's). */
+double model_train_flops_per_sample(const struct model *m);
 
 /* Number of layers, depth first (dropout keys, diagnostics). */
 int model_count_layers(const struct model *m);

@@ -430,7 +430,7 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	}
 	{
 		double sps = busy > 0 ? trained * t.model.input.n / busy : 0;
-		double gf = sps * 3 * model_flops_per_sample(&t.model) * 1e-9;
+		double gf = sps * model_train_flops_per_sample(&t.model) * 1e-9;
 
 		if (metrics_summary(&t.mt, t.cs.step, t.cs.step / t.ld.steps_per_epoch, tl, ta, sps, gf)) {
 			sbuf_addf(err, "cannot write %s/metrics.jsonl", cfg->run_dir);

@@ -1,7 +1,8 @@
 /* test_trainer.c - the trainer's data, loader, optimizer schedules and
  * checkpoints: round trips, the failure paths (corrupt, truncated and
- * missing files name the file), the sharding contract, and a model's
- * synchronised batch norm against one process on the global batch. */
+ * missing files name the file), the sharding contract, a model's
+ * synchronised batch norm against one process on the global batch, and
+ * the FLOPs a step is credited with. */
 #include "tests/unit/trainlib.h"
 #include "trainer/backend.h"
 #include "trainer/ckpt.h"
@@ -350,6 +351,24 @@ static void trainer__sync_batchnorm_rank_equals_one_process_on_the_global_batch(
 	sbuf_release(&err);
 }
 
+/* The cnn's step FLOPs: forward, weight gradient and input gradient of
+ * each convolution and linear layer, except conv1's input gradient, which
+ * no step computes. */
+static void trainer__flops_count_only_the_products_a_step_computes(void **state)
+{
+	const double conv1 = 2.0 * 28 * 28 * 32 * 1 * 9, conv2 = 2.0 * 14 * 14 * 64 * 32 * 9,
+		     fc1 = 2.0 * 3136 * 128, fc2 = 2.0 * 128 * 10;
+	struct sbuf err = SBUF_INIT;
+	struct model m;
+
+	(void)state;
+	assert_int_equal(model_build(&m, MODEL_CNN, (struct shape){ 2, 28, 28, 1 }, 10, LOSS_XENT,
+				     BE_FP32, &err), 0);
+	assert_true(model_train_flops_per_sample(&m) == 2 * conv1 + 3 * (conv2 + fc1 + fc2));
+	model_release(&m);
+	sbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +379,7 @@ int main(void)
 		cmocka_unit_test(trainer__schedules_warm_up_then_follow_cosine_or_steps),
 		cmocka_unit_test(trainer__checkpoints_round_trip_bit_exact_and_refuse_damage),
 		cmocka_unit_test(trainer__sync_batchnorm_rank_equals_one_process_on_the_global_batch),
+		cmocka_unit_test(trainer__flops_count_only_the_products_a_step_computes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
