@@ -9,7 +9,8 @@ DEBIAN_PKGS   += libpmix-dev openmpi-bin libopenmpi-dev
 # The launch tests run ranks under a real local Slurm (tests/cluster/).
 DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge iproute2 util-linux
 
-UNIT_TESTS += test_launch
+UNIT_TESTS += test_launch test_autopsy
+UNIT_SRC_test_autopsy = launcher/autopsy.c cli/sbuf.c
 UNIT_SRC_test_launch = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) cli/fileio.c
 
 # submit: batch scripts (render, pure), run records, Slurm through libslurm,
