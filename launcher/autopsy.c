@@ -166,6 +166,13 @@ static int is_program(const char *module, const char *exe)
 	return !strncmp(b, "libpython", 9) || strstr(b, ".cpython-") || strstr(b, ".abi3.so");
 }
 
+/* A Python file of the program, not of the interpreter or a package. */
+static int is_user_py(const char *file)
+{
+	return file && file[0] != '<' && !strstr(file, "/site-packages/") &&
+	       !strstr(file, "/dist-packages/") && !strstr(file, "/lib/python3");
+}
+
 static const struct stack_thread *main_thread(const struct stack_thread *t, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -179,6 +186,7 @@ struct place {
 	const char *in;            /* F, or NULL */
 	const struct stack_frame *from;
 	size_t outer;              /* native frames [outer, n) are compared */
+	size_t py_outer;           /* Python frames [py_outer, n) are compared */
 	const struct stack_thread *nat, *py;
 };
 
@@ -203,8 +211,17 @@ static void find_place(const struct rank_stacks *r, struct place *pl)
 		}
 	}
 	if (pl->py && pl->py->n) {
-		pl->from = &pl->py->f[0];
-		if (!pl->in)
+		size_t u = 0;
+
+		while (u < pl->py->n && !is_user_py(pl->py->f[u].file))
+			u++;
+		if (u == pl->py->n)
+			u = 0;
+		pl->from = &pl->py->f[u];
+		pl->py_outer = u; /* F is in the key by name */
+		if (u)
+			pl->in = pl->py->f[u - 1].func;
+		else if (!pl->in)
 			pl->in = pl->py->f[0].func;
 	}
 }
@@ -213,10 +230,10 @@ static void place_key(const struct place *pl, struct sbuf *key)
 {
 	sbuf_addf(key, "%s\n", pl->in ? pl->in : "?");
 	if (pl->py)
-		for (size_t i = 0; i < pl->py->n; i++)
+		for (size_t i = pl->py_outer; i < pl->py->n; i++)
 			sbuf_addf(key, "py %s:%u %s\n", pl->py->f[i].file ? pl->py->f[i].file : "?",
 				  pl->py->f[i].line, pl->py->f[i].func ? pl->py->f[i].func : "?");
-	if (pl->nat)
+	if (pl->nat && !(pl->py && pl->py->n))
 		for (size_t i = pl->outer; i < pl->nat->n; i++)
 			sbuf_addf(key, "%s:%u %s\n", pl->nat->f[i].file ? pl->nat->f[i].file : "",
 				  pl->nat->f[i].line, pl->nat->f[i].func ? pl->nat->f[i].func : "?");

@@ -10,8 +10,11 @@
  *
  * "In F" is the library function the program called last (the frame
  * just inside the program's own code); "from" is the program's innermost
- * line: its innermost Python frame when there is one, else its innermost
- * native frame in the executable.  Frames inside F are left out of the
+ * line: its innermost Python frame in the program's own files (not in
+ * the standard library or site-packages) when there is one, else its
+ * innermost native frame in the executable.  For such a Python frame, F
+ * is the Python function it called (torch's all_reduce), or the native
+ * F when it called into C directly (time.sleep).  Frames inside F are left out of the
  * comparison: a rank busy-polling inside MPI_Allreduce is in a different
  * innermost frame at every sample, yet waits in the same place.
  *
@@ -49,6 +52,7 @@ struct rank_stacks {
 	char *exe;    /* the program's executable, to tell its frames from libraries' */
 	char *reason; /* why the stacks were taken ("stalled", "ignored the preemption signal") */
 	char *error;  /* why native stacks are missing, or NULL */
+	bool complete;/* every kind of stack this rank will give is in */
 	struct stack_thread *native, *python;
 	size_t n_native, n_python;
 };

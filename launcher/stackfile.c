@@ -38,7 +38,8 @@ static json_t *threads_json(const struct stack_thread *t, size_t n)
 
 int stackfile_write(const char *path, const struct rank_stacks *r, struct sbuf *err)
 {
-	json_t *doc = json_pack("{s:i, s:o, s:I, s:o, s:o, s:o, s:o, s:o}", "rank", (int)r->rank,
+	json_t *doc = json_pack("{s:i, s:b, s:o, s:I, s:o, s:o, s:o, s:o, s:o}", "rank", (int)r->rank,
+				"complete", r->complete,
 				"host", str_or_null(r->host), "pid", (json_int_t)r->pid,
 				"exe", str_or_null(r->exe), "reason", str_or_null(r->reason),
 				"error", str_or_null(r->error),
@@ -100,6 +101,7 @@ static int load_one(const char *path, struct rank_stacks *r, struct sbuf *err)
 	r->exe = get_str(doc, "exe");
 	r->reason = get_str(doc, "reason");
 	r->error = get_str(doc, "error");
+	r->complete = json_is_true(json_object_get(doc, "complete"));
 	r->n_native = threads_from(json_object_get(doc, "native"), &r->native);
 	r->n_python = threads_from(json_object_get(doc, "python"), &r->python);
 	json_decref(doc);

@@ -359,6 +359,32 @@ static void barrier(struct sup *s)
 		wait_exit(s, 0.2);
 }
 
+/* How many ranks' stacks files say they are complete. */
+static unsigned count_complete(const struct sup *s)
+{
+	char path[4200];
+	unsigned n = 0;
+
+	for (unsigned r = 0; r < s->o->world; r++) {
+		json_t *doc;
+
+		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
+		doc = json_load_file(path, 0, NULL);
+		n += json_is_true(json_object_get(doc, "complete"));
+		json_decref(doc);
+	}
+	return n;
+}
+
+/* The reporter waits (a few seconds at most) for the others' Python dumps. */
+static void wait_complete(struct sup *s)
+{
+	double end = now() + BARRIER_S;
+
+	while (count_complete(s) < s->o->world && now() < end)
+		usleep(200 * 1000);
+}
+
 static bool lowest_with_stacks(const struct sup *s)
 {
 	char path[4200];
@@ -382,6 +408,7 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 
 	r.host = xstrdup(s->o->host);
 	r.reason = xstrdup(reason);
+	r.complete = !python;
 	stacks_capture_native(s->pid, &r);
 	if (r.error)
 		say(s, "%s", r.error);
@@ -396,11 +423,11 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 		s->capturing = true;
 		kill(s->pid, SIGABRT);
 		wait_exit(s, PY_DUMP_S);
-		if (stacks_add_python(&r, s->capture.buf, s->capture.len) && s->ranks_dir[0]) {
-			sbuf_reset(&err);
-			if (stackfile_write(path.buf, &r, &err))
-				say(s, "%s", err.buf);
-		}
+		stacks_add_python(&r, s->capture.buf, s->capture.len);
+		r.complete = true;
+		sbuf_reset(&err);
+		if (s->ranks_dir[0] && stackfile_write(path.buf, &r, &err))
+			say(s, "%s", err.buf);
 	}
 	if (!s->exited) {
 		kill(s->pid, SIGKILL);
@@ -408,7 +435,7 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 	}
 	if (s->ranks_dir[0] && lowest_with_stacks(s)) {
 		sbuf_reset(&err);
-		wait_exit(s, python ? 1 : 0); /* the others' Python dumps */
+		wait_complete(s);
 		if (!stackfile_autopsy(s->o->run_dir, s->o->world, &text, &err)) {
 			/* The summary goes to the rank log; the stacks stay in the file. */
 			const char *blank = strstr(text.buf, "\n\n");

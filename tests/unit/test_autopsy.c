@@ -164,7 +164,7 @@ static void autopsy__parses_faulthandler_and_marks_the_main_thread(void **state)
 /* A Python rank: the native stack ends in the interpreter, the place is
  * its innermost Python line, and that line's text is shown. */
 static void python_rank(struct rank_stacks *r, unsigned rank, unsigned line, const char *text,
-			const char *inner, const char *inner_module)
+			const char *inner, const char *inner_module, const char *lib_func)
 {
 	struct stack_thread *t;
 
@@ -180,8 +180,11 @@ static void python_rank(struct rank_stacks *r, unsigned rank, unsigned line, con
 	r->n_python = 1;
 	t = &r->python[0];
 	t->is_main = true;
+	if (lib_func) /* a call into a package: torch's all_reduce */
+		stack_thread_push(t, lib_func, "/usr/lib/python3/dist-packages/torch/c10d.py",
+				  1541 + rank, NULL);
 	stack_thread_push(t, "<module>", "/w/stall.py", line, NULL);
-	t->f[0].text = strdup(text);
+	t->f[t->n - 1].text = strdup(text);
 }
 
 static void autopsy__places_python_ranks_by_their_python_line(void **state)
@@ -190,11 +193,11 @@ static void autopsy__places_python_ranks_by_their_python_line(void **state)
 	struct sbuf out = SBUF_INIT;
 
 	(void)state;
-	python_rank(&r[0], 0, 12, "dist.all_reduce(x)", "poll", LIBC);
-	python_rank(&r[1], 1, 9, "time.sleep(600)", "clock_nanosleep", LIBC);
-	python_rank(&r[2], 2, 12, "dist.all_reduce(x)", "poll", LIBC);
+	python_rank(&r[0], 0, 12, "dist.all_reduce(x)", "poll", LIBC, "all_reduce");
+	python_rank(&r[1], 1, 9, "time.sleep(600)", "clock_nanosleep", LIBC, NULL);
+	python_rank(&r[2], 2, 12, "dist.all_reduce(x)", "futex_wait", LIBC, "all_reduce");
 	autopsy_report(r, 3, 3, &out);
-	assert_non_null(strstr(out.buf, "ranks 0,2 in poll from stall.py:12 (dist.all_reduce(x))\n"
+	assert_non_null(strstr(out.buf, "ranks 0,2 in all_reduce from stall.py:12 (dist.all_reduce(x))\n"
 					"rank 1 in clock_nanosleep from stall.py:9 (time.sleep(600))\n"
 					"outlier: rank 1\n"));
 	sbuf_release(&out);
