@@ -45,6 +45,7 @@ struct sup {
 	double stall_recheck;  /* when this rank is idle but others are not */
 	struct sbuf capture;   /* stderr kept while faulthandler dumps */
 	bool capturing;
+	bool stopping;         /* the supervisor itself is ending the program */
 };
 
 int64_t supervise_grace(int64_t lead_s)
@@ -406,6 +407,7 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 	struct sbuf path = SBUF_INIT, err = SBUF_INIT, text = SBUF_INIT;
 	bool python = stacks_is_python(s->pid);
 
+	s->stopping = true;
 	r.host = xstrdup(s->o->host);
 	r.reason = xstrdup(reason);
 	r.complete = !python;
@@ -532,7 +534,7 @@ static int final_status(struct sup *s, int stalled_status)
 		write_live(s, "stalled");
 		return stalled_status;
 	}
-	if (s->live.signal)
+	if (s->live.signal && !s->stopping) /* not our own SIGABRT or KILL */
 		say(s, "the program was killed by signal %d (SIG%s): exit status %d", s->live.signal,
 		    sigabbrev_np(s->live.signal), st);
 	if (s->preempting && st != HPT_EXIT_PREEMPTED && s->o->after_requeue) {
