@@ -49,8 +49,7 @@ wait_for() {
 	run "$HPT" launch --supervise -- sh -c 'kill -SEGV $$'
 	[ "$status" -eq 139 ]
 	[[ "$output" == *"killed by signal 11 (SIGSEGV): exit status 139"* ]]
-	run "$HPT" launch --supervise -- no-such-program-here
-	[ "$status" -eq 127 ]
+	run -127 "$HPT" launch --supervise -- no-such-program-here
 	[[ "$output" == *"no-such-program-here: command not found"* ]]
 }
 
