@@ -20,5 +20,6 @@ int cmd_status(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_rerun(int argc, char **argv);
+int cmd_autopsy(int argc, char **argv);
 
 #endif

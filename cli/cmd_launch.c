@@ -1,7 +1,8 @@
 /* cmd_launch.c - `hpctrain launch`: bind one rank, set its environment, exec.
  * Shell: rank discovery (PMIx/Slurm/Open MPI), probe and plan (the same
  * code as `hpctrain topo plan`), binding, then execvp() with no fork, so
- * signals and the exit status belong to the program. */
+ * signals and the exit status belong to the program; or, with
+ * --supervise, fork it and watch it (launcher/supervise.h). */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
 #include "cli/specfile.h"     // defines: specfile_load
@@ -14,11 +15,13 @@
 #include "launcher/bind.h"    // defines: bind_apply
 #include "launcher/envplan.h" // defines: envplan_build, cvd_map_parse
 #include "launcher/rank.h"    // defines: rank_discover, struct rank_info
+#include "launcher/supervise.h" // defines: supervise_run, supervise_grace
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
 #include "topology/probe.h"   // defines: probe_load
 #include "topology/topo.h"    // defines: struct node_topo
 
 #include <errno.h>
+#include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,11 +30,12 @@
 #include <unistd.h>
 
 enum { OPT_SPEC = 256, OPT_RUN, OPT_CPU, OPT_GPU, OPT_NIC, OPT_MEMORY, OPT_TOPOLOGY,
-       OPT_REPORT, OPT_DRY_RUN, OPT_SOCKET_IFNAME };
+       OPT_REPORT, OPT_DRY_RUN, OPT_SOCKET_IFNAME, OPT_SUPERVISE };
 
 static const char *const launch_usage[] = {
 	"hpctrain launch [--spec <file> | --run <dir>] [--cpu <p>] [--gpu <p>] [--nic <p>] [--memory <p>]",
-	"                [--topology <file.xml>] [--report <dir>] [--dry-run] [--verbose] [--] <program> [<args>]",
+	"                [--topology <file.xml>] [--report <dir>] [--supervise] [--dry-run] [--verbose]",
+	"                [--] <program> [<args>]",
 	NULL,
 };
 
@@ -47,6 +51,8 @@ static const struct opt launch_opts[] = {
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY, "FILE",
 	  "plan from a saved hwloc XML; what this machine lacks is reported, not applied" },
 	{ "report", required_argument, NULL, OPT_REPORT, "DIR", "write DIR/rank-NNNNN.json for each rank" },
+	{ "supervise", no_argument, NULL, OPT_SUPERVISE, NULL,
+	  "fork the program and watch it: forward signals, preemption, liveness, stall autopsy" },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN, NULL, "print the report instead of binding and running" },
 	{ "verbose", no_argument, NULL, 'v', NULL, "print one line per rank on what it got, to stderr" },
 	OPT_HELP,
@@ -64,7 +70,7 @@ static const struct opt_cmd launch_cmd = {
 
 struct launch {
 	const char *spec, *run, *topology, *report;
-	int dry_run, verbose, socket_ifname;
+	int dry_run, verbose, socket_ifname, supervise;
 	struct plan_policy policy;
 	const char *policy_flags[4]; /* cpu, gpu, nic, memory from the command line */
 	struct job job;
@@ -233,7 +239,7 @@ static void say_verbose(const struct launch *l)
 	sbuf_release(&cpus);
 }
 
-static int exec_program(const struct launch *l, char **argv)
+static int set_env(const struct launch *l)
 {
 	for (size_t i = 0; i < l->env.n; i++)
 		if (setenv(l->env.v[i].name, l->env.v[i].value, 1)) {
@@ -241,6 +247,37 @@ static int exec_program(const struct launch *l, char **argv)
 				strerror(errno));
 			return HPT_EXIT_INTERNAL;
 		}
+	return HPT_EXIT_OK;
+}
+
+static const int preempt_signals[] = { [PREEMPT_USR2] = SIGUSR2, [PREEMPT_TERM] = SIGTERM,
+				       [PREEMPT_INT] = SIGINT };
+
+/* Preemption needs the spec (its signal, lead_s, after_signal); without
+ * one the supervisor only forwards signals. */
+static int supervise_program(const struct launch *l, char **argv)
+{
+	struct supervise_opts o = { .run_dir = l->run, .rank = l->ri.rank,
+				    .world = l->ri.world_size, .host = l->ri.hostname };
+	int status = set_env(l);
+
+	if (status)
+		return status;
+	if (l->have_job) {
+		o.preempt_signal = preempt_signals[l->job.preempt.signal];
+		o.grace_s = supervise_grace(l->job.preempt.lead_s);
+		o.after_requeue = l->job.preempt.after_signal == PREEMPT_AFTER_REQUEUE;
+		o.stall_s = l->job.supervise.stall_timeout_s;
+	}
+	return supervise_run(&o, argv);
+}
+
+static int exec_program(const struct launch *l, char **argv)
+{
+	int status = set_env(l);
+
+	if (status)
+		return status;
 	fflush(stdout);
 	fflush(stderr);
 	execvp(argv[0], argv);
@@ -308,7 +345,7 @@ static int run(struct launch *l, char **argv)
 	 * topology first only keeps its file descriptors from leaking. */
 	probe_keep_release(l->hwloc_topo);
 	l->hwloc_topo = NULL;
-	return exec_program(l, argv);
+	return l->supervise ? supervise_program(l, argv) : exec_program(l, argv);
 }
 
 int cmd_launch(int argc, char **argv)
@@ -345,6 +382,9 @@ int cmd_launch(int argc, char **argv)
 			break;
 		case OPT_REPORT:
 			l.report = optarg;
+			break;
+		case OPT_SUPERVISE:
+			l.supervise = 1;
 			break;
 		case OPT_DRY_RUN:
 			l.dry_run = 1;

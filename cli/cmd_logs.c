@@ -3,6 +3,7 @@
  * asks Slurm (launcher/slurm) when the job has ended. */
 #include "cli/builtin.h"     // defines: cmd_logs
 #include "cli/exitcode.h"    // defines: enum hpt_exit
+#include "cli/fileio.h"      // defines: fileio_read
 #include "cli/opt.h"         // defines: struct opt, opt_next
 #include "cli/sbuf.h"        // defines: struct sbuf
 #include "launcher/rundir.h" // defines: rundir_open, rundir_job_id
@@ -217,6 +218,22 @@ static int follow(const struct rundir *rd, long want)
 	return status;
 }
 
+/* A stalled job's merged stacks (launch --supervise wrote them) end the
+ * logs of all ranks: they say where each rank stood when it stopped. */
+static void print_autopsy(const struct rundir *rd)
+{
+	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
+	char *path = xasprintf("%s/autopsy.txt", rd->dir);
+
+	if (!fileio_read(path, 16 << 20, &text, &err) && text.len) {
+		printf("\n== autopsy (%s) ==\n", path);
+		fwrite(text.buf, 1, text.len, stdout);
+	}
+	free(path);
+	sbuf_release(&text);
+	sbuf_release(&err);
+}
+
 int cmd_logs(int argc, char **argv)
 {
 	struct sbuf err = SBUF_INIT;
@@ -267,6 +284,8 @@ int cmd_logs(int argc, char **argv)
 	}
 	for (size_t i = 0; i < n; i++)
 		drain(&s[i], want, want < 0, 1);
+	if (want < 0)
+		print_autopsy(&rd);
 	release_sources(s, n);
 out:
 	rundir_release(&rd);

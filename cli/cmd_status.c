@@ -1,15 +1,18 @@
 /* cmd_status.c - `hpctrain status`: where a job (or all of yours) stands.
  * Shell: resolves a run or job id (launcher/rundir) and asks slurmctld
- * (launcher/slurm); --wait polls until the job ends. */
+ * (launcher/slurm); --wait polls until the job ends; --ranks reads the
+ * supervised ranks' liveness files (launcher/liveness) instead. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_status
 #include "cli/exitcode.h"    // defines: enum hpt_exit
 #include "cli/opt.h"         // defines: struct opt, opt_next
 #include "cli/sbuf.h"        // defines: struct sbuf
+#include "launcher/liveness.h" // defines: liveness_load_dir, LIVENESS_PERIOD_S
 #include "launcher/rundir.h" // defines: rundir_resolve
 #include "launcher/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,7 @@
 
 static const char *const status_usage[] = {
 	"hpctrain status [--json] [--wait] [<run> | <jobid>]",
+	"hpctrain status --ranks [--json] <run>",
 	NULL,
 };
 
@@ -29,6 +33,8 @@ static const struct opt status_opts[] = {
 	{ "json", no_argument, NULL, 'j', NULL, "print the result as JSON" },
 	{ "wait", no_argument, NULL, 'w', NULL,
 	  "wait until the job (or every job listed) has ended; exit 1 unless all COMPLETED" },
+	{ "ranks", no_argument, NULL, 'r', NULL,
+	  "show each supervised rank of a run: state, progress, idle time, exit status" },
 	OPT_HELP,
 	OPT_END,
 };
@@ -88,6 +94,81 @@ static void print_table(const struct hpt_slurm_job *v, size_t n)
 	}
 }
 
+/* "progressing", "idle 42s", "exited 139 (SIGSEGV)", ... */
+static void rank_activity(json_t *r, double now, char *buf, size_t len)
+{
+	const char *state = json_string_value(json_object_get(r, "state"));
+	double last = json_number_value(json_object_get(r, "last_progress"));
+	json_t *ex = json_object_get(r, "exit_status");
+	int sig = (int)json_integer_value(json_object_get(r, "signal"));
+
+	if (!state)
+		state = "?";
+	if (json_is_integer(ex) && sig)
+		snprintf(buf, len, "%s %d (SIG%s)", state, (int)json_integer_value(ex),
+			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	else if (json_is_integer(ex))
+		snprintf(buf, len, "%s %d", state, (int)json_integer_value(ex));
+	else if (strcmp(state, "running"))
+		snprintf(buf, len, "%s", state);
+	else if (last > 0 && now - last > 2 * LIVENESS_PERIOD_S)
+		snprintf(buf, len, "idle %.0fs", now - last);
+	else
+		snprintf(buf, len, "progressing");
+}
+
+/* The table (or JSON) of RUN/ranks/rank-N.json; the contract's warnings
+ * follow the table, one line each. */
+static int show_ranks(const struct rundir *rd, int json)
+{
+	char *dir = xasprintf("%s/ranks", rd->dir);
+	struct timespec ts;
+	size_t n;
+	json_t **v = liveness_load_dir(dir, &n);
+	int status = HPT_EXIT_OK;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (json) {
+		json_t *a = json_array(), *doc;
+
+		for (size_t i = 0; i < n; i++)
+			json_array_append(a, v[i]);
+		doc = json_pack("{s:s, s:o}", "run", rd->dir, "ranks", a);
+		status = json_print(doc);
+	} else if (n) {
+		printf("%-5s %-16s %-8s %-24s %9s %12s\n", "RANK", "NODE", "PID", "ACTIVITY", "CPU_S",
+		       "OUTPUT");
+		for (size_t i = 0; i < n; i++) {
+			char act[64];
+
+			rank_activity(v[i], (double)ts.tv_sec, act, sizeof(act));
+			printf("%-5d %-16s %-8d %-24s %9.1f %12lld\n",
+			       (int)json_integer_value(json_object_get(v[i], "rank")),
+			       json_string_value(json_object_get(v[i], "node")),
+			       (int)json_integer_value(json_object_get(v[i], "pid")), act,
+			       json_number_value(json_object_get(v[i], "cpu_s")),
+			       (long long)json_integer_value(json_object_get(v[i], "output_bytes")));
+		}
+		for (size_t i = 0; i < n; i++) {
+			json_t *w = json_object_get(json_object_get(v[i], "contract"), "warnings");
+
+			for (size_t k = 0; k < json_array_size(w); k++)
+				printf("warning: rank %d: %s\n",
+				       (int)json_integer_value(json_object_get(v[i], "rank")),
+				       json_string_value(json_array_get(w, k)));
+		}
+	} else {
+		fprintf(stderr, "hpctrain status: no supervised ranks in %s (the job has not started, "
+			"or runs without launch --supervise)\n", dir);
+		status = HPT_EXIT_NO_INPUT;
+	}
+	for (size_t i = 0; i < n; i++)
+		json_decref(v[i]);
+	free(v);
+	free(dir);
+	return status;
+}
+
 static void release_all(struct hpt_slurm_job *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -110,7 +191,7 @@ int cmd_status(int argc, char **argv)
 	struct hpt_slurm_job *v = NULL;
 	unsigned long id = 0;
 	size_t n = 0;
-	int c, json = 0, wait = 0, status;
+	int c, json = 0, wait = 0, ranks = 0, status;
 
 	opt_reset();
 	while ((c = opt_next(&status_cmd, argc, argv)) != -1) {
@@ -121,6 +202,9 @@ int cmd_status(int argc, char **argv)
 		case 'w':
 			wait = 1;
 			break;
+		case 'r':
+			ranks = 1;
+			break;
 		case 'h':
 			opt_usage(stdout, &status_cmd);
 			return HPT_EXIT_OK;
@@ -130,6 +214,19 @@ int cmd_status(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return opt_error(&status_cmd, "one run or job id at a time");
+	if (ranks) {
+		if (wait || optind >= argc)
+			return opt_error(&status_cmd, wait ? "--ranks and --wait exclude each other"
+							   : "--ranks needs a run");
+		if (rundir_open(argv[optind], &rd, &err)) {
+			fprintf(stderr, "hpctrain status: %s\n", err.buf);
+			sbuf_release(&err);
+			return HPT_EXIT_NO_INPUT;
+		}
+		status = show_ranks(&rd, json);
+		rundir_release(&rd);
+		return status;
+	}
 	if (optind < argc && rundir_resolve(argv[optind], &rd, &id, &err)) {
 		fprintf(stderr, "hpctrain status: %s\n", err.buf);
 		sbuf_release(&err);

@@ -41,6 +41,7 @@ static const struct command commands[] = {
 	{ .name = "status", .fn = cmd_status, .summary = "show the Slurm state of a run or job, or of all your jobs" },
 	{ .name = "cancel", .fn = cmd_cancel, .summary = "cancel the Slurm jobs of runs or job ids" },
 	{ .name = "logs", .fn = cmd_logs, .summary = "print a run's per-rank logs, one rank or all with labels" },
+	{ .name = "autopsy", .fn = cmd_autopsy, .summary = "merge a stalled run's rank stacks into groups and name the odd ranks out" },
 	{ .name = "rerun", .fn = cmd_rerun, .summary = "submit a run again as a new attempt of the same run" },
 	{ .name = "train", .summary = "train a model with the bundled trainer (runs hpctrain-train)",
 	  .program = "train" },

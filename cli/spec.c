@@ -174,6 +174,10 @@ static void check_combinations(struct walk *w)
 		diag_add(w->dl, DIAG_ERROR, where, line, col, "resources.cpus_per_rank",
 			 "%lld ranks of %lld cores exceed any node",
 			 (long long)j->resources.ranks_per_node, (long long)j->resources.cpus_per_rank);
+	if (j->supervise.stall_timeout_s >= j->resources.time_s)
+		diag_add(w->dl, DIAG_WARNING, where, line, col, "supervise.stall_timeout_s",
+			 "%lld s is not shorter than resources.time (%lld s): a stall is never reported",
+			 (long long)j->supervise.stall_timeout_s, (long long)j->resources.time_s);
 	if (j->command.n && seen_path(w, "train"))
 		diag_add(w->dl, DIAG_WARNING, where, line, col, "train",
 			 "ignored because command is set");

@@ -39,13 +39,14 @@ enum lr_schedule { SCHEDULE_CONSTANT, SCHEDULE_COSINE, SCHEDULE_STEP };
 enum lr_scaling { LR_SCALING_NONE, LR_SCALING_LINEAR };
 enum grad_compress { COMPRESS_NONE, COMPRESS_FP16, COMPRESS_BF16 };
 enum preempt_signal { PREEMPT_USR2, PREEMPT_TERM, PREEMPT_INT };
+enum preempt_after { PREEMPT_AFTER_REQUEUE, PREEMPT_AFTER_FAIL };
 
 /* The string each enum value is spelled as in a spec. */
 extern const char *const bind_gpu_names[], *const bind_cpu_names[], *const bind_mem_names[],
 	*const bind_nic_names[], *const train_model_names[], *const train_precision_names[],
 	*const train_batchnorm_names[], *const train_device_names[], *const opt_name_names[],
 	*const lr_schedule_names[], *const lr_scaling_names[], *const grad_compress_names[],
-	*const preempt_signal_names[];
+	*const preempt_signal_names[], *const preempt_after_names[];
 
 struct job_env_var {
 	char *name;
@@ -119,6 +120,13 @@ struct job_preempt {
 	int64_t lead_s;
 	bool requeue;
 	int64_t max_requeues;
+	int after_signal; /* enum preempt_after: a program's exit other than 75 after the signal */
+};
+
+/* launch --supervise: the parent that runs each rank's program. */
+struct job_supervise {
+	bool enabled;            /* rendered scripts run launch --supervise */
+	int64_t stall_timeout_s; /* 0 = never declare the job stalled */
 };
 
 struct job_output {
@@ -136,6 +144,7 @@ struct job {
 	struct job_train train;
 	struct job_argv command;
 	struct job_preempt preempt;
+	struct job_supervise supervise;
 	struct job_output output;
 };
 

@@ -23,6 +23,7 @@ const char *const lr_schedule_names[] = { "constant", "cosine", "step", NULL };
 const char *const lr_scaling_names[] = { "none", "linear", NULL };
 const char *const grad_compress_names[] = { "none", "fp16", "bf16", NULL };
 const char *const preempt_signal_names[] = { "USR2", "TERM", "INT", NULL };
+const char *const preempt_after_names[] = { "requeue", "fail", NULL };
 
 /* A job name becomes a Slurm job name and a directory under runs/, so it
  * must be both: no slash, no leading dot or dash, nothing a shell or
@@ -211,6 +212,15 @@ const struct spec_field spec_fields[] = {
 	     "requeue the job after a checkpointed preemption"),
 	INT("preempt.max_requeues", preempt.max_requeues, 0, 1000, "3",
 	    "give up after this many requeues"),
+	ENUM("preempt.after_signal", preempt.after_signal, preempt_after_names, "requeue",
+	     "a supervised program that exits other than 75 after the signal, or ignores it: "
+	     "requeue or fail"),
+
+	SECTION("supervise", "the supervisor that runs each rank's program (launch --supervise)"),
+	BOOL("supervise.enabled", supervise.enabled, "true",
+	     "run each rank under launch --supervise; false execs the program directly"),
+	INT("supervise.stall_timeout_s", supervise.stall_timeout_s, 0, 604800, "0",
+	    "end the job with stack traces when no rank makes progress for this long; 0 never"),
 
 	SECTION("output", "where results go"),
 	STR("output.dir", output.dir, 0, check_path, "runs",

@@ -6,10 +6,20 @@ LAUNCH_SHELL = launcher/rank_pmix.c launcher/bind.c cli/cmd_launch.c
 HPCTRAIN_SRC  += $(LAUNCH_CORE) $(LAUNCH_SHELL)
 HPCTRAIN_PKGS += pmix
 DEBIAN_PKGS   += libpmix-dev openmpi-bin libopenmpi-dev
+
+# launch --supervise and autopsy: the supervisor, liveness files, stacks
+# through elfutils' libdwfl, and the pure grouping of stacks (autopsy.c).
+SUPERVISE_CORE  = launcher/autopsy.c
+SUPERVISE_SHELL = launcher/supervise.c launcher/liveness.c launcher/stacks.c \
+                  launcher/stackfile.c cli/cmd_autopsy.c
+HPCTRAIN_SRC  += $(SUPERVISE_CORE) $(SUPERVISE_SHELL)
+HPCTRAIN_PKGS += libdw
+DEBIAN_PKGS   += libdw-dev libelf-dev
 # The launch tests run ranks under a real local Slurm (tests/cluster/).
 DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge iproute2 util-linux
 
-UNIT_TESTS += test_launch
+UNIT_TESTS += test_launch test_autopsy
+UNIT_SRC_test_autopsy = $(SUPERVISE_CORE) cli/sbuf.c
 UNIT_SRC_test_launch = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) cli/fileio.c
 
 # submit: batch scripts (render, pure), run records, Slurm through libslurm,

@@ -291,7 +291,10 @@ int render_batch_script(const struct job *job, const struct render_ctx *ctx, str
 		sbuf_addstr(&s, " \\\n\t--label --output=logs/ranks.out");
 	if (job->preempt.requeue)
 		sbuf_addstr(&s, " --open-mode=append");
-	sbuf_addstr(&s, " \\\n\t\"$HPT\" launch --run \"$RUN\" --");
+	/* Supervised ranks forward signals, turn preemption into a requeue
+	 * for any program, and end a stalled job with its stacks. */
+	sbuf_addf(&s, " \\\n\t\"$HPT\" launch%s --run \"$RUN\" --",
+		  job->supervise.enabled ? " --supervise" : "");
 	add_step_program(job, &s);
 	sbuf_addstr(&s, " || status=$?\n\n");
 	add_requeue(job, &s);

@@ -20,6 +20,7 @@
 #include "cli/spec.h"              // defines: struct job
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <math.h>
 #include <stdio.h>
@@ -286,6 +287,19 @@ static int open_run(struct trainer *t, struct sbuf *err)
 	return rc;
 }
 
+/* One step done: touch the file launch --supervise named, its sign of
+ * progress (a stall is no rank touching it for stall_timeout_s). */
+static void heartbeat(void)
+{
+	static const char *path;
+	static int looked;
+
+	if (!looked++)
+		path = getenv("HPCTRAIN_HEARTBEAT");
+	if (path && *path)
+		utimensat(AT_FDCWD, path, NULL, 0);
+}
+
 static int train_steps(struct trainer *t, const struct train_hooks *hooks, double *busy,
 		       int64_t *trained, struct sbuf *err)
 {
@@ -363,6 +377,7 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 				return HPT_EXIT_IO;
 			t->cs.step--;
 		}
+		heartbeat();
 		if (hooks && hooks->should_stop && hooks->should_stop(hooks->ctx, t)) {
 			t->cs.step++;
 			return save(t, err) ? HPT_EXIT_IO : HPT_EXIT_PREEMPTED;

@@ -135,11 +135,22 @@ static void render__runs_the_bundled_trainer_without_a_command(void **state)
 
 	(void)state;
 	render_ok(MINIMAL, &s);
-	assert_non_null(strstr(s.buf, "\"$HPT\" launch --run \"$RUN\" -- \\\n"
+	assert_non_null(strstr(s.buf, "\"$HPT\" launch --supervise --run \"$RUN\" -- \\\n"
 				      "\t\"$HPT\" train \"$RUN/resolved.yaml\" --run \"$RUN\" || "
 				      "status=$?\n"));
 	assert_has_line(s.buf, "\t--output=logs/rank-%t.out --open-mode=append \\");
 	assert_has_line(s.buf, "if [ \"$status\" -eq 75 ] && [ \"$restarts\" -lt 3 ]; then");
+	sbuf_release(&s);
+}
+
+static void render__execs_the_program_directly_when_supervise_is_off(void **state)
+{
+	struct sbuf s = SBUF_INIT;
+
+	(void)state;
+	render_ok(MINIMAL "supervise: {enabled: false}\n", &s);
+	assert_non_null(strstr(s.buf, "\t\"$HPT\" launch --run \"$RUN\" -- \\\n"));
+	assert_null(strstr(s.buf, "--supervise"));
 	sbuf_release(&s);
 }
 
@@ -264,6 +275,7 @@ int main(void)
 		cmocka_unit_test(render__leaves_out_what_the_spec_leaves_to_slurm),
 		cmocka_unit_test(render__single_quotes_every_env_value_and_command_argument),
 		cmocka_unit_test(render__runs_the_bundled_trainer_without_a_command),
+		cmocka_unit_test(render__execs_the_program_directly_when_supervise_is_off),
 		cmocka_unit_test(render__labels_one_log_when_per_rank_logs_is_off),
 		cmocka_unit_test(render__gives_libslurm_units_in_the_options),
 		cmocka_unit_test(render__refuses_option_values_that_could_break_an_sbatch_line),

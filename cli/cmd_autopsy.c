@@ -1,0 +1,96 @@
+/* cmd_autopsy.c - `hpctrain autopsy`: where every rank of a stopped job stood.
+ * Shell: finds the attempt (launcher/rundir), its size from resolved.yaml,
+ * and merges the ranks' stacks (launcher/stackfile, launcher/autopsy)
+ * into RUN/autopsy.txt, which it prints. */
+#include "cli/builtin.h"        // defines: cmd_autopsy
+#include "cli/diag.h"           // defines: struct diag_list
+#include "cli/exitcode.h"       // defines: enum hpt_exit
+#include "cli/opt.h"            // defines: struct opt, opt_next
+#include "cli/sbuf.h"           // defines: struct sbuf
+#include "cli/spec.h"           // defines: struct job
+#include "cli/specfile.h"       // defines: specfile_load
+#include "launcher/rundir.h"    // defines: rundir_open
+#include "launcher/stackfile.h" // defines: stackfile_autopsy
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *const autopsy_usage[] = {
+	"hpctrain autopsy [--quiet] <run>",
+	NULL,
+};
+
+static const struct opt autopsy_opts[] = {
+	{ "quiet", no_argument, NULL, 'q', NULL, "write RUN/autopsy.txt without printing it" },
+	OPT_HELP,
+	OPT_END,
+};
+
+static const struct opt_cmd autopsy_cmd = {
+	.name = "autopsy",
+	.usage = autopsy_usage,
+	.summary = "Merge the stacks that supervised ranks recorded when a job stalled or ignored "
+		"its preemption signal into groups of identical stacks, name the odd ranks out, "
+		"and write RUN/autopsy.txt.",
+	.opts = autopsy_opts,
+};
+
+/* The number of ranks the run was for; 0 when its spec cannot be read. */
+static unsigned world_of(const struct rundir *rd)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf where = SBUF_INIT;
+	char *path = xasprintf("%s/resolved.yaml", rd->dir);
+	struct job job;
+	unsigned world = 0;
+
+	if (!specfile_load(path, NULL, &job, &dl, &where))
+		world = (unsigned)(job.resources.nodes * job.resources.ranks_per_node);
+	job_release(&job);
+	diag_list_release(&dl);
+	sbuf_release(&where);
+	free(path);
+	return world;
+}
+
+int cmd_autopsy(int argc, char **argv)
+{
+	struct sbuf err = SBUF_INIT, text = SBUF_INIT;
+	struct rundir rd = RUNDIR_INIT;
+	int c, quiet = 0, rc, status = HPT_EXIT_OK;
+
+	opt_reset();
+	while ((c = opt_next(&autopsy_cmd, argc, argv)) != -1) {
+		switch (c) {
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			opt_usage(stdout, &autopsy_cmd);
+			return HPT_EXIT_OK;
+		default:
+			return HPT_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1)
+		return opt_error(&autopsy_cmd, optind >= argc ? "no run given" : "one run at a time");
+	if (rundir_open(argv[optind], &rd, &err)) {
+		fprintf(stderr, "hpctrain autopsy: %s\n", err.buf);
+		status = HPT_EXIT_NO_INPUT;
+		goto out;
+	}
+	rc = stackfile_autopsy(rd.dir, world_of(&rd), &text, &err);
+	if (rc) {
+		fprintf(stderr, "hpctrain autopsy: %s\n", err.buf);
+		status = rc > 0 ? HPT_EXIT_NO_INPUT : HPT_EXIT_IO;
+	} else if (!quiet) {
+		fputs(text.buf, stdout);
+		if (fflush(stdout) || ferror(stdout))
+			status = HPT_EXIT_IO;
+	}
+out:
+	rundir_release(&rd);
+	sbuf_release(&err);
+	sbuf_release(&text);
+	return status;
+}

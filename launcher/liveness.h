@@ -1,0 +1,49 @@
+/* liveness.h - RUN/ranks/rank-N.json: what one supervised rank is doing.
+ *
+ * Shell.  The supervisor rewrites its rank's file (a temporary file, then
+ * rename(2), so readers never see half of one) when its state changes
+ * and at most every LIVENESS_PERIOD_S while the program runs.  The file
+ * holds the node, pids, binding, state, the program's CPU time, the bytes
+ * of output, the time of the last output and of the last heartbeat, and
+ * the exit status once there is one.  `hpctrain status RUN --ranks` reads
+ * them; supervisors read each other's to tell a stalled job from one
+ * stalled rank.
+ */
+#ifndef HPT_LIVENESS_H
+#define HPT_LIVENESS_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LIVENESS_PERIOD_S 5
+
+struct liveness {
+	unsigned rank, world;
+	const char *host;
+	pid_t pid;                /* the program's */
+	const char *state;        /* starting, running, preempting, stalled, exited */
+	double started, updated;  /* seconds since the epoch */
+	double last_output, last_heartbeat, last_progress; /* 0 = never */
+	double cpu_s;             /* the program's user+system CPU seconds */
+	uint64_t output_bytes;
+	int exit_status;          /* -1 while running; 128+N for signal N */
+	int signal;               /* the signal that ended the program, or 0 */
+	json_t *contract;         /* borrowed: plan against what the rank got */
+};
+
+/* Writes DIR/rank-N.json.  0 or -1 (errno set). */
+int liveness_write(const char *dir, const struct liveness *l);
+
+/* The program's user+system CPU seconds from /proc, or -1. */
+double liveness_cpu_seconds(pid_t pid);
+
+/* The latest last_progress among the other ranks' files in dir, and how
+ * many of those files there are; 0 when none. */
+double liveness_latest_progress(const char *dir, unsigned self, unsigned *files);
+
+/* Reads every DIR/rank-N.json, sorted by rank; *n gets the count.  The
+ * caller json_decref()s each and frees the array. */
+json_t **liveness_load_dir(const char *dir, size_t *n);
+
+#endif

@@ -1,0 +1,51 @@
+/* supervise.h - `hpctrain launch --supervise`: run one rank's program as a child.
+ *
+ * Shell.  The launcher has bound itself and set the environment; the
+ * supervisor forks the program and waits for it, blocked in poll(2) on a
+ * signalfd and the program's output pipes, so it uses no CPU while the
+ * program runs quietly.  It:
+ *
+ *   - forwards TERM, INT, USR1 and USR2 to the program, reaps it, and
+ *     exits with its status (128+N for signal N);
+ *   - on the preemption signal, gives the program grace_s to exit: 75
+ *     means checkpointed; any other exit, or a program still running at
+ *     the deadline (its stacks recorded first, then KILLed), exits 75
+ *     when after_requeue, else with the program's status;
+ *   - copies the program's stdout and stderr through, counting bytes and
+ *     the time of the last output, and keeps ranks_dir/rank-N.json
+ *     current (launcher/liveness.h);
+ *   - sets HPCTRAIN_HEARTBEAT to a file the program may touch or append
+ *     to as a sign of progress (the bundled trainer does, every step);
+ *   - when no rank has made progress for stall_s, records its program's
+ *     stacks (launcher/stacks.h), waits for the other ranks' stacks,
+ *     writes run_dir/autopsy.txt (the lowest rank does) and exits 76.
+ */
+#ifndef HPT_SUPERVISE_H
+#define HPT_SUPERVISE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct supervise_opts {
+	const char *run_dir;   /* the run (attempt) directory, or NULL */
+	unsigned rank, world;
+	const char *host;
+	int preempt_signal;    /* the signal that means "checkpoint now"; 0 for none */
+	int64_t grace_s;       /* how long the program has after it; 0: no limit */
+	bool after_requeue;    /* preempt.after_signal: requeue */
+	int64_t stall_s;       /* 0: never declare a stall; needs run_dir */
+	json_t *contract;      /* borrowed, copied into the liveness file */
+};
+
+/* Runs argv (the environment already set) and returns the status to exit
+ * with: the program's, 128+N, 75, 76, or 126/127 when it cannot start. */
+int supervise_run(const struct supervise_opts *o, char **argv);
+
+/* The grace a program gets after the preemption signal: lead_s less a
+ * margin for the supervisor to record stacks and stop it before Slurm's
+ * KILL (a quarter of lead_s, at least 1 s and at most 15 s); 0 (no
+ * limit) when lead_s is 0, as Slurm then sends no warning before KILL. */
+int64_t supervise_grace(int64_t lead_s);
+
+#endif

@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# supervise.bats - launch --supervise with real programs under a real
+# local Slurm: hang autopsy of a PyTorch (gloo) job and of a C MPI job,
+# preemption of a Python program that checkpoints on USR2 and of one that
+# ignores it, a rank killed by SIGSEGV; and, without Slurm, the status a
+# supervised program leaves and the errors of hpctrain autopsy.  Short
+# stall_timeout_s values and tiny programs keep it under two minutes.
+
+load common
+load slurm_cluster
+
+H=$BATS_TEST_DIRNAME/helpers
+
+setup_file() {
+	cluster_up single 1
+}
+
+teardown_file() {
+	cluster_down
+}
+
+# spec FILE NAME RANKS COMMAND [EXTRA YAML]: one node, no binding.
+spec() {
+	cat >"$1" <<SPEC
+version: 1
+name: $2
+resources: {nodes: 1, ranks_per_node: $3, time: "00:05:00"}
+binding: {gpu: none, cpu: none, memory: none, nic: none}
+env: {OMP_NUM_THREADS: "1"}
+command: $4
+output: {dir: $BATS_TEST_TMPDIR/runs}
+${5:-}
+SPEC
+}
+
+# wait_for FILE PATTERN: until FILE matches (60 s at most).
+wait_for() {
+	for _ in $(seq 600); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "no '$2' in $1"
+	return 1
+}
+
+@test "launch --supervise exits with the program's status, 128+N for signal N, 127 when not found" {
+	run "$HPT" launch --supervise -- sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	run "$HPT" launch --supervise -- sh -c 'kill -SEGV $$'
+	[ "$status" -eq 139 ]
+	[[ "$output" == *"killed by signal 11 (SIGSEGV): exit status 139"* ]]
+	run -127 "$HPT" launch --supervise -- no-such-program-here
+	[[ "$output" == *"no-such-program-here: command not found"* ]]
+}
+
+@test "launch --supervise forwards TERM to the program and reports it as 143" {
+	"$HPT" launch --supervise -- sh -c 'echo up; exec sleep 60' >"$BATS_TEST_TMPDIR/o" 2>&1 &
+	local sup=$!
+	wait_for "$BATS_TEST_TMPDIR/o" up
+	kill -TERM "$sup"
+	run wait "$sup"
+	[ "$status" -eq 143 ]
+}
+
+@test "autopsy: a run without stacks is an error (4), and a missing run too" {
+	mkdir -p run
+	cd run && printf 'version: 1\nname: x\n' >resolved.yaml && cd ..
+	run "$HPT" autopsy run
+	[ "$status" -eq "$EX_NO_INPUT" ]
+	[[ "$output" == *"no stacks in"* ]]
+	run "$HPT" autopsy nowhere
+	[ "$status" -eq "$EX_NO_INPUT" ]
+	run "$HPT" autopsy
+	[ "$status" -eq "$EX_USAGE" ]
+}
+
+@test "a PyTorch job where rank 1 never reaches the all_reduce: the autopsy names rank 1 and its line, the job ends with 76" {
+	need_slurm
+	/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || skip "no torch for /usr/bin/python3"
+	spec job.yaml stall 3 "[/usr/bin/python3, $H/stall.py]" 'supervise: {stall_timeout_s: 8}'
+	submit_json job.yaml
+	local t0=$SECONDS
+	run "$HPT" status --wait --json "$JOB"
+	echo "ended after $((SECONDS - t0)) s"
+	[ $((SECONDS - t0)) -le 38 ]
+	jq -e '.jobs[0].exit_code == 76' <<<"$output"
+	run -0 cat "$DIR/autopsy.txt"
+	echo "$output"
+	[[ "$output" == *"ranks 0,2 in "*" from stall.py:15 (dist.all_reduce(x))"* ]]
+	[[ "$output" == *"rank 1 in clock_nanosleep from stall.py:14 (time.sleep(3600))"* ]]
+	[[ "$output" == *"outlier: rank 1"* ]]
+	run -0 "$HPT" autopsy "$DIR"
+	[[ "$output" == *"outlier: rank 1"* ]]
+	run -0 "$HPT" logs "$DIR"
+	[[ "$output" == *"== autopsy ("*"outlier: rank 1"* ]]
+	run -0 "$HPT" status --ranks "$DIR"
+	[[ "$output" == *stalled* ]]
+}
+
+@test "a C MPI job where rank 1 sleeps before MPI_Allreduce: the autopsy names rank 1 in sleep and its line" {
+	need_slurm
+	mpicc -g -O0 -o stall_mpi "$H/stall_mpi.c"
+	spec job.yaml stallmpi 3 "[$PWD/stall_mpi]" 'supervise: {stall_timeout_s: 6}'
+	submit_json job.yaml
+	local t0=$SECONDS
+	run "$HPT" status --wait --json "$JOB"
+	echo "ended after $((SECONDS - t0)) s"
+	[ $((SECONDS - t0)) -le 36 ]
+	jq -e '.jobs[0].exit_code == 76' <<<"$output"
+	run -0 cat "$DIR/autopsy.txt"
+	echo "$output"
+	[[ "$output" == *"ranks 0,2 in "*"Allreduce from stall_mpi.c:17"* ]]
+	[[ "$output" == *"rank 1 in sleep from stall_mpi.c:16"* ]]
+	[[ "$output" == *"outlier: rank 1"* ]]
+}
+
+@test "a Python program that checkpoints on USR2 and exits 75 is requeued by scancel --signal=USR2 and resumes" {
+	need_slurm
+	spec job.yaml ckpt 1 "[/usr/bin/python3, $H/ckpt_usr2.py]" \
+		'preempt: {lead_s: 0, requeue: true, max_requeues: 2}'
+	submit_json job.yaml
+	wait_for "$DIR/logs/rank-0.out" 'step 3'
+	scancel --signal=USR2 "$JOB"
+	run -0 "$HPT" status --wait --json "$JOB"
+	jq -e '.jobs[0].state == "COMPLETED" and .jobs[0].restarts == 1' <<<"$output"
+	grep -q 'checkpointed at step' "$DIR/logs/rank-0.out"
+	grep -q 'resumed from step' "$DIR/logs/rank-0.out"
+	grep -q '^done' "$DIR/logs/rank-0.out"
+}
+
+@test "a program that ignores USR2 has its stacks recorded, is stopped before the end, and is requeued per the spec" {
+	need_slurm
+	spec job.yaml ignore 1 "[/usr/bin/python3, $H/ignore_usr2.py]" \
+		'preempt: {lead_s: 8, requeue: true, max_requeues: 1, after_signal: requeue}'
+	submit_json job.yaml
+	wait_for "$DIR/logs/rank-0.out" 'ignoring USR2'
+	scancel --signal=USR2 "$JOB"
+	run -0 "$HPT" status --wait --json "$JOB"
+	jq -e '.jobs[0].state == "COMPLETED" and .jobs[0].restarts == 1' <<<"$output"
+	grep -q 'ignored the preemption signal for 6 s; recording its stacks' "$DIR/logs/rank-0.out"
+	grep -q 'exiting 75 to requeue' "$DIR/logs/rank-0.out"
+	grep -q '^restarted' "$DIR/logs/rank-0.out"
+	run -0 cat "$DIR/autopsy.txt"
+	[[ "$output" == *"rank 0 in "*" from ignore_usr2.py:14 (time.sleep(0.2))"* ]]
+	[[ "$output" == *"ignored the preemption signal"* ]]
+}
+
+@test "a rank killed by SIGSEGV ends the job, and the rank and its status are reported" {
+	need_slurm
+	spec job.yaml segv 2 "[/usr/bin/python3, -c, \"import os, signal, time; r = os.environ['RANK']; print('up', flush=True); time.sleep(1); (r == '1' and os.kill(os.getpid(), signal.SIGSEGV)); time.sleep(600)\"]"
+	submit_json job.yaml
+	run "$HPT" status --wait --json "$JOB"
+	[ "$status" -eq 1 ]
+	jq -e '.jobs[0].state == "FAILED"' <<<"$output"
+	grep -q 'rank 1: the program was killed by signal 11 (SIGSEGV): exit status 139' "$DIR/logs/rank-1.out"
+	run -0 "$HPT" status --ranks "$DIR"
+	echo "$output"
+	[[ "$output" == *"exited 139 (SIGSEGV)"* ]]
+	run -0 "$HPT" status --ranks --json "$DIR"
+	jq -e '.ranks[1].exit_status == 139 and .ranks[1].signal == 11' <<<"$output"
+}
