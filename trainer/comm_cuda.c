@@ -171,7 +171,7 @@ static int cc_start(void *ctx, struct trainer *t)
 	if (cc->inner.on_start && cc->inner.on_start(cc->inner.ctx, t))
 		return -1;
 	cc->grads = model_cuda_grads(mc);
-	cc->n = train_model(t)->nparams;
+	cc->n = train_model(t)->narena;
 	cc->next = 0;
 	return 0;
 }

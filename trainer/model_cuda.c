@@ -188,8 +188,8 @@ struct model_cuda *model_cuda_create(struct model *m, const struct optim *o, str
 	mc->m = m;
 	mc->nx = shape_count(m->input);
 	mc->nlogits = (size_t)m->input.n * m->outputs;
-	if (!(mc->params = dalloc(m->nparams, "parameters", err)) ||
-	    !(mc->grads = dalloc(m->nparams, "gradients", err)) ||
+	if (!(mc->params = dalloc(m->narena, "parameters", err)) ||
+	    !(mc->grads = dalloc(m->narena, "gradients", err)) ||
 	    !(mc->state = dalloc(m->nstate, "batch-norm state", err)) ||
 	    !(mc->om = dalloc(o->n, "optimizer state", err)) ||
 	    (o->v && !(mc->ov = dalloc(o->n, "optimizer state", err))) ||
@@ -223,7 +223,7 @@ int model_cuda_upload(struct model_cuda *mc, const struct optim *o, struct sbuf 
 {
 	const struct model *m = mc->m;
 
-	if (be_cuda_upload(mc->params, m->params, m->nparams, err) ||
+	if (be_cuda_upload(mc->params, m->params, m->narena, err) ||
 	    (m->nstate && be_cuda_upload(mc->state, m->state, m->nstate, err)) ||
 	    be_cuda_upload(mc->om, o->m, o->n, err) ||
 	    (o->v && be_cuda_upload(mc->ov, o->v, o->n, err)))
@@ -235,7 +235,7 @@ int model_cuda_download(struct model_cuda *mc, struct optim *o, struct sbuf *err
 {
 	struct model *m = mc->m;
 
-	if (be_cuda_download(m->params, mc->params, m->nparams, err) ||
+	if (be_cuda_download(m->params, mc->params, m->narena, err) ||
 	    (m->nstate && be_cuda_download(m->state, mc->state, m->nstate, err)) ||
 	    be_cuda_download(o->m, mc->om, o->n, err) ||
 	    (o->v && be_cuda_download(o->v, mc->ov, o->n, err)))
@@ -476,7 +476,7 @@ int model_cuda_backward(struct model_cuda *mc, const struct grad_hook *hook, str
 int model_cuda_unscale(struct model_cuda *mc, double scale, bool *overflow, struct sbuf *err)
 {
 	/* amp_unscale's factor: exact, scale is a power of two */
-	return be_cuda_unscale(mc->m->nparams, mc->grads, (float)(1.0 / scale), overflow, err);
+	return be_cuda_unscale(mc->m->narena, mc->grads, (float)(1.0 / scale), overflow, err);
 }
 
 int model_cuda_update(struct model_cuda *mc, const struct optim *o, double lr, struct sbuf *err)
@@ -499,5 +499,5 @@ int model_cuda_update(struct model_cuda *mc, const struct optim *o, double lr, s
 		s.bc2s = (float)sqrt(1.0 - pow(o->beta2, t));
 		s.decay = 1.0f - s.lr * s.wd;
 	}
-	return be_cuda_optim_update(mc->m->nparams, mc->params, mc->grads, mc->om, mc->ov, &s, err);
+	return be_cuda_optim_update(mc->m->narena, mc->params, mc->grads, mc->om, mc->ov, &s, err);
 }

@@ -65,11 +65,11 @@ int model_cuda_backward(struct model_cuda *mc, const struct grad_hook *hook, str
 /* Loss scaling: gradients /= scale, *overflow = any not finite (as
  * amp_unscale). */
 int model_cuda_unscale(struct model_cuda *mc, double scale, bool *overflow, struct sbuf *err);
-/* optim_update(o, params, grads, 0, nparams, lr) on the device; the
+/* optim_update(o, params, grads, 0, narena, lr) on the device; the
  * caller still calls optim_tick(o). */
 int model_cuda_update(struct model_cuda *mc, const struct optim *o, double lr, struct sbuf *err);
 
-/* The device gradient arena, nparams floats (data parallelism). */
+/* The device gradient arena, narena floats (data parallelism). */
 float *model_cuda_grads(struct model_cuda *mc);
 #else
 #include "cli/sbuf.h" // defines: sbuf_addstr

@@ -115,7 +115,7 @@ static int setup(struct trainer *t, struct sbuf *err)
 	t->stop_step = t->total_steps;
 	if (t->cfg->max_steps && t->cfg->max_steps < t->stop_step)
 		t->stop_step = t->cfg->max_steps;
-	if (optim_init(&t->opt, &tr->optimizer, t->model.nparams, t->ld.steps_per_epoch, tr->epochs,
+	if (optim_init(&t->opt, &tr->optimizer, t->model.narena, t->ld.steps_per_epoch, tr->epochs,
 		       t->cfg->world)) {
 		sbuf_addstr(err, "out of memory");
 		return HPT_EXIT_INTERNAL;
@@ -176,7 +176,7 @@ static int step_unscale(struct trainer *t, struct sbuf *err)
 	if (!t->cs.scaler.enabled)
 		return 0;
 	if (!t->dev)
-		overflow = amp_unscale(&t->cs.scaler, t->model.grads, t->model.nparams);
+		overflow = amp_unscale(&t->cs.scaler, t->model.grads, t->model.narena);
 	else if (model_cuda_unscale(t->dev, t->cs.scaler.scale, &overflow, err))
 		return -1;
 	return amp_update(&t->cs.scaler, overflow) ? 1 : 0;
@@ -185,7 +185,7 @@ static int step_unscale(struct trainer *t, struct sbuf *err)
 static int step_update(struct trainer *t, double lr, struct sbuf *err)
 {
 	if (!t->dev)
-		optim_update(&t->opt, t->model.params, t->model.grads, 0, t->model.nparams, lr);
+		optim_update(&t->opt, t->model.params, t->model.grads, 0, t->model.narena, lr);
 	else if (model_cuda_update(t->dev, &t->opt, lr, err))
 		return -1;
 	optim_tick(&t->opt);

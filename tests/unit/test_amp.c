@@ -109,8 +109,8 @@ static void build_small(struct model *m, struct optim *o)
 				     BE_FP32, &err),
 			 0);
 	model_init(m, 1);
-	assert_int_equal(optim_init(o, &spec, m->nparams, 1, 1, 1), 0);
-	fill_normalf(o->m, m->nparams, 3);
+	assert_int_equal(optim_init(o, &spec, m->narena, 1, 1, 1), 0);
+	fill_normalf(o->m, m->narena, 3);
 	sbuf_release(&err);
 }
 
@@ -135,7 +135,7 @@ static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
 	assert_true(st2.scaler.scale == 32768.0);
 	assert_int_equal(st2.scaler.good_steps, 123);
 	assert_int_equal(st2.step, 42);
-	assert_memory_equal(m2.params, m.params, m.nparams * 4);
+	assert_memory_equal(m2.params, m.params, m.narena * 4);
 
 	/* A version-1 file (no scaler fields) still loads and leaves the
 	 * scaler as initialised: rebuild one from the version-2 bytes. */
@@ -147,7 +147,7 @@ static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
 	assert_int_equal(ckpt_decode(v1.buf, v1.len, "v1.bin", "ab12", &st2, &m2, &o2, &err), 0);
 	assert_true(st2.scaler.scale == AMP_INIT_SCALE);
 	assert_int_equal(st2.step, 42);
-	assert_memory_equal(m2.params, m.params, m.nparams * 4);
+	assert_memory_equal(m2.params, m.params, m.narena * 4);
 
 	/* A damaged scale is refused, naming the file. */
 	memset(buf.buf + 140, 0xff, 8);

@@ -290,7 +290,7 @@ static void side_init(struct side *s, int kind, const struct dataset *d, int bat
 	if (model_build(&s->m, kind, in, outputs_of(d), d->loss, prec, &err))
 		fail_msg("model_build: %s", err.buf);
 	model_init(&s->m, 42);
-	assert_int_equal(optim_init(&s->o, spec, s->m.nparams, 100, 1, 1), 0);
+	assert_int_equal(optim_init(&s->o, spec, s->m.narena, 100, 1, 1), 0);
 	if (gpu && (!(s->dev = model_cuda_create(&s->m, &s->o, &err)) ||
 		    model_cuda_upload(s->dev, &s->o, &err)))
 		fail_msg("model_cuda: %s", err.buf);
@@ -353,7 +353,7 @@ static void side_update(struct side *s, double lr)
 	struct sbuf err = SBUF_INIT;
 
 	if (!s->dev)
-		optim_update(&s->o, s->m.params, s->m.grads, 0, s->m.nparams, lr);
+		optim_update(&s->o, s->m.params, s->m.grads, 0, s->m.narena, lr);
 	else if (model_cuda_update(s->dev, &s->o, lr, &err))
 		fail_msg("model_cuda_update: %s", err.buf);
 	optim_tick(&s->o);
@@ -404,11 +404,11 @@ static void check_training(int kind, enum data_gen gen, int batch, enum be_preci
 		if (s == 0) { /* the buckets of data parallelism follow these ranges */
 			assert_int_equal(rg.n, rc.n);
 			assert_memory_equal(rg.v, rc.v, sizeof(rc.v[0]) * rc.n);
-			assert_int_equal(rc.v[rc.n - 1][1], cpu.m.nparams);
+			assert_int_equal(rc.v[rc.n - 1][1], cpu.m.narena);
 			check_scaled(model_logits(&gpu.m), model_logits(&cpu.m), nlogits, first);
 			if (grad > 0) {
-				g = host_copy(model_cuda_grads(gpu.dev), gpu.m.nparams);
-				check_scaled(g, cpu.m.grads, cpu.m.nparams, grad);
+				g = host_copy(model_cuda_grads(gpu.dev), gpu.m.narena);
+				check_scaled(g, cpu.m.grads, cpu.m.narena, grad);
 				free(g);
 			}
 		}
@@ -426,7 +426,7 @@ static void check_training(int kind, enum data_gen gen, int batch, enum be_preci
 	/* what a checkpoint would hold */
 	if (model_cuda_download(gpu.dev, &gpu.o, &err))
 		fail_msg("model_cuda_download: %s", err.buf);
-	check_scaled(gpu.m.params, cpu.m.params, cpu.m.nparams, later);
+	check_scaled(gpu.m.params, cpu.m.params, cpu.m.narena, later);
 	if (cpu.m.nstate)
 		check_scaled(gpu.m.state, cpu.m.state, cpu.m.nstate, later);
 	free(logits);
@@ -475,7 +475,7 @@ static void check_optimizer(const struct job_optimizer *spec)
 
 	data_synthetic(&train, &test, DATA_SYNTHETIC);
 	side_init(&dev, MODEL_MLP, &train, 1, BE_FP32, spec, true);
-	n = dev.m.nparams;
+	n = dev.m.narena;
 	assert_int_equal(optim_init(&host, spec, n, 100, 1, 1), 0);
 	fill_normalf(dev.m.params, n, 11);
 	g = malloc(n * sizeof(*g));
