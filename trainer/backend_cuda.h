@@ -41,8 +41,13 @@ static inline bool be_cuda_built(void)
 }
 /* GPUs this process can use; 0 when there is no driver or no device. */
 int be_cuda_device_count(void);
+/* The PCI bus id of device ("0000:3b:00.0") into buf[0, len): what
+ * tells two ranks' GPUs apart whatever CUDA_VISIBLE_DEVICES numbered
+ * them.  0 or -1 with err. */
+int be_cuda_bus_id(int device, char *buf, int len, struct sbuf *err);
 /* Selects the device, creates the compute and communication streams and
- * the cuBLASLt and cuDNN handles.  0 or -1 with err. */
+ * the cuBLASLt and cuDNN handles.  0 or -1 with err (and nothing left
+ * made). */
 int be_cuda_init(int device, struct sbuf *err);
 const char *be_cuda_describe(void);
 void be_cuda_shutdown(void);
@@ -77,12 +82,13 @@ int be_cuda_pool_backward(struct be_cuda_pool *pl, const float *d_x, const float
 			  const float *d_dy, float *d_dx, struct sbuf *err);
 void be_cuda_pool_free(struct be_cuda_pool *pl);
 
-/* Training-mode batch norm over (rows, c) NHWC data, as
- * batchnorm_fwd_train_f32/batchnorm_bwd_f32 (statistics in fp32). */
-int be_cuda_batchnorm_forward(int rows, int c, const float *d_x, const float *d_gamma,
+/* Training-mode batch norm over NHWC data of n images of hw pixels and
+ * c channels, as batchnorm_fwd_train_f32/batchnorm_bwd_f32 (statistics
+ * in fp32). */
+int be_cuda_batchnorm_forward(int n, int hw, int c, const float *d_x, const float *d_gamma,
 			      const float *d_beta, double eps, float *d_y, float *d_mean,
 			      float *d_invstd, struct sbuf *err);
-int be_cuda_batchnorm_backward(int rows, int c, const float *d_x, const float *d_dy,
+int be_cuda_batchnorm_backward(int n, int hw, int c, const float *d_x, const float *d_dy,
 			       const float *d_gamma, const float *d_mean, const float *d_invstd,
 			       double eps, float *d_dx, float *d_dgamma, float *d_dbeta,
 			       struct sbuf *err);

@@ -298,7 +298,8 @@ static int bn_forward(struct dlayer *d, const float *x, float *y, bool train, st
 	if (!train)
 		return be_cuda_batchnorm_infer(rows, c, x, d->w, d->b, d->running, d->running + c,
 					       l->eps, y, err);
-	if (be_cuda_batchnorm_forward(rows, c, x, d->w, d->b, l->eps, y, d->save, d->save + c, err))
+	if (be_cuda_batchnorm_forward(l->in.n, l->in.h * l->in.w, c, x, d->w, d->b, l->eps, y,
+				      d->save, d->save + c, err))
 		return -1;
 	return be_cuda_batchnorm_running(rows, c, d->save, d->save + c, l->eps, l->momentum,
 					 d->running, d->running + c, err);
@@ -308,10 +309,10 @@ static int bn_backward(struct dlayer *d, const float *x, const float *dy, float 
 		       struct sbuf *err)
 {
 	const struct layer *l = d->l;
-	int c = l->in.c, rows = (int)(shape_count(l->in) / (size_t)c);
+	int c = l->in.c;
 
-	return be_cuda_batchnorm_backward(rows, c, x, dy, d->w, d->save, d->save + c, l->eps,
-					  dx ? dx : d->tmp, d->dw, d->db, err);
+	return be_cuda_batchnorm_backward(l->in.n, l->in.h * l->in.w, c, x, dy, d->w, d->save,
+					  d->save + c, l->eps, dx ? dx : d->tmp, d->dw, d->db, err);
 }
 
 static int residual_forward(struct model_cuda *mc, struct dlayer *d, const float *x, float *y,
