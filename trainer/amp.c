@@ -41,6 +41,11 @@ bool amp_unscale(const struct amp_scaler *s, float *g, size_t n)
 	return bad;
 }
 
+bool amp_forward_overflow(const struct amp_scaler *s, double loss)
+{
+	return !isfinite(loss) && s->enabled && s->scale > AMP_MIN_SCALE;
+}
+
 bool amp_update(struct amp_scaler *s, bool overflow)
 {
 	if (!s->enabled)

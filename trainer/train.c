@@ -299,12 +299,14 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		int64_t step = t->cs.step, epoch = step / spe, correct;
 		double t0 = now_s(), loss, lr = optim_lr(&t->opt, step), dt;
 		int skip = 0, overflow;
+		bool fwd_overflow;
 
 		loader_batch(&t->ld, epoch, step % spe, t->x, t->labels, t->targets);
 		if (step_forward(t, true, rng_hash((uint64_t)job->train.seed, (uint64_t)step), err))
 			return HPT_EXIT_INTERNAL;
 		loss = model_loss(&t->model, t->labels, t->targets, &correct);
-		if (!isfinite(loss)) {
+		fwd_overflow = amp_forward_overflow(&t->cs.scaler, loss);
+		if (!isfinite(loss) && !fwd_overflow) {
 			sbuf_addf(err, "step %lld: the loss is %s (lr %.4g); the run diverged, "
 				  "lower train.optimizer.lr",
 				  (long long)step + 1, isnan(loss) ? "NaN" : "infinite", lr);
@@ -315,6 +317,8 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		 * waited for the gradient allreduce, so every rank checks the
 		 * same averaged gradients and skips the same steps. */
 		amp_scale(&t->cs.scaler, t->model.dlogits, (size_t)b * t->model.outputs, t->grad_factor);
+		if (fwd_overflow) /* the unscale after the allreduce skips the step */
+			t->model.dlogits[0] = NAN;
 		if (step_backward(t, &gh, err))
 			return HPT_EXIT_INTERNAL;
 		if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
@@ -331,10 +335,12 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		*busy += dt;
 		epoch_busy += dt;
 		++*trained;
-		t->cs.epoch_loss += loss;
-		t->cs.epoch_correct += correct;
-		t->cs.epoch_seen += b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1);
-		if ((step + 1) % log_every == 0 || step + 1 == t->stop_step)
+		if (!fwd_overflow) { /* a skipped step has no loss to count or log */
+			t->cs.epoch_loss += loss;
+			t->cs.epoch_correct += correct;
+			t->cs.epoch_seen += b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1);
+		}
+		if (!fwd_overflow && ((step + 1) % log_every == 0 || step + 1 == t->stop_step))
 			if (metrics_step(&t->mt, step + 1, epoch, loss,
 					 (double)correct / (b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1)),
 					 lr, b / dt, dt * 1e3, true)) {
