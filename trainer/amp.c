@@ -16,10 +16,14 @@ void amp_init(struct amp_scaler *s, bool enabled)
 	s->skipped = 0;
 }
 
+float amp_factor(const struct amp_scaler *s, float k)
+{
+	return s->enabled ? k * (float)s->scale : k;
+}
+
 void amp_scale(const struct amp_scaler *s, float *g, size_t n, float k)
 {
-	if (s->enabled)
-		k *= (float)s->scale;
+	k = amp_factor(s, k);
 	if (k == 1.0f)
 		return;
 	for (size_t i = 0; i < n; i++)

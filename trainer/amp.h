@@ -44,8 +44,10 @@ void amp_init(struct amp_scaler *s, bool enabled);
 
 /* g[0, n) *= scale * k: the loss gradient, before backward.  k carries
  * the gradient's other constant factor (data parallelism's 1/world), so
- * the loss gradient is touched once. */
+ * the loss gradient is touched once.  amp_factor is that factor, rounded
+ * to float as amp_scale rounds it (for a loss gradient on the GPU). */
 void amp_scale(const struct amp_scaler *s, float *g, size_t n, float k);
+float amp_factor(const struct amp_scaler *s, float k);
 
 /* g[0, n) /= scale; returns true when any element is inf or NaN (after
  * or before unscaling: the check is on the result).  Checks even when

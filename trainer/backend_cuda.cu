@@ -62,6 +62,9 @@ static struct {
 	bool ready;
 	int device;
 	cudaStream_t compute, comm;
+	cudaStream_t copy;       /* input staging (be_cuda_stage_in) */
+	cudaEvent_t copied[2];   /* slot's copy done */
+	cudaEvent_t freed[2];    /* the compute stream is done with slot */
 	cudaEvent_t queued, reduced;
 	cudaEvent_t computed, waited; /* timed: the exposed part of the reduction */
 	cublasLtHandle_t lt;
@@ -306,6 +309,67 @@ __global__ void k_dropout(size_t n, const float *x, float *y, double p, uint64_t
 		y[i] = d_rng_hash_uniform(key, i) >= p ? x[i] * scale : 0;
 }
 
+/* softmax_xent_f32 of kernels/pointwise.inc, one thread per sample:
+ * term[i] and hit[i] for the fixed-order sum of k_sum_terms. */
+__global__ void k_xent(int n, int k, const float *logits, const int32_t *labels, float *dlogits,
+		       double *term, double *hit)
+{
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+		const float *z = logits + (size_t)i * k;
+		double mx = z[0], sum = 0;
+		int best = 0, y = labels[i];
+
+		for (int j = 1; j < k; j++)
+			if (z[j] > mx) {
+				mx = z[j];
+				best = j;
+			}
+		for (int j = 0; j < k; j++)
+			sum += exp(z[j] - mx);
+		term[i] = log(sum) + mx - z[y];
+		hit[i] = best == y;
+		for (int j = 0; j < k; j++)
+			dlogits[(size_t)i * k + j] = (float)((exp(z[j] - mx) / sum - (j == y)) / n);
+	}
+}
+
+/* sigmoid_bce_f32, one thread per output. */
+__global__ void k_bce(size_t nk, const float *logits, const float *targets, float *dlogits,
+		      double *term, double *hit)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nk;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		double z = logits[i], t = targets[i];
+
+		term[i] = (z > 0 ? z : 0) - z * t + log1p(exp(-fabs(z)));
+		hit[i] = (z > 0) == (t > 0.5);
+		dlogits[i] = (float)((1.0 / (1.0 + exp(-z)) - t) / (double)nk);
+	}
+}
+
+/* out = (sum of term / div, sum of hit), summed in index order as the
+ * C kernels sum: one thread, m is a batch's worth. */
+__global__ void k_sum_terms(size_t m, const double *term, const double *hit, double div,
+			    double *out)
+{
+	double loss = 0, right = 0;
+
+	for (size_t i = 0; i < m; i++) {
+		loss += term[i];
+		right += hit[i];
+	}
+	out[0] = loss / div;
+	out[1] = right;
+}
+
+/* amp_scale's g *= k; poison: then g[0] = NaN. */
+__global__ void k_scale(size_t n, float *g, float k, bool poison)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		g[i] = poison && !i ? NAN : g[i] * k;
+}
+
 /* One thread per channel: c is at most a few hundred. */
 __global__ void k_bn_running(int rows, int c, const float *mean, const float *invstd, double eps,
 			     float m, float *rm, float *rv)
@@ -398,6 +462,12 @@ static void release_all(void)
 		cublasLtDestroy(G.lt);
 	if (G.dnn)
 		cudnnDestroy(G.dnn);
+	for (int i = 0; i < 2; i++) {
+		if (G.copied[i])
+			cudaEventDestroy(G.copied[i]);
+		if (G.freed[i])
+			cudaEventDestroy(G.freed[i]);
+	}
 	if (G.queued)
 		cudaEventDestroy(G.queued);
 	if (G.reduced)
@@ -410,6 +480,10 @@ static void release_all(void)
 		cudaStreamDestroy(G.compute);
 	if (G.comm)
 		cudaStreamDestroy(G.comm);
+	if (G.copy) {
+		cudaStreamSynchronize(G.copy);
+		cudaStreamDestroy(G.copy);
+	}
 	memset(&G, 0, sizeof(G));
 }
 
@@ -423,6 +497,11 @@ extern "C" int be_cuda_init(int device, struct sbuf *err)
 	CU_TRY(cudaGetDeviceProperties(&p, device));
 	CU_TRY(cudaStreamCreateWithFlags(&G.compute, cudaStreamNonBlocking));
 	CU_TRY(cudaStreamCreateWithFlags(&G.comm, cudaStreamNonBlocking));
+	CU_TRY(cudaStreamCreateWithFlags(&G.copy, cudaStreamNonBlocking));
+	for (int i = 0; i < 2; i++) {
+		CU_TRY(cudaEventCreateWithFlags(&G.copied[i], cudaEventDisableTiming));
+		CU_TRY(cudaEventCreateWithFlags(&G.freed[i], cudaEventDisableTiming));
+	}
 	CU_TRY(cudaEventCreateWithFlags(&G.queued, cudaEventDisableTiming));
 	CU_TRY(cudaEventCreateWithFlags(&G.reduced, cudaEventDisableTiming));
 	CU_TRY(cudaEventCreate(&G.computed));
@@ -457,11 +536,11 @@ extern "C" void be_cuda_shutdown(void)
 
 /* Zeroed on the compute stream: a cudaMemset on the legacy stream is
  * not ordered before work on the non-blocking compute stream. */
-extern "C" float *be_cuda_alloc(size_t nfloats)
+extern "C" void *be_cuda_alloc_bytes(size_t bytes)
 {
-	size_t bytes = (nfloats ? nfloats : 1) * sizeof(float);
 	void *p = NULL;
 
+	bytes = bytes ? bytes : 1;
 	if (cudaMalloc(&p, bytes) != cudaSuccess) {
 		cudaGetLastError();
 		return NULL;
@@ -470,13 +549,78 @@ extern "C" float *be_cuda_alloc(size_t nfloats)
 		cudaFree(p);
 		return NULL;
 	}
-	return (float *)p;
+	return p;
 }
 
-extern "C" void be_cuda_free(float *d)
+extern "C" float *be_cuda_alloc(size_t nfloats)
+{
+	return (float *)be_cuda_alloc_bytes(nfloats * sizeof(float));
+}
+
+extern "C" void be_cuda_free(void *d)
 {
 	if (d)
 		cudaFree(d);
+}
+
+extern "C" void *be_cuda_host_alloc(size_t bytes)
+{
+	void *p = NULL;
+
+	if (cudaMallocHost(&p, bytes ? bytes : 1) != cudaSuccess) {
+		cudaGetLastError();
+		return NULL;
+	}
+	memset(p, 0, bytes);
+	return p;
+}
+
+extern "C" void be_cuda_host_free(void *h)
+{
+	if (h)
+		cudaFreeHost(h);
+}
+
+extern "C" int be_cuda_stage_ready(int slot, struct sbuf *err)
+{
+	CU_TRY(cudaEventSynchronize(G.copied[slot]));
+	return 0;
+fail:
+	return -1;
+}
+
+/* The copy waits until the compute stream has finished the step that
+ * last read d (two stages ago: freed[slot] was recorded when the stage
+ * after it began); the compute stream waits for the copy; and this
+ * point of the compute stream, after everything queued so far, frees
+ * the other slot for the next stage. */
+extern "C" int be_cuda_stage_in(int slot, void *d, const void *h, size_t bytes, struct sbuf *err)
+{
+	CU_TRY(cudaStreamWaitEvent(G.copy, G.freed[slot], 0));
+	CU_TRY(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, G.copy));
+	CU_TRY(cudaEventRecord(G.copied[slot], G.copy));
+	CU_TRY(cudaStreamWaitEvent(G.compute, G.copied[slot], 0));
+	CU_TRY(cudaEventRecord(G.freed[slot ^ 1], G.compute));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_upload_async(void *d, const void *h, size_t bytes, struct sbuf *err)
+{
+	CU_TRY(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, G.compute));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_download_sync(void *h, const void *d, size_t bytes, struct sbuf *err)
+{
+	CU_TRY(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, G.compute));
+	CU_TRY(cudaStreamSynchronize(G.compute));
+	return 0;
+fail:
+	return -1;
 }
 
 extern "C" int be_cuda_upload(float *d, const float *h, size_t n, struct sbuf *err)
@@ -1212,6 +1356,59 @@ extern "C" int be_cuda_unscale(size_t n, float *d_g, float scale, bool *overflow
 	CU_TRY(cudaMemcpyAsync(&h, G.flag, sizeof(int), cudaMemcpyDeviceToHost, G.compute));
 	CU_TRY(cudaStreamSynchronize(G.compute));
 	*overflow = h != 0;
+	return 0;
+fail:
+	return -1;
+}
+
+/* The per-sample (per-output) terms live in the scratch: nothing else
+ * uses it between kernels of one call. */
+static int loss_terms(size_t m, double **term, double **hit, struct sbuf *err)
+{
+	if (scratch_reserve(2 * m * sizeof(double), err))
+		return -1;
+	*term = (double *)G.scratch;
+	*hit = *term + m;
+	return 0;
+}
+
+extern "C" int be_cuda_softmax_xent(int n, int k, const float *d_logits, const int32_t *d_labels,
+				    float *d_dlogits, double *d_out, struct sbuf *err)
+{
+	double *term, *hit;
+
+	if (loss_terms((size_t)n, &term, &hit, err))
+		return -1;
+	k_xent<<<(n + 127) / 128, 128, 0, G.compute>>>(n, k, d_logits, d_labels, d_dlogits, term, hit);
+	k_sum_terms<<<1, 1, 0, G.compute>>>((size_t)n, term, hit, (double)n, d_out);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_sigmoid_bce(int n, int k, const float *d_logits, const float *d_targets,
+				   float *d_dlogits, double *d_out, struct sbuf *err)
+{
+	size_t nk = (size_t)n * k;
+	double *term, *hit;
+
+	if (loss_terms(nk, &term, &hit, err))
+		return -1;
+	k_bce<<<blocks_for(nk), 256, 0, G.compute>>>(nk, d_logits, d_targets, d_dlogits, term, hit);
+	k_sum_terms<<<1, 1, 0, G.compute>>>(nk, term, hit, (double)nk, d_out);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_scale(size_t n, float *d_g, float k, bool poison, struct sbuf *err)
+{
+	if (k == 1.0f && !poison)
+		return 0;
+	k_scale<<<blocks_for(n), 256, 0, G.compute>>>(n, d_g, k, poison);
+	CU_TRY(cudaGetLastError());
 	return 0;
 fail:
 	return -1;

@@ -9,13 +9,16 @@
  * struct layer for shapes, configuration and arena range and only adds
  * device pointers.
  *
- * Cost: one synchronous upload of the batch and download of the logits
- * per forward, one upload of the loss gradient per backward (the logits
- * are batch x classes floats); everything else stays on the device.
+ * Cost per step: the batch is copied into pinned memory and from there,
+ * on a copy stream, to the device while the GPU may still run the
+ * previous step (two device slots take turns); the labels (or targets)
+ * go up with the loss, and 16 bytes come back, the loss and the count of
+ * right predictions: the step's one wait.  Everything else stays on the
+ * device; logits come back only for evaluation (model_cuda_logits).
  */
 #include "trainer/model_cuda.h"   // defines: struct model_cuda, model_cuda_*
 #include "trainer/backend_cuda.h" // defines: be_cuda_*
-#include "trainer/model.h"        // defines: struct model
+#include "trainer/model.h"        // defines: struct model, LOSS_XENT
 #include "trainer/optim.h"        // defines: struct optim
 #include "cli/sbuf.h"             // defines: struct sbuf, sbuf_addf, xcalloc
 #include "cli/spec.h"             // defines: OPTIMIZER_ADAMW
@@ -53,17 +56,27 @@ struct model_cuda {
 	struct dseq net;
 	float *params, *grads, *state; /* model.h's arenas, same layout */
 	float *om, *ov;                /* struct optim's m and v */
-	float *x, *dlogits;            /* the batch, the loss gradient */
+	float *x[2], *hx[2];           /* the batch by slot: on the device, pinned */
+	int slot;                      /* the slot of the last forward */
+	int32_t *labels, *hlabels;     /* the batch's labels: device, pinned */
+	float *targets, *htargets;     /* and targets (BCE losses) */
+	double *out, *hout;            /* the loss and the right predictions */
+	float *dlogits;                /* the loss gradient */
 	size_t nx, nlogits;
 };
 
-static float *dalloc(size_t n, const char *what, struct sbuf *err)
+static void *dalloc_bytes(size_t bytes, const char *what, struct sbuf *err)
 {
-	float *d = be_cuda_alloc(n);
+	void *d = be_cuda_alloc_bytes(bytes);
 
 	if (!d)
-		sbuf_addf(err, "out of GPU memory (%.1f MiB for %s)", n * 4.0 / (1 << 20), what);
+		sbuf_addf(err, "out of GPU memory (%.1f MiB for %s)", bytes / 1048576.0, what);
 	return d;
+}
+
+static float *dalloc(size_t n, const char *what, struct sbuf *err)
+{
+	return dalloc_bytes(n * sizeof(float), what, err);
 }
 
 /* The device address of what host_ptr addresses in the host arena. */
@@ -181,6 +194,21 @@ static void dseq_release(struct dseq *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* Pinned host buffers for what crosses the bus every step. */
+static int host_buffers(struct model_cuda *mc, struct sbuf *err)
+{
+	size_t n = (size_t)mc->m->input.n;
+
+	if ((mc->hx[0] = be_cuda_host_alloc(mc->nx * sizeof(float))) &&
+	    (mc->hx[1] = be_cuda_host_alloc(mc->nx * sizeof(float))) &&
+	    (mc->hlabels = be_cuda_host_alloc(n * sizeof(int32_t))) &&
+	    (mc->htargets = be_cuda_host_alloc(mc->nlogits * sizeof(float))) &&
+	    (mc->hout = be_cuda_host_alloc(2 * sizeof(double))))
+		return 0;
+	sbuf_addstr(err, "cannot pin host memory for the batch");
+	return -1;
+}
+
 struct model_cuda *model_cuda_create(struct model *m, const struct optim *o, struct sbuf *err)
 {
 	struct model_cuda *mc = xcalloc(1, sizeof(*mc));
@@ -188,12 +216,20 @@ struct model_cuda *model_cuda_create(struct model *m, const struct optim *o, str
 	mc->m = m;
 	mc->nx = shape_count(m->input);
 	mc->nlogits = (size_t)m->input.n * m->outputs;
+	if (host_buffers(mc, err)) {
+		model_cuda_free(mc);
+		return NULL;
+	}
 	if (!(mc->params = dalloc(m->narena, "parameters", err)) ||
 	    !(mc->grads = dalloc(m->narena, "gradients", err)) ||
 	    !(mc->state = dalloc(m->nstate, "batch-norm state", err)) ||
 	    !(mc->om = dalloc(o->n, "optimizer state", err)) ||
 	    (o->v && !(mc->ov = dalloc(o->n, "optimizer state", err))) ||
-	    !(mc->x = dalloc(mc->nx, "the batch", err)) ||
+	    !(mc->x[0] = dalloc(mc->nx, "the batch", err)) ||
+	    !(mc->x[1] = dalloc(mc->nx, "the batch", err)) ||
+	    !(mc->labels = dalloc_bytes((size_t)m->input.n * sizeof(int32_t), "the labels", err)) ||
+	    !(mc->targets = dalloc(mc->nlogits, "the targets", err)) ||
+	    !(mc->out = dalloc_bytes(2 * sizeof(double), "the loss", err)) ||
 	    !(mc->dlogits = dalloc(mc->nlogits, "the loss gradient", err)) ||
 	    dseq_setup(mc, &mc->net, &m->net, err)) {
 		model_cuda_free(mc);
@@ -212,7 +248,16 @@ void model_cuda_free(struct model_cuda *mc)
 	be_cuda_free(mc->state);
 	be_cuda_free(mc->om);
 	be_cuda_free(mc->ov);
-	be_cuda_free(mc->x);
+	for (int i = 0; i < 2; i++) {
+		be_cuda_free(mc->x[i]);
+		be_cuda_host_free(mc->hx[i]);
+	}
+	be_cuda_free(mc->labels);
+	be_cuda_free(mc->targets);
+	be_cuda_free(mc->out);
+	be_cuda_host_free(mc->hlabels);
+	be_cuda_host_free(mc->htargets);
+	be_cuda_host_free(mc->hout);
 	be_cuda_free(mc->dlogits);
 	free(mc);
 }
@@ -455,22 +500,64 @@ static int dseq_backward(struct model_cuda *mc, struct dseq *d, float *dy, float
 
 /* ---- the step ---- */
 
+/* The batch goes through a pinned buffer to the device on the copy
+ * stream, into the slot the step before last used: the copy overlaps
+ * whatever the GPU still runs of the previous step. */
 int model_cuda_forward(struct model_cuda *mc, const float *x, bool train, uint64_t key,
 		       struct sbuf *err)
 {
+	int s = mc->slot ^ 1;
+
+	if (be_cuda_stage_ready(s, err))
+		return -1;
+	memcpy(mc->hx[s], x, mc->nx * sizeof(float));
+	if (be_cuda_stage_in(s, mc->x[s], mc->hx[s], mc->nx * sizeof(float), err))
+		return -1;
+	mc->slot = s;
+	return dseq_forward(mc, &mc->net, mc->x[s], train, key, err);
+}
+
+int model_cuda_logits(struct model_cuda *mc, struct sbuf *err)
+{
 	struct model *m = mc->m;
 
-	if (be_cuda_upload(mc->x, x, mc->nx, err) || dseq_forward(mc, &mc->net, mc->x, train, key, err))
-		return -1;
 	/* model_logits(m) is the host net's last activation (every bundled
-	 * model has layers); the download also waits for the forward. */
+	 * model has layers) */
 	return be_cuda_download(m->net.act[m->net.n - 1], dseq_output(&mc->net), mc->nlogits, err);
+}
+
+int model_cuda_loss(struct model_cuda *mc, const int32_t *labels, const float *targets,
+		    double *loss, int64_t *correct, struct sbuf *err)
+{
+	const struct model *m = mc->m;
+	int n = m->input.n, k = m->outputs, rc;
+
+	if (m->loss == LOSS_XENT) {
+		memcpy(mc->hlabels, labels, (size_t)n * sizeof(int32_t));
+		rc = be_cuda_upload_async(mc->labels, mc->hlabels, (size_t)n * sizeof(int32_t), err) ||
+		     be_cuda_softmax_xent(n, k, dseq_output(&mc->net), mc->labels, mc->dlogits,
+					  mc->out, err);
+	} else {
+		memcpy(mc->htargets, targets, mc->nlogits * sizeof(float));
+		rc = be_cuda_upload_async(mc->targets, mc->htargets, mc->nlogits * sizeof(float),
+					  err) ||
+		     be_cuda_sigmoid_bce(n, k, dseq_output(&mc->net), mc->targets, mc->dlogits,
+					 mc->out, err);
+	}
+	if (rc || be_cuda_download_sync(mc->hout, mc->out, 2 * sizeof(double), err))
+		return -1;
+	*loss = mc->hout[0];
+	*correct = (int64_t)mc->hout[1];
+	return 0;
+}
+
+int model_cuda_scale_loss_grad(struct model_cuda *mc, float k, bool poison, struct sbuf *err)
+{
+	return be_cuda_scale(mc->nlogits, mc->dlogits, k, poison, err);
 }
 
 int model_cuda_backward(struct model_cuda *mc, const struct grad_hook *hook, struct sbuf *err)
 {
-	if (be_cuda_upload(mc->dlogits, mc->m->dlogits, mc->nlogits, err))
-		return -1;
 	return dseq_backward(mc, &mc->net, mc->dlogits, NULL, hook, err);
 }
 

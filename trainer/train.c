@@ -153,11 +153,39 @@ static void release(struct trainer *t)
 
 /* ---- the model on its device ---- */
 
+/* Evaluation (train false) wants the logits on the host. */
 static int step_forward(struct trainer *t, bool train, uint64_t key, struct sbuf *err)
 {
+	if (!t->dev)
+		return model_forward(&t->model, t->x, train, key, err);
+	if (model_cuda_forward(t->dev, t->x, train, key, err))
+		return -1;
+	return train ? 0 : model_cuda_logits(t->dev, err);
+}
+
+/* The loss and its gradient where the model is; from the GPU only the
+ * loss and the count of right predictions come back. */
+static int step_loss(struct trainer *t, double *loss, int64_t *correct, struct sbuf *err)
+{
 	if (t->dev)
-		return model_cuda_forward(t->dev, t->x, train, key, err);
-	return model_forward(&t->model, t->x, train, key, err);
+		return model_cuda_loss(t->dev, t->labels, t->targets, loss, correct, err);
+	*loss = model_loss(&t->model, t->labels, t->targets, correct);
+	return 0;
+}
+
+/* amp_scale of the loss gradient; poison (a forward that overflowed,
+ * amp_forward_overflow) puts a NaN in it, so that the unscale after the
+ * allreduce skips the step on every rank. */
+static int step_scale(struct trainer *t, bool poison, struct sbuf *err)
+{
+	if (t->dev)
+		return model_cuda_scale_loss_grad(t->dev, amp_factor(&t->cs.scaler, t->grad_factor),
+						  poison, err);
+	amp_scale(&t->cs.scaler, t->model.dlogits, (size_t)t->model.input.n * t->model.outputs,
+		  t->grad_factor);
+	if (poison)
+		t->model.dlogits[0] = NAN;
+	return 0;
 }
 
 static int step_backward(struct trainer *t, const struct grad_hook *gh, struct sbuf *err)
@@ -304,7 +332,8 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		loader_batch(&t->ld, epoch, step % spe, t->x, t->labels, t->targets);
 		if (step_forward(t, true, rng_hash((uint64_t)job->train.seed, (uint64_t)step), err))
 			return HPT_EXIT_INTERNAL;
-		loss = model_loss(&t->model, t->labels, t->targets, &correct);
+		if (step_loss(t, &loss, &correct, err))
+			return HPT_EXIT_INTERNAL;
 		fwd_overflow = amp_forward_overflow(&t->cs.scaler, loss);
 		if (!isfinite(loss) && !fwd_overflow) {
 			sbuf_addf(err, "step %lld: the loss is %s (lr %.4g); the run diverged, "
@@ -316,10 +345,7 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		 * unscale after before_update, which in data-parallel runs has
 		 * waited for the gradient allreduce, so every rank checks the
 		 * same averaged gradients and skips the same steps. */
-		amp_scale(&t->cs.scaler, t->model.dlogits, (size_t)b * t->model.outputs, t->grad_factor);
-		if (fwd_overflow) /* the unscale after the allreduce skips the step */
-			t->model.dlogits[0] = NAN;
-		if (step_backward(t, &gh, err))
+		if (step_scale(t, fwd_overflow, err) || step_backward(t, &gh, err))
 			return HPT_EXIT_INTERNAL;
 		if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
 			return HPT_EXIT_INTERNAL;
