@@ -63,7 +63,8 @@ static struct {
 	int device;
 	cudaStream_t compute, comm;
 	cudaStream_t copy;       /* input staging (be_cuda_stage_in) */
-	cudaEvent_t copied[2];   /* slot's copy done */
+	cudaEvent_t started[2];  /* slot's copy began (timed) */
+	cudaEvent_t copied[2];   /* slot's copy done (timed) */
 	cudaEvent_t freed[2];    /* the compute stream is done with slot */
 	cudaEvent_t queued, reduced;
 	cudaEvent_t computed, waited; /* timed: the exposed part of the reduction */
@@ -463,6 +464,8 @@ static void release_all(void)
 	if (G.dnn)
 		cudnnDestroy(G.dnn);
 	for (int i = 0; i < 2; i++) {
+		if (G.started[i])
+			cudaEventDestroy(G.started[i]);
 		if (G.copied[i])
 			cudaEventDestroy(G.copied[i]);
 		if (G.freed[i])
@@ -499,7 +502,8 @@ extern "C" int be_cuda_init(int device, struct sbuf *err)
 	CU_TRY(cudaStreamCreateWithFlags(&G.comm, cudaStreamNonBlocking));
 	CU_TRY(cudaStreamCreateWithFlags(&G.copy, cudaStreamNonBlocking));
 	for (int i = 0; i < 2; i++) {
-		CU_TRY(cudaEventCreateWithFlags(&G.copied[i], cudaEventDisableTiming));
+		CU_TRY(cudaEventCreate(&G.started[i]));
+		CU_TRY(cudaEventCreate(&G.copied[i]));
 		CU_TRY(cudaEventCreateWithFlags(&G.freed[i], cudaEventDisableTiming));
 	}
 	CU_TRY(cudaEventCreateWithFlags(&G.queued, cudaEventDisableTiming));
@@ -597,10 +601,19 @@ fail:
 extern "C" int be_cuda_stage_in(int slot, void *d, const void *h, size_t bytes, struct sbuf *err)
 {
 	CU_TRY(cudaStreamWaitEvent(G.copy, G.freed[slot], 0));
+	CU_TRY(cudaEventRecord(G.started[slot], G.copy));
 	CU_TRY(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, G.copy));
 	CU_TRY(cudaEventRecord(G.copied[slot], G.copy));
 	CU_TRY(cudaStreamWaitEvent(G.compute, G.copied[slot], 0));
 	CU_TRY(cudaEventRecord(G.freed[slot ^ 1], G.compute));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_stage_ms(int slot, float *ms, struct sbuf *err)
+{
+	CU_TRY(cudaEventElapsedTime(ms, G.started[slot], G.copied[slot]));
 	return 0;
 fail:
 	return -1;

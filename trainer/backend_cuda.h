@@ -73,6 +73,8 @@ void be_cuda_host_free(void *h);
  * still has queued.  d of slot 0 and slot 1 must differ. */
 int be_cuda_stage_ready(int slot, struct sbuf *err);
 int be_cuda_stage_in(int slot, void *d, const void *h, size_t bytes, struct sbuf *err);
+/* How long slot's last copy took on the device, once it is done. */
+int be_cuda_stage_ms(int slot, float *ms, struct sbuf *err);
 /* Asynchronous upload from pinned h on the compute stream; h must stay
  * unchanged until the compute stream passed it. */
 int be_cuda_upload_async(void *d, const void *h, size_t bytes, struct sbuf *err);

@@ -26,6 +26,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct dseq;
 
@@ -63,7 +64,16 @@ struct model_cuda {
 	double *out, *hout;            /* the loss and the right predictions */
 	float *dlogits;                /* the loss gradient */
 	size_t nx, nlogits;
+	double copy_ms, sync_ms;       /* this step's, for the metrics */
 };
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
 
 static void *dalloc_bytes(size_t bytes, const char *what, struct sbuf *err)
 {
@@ -507,12 +517,14 @@ int model_cuda_forward(struct model_cuda *mc, const float *x, bool train, uint64
 		       struct sbuf *err)
 {
 	int s = mc->slot ^ 1;
+	double t0 = now_ms();
 
 	if (be_cuda_stage_ready(s, err))
 		return -1;
 	memcpy(mc->hx[s], x, mc->nx * sizeof(float));
 	if (be_cuda_stage_in(s, mc->x[s], mc->hx[s], mc->nx * sizeof(float), err))
 		return -1;
+	mc->copy_ms += now_ms() - t0;
 	mc->slot = s;
 	return dseq_forward(mc, &mc->net, mc->x[s], train, key, err);
 }
@@ -531,6 +543,8 @@ int model_cuda_loss(struct model_cuda *mc, const int32_t *labels, const float *t
 {
 	const struct model *m = mc->m;
 	int n = m->input.n, k = m->outputs, rc;
+	double t0;
+	float dma;
 
 	if (m->loss == LOSS_XENT) {
 		memcpy(mc->hlabels, labels, (size_t)n * sizeof(int32_t));
@@ -544,8 +558,14 @@ int model_cuda_loss(struct model_cuda *mc, const int32_t *labels, const float *t
 		     be_cuda_sigmoid_bce(n, k, dseq_output(&mc->net), mc->targets, mc->dlogits,
 					 mc->out, err);
 	}
+	t0 = now_ms();
 	if (rc || be_cuda_download_sync(mc->hout, mc->out, 2 * sizeof(double), err))
 		return -1;
+	mc->sync_ms += now_ms() - t0;
+	/* the batch's copy is done: the forward waited for it */
+	if (be_cuda_stage_ms(mc->slot, &dma, err))
+		return -1;
+	mc->copy_ms += dma;
 	*loss = mc->hout[0];
 	*correct = (int64_t)mc->hout[1];
 	return 0;
@@ -563,8 +583,20 @@ int model_cuda_backward(struct model_cuda *mc, const struct grad_hook *hook, str
 
 int model_cuda_unscale(struct model_cuda *mc, double scale, bool *overflow, struct sbuf *err)
 {
+	double t0 = now_ms();
+	int rc;
+
 	/* amp_unscale's factor: exact, scale is a power of two */
-	return be_cuda_unscale(mc->m->narena, mc->grads, (float)(1.0 / scale), overflow, err);
+	rc = be_cuda_unscale(mc->m->narena, mc->grads, (float)(1.0 / scale), overflow, err);
+	mc->sync_ms += now_ms() - t0;
+	return rc;
+}
+
+void model_cuda_step_times(struct model_cuda *mc, double *copy_ms, double *sync_ms)
+{
+	*copy_ms = mc->copy_ms;
+	*sync_ms = mc->sync_ms;
+	mc->copy_ms = mc->sync_ms = 0;
 }
 
 int model_cuda_update(struct model_cuda *mc, const struct optim *o, double lr, struct sbuf *err)

@@ -81,6 +81,10 @@ int model_cuda_update(struct model_cuda *mc, const struct optim *o, double lr, s
 
 /* The device gradient arena, narena floats (data parallelism). */
 float *model_cuda_grads(struct model_cuda *mc);
+/* Since the last call: the batch's copy (into pinned memory on the host,
+ * then to the device, where it overlaps computation) and the host's
+ * waits for the GPU (the loss, the fp16 overflow check), in ms. */
+void model_cuda_step_times(struct model_cuda *mc, double *copy_ms, double *sync_ms);
 #else
 #include "cli/sbuf.h" // defines: sbuf_addstr
 
@@ -189,6 +193,13 @@ static inline float *model_cuda_grads(struct model_cuda *mc)
 {
 	(void)mc;
 	return NULL;
+}
+
+static inline void model_cuda_step_times(struct model_cuda *mc, double *copy_ms,
+					 double *sync_ms)
+{
+	(void)mc;
+	*copy_ms = *sync_ms = 0;
 }
 #endif
 

@@ -358,6 +358,8 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		if (hooks && hooks->after_update && hooks->after_update(hooks->ctx, t))
 			return HPT_EXIT_INTERNAL;
 		dt = now_s() - t0;
+		if ((t->mt.gpu = t->dev != NULL))
+			model_cuda_step_times(t->dev, &t->mt.copy_ms, &t->mt.sync_ms);
 		*busy += dt;
 		epoch_busy += dt;
 		++*trained;
