@@ -1548,7 +1548,9 @@ extern "C" int be_cuda_nccl_init_mpi(const void *mpi_comm, struct sbuf *err)
 			sbuf_addf(err, "MPI: MPI_Allreduce of the NCCL start failed with %d", rc);
 		else if (G.nccl)
 			sbuf_addstr(err, "NCCL: another rank could not join the communicator");
-		be_cuda_nccl_shutdown();
+		if (G.nccl) /* abort: a destroy could wait for the missing peer */
+			ncclCommAbort(G.nccl);
+		G.nccl = NULL;
 		return -1;
 	}
 	G.world = world;
