@@ -16,10 +16,14 @@ void amp_init(struct amp_scaler *s, bool enabled)
 	s->skipped = 0;
 }
 
+float amp_factor(const struct amp_scaler *s, float k)
+{
+	return s->enabled ? k * (float)s->scale : k;
+}
+
 void amp_scale(const struct amp_scaler *s, float *g, size_t n, float k)
 {
-	if (s->enabled)
-		k *= (float)s->scale;
+	k = amp_factor(s, k);
 	if (k == 1.0f)
 		return;
 	for (size_t i = 0; i < n; i++)
@@ -39,6 +43,11 @@ bool amp_unscale(const struct amp_scaler *s, float *g, size_t n)
 	for (size_t i = 0; i < n; i++)
 		bad |= !isfinite(g[i]);
 	return bad;
+}
+
+bool amp_forward_overflow(const struct amp_scaler *s, double loss)
+{
+	return !isfinite(loss) && s->enabled && s->scale > AMP_MIN_SCALE;
 }
 
 bool amp_update(struct amp_scaler *s, bool overflow)

@@ -44,13 +44,26 @@ void amp_init(struct amp_scaler *s, bool enabled);
 
 /* g[0, n) *= scale * k: the loss gradient, before backward.  k carries
  * the gradient's other constant factor (data parallelism's 1/world), so
- * the loss gradient is touched once. */
+ * the loss gradient is touched once.  amp_factor is that factor, rounded
+ * to float as amp_scale rounds it (for a loss gradient on the GPU). */
 void amp_scale(const struct amp_scaler *s, float *g, size_t n, float k);
+float amp_factor(const struct amp_scaler *s, float k);
 
 /* g[0, n) /= scale; returns true when any element is inf or NaN (after
  * or before unscaling: the check is on the result).  Checks even when
  * disabled, so a diverging fp32 run is caught the same way. */
 bool amp_unscale(const struct amp_scaler *s, float *g, size_t n);
+
+/* Whether a forward whose loss is not finite is an overflow step: with
+ * loss scaling (fp16) and the scale above AMP_MIN_SCALE, an inf or NaN
+ * is taken for fp16 activations that overflowed (a GPU stores
+ * convolution outputs as fp16), so the step goes on with a loss gradient
+ * that is not finite either: every rank's amp_unscale then finds it
+ * (after the allreduce), the step is skipped and the scale halves, as
+ * for an overflow in backward.  False for a finite loss, and where only
+ * divergence explains it: no scaler, or a scale at its floor (a forward
+ * that overflows step after step halves it down to there). */
+bool amp_forward_overflow(const struct amp_scaler *s, double loss);
 
 /* Records the outcome of a step.  overflow: halve the scale (not below
  * AMP_MIN_SCALE), reset the count, return true = skip the update.

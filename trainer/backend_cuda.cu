@@ -8,13 +8,17 @@
  * kernels want) and runs cuDNN's pseudo-bf16/half configuration:
  * low-precision tensors, fp32 accumulation (CUDNN_TENSOR_OP_MATH); the
  * low-precision y, dx and dw are widened to fp32 by the kernels that add
- * the bias (and ReLU) or reorder dw back to (K,C,R,S).  The bias
- * gradient is an fp32 reduction of the fp32 dy.  At fp32 the math mode
- * is CUDNN_FMA_MATH and the GEMM compute type CUBLAS_COMPUTE_32F, so no
- * TF32 rounding: results match the CPU backend to 1e-5.  Pooling and
- * batch norm run fp32 (memory-bound; batch-norm statistics stay fp32).
- * cuDNN algorithms are picked deterministic where one exists (same bits
- * for the same step on the same GPU: exact resume).
+ * the bias (and ReLU) or reorder dw back to (K,C,R,S).  Convolutions of
+ * few input channels (gpu_conv_precision: a grey image's first layer)
+ * run fp32 at every precision.  The bias gradient is an fp32 reduction
+ * of the fp32 dy.  At fp32 the math mode is CUDNN_FMA_MATH, no Winograd
+ * or FFT algorithm is used and the GEMM compute type is
+ * CUBLAS_COMPUTE_32F, so no TF32 rounding: results match the CPU
+ * backend to 1e-5.  Pooling and batch norm run fp32 (memory-bound;
+ * batch-norm statistics stay fp32).  cuDNN algorithms are picked
+ * deterministic where one exists (same bits for the same step on the
+ * same GPU: exact resume).  cuBLASLt is told the alignment its operands
+ * really have (gpu_alignment), not left to assume 256 bytes.
  *
  * The element-wise kernels (bias, ReLU, residual add, flatten, dropout,
  * batch-norm running statistics and inference, loss-scale check, the
@@ -30,7 +34,10 @@
  *
  * Budget: conv FLOPs 2*N*K*P*Q*C*R*S per pass on tensor cores; the
  * conversions move 6 bytes per element of x, dy and y (HBM-bound, a few
- * percent of a convolution at the bundled models' sizes).
+ * percent of a convolution at the bundled models' sizes).  Memory: at
+ * fp32 a convolution keeps only its (K,R,S,C) weights; at bf16/fp16 also
+ * the low-precision x its weight gradient needs; the copies that live
+ * within one call share one scratch buffer.
  */
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -47,6 +54,7 @@
 
 extern "C" {
 #include "trainer/backend_cuda.h" // defines: be_cuda_*
+#include "trainer/gpu_plan.h"     // defines: gpu_alignment, gpu_pick_algo, gpu_conv_precision
 #include "cli/sbuf.h"             // defines: struct sbuf, sbuf_addf
 }
 
@@ -54,14 +62,21 @@ static struct {
 	bool ready;
 	int device;
 	cudaStream_t compute, comm;
+	cudaStream_t copy;       /* input staging (be_cuda_stage_in) */
+	cudaEvent_t started[2];  /* slot's copy began (timed) */
+	cudaEvent_t copied[2];   /* slot's copy done (timed) */
+	cudaEvent_t freed[2];    /* the compute stream is done with slot */
 	cudaEvent_t queued, reduced;
 	cudaEvent_t computed, waited; /* timed: the exposed part of the reduction */
 	cublasLtHandle_t lt;
 	cudnnHandle_t dnn;
 	void *lt_ws;
 	size_t lt_ws_bytes;
-	void *scratch; /* GEMM operand conversions, grown on first use */
+	void *scratch; /* GEMM operand conversions and convolutions' passing
+			* low-precision copies; grown by a plan or a first use */
 	size_t scratch_bytes;
+	float *part;   /* the bias gradients' partial sums, grown likewise */
+	size_t part_floats;
 	int *flag;     /* device overflow flag */
 	ncclComm_t nccl;
 	int world;
@@ -176,23 +191,49 @@ template <typename T> __global__ void k_widen(size_t n, const T *t, float *y)
 		y[i] = to_f32(t[i]);
 }
 
-/* db[c] = sum over rows of dy[row, c]; one block per channel. */
-__global__ void k_bias_grad(int rows, int k, const float *dy, float *db)
-{
-	__shared__ float part[256];
-	float s = 0;
+/* The bias gradient db[c] = sum over rows of dy[row, c] in two passes of
+ * a fixed order (the same bits every run).  Pass 1: a block of 32
+ * columns x 8 lanes sums one chunk of rows, each warp reading 32
+ * neighbouring columns of a row (coalesced), into part[chunk, c].  Pass
+ * 2: one block per column adds its chunks in a tree.  hepcnn's first
+ * layer at batch 256 (1M rows x 16) runs as 1024 blocks, not 16. */
+enum { BG_COLS = 32, BG_LANES = 8, BG_MAX_CHUNKS = 1024, BG_MIN_ROWS = 64 };
 
-	for (int r = threadIdx.x; r < rows; r += blockDim.x)
-		s += dy[(size_t)r * k + blockIdx.x];
-	part[threadIdx.x] = s;
+__global__ void k_bias_grad_part(int rows, int k, int per, const float *dy, float *part)
+{
+	__shared__ float lane[BG_LANES][BG_COLS + 1];
+	int c = blockIdx.x * BG_COLS + threadIdx.x;
+	int lo = blockIdx.y * per, hi = min(rows, lo + per);
+	float v = 0;
+
+	if (c < k)
+		for (int r = lo + threadIdx.y; r < hi; r += BG_LANES)
+			v += dy[(size_t)r * k + c];
+	lane[threadIdx.y][threadIdx.x] = v;
+	__syncthreads();
+	if (threadIdx.y == 0 && c < k) {
+		for (int j = 1; j < BG_LANES; j++)
+			v += lane[j][threadIdx.x];
+		part[(size_t)blockIdx.y * k + c] = v;
+	}
+}
+
+__global__ void k_bias_grad_sum(int chunks, int k, const float *part, float *db)
+{
+	__shared__ float t[256];
+	float v = 0;
+
+	for (int j = threadIdx.x; j < chunks; j += blockDim.x)
+		v += part[(size_t)j * k + blockIdx.x];
+	t[threadIdx.x] = v;
 	__syncthreads();
 	for (int w = blockDim.x / 2; w > 0; w /= 2) {
 		if (threadIdx.x < w)
-			part[threadIdx.x] += part[threadIdx.x + w];
+			t[threadIdx.x] += t[threadIdx.x + w];
 		__syncthreads();
 	}
 	if (!threadIdx.x)
-		db[blockIdx.x] = part[0];
+		db[blockIdx.x] = t[0];
 }
 
 __global__ void k_relu_fwd(size_t n, const float *x, float *y)
@@ -269,6 +310,67 @@ __global__ void k_dropout(size_t n, const float *x, float *y, double p, uint64_t
 		y[i] = d_rng_hash_uniform(key, i) >= p ? x[i] * scale : 0;
 }
 
+/* softmax_xent_f32 of kernels/pointwise.inc, one thread per sample:
+ * term[i] and hit[i] for the fixed-order sum of k_sum_terms. */
+__global__ void k_xent(int n, int k, const float *logits, const int32_t *labels, float *dlogits,
+		       double *term, double *hit)
+{
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+		const float *z = logits + (size_t)i * k;
+		double mx = z[0], sum = 0;
+		int best = 0, y = labels[i];
+
+		for (int j = 1; j < k; j++)
+			if (z[j] > mx) {
+				mx = z[j];
+				best = j;
+			}
+		for (int j = 0; j < k; j++)
+			sum += exp(z[j] - mx);
+		term[i] = log(sum) + mx - z[y];
+		hit[i] = best == y;
+		for (int j = 0; j < k; j++)
+			dlogits[(size_t)i * k + j] = (float)((exp(z[j] - mx) / sum - (j == y)) / n);
+	}
+}
+
+/* sigmoid_bce_f32, one thread per output. */
+__global__ void k_bce(size_t nk, const float *logits, const float *targets, float *dlogits,
+		      double *term, double *hit)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < nk;
+	     i += (size_t)gridDim.x * blockDim.x) {
+		double z = logits[i], t = targets[i];
+
+		term[i] = (z > 0 ? z : 0) - z * t + log1p(exp(-fabs(z)));
+		hit[i] = (z > 0) == (t > 0.5);
+		dlogits[i] = (float)((1.0 / (1.0 + exp(-z)) - t) / (double)nk);
+	}
+}
+
+/* out = (sum of term / div, sum of hit), summed in index order as the
+ * C kernels sum: one thread, m is a batch's worth. */
+__global__ void k_sum_terms(size_t m, const double *term, const double *hit, double div,
+			    double *out)
+{
+	double loss = 0, right = 0;
+
+	for (size_t i = 0; i < m; i++) {
+		loss += term[i];
+		right += hit[i];
+	}
+	out[0] = loss / div;
+	out[1] = right;
+}
+
+/* amp_scale's g *= k; poison: then g[0] = NaN. */
+__global__ void k_scale(size_t n, float *g, float k, bool poison)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		g[i] = poison && !i ? NAN : g[i] * k;
+}
+
 /* One thread per channel: c is at most a few hundred. */
 __global__ void k_bn_running(int rows, int c, const float *mean, const float *invstd, double eps,
 			     float m, float *rm, float *rv)
@@ -338,6 +440,56 @@ extern "C" int be_cuda_device_count(void)
 	return n;
 }
 
+extern "C" int be_cuda_bus_id(int device, char *buf, int len, struct sbuf *err)
+{
+	CU_TRY(cudaDeviceGetPCIBusId(buf, len, device));
+	return 0;
+fail:
+	return -1;
+}
+
+/* Everything be_cuda_init made, whichever part of it it made; G is zero
+ * afterwards. */
+static void release_all(void)
+{
+	be_cuda_nccl_shutdown();
+	if (G.compute)
+		cudaStreamSynchronize(G.compute);
+	cudaFree(G.lt_ws);
+	cudaFree(G.scratch);
+	cudaFree(G.part);
+	cudaFree(G.flag);
+	if (G.lt)
+		cublasLtDestroy(G.lt);
+	if (G.dnn)
+		cudnnDestroy(G.dnn);
+	for (int i = 0; i < 2; i++) {
+		if (G.started[i])
+			cudaEventDestroy(G.started[i]);
+		if (G.copied[i])
+			cudaEventDestroy(G.copied[i]);
+		if (G.freed[i])
+			cudaEventDestroy(G.freed[i]);
+	}
+	if (G.queued)
+		cudaEventDestroy(G.queued);
+	if (G.reduced)
+		cudaEventDestroy(G.reduced);
+	if (G.computed)
+		cudaEventDestroy(G.computed);
+	if (G.waited)
+		cudaEventDestroy(G.waited);
+	if (G.compute)
+		cudaStreamDestroy(G.compute);
+	if (G.comm)
+		cudaStreamDestroy(G.comm);
+	if (G.copy) {
+		cudaStreamSynchronize(G.copy);
+		cudaStreamDestroy(G.copy);
+	}
+	memset(&G, 0, sizeof(G));
+}
+
 extern "C" int be_cuda_init(int device, struct sbuf *err)
 {
 	struct cudaDeviceProp p;
@@ -348,6 +500,12 @@ extern "C" int be_cuda_init(int device, struct sbuf *err)
 	CU_TRY(cudaGetDeviceProperties(&p, device));
 	CU_TRY(cudaStreamCreateWithFlags(&G.compute, cudaStreamNonBlocking));
 	CU_TRY(cudaStreamCreateWithFlags(&G.comm, cudaStreamNonBlocking));
+	CU_TRY(cudaStreamCreateWithFlags(&G.copy, cudaStreamNonBlocking));
+	for (int i = 0; i < 2; i++) {
+		CU_TRY(cudaEventCreate(&G.started[i]));
+		CU_TRY(cudaEventCreate(&G.copied[i]));
+		CU_TRY(cudaEventCreateWithFlags(&G.freed[i], cudaEventDisableTiming));
+	}
 	CU_TRY(cudaEventCreateWithFlags(&G.queued, cudaEventDisableTiming));
 	CU_TRY(cudaEventCreateWithFlags(&G.reduced, cudaEventDisableTiming));
 	CU_TRY(cudaEventCreate(&G.computed));
@@ -365,6 +523,7 @@ extern "C" int be_cuda_init(int device, struct sbuf *err)
 		 cublasLtGetVersion());
 	return 0;
 fail:
+	release_all();
 	return -1;
 }
 
@@ -375,31 +534,17 @@ extern "C" const char *be_cuda_describe(void)
 
 extern "C" void be_cuda_shutdown(void)
 {
-	if (!G.ready)
-		return;
-	be_cuda_nccl_shutdown();
-	cudaStreamSynchronize(G.compute);
-	cudaFree(G.lt_ws);
-	cudaFree(G.scratch);
-	cudaFree(G.flag);
-	cublasLtDestroy(G.lt);
-	cudnnDestroy(G.dnn);
-	cudaEventDestroy(G.queued);
-	cudaEventDestroy(G.reduced);
-	cudaEventDestroy(G.computed);
-	cudaEventDestroy(G.waited);
-	cudaStreamDestroy(G.compute);
-	cudaStreamDestroy(G.comm);
-	memset(&G, 0, sizeof(G));
+	if (G.ready)
+		release_all();
 }
 
 /* Zeroed on the compute stream: a cudaMemset on the legacy stream is
  * not ordered before work on the non-blocking compute stream. */
-extern "C" float *be_cuda_alloc(size_t nfloats)
+extern "C" void *be_cuda_alloc_bytes(size_t bytes)
 {
-	size_t bytes = (nfloats ? nfloats : 1) * sizeof(float);
 	void *p = NULL;
 
+	bytes = bytes ? bytes : 1;
 	if (cudaMalloc(&p, bytes) != cudaSuccess) {
 		cudaGetLastError();
 		return NULL;
@@ -408,13 +553,87 @@ extern "C" float *be_cuda_alloc(size_t nfloats)
 		cudaFree(p);
 		return NULL;
 	}
-	return (float *)p;
+	return p;
 }
 
-extern "C" void be_cuda_free(float *d)
+extern "C" float *be_cuda_alloc(size_t nfloats)
+{
+	return (float *)be_cuda_alloc_bytes(nfloats * sizeof(float));
+}
+
+extern "C" void be_cuda_free(void *d)
 {
 	if (d)
 		cudaFree(d);
+}
+
+extern "C" void *be_cuda_host_alloc(size_t bytes)
+{
+	void *p = NULL;
+
+	if (cudaMallocHost(&p, bytes ? bytes : 1) != cudaSuccess) {
+		cudaGetLastError();
+		return NULL;
+	}
+	memset(p, 0, bytes);
+	return p;
+}
+
+extern "C" void be_cuda_host_free(void *h)
+{
+	if (h)
+		cudaFreeHost(h);
+}
+
+extern "C" int be_cuda_stage_ready(int slot, struct sbuf *err)
+{
+	CU_TRY(cudaEventSynchronize(G.copied[slot]));
+	return 0;
+fail:
+	return -1;
+}
+
+/* The copy waits until the compute stream has finished the step that
+ * last read d (two stages ago: freed[slot] was recorded when the stage
+ * after it began); the compute stream waits for the copy; and this
+ * point of the compute stream, after everything queued so far, frees
+ * the other slot for the next stage. */
+extern "C" int be_cuda_stage_in(int slot, void *d, const void *h, size_t bytes, struct sbuf *err)
+{
+	CU_TRY(cudaStreamWaitEvent(G.copy, G.freed[slot], 0));
+	CU_TRY(cudaEventRecord(G.started[slot], G.copy));
+	CU_TRY(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, G.copy));
+	CU_TRY(cudaEventRecord(G.copied[slot], G.copy));
+	CU_TRY(cudaStreamWaitEvent(G.compute, G.copied[slot], 0));
+	CU_TRY(cudaEventRecord(G.freed[slot ^ 1], G.compute));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_stage_ms(int slot, float *ms, struct sbuf *err)
+{
+	CU_TRY(cudaEventElapsedTime(ms, G.started[slot], G.copied[slot]));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_upload_async(void *d, const void *h, size_t bytes, struct sbuf *err)
+{
+	CU_TRY(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, G.compute));
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_download_sync(void *h, const void *d, size_t bytes, struct sbuf *err)
+{
+	CU_TRY(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, G.compute));
+	CU_TRY(cudaStreamSynchronize(G.compute));
+	return 0;
+fail:
+	return -1;
 }
 
 extern "C" int be_cuda_upload(float *d, const float *h, size_t n, struct sbuf *err)
@@ -475,7 +694,75 @@ fail:
 	return -1;
 }
 
+/* Rows per chunk of the bias gradient's first pass. */
+static int bg_rows_per_chunk(int rows)
+{
+	int per = (rows + BG_MAX_CHUNKS - 1) / BG_MAX_CHUNKS;
+
+	return per < BG_MIN_ROWS ? BG_MIN_ROWS : per;
+}
+
+static size_t bg_part_floats(int rows, int k)
+{
+	int per = bg_rows_per_chunk(rows);
+
+	return (size_t)((rows + per - 1) / per) * k;
+}
+
+/* Grow-only, as scratch_reserve. */
+static int part_reserve(size_t floats, struct sbuf *err)
+{
+	if (floats <= G.part_floats)
+		return 0;
+	CU_TRY(cudaStreamSynchronize(G.compute));
+	cudaFree(G.part);
+	G.part = NULL;
+	G.part_floats = 0;
+	CU_TRY(cudaMalloc((void **)&G.part, floats * sizeof(float)));
+	G.part_floats = floats;
+	return 0;
+fail:
+	return -1;
+}
+
+static int bias_grad(int rows, int k, const float *d_dy, float *d_db, struct sbuf *err)
+{
+	int per = bg_rows_per_chunk(rows), chunks = (rows + per - 1) / per;
+	dim3 grid((k + BG_COLS - 1) / BG_COLS, chunks), block(BG_COLS, BG_LANES);
+
+	if (part_reserve((size_t)chunks * k, err))
+		return -1;
+	k_bias_grad_part<<<grid, block, 0, G.compute>>>(rows, k, per, d_dy, G.part);
+	k_bias_grad_sum<<<k, 256, 0, G.compute>>>(chunks, k, G.part, d_db);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
 /* ---- GEMM ---- */
+
+/* The heuristic assumes 256-byte-aligned operands unless told otherwise
+ * (and may then pick a kernel that faults on a view into an arena):
+ * tell it what the pointers have. */
+static int set_alignment(cublasLtMatmulPreference_t pref, const void *a, const void *b,
+			 const void *c, struct sbuf *err)
+{
+	uint32_t al[3] = { gpu_alignment((uintptr_t)a), gpu_alignment((uintptr_t)b),
+			   gpu_alignment((uintptr_t)c) };
+
+	LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+						    &al[0], sizeof(al[0])));
+	LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+						    &al[1], sizeof(al[1])));
+	LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+						    &al[2], sizeof(al[2])));
+	LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+						    &al[2], sizeof(al[2])));
+	return 0;
+fail:
+	return -1;
+}
 
 extern "C" int be_cuda_gemm(char ta, char tb, int m, int n, int k, float alpha, const float *d_a,
 			    int lda, const float *d_b, int ldb, float beta, float *d_c, int ldc,
@@ -520,10 +807,12 @@ extern "C" int be_cuda_gemm(char ta, char tb, int m, int n, int k, float alpha, 
 	LT_TRY(cublasLtMatmulPreferenceCreate(&pref));
 	LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
 						    &G.lt_ws_bytes, sizeof(G.lt_ws_bytes)));
+	if (set_alignment(pref, a, b, d_c, err))
+		goto fail;
 	LT_TRY(cublasLtMatmulAlgoGetHeuristic(G.lt, op, la, lb, lc, lc, pref, 1, &h, &found));
-	if (!found) {
-		sbuf_addf(err, "cuBLASLt: no algorithm for a %s GEMM %dx%dx%d", be_precision_name(prec),
-			  m, n, k);
+	if (!found || h.state != CUBLAS_STATUS_SUCCESS) {
+		sbuf_addf(err, "cuBLASLt: no algorithm for a %s GEMM %dx%dx%d (status %d)",
+			  be_precision_name(prec), m, n, k, found ? (int)h.state : -1);
 		goto fail;
 	}
 	LT_TRY(cublasLtMatmul(G.lt, op, &alpha, a, la, b, lb, &beta, d_c, lc, d_c, lc, &h.algo,
@@ -548,10 +837,18 @@ fail:
 
 /* ---- convolution ---- */
 
+/* A convolution's device memory.  Kept from forward to backward: w as
+ * (K,R,S,C) in the compute type (backward data reuses it) and, at
+ * bf16/fp16, x in the compute type (the weight gradient reuses it).
+ * Passing, in the shared scratch (reserved by the plan, so the step loop
+ * never grows it for a convolution): the forward's low-precision y, and
+ * backward's low-precision dy, its dx (only where one is asked for) and
+ * dw.  At fp32 cuDNN reads x and dy and writes y and dx where the caller
+ * has them: no activation-sized copy at all. */
 struct be_cuda_conv {
 	struct conv_geom g;
 	unsigned flags;
-	enum be_precision prec;
+	enum be_precision prec; /* what runs: gpu_conv_precision of what was asked */
 	cudnnTensorDescriptor_t x, y;
 	cudnnFilterDescriptor_t w;
 	cudnnConvolutionDescriptor_t conv;
@@ -560,9 +857,36 @@ struct be_cuda_conv {
 	cudnnConvolutionBwdFilterAlgo_t wa;
 	void *ws;
 	size_t ws_bytes;
-	void *xl, *wl, *yl, *dyl, *dxl, *dwl; /* compute-type copies (KRSC for w) */
-	const float *w_last;
+	void *xl, *wl; /* kept copies (xl: bf16/fp16 only) */
 };
+
+/* Byte offsets of the passing copies in the scratch: the forward's y at
+ * 0; backward's dy, dx and dw; total, what the scratch must hold. */
+struct conv_scratch {
+	size_t dy, dx, dw, total;
+};
+
+static size_t round256(size_t bytes)
+{
+	return (bytes + 255) / 256 * 256;
+}
+
+static struct conv_scratch conv_scratch_plan(const struct be_cuda_conv *cv)
+{
+	const struct conv_geom *g = &cv->g;
+	size_t e = elem_bytes(cv->prec), nx = (size_t)g->n * g->h * g->w * g->c;
+	size_t ny = (size_t)g->n * g->p * g->q * g->k, nw = (size_t)g->k * g->c * g->r * g->s;
+	bool low = cv->prec != BE_FP32;
+	struct conv_scratch sc;
+
+	sc.dy = 0;
+	sc.dx = sc.dy + (low ? round256(ny * e) : 0);
+	sc.dw = sc.dx + (low && (cv->flags & BE_NEED_DX) ? round256(nx * e) : 0);
+	sc.total = sc.dw + round256(nw * e);
+	if (low && round256(ny * e) > sc.total)
+		sc.total = round256(ny * e);
+	return sc;
+}
 
 extern "C" void be_cuda_conv_free(struct be_cuda_conv *cv)
 {
@@ -579,29 +903,96 @@ extern "C" void be_cuda_conv_free(struct be_cuda_conv *cv)
 	cudaFree(cv->ws);
 	cudaFree(cv->xl);
 	cudaFree(cv->wl);
-	cudaFree(cv->yl);
-	cudaFree(cv->dyl);
-	cudaFree(cv->dxl);
-	cudaFree(cv->dwl);
 	free(cv);
 }
 
-/* The heuristic's first usable algorithm, preferring (in this order) a
- * deterministic one rated in the descriptor's math mode, any
- * deterministic one, any at all: the same step gives the same bits on
- * the same GPU, which exact resume needs (some backward algorithms add
- * with atomics).  The descriptor's math mode is what runs (at fp32
- * CUDNN_FMA_MATH: never TF32), whatever the rating said. */
+static enum gpu_algo_kind algo_kind(cudnnConvolutionFwdAlgo_t a)
+{
+	return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING
+		       ? GPU_ALGO_FFT
+	       : a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+			       a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED
+		       ? GPU_ALGO_WINOGRAD
+		       : GPU_ALGO_GEMM;
+}
+
+static enum gpu_algo_kind algo_kind(cudnnConvolutionBwdDataAlgo_t a)
+{
+	return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+			       a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING
+		       ? GPU_ALGO_FFT
+	       : a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+			       a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED
+		       ? GPU_ALGO_WINOGRAD
+		       : GPU_ALGO_GEMM;
+}
+
+static enum gpu_algo_kind algo_kind(cudnnConvolutionBwdFilterAlgo_t a)
+{
+	return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+			       a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING
+		       ? GPU_ALGO_FFT
+	       : a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD ||
+			       a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED
+		       ? GPU_ALGO_WINOGRAD
+		       : GPU_ALGO_GEMM;
+}
+
+enum { MAX_ALGOS = 8 }; /* more than any of cuDNN's *_ALGO_COUNT */
+
+/* gpu_pick_algo over what cuDNN's heuristic rated.  The descriptor's
+ * math mode is what runs (at fp32 CUDNN_FMA_MATH: never TF32),
+ * whatever the rating said. */
 template <typename P> static int pick_algo(const P *perf, int cnt, enum be_precision prec)
 {
 	cudnnMathType_t want = prec == BE_FP32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+	struct gpu_algo v[MAX_ALGOS];
 
-	for (int pass = 0; pass < 3; pass++)
-		for (int i = 0; i < cnt; i++)
-			if (perf[i].status == CUDNN_STATUS_SUCCESS &&
-			    (pass == 2 || perf[i].determinism == CUDNN_DETERMINISTIC) &&
-			    (pass > 0 || perf[i].mathType == want))
-				return i;
+	cnt = cnt < MAX_ALGOS ? cnt : MAX_ALGOS;
+	for (int i = 0; i < cnt; i++) {
+		v[i].ok = perf[i].status == CUDNN_STATUS_SUCCESS;
+		v[i].deterministic = perf[i].determinism == CUDNN_DETERMINISTIC;
+		v[i].math_matches = perf[i].mathType == want;
+		v[i].kind = algo_kind(perf[i].algo);
+	}
+	return gpu_pick_algo(v, cnt, prec);
+}
+
+static int conv_algos(struct be_cuda_conv *cv, struct sbuf *err)
+{
+	cudnnConvolutionFwdAlgoPerf_t fp[MAX_ALGOS];
+	cudnnConvolutionBwdDataAlgoPerf_t dp[MAX_ALGOS];
+	cudnnConvolutionBwdFilterAlgoPerf_t wp[MAX_ALGOS];
+	size_t b1 = 0, b2 = 0, b3 = 0;
+	int cnt = 0, i;
+
+	DNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(G.dnn, cv->x, cv->w, cv->conv, cv->y,
+						       MAX_ALGOS, &cnt, fp));
+	if ((i = pick_algo(fp, cnt, cv->prec)) < 0)
+		goto no_algo;
+	cv->fa = fp[i].algo;
+	DNN_TRY(cudnnGetConvolutionBackwardDataAlgorithm_v7(G.dnn, cv->w, cv->y, cv->conv, cv->x,
+							    MAX_ALGOS, &cnt, dp));
+	if ((i = pick_algo(dp, cnt, cv->prec)) < 0)
+		goto no_algo;
+	cv->da = dp[i].algo;
+	DNN_TRY(cudnnGetConvolutionBackwardFilterAlgorithm_v7(G.dnn, cv->x, cv->y, cv->conv, cv->w,
+							      MAX_ALGOS, &cnt, wp));
+	if ((i = pick_algo(wp, cnt, cv->prec)) < 0)
+		goto no_algo;
+	cv->wa = wp[i].algo;
+	DNN_TRY(cudnnGetConvolutionForwardWorkspaceSize(G.dnn, cv->x, cv->w, cv->conv, cv->y, cv->fa, &b1));
+	DNN_TRY(cudnnGetConvolutionBackwardDataWorkspaceSize(G.dnn, cv->w, cv->y, cv->conv, cv->x,
+							     cv->da, &b2));
+	DNN_TRY(cudnnGetConvolutionBackwardFilterWorkspaceSize(G.dnn, cv->x, cv->y, cv->conv, cv->w,
+							       cv->wa, &b3));
+	cv->ws_bytes = b1 > b2 ? b1 : b2;
+	cv->ws_bytes = b3 > cv->ws_bytes ? b3 : cv->ws_bytes;
+	return 0;
+no_algo:
+	sbuf_addf(err, "cuDNN: no %s algorithm for a %dx%d convolution of %d to %d channels",
+		  be_precision_name(cv->prec), cv->g.r, cv->g.s, cv->g.c, cv->g.k);
+fail:
 	return -1;
 }
 
@@ -609,16 +1000,8 @@ extern "C" struct be_cuda_conv *be_cuda_conv_create(const struct conv_geom *g, u
 						    enum be_precision prec, struct sbuf *err)
 {
 	struct be_cuda_conv *cv = (struct be_cuda_conv *)calloc(1, sizeof(*cv));
-	cudnnDataType_t dt = prec == BE_BF16 ? CUDNN_DATA_BFLOAT16
-			     : prec == BE_FP16 ? CUDNN_DATA_HALF
-					       : CUDNN_DATA_FLOAT;
-	cudnnConvolutionFwdAlgoPerf_t fp[8];
-	cudnnConvolutionBwdDataAlgoPerf_t dp[8];
-	cudnnConvolutionBwdFilterAlgoPerf_t wp[8];
-	size_t e = elem_bytes(prec), nx = (size_t)g->n * g->h * g->w * g->c;
-	size_t ny = (size_t)g->n * g->p * g->q * g->k, nw = (size_t)g->k * g->c * g->r * g->s;
-	size_t b1 = 0, b2 = 0, b3 = 0;
-	int cnt = 0, i;
+	cudnnDataType_t dt;
+	size_t e, nx = (size_t)g->n * g->h * g->w * g->c, nw = (size_t)g->k * g->c * g->r * g->s;
 
 	if (!cv) {
 		sbuf_addstr(err, "out of memory");
@@ -626,7 +1009,9 @@ extern "C" struct be_cuda_conv *be_cuda_conv_create(const struct conv_geom *g, u
 	}
 	cv->g = *g;
 	cv->flags = flags;
-	cv->prec = prec;
+	cv->prec = prec = gpu_conv_precision(g->c, prec);
+	e = elem_bytes(prec);
+	dt = prec == BE_BF16 ? CUDNN_DATA_BFLOAT16 : prec == BE_FP16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
 	DNN_TRY(cudnnCreateTensorDescriptor(&cv->x));
 	DNN_TRY(cudnnCreateTensorDescriptor(&cv->y));
 	DNN_TRY(cudnnCreateFilterDescriptor(&cv->w));
@@ -638,51 +1023,31 @@ extern "C" struct be_cuda_conv *be_cuda_conv_create(const struct conv_geom *g, u
 						CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
 	DNN_TRY(cudnnSetConvolutionMathType(cv->conv, prec == BE_FP32 ? CUDNN_FMA_MATH
 								     : CUDNN_TENSOR_OP_MATH));
-	DNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(G.dnn, cv->x, cv->w, cv->conv, cv->y, 8, &cnt, fp));
-	if ((i = pick_algo(fp, cnt, prec)) < 0)
-		goto no_algo;
-	cv->fa = fp[i].algo;
-	DNN_TRY(cudnnGetConvolutionBackwardDataAlgorithm_v7(G.dnn, cv->w, cv->y, cv->conv, cv->x, 8,
-							    &cnt, dp));
-	if ((i = pick_algo(dp, cnt, prec)) < 0)
-		goto no_algo;
-	cv->da = dp[i].algo;
-	DNN_TRY(cudnnGetConvolutionBackwardFilterAlgorithm_v7(G.dnn, cv->x, cv->y, cv->conv, cv->w, 8,
-							      &cnt, wp));
-	if ((i = pick_algo(wp, cnt, prec)) < 0)
-		goto no_algo;
-	cv->wa = wp[i].algo;
-	DNN_TRY(cudnnGetConvolutionForwardWorkspaceSize(G.dnn, cv->x, cv->w, cv->conv, cv->y, cv->fa, &b1));
-	DNN_TRY(cudnnGetConvolutionBackwardDataWorkspaceSize(G.dnn, cv->w, cv->y, cv->conv, cv->x,
-							     cv->da, &b2));
-	DNN_TRY(cudnnGetConvolutionBackwardFilterWorkspaceSize(G.dnn, cv->x, cv->y, cv->conv, cv->w,
-							       cv->wa, &b3));
-	cv->ws_bytes = b1 > b2 ? b1 : b2;
-	cv->ws_bytes = b3 > cv->ws_bytes ? b3 : cv->ws_bytes;
+	if (conv_algos(cv, err))
+		goto fail;
 	if (cv->ws_bytes)
 		CU_TRY(cudaMalloc(&cv->ws, cv->ws_bytes));
-	CU_TRY(cudaMalloc(&cv->xl, nx * e));
 	CU_TRY(cudaMalloc(&cv->wl, nw * e));
-	CU_TRY(cudaMalloc(&cv->yl, ny * e));
-	CU_TRY(cudaMalloc(&cv->dyl, ny * e));
-	CU_TRY(cudaMalloc(&cv->dxl, nx * e));
-	CU_TRY(cudaMalloc(&cv->dwl, nw * e));
+	if (prec != BE_FP32)
+		CU_TRY(cudaMalloc(&cv->xl, nx * e));
+	if (scratch_reserve(conv_scratch_plan(cv).total, err) ||
+	    part_reserve(bg_part_floats(g->n * g->p * g->q, g->k), err))
+		goto fail;
 	return cv;
-no_algo:
-	sbuf_addf(err, "cuDNN: no %s algorithm for a %dx%d convolution of %d to %d channels",
-		  be_precision_name(prec), g->r, g->s, g->c, g->k);
 fail:
 	be_cuda_conv_free(cv);
 	return NULL;
 }
 
+/* x (bf16/fp16 only) and w into their kept compute-type copies. */
 template <typename T>
 static void conv_fwd_kernels_in(struct be_cuda_conv *cv, const float *x, const float *w)
 {
 	const struct conv_geom *g = &cv->g;
 	size_t nx = (size_t)g->n * g->h * g->w * g->c, nw = (size_t)g->k * g->c * g->r * g->s;
 
-	k_convert<<<blocks_for(nx), 256, 0, G.compute>>>(nx, x, (T *)cv->xl);
+	if (cv->xl)
+		k_convert<<<blocks_for(nx), 256, 0, G.compute>>>(nx, x, (T *)cv->xl);
 	k_w_to_krsc<<<blocks_for(nw), 256, 0, G.compute>>>(g->k, g->c, g->r * g->s, w, (T *)cv->wl);
 }
 
@@ -692,7 +1057,9 @@ extern "C" int be_cuda_conv_forward(struct be_cuda_conv *cv, const float *d_x, c
 	const struct conv_geom *g = &cv->g;
 	size_t ny = (size_t)g->n * g->p * g->q * g->k;
 	const float one = 1, zero = 0;
-	bool relu = cv->flags & BE_RELU;
+	bool relu = cv->flags & BE_RELU, low = cv->prec != BE_FP32;
+	const void *x = low ? cv->xl : d_x;
+	void *y = low ? G.scratch : d_y;
 
 	if (cv->prec == BE_BF16)
 		conv_fwd_kernels_in<__nv_bfloat16>(cv, d_x, d_w);
@@ -700,68 +1067,74 @@ extern "C" int be_cuda_conv_forward(struct be_cuda_conv *cv, const float *d_x, c
 		conv_fwd_kernels_in<__half>(cv, d_x, d_w);
 	else
 		conv_fwd_kernels_in<float>(cv, d_x, d_w);
-	DNN_TRY(cudnnConvolutionForward(G.dnn, &one, cv->x, cv->xl, cv->w, cv->wl, cv->conv, cv->fa,
-					cv->ws, cv->ws_bytes, &zero, cv->y, cv->yl));
+	DNN_TRY(cudnnConvolutionForward(G.dnn, &one, cv->x, x, cv->w, cv->wl, cv->conv, cv->fa,
+					cv->ws, cv->ws_bytes, &zero, cv->y, y));
+	/* at fp32 in place: element i is read before it is written */
 	if (cv->prec == BE_BF16)
-		k_bias_act<<<blocks_for(ny), 256, 0, G.compute>>>(ny, g->k, (const __nv_bfloat16 *)cv->yl,
+		k_bias_act<<<blocks_for(ny), 256, 0, G.compute>>>(ny, g->k, (const __nv_bfloat16 *)y,
 								   d_b, relu, d_y);
 	else if (cv->prec == BE_FP16)
-		k_bias_act<<<blocks_for(ny), 256, 0, G.compute>>>(ny, g->k, (const __half *)cv->yl, d_b,
+		k_bias_act<<<blocks_for(ny), 256, 0, G.compute>>>(ny, g->k, (const __half *)y, d_b,
 								   relu, d_y);
 	else
-		k_bias_act<<<blocks_for(ny), 256, 0, G.compute>>>(ny, g->k, (const float *)cv->yl, d_b,
+		k_bias_act<<<blocks_for(ny), 256, 0, G.compute>>>(ny, g->k, (const float *)y, d_b,
 								   relu, d_y);
 	CU_TRY(cudaGetLastError());
-	cv->w_last = d_w;
 	return 0;
 fail:
 	return -1;
 }
 
+/* The compute-type dx (bf16/fp16) and dw back to fp32, dw to (K,C,R,S). */
 template <typename T>
-static void conv_bwd_out(struct be_cuda_conv *cv, float *dx, float *dw)
+static void conv_bwd_out(struct be_cuda_conv *cv, const void *dxl, float *dx, const void *dwl,
+			 float *dw)
 {
 	const struct conv_geom *g = &cv->g;
 	size_t nx = (size_t)g->n * g->h * g->w * g->c, nw = (size_t)g->k * g->c * g->r * g->s;
 
-	if (dx)
-		k_widen<<<blocks_for(nx), 256, 0, G.compute>>>(nx, (const T *)cv->dxl, dx);
-	k_krsc_to_w<<<blocks_for(nw), 256, 0, G.compute>>>(g->k, g->c, g->r * g->s,
-							    (const T *)cv->dwl, dw);
+	if (dx && dxl != dx)
+		k_widen<<<blocks_for(nx), 256, 0, G.compute>>>(nx, (const T *)dxl, dx);
+	k_krsc_to_w<<<blocks_for(nw), 256, 0, G.compute>>>(g->k, g->c, g->r * g->s, (const T *)dwl,
+							    dw);
 }
 
-/* The low-precision x of the forward is reused: the caller passes the
- * forward's input (backend.h's contract). */
+/* d_x must be the forward's input (backend.h's contract): at fp32 the
+ * weight gradient reads it; at bf16/fp16 the forward's copy of it. */
 extern "C" int be_cuda_conv_backward(struct be_cuda_conv *cv, const float *d_x, const float *d_dy,
 				     float *d_dx, float *d_dw, float *d_db, struct sbuf *err)
 {
 	const struct conv_geom *g = &cv->g;
 	size_t ny = (size_t)g->n * g->p * g->q * g->k;
 	const float one = 1, zero = 0;
+	bool low = cv->prec != BE_FP32;
+	struct conv_scratch sc = conv_scratch_plan(cv);
+	char *s = (char *)G.scratch;
+	const void *x = low ? cv->xl : (const void *)d_x;
+	const void *dy = low ? (const void *)(s + sc.dy) : (const void *)d_dy;
+	void *dx = low ? (void *)(s + sc.dx) : (void *)d_dx, *dw = s + sc.dw;
 
-	(void)d_x;
 	if (d_dx && !(cv->flags & BE_NEED_DX)) {
 		sbuf_addstr(err, "be_cuda_conv_backward: dx asked of a convolution planned without it");
 		return -1;
 	}
-	if (convert(ny, d_dy, cv->dyl, cv->prec)) {
+	if (low && convert(ny, d_dy, (void *)dy, cv->prec)) {
 		sbuf_addstr(err, "CUDA: conversion kernel failed to launch");
 		return -1;
 	}
 	if (d_dx)
-		DNN_TRY(cudnnConvolutionBackwardData(G.dnn, &one, cv->w, cv->wl, cv->y, cv->dyl, cv->conv,
-						     cv->da, cv->ws, cv->ws_bytes, &zero, cv->x, cv->dxl));
-	DNN_TRY(cudnnConvolutionBackwardFilter(G.dnn, &one, cv->x, cv->xl, cv->y, cv->dyl, cv->conv,
-					       cv->wa, cv->ws, cv->ws_bytes, &zero, cv->w, cv->dwl));
+		DNN_TRY(cudnnConvolutionBackwardData(G.dnn, &one, cv->w, cv->wl, cv->y, dy, cv->conv,
+						     cv->da, cv->ws, cv->ws_bytes, &zero, cv->x, dx));
+	DNN_TRY(cudnnConvolutionBackwardFilter(G.dnn, &one, cv->x, x, cv->y, dy, cv->conv, cv->wa,
+					       cv->ws, cv->ws_bytes, &zero, cv->w, dw));
 	if (cv->prec == BE_BF16)
-		conv_bwd_out<__nv_bfloat16>(cv, d_dx, d_dw);
+		conv_bwd_out<__nv_bfloat16>(cv, dx, d_dx, dw, d_dw);
 	else if (cv->prec == BE_FP16)
-		conv_bwd_out<__half>(cv, d_dx, d_dw);
+		conv_bwd_out<__half>(cv, dx, d_dx, dw, d_dw);
 	else
-		conv_bwd_out<float>(cv, d_dx, d_dw);
-	k_bias_grad<<<g->k, 256, 0, G.compute>>>(g->n * g->p * g->q, g->k, d_dy, d_db);
+		conv_bwd_out<float>(cv, dx, d_dx, dw, d_dw);
 	CU_TRY(cudaGetLastError());
-	return 0;
+	return bias_grad(g->n * g->p * g->q, g->k, d_dy, d_db, err);
 fail:
 	return -1;
 }
@@ -836,34 +1209,70 @@ fail:
 	return -1;
 }
 
-/* ---- batch norm: (rows, c) as an NCHW tensor (rows, c, 1, 1), which is
- * the same memory as NHWC activations ---- */
+/* ---- batch norm: NHWC activations as cuDNN's NHWC (n, c, hw, 1), in
+ * its spatial-persistent mode, its fast path for NHWC data, where this
+ * GPU and cuDNN offer it (else the plain spatial mode) ---- */
 
-static int bn_descs(int rows, int c, cudnnTensorDescriptor_t *t, cudnnTensorDescriptor_t *p,
+static int bn_descs(int n, int hw, int c, cudnnTensorDescriptor_t *t, cudnnTensorDescriptor_t *p,
 		    struct sbuf *err)
 {
 	DNN_TRY(cudnnCreateTensorDescriptor(t));
 	DNN_TRY(cudnnCreateTensorDescriptor(p));
-	DNN_TRY(cudnnSetTensor4dDescriptor(*t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, rows, c, 1, 1));
-	DNN_TRY(cudnnSetTensor4dDescriptor(*p, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, c, 1, 1));
+	DNN_TRY(cudnnSetTensor4dDescriptor(*t, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, n, c, hw, 1));
+	DNN_TRY(cudnnDeriveBNTensorDescriptor(*p, *t, CUDNN_BATCHNORM_SPATIAL_PERSISTENT));
 	return 0;
 fail:
 	return -1;
 }
 
-extern "C" int be_cuda_batchnorm_forward(int rows, int c, const float *d_x, const float *d_gamma,
-					 const float *d_beta, double eps, float *d_y, float *d_mean,
-					 float *d_invstd, struct sbuf *err)
+/* Spatial-persistent first; a cuDNN that lacks it for this shape says
+ * CUDNN_STATUS_NOT_SUPPORTED and the plain mode runs.  Both give the
+ * batch's mean and inverse standard deviation. */
+static cudnnStatus_t bn_forward_modes(cudnnTensorDescriptor_t t, cudnnTensorDescriptor_t p,
+				      const float *d_x, const float *d_gamma, const float *d_beta,
+				      double eps, float *d_y, float *d_mean, float *d_invstd)
+{
+	static const cudnnBatchNormMode_t modes[] = { CUDNN_BATCHNORM_SPATIAL_PERSISTENT,
+						      CUDNN_BATCHNORM_SPATIAL };
+	const float one = 1, zero = 0;
+	cudnnStatus_t st = CUDNN_STATUS_NOT_SUPPORTED;
+
+	for (int i = 0; i < 2 && st == CUDNN_STATUS_NOT_SUPPORTED; i++)
+		st = cudnnBatchNormalizationForwardTraining(G.dnn, modes[i], &one, &zero, t, d_x, t,
+							    d_y, p, d_gamma, d_beta, 0, NULL, NULL,
+							    eps, d_mean, d_invstd);
+	return st;
+}
+
+static cudnnStatus_t bn_backward_modes(cudnnTensorDescriptor_t t, cudnnTensorDescriptor_t p,
+				       const float *d_x, const float *d_dy, const float *d_gamma,
+				       double eps, const float *d_mean, const float *d_invstd,
+				       float *d_dx, float *d_dgamma, float *d_dbeta)
+{
+	static const cudnnBatchNormMode_t modes[] = { CUDNN_BATCHNORM_SPATIAL_PERSISTENT,
+						      CUDNN_BATCHNORM_SPATIAL };
+	const float one = 1, zero = 0;
+	cudnnStatus_t st = CUDNN_STATUS_NOT_SUPPORTED;
+
+	for (int i = 0; i < 2 && st == CUDNN_STATUS_NOT_SUPPORTED; i++)
+		st = cudnnBatchNormalizationBackward(G.dnn, modes[i], &one, &zero, &one, &zero, t, d_x,
+						     t, d_dy, t, d_dx, p, d_gamma, d_dgamma, d_dbeta,
+						     eps, d_mean, d_invstd);
+	return st;
+}
+
+extern "C" int be_cuda_batchnorm_forward(int n, int hw, int c, const float *d_x,
+					 const float *d_gamma, const float *d_beta, double eps,
+					 float *d_y, float *d_mean, float *d_invstd, struct sbuf *err)
 {
 	cudnnTensorDescriptor_t t = NULL, p = NULL;
-	const float one = 1, zero = 0;
 	int rc = -1;
 
-	if (bn_descs(rows, c, &t, &p, err))
+	if (bn_descs(n, hw, c, &t, &p, err))
 		goto fail;
-	DNN_TRY(cudnnBatchNormalizationForwardTraining(
-		G.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, t, d_x, t, d_y, p, d_gamma, d_beta, 0,
-		NULL, NULL, eps < CUDNN_BN_MIN_EPSILON ? CUDNN_BN_MIN_EPSILON : eps, d_mean, d_invstd));
+	DNN_TRY(bn_forward_modes(t, p, d_x, d_gamma, d_beta,
+				 eps < CUDNN_BN_MIN_EPSILON ? CUDNN_BN_MIN_EPSILON : eps, d_y, d_mean,
+				 d_invstd));
 	rc = 0;
 fail:
 	if (t)
@@ -873,21 +1282,20 @@ fail:
 	return rc;
 }
 
-extern "C" int be_cuda_batchnorm_backward(int rows, int c, const float *d_x, const float *d_dy,
-					  const float *d_gamma, const float *d_mean,
-					  const float *d_invstd, double eps, float *d_dx,
-					  float *d_dgamma, float *d_dbeta, struct sbuf *err)
+extern "C" int be_cuda_batchnorm_backward(int n, int hw, int c, const float *d_x,
+					  const float *d_dy, const float *d_gamma,
+					  const float *d_mean, const float *d_invstd, double eps,
+					  float *d_dx, float *d_dgamma, float *d_dbeta,
+					  struct sbuf *err)
 {
 	cudnnTensorDescriptor_t t = NULL, p = NULL;
-	const float one = 1, zero = 0;
 	int rc = -1;
 
-	if (bn_descs(rows, c, &t, &p, err))
+	if (bn_descs(n, hw, c, &t, &p, err))
 		goto fail;
-	DNN_TRY(cudnnBatchNormalizationBackward(
-		G.dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, t, d_x, t, d_dy, t, d_dx, p,
-		d_gamma, d_dgamma, d_dbeta, eps < CUDNN_BN_MIN_EPSILON ? CUDNN_BN_MIN_EPSILON : eps,
-		d_mean, d_invstd));
+	DNN_TRY(bn_backward_modes(t, p, d_x, d_dy, d_gamma,
+				  eps < CUDNN_BN_MIN_EPSILON ? CUDNN_BN_MIN_EPSILON : eps, d_mean,
+				  d_invstd, d_dx, d_dgamma, d_dbeta));
 	rc = 0;
 fail:
 	if (t)
@@ -966,6 +1374,59 @@ fail:
 	return -1;
 }
 
+/* The per-sample (per-output) terms live in the scratch: nothing else
+ * uses it between kernels of one call. */
+static int loss_terms(size_t m, double **term, double **hit, struct sbuf *err)
+{
+	if (scratch_reserve(2 * m * sizeof(double), err))
+		return -1;
+	*term = (double *)G.scratch;
+	*hit = *term + m;
+	return 0;
+}
+
+extern "C" int be_cuda_softmax_xent(int n, int k, const float *d_logits, const int32_t *d_labels,
+				    float *d_dlogits, double *d_out, struct sbuf *err)
+{
+	double *term, *hit;
+
+	if (loss_terms((size_t)n, &term, &hit, err))
+		return -1;
+	k_xent<<<(n + 127) / 128, 128, 0, G.compute>>>(n, k, d_logits, d_labels, d_dlogits, term, hit);
+	k_sum_terms<<<1, 1, 0, G.compute>>>((size_t)n, term, hit, (double)n, d_out);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_sigmoid_bce(int n, int k, const float *d_logits, const float *d_targets,
+				   float *d_dlogits, double *d_out, struct sbuf *err)
+{
+	size_t nk = (size_t)n * k;
+	double *term, *hit;
+
+	if (loss_terms(nk, &term, &hit, err))
+		return -1;
+	k_bce<<<blocks_for(nk), 256, 0, G.compute>>>(nk, d_logits, d_targets, d_dlogits, term, hit);
+	k_sum_terms<<<1, 1, 0, G.compute>>>(nk, term, hit, (double)nk, d_out);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
+extern "C" int be_cuda_scale(size_t n, float *d_g, float k, bool poison, struct sbuf *err)
+{
+	if (k == 1.0f && !poison)
+		return 0;
+	k_scale<<<blocks_for(n), 256, 0, G.compute>>>(n, d_g, k, poison);
+	CU_TRY(cudaGetLastError());
+	return 0;
+fail:
+	return -1;
+}
+
 extern "C" int be_cuda_copy(float *d_dst, const float *d_src, size_t n, struct sbuf *err)
 {
 	CU_TRY(cudaMemcpyAsync(d_dst, d_src, n * sizeof(float), cudaMemcpyDeviceToDevice, G.compute));
@@ -999,11 +1460,7 @@ fail:
 extern "C" int be_cuda_bias_grad(int rows, int k, const float *d_dy, float *d_db,
 				 struct sbuf *err)
 {
-	k_bias_grad<<<k, 256, 0, G.compute>>>(rows, k, d_dy, d_db);
-	CU_TRY(cudaGetLastError());
-	return 0;
-fail:
-	return -1;
+	return bias_grad(rows, k, d_dy, d_db, err);
 }
 
 extern "C" int be_cuda_flatten(int n, int h, int w, int c, const float *d_x, float *d_y,
@@ -1044,28 +1501,60 @@ fail:
 
 /* ---- NCCL ---- */
 
+/* Every rank learns of a failure on any rank: rank 0 sends whether it
+ * made the id along with it, and the ranks agree on whether all joined
+ * (a rank whose ncclCommInitRank failed while the others still wait in
+ * theirs is for the caller's stall watchdog). */
 extern "C" int be_cuda_nccl_init_mpi(const void *mpi_comm, struct sbuf *err)
 {
 	MPI_Comm comm = *(const MPI_Comm *)mpi_comm;
-	ncclUniqueId id;
-	int rank, world, rc;
+	struct {
+		int ok;
+		ncclUniqueId id;
+	} boot;
+	ncclResult_t r;
+	int rank, world, rc, ok;
 
 	if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &world) != MPI_SUCCESS) {
 		sbuf_addstr(err, "MPI: cannot query the communicator for NCCL");
 		return -1;
 	}
-	if (!rank)
-		NCCL_TRY(ncclGetUniqueId(&id));
-	rc = MPI_Bcast(&id, (int)sizeof(id), MPI_BYTE, 0, comm);
+	memset(&boot, 0, sizeof(boot));
+	if (!rank) {
+		r = ncclGetUniqueId(&boot.id);
+		boot.ok = r == ncclSuccess;
+		if (!boot.ok)
+			sbuf_addf(err, "NCCL: ncclGetUniqueId: %s", ncclGetErrorString(r));
+	}
+	rc = MPI_Bcast(&boot, (int)sizeof(boot), MPI_BYTE, 0, comm);
 	if (rc != MPI_SUCCESS) {
 		sbuf_addf(err, "MPI: MPI_Bcast of the NCCL id failed with %d", rc);
 		return -1;
 	}
-	NCCL_TRY(ncclCommInitRank(&G.nccl, world, id, rank));
+	if (!boot.ok) {
+		if (rank)
+			sbuf_addstr(err, "NCCL: rank 0 could not make the communicator's id");
+		return -1;
+	}
+	r = ncclCommInitRank(&G.nccl, world, boot.id, rank);
+	ok = r == ncclSuccess;
+	if (!ok) {
+		sbuf_addf(err, "NCCL: ncclCommInitRank: %s", ncclGetErrorString(r));
+		G.nccl = NULL;
+	}
+	rc = MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+	if (rc != MPI_SUCCESS || !ok) {
+		if (rc != MPI_SUCCESS)
+			sbuf_addf(err, "MPI: MPI_Allreduce of the NCCL start failed with %d", rc);
+		else if (G.nccl)
+			sbuf_addstr(err, "NCCL: another rank could not join the communicator");
+		if (G.nccl) /* abort: a destroy could wait for the missing peer */
+			ncclCommAbort(G.nccl);
+		G.nccl = NULL;
+		return -1;
+	}
 	G.world = world;
 	return 0;
-fail:
-	return -1;
 }
 
 extern "C" int be_cuda_allreduce_start(float *d_buf, size_t n, struct sbuf *err)

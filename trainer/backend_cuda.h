@@ -41,16 +41,45 @@ static inline bool be_cuda_built(void)
 }
 /* GPUs this process can use; 0 when there is no driver or no device. */
 int be_cuda_device_count(void);
+/* The PCI bus id of device ("0000:3b:00.0") into buf[0, len): what
+ * tells two ranks' GPUs apart whatever CUDA_VISIBLE_DEVICES numbered
+ * them.  0 or -1 with err. */
+int be_cuda_bus_id(int device, char *buf, int len, struct sbuf *err);
 /* Selects the device, creates the compute and communication streams and
- * the cuBLASLt and cuDNN handles.  0 or -1 with err. */
+ * the cuBLASLt and cuDNN handles.  0 or -1 with err (and nothing left
+ * made). */
 int be_cuda_init(int device, struct sbuf *err);
 const char *be_cuda_describe(void);
 void be_cuda_shutdown(void);
 
+/* Zeroed device memory (be_cuda_alloc_bytes: of any type). */
 float *be_cuda_alloc(size_t nfloats);
-void be_cuda_free(float *d);
+void *be_cuda_alloc_bytes(size_t bytes);
+void be_cuda_free(void *d);
+/* Synchronous copies of n floats from and to pageable memory. */
 int be_cuda_upload(float *d, const float *h, size_t n, struct sbuf *err);
 int be_cuda_download(float *h, const float *d, size_t n, struct sbuf *err);
+
+/* Pinned (page-locked) host memory, zeroed: what asynchronous copies
+ * need to be asynchronous. */
+void *be_cuda_host_alloc(size_t bytes);
+void be_cuda_host_free(void *h);
+/* Double-buffered input: slot 0 or 1 alternates per stage.
+ * be_cuda_stage_ready waits until the pinned buffer of slot may be
+ * written again (its previous copy is done).  be_cuda_stage_in copies
+ * the pinned h into d on a copy stream of its own, once the compute
+ * stream has finished the work that last read d, and makes the compute
+ * stream wait for the copy: the copy overlaps what the compute stream
+ * still has queued.  d of slot 0 and slot 1 must differ. */
+int be_cuda_stage_ready(int slot, struct sbuf *err);
+int be_cuda_stage_in(int slot, void *d, const void *h, size_t bytes, struct sbuf *err);
+/* How long slot's last copy took on the device, once it is done. */
+int be_cuda_stage_ms(int slot, float *ms, struct sbuf *err);
+/* Asynchronous upload from pinned h on the compute stream; h must stay
+ * unchanged until the compute stream passed it. */
+int be_cuda_upload_async(void *d, const void *h, size_t bytes, struct sbuf *err);
+/* bytes from the device into h after everything queued (a wait). */
+int be_cuda_download_sync(void *h, const void *d, size_t bytes, struct sbuf *err);
 /* Waits for the compute stream. */
 int be_cuda_sync(struct sbuf *err);
 
@@ -77,12 +106,13 @@ int be_cuda_pool_backward(struct be_cuda_pool *pl, const float *d_x, const float
 			  const float *d_dy, float *d_dx, struct sbuf *err);
 void be_cuda_pool_free(struct be_cuda_pool *pl);
 
-/* Training-mode batch norm over (rows, c) NHWC data, as
- * batchnorm_fwd_train_f32/batchnorm_bwd_f32 (statistics in fp32). */
-int be_cuda_batchnorm_forward(int rows, int c, const float *d_x, const float *d_gamma,
+/* Training-mode batch norm over NHWC data of n images of hw pixels and
+ * c channels, as batchnorm_fwd_train_f32/batchnorm_bwd_f32 (statistics
+ * in fp32). */
+int be_cuda_batchnorm_forward(int n, int hw, int c, const float *d_x, const float *d_gamma,
 			      const float *d_beta, double eps, float *d_y, float *d_mean,
 			      float *d_invstd, struct sbuf *err);
-int be_cuda_batchnorm_backward(int rows, int c, const float *d_x, const float *d_dy,
+int be_cuda_batchnorm_backward(int n, int hw, int c, const float *d_x, const float *d_dy,
 			       const float *d_gamma, const float *d_mean, const float *d_invstd,
 			       double eps, float *d_dx, float *d_dgamma, float *d_dbeta,
 			       struct sbuf *err);
@@ -106,6 +136,19 @@ int be_cuda_batchnorm_infer(int rows, int c, const float *d_x, const float *d_ga
 int be_cuda_relu_forward(size_t n, const float *d_x, float *d_y, struct sbuf *err);
 int be_cuda_relu_backward(size_t n, const float *d_y, const float *d_dy, float *d_dx,
 			  struct sbuf *err);
+/* The losses of kernels/pointwise.inc on the device, as
+ * softmax_xent_f32 and sigmoid_bce_f32: d_dlogits gets their gradient,
+ * d_out[0] the mean loss and d_out[1] the count of right predictions
+ * (terms in double, summed in index order; exp and log are CUDA's, so
+ * the loss matches the CPU's to about 1e-15 relative, not bit for bit).
+ * labels in [0, k). */
+int be_cuda_softmax_xent(int n, int k, const float *d_logits, const int32_t *d_labels,
+			 float *d_dlogits, double *d_out, struct sbuf *err);
+int be_cuda_sigmoid_bce(int n, int k, const float *d_logits, const float *d_targets,
+			float *d_dlogits, double *d_out, struct sbuf *err);
+/* amp_scale's d_g *= k (nothing when k is 1); poison: then d_g[0] =
+ * NaN, the mark of a forward that overflowed (amp_forward_overflow). */
+int be_cuda_scale(size_t n, float *d_g, float k, bool poison, struct sbuf *err);
 /* d_g *= scale in place and *overflow = any element not finite (loss
  * scaling; one pass, one flag read back). */
 int be_cuda_unscale(size_t n, float *d_g, float scale, bool *overflow, struct sbuf *err);

@@ -52,7 +52,7 @@ static int setup(struct side *s, int kind, struct shape in, int outputs, enum lo
 		return -1;
 	model_init(&s->m, 1);
 	s->ms = calloc((size_t)steps, sizeof(*s->ms));
-	return optim_init(&s->o, &sgd, s->m.nparams, 1000, 1, 1) || !s->ms ? -1 : 0;
+	return optim_init(&s->o, &sgd, s->m.narena, 1000, 1, 1) || !s->ms ? -1 : 0;
 }
 
 static int step(struct side *s, const float *x, const int32_t *labels, const float *targets,
@@ -65,7 +65,7 @@ static int step(struct side *s, const float *x, const int32_t *labels, const flo
 	model_loss(&s->m, labels, targets, &correct);
 	if (model_backward(&s->m, NULL, err))
 		return -1;
-	optim_update(&s->o, s->m.params, s->m.grads, 0, s->m.nparams, 0.01);
+	optim_update(&s->o, s->m.params, s->m.grads, 0, s->m.narena, 0.01);
 	optim_tick(&s->o);
 	return 0;
 }

@@ -83,7 +83,7 @@ static int model_tensors(int kind, struct shape in, struct tensors *t, size_t *t
 	t->n = 0;
 	collect(t, m.grads, &m.net);
 	sort_tensors(t);
-	*total = m.nparams;
+	*total = m.narena;
 	model_release(&m);
 	return 0;
 }

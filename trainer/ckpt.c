@@ -12,6 +12,10 @@
  *      140     8  loss scale (IEEE double)             version 2 only
  *      148     8  clean steps since the last change    version 2 only
  *  140/156     -  params, state, optimizer vectors (floats), then CRC-32
+ *
+ * The parameter and optimizer vectors hold the model's tensors back to
+ * back in arena order (m->spans), without the arena's alignment gaps:
+ * the same bytes as before the arena was aligned, so older files load.
  */
 #include "trainer/ckpt.h"  // defines: ckpt_*
 #include "trainer/model.h" // defines: struct model
@@ -35,6 +39,25 @@
 #define CKPT_VERSION 2
 #define CKPT_MAX_BYTES ((size_t)1 << 36)
 
+/* The tensors of an arena-shaped vector (parameters, optimizer state). */
+static void pack_tensors(struct sbuf *out, const struct model *m, const float *v)
+{
+	for (size_t i = 0; i < m->nspans; i++)
+		pack_floats(out, v + m->spans[i].off, m->spans[i].n);
+}
+
+/* Returns the bytes read. */
+static size_t unpack_tensors(const uint8_t *p, const struct model *m, float *v)
+{
+	size_t at = 0;
+
+	for (size_t i = 0; i < m->nspans; i++) {
+		unpack_floats(p + at, v + m->spans[i].off, m->spans[i].n);
+		at += 4 * m->spans[i].n;
+	}
+	return at;
+}
+
 void ckpt_encode(const char *hash, const struct ckpt_state *st, const struct model *m,
 		 const struct optim *o, struct sbuf *out)
 {
@@ -55,11 +78,11 @@ void ckpt_encode(const char *hash, const struct ckpt_state *st, const struct mod
 	pack_u64(out, (uint64_t)nv);
 	pack_f64(out, st->scaler.scale > 0 ? st->scaler.scale : 1.0); /* zeroed: no scaler */
 	pack_u64(out, (uint64_t)st->scaler.good_steps);
-	pack_floats(out, m->params, m->nparams);
+	pack_tensors(out, m, m->params);
 	pack_floats(out, m->state, m->nstate);
-	pack_floats(out, o->m, o->n);
+	pack_tensors(out, m, o->m);
 	if (nv == 2)
-		pack_floats(out, o->v, o->n);
+		pack_tensors(out, m, o->v);
 	pack_u32(out, (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)out->buf, (uInt)out->len));
 }
 
@@ -123,14 +146,12 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 		st->scaler.good_steps = (int64_t)unpack_u64(p + 148);
 	}
 	p += head;
-	unpack_floats(p, m->params, np);
-	p += 4 * np;
+	p += unpack_tensors(p, m, m->params);
 	unpack_floats(p, m->state, ns);
 	p += 4 * ns;
-	unpack_floats(p, o->m, np);
-	p += 4 * np;
+	p += unpack_tensors(p, m, o->m);
 	if (nv == 2)
-		unpack_floats(p, o->v, np);
+		unpack_tensors(p, m, o->v);
 	return 0;
 }
 

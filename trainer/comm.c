@@ -380,7 +380,7 @@ static int comm_start(void *ctx, struct trainer *t)
 	struct model *m = train_model(t);
 	struct optim *o = train_optim(t);
 
-	if (comm_setup(c, m->grads, m->nparams))
+	if (comm_setup(c, m->grads, m->narena))
 		return -1;
 	train_metrics(t)->ranks = c->world;
 	/* averaging without a pass over the gradients: each rank's come out
@@ -394,7 +394,7 @@ static int comm_start(void *ctx, struct trainer *t)
 		struct ckpt_state *cs = train_ckpt_state(t);
 		int k = 0;
 
-		check(c, MPI_Ibcast(m->params, (int)m->nparams, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
+		check(c, MPI_Ibcast(m->params, (int)m->narena, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
 		      "MPI_Ibcast");
 		if (m->nstate)
 			check(c, MPI_Ibcast(m->state, (int)m->nstate, MPI_FLOAT, 0, MPI_COMM_WORLD,

@@ -8,7 +8,8 @@
  */
 #include "trainer/comm_cuda.h"    // defines: struct comm_cuda, comm_cuda_*
 #include "trainer/backend_cuda.h" // defines: be_cuda_init, be_cuda_nccl_*, be_cuda_allreduce_*
-#include "trainer/comm.h"         // defines: struct comm
+#include "trainer/comm.h"         // defines: struct comm, comm_watch_begin, comm_watch_end
+#include "trainer/gpu_plan.h"     // defines: gpu_device_for, gpu_check_sharing, GPU_SHARE_ENV
 #include "trainer/model.h"        // defines: struct model
 #include "trainer/model_cuda.h"   // defines: model_cuda_grads
 #include "trainer/train.h"        // defines: struct train_hooks, train_model, train_model_cuda
@@ -18,6 +19,7 @@
 
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int comm_cuda_agree(struct comm *c, bool *cuda, struct sbuf *err)
@@ -55,33 +57,99 @@ static int refuse(const struct comm *c, struct sbuf *err)
 	return HPT_EXIT_BAD_SPEC;
 }
 
-/* The rank's place among the ranks of its node. */
-static int local_rank(const struct comm *c, int *local, struct sbuf *err)
+/* The node's ranks: a communicator of them (MPI_COMM_NULL without MPI)
+ * and this rank's place among them. */
+static int node_ranks(const struct comm *c, MPI_Comm *shm, int *local, int *n, struct sbuf *err)
 {
-	MPI_Comm shm;
-
+	*shm = MPI_COMM_NULL;
 	*local = 0;
+	*n = 1;
 	if (!c->mpi)
 		return 0;
 	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL,
-				&shm) != MPI_SUCCESS) {
+				shm) != MPI_SUCCESS) {
 		sbuf_addstr(err, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
 		return -1;
 	}
-	if (MPI_Comm_rank(shm, local) != MPI_SUCCESS) {
+	if (MPI_Comm_rank(*shm, local) != MPI_SUCCESS || MPI_Comm_size(*shm, n) != MPI_SUCCESS) {
 		sbuf_addstr(err, "MPI_Comm_rank of the node's communicator failed");
-		MPI_Comm_free(&shm);
+		MPI_Comm_free(shm);
 		return -1;
 	}
-	MPI_Comm_free(&shm);
 	return 0;
+}
+
+/* Whether ranks of some node would share a GPU (gpu_check_sharing over
+ * the node's bus ids), agreed by all ranks, since a job must exchange
+ * gradients the same way everywhere: *host becomes true when sharing was
+ * found and asked for.  0, or a status with err.  Collective. */
+static int check_sharing(struct comm_cuda *cc, MPI_Comm shm, int n, bool *host,
+			 struct sbuf *err)
+{
+	const char *env = getenv(GPU_SHARE_ENV);
+	char (*bus)[GPU_BUS_ID_LEN] = xcalloc((size_t)n, GPU_BUS_ID_LEN);
+	char mine[GPU_BUS_ID_LEN] = "";
+	struct sbuf why = SBUF_INIT;
+	int v = 0, all = 0, st = 0;
+
+	*host = false;
+	if (be_cuda_bus_id(cc->device, mine, GPU_BUS_ID_LEN, &why)) {
+		sbuf_addf(err, "cannot identify GPU %d: %s", cc->device, why.buf);
+		v = 3;
+	}
+	if (MPI_Allgather(mine, GPU_BUS_ID_LEN, MPI_CHAR, bus, GPU_BUS_ID_LEN, MPI_CHAR, shm) !=
+	    MPI_SUCCESS) {
+		sbuf_addstr(err, "MPI_Allgather of the GPUs' bus ids failed");
+		free(bus);
+		sbuf_release(&why);
+		return HPT_EXIT_UNAVAILABLE;
+	}
+	if (!v) { /* 1: shared and allowed; 2: shared, refused; 3: no bus id */
+		v = gpu_check_sharing(bus, n, env && !strcmp(env, "1"), err);
+		v = v < 0 ? 2 : v;
+	}
+	if (MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) {
+		sbuf_addstr(err, "MPI_Allreduce of the GPU sharing check failed");
+		st = HPT_EXIT_UNAVAILABLE;
+	} else if (all == 3) {
+		if (v != 3)
+			sbuf_addstr(err, "another rank could not identify its GPU");
+		st = HPT_EXIT_UNAVAILABLE;
+	} else if (all == 2) {
+		if (v != 2)
+			sbuf_addstr(err, "ranks of another node would share a GPU (its ranks say "
+				    "which)");
+		st = HPT_EXIT_BAD_SPEC;
+	}
+	*host = all == 1;
+	free(bus);
+	sbuf_release(&why);
+	return st;
+}
+
+/* NCCL's bootstrap under comm.c's stall watchdog: ncclCommInitRank waits
+ * for every rank and would wait forever for one that died. */
+static int start_nccl(struct comm_cuda *cc, struct sbuf *err)
+{
+	MPI_Comm world = MPI_COMM_WORLD;
+	struct sbuf why = SBUF_INIT;
+	int rc;
+
+	comm_watch_begin(cc->c);
+	rc = be_cuda_nccl_init_mpi(&world, &why);
+	comm_watch_end(cc->c);
+	if (rc)
+		sbuf_addf(err, "cannot start NCCL on GPU %d: %s", cc->device, why.buf);
+	sbuf_release(&why);
+	return rc;
 }
 
 int comm_cuda_init(struct comm_cuda *cc, struct comm *c, struct sbuf *err)
 {
 	const struct job_train *tr = &c->job->train;
 	struct sbuf why = SBUF_INIT;
-	int count = be_cuda_device_count(), local, st;
+	int count = be_cuda_device_count(), local, nlocal, st;
+	MPI_Comm shm;
 
 	memset(cc, 0, sizeof(*cc));
 	cc->c = c;
@@ -91,9 +159,14 @@ int comm_cuda_init(struct comm_cuda *cc, struct comm *c, struct sbuf *err)
 		sbuf_addstr(err, "no GPU is visible");
 		return HPT_EXIT_UNAVAILABLE;
 	}
-	if (local_rank(c, &local, err))
+	if (node_ranks(c, &shm, &local, &nlocal, err))
 		return HPT_EXIT_UNAVAILABLE;
-	cc->device = local % count;
+	cc->device = gpu_device_for(local, count);
+	st = c->mpi && c->world > 1 ? check_sharing(cc, shm, nlocal, &cc->host, err) : 0;
+	if (shm != MPI_COMM_NULL)
+		MPI_Comm_free(&shm);
+	if (st)
+		return st;
 	if (be_cuda_init(cc->device, &why)) {
 		sbuf_addf(err, "cannot use GPU %d of %d: %s", cc->device, count, why.buf);
 		sbuf_release(&why);
@@ -102,14 +175,9 @@ int comm_cuda_init(struct comm_cuda *cc, struct comm *c, struct sbuf *err)
 	cc->overlap = tr->allreduce.overlap;
 	cc->cap = (size_t)(tr->allreduce.bucket_mb * 1024 * 1024 / sizeof(float));
 	cc->cap = cc->cap ? cc->cap : 1;
-	if (c->mpi && c->world > 1) {
-		MPI_Comm world = MPI_COMM_WORLD;
-
-		if (be_cuda_nccl_init_mpi(&world, &why)) {
-			sbuf_addf(err, "cannot start NCCL on GPU %d: %s", cc->device, why.buf);
-			sbuf_release(&why);
+	if (c->mpi && c->world > 1 && !cc->host) {
+		if (start_nccl(cc, err))
 			return HPT_EXIT_UNAVAILABLE;
-		}
 		cc->nccl = true;
 	}
 	return 0;
@@ -171,7 +239,7 @@ static int cc_start(void *ctx, struct trainer *t)
 	if (cc->inner.on_start && cc->inner.on_start(cc->inner.ctx, t))
 		return -1;
 	cc->grads = model_cuda_grads(mc);
-	cc->n = train_model(t)->nparams;
+	cc->n = train_model(t)->narena;
 	cc->next = 0;
 	return 0;
 }
@@ -194,14 +262,32 @@ static int cc_grad_ready(void *ctx, size_t lo, size_t hi)
 	return rc ? -1 : 0;
 }
 
+/* Ranks sharing a GPU: the device gradients go through comm.c's host
+ * allreduce, which averages them in the host arena. */
+static int host_exchange(struct comm_cuda *cc, struct trainer *t, struct sbuf *err)
+{
+	struct model *m = train_model(t);
+	int rc;
+
+	if (be_cuda_download(m->grads, cc->grads, cc->n, err))
+		return -1;
+	rc = cc->inner.before_update ? cc->inner.before_update(cc->inner.ctx, t) : 0;
+	if (rc < 0) {
+		sbuf_addstr(err, "the host gradient allreduce failed");
+		return -1;
+	}
+	return be_cuda_upload(cc->grads, m->grads, cc->n, err) ? -1 : rc;
+}
+
 static int cc_before_update(void *ctx, struct trainer *t)
 {
 	struct comm_cuda *cc = ctx;
 	struct sbuf err = SBUF_INIT;
 	int rc = 0;
 
-	(void)t;
-	if (cc->nccl) {
+	if (cc->host) {
+		rc = host_exchange(cc, t, &err);
+	} else if (cc->nccl) {
 		while (!rc && cc->next < nbuckets(cc))
 			rc = start_bucket(cc, &err);
 		if (!rc)

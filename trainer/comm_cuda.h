@@ -17,7 +17,13 @@
  *
  * The device of a rank is its local rank (MPI_COMM_TYPE_SHARED) modulo
  * the visible devices: under `hpctrain launch` CUDA_VISIBLE_DEVICES
- * holds the rank's one GPU, so that is device 0.
+ * holds the rank's one GPU, so that is device 0.  NCCL cannot have two
+ * ranks on one GPU, so the ranks of each node compare their GPUs' PCI
+ * bus ids first and refuse (HPT_EXIT_BAD_SPEC) when two would share
+ * one, unless HPCTRAIN_GPU_SHARE=1 asks for it: then no NCCL at all,
+ * before_update copies the device gradients to the host, has comm.c's
+ * hooks average them there and copies them back (slow; for tests and
+ * small nodes).
  *
  * Not on the GPU (refused with HPT_EXIT_BAD_SPEC): allreduce.delayed and
  * allreduce.compress (they change the arithmetic even on one rank) and
@@ -41,6 +47,7 @@ struct comm_cuda {
 	struct train_hooks inner; /* comm.c's hooks, wrapped */
 	int device;               /* the CUDA device of this rank */
 	bool nccl;                /* more than one rank: gradients go through NCCL */
+	bool host;                /* ranks share a GPU: gradients go through comm.c */
 	bool overlap;             /* train.allreduce.overlap */
 	float *grads;             /* the device gradient arena (from on_start) */
 	size_t n, cap;            /* its size; bucket size in floats */

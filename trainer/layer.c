@@ -62,6 +62,31 @@ void layer_count_params(const struct layer *l, size_t *nparam, size_t *nstate)
 	*nstate = s;
 }
 
+/* A parameterised layer's weights and biases (batch norm: gamma, beta). */
+static void split_params(const struct layer *l, size_t np, size_t *nw, size_t *nb)
+{
+	*nb = l->kind == LAYER_BATCHNORM ? (size_t)l->in.c : (size_t)l->out.c;
+	*nw = np - *nb;
+}
+
+size_t layer_arena_floats(const struct layer *l)
+{
+	size_t np, ns, nw, nb, n = 0;
+
+	if (l->kind == LAYER_RESIDUAL) {
+		for (size_t i = 0; i < l->body->n; i++)
+			n += layer_arena_floats(&l->body->v[i]);
+		for (size_t i = 0; l->shortcut && i < l->shortcut->n; i++)
+			n += layer_arena_floats(&l->shortcut->v[i]);
+		return n;
+	}
+	layer_count_params(l, &np, &ns);
+	if (!np)
+		return 0;
+	split_params(l, np, &nw, &nb);
+	return arena_align(nw) + arena_align(nb);
+}
+
 static void seq_assign(struct seq *s, float *params, float *grads, size_t *off, float *state,
 		       size_t *soff)
 {
@@ -85,13 +110,13 @@ void layer_assign(struct layer *l, float *params, float *grads, size_t *off, flo
 	}
 	layer_count_params(l, &np, &ns);
 	if (np) {
-		l->nb = l->kind == LAYER_BATCHNORM ? (size_t)l->in.c : (size_t)l->out.c;
-		l->nw = np - l->nb;
+		split_params(l, np, &l->nw, &l->nb);
 		l->w = params + *off;
 		l->dw = grads + *off;
-		l->b = l->w + l->nw;
-		l->db = l->dw + l->nw;
-		*off += np;
+		*off = arena_align(*off + l->nw);
+		l->b = params + *off;
+		l->db = grads + *off;
+		*off = arena_align(*off + l->nb);
 	}
 	if (ns) {
 		l->running = state + *soff;

@@ -8,9 +8,10 @@
  *
  * Invariants of a built layer: in and out are its shapes for the whole
  * batch; w/b/dw/db point into the model's parameter and gradient arenas
- * (NULL when the layer has none) and [arena_lo, arena_hi) is the layer's
- * range in them; running points into the model's state arena (batch-norm
- * running mean then variance).
+ * (NULL when the layer has none), each at an offset that is a multiple
+ * of ARENA_ALIGN floats, and [arena_lo, arena_hi) is the layer's range
+ * in them, alignment gaps included; running points into the model's
+ * state arena (batch-norm running mean then variance).
  *
  * Synchronised batch norm (train.batchnorm: sync): a batch-norm layer
  * whose sync is set takes its training statistics over the global batch
@@ -50,6 +51,20 @@ enum layer_kind {
 	LAYER_FLATTEN, /* NHWC -> (n,1,1,c*h*w) in PyTorch's (c,h,w) order */
 	LAYER_RESIDUAL,
 };
+
+/* Every tensor in the parameter and gradient arenas starts at a multiple
+ * of 64 floats, 256 bytes from the arena's start: cuBLASLt and cuDNN
+ * choose kernels for 256-byte-aligned operands (and may assume it), and
+ * on the CPU a tensor never shares a cache line with its neighbour.  The
+ * gaps hold zeros and keep them: no backward writes them, and zero
+ * parameters with zero gradients and optimizer state stay zero under
+ * SGD and AdamW.  Checkpoints store the tensors without the gaps. */
+#define ARENA_ALIGN 64
+
+static inline size_t arena_align(size_t off)
+{
+	return (off + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+}
 
 struct seq;
 
@@ -121,10 +136,14 @@ struct seq {
 	float *g[2];    /* gradient ping-pong buffers, max activation size */
 };
 
-/* Sizing the layers of a sequence before the arenas exist. */
+/* Sizing the layers of a sequence before the arenas exist: parameters
+ * and state values, and the arena floats the parameters take with their
+ * alignment gaps. */
 void layer_count_params(const struct layer *l, size_t *nparam, size_t *nstate);
-/* Points the layer at its place in the arenas, from *off upwards, and
- * advances *off; residual layers recurse in reverse order. */
+size_t layer_arena_floats(const struct layer *l);
+/* Points the layer at its place in the arenas, from *off (a multiple of
+ * ARENA_ALIGN) upwards, and advances *off past its tensors and their
+ * alignment gaps; residual layers recurse in reverse order. */
 void layer_assign(struct layer *l, float *params, float *grads, size_t *off, float *state,
 		  size_t *soff);
 

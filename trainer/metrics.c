@@ -43,6 +43,8 @@ int metrics_step(struct metrics *mt, int64_t step, int64_t epoch, double loss, d
 		mt->sum_comm_ms += mt->comm_ms;
 		mt->sum_step_ms += step_ms;
 	}
+	if (mt->gpu)
+		fprintf(mt->fp, ",\"copy_ms\":%.3f,\"sync_ms\":%.3f", mt->copy_ms, mt->sync_ms);
 	fputs("}\n", mt->fp);
 	if (show && !mt->quiet) {
 		if (mt->tty)

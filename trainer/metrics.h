@@ -9,7 +9,8 @@
  *    "test_loss":L,"test_accuracy":A,"samples_per_s":X}
  *   {"event":"summary","steps":S,"epochs":E,"test_accuracy":A,"test_loss":L,
  *    "mean_samples_per_s":X,"gflops":G}
- * and, in data-parallel runs, the fields described at struct metrics.
+ * and, in data-parallel runs and on a GPU, the fields described at
+ * struct metrics.
  * Floats are written with 9 significant digits, so an fp32 loss reads
  * back bit for bit.  The progress line goes to stderr: rewritten in place
  * on a terminal, one plain line per log interval otherwise.
@@ -37,6 +38,11 @@ struct metrics {
 	 * as a lone process (make bench measures the real one). */
 	int ranks;
 	double comm_ms, sum_comm_ms, sum_step_ms;
+	/* On a GPU (train.c sets these every step): gpu adds "copy_ms" (the
+	 * batch's copy, host and device time) and "sync_ms" (the host's
+	 * waits for the GPU) to step records. */
+	bool gpu;
+	double copy_ms, sync_ms;
 };
 
 int metrics_open(struct metrics *mt, const char *path, bool quiet, int64_t total_steps,

@@ -207,11 +207,54 @@ static void set_precision(struct seq *s, enum be_precision prec)
 	}
 }
 
+static void add_spans(struct model *m, const struct seq *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct layer *l = &s->v[i];
+
+		if (l->body)
+			add_spans(m, l->body);
+		if (l->shortcut)
+			add_spans(m, l->shortcut);
+		if (l->nw) {
+			m->spans[m->nspans++] = (struct arena_span){ (size_t)(l->w - m->params), l->nw };
+			m->spans[m->nspans++] = (struct arena_span){ (size_t)(l->b - m->params), l->nb };
+		}
+	}
+}
+
+static size_t count_tensors(const struct seq *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += (s->v[i].body ? count_tensors(s->v[i].body) : 0) +
+		     (s->v[i].shortcut ? count_tensors(s->v[i].shortcut) : 0) + (s->v[i].nw ? 2 : 0);
+	return n;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	size_t x = ((const struct arena_span *)a)->off, y = ((const struct arena_span *)b)->off;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The tensors sorted by offset: arena order, which is what checkpoints
+ * store back to back. */
+static void collect_spans(struct model *m)
+{
+	m->spans = xcalloc(count_tensors(&m->net) + 1, sizeof(*m->spans));
+	m->nspans = 0;
+	add_spans(m, &m->net);
+	qsort(m->spans, m->nspans, sizeof(*m->spans), by_offset);
+}
+
 int model_build(struct model *m, int kind, struct shape input, int outputs,
 		enum loss_kind loss, enum be_precision prec, struct sbuf *err)
 {
 	struct builder b = { &m->net, input, err, 0 };
-	size_t np = 0, ns = 0, off = 0, soff = 0;
+	size_t np = 0, na = 0, ns = 0, off = 0, soff = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->kind = kind;
@@ -240,11 +283,13 @@ int model_build(struct model *m, int kind, struct shape input, int outputs,
 		layer_count_params(&m->net.v[i], &p, &s);
 		np += p;
 		ns += s;
+		na += layer_arena_floats(&m->net.v[i]);
 	}
 	m->nparams = np;
+	m->narena = na;
 	m->nstate = ns;
-	m->params = be_alloc(np);
-	m->grads = be_alloc(np);
+	m->params = be_alloc(na);
+	m->grads = be_alloc(na);
 	m->state = be_alloc(ns);
 	m->dlogits = be_alloc((size_t)input.n * outputs);
 	if (!m->params || !m->grads || !m->state || !m->dlogits) {
@@ -253,6 +298,7 @@ int model_build(struct model *m, int kind, struct shape input, int outputs,
 	}
 	for (size_t i = m->net.n; i-- > 0;)
 		layer_assign(&m->net.v[i], m->params, m->grads, &off, m->state, &soff);
+	collect_spans(m);
 	return seq_setup(&m->net, err);
 }
 
@@ -263,6 +309,7 @@ void model_release(struct model *m)
 	be_free(m->grads);
 	be_free(m->state);
 	be_free(m->dlogits);
+	free(m->spans);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -6,8 +6,12 @@
  * the last layer to the first, so the finished gradients always form a
  * growing prefix [0, hi) of the arena, and a data-parallel run (comm.c)
  * can cut the arena into buckets and start each bucket's allreduce as
- * soon as backward has passed it (grad_hook in layer.h).  The optimizer,
- * checkpoints and broadcasts treat the arena as one vector.
+ * soon as backward has passed it (grad_hook in layer.h).  Each tensor
+ * starts at a multiple of ARENA_ALIGN floats (layer.h), so the arena is
+ * narena floats, a little more than the nparams parameters.  The
+ * optimizer and broadcasts treat the arena as one vector of narena
+ * floats; checkpoints store the nparams parameters without the gaps
+ * (spans), so the file does not depend on the alignment.
  *
  * Batch-norm running statistics are not trained: they sit in a separate
  * state arena, checkpointed but neither reduced nor updated by the
@@ -33,6 +37,11 @@ enum loss_kind {
 	LOSS_MULTI,  /* multi-label BCE, one output per label, 0/1 targets */
 };
 
+/* One tensor of the arenas: floats [off, off + n). */
+struct arena_span {
+	size_t off, n;
+};
+
 struct model {
 	int kind; /* enum train_model of cli/spec.h */
 	struct seq net;
@@ -40,8 +49,11 @@ struct model {
 	int outputs;
 	enum loss_kind loss;
 	enum be_precision prec; /* of the convolutions (backend.h) */
-	float *params, *grads; /* the arenas, nparams each */
-	size_t nparams;
+	float *params, *grads; /* the arenas, narena floats each */
+	size_t narena;
+	size_t nparams;        /* parameters: narena less the alignment gaps */
+	struct arena_span *spans; /* the tensors in arena order */
+	size_t nspans;
 	float *state;
 	size_t nstate;
 	float *dlogits;

@@ -9,13 +9,16 @@
  * struct layer for shapes, configuration and arena range and only adds
  * device pointers.
  *
- * Cost: one synchronous upload of the batch and download of the logits
- * per forward, one upload of the loss gradient per backward (the logits
- * are batch x classes floats); everything else stays on the device.
+ * Cost per step: the batch is copied into pinned memory and from there,
+ * on a copy stream, to the device while the GPU may still run the
+ * previous step (two device slots take turns); the labels (or targets)
+ * go up with the loss, and 16 bytes come back, the loss and the count of
+ * right predictions: the step's one wait.  Everything else stays on the
+ * device; logits come back only for evaluation (model_cuda_logits).
  */
 #include "trainer/model_cuda.h"   // defines: struct model_cuda, model_cuda_*
 #include "trainer/backend_cuda.h" // defines: be_cuda_*
-#include "trainer/model.h"        // defines: struct model
+#include "trainer/model.h"        // defines: struct model, LOSS_XENT
 #include "trainer/optim.h"        // defines: struct optim
 #include "cli/sbuf.h"             // defines: struct sbuf, sbuf_addf, xcalloc
 #include "cli/spec.h"             // defines: OPTIMIZER_ADAMW
@@ -23,6 +26,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct dseq;
 
@@ -53,17 +57,36 @@ struct model_cuda {
 	struct dseq net;
 	float *params, *grads, *state; /* model.h's arenas, same layout */
 	float *om, *ov;                /* struct optim's m and v */
-	float *x, *dlogits;            /* the batch, the loss gradient */
+	float *x[2], *hx[2];           /* the batch by slot: on the device, pinned */
+	int slot;                      /* the slot of the last forward */
+	int32_t *labels, *hlabels;     /* the batch's labels: device, pinned */
+	float *targets, *htargets;     /* and targets (BCE losses) */
+	double *out, *hout;            /* the loss and the right predictions */
+	float *dlogits;                /* the loss gradient */
 	size_t nx, nlogits;
+	double copy_ms, sync_ms;       /* this step's, for the metrics */
 };
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static void *dalloc_bytes(size_t bytes, const char *what, struct sbuf *err)
+{
+	void *d = be_cuda_alloc_bytes(bytes);
+
+	if (!d)
+		sbuf_addf(err, "out of GPU memory (%.1f MiB for %s)", bytes / 1048576.0, what);
+	return d;
+}
 
 static float *dalloc(size_t n, const char *what, struct sbuf *err)
 {
-	float *d = be_cuda_alloc(n);
-
-	if (!d)
-		sbuf_addf(err, "out of GPU memory (%.1f MiB for %s)", n * 4.0 / (1 << 20), what);
-	return d;
+	return dalloc_bytes(n * sizeof(float), what, err);
 }
 
 /* The device address of what host_ptr addresses in the host arena. */
@@ -181,6 +204,21 @@ static void dseq_release(struct dseq *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* Pinned host buffers for what crosses the bus every step. */
+static int host_buffers(struct model_cuda *mc, struct sbuf *err)
+{
+	size_t n = (size_t)mc->m->input.n;
+
+	if ((mc->hx[0] = be_cuda_host_alloc(mc->nx * sizeof(float))) &&
+	    (mc->hx[1] = be_cuda_host_alloc(mc->nx * sizeof(float))) &&
+	    (mc->hlabels = be_cuda_host_alloc(n * sizeof(int32_t))) &&
+	    (mc->htargets = be_cuda_host_alloc(mc->nlogits * sizeof(float))) &&
+	    (mc->hout = be_cuda_host_alloc(2 * sizeof(double))))
+		return 0;
+	sbuf_addstr(err, "cannot pin host memory for the batch");
+	return -1;
+}
+
 struct model_cuda *model_cuda_create(struct model *m, const struct optim *o, struct sbuf *err)
 {
 	struct model_cuda *mc = xcalloc(1, sizeof(*mc));
@@ -188,12 +226,20 @@ struct model_cuda *model_cuda_create(struct model *m, const struct optim *o, str
 	mc->m = m;
 	mc->nx = shape_count(m->input);
 	mc->nlogits = (size_t)m->input.n * m->outputs;
-	if (!(mc->params = dalloc(m->nparams, "parameters", err)) ||
-	    !(mc->grads = dalloc(m->nparams, "gradients", err)) ||
+	if (host_buffers(mc, err)) {
+		model_cuda_free(mc);
+		return NULL;
+	}
+	if (!(mc->params = dalloc(m->narena, "parameters", err)) ||
+	    !(mc->grads = dalloc(m->narena, "gradients", err)) ||
 	    !(mc->state = dalloc(m->nstate, "batch-norm state", err)) ||
 	    !(mc->om = dalloc(o->n, "optimizer state", err)) ||
 	    (o->v && !(mc->ov = dalloc(o->n, "optimizer state", err))) ||
-	    !(mc->x = dalloc(mc->nx, "the batch", err)) ||
+	    !(mc->x[0] = dalloc(mc->nx, "the batch", err)) ||
+	    !(mc->x[1] = dalloc(mc->nx, "the batch", err)) ||
+	    !(mc->labels = dalloc_bytes((size_t)m->input.n * sizeof(int32_t), "the labels", err)) ||
+	    !(mc->targets = dalloc(mc->nlogits, "the targets", err)) ||
+	    !(mc->out = dalloc_bytes(2 * sizeof(double), "the loss", err)) ||
 	    !(mc->dlogits = dalloc(mc->nlogits, "the loss gradient", err)) ||
 	    dseq_setup(mc, &mc->net, &m->net, err)) {
 		model_cuda_free(mc);
@@ -212,7 +258,16 @@ void model_cuda_free(struct model_cuda *mc)
 	be_cuda_free(mc->state);
 	be_cuda_free(mc->om);
 	be_cuda_free(mc->ov);
-	be_cuda_free(mc->x);
+	for (int i = 0; i < 2; i++) {
+		be_cuda_free(mc->x[i]);
+		be_cuda_host_free(mc->hx[i]);
+	}
+	be_cuda_free(mc->labels);
+	be_cuda_free(mc->targets);
+	be_cuda_free(mc->out);
+	be_cuda_host_free(mc->hlabels);
+	be_cuda_host_free(mc->htargets);
+	be_cuda_host_free(mc->hout);
 	be_cuda_free(mc->dlogits);
 	free(mc);
 }
@@ -223,7 +278,7 @@ int model_cuda_upload(struct model_cuda *mc, const struct optim *o, struct sbuf 
 {
 	const struct model *m = mc->m;
 
-	if (be_cuda_upload(mc->params, m->params, m->nparams, err) ||
+	if (be_cuda_upload(mc->params, m->params, m->narena, err) ||
 	    (m->nstate && be_cuda_upload(mc->state, m->state, m->nstate, err)) ||
 	    be_cuda_upload(mc->om, o->m, o->n, err) ||
 	    (o->v && be_cuda_upload(mc->ov, o->v, o->n, err)))
@@ -235,7 +290,7 @@ int model_cuda_download(struct model_cuda *mc, struct optim *o, struct sbuf *err
 {
 	struct model *m = mc->m;
 
-	if (be_cuda_download(m->params, mc->params, m->nparams, err) ||
+	if (be_cuda_download(m->params, mc->params, m->narena, err) ||
 	    (m->nstate && be_cuda_download(m->state, mc->state, m->nstate, err)) ||
 	    be_cuda_download(o->m, mc->om, o->n, err) ||
 	    (o->v && be_cuda_download(o->v, mc->ov, o->n, err)))
@@ -298,7 +353,8 @@ static int bn_forward(struct dlayer *d, const float *x, float *y, bool train, st
 	if (!train)
 		return be_cuda_batchnorm_infer(rows, c, x, d->w, d->b, d->running, d->running + c,
 					       l->eps, y, err);
-	if (be_cuda_batchnorm_forward(rows, c, x, d->w, d->b, l->eps, y, d->save, d->save + c, err))
+	if (be_cuda_batchnorm_forward(l->in.n, l->in.h * l->in.w, c, x, d->w, d->b, l->eps, y,
+				      d->save, d->save + c, err))
 		return -1;
 	return be_cuda_batchnorm_running(rows, c, d->save, d->save + c, l->eps, l->momentum,
 					 d->running, d->running + c, err);
@@ -308,10 +364,10 @@ static int bn_backward(struct dlayer *d, const float *x, const float *dy, float 
 		       struct sbuf *err)
 {
 	const struct layer *l = d->l;
-	int c = l->in.c, rows = (int)(shape_count(l->in) / (size_t)c);
+	int c = l->in.c;
 
-	return be_cuda_batchnorm_backward(rows, c, x, dy, d->w, d->save, d->save + c, l->eps,
-					  dx ? dx : d->tmp, d->dw, d->db, err);
+	return be_cuda_batchnorm_backward(l->in.n, l->in.h * l->in.w, c, x, dy, d->w, d->save,
+					  d->save + c, l->eps, dx ? dx : d->tmp, d->dw, d->db, err);
 }
 
 static int residual_forward(struct model_cuda *mc, struct dlayer *d, const float *x, float *y,
@@ -454,29 +510,93 @@ static int dseq_backward(struct model_cuda *mc, struct dseq *d, float *dy, float
 
 /* ---- the step ---- */
 
+/* The batch goes through a pinned buffer to the device on the copy
+ * stream, into the slot the step before last used: the copy overlaps
+ * whatever the GPU still runs of the previous step. */
 int model_cuda_forward(struct model_cuda *mc, const float *x, bool train, uint64_t key,
 		       struct sbuf *err)
 {
+	int s = mc->slot ^ 1;
+	double t0 = now_ms();
+
+	if (be_cuda_stage_ready(s, err))
+		return -1;
+	memcpy(mc->hx[s], x, mc->nx * sizeof(float));
+	if (be_cuda_stage_in(s, mc->x[s], mc->hx[s], mc->nx * sizeof(float), err))
+		return -1;
+	mc->copy_ms += now_ms() - t0;
+	mc->slot = s;
+	return dseq_forward(mc, &mc->net, mc->x[s], train, key, err);
+}
+
+int model_cuda_logits(struct model_cuda *mc, struct sbuf *err)
+{
 	struct model *m = mc->m;
 
-	if (be_cuda_upload(mc->x, x, mc->nx, err) || dseq_forward(mc, &mc->net, mc->x, train, key, err))
-		return -1;
 	/* model_logits(m) is the host net's last activation (every bundled
-	 * model has layers); the download also waits for the forward. */
+	 * model has layers) */
 	return be_cuda_download(m->net.act[m->net.n - 1], dseq_output(&mc->net), mc->nlogits, err);
+}
+
+int model_cuda_loss(struct model_cuda *mc, const int32_t *labels, const float *targets,
+		    double *loss, int64_t *correct, struct sbuf *err)
+{
+	const struct model *m = mc->m;
+	int n = m->input.n, k = m->outputs, rc;
+	double t0;
+	float dma;
+
+	if (m->loss == LOSS_XENT) {
+		memcpy(mc->hlabels, labels, (size_t)n * sizeof(int32_t));
+		rc = be_cuda_upload_async(mc->labels, mc->hlabels, (size_t)n * sizeof(int32_t), err) ||
+		     be_cuda_softmax_xent(n, k, dseq_output(&mc->net), mc->labels, mc->dlogits,
+					  mc->out, err);
+	} else {
+		memcpy(mc->htargets, targets, mc->nlogits * sizeof(float));
+		rc = be_cuda_upload_async(mc->targets, mc->htargets, mc->nlogits * sizeof(float),
+					  err) ||
+		     be_cuda_sigmoid_bce(n, k, dseq_output(&mc->net), mc->targets, mc->dlogits,
+					 mc->out, err);
+	}
+	t0 = now_ms();
+	if (rc || be_cuda_download_sync(mc->hout, mc->out, 2 * sizeof(double), err))
+		return -1;
+	mc->sync_ms += now_ms() - t0;
+	/* the batch's copy is done: the forward waited for it */
+	if (be_cuda_stage_ms(mc->slot, &dma, err))
+		return -1;
+	mc->copy_ms += dma;
+	*loss = mc->hout[0];
+	*correct = (int64_t)mc->hout[1];
+	return 0;
+}
+
+int model_cuda_scale_loss_grad(struct model_cuda *mc, float k, bool poison, struct sbuf *err)
+{
+	return be_cuda_scale(mc->nlogits, mc->dlogits, k, poison, err);
 }
 
 int model_cuda_backward(struct model_cuda *mc, const struct grad_hook *hook, struct sbuf *err)
 {
-	if (be_cuda_upload(mc->dlogits, mc->m->dlogits, mc->nlogits, err))
-		return -1;
 	return dseq_backward(mc, &mc->net, mc->dlogits, NULL, hook, err);
 }
 
 int model_cuda_unscale(struct model_cuda *mc, double scale, bool *overflow, struct sbuf *err)
 {
+	double t0 = now_ms();
+	int rc;
+
 	/* amp_unscale's factor: exact, scale is a power of two */
-	return be_cuda_unscale(mc->m->nparams, mc->grads, (float)(1.0 / scale), overflow, err);
+	rc = be_cuda_unscale(mc->m->narena, mc->grads, (float)(1.0 / scale), overflow, err);
+	mc->sync_ms += now_ms() - t0;
+	return rc;
+}
+
+void model_cuda_step_times(struct model_cuda *mc, double *copy_ms, double *sync_ms)
+{
+	*copy_ms = mc->copy_ms;
+	*sync_ms = mc->sync_ms;
+	mc->copy_ms = mc->sync_ms = 0;
 }
 
 int model_cuda_update(struct model_cuda *mc, const struct optim *o, double lr, struct sbuf *err)
@@ -499,5 +619,5 @@ int model_cuda_update(struct model_cuda *mc, const struct optim *o, double lr, s
 		s.bc2s = (float)sqrt(1.0 - pow(o->beta2, t));
 		s.decay = 1.0f - s.lr * s.wd;
 	}
-	return be_cuda_optim_update(mc->m->nparams, mc->params, mc->grads, mc->om, mc->ov, &s, err);
+	return be_cuda_optim_update(mc->m->narena, mc->params, mc->grads, mc->om, mc->ov, &s, err);
 }

@@ -3,12 +3,11 @@
  * arenas of model.h.  Shell over the CUDA backend (device memory).
  *
  * The host struct model stays the model of record: model_build() plans
- * it, model_init() or a checkpoint fills it, the loss runs on it (the
- * logits are downloaded into its output buffer, the loss gradient is
- * uploaded from m->dlogits), and checkpoints are written from it.  The
- * mirror holds what the step loop touches every step: parameters,
- * gradients, batch-norm state, optimizer state (m, v), activations and
- * the cuDNN plans of every convolution and pooling layer.
+ * it, model_init() or a checkpoint fills it, and checkpoints are written
+ * from it.  The mirror holds what the step loop touches every step:
+ * parameters, gradients, batch-norm state, optimizer state (m, v),
+ * activations, the loss and its gradient, and the cuDNN plans of every
+ * convolution and pooling layer.
  *
  * Invariants: the device parameter, gradient, state and optimizer
  * arenas have the host's sizes and layout (reverse layer order), so
@@ -54,23 +53,38 @@ int model_cuda_upload(struct model_cuda *mc, const struct optim *o, struct sbuf 
 /* Device -> host, the same three (before a checkpoint). */
 int model_cuda_download(struct model_cuda *mc, struct optim *o, struct sbuf *err);
 
-/* model_forward on the device: uploads x (the host batch, shape
- * m->input) and leaves the logits in the host model's output buffer,
- * model_logits(m), so model_loss() runs unchanged. */
+/* model_forward on the device: copies x (the host batch, shape
+ * m->input) up and queues the forward; returns without waiting for it. */
 int model_cuda_forward(struct model_cuda *mc, const float *x, bool train, uint64_t key,
 		       struct sbuf *err);
-/* model_backward on the device from the host's m->dlogits; hook gets
- * the same arena ranges as on the CPU, for the device gradient arena. */
+/* The last forward's logits into the host model's output buffer,
+ * model_logits(m) (evaluation, tests). */
+int model_cuda_logits(struct model_cuda *mc, struct sbuf *err);
+/* model_loss on the device after model_cuda_forward: the loss gradient
+ * stays on the device for model_cuda_backward; *loss and *correct come
+ * back (waits for the forward). */
+int model_cuda_loss(struct model_cuda *mc, const int32_t *labels, const float *targets,
+		    double *loss, int64_t *correct, struct sbuf *err);
+/* amp_scale on the device's loss gradient with amp_factor's k; poison
+ * puts a NaN in it (amp_forward_overflow). */
+int model_cuda_scale_loss_grad(struct model_cuda *mc, float k, bool poison, struct sbuf *err);
+/* model_backward on the device from the loss gradient of
+ * model_cuda_loss; hook gets the same arena ranges as on the CPU, for
+ * the device gradient arena. */
 int model_cuda_backward(struct model_cuda *mc, const struct grad_hook *hook, struct sbuf *err);
 /* Loss scaling: gradients /= scale, *overflow = any not finite (as
  * amp_unscale). */
 int model_cuda_unscale(struct model_cuda *mc, double scale, bool *overflow, struct sbuf *err);
-/* optim_update(o, params, grads, 0, nparams, lr) on the device; the
+/* optim_update(o, params, grads, 0, narena, lr) on the device; the
  * caller still calls optim_tick(o). */
 int model_cuda_update(struct model_cuda *mc, const struct optim *o, double lr, struct sbuf *err);
 
-/* The device gradient arena, nparams floats (data parallelism). */
+/* The device gradient arena, narena floats (data parallelism). */
 float *model_cuda_grads(struct model_cuda *mc);
+/* Since the last call: the batch's copy (into pinned memory on the host,
+ * then to the device, where it overlaps computation) and the host's
+ * waits for the GPU (the loss, the fp16 overflow check), in ms. */
+void model_cuda_step_times(struct model_cuda *mc, double *copy_ms, double *sync_ms);
 #else
 #include "cli/sbuf.h" // defines: sbuf_addstr
 
@@ -116,6 +130,36 @@ static inline int model_cuda_forward(struct model_cuda *mc, const float *x, bool
 	return -1;
 }
 
+static inline int model_cuda_logits(struct model_cuda *mc, struct sbuf *err)
+{
+	(void)mc;
+	sbuf_addstr(err, "this trainer was built without CUDA");
+	return -1;
+}
+
+static inline int model_cuda_loss(struct model_cuda *mc, const int32_t *labels,
+				  const float *targets, double *loss, int64_t *correct,
+				  struct sbuf *err)
+{
+	(void)mc;
+	(void)labels;
+	(void)targets;
+	*loss = 0;
+	*correct = 0;
+	sbuf_addstr(err, "this trainer was built without CUDA");
+	return -1;
+}
+
+static inline int model_cuda_scale_loss_grad(struct model_cuda *mc, float k, bool poison,
+					     struct sbuf *err)
+{
+	(void)mc;
+	(void)k;
+	(void)poison;
+	sbuf_addstr(err, "this trainer was built without CUDA");
+	return -1;
+}
+
 static inline int model_cuda_backward(struct model_cuda *mc, const struct grad_hook *hook,
 				      struct sbuf *err)
 {
@@ -149,6 +193,13 @@ static inline float *model_cuda_grads(struct model_cuda *mc)
 {
 	(void)mc;
 	return NULL;
+}
+
+static inline void model_cuda_step_times(struct model_cuda *mc, double *copy_ms,
+					 double *sync_ms)
+{
+	(void)mc;
+	*copy_ms = *sync_ms = 0;
 }
 #endif
 

@@ -116,7 +116,7 @@ static int setup(struct trainer *t, struct sbuf *err)
 	t->stop_step = t->total_steps;
 	if (t->cfg->max_steps && t->cfg->max_steps < t->stop_step)
 		t->stop_step = t->cfg->max_steps;
-	if (optim_init(&t->opt, &tr->optimizer, t->model.nparams, t->ld.steps_per_epoch, tr->epochs,
+	if (optim_init(&t->opt, &tr->optimizer, t->model.narena, t->ld.steps_per_epoch, tr->epochs,
 		       t->cfg->world)) {
 		sbuf_addstr(err, "out of memory");
 		return HPT_EXIT_INTERNAL;
@@ -154,11 +154,39 @@ static void release(struct trainer *t)
 
 /* ---- the model on its device ---- */
 
+/* Evaluation (train false) wants the logits on the host. */
 static int step_forward(struct trainer *t, bool train, uint64_t key, struct sbuf *err)
 {
+	if (!t->dev)
+		return model_forward(&t->model, t->x, train, key, err);
+	if (model_cuda_forward(t->dev, t->x, train, key, err))
+		return -1;
+	return train ? 0 : model_cuda_logits(t->dev, err);
+}
+
+/* The loss and its gradient where the model is; from the GPU only the
+ * loss and the count of right predictions come back. */
+static int step_loss(struct trainer *t, double *loss, int64_t *correct, struct sbuf *err)
+{
 	if (t->dev)
-		return model_cuda_forward(t->dev, t->x, train, key, err);
-	return model_forward(&t->model, t->x, train, key, err);
+		return model_cuda_loss(t->dev, t->labels, t->targets, loss, correct, err);
+	*loss = model_loss(&t->model, t->labels, t->targets, correct);
+	return 0;
+}
+
+/* amp_scale of the loss gradient; poison (a forward that overflowed,
+ * amp_forward_overflow) puts a NaN in it, so that the unscale after the
+ * allreduce skips the step on every rank. */
+static int step_scale(struct trainer *t, bool poison, struct sbuf *err)
+{
+	if (t->dev)
+		return model_cuda_scale_loss_grad(t->dev, amp_factor(&t->cs.scaler, t->grad_factor),
+						  poison, err);
+	amp_scale(&t->cs.scaler, t->model.dlogits, (size_t)t->model.input.n * t->model.outputs,
+		  t->grad_factor);
+	if (poison)
+		t->model.dlogits[0] = NAN;
+	return 0;
 }
 
 static int step_backward(struct trainer *t, const struct grad_hook *gh, struct sbuf *err)
@@ -177,7 +205,7 @@ static int step_unscale(struct trainer *t, struct sbuf *err)
 	if (!t->cs.scaler.enabled)
 		return 0;
 	if (!t->dev)
-		overflow = amp_unscale(&t->cs.scaler, t->model.grads, t->model.nparams);
+		overflow = amp_unscale(&t->cs.scaler, t->model.grads, t->model.narena);
 	else if (model_cuda_unscale(t->dev, t->cs.scaler.scale, &overflow, err))
 		return -1;
 	return amp_update(&t->cs.scaler, overflow) ? 1 : 0;
@@ -186,7 +214,7 @@ static int step_unscale(struct trainer *t, struct sbuf *err)
 static int step_update(struct trainer *t, double lr, struct sbuf *err)
 {
 	if (!t->dev)
-		optim_update(&t->opt, t->model.params, t->model.grads, 0, t->model.nparams, lr);
+		optim_update(&t->opt, t->model.params, t->model.grads, 0, t->model.narena, lr);
 	else if (model_cuda_update(t->dev, &t->opt, lr, err))
 		return -1;
 	optim_tick(&t->opt);
@@ -313,12 +341,15 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		int64_t step = t->cs.step, epoch = step / spe, correct;
 		double t0 = now_s(), loss, lr = optim_lr(&t->opt, step), dt;
 		int skip = 0, overflow;
+		bool fwd_overflow;
 
 		loader_batch(&t->ld, epoch, step % spe, t->x, t->labels, t->targets);
 		if (step_forward(t, true, rng_hash((uint64_t)job->train.seed, (uint64_t)step), err))
 			return HPT_EXIT_INTERNAL;
-		loss = model_loss(&t->model, t->labels, t->targets, &correct);
-		if (!isfinite(loss)) {
+		if (step_loss(t, &loss, &correct, err))
+			return HPT_EXIT_INTERNAL;
+		fwd_overflow = amp_forward_overflow(&t->cs.scaler, loss);
+		if (!isfinite(loss) && !fwd_overflow) {
 			sbuf_addf(err, "step %lld: the loss is %s (lr %.4g); the run diverged, "
 				  "lower train.optimizer.lr",
 				  (long long)step + 1, isnan(loss) ? "NaN" : "infinite", lr);
@@ -328,8 +359,7 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		 * unscale after before_update, which in data-parallel runs has
 		 * waited for the gradient allreduce, so every rank checks the
 		 * same averaged gradients and skips the same steps. */
-		amp_scale(&t->cs.scaler, t->model.dlogits, (size_t)b * t->model.outputs, t->grad_factor);
-		if (step_backward(t, &gh, err))
+		if (step_scale(t, fwd_overflow, err) || step_backward(t, &gh, err))
 			return HPT_EXIT_INTERNAL;
 		if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
 			return HPT_EXIT_INTERNAL;
@@ -342,13 +372,17 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		if (hooks && hooks->after_update && hooks->after_update(hooks->ctx, t))
 			return HPT_EXIT_INTERNAL;
 		dt = now_s() - t0;
+		if ((t->mt.gpu = t->dev != NULL))
+			model_cuda_step_times(t->dev, &t->mt.copy_ms, &t->mt.sync_ms);
 		*busy += dt;
 		epoch_busy += dt;
 		++*trained;
-		t->cs.epoch_loss += loss;
-		t->cs.epoch_correct += correct;
-		t->cs.epoch_seen += b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1);
-		if ((step + 1) % log_every == 0 || step + 1 == t->stop_step)
+		if (!fwd_overflow) { /* a skipped step has no loss to count or log */
+			t->cs.epoch_loss += loss;
+			t->cs.epoch_correct += correct;
+			t->cs.epoch_seen += b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1);
+		}
+		if (!fwd_overflow && ((step + 1) % log_every == 0 || step + 1 == t->stop_step))
 			if (metrics_step(&t->mt, step + 1, epoch, loss,
 					 (double)correct / (b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1)),
 					 lr, b / dt, dt * 1e3, true)) {

@@ -1,6 +1,7 @@
 /* test_amp.c - mixed precision on the CPU: the dynamic loss scaler
- * (skip and halve on overflow, growth after the interval, state through
- * a checkpoint, version-1 checkpoints still load) and the low-precision
+ * (skip and halve on overflow, an fp16 forward overflow as a skipped
+ * step, growth after the interval, state through a checkpoint,
+ * version-1 checkpoints still load) and the low-precision
  * convolutions against the fp64 reference within documented bounds. */
 #include "tests/unit/trainlib.h"
 #include "trainer/amp.h"
@@ -60,6 +61,54 @@ static void amp__an_injected_inf_skips_the_step_and_halves_the_scale(void **stat
 	assert_true(s.scale == AMP_MIN_SCALE);
 }
 
+/* A forward whose loss is inf under fp16 scaling is an overflow step:
+ * train.c poisons the loss gradient, backward carries the NaN into the
+ * gradients, the unscale finds it, the step is skipped and the scale
+ * halves.  Without a scaler, or at its floor, it is divergence. */
+static void amp__an_fp16_forward_overflow_is_a_skipped_step_not_divergence(void **state)
+{
+	struct amp_scaler s, off;
+	struct model m;
+	struct sbuf err = SBUF_INIT;
+	float x[2 * 16] = { 0 };
+	int32_t labels[2] = { 0, 1 };
+	int64_t correct;
+	double loss;
+
+	(void)state;
+	amp_init(&s, true);
+	amp_init(&off, false);
+	assert_false(amp_forward_overflow(&s, 2.5));
+	assert_true(amp_forward_overflow(&s, INFINITY));
+	assert_true(amp_forward_overflow(&s, NAN));
+	assert_false(amp_forward_overflow(&off, INFINITY));
+	assert_int_equal(model_build(&m, MODEL_MLP, (struct shape){ 2, 4, 4, 1 }, 3, LOSS_XENT,
+				     BE_FP16, &err),
+			 0);
+	model_init(&m, 1);
+	for (int i = 0; i < 2 * 16; i++)
+		x[i] = 1.0f;
+	/* the last layer comes first in the arena: a weight past fp16's range */
+	for (size_t i = 0; i < m.net.v[m.net.n - 1].nw; i++)
+		m.net.v[m.net.n - 1].w[i] = 3e38f;
+	assert_int_equal(model_forward(&m, x, true, 0, &err), 0);
+	loss = model_loss(&m, labels, NULL, &correct);
+	assert_false(isfinite(loss));
+	assert_true(amp_forward_overflow(&s, loss));
+	amp_scale(&s, m.dlogits, 2 * 3, 1.0f);
+	m.dlogits[0] = NAN;
+	assert_int_equal(model_backward(&m, NULL, &err), 0);
+	assert_true(amp_unscale(&s, m.grads, m.narena));
+	assert_true(amp_update(&s, true));
+	assert_true(s.scale == AMP_INIT_SCALE / 2);
+	/* step after step, down to the floor: then it is divergence */
+	while (amp_forward_overflow(&s, loss))
+		amp_update(&s, true);
+	assert_true(s.scale == AMP_MIN_SCALE);
+	model_release(&m);
+	sbuf_release(&err);
+}
+
 static void amp__doubles_the_scale_after_the_growth_interval(void **state)
 {
 	struct amp_scaler s;
@@ -112,8 +161,8 @@ static void build_small(struct model *m, struct optim *o)
 				     BE_FP32, &err),
 			 0);
 	model_init(m, 1);
-	assert_int_equal(optim_init(o, &spec, m->nparams, 1, 1, 1), 0);
-	fill_normalf(o->m, m->nparams, 3);
+	assert_int_equal(optim_init(o, &spec, m->narena, 1, 1, 1), 0);
+	fill_normalf(o->m, m->narena, 3);
 	sbuf_release(&err);
 }
 
@@ -138,7 +187,7 @@ static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
 	assert_true(st2.scaler.scale == 32768.0);
 	assert_int_equal(st2.scaler.good_steps, 123);
 	assert_int_equal(st2.step, 42);
-	assert_memory_equal(m2.params, m.params, m.nparams * 4);
+	assert_memory_equal(m2.params, m.params, m.narena * 4);
 
 	/* A version-1 file (no scaler fields) still loads and leaves the
 	 * scaler as initialised: rebuild one from the version-2 bytes. */
@@ -150,7 +199,7 @@ static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
 	assert_int_equal(ckpt_decode(v1.buf, v1.len, "v1.bin", "ab12", &st2, &m2, &o2, &err), 0);
 	assert_true(st2.scaler.scale == AMP_INIT_SCALE);
 	assert_int_equal(st2.step, 42);
-	assert_memory_equal(m2.params, m.params, m.nparams * 4);
+	assert_memory_equal(m2.params, m.params, m.narena * 4);
 
 	/* A damaged scale is refused, naming the file. */
 	memset(buf.buf + 140, 0xff, 8);
@@ -361,6 +410,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(amp__an_injected_inf_skips_the_step_and_halves_the_scale),
+		cmocka_unit_test(amp__an_fp16_forward_overflow_is_a_skipped_step_not_divergence),
 		cmocka_unit_test(amp__doubles_the_scale_after_the_growth_interval),
 		cmocka_unit_test(amp__a_disabled_scaler_changes_nothing),
 		cmocka_unit_test(amp__scaler_state_survives_a_checkpoint_round_trip),

@@ -246,6 +246,18 @@ static void backend__gemm_matches_the_reference_linear_layer(void **state)
 	free(ref);
 }
 
+/* The arena offset of parameter k, counting the tensors back to back. */
+static size_t arena_index(const struct model *m, size_t k)
+{
+	for (size_t i = 0; i < m->nspans; i++) {
+		if (k < m->spans[i].n)
+			return m->spans[i].off + k;
+		k -= m->spans[i].n;
+	}
+	fail_msg("parameter %zu of %zu", k, m->nparams);
+	return 0;
+}
+
 /* Directional derivative of L = <model logits, r> along a sparse random
  * d, in fp32 with a large step: catches wiring errors in composite
  * layers (residual blocks, shortcuts, batch norm inside), not rounding. */
@@ -260,14 +272,15 @@ static void check_model_directional(int kind, struct shape in, int outputs)
 	if (model_build(&m, kind, in, outputs, LOSS_XENT, BE_FP32, &err))
 		fail_msg("model_build: %s", err.buf);
 	model_init(&m, 3);
-	np = m.nparams;
+	np = m.narena;
 	float *x = malloc(shape_count(in) * 4);
 	r = malloc(nz * 4), d = malloc(np * 4), g = malloc(np * 4), keep = malloc(np * 4);
 	fill_normalf(x, shape_count(in), 10), fill_normalf(r, nz, 11);
-	/* A sparse direction: 64 coordinates spread over every layer, +-1. */
+	/* A sparse direction: 64 coordinates spread over every layer, +-1,
+	 * picked among the parameters (not the arena's alignment gaps). */
 	memset(d, 0, np * 4);
 	for (size_t i = 0; i < 64; i++)
-		d[(i * 7919 + i * i * 104729) % np] = i % 2 ? 1.0f : -1.0f;
+		d[arena_index(&m, (i * 7919 + i * i * 104729) % m.nparams)] = i % 2 ? 1.0f : -1.0f;
 	assert_int_equal(model_forward(&m, x, true, 1, &err), 0);
 	memcpy(m.dlogits, r, nz * 4);
 	assert_int_equal(model_backward(&m, NULL, &err), 0);
@@ -348,8 +361,46 @@ static void backend__arena_is_laid_out_in_reverse_layer_order(void **state)
 		prev_lo = l->arena_lo;
 	}
 	assert_int_equal(prev_lo, 0);
-	assert_int_equal(m.net.v[0].arena_hi, m.nparams);
+	assert_int_equal(m.net.v[0].arena_hi, m.narena);
 	model_release(&m);
+	sbuf_release(&err);
+}
+
+/* Every tensor of every bundled model 256 bytes into its arena (the
+ * cnn's fc1 was at float 1290 and hepcnn's at 129 when the tensors were
+ * packed back to back), the gaps zero after model_init, and the tensors
+ * add up to the model's parameters. */
+static void backend__every_arena_tensor_is_256_byte_aligned(void **state)
+{
+	static const struct shape in[] = { { 2, 8, 8, 1 }, { 2, 8, 8, 1 }, { 2, 16, 16, 1 },
+					   { 2, 8, 8, 2 } };
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	for (int kind = MODEL_MLP; kind <= MODEL_RESNET_SMALL; kind++) {
+		struct model m;
+		size_t total = 0, end = 0;
+
+		assert_int_equal(model_build(&m, kind, in[kind], 10, LOSS_XENT, BE_FP32, &err), 0);
+		model_init(&m, 1);
+		assert_true(m.nspans >= 2);
+		for (size_t i = 0; i < m.nspans; i++) {
+			assert_int_equal(m.spans[i].off * sizeof(float) % 256, 0);
+			assert_true(m.spans[i].off >= end);
+			for (size_t j = end; j < m.spans[i].off; j++)
+				assert_true(m.params[j] == 0 && m.grads[j] == 0);
+			end = m.spans[i].off + m.spans[i].n;
+			total += m.spans[i].n;
+		}
+		assert_int_equal(total, m.nparams);
+		assert_int_equal(arena_align(end), m.narena);
+		assert_true(m.narena - m.nparams < m.nspans * ARENA_ALIGN);
+		model_release(&m);
+	}
+	assert_int_equal(arena_align(0), 0);
+	assert_int_equal(arena_align(1), 64);
+	assert_int_equal(arena_align(1290), 1344);
+	assert_int_equal(arena_align(1344), 1344);
 	sbuf_release(&err);
 }
 
@@ -363,6 +414,7 @@ int main(void)
 		cmocka_unit_test(backend__every_model_backward_matches_a_directional_derivative),
 		cmocka_unit_test(backend__flatten_uses_pytorch_chw_order),
 		cmocka_unit_test(backend__arena_is_laid_out_in_reverse_layer_order),
+		cmocka_unit_test(backend__every_arena_tensor_is_256_byte_aligned),
 	};
 
 	return cmocka_run_group_tests(tests, setup_backend, NULL);

@@ -124,12 +124,12 @@ static void run_steps(const char *name, struct job_optimizer spec)
 	fixture_load(&ff, "cnn.bin");
 	build_cnn(&m, &ff, labels);
 	load_cnn(&m, &ff, "init");
-	assert_int_equal(optim_init(&o, &spec, m.nparams, 1, 100, 1), 0);
+	assert_int_equal(optim_init(&o, &spec, m.narena, 1, 100, 1), 0);
 	for (int s = 0; s < 5; s++) {
 		assert_int_equal(model_forward(&m, fixture_get(&ff, "x_nhwc")->data, true, 0, &err), 0);
 		losses[s] = (float)model_loss(&m, labels, NULL, &right);
 		assert_int_equal(model_backward(&m, NULL, &err), 0);
-		optim_update(&o, m.params, m.grads, 0, m.nparams, optim_lr(&o, s));
+		optim_update(&o, m.params, m.grads, 0, m.narena, optim_lr(&o, s));
 		optim_tick(&o);
 	}
 	snprintf(prefix, sizeof(prefix), "%s.losses", name);
@@ -175,7 +175,7 @@ static void torch__batchnorm_matches_pytorch_in_train_and_eval(void **state)
 	struct seq s = { 0 };
 	struct layer *l;
 	struct sbuf err = SBUF_INIT;
-	float params[6], grads[6], running[6], dx[300];
+	float params[2 * ARENA_ALIGN], grads[2 * ARENA_ALIGN], running[6], dx[300];
 	size_t off = 0, soff = 0;
 
 	(void)state;

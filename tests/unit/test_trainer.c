@@ -9,6 +9,7 @@
 #include "trainer/data.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
+#include "trainer/pack.h"
 #include "cli/exitcode.h"
 #include "cli/sbuf.h"
 #include "cli/spec.h"
@@ -218,6 +219,15 @@ static void trainer__schedules_warm_up_then_follow_cosine_or_steps(void **state)
 	optim_release(&o);
 }
 
+/* Random values in v's tensors, zeros in the arena's alignment gaps (as
+ * in every optimizer vector). */
+static void fill_tensors(const struct model *m, float *v, uint64_t seed)
+{
+	memset(v, 0, m->narena * sizeof(*v));
+	for (size_t i = 0; i < m->nspans; i++)
+		fill_normalf(v + m->spans[i].off, m->spans[i].n, seed + i);
+}
+
 static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **state)
 {
 	struct model m, m2;
@@ -234,10 +244,10 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 	assert_int_equal(model_build(&m, MODEL_RESNET_SMALL, (struct shape){ 2, 8, 8, 1 }, 3, LOSS_XENT, BE_FP32, &err), 0);
 	assert_int_equal(model_build(&m2, MODEL_RESNET_SMALL, (struct shape){ 2, 8, 8, 1 }, 3, LOSS_XENT, BE_FP32, &err), 0);
 	model_init(&m, 1);
-	assert_int_equal(optim_init(&o, &spec, m.nparams, 1, 1, 1), 0);
-	assert_int_equal(optim_init(&o2, &spec, m.nparams, 1, 1, 1), 0);
-	fill_normalf(o.m, m.nparams, 3);
-	fill_normalf(o.v, m.nparams, 4);
+	assert_int_equal(optim_init(&o, &spec, m.narena, 1, 1, 1), 0);
+	assert_int_equal(optim_init(&o2, &spec, m.narena, 1, 1, 1), 0);
+	fill_tensors(&m, o.m, 3);
+	fill_tensors(&m, o.v, 4);
 	fill_normalf(m.state, m.nstate, 5);
 	o.t = 17;
 	for (int s = 1; s <= 4; s++) {
@@ -249,9 +259,9 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 	assert_int_equal(ckpt_load(path.buf, hash, &st2, &m2, &o2, &err), 0);
 	assert_int_equal(st2.step, 4);
 	assert_int_equal(o2.t, 17);
-	assert_memory_equal(m2.params, m.params, m.nparams * 4);
+	assert_memory_equal(m2.params, m.params, m.narena * 4);
 	assert_memory_equal(m2.state, m.state, m.nstate * 4);
-	assert_memory_equal(o2.v, o.v, m.nparams * 4);
+	assert_memory_equal(o2.v, o.v, m.narena * 4);
 	{ /* keep = 2: steps 3 and 4 remain */
 		char *p3 = xasprintf("%s/ckpt-000000000003.bin", dir), *p2 = xasprintf("%s/ckpt-000000000002.bin", dir);
 
@@ -273,6 +283,60 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 	sbuf_release(&err);
 	sbuf_release(&path);
 	free(dir);
+}
+
+/* The file holds the parameters back to back, without the arena's
+ * alignment gaps: the layout of checkpoints written before the arena
+ * was aligned, which therefore still load (here: one written by hand in
+ * that layout, from the parameters in layer order reversed). */
+static void trainer__checkpoints_store_tensors_without_the_arena_gaps(void **state)
+{
+	struct job_optimizer spec = { .name = OPTIMIZER_SGD, .lr = 0.1, .momentum = 0.9 };
+	struct ckpt_state st = { 5, 0, 0, 0, { 0 } }, st2 = { 0 };
+	struct sbuf buf = SBUF_INIT, old = SBUF_INIT, err = SBUF_INIT;
+	struct model m, m2;
+	struct optim o, o2;
+	float *packed;
+	size_t at = 0;
+
+	(void)state;
+	assert_int_equal(model_build(&m, MODEL_CNN, (struct shape){ 2, 8, 8, 1 }, 10, LOSS_XENT, BE_FP32, &err), 0);
+	assert_int_equal(model_build(&m2, MODEL_CNN, (struct shape){ 2, 8, 8, 1 }, 10, LOSS_XENT, BE_FP32, &err), 0);
+	model_init(&m, 1);
+	assert_int_equal(optim_init(&o, &spec, m.narena, 1, 1, 1), 0);
+	assert_int_equal(optim_init(&o2, &spec, m.narena, 1, 1, 1), 0);
+	fill_tensors(&m, o.m, 6);
+	assert_true(m.narena > m.nparams);
+	ckpt_encode("ab12", &st, &m, &o, &buf);
+	assert_int_equal(buf.len, 156 + 4 * (2 * m.nparams + m.nstate) + 4);
+	/* the old writer: each layer's weights then biases, last layer first */
+	packed = malloc(m.nparams * sizeof(*packed));
+	for (size_t i = m.net.n; i-- > 0;) {
+		const struct layer *l = &m.net.v[i];
+
+		if (!l->nw)
+			continue;
+		memcpy(packed + at, l->w, l->nw * sizeof(float));
+		memcpy(packed + at + l->nw, l->b, l->nb * sizeof(float));
+		at += l->nw + l->nb;
+	}
+	assert_int_equal(at, m.nparams);
+	sbuf_add(&old, buf.buf, 156);
+	pack_floats(&old, packed, m.nparams);
+	sbuf_add(&old, buf.buf + 156 + 4 * m.nparams, buf.len - 156 - 4 * m.nparams - 4);
+	pack_u32(&old, (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)old.buf, (uInt)old.len));
+	assert_memory_equal(old.buf, buf.buf, buf.len);
+	assert_int_equal(ckpt_decode(old.buf, old.len, "old.bin", "ab12", &st2, &m2, &o2, &err), 0);
+	assert_memory_equal(m2.params, m.params, m.narena * 4);
+	assert_memory_equal(o2.m, o.m, m.narena * 4);
+	free(packed);
+	model_release(&m);
+	model_release(&m2);
+	optim_release(&o);
+	optim_release(&o2);
+	sbuf_release(&buf);
+	sbuf_release(&old);
+	sbuf_release(&err);
 }
 
 /* A fake world of two ranks that hold the same batch: the allreduce
@@ -331,7 +395,7 @@ static void trainer__sync_batchnorm_rank_equals_one_process_on_the_global_batch(
 	assert_int_equal(model_backward(&one, NULL, &err), 0);
 	assert_int_equal(model_backward(&rank, NULL, &err), 0);
 	assert_int_equal(tw.calls, 2 * NBN);
-	assert_close(rank.grads, one.grads, one.nparams, 1e-6, 1e-5);
+	assert_close(rank.grads, one.grads, one.narena, 1e-6, 1e-5);
 	assert_close(rank.state, one.state, one.nstate, 1e-6, 1e-5);
 	/* evaluation uses the running statistics: no allreduce */
 	assert_int_equal(model_forward(&rank, x, false, 0, &err), 0);
@@ -378,6 +442,7 @@ int main(void)
 		cmocka_unit_test(trainer__synthetic_sets_are_deterministic_and_disjoint),
 		cmocka_unit_test(trainer__schedules_warm_up_then_follow_cosine_or_steps),
 		cmocka_unit_test(trainer__checkpoints_round_trip_bit_exact_and_refuse_damage),
+		cmocka_unit_test(trainer__checkpoints_store_tensors_without_the_arena_gaps),
 		cmocka_unit_test(trainer__sync_batchnorm_rank_equals_one_process_on_the_global_batch),
 		cmocka_unit_test(trainer__flops_count_only_the_products_a_step_computes),
 	};
