@@ -35,7 +35,7 @@ san = $(patsubst %.c,$(SAN)/%.o,$(1))
 # into bin/hpctrain (HPCTRAIN_SRC), pkg-config packages (HPCTRAIN_PKGS),
 # unit tests (UNIT_TESTS, UNIT_SRC_<test>), Debian packages (DEBIAN_PKGS;
 # BENCH_PKGS for the benchmarks' peers, which only `make bench` installs),
-# extra programs and benchmarks.  cli/build.mk comes first: it defines
+# extra programs and benchmarks.  common/build.mk comes first: it defines
 # SPEC_CORE, which trainer/build.mk expands in prerequisites as it is
 # read.
 HPCTRAIN_SRC  =
@@ -46,8 +46,8 @@ DEBIAN_PKGS   = build-essential pkg-config git libcmocka-dev bats jq mandoc grof
 BENCH_PKGS    =
 BENCH_TARGETS =
 TEST_BINS     =
-include cli/build.mk
-include $(filter-out cli/build.mk,$(wildcard */build.mk))
+include common/build.mk
+include $(filter-out common/build.mk,$(wildcard */build.mk))
 
 PKG_CFLAGS  = $(shell pkg-config --cflags $(HPCTRAIN_PKGS))
 PKG_LIBS    = $(shell pkg-config --libs $(HPCTRAIN_PKGS))
@@ -100,8 +100,13 @@ fuzz: build/fuzz/fuzz_spec
 deps:
 	@sh tests/deps.sh $(DEBIAN_PKGS)
 
+# Cheap checks of the tree itself, before anything is built.
+lint:
+	@sh tests/lint-layers.sh
+
 check:
 	@sh tests/deps.sh $(DEBIAN_PKGS)
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory WERROR=1 all test-bins
 	@sh tests/run-tests.sh
 
@@ -128,7 +133,7 @@ install: all
 clean:
 	rm -rf build bin
 
-.PHONY: all deps check test-bins demo bench fuzz install clean
+.PHONY: all deps lint check test-bins demo bench fuzz install clean
 .DELETE_ON_ERROR:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -2,7 +2,7 @@
  *
  * Adding a subcommand takes: cli/cmd_<name>.c exporting
  * int cmd_<name>(int argc, char **argv) (argv[0] is the command name, the
- * return value is the exit status from cli/exitcode.h); a row in the
+ * return value is the exit status from common/exitcode.h); a row in the
  * table of cli/main.c; man/hpctrain-<name>.1; tests/cli/<name>.bats.
  * tests/cli/docs.bats checks that the last three agree.
  */

@@ -3,12 +3,12 @@
  * and merges the ranks' stacks (launcher/stackfile, launcher/autopsy)
  * into RUN/autopsy.txt, which it prints. */
 #include "cli/builtin.h"        // defines: cmd_autopsy
-#include "cli/diag.h"           // defines: struct diag_list
-#include "cli/exitcode.h"       // defines: enum hpt_exit
-#include "cli/opt.h"            // defines: struct opt, opt_next
-#include "cli/sbuf.h"           // defines: struct sbuf
-#include "cli/spec.h"           // defines: struct job
-#include "cli/specfile.h"       // defines: specfile_load
+#include "common/diag.h"           // defines: struct diag_list
+#include "common/exitcode.h"       // defines: enum hpt_exit
+#include "common/opt.h"            // defines: struct opt, opt_next
+#include "common/sbuf.h"           // defines: struct sbuf
+#include "common/spec/spec.h"           // defines: struct job
+#include "common/spec/specfile.h"       // defines: specfile_load
 #include "launcher/rundir.h"    // defines: rundir_open
 #include "launcher/stackfile.h" // defines: stackfile_autopsy
 

@@ -2,9 +2,9 @@
  * Shell: resolves each argument (launcher/rundir) and cancels through
  * libslurm (launcher/slurm), as scancel does. */
 #include "cli/builtin.h"     // defines: cmd_cancel
-#include "cli/exitcode.h"    // defines: enum hpt_exit
-#include "cli/opt.h"         // defines: struct opt, opt_next
-#include "cli/sbuf.h"        // defines: struct sbuf
+#include "common/exitcode.h"    // defines: enum hpt_exit
+#include "common/opt.h"         // defines: struct opt, opt_next
+#include "common/sbuf.h"        // defines: struct sbuf
 #include "launcher/rundir.h" // defines: rundir_resolve
 #include "launcher/slurm.h"  // defines: hpt_slurm_cancel
 

@@ -5,13 +5,13 @@
  * --supervise, fork it and watch it (launcher/supervise.h). */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
-#include "cli/specfile.h"     // defines: specfile_load
-#include "cli/diag.h"         // defines: struct diag_list, diag_report
-#include "cli/exitcode.h"     // defines: enum hpt_exit
-#include "cli/fileio.h"       // defines: fileio_write_atomic, fileio_exists
-#include "cli/opt.h"          // defines: struct opt, opt_next
-#include "cli/sbuf.h"         // defines: struct sbuf
-#include "cli/spec.h"         // defines: struct job
+#include "common/spec/specfile.h"     // defines: specfile_load
+#include "common/diag.h"         // defines: struct diag_list, diag_report
+#include "common/exitcode.h"     // defines: enum hpt_exit
+#include "common/fileio.h"       // defines: fileio_write_atomic, fileio_exists
+#include "common/opt.h"          // defines: struct opt, opt_next
+#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/spec/spec.h"         // defines: struct job
 #include "launcher/bind.h"    // defines: bind_apply
 #include "launcher/envplan.h" // defines: envplan_build, cvd_map_parse
 #include "launcher/rank.h"    // defines: rank_discover, struct rank_info

@@ -2,10 +2,10 @@
  * Shell: reads RUN/logs/ (launcher/rundir finds the attempt); --follow
  * asks Slurm (launcher/slurm) when the job has ended. */
 #include "cli/builtin.h"     // defines: cmd_logs
-#include "cli/exitcode.h"    // defines: enum hpt_exit
-#include "cli/fileio.h"      // defines: fileio_read
-#include "cli/opt.h"         // defines: struct opt, opt_next
-#include "cli/sbuf.h"        // defines: struct sbuf
+#include "common/exitcode.h"    // defines: enum hpt_exit
+#include "common/fileio.h"      // defines: fileio_read
+#include "common/opt.h"         // defines: struct opt, opt_next
+#include "common/sbuf.h"        // defines: struct sbuf
 #include "launcher/rundir.h" // defines: rundir_open, rundir_job_id
 #include "launcher/slurm.h"  // defines: hpt_slurm_job
 

@@ -3,11 +3,11 @@
  * makes RUN/attempts/N (launcher/rundir) and submits (launcher/attempt). */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_rerun
-#include "cli/specfile.h"     // defines: specfile_load
-#include "cli/diag.h"         // defines: struct diag_list, diag_report
-#include "cli/exitcode.h"     // defines: enum hpt_exit
-#include "cli/opt.h"          // defines: struct opt, opt_next
-#include "cli/sbuf.h"         // defines: struct sbuf
+#include "common/spec/specfile.h"     // defines: specfile_load
+#include "common/diag.h"         // defines: struct diag_list, diag_report
+#include "common/exitcode.h"     // defines: enum hpt_exit
+#include "common/opt.h"          // defines: struct opt, opt_next
+#include "common/sbuf.h"         // defines: struct sbuf
 #include "launcher/attempt.h" // defines: struct attempt, attempt_prepare, attempt_submit
 #include "launcher/rundir.h"  // defines: rundir_open, rundir_new_attempt
 #include "launcher/slurm.h"   // defines: hpt_slurm_init

@@ -4,9 +4,9 @@
  * supervised ranks' liveness files (launcher/liveness) instead. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_status
-#include "cli/exitcode.h"    // defines: enum hpt_exit
-#include "cli/opt.h"         // defines: struct opt, opt_next
-#include "cli/sbuf.h"        // defines: struct sbuf
+#include "common/exitcode.h"    // defines: enum hpt_exit
+#include "common/opt.h"         // defines: struct opt, opt_next
+#include "common/sbuf.h"        // defines: struct sbuf
 #include "launcher/liveness.h" // defines: liveness_load_dir, LIVENESS_PERIOD_S
 #include "launcher/rundir.h" // defines: rundir_resolve
 #include "launcher/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of

@@ -3,12 +3,12 @@
  * launcher/rundir for the run record and launcher/slurm for the job. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_submit
-#include "cli/specfile.h"     // defines: specfile_load, spec_overrides_*
-#include "cli/diag.h"         // defines: struct diag_list, diag_report
-#include "cli/exitcode.h"     // defines: enum hpt_exit
-#include "cli/opt.h"          // defines: struct opt, opt_next
-#include "cli/sbuf.h"         // defines: struct sbuf
-#include "cli/spec.h"         // defines: struct job
+#include "common/spec/specfile.h"     // defines: specfile_load, spec_overrides_*
+#include "common/diag.h"         // defines: struct diag_list, diag_report
+#include "common/exitcode.h"     // defines: enum hpt_exit
+#include "common/opt.h"          // defines: struct opt, opt_next
+#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/spec/spec.h"         // defines: struct job
 #include "launcher/attempt.h" // defines: struct attempt, attempt_prepare, attempt_submit
 #include "launcher/rundir.h"  // defines: rundir_create
 #include "launcher/slurm.h"   // defines: hpt_slurm_init

@@ -2,13 +2,13 @@
  * Shell: finds templates on the search path, prints or copies them. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_template
-#include "cli/exitcode.h"     // defines: enum hpt_exit
-#include "cli/fileio.h"       // defines: fileio_read, fileio_write_atomic
-#include "cli/opt.h"          // defines: struct opt, opt_next
-#include "cli/sbuf.h"         // defines: struct sbuf
-#include "cli/suggest.h"      // defines: suggest_best
-#include "cli/template_dir.h" // defines: template_dir_find, template_dir_list
-#include "cli/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
+#include "common/exitcode.h"     // defines: enum hpt_exit
+#include "common/fileio.h"       // defines: fileio_read, fileio_write_atomic
+#include "common/opt.h"          // defines: struct opt, opt_next
+#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/suggest.h"      // defines: suggest_best
+#include "common/spec/template_dir.h" // defines: template_dir_find, template_dir_list
+#include "common/spec/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
 
 #include <jansson.h>
 #include <stdio.h>

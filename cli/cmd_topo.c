@@ -3,11 +3,11 @@
  * renders with topology/show, plans with topology/plan. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_topo
-#include "cli/diag.h"        // defines: struct diag_list, diag_report
-#include "cli/exitcode.h"    // defines: enum hpt_exit
-#include "cli/fileio.h"      // defines: fileio_exists
-#include "cli/opt.h"         // defines: struct opt, opt_next
-#include "cli/sbuf.h"        // defines: struct sbuf
+#include "common/diag.h"        // defines: struct diag_list, diag_report
+#include "common/exitcode.h"    // defines: enum hpt_exit
+#include "common/fileio.h"      // defines: fileio_exists
+#include "common/opt.h"         // defines: struct opt, opt_next
+#include "common/sbuf.h"        // defines: struct sbuf
 #include "topology/bitmap.h" // defines: bitmap_parse_list
 #include "topology/plan.h"   // defines: plan_slices, plan_policy_set
 #include "topology/probe.h"  // defines: probe_load, probe_export_xml

@@ -2,12 +2,12 @@
  * Shell: reads files, calls the spec core, reports. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_validate
-#include "cli/diag.h"         // defines: struct diag_list, diag_report
-#include "cli/exitcode.h"     // defines: enum hpt_exit
-#include "cli/opt.h"          // defines: struct opt, opt_next
-#include "cli/sbuf.h"         // defines: struct sbuf
-#include "cli/spec.h"         // defines: spec_emit_resolved, spec_hash
-#include "cli/specfile.h"     // defines: specfile_load, spec_overrides_*
+#include "common/diag.h"         // defines: struct diag_list, diag_report
+#include "common/exitcode.h"     // defines: enum hpt_exit
+#include "common/opt.h"          // defines: struct opt, opt_next
+#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
+#include "common/spec/specfile.h"     // defines: specfile_load, spec_overrides_*
 
 #include <jansson.h>
 #include <stdio.h>

@@ -2,11 +2,11 @@
  * Shell: picks the command, runs it, flushes stdout and returns its
  * status.  See cli/builtin.h for what a new subcommand needs. */
 #include "cli/builtin.h"  // defines: cmd_* entry points
-#include "cli/exitcode.h" // defines: enum hpt_exit
-#include "cli/opt.h"      // defines: struct opt_cmd, opt_usage
-#include "cli/sbuf.h"     // defines: xcalloc
-#include "cli/suggest.h"  // defines: suggest_best
-#include "cli/version.h"  // defines: HPT_VERSION
+#include "common/exitcode.h" // defines: enum hpt_exit
+#include "common/opt.h"      // defines: struct opt_cmd, opt_usage
+#include "common/sbuf.h"     // defines: xcalloc
+#include "common/suggest.h"  // defines: suggest_best
+#include "common/version.h"  // defines: HPT_VERSION
 
 #include <errno.h>
 #include <libgen.h>

@@ -1,9 +1,9 @@
 /* attempt.c - one attempt of a run: prepare (resolve, hash, render) and submit.
  * Shell: see attempt.h. */
 #include "launcher/attempt.h" // defines: struct attempt, attempt_prepare, attempt_submit
-#include "cli/diag.h"         // defines: struct diag_list
-#include "cli/exitcode.h"     // defines: enum hpt_exit
-#include "cli/version.h"      // defines: HPT_VERSION
+#include "common/diag.h"         // defines: struct diag_list
+#include "common/exitcode.h"     // defines: enum hpt_exit
+#include "common/version.h"      // defines: HPT_VERSION
 #include "launcher/render.h"  // defines: render_batch_script, render_sbatch_options
 #include "launcher/rundir.h"  // defines: struct rundir, rundir_write, rundir_abandon
 #include "launcher/slurm.h"   // defines: hpt_slurm_submit, hpt_slurm_cluster_name

@@ -7,8 +7,8 @@
 #ifndef HPT_ATTEMPT_H
 #define HPT_ATTEMPT_H
 
-#include "cli/sbuf.h" // defines: struct sbuf
-#include "cli/spec.h" // defines: struct job
+#include "common/sbuf.h" // defines: struct sbuf
+#include "common/spec/spec.h" // defines: struct job
 
 #include <jansson.h>
 

@@ -1,7 +1,7 @@
 /* autopsy.c - merge ranks' stacks into groups and name the odd ones out.
  * Pure core (see autopsy.h): no I/O. */
 #include "launcher/autopsy.h" // defines: struct rank_stacks, autopsy_report
-#include "cli/sbuf.h"         // defines: struct sbuf, xstrdup
+#include "common/sbuf.h"         // defines: struct sbuf, xstrdup
 
 #include <stdlib.h>
 #include <string.h>

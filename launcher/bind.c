@@ -1,7 +1,7 @@
 /* bind.c - CPU and memory binding through hwloc, before exec.
  * Shell. */
 #include "launcher/bind.h"   // defines: bind_apply
-#include "cli/sbuf.h"        // defines: xasprintf
+#include "common/sbuf.h"        // defines: xasprintf
 #include "topology/bitmap.h" // defines: struct bitmap, bitmap_*
 #include "topology/plan.h"   // defines: struct slice
 

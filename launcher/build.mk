@@ -19,8 +19,8 @@ DEBIAN_PKGS   += libdw-dev libelf-dev
 DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge iproute2 util-linux
 
 UNIT_TESTS += test_launch test_autopsy
-UNIT_SRC_test_autopsy = $(SUPERVISE_CORE) cli/sbuf.c
-UNIT_SRC_test_launch = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) cli/fileio.c
+UNIT_SRC_test_autopsy = $(SUPERVISE_CORE) common/sbuf.c
+UNIT_SRC_test_launch = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
 
 # submit: batch scripts (render, pure), run records, Slurm through libslurm,
 # and the commands submit/status/cancel/logs/rerun.  Debian 12's
@@ -36,7 +36,7 @@ DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libp
 
 UNIT_TESTS += test_render test_rundir
 UNIT_SRC_test_render = $(SUBMIT_CORE) $(SPEC_CORE)
-UNIT_SRC_test_rundir = launcher/rundir.c cli/fileio.c cli/sbuf.c
+UNIT_SRC_test_rundir = launcher/rundir.c common/fileio.c common/sbuf.c
 
 # A throw-away local Slurm (tests/cluster/up.sh): MODE=single|multi|netns,
 # BASE=/tmp/hpctrain-cluster.  `eval $(make -s cluster-up)` sets SLURM_CONF.

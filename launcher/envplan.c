@@ -1,8 +1,8 @@
 /* envplan.c - compute a rank's environment from its identity and slice.
  * Core: see envplan.h for every variable and the reason it is set. */
 #include "launcher/envplan.h" // defines: envplan_build, cvd_map_*, env_list_*
-#include "cli/sbuf.h"         // defines: struct sbuf, x* allocators
-#include "cli/spec.h"         // defines: struct job_env (its fields)
+#include "common/sbuf.h"         // defines: struct sbuf, x* allocators
+#include "common/spec/spec.h"         // defines: struct job_env (its fields)
 #include "launcher/rank.h"    // defines: struct rank_info, rank_master_port
 #include "topology/bitmap.h"  // defines: bitmap_*
 #include "topology/plan.h"    // defines: struct plan, struct slice

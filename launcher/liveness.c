@@ -1,6 +1,6 @@
 /* liveness.c - write and read the per-rank liveness files (see liveness.h). */
 #include "launcher/liveness.h" // defines: liveness_write, liveness_load_dir
-#include "cli/sbuf.h"          // defines: struct sbuf
+#include "common/sbuf.h"          // defines: struct sbuf
 
 #include <glob.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* rank.c - rank, local rank and world from Slurm or Open MPI variables.
  * Core: reads variables through a callback, never getenv() itself. */
 #include "launcher/rank.h" // defines: struct rank_info, rank_from_env
-#include "cli/diag.h"      // defines: diag_add
-#include "cli/sbuf.h"      // defines: struct sbuf, xstrdup
+#include "common/diag.h"      // defines: diag_add
+#include "common/sbuf.h"      // defines: struct sbuf, xstrdup
 
 #include <ctype.h>
 #include <stdint.h>

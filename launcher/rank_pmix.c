@@ -1,7 +1,7 @@
 /* rank_pmix.c - rank discovery through PMIx, falling back to the environment.
  * Shell: talks to the launcher's PMIx server, reads the environment. */
 #include "launcher/rank.h" // defines: struct rank_info, rank_discover
-#include "cli/sbuf.h"      // defines: xstrdup, xasprintf
+#include "common/sbuf.h"      // defines: xstrdup, xasprintf
 
 #include <pmix.h>
 #include <stdbool.h>

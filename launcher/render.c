@@ -2,10 +2,10 @@
  * Pure core: struct job in, text out (see render.h for the contract and
  * for why the #SBATCH lines and libslurm's job_desc share one list). */
 #include "launcher/render.h" // defines: render_batch_script, struct render_opts
-#include "cli/diag.h"        // defines: diag_add
-#include "cli/exitcode.h"    // defines: HPT_EXIT_PREEMPTED
-#include "cli/sbuf.h"        // defines: struct sbuf
-#include "cli/spec.h"        // defines: struct job, preempt_signal_names
+#include "common/diag.h"        // defines: diag_add
+#include "common/exitcode.h"    // defines: HPT_EXIT_PREEMPTED
+#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/spec/spec.h"        // defines: struct job, preempt_signal_names
 
 #include <signal.h>
 #include <stdarg.h>

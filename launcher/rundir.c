@@ -2,8 +2,8 @@
  * Shell: mkdir, files, the current directory (see rundir.h for the layout
  * and why everything is 0700/0600). */
 #include "launcher/rundir.h" // defines: struct rundir, rundir_create, rundir_open
-#include "cli/fileio.h"      // defines: fileio_read, fileio_write_atomic
-#include "cli/sbuf.h"        // defines: struct sbuf, xasprintf
+#include "common/fileio.h"      // defines: fileio_read, fileio_write_atomic
+#include "common/sbuf.h"        // defines: struct sbuf, xasprintf
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,9 +1,9 @@
 /* slurm.c - submit, query and cancel jobs through libslurm (22.05 API).
  * Shell: talks to slurmctld (see slurm.h for the contract: every action
- * returns 0 or a cli/exitcode.h status with Slurm's reason in err). */
+ * returns 0 or a common/exitcode.h status with Slurm's reason in err). */
 #include "launcher/slurm.h"  // defines: hpt_slurm_submit, struct hpt_slurm_job
-#include "cli/exitcode.h"    // defines: HPT_EXIT_UNAVAILABLE, HPT_EXIT_REJECTED
-#include "cli/sbuf.h"        // defines: struct sbuf, xstrdup
+#include "common/exitcode.h"    // defines: HPT_EXIT_UNAVAILABLE, HPT_EXIT_REJECTED
+#include "common/sbuf.h"        // defines: struct sbuf, xstrdup
 #include "launcher/render.h" // defines: struct render_opts
 
 #include <slurm/slurm.h>

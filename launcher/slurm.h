@@ -4,7 +4,7 @@
  * sbatch/squeue/scancel: libslurm gives exact error codes, where parsing
  * a command's output would guess.
  *
- * Every action returns 0, or an exit status of cli/exitcode.h with a
+ * Every action returns 0, or an exit status of common/exitcode.h with a
  * message in err that says what failed and Slurm's reason:
  *   HPT_EXIT_UNAVAILABLE  no configuration, or the controller (or munge)
  *                         cannot be reached;

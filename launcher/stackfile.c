@@ -2,8 +2,8 @@
  * RUN/autopsy.txt made from all of them.  Shell around launcher/autopsy. */
 #include "launcher/stackfile.h" // defines: stackfile_write, stackfile_load_dir
 #include "launcher/autopsy.h"   // defines: struct rank_stacks, autopsy_report
-#include "cli/fileio.h"         // defines: fileio_write_atomic
-#include "cli/sbuf.h"           // defines: struct sbuf
+#include "common/fileio.h"         // defines: fileio_write_atomic
+#include "common/sbuf.h"           // defines: struct sbuf
 
 #include <glob.h>
 #include <jansson.h>

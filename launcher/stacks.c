@@ -2,7 +2,7 @@
  * Shell (see stacks.h). */
 #include "launcher/stacks.h"  // defines: stacks_capture_native
 #include "launcher/autopsy.h" // defines: struct rank_stacks, stack_thread_push
-#include "cli/sbuf.h"         // defines: xstrdup, xasprintf
+#include "common/sbuf.h"         // defines: xstrdup, xasprintf
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>

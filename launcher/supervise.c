@@ -5,8 +5,8 @@
 #include "launcher/liveness.h"  // defines: struct liveness, liveness_write
 #include "launcher/stackfile.h" // defines: stackfile_write, stackfile_autopsy
 #include "launcher/stacks.h"    // defines: stacks_capture_native, stacks_add_python
-#include "cli/exitcode.h"       // defines: HPT_EXIT_PREEMPTED, HPT_EXIT_STALLED
-#include "cli/sbuf.h"           // defines: struct sbuf
+#include "common/exitcode.h"       // defines: HPT_EXIT_PREEMPTED, HPT_EXIT_STALLED
+#include "common/sbuf.h"           // defines: struct sbuf
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,8 +14,8 @@
 #include "topology/probe.h" // defines: probe_load
 #include "topology/plan.h"  // defines: plan_slices, plan_release
 #include "topology/topo.h"  // defines: struct node_topo, topo_fingerprint
-#include "cli/diag.h"       // defines: struct diag_list, diag_report
-#include "cli/sbuf.h"       // defines: xasprintf
+#include "common/diag.h"       // defines: struct diag_list, diag_report
+#include "common/sbuf.h"       // defines: xasprintf
 
 #include <stdint.h>
 #include <stdio.h>

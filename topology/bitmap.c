@@ -1,7 +1,7 @@
 /* bitmap.c - growable sets of CPU and NUMA ids, and their list format.
  * Core (pure): memory only. */
 #include "topology/bitmap.h" // defines: struct bitmap, bitmap_*
-#include "cli/sbuf.h"        // defines: struct sbuf, sbuf_addf, x* allocators
+#include "common/sbuf.h"        // defines: struct sbuf, sbuf_addf, x* allocators
 
 #include <ctype.h>
 #include <errno.h>

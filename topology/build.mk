@@ -9,13 +9,13 @@ HPCTRAIN_SRC  += $(TOPO_CORE) $(TOPO_SHELL) cli/cmd_topo.c
 HPCTRAIN_PKGS += hwloc
 DEBIAN_PKGS   += libhwloc-dev hwloc
 
-# probe.c reads /proc/cpuinfo with cli/fileio.c, which bin/hpctrain has already.
+# probe.c reads /proc/cpuinfo with common/fileio.c, which bin/hpctrain has already.
 UNIT_TESTS += test_topo test_plan test_cpufeat
-UNIT_SRC_test_topo = $(TOPO_CORE) $(TOPO_SHELL) cli/sbuf.c cli/diag.c cli/fileio.c
-UNIT_SRC_test_plan = $(TOPO_CORE) $(TOPO_SHELL) cli/sbuf.c cli/diag.c cli/fileio.c
-UNIT_SRC_test_cpufeat = topology/cpufeat.c cli/sbuf.c
+UNIT_SRC_test_topo = $(TOPO_CORE) $(TOPO_SHELL) common/sbuf.c common/diag.c common/fileio.c
+UNIT_SRC_test_plan = $(TOPO_CORE) $(TOPO_SHELL) common/sbuf.c common/diag.c common/fileio.c
+UNIT_SRC_test_cpufeat = topology/cpufeat.c common/sbuf.c
 
 BENCH_TARGETS += build/bench/bench_plan
-build/bench/bench_plan: $(call obj,topology/bench_plan.c $(TOPO_CORE) $(TOPO_SHELL) cli/sbuf.c cli/diag.c cli/fileio.c)
+build/bench/bench_plan: $(call obj,topology/bench_plan.c $(TOPO_CORE) $(TOPO_SHELL) common/sbuf.c common/diag.c common/fileio.c)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)

@@ -1,7 +1,7 @@
 /* cpufeat.c - CPU features from /proc/cpuinfo flags: parse, intersect,
  * name.  Core (pure): strings in, bitmask or string out. */
 #include "topology/cpufeat.h" // defines: cpufeat_*
-#include "cli/sbuf.h"         // defines: struct sbuf, xmalloc
+#include "common/sbuf.h"         // defines: struct sbuf, xmalloc
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * Core (pure). */
 #include "topology/pathclass.h" // defines: enum pathclass, pathclass_*
 #include "topology/topo.h"      // defines: struct node_topo, struct topo_pci
-#include "cli/sbuf.h"           // defines: sbuf_addstr
+#include "common/sbuf.h"           // defines: sbuf_addstr
 
 enum pathclass pathclass_between(const struct node_topo *t,
 				 const struct topo_pci *a,

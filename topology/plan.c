@@ -4,8 +4,8 @@
  * The rules are stated once, in plan.h. */
 #include "topology/plan.h"      // defines: struct plan, struct slice, plan_*
 #include "topology/plan_nic.h"  // defines: plan_nic_assign
-#include "cli/diag.h"           // defines: struct diag_list
-#include "cli/sbuf.h"           // defines: struct sbuf, x* allocators
+#include "common/diag.h"           // defines: struct diag_list
+#include "common/sbuf.h"           // defines: struct sbuf, x* allocators
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * split from plan.c, which decides GPUs and cores.  Rules in plan.h. */
 #include "topology/plan_nic.h"  // defines: plan_nic_assign
 #include "topology/pathclass.h" // defines: pathclass_between, pathclass_name
-#include "cli/sbuf.h"           // defines: struct sbuf, x* allocators
+#include "common/sbuf.h"           // defines: struct sbuf, x* allocators
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* plan_policy.c - the spellings of binding policies (spec, CLI, output).
  * Pure core.  One table per field, so parser and printer cannot disagree. */
 #include "topology/plan.h" // defines: struct plan_policy, plan_policy_*
-#include "cli/sbuf.h"      // defines: sbuf_addf
+#include "common/sbuf.h"      // defines: sbuf_addf
 
 #include <string.h>
 

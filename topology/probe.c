@@ -9,9 +9,9 @@
 #include "topology/probe_internal.h" // defines: probe_open, probe_convert
 #include "topology/topo.h"  // defines: struct node_topo, topo_init, topo_release
 #include "topology/cpufeat.h" // defines: cpufeat_common_flags
-#include "cli/diag.h"       // defines: struct diag_list, diag_add
-#include "cli/fileio.h"     // defines: fileio_read
-#include "cli/sbuf.h"       // defines: x* allocators
+#include "common/diag.h"       // defines: struct diag_list, diag_add
+#include "common/fileio.h"     // defines: fileio_read
+#include "common/sbuf.h"       // defines: x* allocators
 
 #include <hwloc.h>
 #include <hwloc/export.h>

@@ -18,8 +18,8 @@
 #include "topology/probe.h"          // defines: probe_load_live
 #include "topology/probe_internal.h" // defines: probe_open, probe_convert
 #include "topology/topo.h"           // defines: struct node_topo
-#include "cli/diag.h"                // defines: struct diag_list
-#include "cli/sbuf.h"                // defines: xasprintf, xstrdup
+#include "common/diag.h"                // defines: struct diag_list
+#include "common/sbuf.h"                // defines: xasprintf, xstrdup
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
 #include "topology/cpufeat.h"   // defines: cpufeat_parse, cpufeat_format
 #include "topology/plan.h"      // defines: struct plan, struct slice
 #include "topology/pathclass.h" // defines: pathclass_between, pathclass_name, pathclass_legend
-#include "cli/sbuf.h"           // defines: struct sbuf, sbuf_addf
+#include "common/sbuf.h"           // defines: struct sbuf, sbuf_addf
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #include "topology/cpufeat.h"   // defines: cpufeat_parse, cpufeat_descs
 #include "topology/plan.h"      // defines: struct plan, plan_policy_*_name
 #include "topology/pathclass.h" // defines: pathclass_between, pathclass_name
-#include "cli/sbuf.h"           // defines: struct sbuf
+#include "common/sbuf.h"           // defines: struct sbuf
 
 static json_t *set_str(const struct bitmap *b)
 {

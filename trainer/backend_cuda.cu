@@ -55,7 +55,7 @@
 extern "C" {
 #include "trainer/backend_cuda.h" // defines: be_cuda_*
 #include "trainer/gpu_plan.h"     // defines: gpu_alignment, gpu_pick_algo, gpu_conv_precision
-#include "cli/sbuf.h"             // defines: struct sbuf, sbuf_addf
+#include "common/sbuf.h"             // defines: struct sbuf, sbuf_addf
 }
 
 static struct {

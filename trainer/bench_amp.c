@@ -19,8 +19,8 @@
 #include "trainer/model.h"   // defines: struct model, model_*
 #include "trainer/optim.h"   // defines: struct optim, optim_*
 #include "trainer/rng.h"     // defines: rng_hash
-#include "cli/sbuf.h"        // defines: struct sbuf
-#include "cli/spec.h"        // defines: MODEL_*, struct job_optimizer
+#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/spec/spec.h"        // defines: MODEL_*, struct job_optimizer
 
 #include <stdio.h>
 #include <stdlib.h>

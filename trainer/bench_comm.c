@@ -20,8 +20,8 @@
 #include "trainer/layer.h" // defines: struct seq, struct layer
 #include "trainer/model.h" // defines: struct model, model_build
 #include "trainer/train.h" // defines: struct train_hooks
-#include "cli/sbuf.h"      // defines: struct sbuf
-#include "cli/spec.h"      // defines: struct job, MODEL_*
+#include "common/sbuf.h"      // defines: struct sbuf
+#include "common/spec/spec.h"      // defines: struct job, MODEL_*
 
 #include <mpi.h>
 #include <stdio.h>

@@ -13,7 +13,7 @@
  * "skipped: no GPU" when there is none (exit 0 either way).
  */
 #include "trainer/backend_cuda.h" // defines: be_cuda_*
-#include "cli/sbuf.h"             // defines: struct sbuf
+#include "common/sbuf.h"             // defines: struct sbuf
 
 #include <math.h>
 #include <stdio.h>

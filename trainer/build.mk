@@ -18,9 +18,9 @@ TRAIN_COMM    = trainer/comm.c trainer/comm_pack.c
 TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/seq.c trainer/model.c \
                 trainer/data.c trainer/data_idx.c trainer/data_shard.c trainer/optim.c \
                 trainer/ckpt.c trainer/metrics.c trainer/train.c trainer/amp.c \
-                trainer/gpu_plan.c $(SPEC_CORE) cli/fileio.c
+                trainer/gpu_plan.c $(SPEC_CORE) common/fileio.c
 TRAIN_SRC     = $(TRAIN_LIB) trainer/main.c trainer/cmd_train.c trainer/cmd_data.c \
-                cli/opt.c cli/template_dir.c cli/specfile.c $(TRAIN_COMM)
+                common/opt.c common/spec/template_dir.c common/spec/specfile.c $(TRAIN_COMM)
 TRAIN_LIBS    = -ldnnl -lz -fopenmp -lm
 
 DEBIAN_PKGS   += libdnnl-dev zlib1g-dev dataset-fashion-mnist
@@ -76,7 +76,7 @@ UNIT_SRC_test_comm = trainer/comm_pack.c
 # The CUDA path's pure decisions (gpu_plan.c), tested in every build:
 # they need no GPU, no CUDA and no MPI.
 UNIT_TESTS   += test_gpu_plan
-UNIT_SRC_test_gpu_plan = trainer/gpu_plan.c cli/sbuf.c
+UNIT_SRC_test_gpu_plan = trainer/gpu_plan.c common/sbuf.c
 
 # ---- CUDA backend -------------------------------------------
 # Built whenever nvcc is found (/usr/local/cuda/bin/nvcc, else PATH);

@@ -21,9 +21,9 @@
 #include "trainer/model.h" // defines: struct model
 #include "trainer/optim.h" // defines: struct optim
 #include "trainer/pack.h"  // defines: pack_*, unpack_*
-#include "cli/exitcode.h"  // defines: HPT_EXIT_*
-#include "cli/fileio.h"    // defines: fileio_read, fileio_write_atomic
-#include "cli/sbuf.h"      // defines: struct sbuf
+#include "common/exitcode.h"  // defines: HPT_EXIT_*
+#include "common/fileio.h"    // defines: fileio_read, fileio_write_atomic
+#include "common/sbuf.h"      // defines: struct sbuf
 
 #include <errno.h>
 #include <glob.h>

@@ -1,5 +1,5 @@
 /* cmd.h - the commands of hpctrain-train: train (the default) and data.
- * Each returns an exit status of cli/exitcode.h; argv[0] is the command. */
+ * Each returns an exit status of common/exitcode.h; argv[0] is the command. */
 #ifndef HPT_TRAINER_CMD_H
 #define HPT_TRAINER_CMD_H
 

@@ -2,9 +2,9 @@
  * Shell. */
 #include "trainer/cmd.h"   // defines: cmd_data
 #include "trainer/data.h"  // defines: data_load_idx, data_write_shards
-#include "cli/exitcode.h"  // defines: enum hpt_exit
-#include "cli/opt.h"       // defines: struct opt, opt_next, opt_usage, opt_error
-#include "cli/sbuf.h"      // defines: struct sbuf
+#include "common/exitcode.h"  // defines: enum hpt_exit
+#include "common/opt.h"       // defines: struct opt, opt_next, opt_usage, opt_error
+#include "common/sbuf.h"      // defines: struct sbuf
 
 #include <errno.h>
 #include <stdio.h>

@@ -7,13 +7,13 @@
 #include "trainer/comm.h"     // defines: struct comm, comm_init, comm_hooks, comm_finish
 #include "trainer/comm_cuda.h" // defines: struct comm_cuda, comm_cuda_*
 #include "trainer/train.h"    // defines: train_run, struct train_config
-#include "cli/diag.h"         // defines: struct diag_list, diag_report
-#include "cli/exitcode.h"     // defines: enum hpt_exit
-#include "cli/fileio.h"       // defines: fileio_write_atomic, fileio_exists
-#include "cli/opt.h"          // defines: struct opt, opt_next, opt_usage, opt_error
-#include "cli/sbuf.h"         // defines: struct sbuf
-#include "cli/spec.h"         // defines: spec_emit_resolved, spec_hash
-#include "cli/specfile.h"   // defines: specfile_load, spec_overrides_*
+#include "common/diag.h"         // defines: struct diag_list, diag_report
+#include "common/exitcode.h"     // defines: enum hpt_exit
+#include "common/fileio.h"       // defines: fileio_write_atomic, fileio_exists
+#include "common/opt.h"          // defines: struct opt, opt_next, opt_usage, opt_error
+#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
+#include "common/spec/specfile.h"   // defines: specfile_load, spec_overrides_*
 
 #include <errno.h>
 #include <stdio.h>

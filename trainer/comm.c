@@ -10,9 +10,9 @@
 #include "trainer/model.h"    // defines: struct model
 #include "trainer/optim.h"    // defines: struct optim
 #include "trainer/train.h"    // defines: struct train_hooks, train_model, train_optim, train_metrics, train_ckpt_state, train_average_gradients_over
-#include "cli/exitcode.h"     // defines: HPT_EXIT_*
-#include "cli/sbuf.h"         // defines: struct sbuf, xcalloc
-#include "cli/spec.h"         // defines: struct job, COMPRESS_*, PREEMPT_*, BATCHNORM_*
+#include "common/exitcode.h"     // defines: HPT_EXIT_*
+#include "common/sbuf.h"         // defines: struct sbuf, xcalloc
+#include "common/spec/spec.h"         // defines: struct job, COMPRESS_*, PREEMPT_*, BATCHNORM_*
 
 #include <mpi.h>
 #include <pthread.h>

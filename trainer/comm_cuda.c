@@ -13,9 +13,9 @@
 #include "trainer/model.h"        // defines: struct model
 #include "trainer/model_cuda.h"   // defines: model_cuda_grads
 #include "trainer/train.h"        // defines: struct train_hooks, train_model, train_model_cuda
-#include "cli/exitcode.h"         // defines: HPT_EXIT_*
-#include "cli/sbuf.h"             // defines: struct sbuf, sbuf_addf
-#include "cli/spec.h"             // defines: struct job, COMPRESS_NONE, BATCHNORM_SYNC
+#include "common/exitcode.h"         // defines: HPT_EXIT_*
+#include "common/sbuf.h"             // defines: struct sbuf, sbuf_addf
+#include "common/spec/spec.h"             // defines: struct job, COMPRESS_NONE, BATCHNORM_SYNC
 
 #include <mpi.h>
 #include <stdio.h>

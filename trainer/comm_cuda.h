@@ -70,8 +70,8 @@ void comm_cuda_hooks(struct comm_cuda *cc, struct train_hooks *h);
 /* NCCL and the CUDA backend down; accepts a zeroed struct. */
 void comm_cuda_release(struct comm_cuda *cc);
 #else
-#include "cli/exitcode.h" // defines: HPT_EXIT_UNAVAILABLE
-#include "cli/sbuf.h"     // defines: sbuf_addstr
+#include "common/exitcode.h" // defines: HPT_EXIT_UNAVAILABLE
+#include "common/sbuf.h"     // defines: sbuf_addstr
 
 static inline int comm_cuda_agree(struct comm *c, bool *cuda, struct sbuf *err)
 {

@@ -8,7 +8,7 @@
 #define HPT_CPU_INTERNAL_H
 
 #include "trainer/backend.h" // defines: struct be_kernel
-#include "cli/sbuf.h"        // defines: sbuf_addf (in DNNL_TRY)
+#include "common/sbuf.h"        // defines: sbuf_addf (in DNNL_TRY)
 
 #include <dnnl.h>
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * data_shard.c read files). */
 #include "trainer/data.h" // defines: struct dataset, struct loader
 #include "trainer/rng.h"  // defines: struct rng, rng_hash
-#include "cli/sbuf.h"     // defines: struct sbuf
+#include "common/sbuf.h"     // defines: struct sbuf
 
 #include <math.h>
 #include <stdlib.h>

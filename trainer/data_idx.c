@@ -7,8 +7,8 @@
  * (n, L) 0/1 flags (multi-label).
  */
 #include "trainer/data.h"   // defines: struct dataset, data_load_idx
-#include "cli/exitcode.h"   // defines: HPT_EXIT_NO_INPUT
-#include "cli/sbuf.h"       // defines: struct sbuf
+#include "common/exitcode.h"   // defines: HPT_EXIT_NO_INPUT
+#include "common/sbuf.h"       // defines: struct sbuf
 
 #include <errno.h>
 #include <stdlib.h>

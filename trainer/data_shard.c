@@ -21,9 +21,9 @@
  */
 #include "trainer/data.h"  // defines: struct dataset, data_load_shards, data_write_shards
 #include "trainer/pack.h"  // defines: pack_u32, unpack_u32
-#include "cli/exitcode.h"  // defines: HPT_EXIT_NO_INPUT, HPT_EXIT_IO
-#include "cli/fileio.h"    // defines: fileio_read, fileio_write_atomic
-#include "cli/sbuf.h"      // defines: struct sbuf
+#include "common/exitcode.h"  // defines: HPT_EXIT_NO_INPUT, HPT_EXIT_IO
+#include "common/fileio.h"    // defines: fileio_read, fileio_write_atomic
+#include "common/sbuf.h"      // defines: struct sbuf
 
 #include <errno.h>
 #include <glob.h>

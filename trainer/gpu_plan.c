@@ -1,6 +1,6 @@
 /* gpu_plan.c - the decisions of the CUDA path (gpu_plan.h).  Pure core. */
 #include "trainer/gpu_plan.h" // defines: gpu_*
-#include "cli/sbuf.h"         // defines: struct sbuf, sbuf_addf
+#include "common/sbuf.h"         // defines: struct sbuf, sbuf_addf
 
 #include <strings.h>
 

@@ -5,7 +5,7 @@
 #include "trainer/layer.h"           // defines: struct layer, struct seq
 #include "trainer/backend.h"         // defines: be_conv_*, be_pool_*, be_linear_*, be_alloc
 #include "trainer/kernels/kernels.h" // defines: relu_*_f32, batchnorm_*_f32
-#include "cli/sbuf.h"                // defines: struct sbuf, sbuf_addstr
+#include "common/sbuf.h"                // defines: struct sbuf, sbuf_addstr
 
 #include <stdio.h>
 #include <stdlib.h>

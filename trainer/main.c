@@ -3,7 +3,7 @@
  * data` with "data" first.  Shell: picks the command, flushes stdout.
  * A separate program so the login-node CLI never links oneDNN. */
 #include "trainer/cmd.h"  // defines: cmd_train, cmd_data
-#include "cli/exitcode.h" // defines: enum hpt_exit
+#include "common/exitcode.h" // defines: enum hpt_exit
 
 #include <errno.h>
 #include <stdio.h>

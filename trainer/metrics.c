@@ -1,6 +1,6 @@
 /* metrics.c - JSON-lines metrics and the progress line.  Shell. */
 #include "trainer/metrics.h" // defines: struct metrics, metrics_*
-#include "cli/sbuf.h"        // defines: struct sbuf
+#include "common/sbuf.h"        // defines: struct sbuf
 
 #include <errno.h>
 #include <string.h>

@@ -14,8 +14,8 @@
 #include "trainer/backend.h"         // defines: be_alloc, be_free
 #include "trainer/kernels/kernels.h" // defines: softmax_xent_f32, sigmoid_bce_f32
 #include "trainer/rng.h"             // defines: struct rng
-#include "cli/sbuf.h"                // defines: struct sbuf, xcalloc
-#include "cli/spec.h"                // defines: enum train_model
+#include "common/sbuf.h"                // defines: struct sbuf, xcalloc
+#include "common/spec/spec.h"                // defines: enum train_model
 
 #include <math.h>
 #include <stdlib.h>

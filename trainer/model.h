@@ -43,7 +43,7 @@ struct arena_span {
 };
 
 struct model {
-	int kind; /* enum train_model of cli/spec.h */
+	int kind; /* enum train_model of common/spec/spec.h */
 	struct seq net;
 	struct shape input;
 	int outputs;

@@ -20,8 +20,8 @@
 #include "trainer/backend_cuda.h" // defines: be_cuda_*
 #include "trainer/model.h"        // defines: struct model, LOSS_XENT
 #include "trainer/optim.h"        // defines: struct optim
-#include "cli/sbuf.h"             // defines: struct sbuf, sbuf_addf, xcalloc
-#include "cli/spec.h"             // defines: OPTIMIZER_ADAMW
+#include "common/sbuf.h"             // defines: struct sbuf, sbuf_addf, xcalloc
+#include "common/spec/spec.h"             // defines: OPTIMIZER_ADAMW
 
 #include <math.h>
 #include <stdlib.h>

@@ -86,7 +86,7 @@ float *model_cuda_grads(struct model_cuda *mc);
  * waits for the GPU (the loss, the fp16 overflow check), in ms. */
 void model_cuda_step_times(struct model_cuda *mc, double *copy_ms, double *sync_ms);
 #else
-#include "cli/sbuf.h" // defines: sbuf_addstr
+#include "common/sbuf.h" // defines: sbuf_addstr
 
 static inline struct model_cuda *model_cuda_create(struct model *m, const struct optim *o,
 						   struct sbuf *err)

@@ -5,7 +5,7 @@
 #ifndef HPT_PACK_H
 #define HPT_PACK_H
 
-#include "cli/sbuf.h" // defines: struct sbuf, sbuf_add
+#include "common/sbuf.h" // defines: struct sbuf, sbuf_add
 
 #include <stdint.h>
 #include <string.h>

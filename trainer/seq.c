@@ -4,7 +4,7 @@
 #include "trainer/layer.h"           // defines: struct seq, layer_*, seq_*
 #include "trainer/backend.h"         // defines: be_alloc, be_free
 #include "trainer/kernels/kernels.h" // defines: conv1pool_*
-#include "cli/sbuf.h"                // defines: struct sbuf, xrealloc
+#include "common/sbuf.h"                // defines: struct sbuf, xrealloc
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,9 +15,9 @@
 #include "trainer/model_cuda.h"    // defines: struct model_cuda, model_cuda_*
 #include "trainer/optim.h"         // defines: struct optim
 #include "trainer/rng.h"           // defines: rng_hash
-#include "cli/exitcode.h"          // defines: HPT_EXIT_*
-#include "cli/sbuf.h"              // defines: struct sbuf
-#include "cli/spec.h"              // defines: struct job
+#include "common/exitcode.h"          // defines: HPT_EXIT_*
+#include "common/sbuf.h"              // defines: struct sbuf
+#include "common/spec/spec.h"              // defines: struct job
 
 #include <errno.h>
 #include <fcntl.h>

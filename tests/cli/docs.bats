@@ -3,7 +3,7 @@
 #
 # In the spirit of git's t/t0450-txt-doc-vs-help.sh: each check reads the
 # running binary (`hpctrain help`, `CMD --help`, `validate --fields`) or
-# cli/exitcode.h, and the man(7) source in man/, and fails on any
+# common/exitcode.h, and the man(7) source in man/, and fails on any
 # difference in either direction.  Commands are discovered, not listed,
 # so a new command is checked as soon as it is in cli/main.c's table.
 
@@ -157,12 +157,12 @@ paged_commands() {
 	[ "$bad" -eq 0 ]
 }
 
-@test "every exit status of cli/exitcode.h is in EXIT STATUS of hpctrain.1 and vice versa" {
+@test "every exit status of common/exitcode.h is in EXIT STATUS of hpctrain.1 and vice versa" {
 	local code doc
 	code=$(sed -n 's/^[[:space:]]*HPT_EXIT_[A-Z0-9_]*[[:space:]]*=[[:space:]]*\([0-9]\{1,\}\).*/\1/p' \
-		"$ROOT/cli/exitcode.h")
+		"$ROOT/common/exitcode.h")
 	doc=$(man_section "$MAN/hpctrain.1" "EXIT STATUS" | tags | sed -n 's/^\.B[ \t]\{1,\}\([0-9]\{1,\}\)$/\1/p')
-	same_set "cli/exitcode.h" "$code" "hpctrain.1 EXIT STATUS" "$doc"
+	same_set "common/exitcode.h" "$code" "hpctrain.1 EXIT STATUS" "$doc"
 }
 
 @test "every command of hpctrain help is in COMMANDS of hpctrain.1 and vice versa" {

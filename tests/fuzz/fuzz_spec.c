@@ -4,9 +4,9 @@
  * rests on: a spec that loads resolves to text that loads again to the
  * same text.  Build and run with `make fuzz`; `make check` replays the
  * seed corpus in tests/fuzz/corpus. */
-#include "cli/diag.h" // defines: struct diag_list
-#include "cli/sbuf.h" // defines: struct sbuf
-#include "cli/spec.h" // defines: spec_load, spec_emit_resolved
+#include "common/diag.h" // defines: struct diag_list
+#include "common/sbuf.h" // defines: struct sbuf
+#include "common/spec/spec.h" // defines: spec_load, spec_emit_resolved
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -12,8 +12,8 @@
 #include "trainer/model.h"
 #include "trainer/optim.h"
 #include "trainer/pack.h"
-#include "cli/sbuf.h"
-#include "cli/spec.h"
+#include "common/sbuf.h"
+#include "common/spec/spec.h"
 
 #include <float.h>
 #include <string.h>

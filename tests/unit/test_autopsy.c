@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "cli/sbuf.h"         // defines: struct sbuf
+#include "common/sbuf.h"         // defines: struct sbuf
 #include "launcher/autopsy.h" // defines: autopsy_report, autopsy_parse_faulthandler
 
 #include <stdlib.h>

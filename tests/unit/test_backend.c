@@ -7,8 +7,8 @@
 #include "trainer/kernels/kernels.h"
 #include "trainer/layer.h"
 #include "trainer/model.h"
-#include "cli/sbuf.h"
-#include "cli/spec.h"
+#include "common/sbuf.h"
+#include "common/spec/spec.h"
 
 static int setup_backend(void **state)
 {

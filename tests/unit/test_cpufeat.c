@@ -6,7 +6,7 @@
  * machine these tests were written on.
  */
 #include "topology/cpufeat.h" // defines: cpufeat_*
-#include "cli/sbuf.h"         // defines: struct sbuf
+#include "common/sbuf.h"         // defines: struct sbuf
 
 #include <setjmp.h>
 #include <stdarg.h>

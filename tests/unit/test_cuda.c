@@ -40,8 +40,8 @@
 #include "trainer/optim.h"
 #include "trainer/amp.h"
 #include "trainer/gpu_plan.h"
-#include "cli/sbuf.h"
-#include "cli/spec.h"
+#include "common/sbuf.h"
+#include "common/spec/spec.h"
 
 #ifdef HAVE_CUDA
 #include <mpi.h>

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "cli/diag.h"
-#include "cli/sbuf.h"
+#include "common/diag.h"
+#include "common/sbuf.h"
 
 static void render(const struct diag *d, const char *want)
 {

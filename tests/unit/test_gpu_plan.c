@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "trainer/gpu_plan.h"
-#include "cli/sbuf.h"
+#include "common/sbuf.h"
 
 #include <string.h>
 

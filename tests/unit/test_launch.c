@@ -7,9 +7,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cli/diag.h"
-#include "cli/sbuf.h"
-#include "cli/spec.h"
+#include "common/diag.h"
+#include "common/sbuf.h"
+#include "common/spec/spec.h"
 #include "launcher/envplan.h"
 #include "launcher/rank.h"
 #include "topology/plan.h"

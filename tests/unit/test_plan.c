@@ -10,8 +10,8 @@
 #include "topology/probe.h"  // defines: probe_load
 #include "topology/plan.h"   // defines: plan_slices, struct slice, plan_policy_*
 #include "topology/show.h"   // defines: show_plan_table, show_json_plan
-#include "cli/diag.h"        // defines: struct diag_list
-#include "cli/sbuf.h"        // defines: struct sbuf
+#include "common/diag.h"        // defines: struct diag_list
+#include "common/sbuf.h"        // defines: struct sbuf
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "cli/fileio.h"      // defines: fileio_exists
-#include "cli/sbuf.h"        // defines: struct sbuf
+#include "common/fileio.h"      // defines: fileio_exists
+#include "common/sbuf.h"        // defines: struct sbuf
 #include "launcher/rundir.h" // defines: rundir_create, rundir_open
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* test_sbuf.c - the growable byte buffer (cli/sbuf.c): its invariants
+/* test_sbuf.c - the growable byte buffer (common/sbuf.c): its invariants
  * (never NULL, always NUL-terminated, len < alloc), growth across many
  * appends and long formatted text, binary contents, detach and reset. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cli/sbuf.h"
+#include "common/sbuf.h"
 
 static void sbuf__a_fresh_buffer_is_an_empty_string(void **state)
 {

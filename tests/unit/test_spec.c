@@ -3,8 +3,8 @@
  * test_yamltree.c, templates and --set in test_template.c. */
 #include "tests/unit/testlib.h"
 
-#include "cli/spec_schema.h" // defines: spec_fields, spec_value_set
-#include "cli/yamltree.h"    // defines: yamltree_parse
+#include "common/spec/spec_schema.h" // defines: spec_fields, spec_value_set
+#include "common/spec/yamltree.h"    // defines: yamltree_parse
 
 #include <stdlib.h>
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cli/suggest.h"
+#include "common/suggest.h"
 
 static const char *const keys[] = { "nodes", "ranks_per_node", "gpus_per_node", "cpus_per_rank",
 				    "time", "memory", "partition" };

@@ -11,8 +11,8 @@
 #include "topology/pathclass.h" // defines: pathclass_between, pathclass_name
 #include "topology/show.h"      // defines: show_*
 #include "topology/cpufeat.h"   // defines: cpufeat_parse
-#include "cli/diag.h"           // defines: struct diag_list
-#include "cli/sbuf.h"           // defines: struct sbuf
+#include "common/diag.h"           // defines: struct diag_list
+#include "common/sbuf.h"           // defines: struct sbuf
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -8,8 +8,8 @@
 #include "trainer/layer.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
-#include "cli/sbuf.h"
-#include "cli/spec.h"
+#include "common/sbuf.h"
+#include "common/spec/spec.h"
 
 static int setup_backend(void **state)
 {

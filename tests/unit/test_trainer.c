@@ -10,9 +10,9 @@
 #include "trainer/model.h"
 #include "trainer/optim.h"
 #include "trainer/pack.h"
-#include "cli/exitcode.h"
-#include "cli/sbuf.h"
-#include "cli/spec.h"
+#include "common/exitcode.h"
+#include "common/sbuf.h"
+#include "common/spec/spec.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -3,7 +3,7 @@
  * memory growing with anything but the input size. */
 #include "tests/unit/testlib.h"
 
-#include "cli/yamltree.h" // defines: yamltree_parse
+#include "common/spec/yamltree.h" // defines: yamltree_parse
 
 #include <stdlib.h>
 

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cli/diag.h"
-#include "cli/sbuf.h"
-#include "cli/spec.h"
+#include "common/diag.h"
+#include "common/sbuf.h"
+#include "common/spec/spec.h"
 
 struct loaded {
 	int rc;

@@ -7,7 +7,7 @@
  * tests/bench/train_vs_torch.sh; thread count from OMP_NUM_THREADS. */
 #include "trainer/backend.h"         // defines: be_gemm, be_conv_*, backend_init
 #include "trainer/kernels/kernels.h" // defines: conv2d_fwd_ref
-#include "cli/sbuf.h"                // defines: struct sbuf
+#include "common/sbuf.h"                // defines: struct sbuf
 
 #include <math.h>
 #include <stdio.h>

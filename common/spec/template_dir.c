@@ -1,8 +1,8 @@
 /* template_dir.c - find and list job templates on the search path.
  * Shell: reads the environment, /proc/self/exe and directories. */
-#include "cli/template_dir.h" // defines: template_dir_find, template_dir_list
-#include "cli/fileio.h"       // defines: fileio_read, fileio_exists
-#include "cli/sbuf.h"         // defines: struct sbuf
+#include "common/spec/template_dir.h" // defines: template_dir_find, template_dir_list
+#include "common/fileio.h"       // defines: fileio_read, fileio_exists
+#include "common/sbuf.h"         // defines: struct sbuf
 
 #include <dirent.h>
 #include <libgen.h>

@@ -1,6 +1,6 @@
 /* suggest.c - closest-match suggestions for mistyped names.
  * Core: pure. */
-#include "cli/suggest.h" // defines: suggest_distance, suggest_best
+#include "common/suggest.h" // defines: suggest_distance, suggest_best
 
 #include <ctype.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* sbuf.c - growable byte buffer and the x* allocation wrappers.
  * Core: no I/O except the out-of-memory message. */
-#include "cli/sbuf.h"     // defines: struct sbuf, sbuf_*, x* allocators
-#include "cli/exitcode.h" // defines: HPT_EXIT_INTERNAL
+#include "common/sbuf.h"     // defines: struct sbuf, sbuf_*, x* allocators
+#include "common/exitcode.h" // defines: HPT_EXIT_INTERNAL
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* yamltree.c - libyaml events -> bounded struct ynode tree.
  * Core: works on a buffer; see yamltree.h for what is refused and why. */
-#include "cli/yamltree.h" // defines: struct ynode, yamltree_parse, ynode_*
-#include "cli/diag.h"     // defines: diag_add
-#include "cli/sbuf.h"     // defines: x* allocators
+#include "common/spec/yamltree.h" // defines: struct ynode, yamltree_parse, ynode_*
+#include "common/diag.h"     // defines: diag_add
+#include "common/sbuf.h"     // defines: x* allocators
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -5,9 +5,9 @@
  * Scalars follow YAML 1.2's core schema, strictly: a quoted "4" is a
  * string, not an integer; yes/no/on/off are not booleans (the "Norway
  * problem" of YAML 1.1); numbers must be finite. */
-#include "cli/spec_scalar.h" // defines: spec_parse_*, spec_format_*, spec_quote_got
-#include "cli/sbuf.h"        // defines: struct sbuf, sbuf_addf
-#include "cli/yamltree.h"    // defines: struct ynode
+#include "common/spec/spec_scalar.h" // defines: spec_parse_*, spec_format_*, spec_quote_got
+#include "common/sbuf.h"        // defines: struct sbuf, sbuf_addf
+#include "common/spec/yamltree.h"    // defines: struct ynode
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,13 +1,13 @@
 /* specfile.c - load a spec argument (file, "-" or template) with overrides.
  * Shell. */
-#include "cli/specfile.h"     // defines: specfile_load, spec_overrides_*
-#include "cli/diag.h"         // defines: diag_add
-#include "cli/exitcode.h"     // defines: enum hpt_exit
-#include "cli/fileio.h"       // defines: fileio_read
-#include "cli/sbuf.h"         // defines: struct sbuf
-#include "cli/spec.h"         // defines: spec_load
-#include "cli/template_dir.h" // defines: template_dir_is_name, template_dir_find
-#include "cli/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
+#include "common/spec/specfile.h"     // defines: specfile_load, spec_overrides_*
+#include "common/diag.h"         // defines: diag_add
+#include "common/exitcode.h"     // defines: enum hpt_exit
+#include "common/fileio.h"       // defines: fileio_read
+#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/spec/spec.h"         // defines: spec_load
+#include "common/spec/template_dir.h" // defines: template_dir_is_name, template_dir_find
+#include "common/spec/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
 
 #include <stdlib.h>
 #include <string.h>

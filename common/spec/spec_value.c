@@ -2,12 +2,12 @@
  * setter of each field type (spec_schema.h).  Core: every "expected ...,
  * got ..." message of the spec comes from here; the scalar parsers and
  * formatters it uses are spec_scalar.c. */
-#include "cli/spec.h"        // defines: struct job_env, struct job_argv
-#include "cli/spec_schema.h" // defines: struct spec_field, spec_value_set
-#include "cli/spec_scalar.h" // defines: spec_parse_*, spec_quote_got
-#include "cli/sbuf.h"        // defines: struct sbuf
-#include "cli/suggest.h"     // defines: suggest_best
-#include "cli/yamltree.h"    // defines: struct ynode
+#include "common/spec/spec.h"        // defines: struct job_env, struct job_argv
+#include "common/spec/spec_schema.h" // defines: struct spec_field, spec_value_set
+#include "common/spec/spec_scalar.h" // defines: spec_parse_*, spec_quote_got
+#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/suggest.h"     // defines: suggest_best
+#include "common/spec/yamltree.h"    // defines: struct ynode
 
 #include <ctype.h>
 #include <errno.h>

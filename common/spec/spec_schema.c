@@ -1,10 +1,10 @@
 /* spec_schema.c - every key of job spec version 1: type, range, default, help.
  * Core: data and string checks only.  man/hpctrain-job.5 documents this
  * table; tests/cli/docs.bats fails when the two disagree. */
-#include "cli/spec.h"        // defines: struct job, enum names
-#include "cli/spec_schema.h" // defines: struct spec_field
-#include "cli/spec_scalar.h" // defines: spec_format_num
-#include "cli/sbuf.h"        // defines: struct sbuf
+#include "common/spec/spec.h"        // defines: struct job, enum names
+#include "common/spec/spec_schema.h" // defines: struct spec_field
+#include "common/spec/spec_scalar.h" // defines: spec_format_num
+#include "common/sbuf.h"        // defines: struct sbuf
 
 #include <ctype.h>
 #include <stddef.h>

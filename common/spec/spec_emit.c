@@ -7,10 +7,10 @@
  * "yes" stay strings for any YAML reader) with ${ escaped as $${, env
  * sorted by name.  Loading
  * the output again gives the same job, hence the same bytes and hash. */
-#include "cli/spec.h"        // defines: struct job, spec_emit_resolved, spec_hash
-#include "cli/sbuf.h"        // defines: struct sbuf
-#include "cli/spec_schema.h" // defines: spec_fields
-#include "cli/spec_scalar.h" // defines: spec_format_*
+#include "common/spec/spec.h"        // defines: struct job, spec_emit_resolved, spec_hash
+#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/spec/spec_schema.h" // defines: spec_fields
+#include "common/spec/spec_scalar.h" // defines: spec_format_*
 
 #include <openssl/evp.h>
 #include <stdio.h>

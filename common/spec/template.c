@@ -1,12 +1,12 @@
 /* template.c - bind template params, substitute ${p}, apply --set overrides.
  * Core: rewrites a struct ynode tree; see template.h for the language. */
-#include "cli/template.h"    // defines: template_resolve
-#include "cli/diag.h"        // defines: diag_add
-#include "cli/sbuf.h"        // defines: struct sbuf
-#include "cli/spec.h"        // defines: struct spec_override
-#include "cli/spec_scalar.h" // defines: spec_parse_int, spec_parse_num, spec_parse_bool, spec_format_num, spec_quote_got
-#include "cli/suggest.h"     // defines: suggest_best
-#include "cli/yamltree.h"    // defines: struct ynode
+#include "common/spec/template.h"    // defines: template_resolve
+#include "common/diag.h"        // defines: diag_add
+#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/spec/spec.h"        // defines: struct spec_override
+#include "common/spec/spec_scalar.h" // defines: spec_parse_int, spec_parse_num, spec_parse_bool, spec_format_num, spec_quote_got
+#include "common/suggest.h"     // defines: suggest_best
+#include "common/spec/yamltree.h"    // defines: struct ynode
 
 #include <ctype.h>
 #include <stdbool.h>

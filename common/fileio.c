@@ -1,7 +1,7 @@
 /* fileio.c - bounded whole-file reads and atomic whole-file writes.
  * Shell. */
-#include "cli/fileio.h" // defines: fileio_read, fileio_write_atomic, fileio_exists
-#include "cli/sbuf.h"   // defines: struct sbuf
+#include "common/fileio.h" // defines: fileio_read, fileio_write_atomic, fileio_exists
+#include "common/sbuf.h"   // defines: struct sbuf
 
 #include <errno.h>
 #include <fcntl.h>

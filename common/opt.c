@@ -1,9 +1,9 @@
 /* opt.c - option parsing and help from one table per subcommand.
  * Shell: prints usage errors and help text. */
-#include "cli/opt.h"      // defines: struct opt, opt_next, opt_usage, opt_error
-#include "cli/exitcode.h" // defines: HPT_EXIT_USAGE
-#include "cli/sbuf.h"     // defines: struct sbuf, xmalloc
-#include "cli/suggest.h"  // defines: suggest_best
+#include "common/opt.h"      // defines: struct opt, opt_next, opt_usage, opt_error
+#include "common/exitcode.h" // defines: HPT_EXIT_USAGE
+#include "common/sbuf.h"     // defines: struct sbuf, xmalloc
+#include "common/suggest.h"  // defines: suggest_best
 
 #include <stdarg.h>
 #include <stdlib.h>

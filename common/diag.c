@@ -1,7 +1,7 @@
 /* diag.c - collect and render positioned diagnostics.
  * Core except diag_report(), the one place diagnostics are printed. */
-#include "cli/diag.h" // defines: struct diag_list, diag_*
-#include "cli/sbuf.h" // defines: struct sbuf, x* allocators
+#include "common/diag.h" // defines: struct diag_list, diag_*
+#include "common/sbuf.h" // defines: struct sbuf, x* allocators
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,14 +1,14 @@
 /* spec.c - load a job spec: parse, resolve the template, validate, default.
  * Core: text in, struct job and diagnostics out.  Every problem in a file
  * is reported, not only the first, so one edit-validate cycle fixes all. */
-#include "cli/spec.h"        // defines: struct job, spec_load, job_release
-#include "cli/diag.h"        // defines: diag_add
-#include "cli/sbuf.h"        // defines: struct sbuf
-#include "cli/spec_schema.h" // defines: spec_fields, spec_value_set
-#include "cli/spec_scalar.h" // defines: spec_quote_got
-#include "cli/suggest.h"     // defines: suggest_best
-#include "cli/template.h"    // defines: template_resolve
-#include "cli/yamltree.h"    // defines: yamltree_parse, struct ynode
+#include "common/spec/spec.h"        // defines: struct job, spec_load, job_release
+#include "common/diag.h"        // defines: diag_add
+#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/spec/spec_schema.h" // defines: spec_fields, spec_value_set
+#include "common/spec/spec_scalar.h" // defines: spec_quote_got
+#include "common/suggest.h"     // defines: suggest_best
+#include "common/spec/template.h"    // defines: template_resolve
+#include "common/spec/yamltree.h"    // defines: yamltree_parse, struct ynode
 
 #include <stdlib.h>
 #include <string.h>

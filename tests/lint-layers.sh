@@ -1,0 +1,54 @@
+#!/bin/sh
+# lint-layers.sh - the include rule of the tree, checked: dependencies
+# point one way, commands -> launcher/topology/trainer -> spec -> base,
+# and no header includes itself through others.  Prints each offence as
+# FILE:LINE and exits 1 when there is one.
+#
+#   cli/           may include anything
+#   launcher/      common/, common/spec/, topology/, launcher/
+#   trainer/       common/, common/spec/, trainer/
+#   topology/      common/, common/spec/, topology/
+#   common/spec/   common/, common/spec/
+#   common/        common/ (not common/spec/)
+#
+# Usage: sh tests/lint-layers.sh [ROOT]   (ROOT defaults to .)
+cd "${1:-.}" || exit 2
+find common cli launcher topology trainer -name '*.[ch]' -o -name '*.cu' | sort |
+xargs awk '
+function layer_allows(file, inc) {
+	if (file ~ /^cli\//) return 1
+	if (file ~ /^common\/spec\//) return inc ~ /^common\//
+	if (file ~ /^common\//) return inc ~ /^common\// && inc !~ /^common\/spec\//
+	if (file ~ /^topology\//) return inc ~ /^(common|topology)\//
+	if (file ~ /^trainer\//) return inc ~ /^(common|trainer)\//
+	if (file ~ /^launcher\//) return inc ~ /^(common|topology|launcher)\//
+	return 0
+}
+/^[ \t]*#[ \t]*include[ \t]*"/ {
+	inc = $0
+	sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc)
+	if (inc !~ /\//) next              # a system or sibling-less header
+	if (!layer_allows(FILENAME, inc)) {
+		printf "%s:%d: %s may not include %s (a higher layer)\n", FILENAME, FNR, FILENAME, inc
+		bad = 1
+	}
+	if (FILENAME ~ /\.h$/) edges[FILENAME] = edges[FILENAME] " " inc
+}
+# Depth-first search over header-to-header edges; a grey node met again
+# closes a circle.
+function visit(h,    n, i, k, list) {
+	if (color[h] == 2) return
+	if (color[h] == 1) {
+		printf "include circle through %s\n", h
+		bad = 1
+		return
+	}
+	color[h] = 1
+	n = split(edges[h], list, " ")
+	for (i = 1; i <= n; i++) visit(list[i])
+	color[h] = 2
+}
+END {
+	for (k in edges) visit(k)
+	exit bad
+}' || exit 1
