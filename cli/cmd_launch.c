@@ -13,8 +13,8 @@
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/bind.h"    // defines: bind_apply
-#include "launcher/envplan.h" // defines: envplan_build, cvd_map_parse
-#include "launcher/rank.h"    // defines: rank_discover, struct rank_info
+#include "launcher/envplan.h" // defines: envplan_build, envplan_cvd_parse
+#include "launcher/rank.h"    // defines: rank_pmix_discover, struct rank_info
 #include "launcher/supervise.h" // defines: supervise_run, supervise_grace
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
 #include "topology/probe.h"   // defines: probe_load
@@ -79,7 +79,7 @@ struct launch {
 	struct node_topo topo;
 	void *hwloc_topo; /* the live probe's, kept for binding */
 	struct plan plan;
-	struct cvd_map cvd;
+	struct envplan_cvd cvd;
 	struct env_list env;
 	struct bind_result bound;
 };
@@ -131,7 +131,7 @@ static int discover_and_plan(struct launch *l)
 	struct diag_list dl = DIAG_LIST_INIT;
 	int status = HPT_EXIT_OK;
 
-	if (rank_discover(&l->ri, &dl)) {
+	if (rank_pmix_discover(&l->ri, &dl)) {
 		status = HPT_EXIT_USAGE;
 		goto out;
 	}
@@ -145,7 +145,7 @@ static int discover_and_plan(struct launch *l)
 		status = HPT_EXIT_TOPOLOGY;
 		goto out;
 	}
-	cvd_map_parse(&l->topo, getenv("CUDA_VISIBLE_DEVICES"), &l->cvd);
+	envplan_cvd_parse(&l->topo, getenv("CUDA_VISIBLE_DEVICES"), &l->cvd);
 	req.ranks = l->ri.local_size;
 	if (l->cvd.n && l->cvd.all_mapped && l->topo.n_gpus) {
 		/* Slurm narrowed the GPUs: plan over those only, never wider. */
@@ -296,7 +296,7 @@ static void launch_release(struct launch *l)
 	topo_release(&l->topo);
 	probe_keep_release(l->hwloc_topo);
 	plan_release(&l->plan);
-	cvd_map_release(&l->cvd);
+	envplan_cvd_release(&l->cvd);
 	env_list_release(&l->env);
 	bind_result_release(&l->bound);
 }

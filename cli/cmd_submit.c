@@ -3,7 +3,7 @@
  * launcher/rundir for the run record and launcher/slurm for the job. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_submit
-#include "common/spec/specfile.h"     // defines: specfile_load, spec_overrides_*
+#include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/opt.h"          // defines: struct opt, opt_next
@@ -55,7 +55,7 @@ static const struct opt_cmd submit_cmd = {
 };
 
 struct submit_args {
-	struct spec_overrides sets;
+	struct specfile_overrides sets;
 	int dry_run, json;
 	const char *topology;
 };
@@ -226,7 +226,7 @@ int cmd_submit(int argc, char **argv)
 	while ((c = opt_next(&submit_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			spec_overrides_add(&a.sets, optarg);
+			specfile_overrides_add(&a.sets, optarg);
 			break;
 		case 'n':
 			a.dry_run = 1;
@@ -239,20 +239,20 @@ int cmd_submit(int argc, char **argv)
 			break;
 		case 'h':
 			opt_usage(stdout, &submit_cmd);
-			spec_overrides_release(&a.sets);
+			specfile_overrides_release(&a.sets);
 			return HPT_EXIT_OK;
 		default:
-			spec_overrides_release(&a.sets);
+			specfile_overrides_release(&a.sets);
 			return HPT_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
-		spec_overrides_release(&a.sets);
+		specfile_overrides_release(&a.sets);
 		return opt_error(&submit_cmd, optind >= argc ? "no job spec given"
 							      : "only one job spec at a time");
 	}
 	if (a.topology && !a.dry_run) {
-		spec_overrides_release(&a.sets);
+		specfile_overrides_release(&a.sets);
 		return opt_error(&submit_cmd, "--topology needs --dry-run");
 	}
 	status = specfile_load(argv[optind], &a.sets, &at.job, &dl, &where);
@@ -268,6 +268,6 @@ int cmd_submit(int argc, char **argv)
 	attempt_release(&at);
 	diag_list_release(&dl);
 	sbuf_release(&where);
-	spec_overrides_release(&a.sets);
+	specfile_overrides_release(&a.sets);
 	return status;
 }

@@ -8,7 +8,7 @@
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/suggest.h"      // defines: suggest_best
 #include "common/spec/template_dir.h" // defines: template_dir_find, template_dir_list
-#include "common/spec/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
+#include "common/spec/ynode.h"     // defines: YNODE_MAX_BYTES
 
 #include <jansson.h>
 #include <stdio.h>
@@ -87,7 +87,7 @@ static int read_template(const char *name, struct sbuf *text)
 
 	if (template_dir_find(name, &path)) {
 		status = no_such_template(name);
-	} else if (fileio_read(path.buf, YAMLTREE_MAX_BYTES, text, &err)) {
+	} else if (fileio_read(path.buf, YNODE_MAX_BYTES, text, &err)) {
 		fprintf(stderr, "hpctrain template: %s\n", err.buf);
 		status = HPT_EXIT_NO_INPUT;
 	}

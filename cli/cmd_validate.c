@@ -7,7 +7,7 @@
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
-#include "common/spec/specfile.h"     // defines: specfile_load, spec_overrides_*
+#include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
 
 #include <jansson.h>
 #include <stdio.h>
@@ -81,7 +81,7 @@ static json_t *json_file_name(const char *name)
 }
 
 struct validate_opts {
-	struct spec_overrides sets;
+	struct specfile_overrides sets;
 	int print_resolved, json, quiet;
 };
 
@@ -160,7 +160,7 @@ int cmd_validate(int argc, char **argv)
 	while ((c = opt_next(&validate_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			spec_overrides_add(&o.sets, optarg);
+			specfile_overrides_add(&o.sets, optarg);
 			break;
 		case OPT_PRINT_RESOLVED:
 			o.print_resolved = 1;
@@ -176,19 +176,19 @@ int cmd_validate(int argc, char **argv)
 			break;
 		case 'h':
 			opt_usage(stdout, &validate_cmd);
-			spec_overrides_release(&o.sets);
+			specfile_overrides_release(&o.sets);
 			return HPT_EXIT_OK;
 		default:
-			spec_overrides_release(&o.sets);
+			specfile_overrides_release(&o.sets);
 			return HPT_EXIT_USAGE;
 		}
 	}
 	if (fields) {
-		spec_overrides_release(&o.sets);
+		specfile_overrides_release(&o.sets);
 		return print_fields();
 	}
 	if (optind >= argc) {
-		spec_overrides_release(&o.sets);
+		specfile_overrides_release(&o.sets);
 		return opt_error(&validate_cmd, "no job spec given");
 	}
 	if (o.json)
@@ -200,6 +200,6 @@ int cmd_validate(int argc, char **argv)
 
 		status = worse(status, printed);
 	}
-	spec_overrides_release(&o.sets);
+	specfile_overrides_release(&o.sets);
 	return status;
 }

@@ -61,7 +61,7 @@ static int gpu_by_entry(const struct node_topo *t, const char *e)
 	return (int)i;
 }
 
-void cvd_map_parse(const struct node_topo *t, const char *cvd, struct cvd_map *out)
+void envplan_cvd_parse(const struct node_topo *t, const char *cvd, struct envplan_cvd *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->all_mapped = true;
@@ -82,7 +82,7 @@ void cvd_map_parse(const struct node_topo *t, const char *cvd, struct cvd_map *o
 	}
 }
 
-void cvd_map_release(struct cvd_map *m)
+void envplan_cvd_release(struct envplan_cvd *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		free(m->entries[i]);
@@ -126,7 +126,7 @@ static void set_uint(struct env_list *out, const char *name, unsigned long v)
  * hwloc, MIG UUIDs), ranks share its entries as floor(r * k / R). */
 static char *cuda_device(const struct envplan_input *in, const struct slice *s)
 {
-	const struct cvd_map *m = in->cvd;
+	const struct envplan_cvd *m = in->cvd;
 
 	if (m && m->n && (!m->all_mapped || !in->topo->n_gpus)) {
 		size_t k = m->n, r = in->ri->local_rank, R = in->ri->local_size;

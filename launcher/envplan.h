@@ -46,7 +46,7 @@ void env_list_release(struct env_list *l);
 /* An inherited CUDA_VISIBLE_DEVICES split into entries, each mapped to a
  * GPU of the topology (index into topo->gpus) when possible: a number is
  * the GPU's PCI-order index, "GPU-<uuid>" matches its UUID. */
-struct cvd_map {
+struct envplan_cvd {
 	char **entries;
 	int *gpus;     /* -1 where an entry names no GPU of the topology */
 	size_t n;
@@ -55,14 +55,14 @@ struct cvd_map {
 
 /* cvd NULL or "" gives an empty map.  NoDevFiles (Slurm's word for none)
  * too. */
-void cvd_map_parse(const struct node_topo *t, const char *cvd, struct cvd_map *out);
-void cvd_map_release(struct cvd_map *m);
+void envplan_cvd_parse(const struct node_topo *t, const char *cvd, struct envplan_cvd *out);
+void envplan_cvd_release(struct envplan_cvd *m);
 
 struct envplan_input {
 	const struct rank_info *ri;
 	const struct node_topo *topo;
 	const struct plan *plan;      /* the node's plan; slice ri->local_rank is ours */
-	const struct cvd_map *cvd;    /* the inherited device list, or NULL */
+	const struct envplan_cvd *cvd;    /* the inherited device list, or NULL */
 	bool gpu_none;                /* binding.gpu: none: leave GPU variables alone */
 	bool nic_none;                /* binding.nic: none */
 	bool socket_ifname;

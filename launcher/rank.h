@@ -9,7 +9,7 @@
  * same facts.
  *
  * rank_from_env() is a pure core (it reads variables through a callback),
- * so tests feed it any environment; rank_discover() is the shell.
+ * so tests feed it any environment; rank_pmix_discover() is the shell.
  */
 #ifndef HPT_RANK_H
 #define HPT_RANK_H
@@ -60,7 +60,7 @@ unsigned rank_master_port(const char *job_key);
 
 /* Shell: PMIx when the process was started by a PMIx server, else the
  * environment.  Returns 0, or -1 with a diagnostic. */
-int rank_discover(struct rank_info *ri, struct diag_list *dl);
+int rank_pmix_discover(struct rank_info *ri, struct diag_list *dl);
 
 void rank_info_release(struct rank_info *ri);
 

@@ -1,6 +1,6 @@
 /* rank_pmix.c - rank discovery through PMIx, falling back to the environment.
  * Shell: talks to the launcher's PMIx server, reads the environment. */
-#include "launcher/rank.h" // defines: struct rank_info, rank_discover
+#include "launcher/rank.h" // defines: struct rank_info, rank_pmix_discover
 #include "common/sbuf.h"      // defines: xstrdup, xasprintf
 
 #include <pmix.h>
@@ -111,7 +111,7 @@ out:
 	return rc;
 }
 
-int rank_discover(struct rank_info *ri, struct diag_list *dl)
+int rank_pmix_discover(struct rank_info *ri, struct diag_list *dl)
 {
 	char host[256] = "localhost";
 

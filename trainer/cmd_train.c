@@ -13,7 +13,7 @@
 #include "common/opt.h"          // defines: struct opt, opt_next, opt_usage, opt_error
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
-#include "common/spec/specfile.h"   // defines: specfile_load, spec_overrides_*
+#include "common/spec/specfile.h"   // defines: specfile_load, specfile_overrides_*
 
 #include <errno.h>
 #include <stdio.h>
@@ -144,7 +144,7 @@ static int pick_device(const struct job *job, struct comm *comm, bool *cuda, str
 }
 
 /* Loads the spec argument the way every hpctrain command does. */
-static int load_spec(const char *arg, const struct spec_overrides *sets, struct job *job)
+static int load_spec(const char *arg, const struct specfile_overrides *sets, struct job *job)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf where = SBUF_INIT;
@@ -172,7 +172,7 @@ static int check_isa_cap(void)
 
 int cmd_train(int argc, char **argv)
 {
-	struct spec_overrides sets = SPEC_OVERRIDES_INIT;
+	struct specfile_overrides sets = SPEC_OVERRIDES_INIT;
 	struct train_config cfg = { 0 };
 	struct sbuf resolved = SBUF_INIT, err = SBUF_INIT;
 	const char *run = NULL;
@@ -191,7 +191,7 @@ int cmd_train(int argc, char **argv)
 	while ((c = opt_next(&train_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			spec_overrides_add(&sets, optarg);
+			specfile_overrides_add(&sets, optarg);
 			break;
 		case OPT_RUN:
 			run = optarg;
@@ -288,6 +288,6 @@ out:
 	sbuf_release(&resolved);
 	sbuf_release(&err);
 	free(run_dir);
-	spec_overrides_release(&sets);
+	specfile_overrides_release(&sets);
 	return st;
 }

@@ -8,7 +8,7 @@
 #include "common/spec/spec_scalar.h" // defines: spec_quote_got
 #include "common/suggest.h"     // defines: suggest_best
 #include "common/spec/template.h"    // defines: template_resolve
-#include "common/spec/yamltree.h"    // defines: yamltree_parse, struct ynode
+#include "common/spec/ynode.h"    // defines: ynode_parse, struct ynode
 
 #include <stdlib.h>
 #include <string.h>
@@ -128,7 +128,7 @@ static void apply_defaults(struct job *job)
 			continue;
 		/* Defaults are schema data: tests/unit/test_spec.c checks each
 		 * one converts, so a failure here cannot come from user input. */
-		yamltree_parse("default", f->def, strlen(f->def), &def, &ignored);
+		ynode_parse("default", f->def, strlen(f->def), &def, &ignored);
 		if (!def)
 			def = ynode_new_scalar("default", 0, 0, "", 0, false);
 		spec_value_set(f, def, field_ptr(job, f), &why, NULL);
@@ -193,7 +193,7 @@ int spec_load(const char *where, const char *text, size_t len,
 
 	memset(job, 0, sizeof(*job));
 	apply_defaults(job);
-	if (yamltree_parse(where, text, len, &root, dl))
+	if (ynode_parse(where, text, len, &root, dl))
 		return -1;
 	if (!root && !nsets) {
 		diag_add(dl, DIAG_ERROR, where, 1, 1, "", "empty job spec");

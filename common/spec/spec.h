@@ -1,6 +1,6 @@
 /* spec.h - the job spec (schema version 1): struct job and its pipeline.
  *
- *   text --yamltree--> tree --template (params, ${p}, --set)--> tree
+ *   text --ynode_parse--> tree --template (params, ${p}, --set)--> tree
  *        --spec_load's walk (schema: types, ranges, defaults)--> struct job
  *        --spec_emit_resolved--> canonical YAML --SHA-256--> identity
  *

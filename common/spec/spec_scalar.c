@@ -7,7 +7,7 @@
  * problem" of YAML 1.1); numbers must be finite. */
 #include "common/spec/spec_scalar.h" // defines: spec_parse_*, spec_format_*, spec_quote_got
 #include "common/sbuf.h"        // defines: struct sbuf, sbuf_addf
-#include "common/spec/yamltree.h"    // defines: struct ynode
+#include "common/spec/ynode.h"    // defines: struct ynode
 
 #include <ctype.h>
 #include <errno.h>

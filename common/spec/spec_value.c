@@ -7,7 +7,7 @@
 #include "common/spec/spec_scalar.h" // defines: spec_parse_*, spec_quote_got
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "common/suggest.h"     // defines: suggest_best
-#include "common/spec/yamltree.h"    // defines: struct ynode
+#include "common/spec/ynode.h"    // defines: struct ynode
 
 #include <ctype.h>
 #include <errno.h>

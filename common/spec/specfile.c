@@ -1,25 +1,25 @@
 /* specfile.c - load a spec argument (file, "-" or template) with overrides.
  * Shell. */
-#include "common/spec/specfile.h"     // defines: specfile_load, spec_overrides_*
+#include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
 #include "common/diag.h"         // defines: diag_add
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_read
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: spec_load
 #include "common/spec/template_dir.h" // defines: template_dir_is_name, template_dir_find
-#include "common/spec/yamltree.h"     // defines: YAMLTREE_MAX_BYTES
+#include "common/spec/ynode.h"     // defines: YNODE_MAX_BYTES
 
 #include <stdlib.h>
 #include <string.h>
 
-void spec_overrides_add(struct spec_overrides *o, const char *arg)
+void specfile_overrides_add(struct specfile_overrides *o, const char *arg)
 {
 	o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
 	o->v[o->n].arg = arg;
 	o->v[o->n++].where = xasprintf("--set %s", arg);
 }
 
-void spec_overrides_release(struct spec_overrides *o)
+void specfile_overrides_release(struct specfile_overrides *o)
 {
 	for (size_t i = 0; i < o->n; i++)
 		free((char *)o->v[i].where);
@@ -28,7 +28,7 @@ void spec_overrides_release(struct spec_overrides *o)
 	o->n = 0;
 }
 
-int specfile_load(const char *arg, const struct spec_overrides *o, struct job *job,
+int specfile_load(const char *arg, const struct specfile_overrides *o, struct job *job,
 		  struct diag_list *dl, struct sbuf *where)
 {
 	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
@@ -43,7 +43,7 @@ int specfile_load(const char *arg, const struct spec_overrides *o, struct job *j
 	}
 	if (!where->len)
 		sbuf_addstr(where, strcmp(arg, "-") ? arg : "<stdin>");
-	if (fileio_read(strcmp(arg, "-") ? where->buf : "-", YAMLTREE_MAX_BYTES, &text, &err)) {
+	if (fileio_read(strcmp(arg, "-") ? where->buf : "-", YNODE_MAX_BYTES, &text, &err)) {
 		diag_add(dl, DIAG_ERROR, "", 0, 0, "", "%s", err.buf);
 		status = HPT_EXIT_NO_INPUT;
 	} else if (spec_load(where->buf, text.buf, text.len, o ? o->v : NULL, o ? o->n : 0, job,

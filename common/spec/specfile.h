@@ -17,7 +17,7 @@ struct sbuf;
 struct spec_override;
 
 /* The --set flags of one command line, in order. */
-struct spec_overrides {
+struct specfile_overrides {
 	struct spec_override *v;
 	size_t n;
 };
@@ -26,14 +26,14 @@ struct spec_overrides {
 
 /* Records one --set argument (arg must outlive the struct, as optarg
  * does); diagnostics will name it "--set ARG". */
-void spec_overrides_add(struct spec_overrides *o, const char *arg);
-void spec_overrides_release(struct spec_overrides *o);
+void specfile_overrides_add(struct specfile_overrides *o, const char *arg);
+void specfile_overrides_release(struct specfile_overrides *o);
 
 /* Loads one spec argument into *job, appending diagnostics to dl; *where
  * receives the path actually read (a template name is looked up).
  * Returns an exit status: 0, HPT_EXIT_NO_INPUT or HPT_EXIT_BAD_SPEC.
  * *job is always safe to release.  o may be NULL. */
-int specfile_load(const char *arg, const struct spec_overrides *o, struct job *job,
+int specfile_load(const char *arg, const struct specfile_overrides *o, struct job *job,
 		  struct diag_list *dl, struct sbuf *where);
 
 #endif

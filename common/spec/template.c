@@ -6,7 +6,7 @@
 #include "common/spec/spec.h"        // defines: struct spec_override
 #include "common/spec/spec_scalar.h" // defines: spec_parse_int, spec_parse_num, spec_parse_bool, spec_format_num, spec_quote_got
 #include "common/suggest.h"     // defines: suggest_best
-#include "common/spec/yamltree.h"    // defines: struct ynode
+#include "common/spec/ynode.h"    // defines: struct ynode
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -408,7 +408,7 @@ static struct ynode *parse_override_value(const char *arg, const char *value, st
 {
 	struct ynode *v = NULL;
 
-	if (yamltree_parse(arg, value, strlen(value), &v, dl))
+	if (ynode_parse(arg, value, strlen(value), &v, dl))
 		return NULL;
 	if (!v)
 		v = ynode_new_scalar(arg, 0, 0, "", 0, false);

@@ -150,7 +150,7 @@ static void launch__derives_an_unprivileged_port_from_the_job(void **state)
 struct dgx {
 	struct node_topo topo;
 	struct plan plan;
-	struct cvd_map cvd;
+	struct envplan_cvd cvd;
 	struct rank_info ri;
 	struct env_list env;
 };
@@ -168,7 +168,7 @@ static void dgx_env(struct dgx *d, unsigned local_rank, const char *cvd, int gpu
 	topo_init(&d->topo);
 	plan_init(&d->plan);
 	assert_int_equal(probe_load(path, &d->topo, &dl), 0);
-	cvd_map_parse(&d->topo, cvd, &d->cvd);
+	envplan_cvd_parse(&d->topo, cvd, &d->cvd);
 	if (d->cvd.n && d->cvd.all_mapped) {
 		req.visible_gpus = d->cvd.gpus;
 		req.n_visible_gpus = d->cvd.n;
@@ -192,7 +192,7 @@ static void dgx_release(struct dgx *d)
 {
 	topo_release(&d->topo);
 	plan_release(&d->plan);
-	cvd_map_release(&d->cvd);
+	envplan_cvd_release(&d->cvd);
 	rank_info_release(&d->ri);
 	env_list_release(&d->env);
 }

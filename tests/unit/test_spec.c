@@ -1,10 +1,10 @@
 /* test_spec.c - the job spec core: types, ranges, defaults, errors, hashes.
  * One test per error kind and per field type; hostile inputs live in
- * test_yamltree.c, templates and --set in test_template.c. */
+ * test_ynode.c, templates and --set in test_template.c. */
 #include "tests/unit/testlib.h"
 
 #include "common/spec/spec_schema.h" // defines: spec_fields, spec_value_set
-#include "common/spec/yamltree.h"    // defines: yamltree_parse
+#include "common/spec/ynode.h"    // defines: ynode_parse
 
 #include <stdlib.h>
 
@@ -324,7 +324,7 @@ static void spec__schema_defaults_all_convert(void **state)
 		if (!f->def)
 			continue;
 		memset(&job, 0, sizeof(job));
-		assert_int_equal(yamltree_parse("default", f->def, strlen(f->def), &def, &dl), 0);
+		assert_int_equal(ynode_parse("default", f->def, strlen(f->def), &def, &dl), 0);
 		if (spec_value_set(f, def, (char *)&job + f->off, &why, NULL))
 			fail_msg("default of %s: %s", f->path, why.buf);
 		job_release(&job);

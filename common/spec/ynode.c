@@ -1,6 +1,6 @@
-/* yamltree.c - libyaml events -> bounded struct ynode tree.
- * Core: works on a buffer; see yamltree.h for what is refused and why. */
-#include "common/spec/yamltree.h" // defines: struct ynode, yamltree_parse, ynode_*
+/* ynode.c - libyaml events -> bounded struct ynode tree.
+ * Core: works on a buffer; see ynode.h for what is refused and why. */
+#include "common/spec/ynode.h" // defines: struct ynode, ynode_*
 #include "common/diag.h"     // defines: diag_add
 #include "common/sbuf.h"     // defines: x* allocators
 
@@ -172,7 +172,7 @@ struct builder {
 	const char *where;
 	struct diag_list *dl;
 	struct ynode *root;
-	struct ynode *stack[YAMLTREE_MAX_DEPTH + 1];
+	struct ynode *stack[YNODE_MAX_DEPTH + 1];
 	int depth;
 	size_t nodes;
 	int docs;
@@ -212,11 +212,11 @@ static int attach(struct builder *b, struct ynode *n, const yaml_mark_t *m)
 {
 	struct ynode *parent = b->depth ? b->stack[b->depth - 1] : NULL;
 
-	if (++b->nodes > YAMLTREE_MAX_NODES) {
+	if (++b->nodes > YNODE_MAX_NODES) {
 		ynode_free(n);
 		diag_add(b->dl, DIAG_ERROR, b->where, (int)m->line + 1, (int)m->column + 1, "",
 			 "more than %d YAML nodes; a job spec is far smaller",
-			 YAMLTREE_MAX_NODES);
+			 YNODE_MAX_NODES);
 		return -1;
 	}
 	if (!parent) {
@@ -305,9 +305,9 @@ static int on_start(struct builder *b, const yaml_event_t *ev, enum ynode_kind k
 	if (anchor || (tag && strcmp((const char *)tag, "!")))
 		return check_props(b, ev, anchor, tag, NULL) ? -1 : fail_at(b, &ev->start_mark,
 			"tags are not supported on a %s", kind == YNODE_MAP ? "mapping" : "list");
-	if (b->depth >= YAMLTREE_MAX_DEPTH)
+	if (b->depth >= YNODE_MAX_DEPTH)
 		return fail_at(b, &ev->start_mark, "nesting deeper than %s levels",
-			       XSTR(YAMLTREE_MAX_DEPTH));
+			       XSTR(YNODE_MAX_DEPTH));
 	n = ynode_new(kind, b->where, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1);
 	if (attach(b, n, &ev->start_mark))
 		return -1;
@@ -361,7 +361,7 @@ static void report_parser_error(struct builder *b, const yaml_parser_t *p, const
 			 p->problem ? p->problem : "unknown error");
 }
 
-int yamltree_parse(const char *where, const char *text, size_t len,
+int ynode_parse(const char *where, const char *text, size_t len,
 		   struct ynode **root, struct diag_list *dl)
 {
 	struct builder b = { .where = where, .dl = dl };
@@ -370,13 +370,13 @@ int yamltree_parse(const char *where, const char *text, size_t len,
 	int rc = 0;
 
 	*root = NULL;
-	if (len > YAMLTREE_MAX_BYTES) {
+	if (len > YNODE_MAX_BYTES) {
 		int line, col;
 
-		position_of(text, YAMLTREE_MAX_BYTES, &line, &col);
+		position_of(text, YNODE_MAX_BYTES, &line, &col);
 		diag_add(dl, DIAG_ERROR, where, line, col, "",
 			 "input is larger than %u bytes, the limit for a job spec",
-			 YAMLTREE_MAX_BYTES);
+			 YNODE_MAX_BYTES);
 		return -1;
 	}
 	if (check_bytes(where, text, len, dl))

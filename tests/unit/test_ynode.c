@@ -1,9 +1,9 @@
-/* test_yamltree.c - hostile and malformed YAML is refused cleanly.
+/* test_ynode.c - hostile and malformed YAML is refused cleanly.
  * Each case must end in a positioned error, never a crash, a hang or
  * memory growing with anything but the input size. */
 #include "tests/unit/testlib.h"
 
-#include "common/spec/yamltree.h" // defines: yamltree_parse
+#include "common/spec/ynode.h" // defines: ynode_parse
 
 #include <stdlib.h>
 
@@ -22,7 +22,7 @@ static void check_refused(const char *text, const char *want)
 	check_refused_n(text, strlen(text), want);
 }
 
-static void yamltree__refuses_a_billion_laughs_alias_bomb(void **state)
+static void ynode__refuses_a_billion_laughs_alias_bomb(void **state)
 {
 	struct sbuf s = SBUF_INIT;
 
@@ -42,7 +42,7 @@ static void yamltree__refuses_a_billion_laughs_alias_bomb(void **state)
 		      "job.yaml:3:10: anchors and aliases are not allowed in a job spec (found *x)");
 }
 
-static void yamltree__refuses_nesting_deeper_than_the_limit(void **state)
+static void ynode__refuses_nesting_deeper_than_the_limit(void **state)
 {
 	size_t n = 100000;
 	char *deep = malloc(n + 1);
@@ -54,7 +54,7 @@ static void yamltree__refuses_nesting_deeper_than_the_limit(void **state)
 	free(deep);
 }
 
-static void yamltree__refuses_input_over_one_mebibyte(void **state)
+static void ynode__refuses_input_over_one_mebibyte(void **state)
 {
 	size_t n = 2u << 20;
 	char *big = malloc(n);
@@ -66,7 +66,7 @@ static void yamltree__refuses_input_over_one_mebibyte(void **state)
 	free(big);
 }
 
-static void yamltree__refuses_nul_bytes_with_their_position(void **state)
+static void ynode__refuses_nul_bytes_with_their_position(void **state)
 {
 	(void)state;
 	check_refused_n("version: 1\nname: a\0b\n", 21, "job.yaml:2:8: NUL byte in input; a job spec is UTF-8 text");
@@ -76,7 +76,7 @@ static void yamltree__refuses_nul_bytes_with_their_position(void **state)
 		      "job.yaml:3:10: NUL character in a string");
 }
 
-static void yamltree__refuses_invalid_utf8_with_its_position(void **state)
+static void ynode__refuses_invalid_utf8_with_its_position(void **state)
 {
 	(void)state;
 	check_refused("version: 1\nname: \xc3\xa9\xff\n",
@@ -86,21 +86,21 @@ static void yamltree__refuses_invalid_utf8_with_its_position(void **state)
 	check_refused("name: \xe2\x82", "job.yaml:1:7: invalid UTF-8 byte 0xe2; a job spec is UTF-8 text");
 }
 
-static void yamltree__counts_columns_in_characters(void **state)
+static void ynode__counts_columns_in_characters(void **state)
 {
 	(void)state;
 	check_refused("version: 1\nname: t\nenv: {\xc3\xa9: x}\n",
 		      "job.yaml:3:7: env: \xc3\xa9 is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)");
 }
 
-static void yamltree__refuses_a_second_document(void **state)
+static void ynode__refuses_a_second_document(void **state)
 {
 	(void)state;
 	check_refused("version: 1\nname: t\n---\nversion: 1\n",
 		      "job.yaml:3:1: a second YAML document; a job spec is one document");
 }
 
-static void yamltree__refuses_tags_but_takes_str(void **state)
+static void ynode__refuses_tags_but_takes_str(void **state)
 {
 	struct loaded l;
 
@@ -115,14 +115,14 @@ static void yamltree__refuses_tags_but_takes_str(void **state)
 	loaded_release(&l);
 }
 
-static void yamltree__refuses_keys_that_are_not_strings(void **state)
+static void ynode__refuses_keys_that_are_not_strings(void **state)
 {
 	(void)state;
 	check_refused(MINIMAL "? [a, b]\n: 1\n",
 		      "job.yaml:3:3: a mapping key must be a plain string, not a list");
 }
 
-static void yamltree__reports_syntax_errors_with_context(void **state)
+static void ynode__reports_syntax_errors_with_context(void **state)
 {
 	(void)state;
 	check_refused("version: 1\nname: t\nresources: {nodes: [1, 2\n",
@@ -132,20 +132,20 @@ static void yamltree__reports_syntax_errors_with_context(void **state)
 		      "job.yaml:2:7: invalid YAML: mapping values are not allowed in this context");
 }
 
-static void yamltree__refuses_more_nodes_than_the_limit(void **state)
+static void ynode__refuses_more_nodes_than_the_limit(void **state)
 {
 	struct sbuf s = SBUF_INIT;
 
 	(void)state;
 	sbuf_addstr(&s, "command: [");
-	for (int i = 0; i < YAMLTREE_MAX_NODES + 10; i++)
+	for (int i = 0; i < YNODE_MAX_NODES + 10; i++)
 		sbuf_addstr(&s, "a,");
 	sbuf_addstr(&s, "a]\n");
 	check_refused_n(s.buf, s.len, "job.yaml:1:200005: more than 100000 YAML nodes; a job spec is far smaller");
 	sbuf_release(&s);
 }
 
-static void yamltree__caps_the_errors_a_hostile_file_can_make(void **state)
+static void ynode__caps_the_errors_a_hostile_file_can_make(void **state)
 {
 	struct sbuf s = SBUF_INIT;
 	struct loaded l;
@@ -162,13 +162,13 @@ static void yamltree__caps_the_errors_a_hostile_file_can_make(void **state)
 	sbuf_release(&s);
 }
 
-static void yamltree__keeps_scalar_style_and_positions(void **state)
+static void ynode__keeps_scalar_style_and_positions(void **state)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct ynode *root = NULL;
 
 	(void)state;
-	assert_int_equal(yamltree_parse("f", "a: 1\nb: '1'\nc:\n", 15, &root, &dl), 0);
+	assert_int_equal(ynode_parse("f", "a: 1\nb: '1'\nc:\n", 15, &root, &dl), 0);
 	assert_int_equal(root->kind, YNODE_MAP);
 	assert_int_equal(root->nkids, 6);
 	assert_false(ynode_get(root, "a")->quoted);
@@ -183,20 +183,20 @@ static void yamltree__keeps_scalar_style_and_positions(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(yamltree__refuses_a_billion_laughs_alias_bomb),
-		cmocka_unit_test(yamltree__refuses_nesting_deeper_than_the_limit),
-		cmocka_unit_test(yamltree__refuses_input_over_one_mebibyte),
-		cmocka_unit_test(yamltree__refuses_nul_bytes_with_their_position),
-		cmocka_unit_test(yamltree__refuses_invalid_utf8_with_its_position),
-		cmocka_unit_test(yamltree__counts_columns_in_characters),
-		cmocka_unit_test(yamltree__refuses_a_second_document),
-		cmocka_unit_test(yamltree__refuses_tags_but_takes_str),
-		cmocka_unit_test(yamltree__refuses_keys_that_are_not_strings),
-		cmocka_unit_test(yamltree__reports_syntax_errors_with_context),
-		cmocka_unit_test(yamltree__refuses_more_nodes_than_the_limit),
-		cmocka_unit_test(yamltree__caps_the_errors_a_hostile_file_can_make),
-		cmocka_unit_test(yamltree__keeps_scalar_style_and_positions),
+		cmocka_unit_test(ynode__refuses_a_billion_laughs_alias_bomb),
+		cmocka_unit_test(ynode__refuses_nesting_deeper_than_the_limit),
+		cmocka_unit_test(ynode__refuses_input_over_one_mebibyte),
+		cmocka_unit_test(ynode__refuses_nul_bytes_with_their_position),
+		cmocka_unit_test(ynode__refuses_invalid_utf8_with_its_position),
+		cmocka_unit_test(ynode__counts_columns_in_characters),
+		cmocka_unit_test(ynode__refuses_a_second_document),
+		cmocka_unit_test(ynode__refuses_tags_but_takes_str),
+		cmocka_unit_test(ynode__refuses_keys_that_are_not_strings),
+		cmocka_unit_test(ynode__reports_syntax_errors_with_context),
+		cmocka_unit_test(ynode__refuses_more_nodes_than_the_limit),
+		cmocka_unit_test(ynode__caps_the_errors_a_hostile_file_can_make),
+		cmocka_unit_test(ynode__keeps_scalar_style_and_positions),
 	};
 
-	return cmocka_run_group_tests_name("test_yamltree", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("test_ynode", tests, NULL, NULL);
 }

@@ -1,26 +1,26 @@
-/* yamltree.h - a bounded YAML document tree built from libyaml events.
+/* ynode.h - a bounded YAML document tree built from libyaml events.
  *
  * The job spec is small, but it arrives from users and templates, so the
  * tree builder refuses what a spec never needs and an attacker would use:
  * aliases (billion-laughs bombs), tags other than !!str, several
- * documents, nesting deeper than YAMLTREE_MAX_DEPTH, more than
- * YAMLTREE_MAX_NODES nodes, NUL bytes, invalid UTF-8 and inputs over
- * YAMLTREE_MAX_BYTES.  Nothing is expanded, so memory stays proportional
+ * documents, nesting deeper than YNODE_MAX_DEPTH, more than
+ * YNODE_MAX_NODES nodes, NUL bytes, invalid UTF-8 and inputs over
+ * YNODE_MAX_BYTES.  Nothing is expanded, so memory stays proportional
  * to the input and time linear in it.  Core: parses a buffer, no I/O.
  *
  * Invariants: a MAP node's kids alternate key, value (nkids is even) and
  * every key is a SCALAR with unique text; `where` points at a string that
  * lives as long as the tree (the file name, or the --set flag text).
  */
-#ifndef HPT_YAMLTREE_H
-#define HPT_YAMLTREE_H
+#ifndef HPT_YNODE_H
+#define HPT_YNODE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#define YAMLTREE_MAX_BYTES (1u << 20)
-#define YAMLTREE_MAX_DEPTH 32
-#define YAMLTREE_MAX_NODES 100000
+#define YNODE_MAX_BYTES (1u << 20)
+#define YNODE_MAX_DEPTH 32
+#define YNODE_MAX_NODES 100000
 
 struct diag_list;
 
@@ -44,7 +44,7 @@ struct ynode {
  * with a tree otherwise; duplicate keys are then reported in dl and all
  * but the first occurrence dropped, so validation can go on and report
  * everything else too.  An empty document gives *root NULL. */
-int yamltree_parse(const char *where, const char *text, size_t len,
+int ynode_parse(const char *where, const char *text, size_t len,
 		   struct ynode **root, struct diag_list *dl);
 
 void ynode_free(struct ynode *n);
