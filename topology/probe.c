@@ -1,12 +1,13 @@
-/* probe.c - hwloc (live machine or saved XML) -> struct node_topo.
+/* probe.c - hwloc (live machine or saved XML) -> struct node_topo: the
+ * loading and exporting, and the CPU side (packages, NUMA nodes, cores,
+ * caches, CPU flags); probe_pci.c classifies the PCI devices.
  *
- * Shell: the only file that includes hwloc.h.  It decides what counts as
- * a GPU and as a NIC, because that needs the raw PCI and OS-device view;
- * everything downstream (plan, path classes, rendering) is pure and sees
- * only struct node_topo.
+ * Shell: probe*.c are the only files that include hwloc.h; everything
+ * downstream (plan, path classes, rendering) is pure and sees only
+ * struct node_topo.
  */
 #include "topology/probe.h" // defines: probe_load, probe_load_xml_buffer, probe_export_xml
-#include "topology/probe_internal.h" // defines: probe_open, probe_convert
+#include "topology/probe_internal.h" // defines: struct conv, probe_open, probe_convert, probe_fail, probe_cpuset, probe_nodeset, probe_info_dup
 #include "topology/topo.h"  // defines: struct node_topo, topo_init, topo_release
 #include "topology/cpufeat.h" // defines: cpufeat_common_flags
 #include "common/diag.h"       // defines: struct diag_list, diag_add
@@ -23,22 +24,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PCI_VENDOR_NVIDIA 0x10de
-#define PCI_VENDOR_AMD    0x1002
-#define MAX_BRIDGE_DEPTH  64
 #define CPUINFO_MAX       (64u << 20) /* bytes; ~2.5 KB per CPU */
 
-struct conv {
-	hwloc_topology_t topo;
-	struct node_topo *t;
-	struct diag_list *err;
-	const char *where;
-	bool live;
-	bool failed;
-};
-
-__attribute__((format(printf, 2, 3)))
-static void fail(struct conv *c, const char *fmt, ...)
+void probe_fail(struct conv *c, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -64,7 +52,7 @@ static void conv_set(struct conv *c, hwloc_const_bitmap_t src,
 		return;
 	tmp = hwloc_bitmap_alloc();
 	if (!tmp) {
-		fail(c, "out of memory in hwloc");
+		probe_fail(c, "out of memory in hwloc");
 		return;
 	}
 	if (clip)
@@ -73,7 +61,7 @@ static void conv_set(struct conv *c, hwloc_const_bitmap_t src,
 		hwloc_bitmap_copy(tmp, src);
 	for (id = hwloc_bitmap_first(tmp); id >= 0; id = hwloc_bitmap_next(tmp, id)) {
 		if ((unsigned)id > BITMAP_MAX_BIT) {
-			fail(c, "cpu or node id %d is larger than %u", id, BITMAP_MAX_BIT);
+			probe_fail(c, "cpu or node id %d is larger than %u", id, BITMAP_MAX_BIT);
 			break;
 		}
 		bitmap_set(dst, (unsigned)id);
@@ -81,17 +69,17 @@ static void conv_set(struct conv *c, hwloc_const_bitmap_t src,
 	hwloc_bitmap_free(tmp);
 }
 
-static void conv_cpuset(struct conv *c, hwloc_const_bitmap_t src, struct bitmap *dst)
+void probe_cpuset(struct conv *c, hwloc_const_bitmap_t src, struct bitmap *dst)
 {
 	conv_set(c, src, hwloc_get_root_obj(c->topo)->complete_cpuset, dst);
 }
 
-static void conv_nodeset(struct conv *c, hwloc_const_bitmap_t src, struct bitmap *dst)
+void probe_nodeset(struct conv *c, hwloc_const_bitmap_t src, struct bitmap *dst)
 {
 	conv_set(c, src, hwloc_get_root_obj(c->topo)->complete_nodeset, dst);
 }
 
-static char *info_dup(hwloc_obj_t o, const char *name)
+char *probe_info_dup(hwloc_obj_t o, const char *name)
 {
 	const char *v = o ? hwloc_obj_get_info_by_name(o, name) : NULL;
 
@@ -124,8 +112,8 @@ static void conv_packages_numa(struct conv *c)
 		struct topo_package *p = &t->packages[t->n_packages++];
 
 		p->os_index = o->os_index;
-		p->model = info_dup(o, "CPUModel");
-		conv_cpuset(c, o->cpuset, &p->cpuset);
+		p->model = probe_info_dup(o, "CPUModel");
+		probe_cpuset(c, o->cpuset, &p->cpuset);
 	}
 	qsort(t->packages, t->n_packages, sizeof(*t->packages), cmp_package);
 
@@ -135,10 +123,10 @@ static void conv_packages_numa(struct conv *c)
 		struct topo_numa *n = &t->numa[t->n_numa++];
 
 		if (o->os_index > BITMAP_MAX_BIT)
-			fail(c, "numa node id %u is larger than %u", o->os_index, BITMAP_MAX_BIT);
+			probe_fail(c, "numa node id %u is larger than %u", o->os_index, BITMAP_MAX_BIT);
 		n->os_index = o->os_index;
 		n->memory = o->attr ? o->attr->numanode.local_memory : 0;
-		conv_cpuset(c, o->cpuset, &n->cpuset);
+		probe_cpuset(c, o->cpuset, &n->cpuset);
 		n->package = -1;
 		for (size_t p = 0; p < t->n_packages; p++)
 			if (!bitmap_is_empty(&n->cpuset) &&
@@ -148,7 +136,7 @@ static void conv_packages_numa(struct conv *c)
 	qsort(t->numa, t->n_numa, sizeof(*t->numa), cmp_numa);
 	for (size_t i = 1; i < t->n_numa; i++)
 		if (t->numa[i].os_index == t->numa[i - 1].os_index)
-			fail(c, "two numa nodes have os index %u", t->numa[i].os_index);
+			probe_fail(c, "two numa nodes have os index %u", t->numa[i].os_index);
 }
 
 /* Index of the first entry (package or NUMA node) whose set holds pu. */
@@ -176,7 +164,7 @@ static void add_core(struct conv *c, hwloc_obj_t o, unsigned logical, int *l3map
 	int first;
 
 	bitmap_init(&k->pus);
-	conv_cpuset(c, o->cpuset, &k->pus);
+	probe_cpuset(c, o->cpuset, &k->pus);
 	first = bitmap_first(&k->pus);
 	if (first < 0) {
 		bitmap_release(&k->pus);
@@ -205,14 +193,14 @@ static void conv_cores(struct conv *c)
 	unsigned logical = 0;
 
 	if (npus <= 0) {
-		fail(c, "the topology has no processing units");
+		probe_fail(c, "the topology has no processing units");
 		return;
 	}
 	for (int i = 0; i < npus; i++) {
 		hwloc_obj_t pu = hwloc_get_obj_by_type(c->topo, HWLOC_OBJ_PU, (unsigned)i);
 
 		if (pu->os_index > BITMAP_MAX_BIT) {
-			fail(c, "cpu id %u is larger than %u", pu->os_index, BITMAP_MAX_BIT);
+			probe_fail(c, "cpu id %u is larger than %u", pu->os_index, BITMAP_MAX_BIT);
 			return;
 		}
 	}
@@ -237,279 +225,31 @@ static void conv_cores(struct conv *c)
 	}
 	free(l3map);
 	if (!t->n_cores)
-		fail(c, "the topology has no cores");
+		probe_fail(c, "the topology has no cores");
 }
 
-/* Bridges get an index in t->bridges the first time a device below them
- * is seen; hwloc's userdata pointer remembers it (1-based, 0 = none). */
-static int bridge_index(struct conv *c, hwloc_obj_t b, int depth)
-{
-	struct node_topo *t = c->t;
-	struct topo_bridge *tb;
-	int parent = -1;
-
-	if (b->userdata)
-		return (int)(intptr_t)b->userdata - 1;
-	if (depth > MAX_BRIDGE_DEPTH) {
-		fail(c, "pci bridges nested deeper than %d", MAX_BRIDGE_DEPTH);
-		return -1;
-	}
-	if (b->parent && b->parent->type == HWLOC_OBJ_BRIDGE)
-		parent = bridge_index(c, b->parent, depth + 1);
-	t->bridges = xrealloc(t->bridges, (t->n_bridges + 1) * sizeof(*t->bridges));
-	tb = &t->bridges[t->n_bridges];
-	memset(tb, 0, sizeof(*tb));
-	tb->parent = parent;
-	tb->host = b->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST;
-	if (!tb->host) {
-		const struct hwloc_pcidev_attr_s *p = &b->attr->bridge.upstream.pci;
-
-		snprintf(tb->busid, sizeof(tb->busid), "%04x:%02x:%02x.%01x",
-			 (unsigned)p->domain, p->bus, p->dev, p->func);
-	}
-	b->userdata = (void *)(intptr_t)(t->n_bridges + 1);
-	return (int)t->n_bridges++;
-}
-
-static void conv_pci(struct conv *c, hwloc_obj_t o, struct topo_pci *p)
-{
-	const struct hwloc_pcidev_attr_s *a = &o->attr->pcidev;
-	int chain[MAX_BRIDGE_DEPTH + 1];
-	size_t n = 0;
-	hwloc_obj_t up, local;
-
-	p->domain = a->domain;
-	p->bus = a->bus;
-	p->dev = a->dev;
-	p->func = a->func;
-	snprintf(p->busid, sizeof(p->busid), "%04x:%02x:%02x.%01x",
-		 p->domain, p->bus, p->dev, p->func);
-	p->vendor = a->vendor_id;
-	p->device = a->device_id;
-	p->class_id = a->class_id;
-	p->link_gbps = a->linkspeed;
-	for (up = o->parent; up && up->type == HWLOC_OBJ_BRIDGE; up = up->parent) {
-		if (n > MAX_BRIDGE_DEPTH) {
-			fail(c, "pci bridges nested deeper than %d", MAX_BRIDGE_DEPTH);
-			return;
-		}
-		chain[n++] = bridge_index(c, up, 0);
-	}
-	p->bridges = xmalloc((n ? n : 1) * sizeof(*p->bridges));
-	for (size_t i = 0; i < n; i++)
-		p->bridges[i] = chain[n - 1 - i];
-	p->n_bridges = n;
-	local = hwloc_get_non_io_ancestor_obj(c->topo, o);
-	if (local) {
-		conv_cpuset(c, local->cpuset, &p->cpuset);
-		conv_nodeset(c, local->nodeset, &p->nodeset);
-	}
-}
-
-static void strv_push(char ***v, size_t *n, const char *s)
-{
-	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
-	(*v)[(*n)++] = xstrdup(s);
-}
-
-static bool is_compute_osdev(hwloc_obj_t os)
-{
-	const char *type;
-
-	if (os->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC)
-		return false;
-	/* OpenCL also lists CPUs and FPGAs; only its GPUs are GPUs. */
-	type = hwloc_obj_get_info_by_name(os, "OpenCLDeviceType");
-	return !type || !strcmp(type, "GPU");
-}
-
-/* One physical GPU per PCI device, whatever OS devices sit below it.
- * Debian's hwloc has no CUDA/NVML plugin, so a bare PCI device must count:
- * NVIDIA or AMD display-class (03xx) devices are GPUs, except an AMD VGA
- * controller (0300) with no compute OS device - that is a server board's
- * display chip (e.g. the ATI ES1000 in 24em64t-2n6c2t-pci.xml), as are
- * ASPEED/Matrox BMC displays, which fail the vendor test.  NVSwitches
- * (NVIDIA class 0680) and bridges are not display-class. */
-static bool is_gpu(hwloc_obj_t o, bool has_compute)
-{
-	const struct hwloc_pcidev_attr_s *a = &o->attr->pcidev;
-	unsigned base = a->class_id >> 8;
-
-	if (o->subtype && !strcmp(o->subtype, "NVSwitch"))
-		return false;
-	if (base == 0x06)
-		return false;
-	if (has_compute)
-		return true;
-	if (base != 0x03)
-		return false;
-	if (a->vendor_id == PCI_VENDOR_NVIDIA)
-		return true;
-	return a->vendor_id == PCI_VENDOR_AMD && a->class_id != 0x0300;
-}
-
-/* SR-IOV virtual functions share their physical function's port, so they
- * are not NICs of their own.  hwloc does not mark them: sysfs does (a
- * physfn link) on a live machine, and pci.ids names them "... Virtual
- * Function" in both live and saved topologies. */
-static bool is_virtual_function(struct conv *c, hwloc_obj_t o, const char *busid)
-{
-	const char *name = hwloc_obj_get_info_by_name(o, "PCIDevice");
-	char path[96];
-
-	if (name && strcasestr(name, "virtual function"))
-		return true;
-	if (!c->live)
-		return false;
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/physfn", busid);
-	return access(path, F_OK) == 0;
-}
-
-static void add_gpu(struct conv *c, hwloc_obj_t o)
-{
-	struct node_topo *t = c->t;
-	struct topo_gpu *g;
-	hwloc_obj_t os, named = NULL;
-
-	t->gpus = xrealloc(t->gpus, (t->n_gpus + 1) * sizeof(*t->gpus));
-	g = &t->gpus[t->n_gpus++];
-	memset(g, 0, sizeof(*g));
-	conv_pci(c, o, &g->pci);
-	for (os = o->io_first_child; os; os = os->next_sibling) {
-		if (os->type != HWLOC_OBJ_OS_DEVICE || !os->name)
-			continue;
-		strv_push(&g->osdevs, &g->n_osdevs, os->name);
-		if (!named && hwloc_obj_get_info_by_name(os, "GPUModel"))
-			named = os;
-		for (unsigned i = 0; i < os->infos_count && !g->uuid; i++) {
-			size_t len = strlen(os->infos[i].name);
-
-			if (len >= 4 && !strcmp(os->infos[i].name + len - 4, "UUID"))
-				g->uuid = xstrdup(os->infos[i].value);
-		}
-	}
-	g->vendor = info_dup(named, "GPUVendor");
-	if (!g->vendor)
-		g->vendor = info_dup(o, "PCIVendor");
-	if (!g->vendor)
-		g->vendor = xasprintf("%04x", g->pci.vendor);
-	g->model = info_dup(named, "GPUModel");
-	if (!g->model)
-		g->model = info_dup(o, "PCIDevice");
-	if (!g->model)
-		g->model = xasprintf("%04x:%04x", g->pci.vendor, g->pci.device);
-	g->numa = topo_numa_by_os(t, (unsigned)(bitmap_first(&g->pci.nodeset)));
-	if (bitmap_is_empty(&g->pci.nodeset))
-		g->numa = -1;
-}
-
-static void add_nic(struct conv *c, hwloc_obj_t o)
-{
-	struct node_topo *t = c->t;
-	struct topo_nic *n;
-	hwloc_obj_t os;
-
-	t->nics = xrealloc(t->nics, (t->n_nics + 1) * sizeof(*t->nics));
-	n = &t->nics[t->n_nics++];
-	memset(n, 0, sizeof(*n));
-	conv_pci(c, o, &n->pci);
-	for (os = o->io_first_child; os; os = os->next_sibling) {
-		if (os->type != HWLOC_OBJ_OS_DEVICE || !os->name)
-			continue;
-		if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)
-			strv_push(&n->ofed, &n->n_ofed, os->name);
-		else if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK)
-			strv_push(&n->net, &n->n_net, os->name);
-		else
-			continue;
-		for (unsigned i = 0; i < os->infos_count; i++) {
-			struct topo_attr *at;
-
-			n->attrs = xrealloc(n->attrs, (n->n_attrs + 1) * sizeof(*n->attrs));
-			at = &n->attrs[n->n_attrs++];
-			at->name = xasprintf("%s:%s", os->name, os->infos[i].name);
-			at->value = xstrdup(os->infos[i].value ? os->infos[i].value : "");
-		}
-	}
-	n->vendor = info_dup(o, "PCIVendor");
-	if (!n->vendor)
-		n->vendor = xasprintf("%04x", n->pci.vendor);
-	n->model = info_dup(o, "PCIDevice");
-	if (!n->model)
-		n->model = xasprintf("%04x:%04x", n->pci.vendor, n->pci.device);
-	n->numa = bitmap_is_empty(&n->pci.nodeset) ? -1 :
-		  topo_numa_by_os(t, (unsigned)bitmap_first(&n->pci.nodeset));
-}
-
-static void conv_devices(struct conv *c)
-{
-	hwloc_obj_t o = NULL;
-
-	while ((o = hwloc_get_next_pcidev(c->topo, o)) && !c->failed) {
-		bool compute = false, net = false;
-		char busid[TOPO_BUSID_LEN];
-		hwloc_obj_t os;
-
-		for (os = o->io_first_child; os; os = os->next_sibling) {
-			if (os->type != HWLOC_OBJ_OS_DEVICE)
-				continue;
-			compute |= is_compute_osdev(os);
-			net |= os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK ||
-			       os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
-		}
-		snprintf(busid, sizeof(busid), "%04x:%02x:%02x.%01x",
-			 (unsigned)o->attr->pcidev.domain, o->attr->pcidev.bus,
-			 o->attr->pcidev.dev, o->attr->pcidev.func);
-		if (is_gpu(o, compute))
-			add_gpu(c, o);
-		else if (net && !is_virtual_function(c, o, busid))
-			add_nic(c, o);
-	}
-}
-
-static int cmp_pci(const struct topo_pci *x, const struct topo_pci *y)
-{
-	uint64_t a = (uint64_t)x->domain << 24 | x->bus << 16 | x->dev << 8 | x->func;
-	uint64_t b = (uint64_t)y->domain << 24 | y->bus << 16 | y->dev << 8 | y->func;
-
-	return (a > b) - (a < b);
-}
-
-static int cmp_gpu(const void *a, const void *b)
-{
-	return cmp_pci(&((const struct topo_gpu *)a)->pci, &((const struct topo_gpu *)b)->pci);
-}
-
-static int cmp_nic(const void *a, const void *b)
-{
-	return cmp_pci(&((const struct topo_nic *)a)->pci, &((const struct topo_nic *)b)->pci);
-}
 
 static int convert(struct conv *c)
 {
 	struct node_topo *t = c->t;
 	hwloc_obj_t root = hwloc_get_root_obj(c->topo);
 
-	t->hostname = info_dup(root, "HostName");
-	t->cpu_flags = info_dup(root, PROBE_CPU_FLAGS_INFO);
-	conv_cpuset(c, root->cpuset, &t->cpuset);
-	conv_cpuset(c, hwloc_topology_get_allowed_cpuset(c->topo), &t->allowed);
+	t->hostname = probe_info_dup(root, "HostName");
+	t->cpu_flags = probe_info_dup(root, PROBE_CPU_FLAGS_INFO);
+	probe_cpuset(c, root->cpuset, &t->cpuset);
+	probe_cpuset(c, hwloc_topology_get_allowed_cpuset(c->topo), &t->allowed);
 	bitmap_and(&t->allowed, &t->allowed, &t->cpuset);
-	conv_nodeset(c, root->nodeset, &t->nodeset);
+	probe_nodeset(c, root->nodeset, &t->nodeset);
 	if (!c->failed)
 		conv_packages_numa(c);
 	if (!c->failed)
 		conv_cores(c);
 	if (!c->failed)
-		conv_devices(c);
+		probe_devices(c);
 	if (c->failed)
 		return -1;
-	if (t->n_gpus)
-		qsort(t->gpus, t->n_gpus, sizeof(*t->gpus), cmp_gpu);
-	if (t->n_nics)
-		qsort(t->nics, t->n_nics, sizeof(*t->nics), cmp_nic);
 	if (bitmap_is_empty(&t->allowed)) {
-		fail(c, "no cpu of the topology is allowed");
+		probe_fail(c, "no cpu of the topology is allowed");
 		return -1;
 	}
 	return 0;
