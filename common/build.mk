@@ -14,10 +14,11 @@ HPCTRAIN_SRC  += $(SPEC_CORE) $(SPEC_SHELL)
 HPCTRAIN_PKGS += yaml-0.1 jansson libcrypto
 DEBIAN_PKGS   += libyaml-dev libjansson-dev libssl-dev zlib1g-dev
 
-UNIT_TESTS += test_spec test_template test_ynode test_suggest test_diag test_sbuf
+UNIT_TESTS += test_spec test_template test_ynode test_suggest test_diag test_sbuf test_fileio
 UNIT_SRC_test_spec      = $(SPEC_CORE)
 UNIT_SRC_test_template  = $(SPEC_CORE)
 UNIT_SRC_test_ynode  = $(SPEC_CORE)
 UNIT_SRC_test_suggest   = common/suggest.c
 UNIT_SRC_test_diag      = common/diag.c common/sbuf.c
 UNIT_SRC_test_sbuf      = common/sbuf.c
+UNIT_SRC_test_fileio    = common/fileio.c common/sbuf.c

@@ -1,6 +1,6 @@
 /* fileio.c - bounded whole-file reads and atomic whole-file writes.
  * Shell. */
-#include "common/fileio.h" // defines: fileio_read, fileio_write_atomic, fileio_exists
+#include "common/fileio.h" // defines: fileio_read, fileio_write_atomic, fileio_mkdirs, fileio_exists
 #include "common/sbuf.h"   // defines: struct sbuf
 
 #include <errno.h>
@@ -119,4 +119,41 @@ int fileio_exists(const char *path)
 	struct stat st;
 
 	return stat(path, &st) == 0;
+}
+
+int fileio_mkdirs(const char *path, unsigned mode, struct sbuf *err)
+{
+	char *copy;
+	int rc = 0;
+
+	if (!*path) {
+		if (err)
+			sbuf_addstr(err, "cannot create a directory with an empty name");
+		errno = ENOENT;
+		return -1;
+	}
+	copy = xstrdup(path);
+
+	/* Each prefix ending at a '/', then the whole path; one that exists
+	 * already (EEXIST) is fine. */
+	for (char *p = copy + 1;; p++) {
+		char c = *p;
+
+		if (c && c != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(copy, mode) && errno != EEXIST) {
+			int saved = errno;
+
+			if (err)
+				sbuf_addf(err, "cannot create %s: %s", copy, strerror(saved));
+			errno = saved;
+			rc = -1;
+		}
+		*p = c;
+		if (rc || !c)
+			break;
+	}
+	free(copy);
+	return rc;
 }

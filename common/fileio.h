@@ -20,6 +20,11 @@ int fileio_read(const char *path, size_t max, struct sbuf *out, struct sbuf *err
 int fileio_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
 			int exclusive, struct sbuf *err);
 
+/* mkdir -p: creates path and its missing parents with mode (less the
+ * umask).  Returns 0, or -1 with errno set and, when err is not NULL, a
+ * message naming the part that could not be made. */
+int fileio_mkdirs(const char *path, unsigned mode, struct sbuf *err);
+
 /* 1 if path names an existing file or directory, else 0. */
 int fileio_exists(const char *path);
 

@@ -2,7 +2,7 @@
  * Shell: mkdir, files, the current directory (see rundir.h for the layout
  * and why everything is 0700/0600). */
 #include "launcher/rundir.h" // defines: struct rundir, rundir_create, rundir_open
-#include "common/fileio.h"      // defines: fileio_read, fileio_write_atomic
+#include "common/fileio.h"      // defines: fileio_read, fileio_write_atomic, fileio_mkdirs
 #include "common/sbuf.h"        // defines: struct sbuf, xasprintf
 
 #include <dirent.h>
@@ -42,28 +42,6 @@ static char *absolute(const char *path)
 	if (!strcmp(path, "."))
 		return xstrdup(cwd);
 	return xasprintf("%s/%s", strcmp(cwd, "/") ? cwd : "", path);
-}
-
-/* mkdir -p with mode for the parts it creates; 0 or -1 with errno. */
-static int mkdir_p(const char *path, unsigned mode)
-{
-	char *copy = xstrdup(path);
-	int rc = 0;
-
-	for (char *p = copy + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(copy, mode) && errno != EEXIST)
-			rc = -1;
-		*p = '/';
-		if (rc)
-			break;
-	}
-	if (!rc && mkdir(copy, mode) && errno != EEXIST)
-		rc = -1;
-	free(copy);
-	return rc;
 }
 
 static int is_dir(const char *path)
@@ -139,7 +117,7 @@ int rundir_create(const char *output_dir, const char *name, const char *sha256,
 	}
 	parent = xasprintf("%s/%s", base, name);
 	run = xasprintf("%s/%.*s", parent, RUNDIR_HASH_LEN, sha256);
-	if (mkdir_p(parent, RUNDIR_DIR_MODE)) {
+	if (fileio_mkdirs(parent, RUNDIR_DIR_MODE, NULL)) {
 		sbuf_addf(err, "cannot create %s: %s", parent, strerror(errno));
 		goto out;
 	}
