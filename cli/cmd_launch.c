@@ -17,6 +17,7 @@
 #include "launcher/rank.h"    // defines: rank_pmix_discover, struct rank_info
 #include "launcher/supervise.h" // defines: supervise_run, supervise_grace
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
+#include "launcher/policy.h"  // defines: policy_from_spec
 #include "topology/probe.h"   // defines: probe_load
 #include "topology/topo.h"    // defines: struct node_topo
 
@@ -113,10 +114,7 @@ static int resolve_policy(struct launch *l)
 
 	l->policy = (struct plan_policy)PLAN_POLICY_INIT;
 	if (l->have_job) {
-		plan_policy_set(&l->policy, "cpu", bind_cpu_names[l->job.binding.cpu]);
-		plan_policy_set(&l->policy, "gpu", bind_gpu_names[l->job.binding.gpu]);
-		plan_policy_set(&l->policy, "nic", bind_nic_names[l->job.binding.nic]);
-		plan_policy_set(&l->policy, "memory", bind_mem_names[l->job.binding.memory]);
+		policy_from_spec(&l->policy, &l->job.binding);
 		l->socket_ifname |= l->job.binding.socket_ifname;
 	}
 	for (int i = 0; i < 4; i++)

@@ -13,7 +13,8 @@
 #include "launcher/rundir.h"  // defines: rundir_create
 #include "launcher/slurm.h"   // defines: hpt_slurm_init
 #include "topology/cpufeat.h" // defines: cpufeat_parse, cpufeat_native_for
-#include "topology/plan.h"    // defines: plan_slices, plan_policy_set
+#include "topology/plan.h"    // defines: plan_slices
+#include "launcher/policy.h"  // defines: policy_from_spec
 #include "topology/probe.h"   // defines: probe_load
 #include "topology/show.h"    // defines: show_plan_table, show_json_plan
 #include "topology/topo.h"    // defines: struct node_topo
@@ -117,10 +118,7 @@ static int plan_for(const struct job *job, const char *file, struct sbuf *text, 
 	struct plan p;
 	int status = HPT_EXIT_OK;
 
-	plan_policy_set(&req.policy, "gpu", bind_gpu_names[job->binding.gpu]);
-	plan_policy_set(&req.policy, "cpu", bind_cpu_names[job->binding.cpu]);
-	plan_policy_set(&req.policy, "nic", bind_nic_names[job->binding.nic]);
-	plan_policy_set(&req.policy, "memory", bind_mem_names[job->binding.memory]);
+	policy_from_spec(&req.policy, &job->binding);
 	topo_init(&t);
 	plan_init(&p);
 	if (access(file, R_OK)) {

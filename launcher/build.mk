@@ -1,7 +1,7 @@
 # launcher/build.mk - running ranks (launch) and submitting jobs (submit).
 
 # launch: rank discovery, environment, binding.
-LAUNCH_CORE  = launcher/rank.c launcher/envplan.c
+LAUNCH_CORE  = launcher/rank.c launcher/envplan.c launcher/policy.c
 LAUNCH_SHELL = launcher/rank_pmix.c launcher/bind.c cli/cmd_launch.c
 HPCTRAIN_SRC  += $(LAUNCH_CORE) $(LAUNCH_SHELL)
 HPCTRAIN_PKGS += pmix
