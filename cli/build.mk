@@ -2,6 +2,6 @@
 # nothing beyond the job spec; the others are listed with the part they
 # drive (launcher/, topology/).
 
-CLI_SHELL  = cli/json_print.c cli/cmd_validate.c cli/cmd_template.c cli/main.c
+CLI_SHELL  = cli/json_print.c cli/submit_report.c cli/cmd_validate.c cli/cmd_template.c cli/main.c
 
 HPCTRAIN_SRC  += $(CLI_SHELL)

@@ -2,13 +2,14 @@
  * Shell: reloads the run's resolved.yaml, renders it with this hpctrain,
  * makes RUN/attempts/N (launcher/rundir) and submits (launcher/attempt). */
 #include "cli/json_print.h" // defines: json_print
-#include "cli/builtin.h"      // defines: cmd_rerun
+#include "cli/builtin.h"       // defines: cmd_rerun
+#include "cli/submit_report.h" // defines: submit_report
 #include "common/spec/specfile.h"     // defines: specfile_load
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
-#include "launcher/attempt.h" // defines: struct attempt, attempt_prepare, attempt_submit
+#include "launcher/attempt.h" // defines: struct attempt, attempt_prepare
 #include "launcher/rundir.h"  // defines: rundir_open, rundir_new_attempt
 #include "launcher/slurm.h"   // defines: hpt_slurm_init
 
@@ -72,32 +73,17 @@ static int load_run(const struct rundir *rd, struct attempt *at, const char *exe
 	return status;
 }
 
-int cmd_rerun(int argc, char **argv)
+/* A new attempt of run: its spec re-resolved as it was, submitted. */
+static int rerun(const char *run, int json)
 {
-	struct sbuf err = SBUF_INIT, warn = SBUF_INIT;
+	struct sbuf err = SBUF_INIT;
 	struct rundir found = RUNDIR_INIT, rd = RUNDIR_INIT;
 	struct attempt at;
-	json_t *rec = NULL;
 	char exe[PATH_MAX];
-	int c, json = 0, status;
+	int status;
 
-	opt_reset();
-	while ((c = opt_next(&rerun_cmd, argc, argv)) != -1) {
-		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			opt_usage(stdout, &rerun_cmd);
-			return HPT_EXIT_OK;
-		default:
-			return HPT_EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1)
-		return opt_error(&rerun_cmd, optind >= argc ? "no run given" : "one run at a time");
 	attempt_init(&at);
-	if (rundir_open(argv[optind], &found, &err)) {
+	if (rundir_open(run, &found, &err)) {
 		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
 		status = HPT_EXIT_NO_INPUT;
 		goto out;
@@ -115,30 +101,39 @@ int cmd_rerun(int argc, char **argv)
 		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
 		goto out;
 	}
-	if (rundir_new_attempt(found.run, &rd, &err)) {
-		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+	if (rundir_new_attempt(found.run, &rd, &err))
 		status = HPT_EXIT_IO;
-	} else {
-		status = attempt_submit(&at, &rd, &rec, &err, &warn);
-		fputs(warn.buf, stderr);
-		if (status)
-			fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
-		if (rec && json) {
-			int printed = json_print(json_incref(rec));
-
-			status = status ? status : printed;
-		} else if (rec) {
-			printf("submitted job %lld: %s\n",
-			       (long long)json_integer_value(json_object_get(rec, "job_id")), rd.dir);
-		}
-	}
+	else
+		status = submit_report(&at, &rd, json, &err);
+	if (status)
+		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
 	hpt_slurm_fini();
 out:
-	json_decref(rec);
 	attempt_release(&at);
 	rundir_release(&found);
 	rundir_release(&rd);
 	sbuf_release(&err);
-	sbuf_release(&warn);
 	return status;
+}
+
+int cmd_rerun(int argc, char **argv)
+{
+	int c, json = 0;
+
+	opt_reset();
+	while ((c = opt_next(&rerun_cmd, argc, argv)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			opt_usage(stdout, &rerun_cmd);
+			return HPT_EXIT_OK;
+		default:
+			return HPT_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1)
+		return opt_error(&rerun_cmd, optind >= argc ? "no run given" : "one run at a time");
+	return rerun(argv[optind], json);
 }

@@ -184,14 +184,106 @@ static int all_finished(const struct hpt_slurm_job *v, size_t n)
 	return 1;
 }
 
-int cmd_status(int argc, char **argv)
+/* status RUN --ranks. */
+static int status_ranks(const char *run, int json)
+{
+	struct sbuf err = SBUF_INIT;
+	struct rundir rd = RUNDIR_INIT;
+	int status;
+
+	if (rundir_open(run, &rd, &err)) {
+		fprintf(stderr, "hpctrain status: %s\n", err.buf);
+		sbuf_release(&err);
+		return HPT_EXIT_NO_INPUT;
+	}
+	status = show_ranks(&rd, json);
+	rundir_release(&rd);
+	return status;
+}
+
+/* The job id (or, with id 0, all of this user's jobs), polled until
+ * every one has finished when wait is set.  *v and *n as
+ * hpt_slurm_jobs_of() gives them. */
+static int query_jobs(unsigned long id, int wait, struct hpt_slurm_job **v, size_t *n,
+		      struct sbuf *err)
+{
+	int status;
+
+	for (;;) {
+		sbuf_reset(err);
+		/* a job id alone goes through hpt_slurm_job for its exact error */
+		if (id) {
+			*v = xcalloc(1, sizeof(**v));
+			status = hpt_slurm_job((uint32_t)id, *v, err);
+			*n = !status;
+		} else {
+			status = hpt_slurm_jobs_of((uint32_t)getuid(), v, n, err);
+		}
+		if (status || !wait || all_finished(*v, *n))
+			return status;
+		release_all(*v, *n);
+		*v = NULL;
+		*n = 0;
+		usleep(WAIT_POLL_MS * 1000);
+	}
+}
+
+static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json)
+{
+	json_t *jobs;
+
+	if (!json) {
+		print_table(v, n);
+		return HPT_EXIT_OK;
+	}
+	jobs = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(jobs, job_json(&v[i]));
+	return json_print(json_pack("{s:o}", "jobs", jobs));
+}
+
+/* status [RUN|JOBID] [--wait]: from slurmctld. */
+static int status_jobs(const char *run, int json, int wait)
 {
 	struct sbuf err = SBUF_INIT;
 	struct rundir rd = RUNDIR_INIT;
 	struct hpt_slurm_job *v = NULL;
 	unsigned long id = 0;
 	size_t n = 0;
-	int c, json = 0, wait = 0, ranks = 0, status;
+	int status;
+
+	if (run && rundir_resolve(run, &rd, &id, &err)) {
+		fprintf(stderr, "hpctrain status: %s\n", err.buf);
+		sbuf_release(&err);
+		return HPT_EXIT_NO_INPUT;
+	}
+	status = hpt_slurm_init(&err);
+	if (status)
+		goto out;
+	status = query_jobs(id, wait, &v, &n, &err);
+	if (status == HPT_EXIT_NO_INPUT && rd.dir)
+		sbuf_addf(&err, " (run %s; without accounting, Slurm forgets finished jobs after "
+			  "MinJobAge)", rd.dir);
+	if (!status)
+		status = print_jobs(v, n, json);
+	/* --wait: the status says whether every job completed. */
+	for (size_t i = 0; !status && wait && i < n; i++)
+		if (!v[i].completed)
+			status = HPT_EXIT_FAILURE;
+	hpt_slurm_fini();
+out:
+	if (status && status != HPT_EXIT_FAILURE)
+		fprintf(stderr, "hpctrain status: %s\n", err.buf);
+	release_all(v, n);
+	rundir_release(&rd);
+	sbuf_release(&err);
+	return status;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	int c, json = 0, wait = 0, ranks = 0;
+	const char *run;
 
 	opt_reset();
 	while ((c = opt_next(&status_cmd, argc, argv)) != -1) {
@@ -214,68 +306,11 @@ int cmd_status(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return opt_error(&status_cmd, "one run or job id at a time");
-	if (ranks) {
-		if (wait || optind >= argc)
-			return opt_error(&status_cmd, wait ? "--ranks and --wait exclude each other"
-							   : "--ranks needs a run");
-		if (rundir_open(argv[optind], &rd, &err)) {
-			fprintf(stderr, "hpctrain status: %s\n", err.buf);
-			sbuf_release(&err);
-			return HPT_EXIT_NO_INPUT;
-		}
-		status = show_ranks(&rd, json);
-		rundir_release(&rd);
-		return status;
-	}
-	if (optind < argc && rundir_resolve(argv[optind], &rd, &id, &err)) {
-		fprintf(stderr, "hpctrain status: %s\n", err.buf);
-		sbuf_release(&err);
-		return HPT_EXIT_NO_INPUT;
-	}
-	status = hpt_slurm_init(&err);
-	if (status)
-		goto out;
-	for (;;) {
-		sbuf_reset(&err);
-		/* a job id alone goes through hpt_slurm_job for its exact error */
-		if (id) {
-			v = xcalloc(1, sizeof(*v));
-			status = hpt_slurm_job((uint32_t)id, v, &err);
-			n = !status;
-		} else {
-			status = hpt_slurm_jobs_of((uint32_t)getuid(), &v, &n, &err);
-		}
-		if (status || !wait || all_finished(v, n))
-			break;
-		release_all(v, n);
-		v = NULL;
-		usleep(WAIT_POLL_MS * 1000);
-	}
-	if (status == HPT_EXIT_NO_INPUT && rd.dir)
-		sbuf_addf(&err, " (run %s; without accounting, Slurm forgets finished jobs after "
-			  "MinJobAge)", rd.dir);
-	if (!status) {
-		if (json) {
-			json_t *jobs = json_array(), *doc;
-
-			for (size_t i = 0; i < n; i++)
-				json_array_append_new(jobs, job_json(&v[i]));
-			doc = json_pack("{s:o}", "jobs", jobs);
-			status = json_print(doc);
-		} else {
-			print_table(v, n);
-		}
-		if (wait)
-			for (size_t i = 0; i < n; i++)
-				if (!v[i].completed)
-					status = HPT_EXIT_FAILURE;
-	}
-	hpt_slurm_fini();
-out:
-	if (status && status != HPT_EXIT_FAILURE)
-		fprintf(stderr, "hpctrain status: %s\n", err.buf);
-	release_all(v, n ? n : 0);
-	rundir_release(&rd);
-	sbuf_release(&err);
-	return status;
+	run = optind < argc ? argv[optind] : NULL;
+	if (!ranks)
+		return status_jobs(run, json, wait);
+	if (wait || !run)
+		return opt_error(&status_cmd, wait ? "--ranks and --wait exclude each other"
+						   : "--ranks needs a run");
+	return status_ranks(run, json);
 }

@@ -3,13 +3,14 @@
  * launcher/rundir for the run record and launcher/slurm for the job. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_submit
+#include "cli/submit_report.h" // defines: submit_report
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: struct job
-#include "launcher/attempt.h" // defines: struct attempt, attempt_prepare, attempt_submit
+#include "launcher/attempt.h" // defines: struct attempt, attempt_prepare
 #include "launcher/rundir.h"  // defines: rundir_create
 #include "launcher/slurm.h"   // defines: hpt_slurm_init
 #include "topology/cpufeat.h" // defines: cpufeat_parse, cpufeat_native_for
@@ -178,34 +179,23 @@ out:
 
 static int submit(struct attempt *at, int json)
 {
-	struct sbuf err = SBUF_INIT, warn = SBUF_INIT;
+	struct sbuf err = SBUF_INIT;
 	struct rundir rd = RUNDIR_INIT;
-	json_t *rec = NULL;
 	int status = hpt_slurm_init(&err);
 
 	if (status)
 		goto out;
 	if (rundir_create(at->job.output.dir, at->job.name, at->sha256, at->resolved.buf,
-			  at->resolved.len, &rd, &err)) {
+			  at->resolved.len, &rd, &err))
 		status = HPT_EXIT_IO;
-		goto out_fini;
-	}
-	status = attempt_submit(at, &rd, &rec, &err, &warn);
-	fputs(warn.buf, stderr);
-	if (rec && json)
-		json_print(json_incref(rec));
-	else if (rec)
-		printf("submitted job %lld: %s\n",
-		       (long long)json_integer_value(json_object_get(rec, "job_id")), rd.dir);
-out_fini:
+	else
+		status = submit_report(at, &rd, json, &err);
 	hpt_slurm_fini();
 out:
 	if (status)
 		fprintf(stderr, "hpctrain submit: %s\n", err.buf);
-	json_decref(rec);
 	rundir_release(&rd);
 	sbuf_release(&err);
-	sbuf_release(&warn);
 	return status;
 }
 

@@ -230,76 +230,97 @@ static void add_requeue(const struct job *job, struct sbuf *out)
 		  HPT_EXIT_PREEMPTED, max, HPT_EXIT_PREEMPTED, max, max, HPT_EXIT_PREEMPTED);
 }
 
-int render_batch_script(const struct job *job, const struct render_ctx *ctx, struct sbuf *out,
-			struct diag_list *err)
+/* The #SBATCH lines, then what every line below relies on. */
+static void add_header(const struct job *job, const struct render_ctx *ctx,
+		       const struct render_opts *opts, struct sbuf *s)
 {
-	struct render_opts opts;
-	struct sbuf s = SBUF_INIT;
-	const struct render_opt *o;
-	int bad = check_ctx(ctx, err);
-
-	if (render_sbatch_options(job, &opts, err))
-		return -1;
-	if (bad) {
-		render_opts_release(&opts);
-		return -1;
-	}
-	sbuf_addf(&s,
+	sbuf_addf(s,
 		  "#!/bin/bash\n"
 		  "# job.sbatch - job %s, run sha256:%s, written by hpctrain %s.\n"
 		  "# The job's working directory is its run directory (resolved.yaml sits\n"
 		  "# beside this file); every path below is relative to it.  Every value\n"
 		  "# taken from the job spec is single-quoted: the shell expands none of it.\n",
 		  job->name, ctx->sha256, ctx->version);
-	for (size_t i = 0; i < opts.n; i++) {
-		sbuf_addf(&s, "#SBATCH --%s", opts.v[i].name);
-		if (opts.v[i].text)
-			sbuf_addf(&s, "=%s", opts.v[i].text);
-		sbuf_addch(&s, '\n');
+	for (size_t i = 0; i < opts->n; i++) {
+		sbuf_addf(s, "#SBATCH --%s", opts->v[i].name);
+		if (opts->v[i].text)
+			sbuf_addf(s, "=%s", opts->v[i].text);
+		sbuf_addch(s, '\n');
 	}
-	sbuf_addstr(&s, "\nset -u\nRUN=$(pwd -P)\nHPT=");
-	render_shell_quote(&s, ctx->hpctrain);
-	sbuf_addch(&s, '\n');
-	if (job->env.n) {
-		sbuf_addstr(&s, "\n# env: from the spec, for every rank\n");
-		for (size_t i = 0; i < job->env.n; i++) {
-			/* names are [A-Za-z_][A-Za-z0-9_]* (spec core); re-checked, as a
-			 * name is the one thing that cannot be quoted */
-			const char *name = job->env.v[i].name;
+	sbuf_addstr(s, "\nset -u\nRUN=$(pwd -P)\nHPT=");
+	render_shell_quote(s, ctx->hpctrain);
+	sbuf_addch(s, '\n');
+}
 
-			if (!is_env_name(name)) {
-				diag_add(err, DIAG_ERROR, "render", 0, 0, "env",
-					 "not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
-				sbuf_release(&s);
-				render_opts_release(&opts);
-				return -1;
-			}
-			sbuf_addf(&s, "export %s=", name);
-			render_shell_quote(&s, job->env.v[i].value);
-			sbuf_addch(&s, '\n');
+/* export NAME='value' for the spec's env; -1 for a name that is not one. */
+static int add_env(const struct job *job, struct sbuf *s, struct diag_list *err)
+{
+	if (!job->env.n)
+		return 0;
+	sbuf_addstr(s, "\n# env: from the spec, for every rank\n");
+	for (size_t i = 0; i < job->env.n; i++) {
+		/* names are [A-Za-z_][A-Za-z0-9_]* (spec core); re-checked, as a
+		 * name is the one thing that cannot be quoted */
+		const char *name = job->env.v[i].name;
+
+		if (!is_env_name(name)) {
+			diag_add(err, DIAG_ERROR, "render", 0, 0, "env",
+				 "not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+			return -1;
 		}
+		sbuf_addf(s, "export %s=", name);
+		render_shell_quote(s, job->env.v[i].value);
+		sbuf_addch(s, '\n');
 	}
+	return 0;
+}
+
+/* The one job step: srun starting hpctrain launch on every rank. */
+static void add_step(const struct job *job, const struct render_opts *opts, struct sbuf *s)
+{
+	const struct render_opt *o;
+
 	/* srun in 22.05 no longer reads SLURM_CPUS_PER_TASK: say it again. */
-	sbuf_addstr(&s, "\nmkdir -p logs\nstatus=0\nsrun --mpi=pmix --kill-on-bad-exit=1");
-	sbuf_addf(&s, " --nodes=%lld --ntasks-per-node=%lld", (long long)job->resources.nodes,
+	sbuf_addstr(s, "\nmkdir -p logs\nstatus=0\nsrun --mpi=pmix --kill-on-bad-exit=1");
+	sbuf_addf(s, " --nodes=%lld --ntasks-per-node=%lld", (long long)job->resources.nodes,
 		  (long long)job->resources.ranks_per_node);
-	if ((o = render_opts_find(&opts, "cpus-per-task")))
-		sbuf_addf(&s, " --cpus-per-task=%s", o->text);
+	if ((o = render_opts_find(opts, "cpus-per-task")))
+		sbuf_addf(s, " --cpus-per-task=%s", o->text);
 	if (job->output.per_rank_logs)
-		sbuf_addstr(&s, " \\\n\t--output=logs/rank-%t.out");
+		sbuf_addstr(s, " \\\n\t--output=logs/rank-%t.out");
 	else
-		sbuf_addstr(&s, " \\\n\t--label --output=logs/ranks.out");
+		sbuf_addstr(s, " \\\n\t--label --output=logs/ranks.out");
 	if (job->preempt.requeue)
-		sbuf_addstr(&s, " --open-mode=append");
+		sbuf_addstr(s, " --open-mode=append");
 	/* Supervised ranks forward signals, turn preemption into a requeue
 	 * for any program, and end a stalled job with its stacks. */
-	sbuf_addf(&s, " \\\n\t\"$HPT\" launch%s --run \"$RUN\" --",
+	sbuf_addf(s, " \\\n\t\"$HPT\" launch%s --run \"$RUN\" --",
 		  job->supervise.enabled ? " --supervise" : "");
-	add_step_program(job, &s);
-	sbuf_addstr(&s, " || status=$?\n\n");
+	add_step_program(job, s);
+	sbuf_addstr(s, " || status=$?\n\n");
+}
+
+int render_batch_script(const struct job *job, const struct render_ctx *ctx, struct sbuf *out,
+			struct diag_list *err)
+{
+	struct render_opts opts;
+	struct sbuf s = SBUF_INIT;
+	int bad = check_ctx(ctx, err), rc = -1;
+
+	if (render_sbatch_options(job, &opts, err))
+		return -1;
+	if (bad)
+		goto out;
+	add_header(job, ctx, &opts, &s);
+	if (add_env(job, &s, err))
+		goto out;
+	add_step(job, &opts, &s);
 	add_requeue(job, &s);
-	render_opts_release(&opts);
+	/* Nothing reaches out unless all of it rendered. */
 	sbuf_add(out, s.buf, s.len);
+	rc = 0;
+out:
+	render_opts_release(&opts);
 	sbuf_release(&s);
-	return 0;
+	return rc;
 }
