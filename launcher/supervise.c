@@ -102,18 +102,27 @@ static void write_live(struct sup *s, const char *state)
 /* The run's ranks/ directory and this rank's heartbeat file in it. */
 static void prepare_files(struct sup *s)
 {
-	int fd;
+	int fd, n;
 
 	if (!s->o->run_dir)
 		return;
-	snprintf(s->ranks_dir, sizeof(s->ranks_dir), "%s/ranks", s->o->run_dir);
+	n = snprintf(s->ranks_dir, sizeof(s->ranks_dir), "%s/ranks", s->o->run_dir);
+	if (n < 0 || (size_t)n >= sizeof(s->ranks_dir)) {
+		say(s, "run directory path too long; no liveness records");
+		s->ranks_dir[0] = '\0';
+		return;
+	}
 	if (mkdir(s->ranks_dir, 0700) && errno != EEXIST) {
 		say(s, "cannot create %s: %s; no liveness records", s->ranks_dir, strerror(errno));
 		s->ranks_dir[0] = '\0';
 		return;
 	}
-	snprintf(s->heartbeat, sizeof(s->heartbeat), "%s/rank-%u.heartbeat", s->ranks_dir,
-		 s->o->rank);
+	n = snprintf(s->heartbeat, sizeof(s->heartbeat), "%s/rank-%u.heartbeat", s->ranks_dir,
+		     s->o->rank);
+	if (n < 0 || (size_t)n >= sizeof(s->heartbeat)) {
+		s->heartbeat[0] = '\0';
+		return;
+	}
 	fd = open(s->heartbeat, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		s->heartbeat[0] = '\0';
