@@ -103,6 +103,7 @@ deps:
 # Cheap checks of the tree itself, before anything is built.
 lint:
 	@sh tests/lint-layers.sh
+	@awk -f tests/lint-bats.awk tests/cli/*.bats tests/cli/*.bash
 
 check:
 	@sh tests/deps.sh $(DEBIAN_PKGS)

@@ -51,9 +51,10 @@ teardown_file() {
 	nss=$(cat "$CLUSTER_BASE/run/netns")
 	br=$(cat "$CLUSTER_BASE/run/bridge")
 	BASE=$CLUSTER_BASE "$CLUSTER_SCRIPTS/down.sh" 2>/dev/null
-	for p in $pids; do ! kill -0 "$p" 2>/dev/null; done
-	for ns in $nss; do ! ip netns list | grep -qw "$ns"; done
-	! ip link show "$br" 2>/dev/null
+	for p in $pids; do run ! kill -0 "$p"; done
+	run -0 ip netns list
+	for ns in $nss; do [[ " $(echo $output) " != *" $ns "* ]]; done
+	run ! ip link show "$br"
 	[ ! -e "$CLUSTER_BASE" ]
 	# and a second down.sh has nothing to do
 	run -0 env BASE="$CLUSTER_BASE" "$CLUSTER_SCRIPTS/down.sh"
