@@ -404,7 +404,7 @@ static void kernels__f32_pointwise_kernels_agree_with_f64(void **state)
 	enum { M = 64, C = 8 };
 	float xf[M * C], yf[M * C], gf[C], bf[C], mf[C], sf[C], vf[C], dxf[M * C], dgf[C], dbf[C];
 	double x[M * C], y[M * C], g[C], b[C], m[C], s[C], v[C], dx[M * C], dg[C], db[C];
-	float y64[M * C], dx64[M * C];
+	float y64[M * C], dx64[M * C], m64[C], s64[C], v64[C], dg64[C], db64[C];
 
 	(void)state;
 	fill_normal(x, M * C, 18);
@@ -420,8 +420,19 @@ static void kernels__f32_pointwise_kernels_agree_with_f64(void **state)
 	batchnorm_bwd_f64(M, C, x, y, g, m, s, dx, dg, db);
 	for (int i = 0; i < M * C; i++)
 		y64[i] = (float)y[i], dx64[i] = (float)dx[i];
+	for (int i = 0; i < C; i++) {
+		m64[i] = (float)m[i], s64[i] = (float)s[i], v64[i] = (float)v[i];
+		dg64[i] = (float)dg[i], db64[i] = (float)db[i];
+	}
+	/* Every output, not only y and dx: a wrong mean, 1/std, variance or
+	 * parameter gradient would train quietly wrong. */
+	assert_close(mf, m64, C, 1e-5, 1e-5);
+	assert_close(sf, s64, C, 1e-5, 1e-5);
+	assert_close(vf, v64, C, 1e-5, 1e-5);
 	assert_close(yf, y64, M * C, 1e-5, 1e-5);
 	assert_close(dxf, dx64, M * C, 1e-4, 1e-4);
+	assert_close(dgf, dg64, C, 1e-4, 1e-4);
+	assert_close(dbf, db64, C, 1e-4, 1e-4);
 }
 
 int main(void)
