@@ -12,6 +12,7 @@
 #include "trainer/model.h"
 #include "trainer/optim.h"
 #include "trainer/pack.h"
+#include "common/fileio.h"      // defines: fileio_read
 #include "common/sbuf.h"
 #include "common/spec/spec.h"
 
@@ -171,7 +172,7 @@ static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
 	struct model m, m2;
 	struct optim o, o2;
 	struct ckpt_state st = { 42, 1.5, 7, 9, { 0 } }, st2 = { 0 };
-	struct sbuf buf = SBUF_INIT, err = SBUF_INIT, v1 = SBUF_INIT;
+	struct sbuf buf = SBUF_INIT, err = SBUF_INIT;
 
 	(void)state;
 	build_small(&m, &o);
@@ -189,17 +190,42 @@ static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
 	assert_int_equal(st2.step, 42);
 	assert_memory_equal(m2.params, m.params, m.narena * 4);
 
-	/* A version-1 file (no scaler fields) still loads and leaves the
-	 * scaler as initialised: rebuild one from the version-2 bytes. */
-	sbuf_add(&v1, buf.buf, 140);
-	sbuf_add(&v1, buf.buf + 156, buf.len - 156 - 4);
-	v1.buf[8] = 1, v1.buf[9] = v1.buf[10] = v1.buf[11] = 0;
-	pack_u32(&v1, (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)v1.buf, (uInt)v1.len));
-	amp_init(&st2.scaler, true);
-	assert_int_equal(ckpt_decode(v1.buf, v1.len, "v1.bin", "ab12", &st2, &m2, &o2, &err), 0);
-	assert_true(st2.scaler.scale == AMP_INIT_SCALE);
-	assert_int_equal(st2.step, 42);
-	assert_memory_equal(m2.params, m.params, m.narena * 4);
+	/* A version-1 file (no scaler fields), written by the version-1
+	 * encoder itself (tests/fixtures/PROVENANCE), still loads and leaves
+	 * the scaler as initialised. */
+	{
+		const char *dir = getenv("HPT_FIXTURES");
+		char *path = xasprintf("%s/ckpt/ckpt-v1-mlp.bin", dir && *dir ? dir : "tests/fixtures");
+		struct sbuf v1 = SBUF_INIT;
+		struct model m3;
+		struct optim o3;
+
+		build_small(&m3, &o3); /* what the file was made from: seed 1 */
+		assert_int_equal(fileio_read(path, 1 << 20, &v1, &err), 0);
+		memset(&st2, 0, sizeof(st2));
+		amp_init(&st2.scaler, true);
+		assert_int_equal(ckpt_decode(v1.buf, v1.len, path, "ab12", &st2, &m2, &o2, &err), 0);
+		assert_true(st2.scaler.scale == AMP_INIT_SCALE);
+		assert_int_equal(st2.scaler.good_steps, 0);
+		assert_int_equal(st2.step, 42);
+		assert_true(st2.epoch_loss == 1.5);
+		assert_int_equal(st2.epoch_correct, 7);
+		assert_int_equal(st2.epoch_seen, 9);
+		assert_memory_equal(m2.params, m3.params, m3.narena * 4);
+		/* The file's momentum is m[i] = i / 1024 over the packed
+		 * parameters; the arena holds them span by span. */
+		for (size_t sp = 0, i = 0; sp < m2.nspans; sp++)
+			for (size_t k = 0; k < m2.spans[sp].n; k++, i++)
+				if (o2.m[m2.spans[sp].off + k] != (float)i / 1024.0f)
+					fail_msg("momentum of parameter %zu: %g", i,
+						 (double)o2.m[m2.spans[sp].off + k]);
+		/* The hash names the spec: another spec's checkpoint is refused. */
+		assert_int_equal(ckpt_decode(v1.buf, v1.len, path, "cd34", &st2, &m2, &o2, &err), -1);
+		model_release(&m3);
+		optim_release(&o3);
+		sbuf_release(&v1);
+		free(path);
+	}
 
 	/* A damaged scale is refused, naming the file. */
 	memset(buf.buf + 140, 0xff, 8);
@@ -219,7 +245,6 @@ static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
 	optim_release(&o);
 	optim_release(&o2);
 	sbuf_release(&buf);
-	sbuf_release(&v1);
 	sbuf_release(&err);
 }
 
