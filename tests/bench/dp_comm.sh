@@ -1,6 +1,7 @@
 #!/bin/sh
 # dp_comm.sh - gradient exchange of trainer/comm.c on 2 local ranks:
-# the cnn's gradients bucketed vs one allreduce per tensor, and an
+# the cnn's gradients bucketed vs one allreduce per tensor (blocking, and
+# non-blocking as Horovod/DDP issue them without fusion), and an
 # nccl-tests style busbw table of a comm.c bucket vs raw MPI_Allreduce
 # over sizes, side by side in one run (build/bench/bench_comm).
 # Goals: buckets >= 3x per-tensor; bucket busbw >= 90% of raw.
