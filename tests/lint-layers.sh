@@ -13,7 +13,7 @@
 #
 # Usage: sh tests/lint-layers.sh [ROOT]   (ROOT defaults to .)
 cd "${1:-.}" || exit 2
-find common cli launcher topology trainer -name '*.[ch]' -o -name '*.cu' | sort |
+find common cli launcher topology trainer -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' | sort |
 xargs awk '
 function layer_allows(file, inc) {
 	if (file ~ /^cli\//) return 1

@@ -121,14 +121,20 @@ build/cuda-config: cuda-config-force
 cuda-config-force:
 .PHONY: cuda-config-force
 
-$(OBJ)/trainer/backend_cuda.o: trainer/backend_cuda.cu trainer/backend_cuda.h trainer/backend.h
+# The backend's files: its context and memory, then one file per op.
+CUDA_BACKEND = trainer/backend_cuda.cu trainer/cuda_gemm.cu trainer/cuda_conv.cu \
+               trainer/cuda_pool.cu trainer/cuda_batchnorm.cu trainer/cuda_pointwise.cu \
+               trainer/cuda_nccl.cu
+CUDA_BACKEND_OBJ = $(patsubst %.cu,$(OBJ)/%.o,$(CUDA_BACKEND))
+$(CUDA_BACKEND_OBJ): $(OBJ)/%.o: %.cu trainer/cuda_internal.cuh trainer/backend_cuda.h \
+                     trainer/backend.h trainer/gpu_plan.h
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
 
 ifneq ($(NVCC),)
 # The trainer's library with train.o built for CUDA, plus the device model.
 TRAIN_LIB_CUDA = $(filter-out $(OBJ)/trainer/train.o,$(call obj,$(TRAIN_LIB))) \
-                 $(OBJ)/cuda/trainer/train.o $(OBJ)/trainer/backend_cuda.o $(OBJ)/trainer/model_cuda.o
+                 $(OBJ)/cuda/trainer/train.o $(CUDA_BACKEND_OBJ) $(OBJ)/trainer/model_cuda.o
 TRAIN_BIN_OBJ  = $(TRAIN_LIB_CUDA) $(OBJ)/cuda/trainer/cmd_train.o $(OBJ)/trainer/comm_cuda.o \
                  $(filter-out $(call obj,$(TRAIN_LIB) trainer/cmd_train.c),$(call obj,$(TRAIN_SRC)))
 TRAIN_BIN_LIBS = $(CUDA_LIBS)
