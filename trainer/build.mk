@@ -12,7 +12,7 @@ TRAIN_KERNELS = trainer/kernels/geom.c trainer/kernels/conv_ref.c trainer/kernel
                 trainer/kernels/conv1pool.c trainer/kernels/cpu_isa.c
 TRAIN_CPU_BACKEND = trainer/backend_cpu.c trainer/cpu_prim.c trainer/cpu_conv.c \
                 trainer/cpu_pool.c trainer/cpu_linear.c
-TRAIN_COMM    = trainer/comm.c trainer/comm_pack.c
+TRAIN_COMM    = trainer/comm.c trainer/watchdog.c trainer/comm_pack.c
 # The trainer's cores and shells (everything but main and the commands),
 # which the unit tests link as well.
 TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/seq.c trainer/model.c \
@@ -69,7 +69,7 @@ build/bench/bench_amp: $(call obj,trainer/bench_amp.c $(TRAIN_LIB))
 # TRAIN_SRC above (prerequisites expand when the rule is read).
 TRAIN_LIBS   += $(shell pkg-config --libs ompi)
 DEBIAN_PKGS  += libopenmpi-dev openmpi-bin
-$(OBJ)/trainer/comm.o: HPT_CFLAGS += $(shell pkg-config --cflags ompi)
+$(OBJ)/trainer/comm.o $(OBJ)/trainer/watchdog.o: HPT_CFLAGS += $(shell pkg-config --cflags ompi)
 UNIT_TESTS   += test_comm
 UNIT_SRC_test_comm = trainer/comm_pack.c
 

@@ -1,8 +1,9 @@
 /* comm.c - data parallelism over MPI: broadcast, bucketed overlapped
  * allreduce, delayed and compressed gradients, synchronised batch-norm
- * statistics, preemption agreement and the stall watchdog.  Shell.  See
- * comm.h for the design. */
+ * statistics and preemption agreement; watchdog.c keeps every wait
+ * from hanging.  Shell.  See comm.h for the design. */
 #include "trainer/comm.h"     // defines: struct comm, comm_*
+#include "trainer/watchdog.h" // defines: watchdog_*
 #include "trainer/comm_pack.h" // defines: comm_pack, comm_unpack, comm_pack_sum
 #include "trainer/backend.h"  // defines: be_alloc, be_free
 #include "trainer/ckpt.h"     // defines: struct ckpt_state
@@ -21,22 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#define TAG_ARRIVE 7701
-
 volatile sig_atomic_t comm_preempt_signal;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void *watchdog(void *arg);
 
 static void on_signal(int sig)
 {
@@ -60,9 +48,9 @@ static MPI_Request *req_of(struct grad_bucket *b, int p)
 
 /* MPI errors are fatal here (MPI_ERRORS_ARE_FATAL on the communicators
  * we use, the default): a failed call aborts the job with Open MPI's
- * message, which is what a stuck peer would need anyway.  check() only
+ * message, which is what a stuck peer would need anyway.  comm_check() only
  * names the call for the rare error that returns. */
-static void check(struct comm *c, int rc, const char *what)
+void comm_check(struct comm *c, int rc, const char *what)
 {
 	if (rc != MPI_SUCCESS) {
 		char msg[MPI_MAX_ERROR_STRING];
@@ -113,12 +101,12 @@ int comm_init(struct comm *c, const struct job *job, struct sbuf *err)
 		MPI_Comm_size(MPI_COMM_WORLD, &c->world);
 		/* control traffic (arrivals) on its own communicator, so no
 		 * message of ours can match a collective's */
-		check(c, MPI_Comm_dup(MPI_COMM_WORLD, ctl_of(c)), "MPI_Comm_dup");
+		comm_check(c, MPI_Comm_dup(MPI_COMM_WORLD, ctl_of(c)), "MPI_Comm_dup");
 		c->arrived = xcalloc((size_t)c->world, sizeof(*c->arrived));
 		c->heard = xcalloc((size_t)c->world, sizeof(*c->heard));
 		c->parent = getppid();
 		if (c->world > 1) {
-			if (pthread_create(&c->wd, NULL, watchdog, c)) {
+			if (pthread_create(&c->wd, NULL, watchdog_thread, c)) {
 				sbuf_addstr(err, "cannot start the watchdog thread");
 				return HPT_EXIT_INTERNAL;
 			}
@@ -129,7 +117,7 @@ int comm_init(struct comm *c, const struct job *job, struct sbuf *err)
 	c->pack = job->train.allreduce.compress == COMPRESS_BF16 ? COMM_PACK_BF16 : COMM_PACK_FP16;
 	if (c->mpi && c->compress) {
 		c->op16 = xcalloc(1, sizeof(MPI_Op));
-		check(c, MPI_Op_create(c->pack == COMM_PACK_BF16 ? op16_bf16 : op16_fp16, 1,
+		comm_check(c, MPI_Op_create(c->pack == COMM_PACK_BF16 ? op16_bf16 : op16_fp16, 1,
 				       (MPI_Op *)c->op16), "MPI_Op_create");
 	}
 	/* After MPI_Init: Open MPI may install handlers of its own. */
@@ -144,99 +132,6 @@ int comm_init(struct comm *c, const struct job *job, struct sbuf *err)
 			return HPT_EXIT_INTERNAL;
 		}
 	return 0;
-}
-
-/* Tells every peer that this rank entered wait number seq; takes in
- * what the peers said.  O(world) tiny eager messages per wait. */
-static void announce(struct comm *c, int64_t seq)
-{
-	int64_t *v = &c->arrive_val[seq & 7];
-
-	*v = seq;
-	for (int r = 0; r < c->world; r++) {
-		MPI_Request q;
-
-		if (r == c->rank)
-			continue;
-		check(c, MPI_Isend(v, 1, MPI_INT64_T, r, TAG_ARRIVE, *ctl_of(c), &q), "MPI_Isend");
-		MPI_Request_free(&q);
-	}
-}
-
-static void drain_arrivals(struct comm *c)
-{
-	int flag;
-	MPI_Status st;
-
-	for (;;) {
-		int64_t v;
-
-		check(c, MPI_Iprobe(MPI_ANY_SOURCE, TAG_ARRIVE, *ctl_of(c), &flag, &st), "MPI_Iprobe");
-		if (!flag)
-			return;
-		check(c, MPI_Recv(&v, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_ARRIVE, *ctl_of(c),
-				  MPI_STATUS_IGNORE), "MPI_Recv");
-		if (v > c->arrived[st.MPI_SOURCE])
-			c->arrived[st.MPI_SOURCE] = v;
-		c->heard[st.MPI_SOURCE] = now_s();
-	}
-}
-
-/* The watchdog's verdict: names the ranks that have not entered this
- * wait, then aborts the whole job. */
-static void stall(struct comm *c, const char *what, double waited)
-{
-	struct sbuf late = SBUF_INIT;
-
-	/* late: never entered this wait, or entered it and went silent (a
-	 * stopped or dead process sends no heartbeats) */
-	for (int r = 0; r < c->world; r++)
-		if (r != c->rank && (c->arrived[r] < c->wait_seq || now_s() - c->heard[r] > 1.0))
-			sbuf_addf(&late, "%s%d", late.len ? ", " : "", r);
-	fprintf(stderr,
-		"hpctrain train: rank %d: %s of step %lld has not completed after %.0f s "
-		"(train.allreduce.stall_timeout_s); %s%s; aborting the job\n",
-		c->rank, what, (long long)c->step + 1, waited,
-		late.len ? "ranks that have not arrived: " : "every rank arrived; the collective is stuck",
-		late.len ? late.buf : "");
-	fflush(stderr);
-	sbuf_release(&late);
-	MPI_Abort(MPI_COMM_WORLD, HPT_EXIT_FAILURE);
-}
-
-/* Waits for n requests, polling; the watchdog runs between polls: it
- * repeats this rank's arrival every 0.25 s as a heartbeat, takes in the
- * peers', and gives up after stall_timeout_s.  A changed parent means
- * the launcher (mpirun, slurmstepd) died and nobody will clean up: exit
- * at once rather than linger as an orphan.  Busy polling costs the
- * waiting core, which Open MPI's own blocking wait spends as well. */
-static void wait_all(struct comm *c, MPI_Request *reqs, int n, const char *what)
-{
-	double t0 = now_s(), beat = t0, limit = (double)c->job->train.allreduce.stall_timeout_s;
-	int done = 0;
-
-	announce(c, ++c->wait_seq);
-	for (unsigned spin = 0;; spin++) {
-		check(c, MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
-		if (done)
-			return;
-		if ((spin & 255) == 0) {
-			double t = now_s();
-
-			drain_arrivals(c);
-			if (t - beat > 0.25) {
-				announce(c, c->wait_seq);
-				beat = t;
-			}
-			if (getppid() != c->parent) {
-				fprintf(stderr, "hpctrain train: rank %d: the launcher died during %s of "
-					"step %lld; exiting\n", c->rank, what, (long long)c->step + 1);
-				_exit(HPT_EXIT_FAILURE);
-			}
-			if (t - t0 > limit)
-				stall(c, what, t - t0);
-		}
-	}
 }
 
 int comm_setup(struct comm *c, float *grads, size_t n)
@@ -270,66 +165,21 @@ int comm_setup(struct comm *c, float *grads, size_t n)
 	return 0;
 }
 
-/* The watchdog of blocking calls: while the main thread sits in a
- * blocking MPI_Allreduce (blocked_since > 0) this thread sends its
- * heartbeats, takes in the peers' and, after stall_timeout_s, reports
- * and aborts, as wait_all() does for polled waits.  Without
- * MPI_THREAD_MULTIPLE it makes no MPI call but MPI_Abort, and names
- * ranks from what the main thread last took in. */
-static void *watchdog(void *arg)
-{
-	struct comm *c = arg;
-	double beat = 0, limit = (double)c->job->train.allreduce.stall_timeout_s;
-	struct timespec nap = { 0, 50 * 1000 * 1000 };
-
-	while (!atomic_load(&c->wd_quit)) {
-		double since = atomic_load(&c->blocked_since), t = now_s();
-
-		nanosleep(&nap, NULL);
-		if (since <= 0)
-			continue;
-		if (c->multiple) {
-			drain_arrivals(c);
-			if (t - beat > 0.25) {
-				announce(c, c->wait_seq);
-				beat = t;
-			}
-		}
-		if (getppid() != c->parent) {
-			fprintf(stderr, "hpctrain train: rank %d: the launcher died; exiting\n", c->rank);
-			_exit(HPT_EXIT_FAILURE);
-		}
-		if (t - since > limit)
-			stall(c, "the gradient allreduce", t - since);
-	}
-	return NULL;
-}
-
 /* Reduces bucket i of buffer p with a blocking MPI_Allreduce: when
  * backward is over there is nothing left to overlap with, and Open
  * MPI's blocking allreduce moves about twice the bytes per second of
  * libnbc's MPI_Iallreduce here (make bench). */
-void comm_watch_begin(struct comm *c)
-{
-	atomic_store(&c->blocked_since, now_s());
-}
-
-void comm_watch_end(struct comm *c)
-{
-	atomic_store(&c->blocked_since, 0.0);
-}
-
 static void reduce_now(struct comm *c, size_t i, int p)
 {
 	struct grad_bucket *b = &c->b[i];
 	size_t n = b->hi - b->lo;
 	float *g = c->grads + b->lo;
 
-	announce(c, ++c->wait_seq);
-	comm_watch_begin(c);
-	check(c, MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+	watchdog_announce(c, ++c->wait_seq);
+	watchdog_begin(c);
+	comm_check(c, MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
 	      "MPI_Allreduce");
-	comm_watch_end(c);
+	watchdog_end(c);
 	(void)p;
 }
 
@@ -346,14 +196,14 @@ static void reduce_now(struct comm *c, size_t i, int p)
 static int comm_bn_allreduce(void *ctx, double *buf, size_t n, struct sbuf *err)
 {
 	struct comm *c = ctx;
-	double t0 = now_s();
+	double t0 = watchdog_now();
 	MPI_Request q;
 
 	(void)err;
-	check(c, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_DOUBLE, MPI_SUM, *bn_comm_of(c), &q),
+	comm_check(c, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_DOUBLE, MPI_SUM, *bn_comm_of(c), &q),
 	      "MPI_Iallreduce");
-	wait_all(c, &q, 1, "the batch-norm allreduce");
-	c->step_comm_s += now_s() - t0;
+	watchdog_wait_all(c, &q, 1, "the batch-norm allreduce");
+	c->step_comm_s += watchdog_now() - t0;
 	return 0;
 }
 
@@ -364,7 +214,7 @@ static int comm_bn_allreduce(void *ctx, double *buf, size_t n, struct sbuf *err)
 static void start_bn_sync(struct comm *c, struct model *m)
 {
 	c->bn_comm = xcalloc(1, sizeof(MPI_Comm));
-	check(c, MPI_Comm_dup(MPI_COMM_WORLD, bn_comm_of(c)), "MPI_Comm_dup");
+	comm_check(c, MPI_Comm_dup(MPI_COMM_WORLD, bn_comm_of(c)), "MPI_Comm_dup");
 	c->bn.allreduce_sum = comm_bn_allreduce;
 	c->bn.ctx = c;
 	model_set_bn_sync(m, &c->bn);
@@ -394,22 +244,22 @@ static int comm_start(void *ctx, struct trainer *t)
 		struct ckpt_state *cs = train_ckpt_state(t);
 		int k = 0;
 
-		check(c, MPI_Ibcast(m->params, (int)m->narena, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
+		comm_check(c, MPI_Ibcast(m->params, (int)m->narena, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
 		      "MPI_Ibcast");
 		if (m->nstate)
-			check(c, MPI_Ibcast(m->state, (int)m->nstate, MPI_FLOAT, 0, MPI_COMM_WORLD,
+			comm_check(c, MPI_Ibcast(m->state, (int)m->nstate, MPI_FLOAT, 0, MPI_COMM_WORLD,
 					    &q[k++]), "MPI_Ibcast");
 		if (o->m)
-			check(c, MPI_Ibcast(o->m, (int)o->n, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
+			comm_check(c, MPI_Ibcast(o->m, (int)o->n, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
 			      "MPI_Ibcast");
 		if (o->v)
-			check(c, MPI_Ibcast(o->v, (int)o->n, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
+			comm_check(c, MPI_Ibcast(o->v, (int)o->n, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
 			      "MPI_Ibcast");
-		check(c, MPI_Ibcast(&o->t, 1, MPI_INT64_T, 0, MPI_COMM_WORLD, &q[k++]), "MPI_Ibcast");
+		comm_check(c, MPI_Ibcast(&o->t, 1, MPI_INT64_T, 0, MPI_COMM_WORLD, &q[k++]), "MPI_Ibcast");
 		/* plain data of one binary: bytes are fine */
-		check(c, MPI_Ibcast(cs, (int)sizeof(*cs), MPI_BYTE, 0, MPI_COMM_WORLD, &q[k++]),
+		comm_check(c, MPI_Ibcast(cs, (int)sizeof(*cs), MPI_BYTE, 0, MPI_COMM_WORLD, &q[k++]),
 		      "MPI_Ibcast");
-		wait_all(c, q, k, "the broadcast of rank 0's parameters");
+		watchdog_wait_all(c, q, k, "the broadcast of rank 0's parameters");
 	}
 	if (c->job->train.batchnorm == BATCHNORM_SYNC)
 		start_bn_sync(c, m);
@@ -429,7 +279,7 @@ static void start_bucket(struct comm *c, size_t i, int p)
 	if (c->compress) {
 		comm_pack(c->pack, g, c->hbuf[p] + b->lo, n);
 		if (c->mpi && c->world > 1)
-			check(c, MPI_Iallreduce(MPI_IN_PLACE, c->hbuf[p] + b->lo, (int)n, MPI_UINT16_T,
+			comm_check(c, MPI_Iallreduce(MPI_IN_PLACE, c->hbuf[p] + b->lo, (int)n, MPI_UINT16_T,
 						*(MPI_Op *)c->op16, MPI_COMM_WORLD, req_of(b, p)),
 			      "MPI_Iallreduce");
 	} else {
@@ -438,7 +288,7 @@ static void start_bucket(struct comm *c, size_t i, int p)
 		if (delayed)
 			memcpy(dst, g, n * sizeof(float));
 		if (c->mpi && c->world > 1)
-			check(c, MPI_Iallreduce(MPI_IN_PLACE, dst, (int)n, MPI_FLOAT, MPI_SUM,
+			comm_check(c, MPI_Iallreduce(MPI_IN_PLACE, dst, (int)n, MPI_FLOAT, MPI_SUM,
 						MPI_COMM_WORLD, req_of(b, p)), "MPI_Iallreduce");
 	}
 	b->started[p] = true;
@@ -455,7 +305,7 @@ static void progress(struct comm *c)
 			int flag;
 
 			if (*req_of(&c->b[i], p) != MPI_REQUEST_NULL)
-				check(c, MPI_Test(req_of(&c->b[i], p), &flag, MPI_STATUS_IGNORE), "MPI_Test");
+				comm_check(c, MPI_Test(req_of(&c->b[i], p), &flag, MPI_STATUS_IGNORE), "MPI_Test");
 		}
 }
 
@@ -474,7 +324,7 @@ static bool blocking_ok(const struct comm *c)
 static int comm_grad_ready(void *ctx, size_t lo, size_t hi)
 {
 	struct comm *c = ctx;
-	double t0 = now_s();
+	double t0 = watchdog_now();
 	int p;
 
 	(void)lo;
@@ -485,7 +335,7 @@ static int comm_grad_ready(void *ctx, size_t lo, size_t hi)
 			if (!c->b[i].started[p] && c->b[i].hi <= hi)
 				start_bucket(c, i, p);
 	progress(c);
-	c->step_comm_s += now_s() - t0;
+	c->step_comm_s += watchdog_now() - t0;
 	return 0;
 }
 
@@ -499,7 +349,7 @@ static void finish(struct comm *c, int p)
 		for (size_t i = 0; i < c->nb; i++) {
 			reqs[k++] = *req_of(&c->b[i], p);
 			if (k == 64 || i + 1 == c->nb) {
-				wait_all(c, reqs, (int)k, "the gradient allreduce");
+				watchdog_wait_all(c, reqs, (int)k, "the gradient allreduce");
 				k = 0;
 			}
 		}
@@ -518,7 +368,7 @@ static void finish(struct comm *c, int p)
 static int comm_before_update(void *ctx, struct trainer *t)
 {
 	struct comm *c = ctx;
-	double t0 = now_s();
+	double t0 = watchdog_now();
 	int p = cur_buf(c), skip = 0;
 
 	(void)t;
@@ -536,7 +386,7 @@ static int comm_before_update(void *ctx, struct trainer *t)
 		progress(c);
 	}
 	c->pending = true;
-	c->step_comm_s += now_s() - t0;
+	c->step_comm_s += watchdog_now() - t0;
 	return skip;
 }
 
@@ -556,18 +406,18 @@ static bool comm_should_stop(void *ctx, struct trainer *t)
 {
 	struct comm *c = ctx;
 	int flag = comm_preempt_signal != 0;
-	double t0 = now_s();
+	double t0 = watchdog_now();
 
 	(void)t;
 	if (c->mpi && c->world > 1) {
 		MPI_Request q;
 
-		check(c, MPI_Iallreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_MAX, *ctl_of(c), &q),
+		comm_check(c, MPI_Iallreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_MAX, *ctl_of(c), &q),
 		      "MPI_Iallreduce");
-		wait_all(c, &q, 1, "the preemption check");
+		watchdog_wait_all(c, &q, 1, "the preemption check");
 	}
 	/* outside train.c's step time: counted in the total only */
-	c->total_comm_s += now_s() - t0;
+	c->total_comm_s += watchdog_now() - t0;
 	if (flag && c->rank == 0)
 		fprintf(stderr, "hpctrain train: preempted (%s) after step %lld; writing a checkpoint\n",
 			comm_preempt_signal == SIGTERM ? "SIGTERM"
@@ -602,9 +452,9 @@ int comm_finish(struct comm *c, int status)
 		MPI_Request q;
 
 		/* everyone waits for rank 0's final or preemption checkpoint */
-		check(c, MPI_Ibarrier(*ctl_of(c), &q), "MPI_Ibarrier");
-		wait_all(c, &q, 1, "the final barrier");
-		drain_arrivals(c);
+		comm_check(c, MPI_Ibarrier(*ctl_of(c), &q), "MPI_Ibarrier");
+		watchdog_wait_all(c, &q, 1, "the final barrier");
+		watchdog_drain(c);
 	}
 	return status;
 }

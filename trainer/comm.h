@@ -93,7 +93,7 @@ struct comm {
 	double *heard;     /* per rank: when its last arrival or heartbeat came */
 	int parent;        /* getppid() at start: the launcher */
 	bool multiple;     /* MPI_THREAD_MULTIPLE: the watchdog thread may call MPI */
-	pthread_t wd;      /* watchdog of blocking calls (comm.c) */
+	pthread_t wd;      /* watchdog of blocking calls (watchdog.c) */
 	bool wd_running;
 	_Atomic bool wd_quit;
 	_Atomic double blocked_since; /* > 0: in a blocking MPI call since then */
@@ -119,11 +119,9 @@ int comm_init(struct comm *c, const struct job *job, struct sbuf *err);
 int comm_setup(struct comm *c, float *grads, size_t n);
 /* Undoes comm_setup (no reduction may be in flight). */
 void comm_teardown(struct comm *c);
-/* Bracket a blocking wait that is not an MPI call of comm.c (the CUDA
- * path's stream sync before NCCL's result is used), so the stall
- * watchdog reports and aborts it like one. */
-void comm_watch_begin(struct comm *c);
-void comm_watch_end(struct comm *c);
+/* For comm.c and watchdog.c: reports an MPI error return naming the
+ * call, and aborts the job. */
+void comm_check(struct comm *c, int rc, const char *what);
 /* The trainer hooks bound to c. */
 void comm_hooks(struct comm *c, struct train_hooks *h);
 /* After train_run returned status (and its error was printed): a

@@ -8,7 +8,8 @@
  */
 #include "trainer/comm_cuda.h"    // defines: struct comm_cuda, comm_cuda_*
 #include "trainer/backend_cuda.h" // defines: be_cuda_init, be_cuda_nccl_*, be_cuda_allreduce_*
-#include "trainer/comm.h"         // defines: struct comm, comm_watch_begin, comm_watch_end
+#include "trainer/comm.h"         // defines: struct comm
+#include "trainer/watchdog.h" // defines: watchdog_begin, watchdog_end
 #include "trainer/gpu_plan.h"     // defines: gpu_device_for, gpu_check_sharing, GPU_SHARE_ENV
 #include "trainer/model.h"        // defines: struct model
 #include "trainer/model_cuda.h"   // defines: model_cuda_grads
@@ -135,9 +136,9 @@ static int start_nccl(struct comm_cuda *cc, struct sbuf *err)
 	struct sbuf why = SBUF_INIT;
 	int rc;
 
-	comm_watch_begin(cc->c);
+	watchdog_begin(cc->c);
 	rc = be_cuda_nccl_init_mpi(&world, &why);
-	comm_watch_end(cc->c);
+	watchdog_end(cc->c);
 	if (rc)
 		sbuf_addf(err, "cannot start NCCL on GPU %d: %s", cc->device, why.buf);
 	sbuf_release(&why);
@@ -223,9 +224,9 @@ static int watched_sync(struct comm_cuda *cc, struct sbuf *err)
 {
 	int rc;
 
-	comm_watch_begin(cc->c);
+	watchdog_begin(cc->c);
 	rc = be_cuda_sync(err);
-	comm_watch_end(cc->c);
+	watchdog_end(cc->c);
 	return rc;
 }
 
