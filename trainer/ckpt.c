@@ -20,7 +20,7 @@
 #include "trainer/ckpt.h"  // defines: ckpt_*
 #include "trainer/model.h" // defines: struct model
 #include "trainer/optim.h" // defines: struct optim
-#include "trainer/pack.h"  // defines: pack_*, unpack_*
+#include "trainer/le_bytes.h"  // defines: le_put_*, le_get_*
 #include "common/exitcode.h"  // defines: HPT_EXIT_*
 #include "common/fileio.h"    // defines: fileio_read, fileio_write_atomic
 #include "common/sbuf.h"      // defines: struct sbuf
@@ -43,7 +43,7 @@
 static void pack_tensors(struct sbuf *out, const struct model *m, const float *v)
 {
 	for (size_t i = 0; i < m->nspans; i++)
-		pack_floats(out, v + m->spans[i].off, m->spans[i].n);
+		le_put_floats(out, v + m->spans[i].off, m->spans[i].n);
 }
 
 /* Returns the bytes read. */
@@ -52,7 +52,7 @@ static size_t unpack_tensors(const uint8_t *p, const struct model *m, float *v)
 	size_t at = 0;
 
 	for (size_t i = 0; i < m->nspans; i++) {
-		unpack_floats(p + at, v + m->spans[i].off, m->spans[i].n);
+		le_get_floats(p + at, v + m->spans[i].off, m->spans[i].n);
 		at += 4 * m->spans[i].n;
 	}
 	return at;
@@ -66,24 +66,24 @@ void ckpt_encode(const char *hash, const struct ckpt_state *st, const struct mod
 
 	memcpy(h, hash, strnlen(hash, 64));
 	sbuf_add(out, CKPT_MAGIC, 8);
-	pack_u32(out, CKPT_VERSION);
+	le_put_u32(out, CKPT_VERSION);
 	sbuf_add(out, h, 64);
-	pack_u64(out, (uint64_t)st->step);
-	pack_u64(out, (uint64_t)o->t);
-	pack_f64(out, st->epoch_loss);
-	pack_u64(out, (uint64_t)st->epoch_correct);
-	pack_u64(out, (uint64_t)st->epoch_seen);
-	pack_u64(out, m->nparams);
-	pack_u64(out, m->nstate);
-	pack_u64(out, (uint64_t)nv);
-	pack_f64(out, st->scaler.scale > 0 ? st->scaler.scale : 1.0); /* zeroed: no scaler */
-	pack_u64(out, (uint64_t)st->scaler.good_steps);
+	le_put_u64(out, (uint64_t)st->step);
+	le_put_u64(out, (uint64_t)o->t);
+	le_put_f64(out, st->epoch_loss);
+	le_put_u64(out, (uint64_t)st->epoch_correct);
+	le_put_u64(out, (uint64_t)st->epoch_seen);
+	le_put_u64(out, m->nparams);
+	le_put_u64(out, m->nstate);
+	le_put_u64(out, (uint64_t)nv);
+	le_put_f64(out, st->scaler.scale > 0 ? st->scaler.scale : 1.0); /* zeroed: no scaler */
+	le_put_u64(out, (uint64_t)st->scaler.good_steps);
 	pack_tensors(out, m, m->params);
-	pack_floats(out, m->state, m->nstate);
+	le_put_floats(out, m->state, m->nstate);
 	pack_tensors(out, m, o->m);
 	if (nv == 2)
 		pack_tensors(out, m, o->v);
-	pack_u32(out, (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)out->buf, (uInt)out->len));
+	le_put_u32(out, (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)out->buf, (uInt)out->len));
 }
 
 int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash,
@@ -98,12 +98,12 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 		sbuf_addf(err, "%s: not an hpctrain checkpoint", where);
 		return -1;
 	}
-	if (unpack_u32(p + len - 4) !=
+	if (le_get_u32(p + len - 4) !=
 	    (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)p, (uInt)(len - 4))) {
 		sbuf_addf(err, "%s: corrupt checkpoint (CRC-32 mismatch)", where);
 		return -1;
 	}
-	version = unpack_u32(p + 8);
+	version = le_get_u32(p + 8);
 	if (version != 1 && version != CKPT_VERSION) {
 		sbuf_addf(err, "%s: checkpoint version %u is not supported", where, version);
 		return -1;
@@ -114,9 +114,9 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 			  where, (const char *)p + 12, hash);
 		return -1;
 	}
-	np = unpack_u64(p + 116);
-	ns = unpack_u64(p + 124);
-	nv = unpack_u64(p + 132);
+	np = le_get_u64(p + 116);
+	ns = le_get_u64(p + 124);
+	nv = le_get_u64(p + 132);
 	if (np != m->nparams || ns != m->nstate || nv != (uint64_t)optim_state_vectors(o)) {
 		sbuf_addf(err, "%s: holds %llu parameters and %llu optimizer vectors, the model has %zu and %d",
 			  where, (unsigned long long)np, (unsigned long long)nv, m->nparams,
@@ -128,13 +128,13 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 		sbuf_addf(err, "%s: %zu bytes, expected %zu", where, len, want);
 		return -1;
 	}
-	st->step = (int64_t)unpack_u64(p + 76);
-	o->t = (int64_t)unpack_u64(p + 84);
-	st->epoch_loss = unpack_f64(p + 92);
-	st->epoch_correct = (int64_t)unpack_u64(p + 100);
-	st->epoch_seen = (int64_t)unpack_u64(p + 108);
+	st->step = (int64_t)le_get_u64(p + 76);
+	o->t = (int64_t)le_get_u64(p + 84);
+	st->epoch_loss = le_get_f64(p + 92);
+	st->epoch_correct = (int64_t)le_get_u64(p + 100);
+	st->epoch_seen = (int64_t)le_get_u64(p + 108);
 	if (version >= 2) {
-		double scale = unpack_f64(p + 140);
+		double scale = le_get_f64(p + 140);
 
 		/* A scale that is not a positive finite number would poison
 		 * every gradient: refuse it like a size mismatch. */
@@ -143,11 +143,11 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 			return -1;
 		}
 		st->scaler.scale = scale;
-		st->scaler.good_steps = (int64_t)unpack_u64(p + 148);
+		st->scaler.good_steps = (int64_t)le_get_u64(p + 148);
 	}
 	p += head;
 	p += unpack_tensors(p, m, m->params);
-	unpack_floats(p, m->state, ns);
+	le_get_floats(p, m->state, ns);
 	p += 4 * ns;
 	p += unpack_tensors(p, m, o->m);
 	if (nv == 2)

@@ -10,7 +10,7 @@
 #include "trainer/metrics.h"  // defines: struct metrics
 #include "trainer/model.h"    // defines: struct model
 #include "trainer/optim.h"    // defines: struct optim
-#include "trainer/train.h"    // defines: struct train_hooks, train_model, train_optim, train_metrics, train_ckpt_state, train_average_gradients_over
+#include "trainer/train.h"    // defines: struct train_hooks, train_get_model, train_get_optim, train_get_metrics, train_get_ckpt_state, train_average_gradients_over
 #include "common/exitcode.h"     // defines: HPT_EXIT_*
 #include "common/sbuf.h"         // defines: struct sbuf, xcalloc
 #include "common/spec/spec.h"         // defines: struct job, COMPRESS_*, PREEMPT_*, BATCHNORM_*
@@ -227,21 +227,21 @@ static void start_bn_sync(struct comm *c, struct model *m)
 static int comm_start(void *ctx, struct trainer *t)
 {
 	struct comm *c = ctx;
-	struct model *m = train_model(t);
-	struct optim *o = train_optim(t);
+	struct model *m = train_get_model(t);
+	struct optim *o = train_get_optim(t);
 
 	if (comm_setup(c, m->grads, m->narena))
 		return -1;
-	train_metrics(t)->ranks = c->world;
+	train_get_metrics(t)->ranks = c->world;
 	/* averaging without a pass over the gradients: each rank's come out
 	 * of backward divided by world, so the allreduce's sum is the mean */
 	train_average_gradients_over(t, c->world);
-	c->step = train_ckpt_state(t)->step;
+	c->step = train_get_ckpt_state(t)->step;
 	if (!c->mpi || c->world == 1)
 		return 0;
 	{
 		MPI_Request q[6];
-		struct ckpt_state *cs = train_ckpt_state(t);
+		struct ckpt_state *cs = train_get_ckpt_state(t);
 		int k = 0;
 
 		comm_check(c, MPI_Ibcast(m->params, (int)m->narena, MPI_FLOAT, 0, MPI_COMM_WORLD, &q[k++]),
@@ -393,7 +393,7 @@ static int comm_before_update(void *ctx, struct trainer *t)
 static int comm_after_update(void *ctx, struct trainer *t)
 {
 	struct comm *c = ctx;
-	struct metrics *mt = train_metrics(t);
+	struct metrics *mt = train_get_metrics(t);
 
 	mt->comm_ms = c->step_comm_s * 1e3;
 	c->total_comm_s += c->step_comm_s;

@@ -13,7 +13,7 @@
 #include "trainer/gpu_plan.h"     // defines: gpu_device_for, gpu_check_sharing, GPU_SHARE_ENV
 #include "trainer/model.h"        // defines: struct model
 #include "trainer/model_cuda.h"   // defines: model_cuda_grads
-#include "trainer/train.h"        // defines: struct train_hooks, train_model, train_model_cuda
+#include "trainer/train.h"        // defines: struct train_hooks, train_get_model, train_get_model_cuda
 #include "common/exitcode.h"         // defines: HPT_EXIT_*
 #include "common/sbuf.h"             // defines: struct sbuf, sbuf_addf
 #include "common/spec/spec.h"             // defines: struct job, COMPRESS_NONE, BATCHNORM_SYNC
@@ -233,14 +233,14 @@ static int watched_sync(struct comm_cuda *cc, struct sbuf *err)
 static int cc_start(void *ctx, struct trainer *t)
 {
 	struct comm_cuda *cc = ctx;
-	struct model_cuda *mc = train_model_cuda(t);
+	struct model_cuda *mc = train_get_model_cuda(t);
 
 	if (!mc) /* the hooks of a GPU run given to a CPU run */
 		return -1;
 	if (cc->inner.on_start && cc->inner.on_start(cc->inner.ctx, t))
 		return -1;
 	cc->grads = model_cuda_grads(mc);
-	cc->n = train_model(t)->narena;
+	cc->n = train_get_model(t)->narena;
 	cc->next = 0;
 	return 0;
 }
@@ -267,7 +267,7 @@ static int cc_grad_ready(void *ctx, size_t lo, size_t hi)
  * allreduce, which averages them in the host arena. */
 static int host_exchange(struct comm_cuda *cc, struct trainer *t, struct sbuf *err)
 {
-	struct model *m = train_model(t);
+	struct model *m = train_get_model(t);
 	int rc;
 
 	if (be_cuda_download(m->grads, cc->grads, cc->n, err))

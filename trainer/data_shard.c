@@ -20,7 +20,7 @@
  * so a corrupt file is named instead of training on garbage.
  */
 #include "trainer/data.h"  // defines: struct dataset, data_load_shards, data_write_shards
-#include "trainer/pack.h"  // defines: pack_u32, unpack_u32
+#include "trainer/le_bytes.h"  // defines: le_put_*, le_get_*
 #include "common/exitcode.h"  // defines: HPT_EXIT_NO_INPUT, HPT_EXIT_IO
 #include "common/fileio.h"    // defines: fileio_read, fileio_write_atomic
 #include "common/sbuf.h"      // defines: struct sbuf
@@ -71,18 +71,18 @@ static int read_shard(struct dataset *d, const char *path, struct sbuf *err)
 		sbuf_addf(err, "%s: not an hpctrain shard (bad magic)", path);
 		goto out;
 	}
-	if (unpack_u32(p + 8) != 1 || unpack_u32(p + 12) != SHARD_HEADER) {
+	if (le_get_u32(p + 8) != 1 || le_get_u32(p + 12) != SHARD_HEADER) {
 		sbuf_addf(err, "%s: shard format version %u is not supported", path,
-			  unpack_u32(p + 8));
+			  le_get_u32(p + 8));
 		goto out;
 	}
-	h.n = unpack_u64(p + 16);
-	h.h = unpack_u32(p + 24);
-	h.w = unpack_u32(p + 28);
-	h.c = unpack_u32(p + 32);
-	h.label_dim = unpack_u32(p + 36);
-	h.classes = unpack_u32(p + 40);
-	h.crc = unpack_u32(p + 44);
+	h.n = le_get_u64(p + 16);
+	h.h = le_get_u32(p + 24);
+	h.w = le_get_u32(p + 28);
+	h.c = le_get_u32(p + 32);
+	h.label_dim = le_get_u32(p + 36);
+	h.classes = le_get_u32(p + 40);
+	h.crc = le_get_u32(p + 44);
 	if (!h.h || !h.w || !h.c || h.h > 65536 || h.w > 65536 || h.c > 4096 || !h.label_dim ||
 	    h.label_dim > 4096 || h.classes < 1 || h.classes > 65536 || h.n > (1ull << 40)) {
 		sbuf_addf(err, "%s: implausible shard header (%llu samples of %ux%ux%u)", path,
@@ -204,15 +204,15 @@ int data_write_shards(const struct dataset *d, const char *dir, const char *spli
 		crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), d->pixels + lo * per, (uInt)npix);
 		crc = (uint32_t)crc32(crc, d->labels + lo * d->label_dim, (uInt)nlab);
 		sbuf_add(&out, SHARD_MAGIC, 8);
-		pack_u32(&out, 1);
-		pack_u32(&out, SHARD_HEADER);
-		pack_u64(&out, (uint64_t)(hi - lo));
-		pack_u32(&out, (uint32_t)d->h);
-		pack_u32(&out, (uint32_t)d->w);
-		pack_u32(&out, (uint32_t)d->c);
-		pack_u32(&out, (uint32_t)d->label_dim);
-		pack_u32(&out, (uint32_t)d->classes);
-		pack_u32(&out, crc);
+		le_put_u32(&out, 1);
+		le_put_u32(&out, SHARD_HEADER);
+		le_put_u64(&out, (uint64_t)(hi - lo));
+		le_put_u32(&out, (uint32_t)d->h);
+		le_put_u32(&out, (uint32_t)d->w);
+		le_put_u32(&out, (uint32_t)d->c);
+		le_put_u32(&out, (uint32_t)d->label_dim);
+		le_put_u32(&out, (uint32_t)d->classes);
+		le_put_u32(&out, crc);
 		sbuf_add(&out, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16);
 		sbuf_add(&out, d->pixels + lo * per, npix);
 		sbuf_add(&out, d->labels + lo * d->label_dim, nlab);

@@ -15,7 +15,7 @@
 #include "trainer/kernels/kernels.h" // defines: softmax_xent_f32, sigmoid_bce_f32
 #include "trainer/rng.h"             // defines: struct rng
 #include "common/sbuf.h"                // defines: struct sbuf, xcalloc
-#include "common/spec/spec.h"                // defines: enum train_model
+#include "common/spec/spec.h"                // defines: enum model_kind
 
 #include <math.h>
 #include <stdlib.h>

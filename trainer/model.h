@@ -43,7 +43,7 @@ struct arena_span {
 };
 
 struct model {
-	int kind; /* enum train_model of common/spec/spec.h */
+	int kind; /* enum model_kind of common/spec/spec.h */
 	struct seq net;
 	struct shape input;
 	int outputs;
@@ -59,7 +59,7 @@ struct model {
 	float *dlogits;
 };
 
-/* Builds model `kind` (enum train_model) for batches of input shape
+/* Builds model `kind` (enum model_kind) for batches of input shape
  * (n, h, w, c) and `outputs` classes or labels, with convolutions at
  * precision prec (parameters, loss and the other layers stay fp32),
  * plans its primitives and

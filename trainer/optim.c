@@ -1,7 +1,7 @@
 /* optim.c - SGD with momentum/Nesterov, AdamW, and LR schedules.  Core. */
 #include "trainer/optim.h"  // defines: struct optim, optim_*
 #include "trainer/backend.h" // defines: be_alloc, be_free
-#include "common/spec/spec.h"        // defines: struct job_optimizer, enum opt_name, enum lr_schedule
+#include "common/spec/spec.h"        // defines: struct job_optimizer, enum optimizer_kind, enum lr_schedule
 
 #include <math.h>
 #include <string.h>

@@ -17,7 +17,7 @@
 struct job_optimizer;
 
 struct optim {
-	int name; /* enum opt_name */
+	int name; /* enum optimizer_kind */
 	double lr; /* after linear scaling */
 	double momentum, weight_decay, beta1, beta2, eps;
 	int nesterov;

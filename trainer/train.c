@@ -502,27 +502,27 @@ void train_average_gradients_over(struct trainer *t, int world)
 	t->grad_factor = 1.0f / (float)world;
 }
 
-struct model *train_model(struct trainer *t)
+struct model *train_get_model(struct trainer *t)
 {
 	return &t->model;
 }
 
-struct optim *train_optim(struct trainer *t)
+struct optim *train_get_optim(struct trainer *t)
 {
 	return &t->opt;
 }
 
-struct ckpt_state *train_ckpt_state(struct trainer *t)
+struct ckpt_state *train_get_ckpt_state(struct trainer *t)
 {
 	return &t->cs;
 }
 
-struct metrics *train_metrics(struct trainer *t)
+struct metrics *train_get_metrics(struct trainer *t)
 {
 	return &t->mt;
 }
 
-struct model_cuda *train_model_cuda(struct trainer *t)
+struct model_cuda *train_get_model_cuda(struct trainer *t)
 {
 	return t->dev;
 }

@@ -74,11 +74,11 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 void train_average_gradients_over(struct trainer *t, int world);
 
 /* What hooks may read and change (valid during train_run). */
-struct model *train_model(struct trainer *t);
-struct optim *train_optim(struct trainer *t);
-struct ckpt_state *train_ckpt_state(struct trainer *t);
-struct metrics *train_metrics(struct trainer *t);
+struct model *train_get_model(struct trainer *t);
+struct optim *train_get_optim(struct trainer *t);
+struct ckpt_state *train_get_ckpt_state(struct trainer *t);
+struct metrics *train_get_metrics(struct trainer *t);
 /* The model's device mirror; NULL when the CPU trains. */
-struct model_cuda *train_model_cuda(struct trainer *t);
+struct model_cuda *train_get_model_cuda(struct trainer *t);
 
 #endif

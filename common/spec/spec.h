@@ -30,11 +30,11 @@ enum bind_gpu { BIND_GPU_AUTO, BIND_GPU_NONE };
 enum bind_cpu { BIND_CPU_EXCLUSIVE, BIND_CPU_NODE, BIND_CPU_CORE_COMPLEX, BIND_CPU_NONE };
 enum bind_mem { BIND_MEM_LOCAL, BIND_MEM_PREFERRED, BIND_MEM_NONE };
 enum bind_nic { BIND_NIC_RAIL, BIND_NIC_SINGLE, BIND_NIC_NONE };
-enum train_model { MODEL_MLP, MODEL_CNN, MODEL_HEPCNN, MODEL_RESNET_SMALL };
+enum model_kind { MODEL_MLP, MODEL_CNN, MODEL_HEPCNN, MODEL_RESNET_SMALL };
 enum train_precision { PRECISION_FP32, PRECISION_BF16, PRECISION_FP16 };
 enum train_batchnorm { BATCHNORM_LOCAL, BATCHNORM_SYNC };
 enum train_device { DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA };
-enum opt_name { OPTIMIZER_SGD, OPTIMIZER_ADAMW };
+enum optimizer_kind { OPTIMIZER_SGD, OPTIMIZER_ADAMW };
 enum lr_schedule { SCHEDULE_CONSTANT, SCHEDULE_COSINE, SCHEDULE_STEP };
 enum lr_scaling { LR_SCALING_NONE, LR_SCALING_LINEAR };
 enum grad_compress { COMPRESS_NONE, COMPRESS_FP16, COMPRESS_BF16 };
@@ -81,7 +81,7 @@ struct job_binding {
 };
 
 struct job_optimizer {
-	int name; /* enum opt_name */
+	int name; /* enum optimizer_kind */
 	double lr, momentum, weight_decay, beta1, beta2, eps;
 	bool nesterov;
 	int schedule; /* enum lr_schedule */
@@ -104,7 +104,7 @@ struct job_checkpoint {
 };
 
 struct job_train {
-	int model; /* enum train_model */
+	int model; /* enum model_kind */
 	char *dataset;
 	char *data_dir; /* NULL = the dataset's default location */
 	int64_t epochs, max_steps, batch_per_rank, seed;

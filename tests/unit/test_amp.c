@@ -11,7 +11,7 @@
 #include "trainer/kernels/kernels.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
-#include "trainer/pack.h"
+#include "trainer/le_bytes.h"
 #include "common/fileio.h"      // defines: fileio_read
 #include "common/sbuf.h"
 #include "common/spec/spec.h"
@@ -234,7 +234,7 @@ static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
 					       (uInt)(buf.len - 4));
 		struct sbuf tail = SBUF_INIT;
 
-		pack_u32(&tail, crc);
+		le_put_u32(&tail, crc);
 		memcpy(buf.buf + buf.len - 4, tail.buf, 4);
 		sbuf_release(&tail);
 	}

@@ -9,7 +9,7 @@
 #include "trainer/data.h"
 #include "trainer/model.h"
 #include "trainer/optim.h"
-#include "trainer/pack.h"
+#include "trainer/le_bytes.h"
 #include "common/exitcode.h"
 #include "common/sbuf.h"
 #include "common/spec/spec.h"
@@ -322,9 +322,9 @@ static void trainer__checkpoints_store_tensors_without_the_arena_gaps(void **sta
 	}
 	assert_int_equal(at, m.nparams);
 	sbuf_add(&old, buf.buf, 156);
-	pack_floats(&old, packed, m.nparams);
+	le_put_floats(&old, packed, m.nparams);
 	sbuf_add(&old, buf.buf + 156 + 4 * m.nparams, buf.len - 156 - 4 * m.nparams - 4);
-	pack_u32(&old, (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)old.buf, (uInt)old.len));
+	le_put_u32(&old, (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)old.buf, (uInt)old.len));
 	assert_memory_equal(old.buf, buf.buf, buf.len);
 	assert_int_equal(ckpt_decode(old.buf, old.len, "old.bin", "ab12", &st2, &m2, &o2, &err), 0);
 	assert_memory_equal(m2.params, m.params, m.narena * 4);
