@@ -152,7 +152,7 @@ static int worse(int a, int b)
 
 int cmd_validate(int argc, char **argv)
 {
-	struct validate_opts o = { .sets = SPEC_OVERRIDES_INIT };
+	struct validate_opts o = { .sets = SPECFILE_OVERRIDES_INIT };
 	int c, status = HPT_EXIT_OK, fields = 0;
 	json_t *files = NULL;
 

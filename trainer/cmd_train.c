@@ -9,7 +9,7 @@
 #include "trainer/train.h"    // defines: train_run, struct train_config
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
-#include "common/fileio.h"       // defines: fileio_write_atomic, fileio_exists
+#include "common/fileio.h"       // defines: fileio_mkdirs, fileio_write_atomic, fileio_exists
 #include "common/opt.h"          // defines: struct opt, opt_next, opt_usage, opt_error
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 enum { OPT_RUN = 256, OPT_MAX_STEPS, OPT_THREADS, OPT_FRESH };
 
@@ -62,30 +61,6 @@ static int parse_count(const char *arg, const char *what, int64_t max, int64_t *
 		return opt_error(&train_cmd, "%s: expected an integer 1..%lld, got \"%s\"", what,
 				 (long long)max, arg);
 	*out = v;
-	return 0;
-}
-
-/* mkdir -p. */
-static int make_dirs(const char *path, struct sbuf *err)
-{
-	char *p = xstrdup(path);
-
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char c = *s;
-
-		*s = '\0';
-		if (mkdir(p, 0777) && errno != EEXIST) {
-			sbuf_addf(err, "cannot create %s: %s", p, strerror(errno));
-			free(p);
-			return -1;
-		}
-		if (!c)
-			break;
-		*s = c;
-	}
-	free(p);
 	return 0;
 }
 
@@ -170,106 +145,132 @@ static int check_isa_cap(void)
 	return HPT_EXIT_USAGE;
 }
 
-int cmd_train(int argc, char **argv)
+/* What the command line asked for. */
+struct train_args {
+	struct specfile_overrides sets;
+	const char *run;  /* --run DIR, or NULL: OUTPUT/NAME/HASH12 */
+	const char *spec;
+	int64_t max_steps, threads;
+	bool fresh, quiet, help;
+};
+
+/* 0 with a filled, or a status (usage error printed).  --help prints
+ * the usage and sets a->help. */
+static int parse_args(int argc, char **argv, struct train_args *a)
 {
-	struct specfile_overrides sets = SPEC_OVERRIDES_INIT;
-	struct train_config cfg = { 0 };
-	struct sbuf resolved = SBUF_INIT, err = SBUF_INIT;
-	const char *run = NULL;
-	char hash[65], *run_dir = NULL, *path;
-	int64_t threads = 0;
-	struct job job = { 0 };
-	struct comm comm = { 0 };
-	struct comm_cuda cc = { 0 };
-	struct train_hooks hooks;
-	bool comm_up = false;
 	int c, st;
 
-	cfg.rank = 0;
-	cfg.world = 1;
 	opt_reset();
 	while ((c = opt_next(&train_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			specfile_overrides_add(&sets, optarg);
+			specfile_overrides_add(&a->sets, optarg);
 			break;
 		case OPT_RUN:
-			run = optarg;
+			a->run = optarg;
 			break;
 		case OPT_MAX_STEPS:
-			if ((st = parse_count(optarg, "--max-steps", INT64_C(1) << 40, &cfg.max_steps)))
-				goto out;
+			if ((st = parse_count(optarg, "--max-steps", INT64_C(1) << 40, &a->max_steps)))
+				return st;
 			break;
 		case OPT_THREADS:
-			if ((st = parse_count(optarg, "--threads", 4096, &threads)))
-				goto out;
+			if ((st = parse_count(optarg, "--threads", 4096, &a->threads)))
+				return st;
 			break;
 		case OPT_FRESH:
-			cfg.fresh = true;
+			a->fresh = true;
 			break;
 		case 'q':
-			cfg.quiet = true;
+			a->quiet = true;
 			break;
 		case 'h':
 			opt_usage(stdout, &train_cmd);
-			st = HPT_EXIT_OK;
-			goto out;
+			a->help = true;
+			return HPT_EXIT_OK;
 		default:
-			st = HPT_EXIT_USAGE;
-			goto out;
+			return HPT_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		st = opt_error(&train_cmd, optind >= argc ? "no job spec given" : "more than one job spec given");
-		goto out;
-	}
-	if ((st = check_isa_cap()))
-		goto out;
-	st = load_spec(argv[optind], &sets, &job);
+	if (optind != argc - 1)
+		return opt_error(&train_cmd, optind >= argc ? "no job spec given"
+							      : "more than one job spec given");
+	a->spec = argv[optind];
+	return HPT_EXIT_OK;
+}
+
+/* The job from its spec, its resolved form and that form's hash: what
+ * names the run directory and every checkpoint.  0 or a status. */
+static int resolve_job(const struct train_args *a, struct job *job, struct sbuf *resolved,
+		       char hash[65])
+{
+	int st = load_spec(a->spec, &a->sets, job);
+
 	if (st)
-		goto out;
-	if (job.command.n) {
+		return st;
+	if (job->command.n) {
 		fprintf(stderr, "hpctrain train: %s: the spec names a command; run it with 'hpctrain launch'\n",
-			argv[optind]);
-		st = HPT_EXIT_BAD_SPEC;
-		goto out;
+			a->spec);
+		return HPT_EXIT_BAD_SPEC;
 	}
-	if (spec_emit_resolved(&job, &resolved)) {
+	if (spec_emit_resolved(job, resolved)) {
 		fprintf(stderr, "hpctrain train: cannot emit the resolved spec\n");
-		st = HPT_EXIT_INTERNAL;
-		goto out;
+		return HPT_EXIT_INTERNAL;
 	}
-	spec_hash(resolved.buf, resolved.len, hash);
-	/* MPI before anything that depends on the rank; every rank of a job
-	 * makes the same run directory, rank 0 writes into it. */
-	if ((st = comm_init(&comm, &job, &err)))
+	spec_hash(resolved->buf, resolved->len, hash);
+	return HPT_EXIT_OK;
+}
+
+/* Every rank of a job makes the same run directory; rank 0 writes the
+ * resolved spec into it, once.  0 or a status with err. */
+static int prepare_run_dir(const char *run_dir, int rank, const struct sbuf *resolved,
+			   struct sbuf *err)
+{
+	char *path;
+	int st = HPT_EXIT_OK;
+
+	if (fileio_mkdirs(run_dir, 0777, err))
+		return HPT_EXIT_IO;
+	path = xasprintf("%s/resolved.yaml", run_dir);
+	if (!rank && !fileio_exists(path) &&
+	    fileio_write_atomic(path, resolved->buf, resolved->len, 0644, 0, err))
+		st = HPT_EXIT_IO;
+	free(path);
+	return st;
+}
+
+/* MPI, the device, the run directory and the backend, then the run.
+ * Every failure after MPI started goes through comm_finish, so the
+ * other ranks learn of it.  Returns the run's status. */
+static int run_job(const struct train_args *a, const struct job *job, const struct sbuf *resolved,
+		   const char *hash)
+{
+	struct train_config cfg = { .job = job, .hash = hash, .max_steps = a->max_steps,
+				    .fresh = a->fresh, .quiet = a->quiet, .world = 1 };
+	struct sbuf err = SBUF_INIT;
+	struct comm comm = { 0 };
+	struct comm_cuda cc = { 0 };
+	struct train_hooks hooks;
+	char *run_dir = NULL;
+	bool comm_up = false;
+	int st;
+
+	/* MPI before anything that depends on the rank. */
+	if ((st = comm_init(&comm, job, &err)))
 		goto report;
 	comm_up = true;
 	cfg.rank = comm.rank;
 	cfg.world = comm.world;
-	if ((st = pick_device(&job, &comm, &cfg.cuda, &err)) ||
+	if ((st = pick_device(job, &comm, &cfg.cuda, &err)) ||
 	    (cfg.cuda && (st = comm_cuda_init(&cc, &comm, &err))))
 		goto report;
-	run_dir = run ? xstrdup(run) : xasprintf("%s/%s/%.12s", job.output.dir, job.name, hash);
-	if (make_dirs(run_dir, &err)) {
-		st = HPT_EXIT_IO;
+	run_dir = a->run ? xstrdup(a->run) : xasprintf("%s/%s/%.12s", job->output.dir, job->name, hash);
+	if ((st = prepare_run_dir(run_dir, cfg.rank, resolved, &err)))
 		goto report;
-	}
-	path = xasprintf("%s/resolved.yaml", run_dir);
-	if (!cfg.rank && !fileio_exists(path) &&
-	    fileio_write_atomic(path, resolved.buf, resolved.len, 0644, 0, &err)) {
-		free(path);
-		st = HPT_EXIT_IO;
-		goto report;
-	}
-	free(path);
-	if (backend_init((int)threads, &err)) {
+	if (backend_init((int)a->threads, &err)) {
 		st = HPT_EXIT_INTERNAL;
 		goto report;
 	}
-	cfg.job = &job;
 	cfg.run_dir = run_dir;
-	cfg.hash = hash;
 	comm_hooks(&comm, &hooks);
 	if (cfg.cuda)
 		comm_cuda_hooks(&cc, &hooks);
@@ -283,11 +284,27 @@ report:
 		st = comm_finish(&comm, st);
 	comm_cuda_release(&cc); /* after comm_finish: a failed job aborts before NCCL can wait */
 	comm_release(&comm);
-out:
+	free(run_dir);
+	sbuf_release(&err);
+	return st;
+}
+
+int cmd_train(int argc, char **argv)
+{
+	struct train_args a = { .sets = SPECFILE_OVERRIDES_INIT };
+	struct sbuf resolved = SBUF_INIT;
+	struct job job = { 0 };
+	char hash[65];
+	int st = parse_args(argc, argv, &a);
+
+	if (!st && !a.help)
+		st = check_isa_cap();
+	if (!st && !a.help)
+		st = resolve_job(&a, &job, &resolved, hash);
+	if (!st && !a.help)
+		st = run_job(&a, &job, &resolved, hash);
 	job_release(&job);
 	sbuf_release(&resolved);
-	sbuf_release(&err);
-	free(run_dir);
-	specfile_overrides_release(&sets);
+	specfile_overrides_release(&a.sets);
 	return st;
 }

@@ -328,84 +328,133 @@ static void heartbeat(void)
 		utimensat(AT_FDCWD, path, NULL, 0);
 }
 
+/* Predictions per batch: one per sample, or one per label of a
+ * multi-label loss; what accuracy and the epoch's sample count use. */
+static int64_t predictions_per_batch(const struct trainer *t)
+{
+	return (int64_t)t->model.input.n * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1);
+}
+
+/* What one step leaves for the metrics. */
+struct step_result {
+	double loss, lr, seconds;
+	int64_t correct;
+	bool fwd_overflow; /* fp16: the forward overflowed, the step was skipped */
+};
+
+/* Step number step: batch, forward, loss, backward, the hooks (the
+ * allreduce), unscale, update.  0 or a status with err. */
+static int one_step(struct trainer *t, const struct train_hooks *hooks, struct grad_hook *gh,
+		    int64_t step, struct step_result *r, struct sbuf *err)
+{
+	const struct job *job = t->job;
+	int64_t spe = t->ld.steps_per_epoch;
+	double t0 = now_s();
+	int skip = 0, overflow;
+
+	r->lr = optim_lr(&t->opt, step);
+	loader_batch(&t->ld, step / spe, step % spe, t->x, t->labels, t->targets);
+	if (step_forward(t, true, rng_hash((uint64_t)job->train.seed, (uint64_t)step), err) ||
+	    step_loss(t, &r->loss, &r->correct, err))
+		return HPT_EXIT_INTERNAL;
+	r->fwd_overflow = amp_forward_overflow(&t->cs.scaler, r->loss);
+	if (!isfinite(r->loss) && !r->fwd_overflow) {
+		sbuf_addf(err, "step %lld: the loss is %s (lr %.4g); the run diverged, "
+			  "lower train.optimizer.lr",
+			  (long long)step + 1, isnan(r->loss) ? "NaN" : "infinite", r->lr);
+		return HPT_EXIT_FAILURE;
+	}
+	/* Loss scaling (fp16): scale the loss gradient before backward;
+	 * unscale after before_update, which in data-parallel runs has
+	 * waited for the gradient allreduce, so every rank checks the
+	 * same averaged gradients and skips the same steps. */
+	if (step_scale(t, r->fwd_overflow, err) || step_backward(t, gh, err))
+		return HPT_EXIT_INTERNAL;
+	if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
+		return HPT_EXIT_INTERNAL;
+	if ((overflow = step_unscale(t, err)) < 0)
+		return HPT_EXIT_INTERNAL;
+	if (!skip && !overflow && step_update(t, r->lr, err))
+		return HPT_EXIT_INTERNAL;
+	if (hooks && hooks->after_update && hooks->after_update(hooks->ctx, t))
+		return HPT_EXIT_INTERNAL;
+	r->seconds = now_s() - t0;
+	if ((t->mt.gpu = t->dev != NULL))
+		model_cuda_step_times(t->dev, &t->mt.copy_ms, &t->mt.sync_ms);
+	return HPT_EXIT_OK;
+}
+
+/* Adds the step to the epoch's sums and logs it every log_every_steps.
+ * A skipped step has no loss to count or log. */
+static int record_step(struct trainer *t, int64_t step, const struct step_result *r,
+		       struct sbuf *err)
+{
+	int64_t per = predictions_per_batch(t), every = t->job->output.log_every_steps;
+	int b = t->model.input.n;
+
+	if (r->fwd_overflow)
+		return HPT_EXIT_OK;
+	t->cs.epoch_loss += r->loss;
+	t->cs.epoch_correct += r->correct;
+	t->cs.epoch_seen += per;
+	if ((step + 1) % every && step + 1 != t->stop_step)
+		return HPT_EXIT_OK;
+	if (metrics_step(&t->mt, step + 1, step / t->ld.steps_per_epoch, r->loss,
+			 (double)r->correct / per, r->lr, b / r->seconds, r->seconds * 1e3, true)) {
+		sbuf_addf(err, "cannot write %s/metrics.jsonl", t->cfg->run_dir);
+		return HPT_EXIT_IO;
+	}
+	return HPT_EXIT_OK;
+}
+
+/* The epoch that step completes: evaluate, log, reset the sums. */
+static int end_epoch(struct trainer *t, int64_t step, double *epoch_busy, struct sbuf *err)
+{
+	int64_t steps_in = t->cs.epoch_seen / predictions_per_batch(t);
+	int b = t->model.input.n;
+	double tl, ta;
+
+	if (evaluate(t, &tl, &ta, err))
+		return HPT_EXIT_INTERNAL;
+	if (metrics_epoch(&t->mt, step / t->ld.steps_per_epoch + 1, step + 1,
+			  t->cs.epoch_loss / steps_in, (double)t->cs.epoch_correct / t->cs.epoch_seen,
+			  tl, ta, *epoch_busy > 0 ? b * (double)steps_in / *epoch_busy : 0)) {
+		sbuf_addf(err, "cannot write %s/metrics.jsonl", t->cfg->run_dir);
+		return HPT_EXIT_IO;
+	}
+	t->cs.epoch_loss = 0;
+	t->cs.epoch_correct = t->cs.epoch_seen = 0;
+	*epoch_busy = 0;
+	return HPT_EXIT_OK;
+}
+
+/* Steps until stop_step, a failure, or the hooks' stop (preemption:
+ * a checkpoint, then HPT_EXIT_PREEMPTED).  busy and trained add up the
+ * time in steps and the steps run. */
 static int train_steps(struct trainer *t, const struct train_hooks *hooks, double *busy,
 		       int64_t *trained, struct sbuf *err)
 {
 	const struct job *job = t->job;
 	struct grad_hook gh = { hooks ? hooks->on_grad_ready : NULL, hooks ? hooks->ctx : NULL };
-	int64_t spe = t->ld.steps_per_epoch, log_every = job->output.log_every_steps;
-	int b = t->model.input.n;
+	int64_t every_ckpt = job->train.checkpoint.every_steps;
 	double epoch_busy = 0;
+	int st;
 
 	for (; t->cs.step < t->stop_step; t->cs.step++) {
-		int64_t step = t->cs.step, epoch = step / spe, correct;
-		double t0 = now_s(), loss, lr = optim_lr(&t->opt, step), dt;
-		int skip = 0, overflow;
-		bool fwd_overflow;
+		int64_t step = t->cs.step;
+		struct step_result r;
 
-		loader_batch(&t->ld, epoch, step % spe, t->x, t->labels, t->targets);
-		if (step_forward(t, true, rng_hash((uint64_t)job->train.seed, (uint64_t)step), err))
-			return HPT_EXIT_INTERNAL;
-		if (step_loss(t, &loss, &correct, err))
-			return HPT_EXIT_INTERNAL;
-		fwd_overflow = amp_forward_overflow(&t->cs.scaler, loss);
-		if (!isfinite(loss) && !fwd_overflow) {
-			sbuf_addf(err, "step %lld: the loss is %s (lr %.4g); the run diverged, "
-				  "lower train.optimizer.lr",
-				  (long long)step + 1, isnan(loss) ? "NaN" : "infinite", lr);
-			return HPT_EXIT_FAILURE;
-		}
-		/* Loss scaling (fp16): scale the loss gradient before backward;
-		 * unscale after before_update, which in data-parallel runs has
-		 * waited for the gradient allreduce, so every rank checks the
-		 * same averaged gradients and skips the same steps. */
-		if (step_scale(t, fwd_overflow, err) || step_backward(t, &gh, err))
-			return HPT_EXIT_INTERNAL;
-		if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
-			return HPT_EXIT_INTERNAL;
-		if ((overflow = step_unscale(t, err)) < 0)
-			return HPT_EXIT_INTERNAL;
-		if (overflow)
-			skip = 1;
-		if (!skip && step_update(t, lr, err))
-			return HPT_EXIT_INTERNAL;
-		if (hooks && hooks->after_update && hooks->after_update(hooks->ctx, t))
-			return HPT_EXIT_INTERNAL;
-		dt = now_s() - t0;
-		if ((t->mt.gpu = t->dev != NULL))
-			model_cuda_step_times(t->dev, &t->mt.copy_ms, &t->mt.sync_ms);
-		*busy += dt;
-		epoch_busy += dt;
+		if ((st = one_step(t, hooks, &gh, step, &r, err)))
+			return st;
+		*busy += r.seconds;
+		epoch_busy += r.seconds;
 		++*trained;
-		if (!fwd_overflow) { /* a skipped step has no loss to count or log */
-			t->cs.epoch_loss += loss;
-			t->cs.epoch_correct += correct;
-			t->cs.epoch_seen += b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1);
-		}
-		if (!fwd_overflow && ((step + 1) % log_every == 0 || step + 1 == t->stop_step))
-			if (metrics_step(&t->mt, step + 1, epoch, loss,
-					 (double)correct / (b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1)),
-					 lr, b / dt, dt * 1e3, true)) {
-				sbuf_addf(err, "cannot write %s/metrics.jsonl", t->cfg->run_dir);
-				return HPT_EXIT_IO;
-			}
-		if ((step + 1) % spe == 0) {
-			double tl, ta;
-			int64_t steps_in = t->cs.epoch_seen / (b * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1));
-
-			if (evaluate(t, &tl, &ta, err))
-				return HPT_EXIT_INTERNAL;
-			if (metrics_epoch(&t->mt, epoch + 1, step + 1, t->cs.epoch_loss / steps_in,
-					  (double)t->cs.epoch_correct / t->cs.epoch_seen, tl, ta,
-					  epoch_busy > 0 ? b * (double)steps_in / epoch_busy : 0)) {
-				sbuf_addf(err, "cannot write %s/metrics.jsonl", t->cfg->run_dir);
-				return HPT_EXIT_IO;
-			}
-			t->cs.epoch_loss = 0;
-			t->cs.epoch_correct = t->cs.epoch_seen = 0;
-			epoch_busy = 0;
-		}
-		if (job->train.checkpoint.every_steps && (step + 1) % job->train.checkpoint.every_steps == 0) {
+		if ((st = record_step(t, step, &r, err)))
+			return st;
+		if ((step + 1) % t->ld.steps_per_epoch == 0 && (st = end_epoch(t, step, &epoch_busy, err)))
+			return st;
+		/* checkpoints hold the number of steps done, so step + 1 */
+		if (every_ckpt && (step + 1) % every_ckpt == 0) {
 			t->cs.step++;
 			if (save(t, err))
 				return HPT_EXIT_IO;

@@ -22,7 +22,7 @@ struct specfile_overrides {
 	size_t n;
 };
 
-#define SPEC_OVERRIDES_INIT { NULL, 0 }
+#define SPECFILE_OVERRIDES_INIT { NULL, 0 }
 
 /* Records one --set argument (arg must outlive the struct, as optarg
  * does); diagnostics will name it "--set ARG". */
