@@ -13,6 +13,7 @@
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/bind.h"    // defines: bind_apply
+#include "launcher/contract.h" // defines: contract_check, contract_got_read
 #include "launcher/envplan.h" // defines: envplan_build, envplan_cvd_parse
 #include "launcher/rank.h"    // defines: rank_pmix_discover, struct rank_info
 #include "launcher/supervise.h" // defines: supervise_run, supervise_grace
@@ -81,7 +82,8 @@ struct launch {
 	void *hwloc_topo; /* the live probe's, kept for binding */
 	struct plan plan;
 	struct envplan_cvd cvd;
-	struct env_list env;
+	struct env_list env;         /* what the program gets: the plan's, then the spec's env */
+	struct env_list planned_env; /* the plan's alone, for the contract */
 	struct bind_result bound;
 };
 
@@ -253,14 +255,12 @@ static const int preempt_signals[] = { [PREEMPT_USR2] = SIGUSR2, [PREEMPT_TERM] 
 
 /* Preemption needs the spec (its signal, lead_s, after_signal); without
  * one the supervisor only forwards signals. */
-static int supervise_program(const struct launch *l, char **argv)
+static int supervise_program(const struct launch *l, json_t *contract, char **argv)
 {
 	struct supervise_opts o = { .run_dir = l->run, .rank = l->ri.rank,
-				    .world = l->ri.world_size, .host = l->ri.hostname };
-	int status = set_env(l);
+				    .world = l->ri.world_size, .host = l->ri.hostname,
+				    .contract = contract };
 
-	if (status)
-		return status;
 	if (l->have_job) {
 		o.preempt_signal = preempt_signals[l->job.preempt.signal];
 		o.grace_s = supervise_grace(l->job.preempt.lead_s);
@@ -270,12 +270,8 @@ static int supervise_program(const struct launch *l, char **argv)
 	return supervise_run(&o, argv);
 }
 
-static int exec_program(const struct launch *l, char **argv)
+static int exec_program(char **argv)
 {
-	int status = set_env(l);
-
-	if (status)
-		return status;
 	fflush(stdout);
 	fflush(stderr);
 	execvp(argv[0], argv);
@@ -287,6 +283,30 @@ static int exec_program(const struct launch *l, char **argv)
 	return HPT_EXIT_NOEXEC;
 }
 
+/* The plan next to what this process got, once the binding and the
+ * environment are in place; each difference is a warning in the rank's
+ * log (and, supervised, in its liveness file).  A new reference. */
+static json_t *check_contract(const struct launch *l)
+{
+	struct contract_plan plan = {
+		.slice = &l->plan.slices[l->ri.local_rank],
+		.cpus_bound = l->bound.cpu_applied,
+		.mems_bound = l->bound.mem_applied,
+		.env = &l->planned_env,
+	};
+	struct contract_got got;
+	json_t *c, *w;
+
+	contract_got_read(&got);
+	c = contract_check(&l->topo, &plan, &got);
+	w = json_object_get(c, "warnings");
+	for (size_t i = 0; i < json_array_size(w); i++)
+		fprintf(stderr, "hpctrain launch: rank %u: warning: %s\n", l->ri.rank,
+			json_string_value(json_array_get(w, i)));
+	contract_got_release(&got);
+	return c;
+}
+
 static void launch_release(struct launch *l)
 {
 	job_release(&l->job);
@@ -296,12 +316,14 @@ static void launch_release(struct launch *l)
 	plan_release(&l->plan);
 	envplan_cvd_release(&l->cvd);
 	env_list_release(&l->env);
+	env_list_release(&l->planned_env);
 	bind_result_release(&l->bound);
 }
 
 static int run(struct launch *l, char **argv)
 {
 	const struct slice *s;
+	json_t *contract;
 	struct envplan_input in = { 0 };
 	int status = load_job(l);
 
@@ -319,6 +341,7 @@ static int run(struct launch *l, char **argv)
 	in.gpu_none = l->policy.gpu == PLAN_GPU_NONE;
 	in.nic_none = l->policy.nic == PLAN_NIC_NONE;
 	in.socket_ifname = l->socket_ifname;
+	envplan_build(&in, &l->planned_env);
 	in.user = l->have_job ? &l->job.env : NULL;
 	envplan_build(&in, &l->env);
 	if (l->dry_run) {
@@ -343,7 +366,15 @@ static int run(struct launch *l, char **argv)
 	 * topology first only keeps its file descriptors from leaking. */
 	probe_keep_release(l->hwloc_topo);
 	l->hwloc_topo = NULL;
-	return l->supervise ? supervise_program(l, argv) : exec_program(l, argv);
+	if ((status = set_env(l)))
+		return status;
+	contract = check_contract(l);
+	if (l->supervise)
+		status = supervise_program(l, contract, argv);
+	else
+		status = exec_program(argv);
+	json_decref(contract);
+	return status;
 }
 
 int cmd_launch(int argc, char **argv)

@@ -1,8 +1,8 @@
 # launcher/build.mk - running ranks (launch) and submitting jobs (submit).
 
 # launch: rank discovery, environment, binding.
-LAUNCH_CORE  = launcher/rank.c launcher/envplan.c launcher/policy.c
-LAUNCH_SHELL = launcher/rank_pmix.c launcher/bind.c cli/cmd_launch.c
+LAUNCH_CORE  = launcher/rank.c launcher/envplan.c launcher/policy.c launcher/contract.c
+LAUNCH_SHELL = launcher/rank_pmix.c launcher/bind.c launcher/contract_got.c cli/cmd_launch.c
 HPCTRAIN_SRC  += $(LAUNCH_CORE) $(LAUNCH_SHELL)
 HPCTRAIN_PKGS += pmix
 DEBIAN_PKGS   += libpmix-dev openmpi-bin libopenmpi-dev
@@ -18,9 +18,10 @@ DEBIAN_PKGS   += libdw-dev libelf-dev
 # The launch tests run ranks under a real local Slurm (tests/cluster/).
 DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge iproute2 util-linux
 
-UNIT_TESTS += test_launch test_autopsy
+UNIT_TESTS += test_launch test_autopsy test_contract
 UNIT_SRC_test_autopsy = $(SUPERVISE_CORE) common/sbuf.c
 UNIT_SRC_test_launch = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
+UNIT_SRC_test_contract = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
 
 # submit: batch scripts (render, pure), run records, Slurm through libslurm,
 # and the commands submit/status/cancel/logs/rerun.  Debian 12's

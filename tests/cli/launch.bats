@@ -150,6 +150,34 @@ field() {
 	rm -rf "$tmp"
 }
 
+@test "a launch as planned has no contract warning; an HCA the node lacks is named" {
+	run -0 "$HPT" launch -- true
+	[[ "$output" != *warning:* ]]
+	tmp=$(mktemp -d)
+	printf 'version: 1\nname: t\nenv: {NCCL_IB_HCA: "=mlx5_77", NCCL_SOCKET_IFNAME: "^docker"}\n' >"$tmp/j.yaml"
+	run -0 "$HPT" launch --spec "$tmp/j.yaml" -- true
+	[[ "$output" == *"hpctrain launch: rank 0: warning: NCCL_IB_HCA==mlx5_77 names mlx5_77, which is no InfiniBand/RoCE device of this node (it has "* ]]
+	[[ "$output" != *NCCL_SOCKET_IFNAME* ]]
+	rm -rf "$tmp"
+}
+
+@test "the contract names a GPU the spec's env moved, and a supervised run keeps it for status --ranks" {
+	tmp=$(mktemp -d)
+	mkdir "$tmp/run"
+	printf 'version: 1\nname: t\nenv: {CUDA_VISIBLE_DEVICES: "3"}\n' >"$tmp/run/resolved.yaml"
+	run -0 env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_PROCID=7 SLURM_LOCALID=7 SLURM_NODEID=0 \
+		SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=8 SLURM_STEP_TASKS_PER_NODE=8 \
+		SLURM_STEP_NODELIST=dgx01 "$HPT" launch --topology "$DGXA100" --supervise --run "$tmp/run" -- true
+	[[ "$output" == *"rank 7: warning: CUDA_VISIBLE_DEVICES=7 was planned (GPU "*", but the program gets 3"* ]]
+	run -0 "$HPT" status --ranks "$tmp/run"
+	[[ "$output" == *"warning: rank 7: CUDA_VISIBLE_DEVICES=7 was planned"* ]]
+	run -0 "$HPT" status --ranks --json "$tmp/run"
+	echo "$output" | jq -e '.ranks[0].contract.planned.env.CUDA_VISIBLE_DEVICES == "7"
+		and .ranks[0].contract.got.env.CUDA_VISIBLE_DEVICES == "3"
+		and (.ranks[0].contract.warnings | length) == 1' >/dev/null
+	rm -rf "$tmp"
+}
+
 @test "the program's exit status and arguments pass through unchanged" {
 	run "$HPT" launch -- sh -c 'exit 7'
 	[ "$status" -eq 7 ]

@@ -1,0 +1,57 @@
+/* contract.h - the launch contract, checked: what a rank was planned to
+ * get (CPUs, NUMA nodes, GPU, NICs, the NCCL/UCX environment) next to
+ * what it really got, and a warning for each difference.
+ *
+ * Core (pure): the shell (cmd_launch.c) gathers what the process got
+ * after binding (sched_getaffinity, Mems_allowed_list, the environment
+ * after the spec's env) and the names the node really has; the warnings
+ * go to the rank's log and, under --supervise, into its liveness file,
+ * where `hpctrain status RUN --ranks` shows them.  A mismatch never
+ * stops a launch: a site may have reasons, and the program may still
+ * run; it is said, once, where the user looks.
+ */
+#ifndef HPT_CONTRACT_H
+#define HPT_CONTRACT_H
+
+#include "topology/bitmap.h" // defines: struct bitmap
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct env_list;
+struct node_topo;
+struct slice;
+
+/* What was planned beyond the slice: whether the CPU and memory binding
+ * were to be applied (policy not none, and bind_apply did), and the
+ * environment envplan set (NULL values for names it left alone). */
+struct contract_plan {
+	const struct slice *slice;
+	bool cpus_bound, mems_bound;
+	const struct env_list *env;
+};
+
+/* What the process has, read after binding and set_env. */
+struct contract_got {
+	struct bitmap cpus;   /* sched_getaffinity */
+	bool have_cpus;
+	struct bitmap mems;   /* Mems_allowed_list */
+	bool have_mems;
+	const char *cuda_visible_devices, *nccl_ib_hca, *nccl_socket_ifname, *ucx_net_devices;
+	const char *const *ifnames; /* the node's network interfaces (if_nameindex) */
+	size_t n_ifnames;
+};
+
+/* In contract_got.c (shell): fills got from this process, after
+ * binding and after the program's environment was set; the env values
+ * point into the environment.  Release with contract_got_release. */
+void contract_got_read(struct contract_got *got);
+void contract_got_release(struct contract_got *got);
+
+/* {"planned": {...}, "got": {...}, "warnings": ["...", ...]}; the node's
+ * HCA names are t's NICs' OpenFabrics names.  A new reference. */
+json_t *contract_check(const struct node_topo *t, const struct contract_plan *plan,
+		       const struct contract_got *got);
+
+#endif
