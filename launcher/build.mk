@@ -23,6 +23,14 @@ UNIT_SRC_test_autopsy = $(SUPERVISE_CORE) common/sbuf.c
 UNIT_SRC_test_launch = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
 UNIT_SRC_test_contract = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
 
+# The node ledger: nodes that failed `hpctrain doctor`, per cluster, with
+# their cooldowns and GEMM scores (ledger.c, pure).
+LEDGER_CORE  = launcher/ledger.c
+HPCTRAIN_SRC += $(LEDGER_CORE)
+
+UNIT_TESTS += test_ledger
+UNIT_SRC_test_ledger = $(LEDGER_CORE) common/sbuf.c
+
 # submit: batch scripts (render, pure), run records, Slurm through libslurm,
 # and the commands submit/status/cancel/logs/rerun.  Debian 12's
 # libslurm-dev has no slurm.pc: launcher/slurm.pc stands in, by path.

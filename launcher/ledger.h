@@ -1,0 +1,78 @@
+/* ledger.h - the node ledger: nodes that failed `hpctrain doctor`,
+ * remembered across runs, per Slurm cluster.
+ *
+ * A failed node cools down: it is kept out of jobs until its cooldown
+ * is over, and the cooldown doubles with each failure it has had (1 h,
+ * 2 h, 4 h ... a week at most), so a node that keeps failing stays out
+ * longer while one that failed once is tried again soon.  Each node's
+ * last GEMM score (its speed next to the fastest node's) is kept too,
+ * to tell a straggler from a node that merely passed.
+ *
+ * The document:
+ *   {"version": 1, "clusters": {"CLUSTER": {"NODE": {"checks": N,
+ *     "failures": K, "last_checked": T, "last_failure": T, "last_ok": T,
+ *     "last_score": 0.97, "reason": "...", "cooldown_s": S, "until": T}}}}
+ * times in epoch seconds; a field that never had a value is absent.
+ *
+ * Core (pure): the document and the clock's value come from the caller.
+ */
+#ifndef HPT_LEDGER_H
+#define HPT_LEDGER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+struct sbuf;
+
+/* One node's doctor result. */
+struct ledger_event {
+	const char *node;   /* Slurm node name */
+	bool failed;        /* any check failed on it */
+	const char *reason; /* first failing check's reason ("nics: mlx5_0 port 1 is DOWN"), or NULL */
+	double score;       /* GEMM speed relative to the fastest node, 0..1; < 0 when unknown */
+};
+
+#define LEDGER_VERSION 1
+#define LEDGER_COOLDOWN_BASE_S 3600        /* first failure: 1 h */
+#define LEDGER_COOLDOWN_MAX_S (7 * 86400)  /* doubling stops at a week */
+
+/* {"version": 1, "clusters": {}}: a new reference. */
+json_t *ledger_new(void);
+
+/* 0, or -1 with err naming what is wrong (not an object, version not 1,
+ * a node entry that is not an object, a field of the wrong type). */
+int ledger_check(const json_t *doc, struct sbuf *err);
+
+/* The cooldown after a node's failures-th failure: BASE * 2^(failures-1),
+ * capped at MAX; 0 for no failure. */
+long ledger_cooldown(long failures);
+
+/* Records a doctor run on cluster: every node gets checks+1,
+ * last_checked=now, last_score (when >= 0); a failed node gets
+ * failures+1, last_failure=now, reason, cooldown_s=ledger_cooldown(failures),
+ * until=now+cooldown_s.  A node that passes keeps its cooldown (it was
+ * checked while someone forced it in) but its streak is noted: last_ok=now. */
+void ledger_record(json_t *doc, const char *cluster, const struct ledger_event *ev, size_t n,
+		   time_t now);
+
+/* Removes node from cluster (or from every cluster when cluster is
+ * NULL), and a cluster left empty; returns how many entries went. */
+int ledger_forget(json_t *doc, const char *cluster, const char *node);
+
+/* Nodes of cluster whose until > now, sorted by name: *nodes is a
+ * malloc'd array (NULL when none) of strings pointing into doc; free the
+ * array only.  Returns the count. */
+size_t ledger_cooling(const json_t *doc, const char *cluster, time_t now, const char ***nodes);
+
+/* The entry of one node, or NULL (borrowed). */
+const json_t *ledger_entry(const json_t *doc, const char *cluster, const char *node);
+
+/* The table of `hpctrain doctor --ledger`: a header, then one line per
+ * cluster and node, sorted: cluster, node, failures, checks, last score,
+ * state ("cooling until 2026-11-24 15:00 (2h 10m left)", UTC, or "ok"),
+ * last reason.  "the ledger is empty" when there is nothing. */
+void ledger_format(const json_t *doc, time_t now, struct sbuf *out);
+
+#endif
