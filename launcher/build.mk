@@ -24,12 +24,14 @@ UNIT_SRC_test_launch = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) co
 UNIT_SRC_test_contract = $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
 
 # The node ledger: nodes that failed `hpctrain doctor`, per cluster, with
-# their cooldowns and GEMM scores (ledger.c, pure).
+# their cooldowns and GEMM scores (ledger.c, pure), in a file rewritten
+# under a lock (ledger_file.c).
 LEDGER_CORE  = launcher/ledger.c
-HPCTRAIN_SRC += $(LEDGER_CORE)
+LEDGER_SHELL = launcher/ledger_file.c
+HPCTRAIN_SRC += $(LEDGER_CORE) $(LEDGER_SHELL)
 
 UNIT_TESTS += test_ledger
-UNIT_SRC_test_ledger = $(LEDGER_CORE) common/sbuf.c
+UNIT_SRC_test_ledger = $(LEDGER_CORE) $(LEDGER_SHELL) common/fileio.c common/sbuf.c
 
 # submit: batch scripts (render, pure), run records, Slurm through libslurm,
 # and the commands submit/status/cancel/logs/rerun.  Debian 12's

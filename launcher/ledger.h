@@ -15,6 +15,8 @@
  * times in epoch seconds; a field that never had a value is absent.
  *
  * Core (pure): the document and the clock's value come from the caller.
+ * Shell (ledger_file.c): where the ledger lives, and reading and
+ * rewriting it under a lock.
  */
 #ifndef HPT_LEDGER_H
 #define HPT_LEDGER_H
@@ -74,5 +76,24 @@ const json_t *ledger_entry(const json_t *doc, const char *cluster, const char *n
  * state ("cooling until 2026-11-24 15:00 (2h 10m left)", UTC, or "ok"),
  * last reason.  "the ledger is empty" when there is nothing. */
 void ledger_format(const json_t *doc, time_t now, struct sbuf *out);
+
+/* Shell (ledger_file.c). */
+
+/* $HPCTRAIN_LEDGER, else $XDG_STATE_HOME/hpctrain/nodes.json, else
+ * $HOME/.local/state/hpctrain/nodes.json.  0, or -1 with err (no HOME). */
+int ledger_path(struct sbuf *out, struct sbuf *err);
+
+/* Reads the ledger under a shared flock of PATH.lock; a missing file is
+ * an empty ledger.  0, or HPT_EXIT_IO with err naming the path (and for
+ * a corrupt file the line and column). */
+int ledger_load(const char *path, json_t **doc, struct sbuf *err);
+
+/* Read-modify-write under an exclusive flock of PATH.lock (created 0600,
+ * its directory made 0700): reads the ledger (missing = ledger_new()),
+ * calls fn(doc, arg), and when fn returns 0 writes the result atomically
+ * (mode 0600).  0; fn's non-zero return, with nothing written; or
+ * HPT_EXIT_IO with err. */
+int ledger_update(const char *path, int (*fn)(json_t *doc, void *arg), void *arg,
+		  struct sbuf *err);
 
 #endif

@@ -1,20 +1,53 @@
 /* test_ledger.c - launcher/ledger: cooldowns, cooling lists, forgetting,
- * checking, the table. */
+ * checking, the table, and the file under concurrent writers.
+ * Works in a fresh directory under $TMPDIR (or /tmp), removed at the end. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "common/sbuf.h"     // defines: struct sbuf
+#include "common/exitcode.h" // defines: HPT_EXIT_IO
+#include "common/fileio.h"   // defines: fileio_write_atomic, fileio_read
+#include "common/sbuf.h"     // defines: struct sbuf, xasprintf
 #include "launcher/ledger.h" // defines: ledger_*
 
+#include <ftw.h>
+#include <glob.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define HOUR 3600
 /* 2026-11-24 12:50:00 UTC */
 #define T0 ((time_t)1795524600)
+
+static char tmp[4096];
+
+static int setup(void **state)
+{
+	const char *t = getenv("TMPDIR");
+
+	(void)state;
+	snprintf(tmp, sizeof(tmp), "%s/test_ledger.XXXXXX", t && *t ? t : "/tmp");
+	return mkdtemp(tmp) ? 0 : -1;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	chmod(path, 0700);
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 static json_int_t field(const json_t *doc, const char *cluster, const char *node, const char *key)
 {
@@ -221,6 +254,246 @@ static void ledger__format_says_empty_or_shows_a_line_per_node(void **state)
 	json_decref(doc);
 }
 
+/* tmp + "/" + rel */
+static char *at(const char *rel)
+{
+	return xasprintf("%s/%s", tmp, rel);
+}
+
+static void ledger__load_of_a_missing_file_is_an_empty_ledger(void **state)
+{
+	char *paths[] = { at("missing.json"), at("no/such/dir/nodes.json") };
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		json_t *doc = NULL, *empty = ledger_new();
+
+		assert_int_equal(ledger_load(paths[i], &doc, &err), 0);
+		assert_true(json_equal(doc, empty));
+		assert_false(fileio_exists(paths[i]));
+		json_decref(doc);
+		json_decref(empty);
+		free(paths[i]);
+	}
+	assert_string_equal(err.buf, "");
+	sbuf_release(&err);
+}
+
+static void ledger__load_of_a_corrupt_file_names_path_line_and_column(void **state)
+{
+	static const char broken[] = "{\n \"version\": 1,\n \"clusters\": {\n  \"c\": {,\n";
+	static const char wrong[] = "{\"version\": 1, \"clusters\": {\"c\": {\"n1\": []}}}\n";
+	char *path = at("corrupt.json"), *want;
+	struct sbuf err = SBUF_INIT;
+	json_t *doc = NULL;
+
+	(void)state;
+	assert_int_equal(fileio_write_atomic(path, broken, strlen(broken), 0600, 0, &err), 0);
+	assert_int_equal(ledger_load(path, &doc, &err), HPT_EXIT_IO);
+	assert_null(doc);
+	want = xasprintf("%s:4:", path);
+	if (strncmp(err.buf, want, strlen(want)))
+		fail_msg("got \"%s\", want it to start \"%s\"", err.buf, want);
+	assert_non_null(strstr(err.buf, "not a node ledger"));
+	free(want);
+
+	sbuf_reset(&err);
+	assert_int_equal(fileio_write_atomic(path, wrong, strlen(wrong), 0600, 0, &err), 0);
+	assert_int_equal(ledger_load(path, &doc, &err), HPT_EXIT_IO);
+	want = xasprintf("%s: node \"n1\" of cluster \"c\" is not an object", path);
+	assert_string_equal(err.buf, want);
+	free(want);
+	sbuf_release(&err);
+	free(path);
+}
+
+struct record_arg {
+	const char *cluster;
+	struct ledger_event ev;
+	time_t now;
+	int status; /* what the update returns */
+};
+
+static int record(json_t *doc, void *p)
+{
+	struct record_arg *a = p;
+
+	ledger_record(doc, a->cluster, &a->ev, 1, a->now);
+	return a->status;
+}
+
+static unsigned mode_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_mode & 07777;
+}
+
+static void ledger__update_writes_pretty_private_json_or_nothing(void **state)
+{
+	char *dir = at("state/hpctrain"), *path = at("state/hpctrain/nodes.json");
+	char *lock = xasprintf("%s.lock", path);
+	struct record_arg a = { "c", { "n1", true, "disks: /tmp is full", 0.5 }, T0, 0 };
+	struct sbuf err = SBUF_INIT, text = SBUF_INIT;
+	json_t *doc = NULL;
+	mode_t old = umask(022);
+
+	(void)state;
+	assert_int_equal(ledger_update(path, record, &a, &err), 0);
+	umask(old);
+	assert_int_equal(mode_of(dir), 0700);
+	assert_int_equal(mode_of(path), 0600);
+	assert_int_equal(mode_of(lock), 0600);
+	assert_int_equal(fileio_read(path, 1 << 20, &text, &err), 0);
+	assert_string_equal(text.buf, "{\n"
+				      " \"clusters\": {\n"
+				      "  \"c\": {\n"
+				      "   \"n1\": {\n"
+				      "    \"checks\": 1,\n"
+				      "    \"cooldown_s\": 3600,\n"
+				      "    \"failures\": 1,\n"
+				      "    \"last_checked\": 1795524600,\n"
+				      "    \"last_failure\": 1795524600,\n"
+				      "    \"last_score\": 0.5,\n"
+				      "    \"reason\": \"disks: /tmp is full\",\n"
+				      "    \"until\": 1795528200\n"
+				      "   }\n"
+				      "  }\n"
+				      " },\n"
+				      " \"version\": 1\n"
+				      "}\n");
+
+	/* fn's failure is returned, and the file stays as it was. */
+	a.status = 42;
+	a.ev.node = "n2";
+	assert_int_equal(ledger_update(path, record, &a, &err), 42);
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	assert_non_null(ledger_entry(doc, "c", "n1"));
+	assert_null(ledger_entry(doc, "c", "n2"));
+	json_decref(doc);
+	sbuf_release(&text);
+	sbuf_release(&err);
+	free(lock);
+	free(path);
+	free(dir);
+}
+
+static void ledger__path_follows_the_environment(void **state)
+{
+	static const char *const names[] = { "HPCTRAIN_LEDGER", "XDG_STATE_HOME", "HOME" };
+	char *saved[3];
+	struct sbuf out = SBUF_INIT, err = SBUF_INIT;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		saved[i] = getenv(names[i]) ? xstrdup(getenv(names[i])) : NULL;
+		unsetenv(names[i]);
+	}
+	assert_int_equal(ledger_path(&out, &err), -1);
+	assert_non_null(strstr(err.buf, "HOME"));
+	setenv("HOME", "/home/u", 1);
+	assert_int_equal(ledger_path(&out, &err), 0);
+	assert_string_equal(out.buf, "/home/u/.local/state/hpctrain/nodes.json");
+	/* A relative XDG_STATE_HOME is ignored, as the XDG rules say. */
+	setenv("XDG_STATE_HOME", "rel", 1);
+	sbuf_reset(&out);
+	assert_int_equal(ledger_path(&out, &err), 0);
+	assert_string_equal(out.buf, "/home/u/.local/state/hpctrain/nodes.json");
+	setenv("XDG_STATE_HOME", "/st", 1);
+	sbuf_reset(&out);
+	assert_int_equal(ledger_path(&out, &err), 0);
+	assert_string_equal(out.buf, "/st/hpctrain/nodes.json");
+	setenv("HPCTRAIN_LEDGER", "/x/l.json", 1);
+	sbuf_reset(&out);
+	assert_int_equal(ledger_path(&out, &err), 0);
+	assert_string_equal(out.buf, "/x/l.json");
+	for (int i = 0; i < 3; i++) {
+		if (saved[i])
+			setenv(names[i], saved[i], 1);
+		else
+			unsetenv(names[i]);
+		free(saved[i]);
+	}
+	sbuf_release(&out);
+	sbuf_release(&err);
+}
+
+#define WRITERS 8
+#define UPDATES 25
+
+/* One writer: UPDATES doctor runs that each record its own node. */
+static void writer(const char *path, int id)
+{
+	char node[16];
+	struct record_arg a = { "c", { node, id % 2, "r", 0.5 }, T0, 0 };
+	struct sbuf err = SBUF_INIT;
+
+	snprintf(node, sizeof(node), "n%d", id);
+	for (int i = 0; i < UPDATES; i++) {
+		a.now = T0 + i;
+		if (ledger_update(path, record, &a, &err)) {
+			fprintf(stderr, "writer %d: %s\n", id, err.buf);
+			_exit(1);
+		}
+	}
+	_exit(0);
+}
+
+static void ledger__concurrent_writers_lose_no_record(void **state)
+{
+	char *path = at("shared/nodes.json"), *pat = at("shared/*.tmp.*");
+	pid_t pids[WRITERS];
+	int live = WRITERS, loads = 0;
+	struct sbuf err = SBUF_INIT;
+	json_int_t checks = 0;
+	json_t *doc;
+	glob_t g;
+
+	(void)state;
+	for (int i = 0; i < WRITERS; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (!pids[i])
+			writer(path, i);
+	}
+	/* While they write, every read sees a whole ledger. */
+	while (live) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+
+		if (pid > 0) {
+			assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+			live--;
+		}
+		if (ledger_load(path, &doc, &err))
+			fail_msg("load %d: %s", loads, err.buf);
+		json_decref(doc);
+		loads++;
+	}
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	for (int i = 0; i < WRITERS; i++) {
+		char node[16];
+
+		snprintf(node, sizeof(node), "n%d", i);
+		assert_int_equal(field(doc, "c", node, "checks"), UPDATES);
+		assert_int_equal(field(doc, "c", node, "failures"), i % 2 ? UPDATES : 0);
+		checks += field(doc, "c", node, "checks");
+	}
+	assert_int_equal(checks, WRITERS * UPDATES);
+	assert_int_equal(json_object_size(json_object_get(json_object_get(doc, "clusters"), "c")),
+			 WRITERS);
+	/* No writer left a temporary file behind. */
+	assert_int_equal(glob(pat, 0, NULL, &g), GLOB_NOMATCH);
+	print_message("%d loads while %d writers made %d updates\n", loads, WRITERS,
+		      WRITERS * UPDATES);
+	json_decref(doc);
+	sbuf_release(&err);
+	free(pat);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,7 +503,12 @@ int main(void)
 		cmocka_unit_test(ledger__forget_one_cluster_or_every_one),
 		cmocka_unit_test(ledger__check_refuses_malformed_documents),
 		cmocka_unit_test(ledger__format_says_empty_or_shows_a_line_per_node),
+		cmocka_unit_test(ledger__load_of_a_missing_file_is_an_empty_ledger),
+		cmocka_unit_test(ledger__load_of_a_corrupt_file_names_path_line_and_column),
+		cmocka_unit_test(ledger__update_writes_pretty_private_json_or_nothing),
+		cmocka_unit_test(ledger__path_follows_the_environment),
+		cmocka_unit_test(ledger__concurrent_writers_lose_no_record),
 	};
 
-	return cmocka_run_group_tests_name("test_ledger", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("test_ledger", tests, setup, teardown);
 }
