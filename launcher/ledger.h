@@ -91,8 +91,9 @@ int ledger_load(const char *path, json_t **doc, struct sbuf *err);
 /* Read-modify-write under an exclusive flock of PATH.lock (created 0600,
  * its directory made 0700): reads the ledger (missing = ledger_new()),
  * calls fn(doc, arg), and when fn returns 0 writes the result atomically
- * (mode 0600).  0; fn's non-zero return, with nothing written; or
- * HPT_EXIT_IO with err. */
+ * (mode 0600).  0; fn's non-zero return, with nothing written;
+ * HPT_EXIT_IO with err; or HPT_EXIT_INTERNAL with err when what fn left
+ * is not a ledger (ledger_check), which is then not written either. */
 int ledger_update(const char *path, int (*fn)(json_t *doc, void *arg), void *arg,
 		  struct sbuf *err);
 
