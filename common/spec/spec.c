@@ -84,6 +84,18 @@ static void set_field(struct walk *w, const struct spec_field *f, const struct y
 	sbuf_release(&why);
 }
 
+/* A section with an "enabled" key takes a bare value as that key. */
+static const struct spec_field *section_switch(const char *section)
+{
+	struct sbuf path = SBUF_INIT;
+	const struct spec_field *f;
+
+	sbuf_addf(&path, "%s.enabled", section);
+	f = spec_field_find(path.buf);
+	sbuf_release(&path);
+	return f;
+}
+
 static void walk_map(struct walk *w, const struct ynode *map, const char *prefix)
 {
 	struct sbuf path = SBUF_INIT;
@@ -106,6 +118,10 @@ static void walk_map(struct walk *w, const struct ynode *map, const char *prefix
 		w->seen[field_index(f)] = true;
 		if (ynode_is_null(v))
 			continue; /* "train:" alone means all defaults */
+		if (v->kind == YNODE_SCALAR && (f = section_switch(path.buf))) {
+			set_field(w, f, v); /* "preflight: false" is preflight.enabled */
+			continue;
+		}
 		if (v->kind != YNODE_MAP) {
 			diag_add(w->dl, DIAG_ERROR, v->where, v->line, v->col, path.buf,
 				 "expected a mapping of keys, got %s", ynode_kind_name(v));

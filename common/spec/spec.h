@@ -46,7 +46,8 @@ extern const char *const bind_gpu_names[], *const bind_cpu_names[], *const bind_
 	*const bind_nic_names[], *const train_model_names[], *const train_precision_names[],
 	*const train_batchnorm_names[], *const train_device_names[], *const opt_name_names[],
 	*const lr_schedule_names[], *const lr_scaling_names[], *const grad_compress_names[],
-	*const preempt_signal_names[], *const preempt_after_names[];
+	*const preempt_signal_names[], *const preempt_after_names[],
+	*const preflight_mode_names[];
 
 struct job_env_var {
 	char *name;
@@ -129,6 +130,15 @@ struct job_supervise {
 	int64_t stall_timeout_s; /* 0 = never declare the job stalled */
 };
 
+/* Preflight: hpctrain doctor on every node before the job's step. */
+enum preflight_mode { PREFLIGHT_AUTO, PREFLIGHT_ON, PREFLIGHT_OFF };
+struct job_preflight {
+	int enabled;             /* enum preflight_mode; auto: on when nodes > 1 */
+	int64_t max_resubmits;   /* new attempts without failed nodes, at most */
+	char *scratch;           /* node-local scratch to check; NULL: $TMPDIR, else /tmp */
+	double min_free_gb;      /* less free space fails the files check */
+};
+
 struct job_output {
 	char *dir;
 	int64_t log_every_steps;
@@ -145,6 +155,7 @@ struct job {
 	struct job_argv command;
 	struct job_preempt preempt;
 	struct job_supervise supervise;
+	struct job_preflight preflight;
 	struct job_output output;
 };
 

@@ -24,6 +24,7 @@ const char *const lr_scaling_names[] = { "none", "linear", NULL };
 const char *const grad_compress_names[] = { "none", "fp16", "bf16", NULL };
 const char *const preempt_signal_names[] = { "USR2", "TERM", "INT", NULL };
 const char *const preempt_after_names[] = { "requeue", "fail", NULL };
+const char *const preflight_mode_names[] = { "auto", "true", "false", NULL };
 
 /* A job name becomes a Slurm job name and a directory under runs/, so it
  * must be both: no slash, no leading dot or dash, nothing a shell or
@@ -221,6 +222,16 @@ const struct spec_field spec_fields[] = {
 	     "run each rank under launch --supervise; false execs the program directly"),
 	INT("supervise.stall_timeout_s", supervise.stall_timeout_s, 0, 604800, "0",
 	    "end the job with stack traces when no rank makes progress for this long; 0 never"),
+
+	SECTION("preflight", "hpctrain doctor on every node before the job runs"),
+	ENUM("preflight.enabled", preflight.enabled, preflight_mode_names, "auto",
+	     "run doctor as the job's first step; auto: when nodes > 1"),
+	INT("preflight.max_resubmits", preflight.max_resubmits, 0, 100, "2",
+	    "resubmit without the failed nodes at most this many times"),
+	STR("preflight.scratch", preflight.scratch, F_NULLABLE, check_path, "null",
+	    "node-local scratch whose free space doctor checks; null for $TMPDIR, else /tmp"),
+	NUM("preflight.min_free_gb", preflight.min_free_gb, 0, 1e6, 0, "1",
+	    "less free space (GB) in the run directory or scratch fails the node"),
 
 	SECTION("output", "where results go"),
 	STR("output.dir", output.dir, 0, check_path, "runs",
