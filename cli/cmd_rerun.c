@@ -17,12 +17,18 @@
 #include <stdio.h>
 #include <string.h>
 
+enum { OPT_EXCLUDE = 256, OPT_NO_LEDGER };
+
 static const char *const rerun_usage[] = {
-	"hpctrain rerun [--json] <run>",
+	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--json] <run>",
 	NULL,
 };
 
 static const struct opt rerun_opts[] = {
+	{ "exclude", required_argument, NULL, OPT_EXCLUDE, "NODES",
+	  "never run on these nodes (a Slurm hostlist, e.g. node[3,7])" },
+	{ "no-ledger", no_argument, NULL, OPT_NO_LEDGER, NULL,
+	  "do not leave out the nodes that hpctrain doctor's ledger holds in cooldown" },
 	{ "json", no_argument, NULL, 'j', NULL, "print the new attempt's record as JSON" },
 	OPT_HELP,
 	OPT_END,
@@ -74,7 +80,7 @@ static int load_run(const struct rundir *rd, struct attempt *at, const char *exe
 }
 
 /* A new attempt of run: its spec re-resolved as it was, submitted. */
-static int rerun(const char *run, int json)
+static int rerun(const char *run, const char *exclude, int ledger, int json)
 {
 	struct sbuf err = SBUF_INIT;
 	struct rundir found = RUNDIR_INIT, rd = RUNDIR_INIT;
@@ -97,6 +103,8 @@ static int rerun(const char *run, int json)
 	if (status)
 		goto out;
 	status = hpt_slurm_init(&err);
+	if (!status)
+		status = submit_exclude(&at, exclude, ledger, exe, &err);
 	if (status) {
 		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
 		goto out;
@@ -118,13 +126,26 @@ out:
 
 int cmd_rerun(int argc, char **argv)
 {
-	int c, json = 0;
+	int c, json = 0, ledger = 1;
+	const char *exclude = NULL;
+	struct sbuf err = SBUF_INIT;
 
 	opt_reset();
 	while ((c = opt_next(&rerun_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
+			break;
+		case OPT_EXCLUDE:
+			if (submit_check_hostlist(optarg, &err)) {
+				c = opt_error(&rerun_cmd, "--exclude: %s", err.buf);
+				sbuf_release(&err);
+				return c;
+			}
+			exclude = optarg;
+			break;
+		case OPT_NO_LEDGER:
+			ledger = 0;
 			break;
 		case 'h':
 			opt_usage(stdout, &rerun_cmd);
@@ -135,5 +156,5 @@ int cmd_rerun(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return opt_error(&rerun_cmd, optind >= argc ? "no run given" : "one run at a time");
-	return rerun(argv[optind], json);
+	return rerun(argv[optind], exclude, ledger, json);
 }

@@ -28,10 +28,11 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OPT_TOPOLOGY = 256 };
+enum { OPT_TOPOLOGY = 256, OPT_EXCLUDE, OPT_NO_LEDGER };
 
 static const char *const submit_usage[] = {
-	"hpctrain submit [--set <key>=<value>]... [--dry-run [--topology <file>]] [--json] <spec>",
+	"hpctrain submit [--set <key>=<value>]... [--exclude <nodes>] [--no-ledger]",
+	"                [--dry-run [--topology <file>]] [--json] <spec>",
 	NULL,
 };
 
@@ -43,6 +44,10 @@ static const struct opt submit_opts[] = {
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY, "FILE",
 	  "with --dry-run, also show the binding plan for a node saved as hwloc XML, "
 	  "and warn if its CPU lacks native train.precision" },
+	{ "exclude", required_argument, NULL, OPT_EXCLUDE, "NODES",
+	  "never run on these nodes (a Slurm hostlist, e.g. node[3,7])" },
+	{ "no-ledger", no_argument, NULL, OPT_NO_LEDGER, NULL,
+	  "do not leave out the nodes that hpctrain doctor's ledger holds in cooldown" },
 	{ "json", no_argument, NULL, 'j', NULL, "print the result as JSON" },
 	OPT_HELP,
 	OPT_END,
@@ -58,8 +63,8 @@ static const struct opt_cmd submit_cmd = {
 
 struct submit_args {
 	struct specfile_overrides sets;
-	int dry_run, json;
-	const char *topology;
+	int dry_run, json, no_ledger;
+	const char *topology, *exclude;
 };
 
 /* Whether the bundled trainer trains on this node's CPU: the spec runs
@@ -177,7 +182,7 @@ out:
 	return status;
 }
 
-static int submit(struct attempt *at, int json)
+static int submit(struct attempt *at, const struct submit_args *a, const char *exe)
 {
 	struct sbuf err = SBUF_INIT;
 	struct rundir rd = RUNDIR_INIT;
@@ -185,11 +190,15 @@ static int submit(struct attempt *at, int json)
 
 	if (status)
 		goto out;
+	/* the ledger's nodes: this cluster's, so after Slurm is reached */
+	status = submit_exclude(at, a->exclude, !a->no_ledger, exe, &err);
+	if (status)
+		goto out;
 	if (rundir_create(at->job.output.dir, at->job.name, at->sha256, at->resolved.buf,
 			  at->resolved.len, &rd, &err))
 		status = HPT_EXIT_IO;
 	else
-		status = submit_report(at, &rd, json, &err);
+		status = submit_report(at, &rd, a->json, &err);
 	hpt_slurm_fini();
 out:
 	if (status)
@@ -225,6 +234,12 @@ int cmd_submit(int argc, char **argv)
 		case 'j':
 			a.json = 1;
 			break;
+		case OPT_EXCLUDE:
+			a.exclude = optarg;
+			break;
+		case OPT_NO_LEDGER:
+			a.no_ledger = 1;
+			break;
 		case 'h':
 			opt_usage(stdout, &submit_cmd);
 			specfile_overrides_release(&a.sets);
@@ -243,6 +258,17 @@ int cmd_submit(int argc, char **argv)
 		specfile_overrides_release(&a.sets);
 		return opt_error(&submit_cmd, "--topology needs --dry-run");
 	}
+	if (a.exclude) {
+		struct sbuf err = SBUF_INIT;
+
+		if (submit_check_hostlist(a.exclude, &err)) {
+			status = opt_error(&submit_cmd, "--exclude: %s", err.buf);
+			sbuf_release(&err);
+			specfile_overrides_release(&a.sets);
+			return status;
+		}
+		at.exclude = xstrdup(a.exclude);
+	}
 	status = specfile_load(argv[optind], &a.sets, &at.job, &dl, &where);
 	if (!status && attempt_self_path(exe, sizeof(exe))) {
 		fprintf(stderr, "hpctrain submit: cannot find the hpctrain executable\n");
@@ -252,7 +278,7 @@ int cmd_submit(int argc, char **argv)
 		status = attempt_prepare(&at, exe, &dl);
 	diag_report(stderr, &dl);
 	if (!status)
-		status = a.dry_run ? dry_run(&at, &a) : submit(&at, a.json);
+		status = a.dry_run ? dry_run(&at, &a) : submit(&at, &a, exe);
 	attempt_release(&at);
 	diag_list_release(&dl);
 	sbuf_release(&where);

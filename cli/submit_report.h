@@ -14,4 +14,15 @@ struct sbuf;
  * when the submission failed. */
 int submit_report(struct attempt *at, struct rundir *rd, int json, struct sbuf *err);
 
+/* Sets at->exclude (then renders at again) to the hosts of user (a
+ * hostlist from --exclude, or NULL) and, when ledger is set, the nodes
+ * of this cluster that the node ledger holds in cooldown, saying on
+ * stderr why each is left out.  Needs hpt_slurm_init.  A ledger that
+ * cannot be read is a warning, not a failure.  0 or a status with err. */
+int submit_exclude(struct attempt *at, const char *user, int ledger, const char *hpctrain,
+		   struct sbuf *err);
+
+/* 0 when s is a hostlist --exclude can take, else -1 with err. */
+int submit_check_hostlist(const char *s, struct sbuf *err);
+
 #endif

@@ -26,6 +26,8 @@ void attempt_release(struct attempt *a)
 	if (!a)
 		return;
 	job_release(&a->job);
+	free(a->exclude);
+	a->exclude = NULL;
 	sbuf_release(&a->resolved);
 	sbuf_release(&a->script);
 }
@@ -42,7 +44,8 @@ int attempt_self_path(char *buf, size_t len)
 
 int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *dl)
 {
-	struct render_ctx ctx = { .hpctrain = hpctrain, .version = HPT_VERSION, .sha256 = a->sha256 };
+	struct render_ctx ctx = { .hpctrain = hpctrain, .version = HPT_VERSION, .sha256 = a->sha256,
+				  .exclude = a->exclude };
 
 	sbuf_reset(&a->resolved);
 	sbuf_reset(&a->script);
@@ -65,12 +68,13 @@ static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint3
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	gethostname(host, sizeof(host) - 1);
-	return json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i}",
+	return json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:s?, s:i}",
 			 "job_id", (json_int_t)job_id, "cluster", cluster, "submitted_at", when,
 			 "hpctrain_version", HPT_VERSION, "user", pw ? pw->pw_name : "",
 			 "uid", (json_int_t)getuid(), "host", host, "name", a->job.name,
 			 "sha256", a->sha256, "run", rd->run, "dir", rd->dir,
-			 "attempt", rd->attempt);
+			 "attempt", rd->attempt, "exclude", a->exclude, "preflight_resubmits",
+			 a->resubmits);
 }
 
 int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct sbuf *err,
@@ -88,7 +92,7 @@ int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct
 		status = HPT_EXIT_IO;
 		goto out_abandon;
 	}
-	if (render_sbatch_options(&a->job, &opts, &dl)) {
+	if (render_sbatch_options(&a->job, a->exclude, &opts, &dl)) {
 		/* render_batch_script accepted the same job: a bug */
 		sbuf_addstr(err, "BUG: render_sbatch_options failed after render_batch_script");
 		status = HPT_EXIT_INTERNAL;

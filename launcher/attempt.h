@@ -20,13 +20,16 @@ struct attempt {
 	struct sbuf resolved; /* canonical resolved form, after attempt_prepare */
 	struct sbuf script;   /* job.sbatch, after attempt_prepare */
 	char sha256[65];      /* of resolved */
+	char *exclude;        /* owned: nodes this attempt must avoid (a hostlist), or NULL */
+	int resubmits;        /* preflight resubmissions that led to this attempt */
 };
 
 void attempt_init(struct attempt *a);
 /* Releases job and buffers; accepts a zeroed struct. */
 void attempt_release(struct attempt *a);
 
-/* Emits the resolved form, hashes it and renders the batch script that
+/* Emits the resolved form, hashes it and renders the batch script (with
+ * a->exclude as its --exclude) that
  * runs hpctrain (an absolute path) for it.  Returns 0 or an exit status
  * (HPT_EXIT_BAD_SPEC when render refuses a value, with diagnostics). */
 int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *dl);

@@ -102,7 +102,14 @@ static int signal_number(int s)
 	return 0;
 }
 
-int render_sbatch_options(const struct job *job, struct render_opts *out, struct diag_list *err)
+int render_has_preflight(const struct job *job)
+{
+	return job->preflight.enabled == PREFLIGHT_ON ||
+	       (job->preflight.enabled == PREFLIGHT_AUTO && job->resources.nodes > 1);
+}
+
+int render_sbatch_options(const struct job *job, const char *exclude, struct render_opts *out,
+			  struct diag_list *err)
 {
 	const struct job_resources *r = &job->resources;
 	int64_t minutes = (r->time_s + 59) / 60; /* Slurm limits are whole minutes: round up */
@@ -128,6 +135,10 @@ int render_sbatch_options(const struct job *job, struct render_opts *out, struct
 			FEATURE_ALLOWED, err);
 	if (r->exclusive)
 		add(out, "exclusive", 0, 0, NULL);
+	/* Hostnames: the characters of names, and a hostlist's [-,] */
+	if (exclude)
+		bad |= add_word(out, "exclude", "exclude", exclude, NAME_CHARS "[],", NAME_ALLOWED
+				" and a hostlist's [ ] ,", err);
 	/* No "B:": the signal goes to the ranks (the trainer checkpoints on it),
 	 * not to the batch shell.  USR1 stays free for NCCL. */
 	if (job->preempt.lead_s > 0) {
@@ -275,6 +286,26 @@ static int add_env(const struct job *job, struct sbuf *s, struct diag_list *err)
 	return 0;
 }
 
+/* The first step, when the job has one: hpctrain doctor on every node.
+ * A failing node ends this attempt before anything trains on it; doctor
+ * itself records the node in the ledger and submits a new attempt
+ * without it (at most preflight.max_resubmits times). */
+static void add_preflight(const struct job *job, struct sbuf *s)
+{
+	if (!render_has_preflight(job))
+		return;
+	sbuf_addf(s,
+		  "\n# preflight: doctor checks every node before anything trains on it\n"
+		  "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=%lld --ntasks-per-node=1 \\\n"
+		  "\t\"$HPT\" doctor --preflight \"$RUN\" || {\n"
+		  "\tstatus=$?\n"
+		  "\techo \"hpctrain: preflight failed on this allocation (status $status):"
+		  " nothing was trained\" >&2\n"
+		  "\texit \"$status\"\n"
+		  "}\n",
+		  (long long)job->resources.nodes);
+}
+
 /* The one job step: srun starting hpctrain launch on every rank. */
 static void add_step(const struct job *job, const struct render_opts *opts, struct sbuf *s)
 {
@@ -307,13 +338,14 @@ int render_batch_script(const struct job *job, const struct render_ctx *ctx, str
 	struct sbuf s = SBUF_INIT;
 	int bad = check_ctx(ctx, err), rc = -1;
 
-	if (render_sbatch_options(job, &opts, err))
+	if (render_sbatch_options(job, ctx->exclude, &opts, err))
 		return -1;
 	if (bad)
 		goto out;
 	add_header(job, ctx, &opts, &s);
 	if (add_env(job, &s, err))
 		goto out;
+	add_preflight(job, &s);
 	add_step(job, &opts, &s);
 	add_requeue(job, &s);
 	/* Nothing reaches out unless all of it rendered. */

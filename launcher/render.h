@@ -50,16 +50,22 @@ struct render_ctx {
 	const char *hpctrain; /* absolute path of the hpctrain the step runs */
 	const char *version;  /* hpctrain version, for the header comment */
 	const char *sha256;   /* 64 hex digits: the resolved spec's hash */
+	const char *exclude;  /* nodes the job must not run on (--exclude, a
+			       * Slurm hostlist), or NULL */
 };
 
 /* The batch log, relative to the run directory (the job's working
  * directory); %j is the job id. */
 #define RENDER_BATCH_LOG "logs/batch-%j.out"
 
-/* Fills out with the job's Slurm options.  Returns 0, or -1 with one
+/* Fills out with the job's Slurm options (exclude: a hostlist or NULL).  Returns 0, or -1 with one
  * DIAG_ERROR per unusable value (where "render", path the spec key);
  * out is then released.  Caller releases out. */
-int render_sbatch_options(const struct job *job, struct render_opts *out, struct diag_list *err);
+int render_sbatch_options(const struct job *job, const char *exclude, struct render_opts *out,
+			  struct diag_list *err);
+/* Does the job run hpctrain doctor as its first step?  preflight.enabled,
+ * with auto meaning "when it spans more than one node". */
+int render_has_preflight(const struct job *job);
 void render_opts_release(struct render_opts *o);
 /* The record named name, or NULL. */
 const struct render_opt *render_opts_find(const struct render_opts *o, const char *name);

@@ -24,6 +24,8 @@ extern char **environ;
  * with the signatures of src/common/slurm_protocol_defs.h. */
 extern char *slurm_job_state_string(uint32_t inx);
 extern const char *slurm_job_reason_string(enum job_state_reason inx);
+extern void slurm_hostlist_uniq(hostlist_t hl);
+extern void slurm_hostlist_sort(hostlist_t hl);
 
 #define DEFAULT_CONF "/etc/slurm/slurm.conf"
 
@@ -133,6 +135,8 @@ static void set_opt(job_desc_msg_t *d, const struct render_opt *o, char *tres, s
 		d->qos = o->text;
 	else if (!strcmp(n, "constraint"))
 		d->features = o->text;
+	else if (!strcmp(n, "exclude"))
+		d->exc_nodes = o->text;
 	else if (!strcmp(n, "exclusive"))
 		d->shared = JOB_SHARED_NONE;
 	else if (!strcmp(n, "signal")) {
@@ -199,6 +203,54 @@ int hpt_slurm_cluster_name(struct sbuf *out, struct sbuf *err)
 	sbuf_addstr(out, conf->cluster_name ? conf->cluster_name : "");
 	slurm_free_ctl_conf(conf);
 	return 0;
+}
+
+int hpt_slurm_munge_socket(struct sbuf *out, struct sbuf *err)
+{
+	slurm_conf_t *conf = NULL;
+	const char *p;
+
+	if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+		return failure("read the controller's configuration", NULL, err);
+	/* AuthInfo=socket=PATH,cred_expire=10 */
+	p = conf->authinfo ? strstr(conf->authinfo, "socket=") : NULL;
+	if (p) {
+		p += strlen("socket=");
+		sbuf_add(out, p, strcspn(p, ","));
+	}
+	slurm_free_ctl_conf(conf);
+	return 0;
+}
+
+int hpt_slurm_hostlist(const char *prev, const char *const *add, size_t n, struct sbuf *out)
+{
+	hostlist_t hl = slurm_hostlist_create(prev && *prev ? prev : NULL);
+	char *s;
+
+	if (!hl)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		slurm_hostlist_push_host(hl, add[i]);
+	slurm_hostlist_uniq(hl); /* sorts too */
+	s = slurm_hostlist_ranged_string_malloc(hl);
+	slurm_hostlist_destroy(hl);
+	if (!s)
+		return -1;
+	sbuf_addstr(out, s);
+	free(s);
+	return 0;
+}
+
+int hpt_slurm_hostlist_has(const char *list, const char *host)
+{
+	hostlist_t hl = slurm_hostlist_create(list && *list ? list : NULL);
+	int found;
+
+	if (!hl)
+		return 0;
+	found = slurm_hostlist_find(hl, host) >= 0;
+	slurm_hostlist_destroy(hl);
+	return found;
 }
 
 void hpt_slurm_job_release(struct hpt_slurm_job *j)

@@ -47,6 +47,17 @@ void hpt_slurm_submit_result_release(struct hpt_slurm_submit_result *r);
 /* The cluster's name (ClusterName), appended to out.  0 or a status. */
 int hpt_slurm_cluster_name(struct sbuf *out, struct sbuf *err);
 
+/* The munge socket Slurm authenticates through (AuthInfo=socket=...),
+ * appended to out; nothing when Slurm uses munge's default.  0 or a status. */
+int hpt_slurm_munge_socket(struct sbuf *out, struct sbuf *err);
+
+/* Slurm's hostlist form ("node[1-3,7]") of the hosts of prev (a hostlist
+ * or NULL) and add[0..n), each once, sorted, appended to out.  No
+ * controller needed.  0, or -1 for a list libslurm cannot parse. */
+int hpt_slurm_hostlist(const char *prev, const char *const *add, size_t n, struct sbuf *out);
+/* 1 when host is in the hostlist list. */
+int hpt_slurm_hostlist_has(const char *list, const char *host);
+
 /* One job as status shows it.  Strings are owned, never NULL. */
 struct hpt_slurm_job {
 	uint32_t job_id;

@@ -175,7 +175,7 @@ static void render__gives_libslurm_units_in_the_options(void **state)
 	load(&l, MINIMAL "resources: {time: \"90:30\", memory: 2G}\n"
 			 "preempt: {signal: TERM, lead_s: 30}\n");
 	assert_int_equal(l.rc, 0);
-	assert_int_equal(render_sbatch_options(&l.job, &o, &dl), 0);
+	assert_int_equal(render_sbatch_options(&l.job, NULL, &o, &dl), 0);
 	assert_non_null(r = render_opts_find(&o, "time"));
 	assert_int_equal(r->num, 91); /* minutes, rounded up */
 	assert_string_equal(r->text, "0-01:31:00");
