@@ -1,6 +1,6 @@
 # hpctrain - build, test, install.
 #
-#   make            build bin/hpctrain and its trainer, bin/hpctrain-train
+#   make            build bin/hpctrain, its trainer bin/hpctrain-train and bin/hpctrain-doctor
 #   make deps       install missing Debian packages (apt-get, needs root)
 #   make check      deps + build + every test (unit, ASan/UBSan, CLI, docs, fuzz corpus)
 #   make demo       the most complete real job this version can run
@@ -58,7 +58,7 @@ ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(HPT_CFLAGS) -I. -D_GNU_SOURCE \
 SAN_FLAGS   = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 
-all: bin/hpctrain bin/hpctrain-train
+all: bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor
 
 bin/hpctrain: $(call obj,$(HPCTRAIN_SRC))
 	@mkdir -p $(@D)
@@ -126,7 +126,7 @@ bench:
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/hpctrain/templates
-	install -m 0755 bin/hpctrain bin/hpctrain-train $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 0644 templates/*.yaml $(DESTDIR)$(PREFIX)/share/hpctrain/templates/

@@ -43,6 +43,8 @@ static const struct command commands[] = {
 	{ .name = "logs", .fn = cmd_logs, .summary = "print a run's per-rank logs, one rank or all with labels" },
 	{ .name = "autopsy", .fn = cmd_autopsy, .summary = "merge a stalled run's rank stacks into groups and name the odd ranks out" },
 	{ .name = "rerun", .fn = cmd_rerun, .summary = "submit a run again as a new attempt of the same run" },
+	{ .name = "doctor", .summary = "check every node of an allocation before it trains; keep a ledger of bad nodes (runs hpctrain-doctor)",
+	  .program = "doctor" },
 	{ .name = "train", .summary = "train a model with the bundled trainer (runs hpctrain-train)",
 	  .program = "train" },
 	{ .name = "data", .summary = "convert data sets to the trainer's sharded format (runs hpctrain-train)",

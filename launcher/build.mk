@@ -57,3 +57,28 @@ cluster-up:
 cluster-down:
 	@BASE=$(CLUSTER_BASE) bash tests/cluster/down.sh
 .PHONY: cluster-up cluster-down
+
+# doctor: bin/hpctrain-doctor, which `hpctrain doctor` execs.  Node checks
+# below an injectable root (doctor_node), the grading (doctor_grade, pure)
+# and the measurements and exchange between nodes (doctor_probe: MPI,
+# oneDNN's sgemm, libmunge), so the login-node binary links none of those.
+# The node ledger (above) goes into both binaries: submit and rerun read it.
+LEDGER_SRC   = $(LEDGER_CORE) $(LEDGER_SHELL)
+DOCTOR_CORE  = launcher/doctor_grade.c
+DOCTOR_SHELL = launcher/doctor_node.c launcher/doctor_probe.c cli/cmd_doctor.c cli/doctor_main.c
+DOCTOR_SRC   = $(DOCTOR_CORE) $(DOCTOR_SHELL) $(LEDGER_SRC) $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) \
+               $(SPEC_CORE) $(SPEC_SHELL) launcher/render.c launcher/rundir.c launcher/slurm.c \
+               cli/json_print.c
+DOCTOR_LIBS  = -ldnnl -fopenmp $(shell pkg-config --libs ompi munge)
+DEBIAN_PKGS  += libmunge-dev libdnnl-dev libopenmpi-dev
+TEST_BINS    += bin/hpctrain-doctor
+$(OBJ)/launcher/doctor_probe.o $(OBJ)/cli/cmd_doctor.o: HPT_CFLAGS += $(shell pkg-config --cflags ompi munge)
+# TOPO_* come from topology/build.mk, read after this file: expand late.
+.SECONDEXPANSION:
+bin/hpctrain-doctor: $$(call obj,$$(DOCTOR_SRC))
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(DOCTOR_LIBS)
+
+UNIT_TESTS += test_doctor
+UNIT_SRC_test_doctor = $(DOCTOR_CORE) launcher/doctor_node.c $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) \
+                       $(SPEC_CORE) common/fileio.c

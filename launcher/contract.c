@@ -59,12 +59,10 @@ static void join(struct sbuf *out, const char *const *names, size_t n)
 		sbuf_addstr(out, "none");
 }
 
-/* Each entry of an NCCL-style list (NCCL_IB_HCA, NCCL_SOCKET_IFNAME;
- * UCX_NET_DEVICES with nccl_syntax false: exact names, "all") that
- * names nothing the node has.  "^" lists exclude, which cannot go
- * wrong; "=" asks for exact names; ":port" suffixes are not names. */
-static void check_names(const char *var, const char *value, const char *what,
-			const char *const *names, size_t n, bool nccl_syntax, json_t *warnings)
+/* "^" lists exclude, which cannot go wrong; "=" asks for exact names;
+ * ":port" suffixes are not names. */
+void contract_check_names(const char *var, const char *value, const char *what,
+			  const char *const *names, size_t n, bool nccl_syntax, json_t *warnings)
 {
 	bool exact = !nccl_syntax;
 	const char *p = value;
@@ -178,9 +176,9 @@ json_t *contract_check(const struct node_topo *t, const struct contract_plan *pl
 		}
 	check_binding(plan, got, warnings);
 	check_gpu(plan, got, warnings);
-	check_names("NCCL_IB_HCA", got->nccl_ib_hca, "InfiniBand/RoCE device", hcas, n_hcas, true,
+	contract_check_names("NCCL_IB_HCA", got->nccl_ib_hca, "InfiniBand/RoCE device", hcas, n_hcas, true,
 		    warnings);
-	check_names("NCCL_SOCKET_IFNAME", got->nccl_socket_ifname, "network interface", got->ifnames,
+	contract_check_names("NCCL_SOCKET_IFNAME", got->nccl_socket_ifname, "network interface", got->ifnames,
 		    got->n_ifnames, true, warnings);
 	/* UCX takes a device:port pair or an interface name. */
 	{
@@ -188,7 +186,7 @@ json_t *contract_check(const struct node_topo *t, const struct contract_plan *pl
 
 		memcpy(all, hcas, n_hcas * sizeof(*all));
 		memcpy(all + n_hcas, got->ifnames, got->n_ifnames * sizeof(*all));
-		check_names("UCX_NET_DEVICES", got->ucx_net_devices, "device or interface", all,
+		contract_check_names("UCX_NET_DEVICES", got->ucx_net_devices, "device or interface", all,
 			    n_hcas + got->n_ifnames, false, warnings);
 		free(all);
 	}

@@ -54,4 +54,12 @@ void contract_got_release(struct contract_got *got);
 json_t *contract_check(const struct node_topo *t, const struct contract_plan *plan,
 		       const struct contract_got *got);
 
+/* Appends to warnings one line for each entry of an NCCL-style list
+ * (NCCL_IB_HCA, NCCL_SOCKET_IFNAME; UCX_NET_DEVICES with nccl_syntax
+ * false: exact names, "all") that names none of the n names, which are
+ * the node's devices of kind what ("network interface").  Doctor uses
+ * it too. */
+void contract_check_names(const char *var, const char *value, const char *what,
+			  const char *const *names, size_t n, bool nccl_syntax, json_t *warnings);
+
 #endif
