@@ -11,7 +11,7 @@
 
 #define HASH "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-static const struct render_ctx ctx = { "/opt/hpc train/bin/hpctrain", "0.1.0", HASH };
+static const struct render_ctx ctx = { "/opt/hpc train/bin/hpctrain", "0.1.0", HASH, NULL };
 
 /* Renders spec; fails the test on any diagnostic. */
 static void render_ok(const char *spec, struct sbuf *out)
@@ -53,6 +53,53 @@ static void assert_no_line_starting(const char *text, const char *prefix)
 			fail_msg("unexpected line starting %s in\n%s", prefix, text);
 		p += len + (p[len] == '\n');
 	}
+}
+
+/* Preflight: on by default for more than one node, off for one, and as
+ * the spec says otherwise; doctor runs once per node before the step. */
+static void render__runs_doctor_first_on_multi_node_jobs(void **state)
+{
+	struct sbuf two = SBUF_INIT, one = SBUF_INIT, off = SBUF_INIT, on = SBUF_INIT;
+	const char *doctor = "\t\"$HPT\" doctor --preflight \"$RUN\" || {";
+
+	(void)state;
+	render_ok("version: 1\nname: a\nresources: {nodes: 2}\n", &two);
+	render_ok("version: 1\nname: a\n", &one);
+	render_ok("version: 1\nname: a\nresources: {nodes: 2}\npreflight: false\n", &off);
+	render_ok("version: 1\nname: a\npreflight: {enabled: true}\n", &on);
+	assert_has_line(two.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=2 --ntasks-per-node=1 \\");
+	assert_has_line(two.buf, doctor);
+	assert_true(strstr(two.buf, "doctor --preflight") < strstr(two.buf, "launch --supervise"));
+	assert_null(strstr(one.buf, "doctor"));
+	assert_null(strstr(off.buf, "doctor"));
+	assert_has_line(on.buf, doctor);
+	sbuf_release(&two);
+	sbuf_release(&one);
+	sbuf_release(&off);
+	sbuf_release(&on);
+}
+
+/* --exclude: a hostlist on its #SBATCH line, and nothing else gets there. */
+static void render__puts_the_exclude_list_on_its_sbatch_line(void **state)
+{
+	struct loaded l;
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf s = SBUF_INIT;
+	struct render_ctx c = ctx;
+
+	(void)state;
+	load(&l, "version: 1\nname: a\n");
+	c.exclude = "node[2,7-9],gpu01";
+	assert_int_equal(render_batch_script(&l.job, &c, &s, &dl), 0);
+	assert_has_line(s.buf, "#SBATCH --exclude=node[2,7-9],gpu01");
+	sbuf_reset(&s);
+	c.exclude = "node2\n#SBATCH --nodes=99";
+	assert_int_equal(render_batch_script(&l.job, &c, &s, &dl), -1);
+	assert_int_equal(s.len, 0);
+	assert_string_equal(dl.v[0].path, "exclude");
+	diag_list_release(&dl);
+	loaded_release(&l);
+	sbuf_release(&s);
 }
 
 static void render__gives_identical_bytes_for_equal_jobs(void **state)
@@ -238,7 +285,7 @@ static void render__refuses_a_relative_hpctrain_path_and_a_bad_hash(void **state
 	struct loaded l;
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf s = SBUF_INIT;
-	struct render_ctx bad = { "bin/hpctrain", "0.1.0", "xyz" };
+	struct render_ctx bad = { "bin/hpctrain", "0.1.0", "xyz", NULL };
 
 	(void)state;
 	load(&l, MINIMAL);
@@ -282,6 +329,8 @@ int main(void)
 		cmocka_unit_test(render__refuses_an_env_name_that_is_not_a_variable),
 		cmocka_unit_test(render__refuses_a_relative_hpctrain_path_and_a_bad_hash),
 		cmocka_unit_test(render__shell_quote_keeps_every_byte),
+		cmocka_unit_test(render__runs_doctor_first_on_multi_node_jobs),
+		cmocka_unit_test(render__puts_the_exclude_list_on_its_sbatch_line),
 	};
 
 	return cmocka_run_group_tests_name("test_render", tests, NULL, NULL);

@@ -1,0 +1,292 @@
+/* test_doctor.c - doctor's node checks on a recorded sysfs and /proc tree
+ * (tests/fixtures/sysfs/hca-down: an HCA port DOWN, IPoIB down, one
+ * granted GPU device missing), and its grading across nodes. */
+#include "tests/unit/testlib.h"
+#include "launcher/doctor.h" // defines: doctor_check_*, doctor_compare
+#include "common/sbuf.h"     // defines: struct sbuf, xasprintf
+
+#include <stdlib.h>
+#include <string.h>
+
+static char *root(void)
+{
+	const char *dir = getenv("HPT_FIXTURES");
+
+	return xasprintf("%s/sysfs/hca-down", dir && *dir ? dir : "tests/fixtures");
+}
+
+static void cell_release(struct doctor_cell *c)
+{
+	free(c->reason);
+	memset(c, 0, sizeof(*c));
+}
+
+#define assert_reason_has(c, s) \
+	do { \
+		if (!(c)->reason || !strstr((c)->reason, (s))) \
+			fail_msg("no '%s' in reason '%s'", (s), (c)->reason ? (c)->reason : "(none)"); \
+	} while (0)
+
+static void nics__fail_on_a_planned_port_that_is_down(void **state)
+{
+	const char *planned[] = { "mlx5_1" };
+	struct doctor_nic_input in = { .hcas = planned, .n_hcas = 1 };
+	struct doctor_cell c = { 0 };
+	char *r = root();
+
+	(void)state;
+	doctor_check_nics(r, &in, &c);
+	assert_int_equal(c.grade, DOCTOR_FAIL);
+	assert_reason_has(&c, "mlx5_1 port 1 is DOWN");
+	cell_release(&c);
+	free(r);
+}
+
+/* A down HCA the job does not use is worth a word, not the node. */
+static void nics__warn_on_an_unplanned_port_that_is_down(void **state)
+{
+	const char *planned[] = { "mlx5_0" };
+	struct doctor_nic_input in = { .hcas = planned, .n_hcas = 1 };
+	struct doctor_cell c = { 0 };
+	char *r = root();
+
+	(void)state;
+	doctor_check_nics(r, &in, &c);
+	assert_int_equal(c.grade, DOCTOR_WARN);
+	assert_reason_has(&c, "mlx5_1 port 1 is DOWN");
+	assert_null(strstr(c.reason, "mlx5_0"));
+	cell_release(&c);
+	free(r);
+}
+
+static void nics__fail_on_names_the_node_does_not_have(void **state)
+{
+	struct doctor_nic_input in = { .nccl_ib_hca = "mlx5_0,mlx5_5:1", .nccl_socket_ifname = "eth",
+				       .ucx_net_devices = "mlx5_0:1,ib1" };
+	struct doctor_cell c = { 0 };
+	char *r = root();
+
+	(void)state;
+	doctor_check_nics(r, &in, &c);
+	assert_int_equal(c.grade, DOCTOR_FAIL);
+	assert_reason_has(&c, "NCCL_IB_HCA=mlx5_0,mlx5_5:1 names mlx5_5");
+	assert_reason_has(&c, "UCX_NET_DEVICES=mlx5_0:1,ib1 names ib1");
+	assert_null(strstr(c.reason, "NCCL_SOCKET_IFNAME")); /* "eth" matches eth0 as a prefix */
+	assert_null(strstr(c.reason, "names mlx5_0"));
+	cell_release(&c);
+	free(r);
+}
+
+static void nics__fail_on_a_planned_interface_that_is_down_or_absent(void **state)
+{
+	const char *ifs[] = { "ib0", "eth0", "ib1" };
+	struct doctor_nic_input in = { .ifnames = ifs, .n_ifnames = 3 };
+	struct doctor_cell c = { 0 };
+	char *r = root();
+
+	(void)state;
+	doctor_check_nics(r, &in, &c);
+	assert_int_equal(c.grade, DOCTOR_FAIL);
+	assert_reason_has(&c, "interface ib0 is down");
+	assert_reason_has(&c, "interface ib1 is not in this node's network");
+	assert_null(strstr(c.reason, "eth0"));
+	cell_release(&c);
+	free(r);
+}
+
+static void gpus__granted_against_driver_and_devices(void **state)
+{
+	struct doctor_cell c = { 0 };
+	char *r = root();
+
+	(void)state;
+	doctor_check_gpus(r, "0", 2, &c);
+	assert_int_equal(c.grade, DOCTOR_OK);
+	assert_reason_has(&c, "1 granted, 2 seen by the driver");
+	cell_release(&c);
+	doctor_check_gpus(r, "0-1", 2, &c);
+	assert_int_equal(c.grade, DOCTOR_FAIL);
+	assert_reason_has(&c, "granted GPU 1: cannot open /dev/nvidia1");
+	cell_release(&c);
+	doctor_check_gpus(r, "0,1,2", 2, &c);
+	assert_reason_has(&c, "Slurm granted 3 GPU(s), the driver sees 2");
+	cell_release(&c);
+	doctor_check_gpus(r, "0,x", 2, &c);
+	assert_int_equal(c.grade, DOCTOR_WARN);
+	cell_release(&c);
+	/* no driver: skipped, with the reason */
+	doctor_check_gpus("/nonexistent-root", "0,1", 2, &c);
+	assert_int_equal(c.grade, DOCTOR_SKIP);
+	assert_reason_has(&c, "no NVIDIA driver");
+	cell_release(&c);
+	free(r);
+}
+
+static void space__grades_free_bytes(void **state)
+{
+	const uint64_t gib = 1024ull * 1024 * 1024;
+
+	(void)state;
+	assert_int_equal(doctor_grade_space(gib / 2, 100 * gib, 1), DOCTOR_FAIL);
+	assert_int_equal(doctor_grade_space(gib + 1, 100 * gib, 1), DOCTOR_WARN);
+	assert_int_equal(doctor_grade_space(4 * gib, 100 * gib, 1), DOCTOR_WARN); /* under 5% */
+	assert_int_equal(doctor_grade_space(50 * gib, 100 * gib, 1), DOCTOR_OK);
+	assert_int_equal(doctor_grade_space(0, 0, 0), DOCTOR_OK);
+}
+
+static void binding__names_the_slot_and_both_sets(void **state)
+{
+	struct bitmap want = BITMAP_INIT, got = BITMAP_INIT, mems = BITMAP_INIT;
+	struct doctor_slot s = { .local_rank = 3, .want_cpus = &want, .got_cpus = &got };
+	struct doctor_cell c = { 0 };
+
+	(void)state;
+	bitmap_set_range(&want, 8, 15);
+	bitmap_set_range(&got, 8, 15);
+	doctor_grade_slot(&s, &c);
+	assert_int_equal(c.grade, DOCTOR_OK);
+	bitmap_clr(&got, 15);
+	bitmap_set(&mems, 1);
+	s.want_mems = &mems;
+	s.got_mems = NULL; /* not read back: nothing to say about memory */
+	doctor_grade_slot(&s, &c);
+	assert_int_equal(c.grade, DOCTOR_FAIL);
+	assert_reason_has(&c, "slot 3: planned CPUs 8-15, the kernel gave 8-14");
+	cell_release(&c);
+	s.bind_error = "set_mempolicy: Invalid argument";
+	doctor_grade_slot(&s, &c);
+	assert_reason_has(&c, "slot 3: set_mempolicy: Invalid argument");
+	cell_release(&c);
+	bitmap_release(&want);
+	bitmap_release(&got);
+	bitmap_release(&mems);
+}
+
+static void make_nodes(struct doctor_node *n, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "node%zu", i + 1);
+		doctor_node_init(&n[i], name);
+		n[i].gemm_gflops = 100;
+		n[i].ring_gbps = 10;
+	}
+}
+
+static void release_nodes(struct doctor_node *n, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		doctor_node_release(&n[i]);
+}
+
+static void compare__flags_the_straggler_against_the_fastest_node(void **state)
+{
+	struct doctor_node n[4];
+	struct doctor_limits lim = DOCTOR_LIMITS_INIT;
+
+	(void)state;
+	make_nodes(n, 4);
+	n[1].gemm_gflops = 21;  /* a cgroup's 20% CPU quota */
+	n[2].gemm_gflops = 70;  /* slower, not useless */
+	n[3].gemm_gflops = 104;
+	doctor_compare(n, 4, &lim);
+	assert_int_equal(n[0].cell[DOCTOR_COMPUTE].grade, DOCTOR_OK);
+	assert_int_equal(n[1].cell[DOCTOR_COMPUTE].grade, DOCTOR_FAIL);
+	assert_reason_has(&n[1].cell[DOCTOR_COMPUTE], "0.20 of the fastest node (node4): a straggler");
+	assert_int_equal(n[2].cell[DOCTOR_COMPUTE].grade, DOCTOR_WARN);
+	assert_true(doctor_node_failed(&n[1]));
+	assert_false(doctor_node_failed(&n[2]));
+	release_nodes(n, 4);
+}
+
+/* Link i runs from node i to node i+1: a node whose links in and out
+ * are both slow fails, its neighbours with one slow link are warned. */
+static void compare__names_the_slow_pair_and_blames_the_common_end(void **state)
+{
+	struct doctor_node n[4];
+	struct doctor_limits lim = DOCTOR_LIMITS_INIT;
+
+	(void)state;
+	make_nodes(n, 4);
+	n[1].ring_gbps = 0.2;  /* node2 -> node3 */
+	n[0].ring_gbps = 0.3;  /* node1 -> node2 */
+	doctor_compare(n, 4, &lim);
+	assert_int_equal(n[1].cell[DOCTOR_NETWORK].grade, DOCTOR_FAIL);
+	assert_int_equal(n[0].cell[DOCTOR_NETWORK].grade, DOCTOR_WARN);
+	assert_int_equal(n[2].cell[DOCTOR_NETWORK].grade, DOCTOR_WARN);
+	assert_int_equal(n[3].cell[DOCTOR_NETWORK].grade, DOCTOR_OK);
+	assert_reason_has(&n[2].cell[DOCTOR_NETWORK], "link node2 -> node3: 0.20 GB/s");
+	release_nodes(n, 4);
+}
+
+static void compare__grades_clock_offsets(void **state)
+{
+	struct doctor_node n[3];
+	struct doctor_limits lim = DOCTOR_LIMITS_INIT;
+
+	(void)state;
+	make_nodes(n, 3);
+	n[1].clock_offset_s = -0.5;
+	n[2].clock_offset_s = 3.25;
+	doctor_compare(n, 3, &lim);
+	assert_int_equal(n[1].cell[DOCTOR_SERVICES].grade, DOCTOR_WARN);
+	assert_int_equal(n[2].cell[DOCTOR_SERVICES].grade, DOCTOR_FAIL);
+	assert_reason_has(&n[2].cell[DOCTOR_SERVICES], "clock +3.250 s off node1's");
+	release_nodes(n, 3);
+}
+
+static void output__table_and_json_round_trip(void **state)
+{
+	struct doctor_node n[2], back;
+	struct sbuf t = SBUF_INIT;
+	json_t *doc, *one;
+
+	(void)state;
+	make_nodes(n, 2);
+	doctor_note(&n[1].cell[DOCTOR_NICS], DOCTOR_FAIL, "mlx5_1 port 1 is DOWN");
+	doctor_note(&n[0].cell[DOCTOR_FILES], DOCTOR_OK, "scratch /tmp: 80.0 GB free of 100.0");
+	doctor_table(n, 2, false, &t);
+	assert_string_equal(t.buf,
+		"node   gpus      nics      binding   compute   network   files     services\n"
+		"node1  skip      skip      skip      skip      skip      ok        skip\n"
+		"node2  skip      FAIL      skip      skip      skip      skip      skip\n"
+		"\n"
+		"node2  nics      FAIL  mlx5_1 port 1 is DOWN\n");
+	doc = doctor_json(n, 2, "node2");
+	assert_string_equal(json_string_value(json_object_get(doc, "exclude")), "node2");
+	assert_true(json_is_false(json_object_get(doc, "ok")));
+	one = json_array_get(json_object_get(doc, "nodes"), 1);
+	memset(&back, 0, sizeof(back));
+	assert_int_equal(doctor_node_from_json(one, &back), 0);
+	assert_string_equal(back.node, "node2");
+	assert_int_equal(back.cell[DOCTOR_NICS].grade, DOCTOR_FAIL);
+	assert_string_equal(back.cell[DOCTOR_NICS].reason, "mlx5_1 port 1 is DOWN");
+	assert_null(back.cell[DOCTOR_GPUS].reason);
+	assert_true(back.gemm_gflops == 100);
+	/* a result that is not one is refused, not half-read */
+	assert_int_equal(doctor_node_from_json(json_object_get(doc, "exclude"), &back), -1);
+	doctor_node_release(&back);
+	json_decref(doc);
+	sbuf_release(&t);
+	release_nodes(n, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(nics__fail_on_a_planned_port_that_is_down),
+		cmocka_unit_test(nics__warn_on_an_unplanned_port_that_is_down),
+		cmocka_unit_test(nics__fail_on_names_the_node_does_not_have),
+		cmocka_unit_test(nics__fail_on_a_planned_interface_that_is_down_or_absent),
+		cmocka_unit_test(gpus__granted_against_driver_and_devices),
+		cmocka_unit_test(space__grades_free_bytes),
+		cmocka_unit_test(binding__names_the_slot_and_both_sets),
+		cmocka_unit_test(compare__flags_the_straggler_against_the_fastest_node),
+		cmocka_unit_test(compare__names_the_slow_pair_and_blames_the_common_end),
+		cmocka_unit_test(compare__grades_clock_offsets),
+		cmocka_unit_test(output__table_and_json_round_trip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
