@@ -70,8 +70,8 @@ void doctor_note(struct doctor_cell *c, enum doctor_grade g, const char *fmt, ..
 /* --- node checks (doctor_node.c): root "" or "/" is this machine --- */
 
 /* NICs: every OpenFabrics device in hcas must be in ROOT/sys/class/
- * infiniband with its ports ACTIVE (a down port of a planned HCA fails;
- * of another, warns); every interface in ifnames must be in ROOT/proc/
+ * infiniband with its ports ACTIVE (a down port of a planned HCA, or of
+ * one NCCL_IB_HCA picks, fails; of another, warns); every interface in ifnames must be in ROOT/proc/
  * net/dev (the caller's network namespace) and not "down" in ROOT/sys/
  * class/net/IF/operstate.  Then the NCCL/UCX variables (NULL when unset)
  * may name only devices the node has: NCCL_IB_HCA and NCCL_SOCKET_IFNAME

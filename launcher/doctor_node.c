@@ -176,6 +176,28 @@ static void check_env_names(const struct doctor_nic_input *in, char **hcas, size
 	free(all);
 }
 
+/* Does NCCL_IB_HCA pick hca (it will then carry the job's traffic)? */
+static bool named_by_nccl(const char *hca, const char *value)
+{
+	bool exact = false;
+	const char *p = value;
+
+	if (!p || *p == '^')
+		return false;
+	if (*p == '=')
+		exact = true, p++;
+	while (*p) {
+		size_t len = strcspn(p, ",:");
+
+		if (len && !strncmp(hca, p, len) && (!exact || !hca[len]))
+			return true;
+		p += strcspn(p, ",");
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
 void doctor_check_nics(const char *root, const struct doctor_nic_input *in, struct doctor_cell *out)
 {
 	size_t n_hcas, n_ifs;
@@ -187,7 +209,8 @@ void doctor_check_nics(const char *root, const struct doctor_nic_input *in, stru
 		check_hca_ports(root, in->hcas[i], DOCTOR_FAIL, out);
 	for (size_t i = 0; i < n_hcas; i++)
 		if (!listed(hcas[i], in->hcas, in->n_hcas))
-			check_hca_ports(root, hcas[i], DOCTOR_WARN, out);
+			check_hca_ports(root, hcas[i],
+					named_by_nccl(hcas[i], in->nccl_ib_hca) ? DOCTOR_FAIL : DOCTOR_WARN, out);
 	for (size_t i = 0; i < in->n_ifnames; i++)
 		check_ifname(root, in->ifnames[i], ifs, n_ifs, out);
 	check_env_names(in, hcas, n_hcas, ifs, n_ifs, out);

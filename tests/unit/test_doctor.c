@@ -56,6 +56,15 @@ static void nics__warn_on_an_unplanned_port_that_is_down(void **state)
 	assert_reason_has(&c, "mlx5_1 port 1 is DOWN");
 	assert_null(strstr(c.reason, "mlx5_0"));
 	cell_release(&c);
+	/* ... unless NCCL_IB_HCA picks it: then NCCL's traffic goes there */
+	in.nccl_ib_hca = "=mlx5_1:1";
+	doctor_check_nics(r, &in, &c);
+	assert_int_equal(c.grade, DOCTOR_FAIL);
+	cell_release(&c);
+	in.nccl_ib_hca = "^mlx5_1";
+	doctor_check_nics(r, &in, &c);
+	assert_int_equal(c.grade, DOCTOR_WARN);
+	cell_release(&c);
 	free(r);
 }
 

@@ -1,0 +1,183 @@
+#!/usr/bin/env bats
+# doctor.bats - hpctrain doctor on recorded sysfs trees and on a local
+# Slurm of three network-namespace nodes, with real faults: an interface
+# name that only some nodes have, a node slowed by a cgroup CPU quota, a
+# preflight that must keep a job off a failing node, and the ledger that
+# remembers it for the next submit.
+
+load common
+load slurm_cluster
+
+FIXTURE=$BATS_TEST_DIRNAME/../fixtures/sysfs/hca-down
+
+setup_file() {
+	if [ "$(id -u)" -eq 0 ] && ip netns add "hpt-probe-$$" 2>/dev/null; then
+		ip netns del "hpt-probe-$$"
+		cluster_up netns 3
+	fi
+}
+
+teardown_file() {
+	cluster_down
+}
+
+setup() {
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/ledger/nodes.json
+}
+
+# in_node N CMD...: runs CMD in node N's network namespace.
+in_node() {
+	local n=$1
+	shift
+	ip -n "hpt$(cat "$CLUSTER_BASE/run/slot")n$n" "$@"
+}
+
+# An interface only the given nodes have (a bridge: no module needed).
+add_ifname() { # NAME NODE...
+	local name=$1 n
+	shift
+	for n in "$@"; do
+		in_node "$n" link add "$name" type bridge
+		in_node "$n" link set "$name" up
+	done
+}
+
+del_ifname() {
+	local name=$1 n
+	shift
+	for n in "$@"; do in_node "$n" link del "$name" 2>/dev/null || true; done
+}
+
+doctor_srun() { # NODES ARGS...
+	local nodes=$1
+	shift
+	srun --mpi=pmix -w "$nodes" -N "$(sinfo -h -N -n "$nodes" -o %N | wc -l)" --ntasks-per-node=1 \
+		"$HPT" doctor "$@"
+}
+
+@test "doctor --help and bad flags" {
+	run -0 "$HPT" doctor --help
+	[[ "$output" == *"--exclude-file FILE"* ]]
+	run -$EX_USAGE "$HPT" doctor --timeout 0
+	[[ "$output" == *"--timeout: expected a number 1..86400, got '0'"* ]]
+	run -$EX_USAGE "$HPT" doctor --straggler 2
+	run -$EX_USAGE "$HPT" doctor --spec a.yaml --preflight runs/x
+	run -$EX_USAGE "$HPT" doctor stray
+	run -$EX_NO_INPUT "$HPT" doctor --spec "$BATS_TEST_TMPDIR/none.yaml"
+}
+
+@test "on a recorded tree: a DOWN port of a named HCA fails the node, with the reason and exit 1" {
+	NCCL_IB_HCA=mlx5_1 run -1 --separate-stderr "$HPT" doctor --root "$FIXTURE" --no-ledger
+	[[ "$output" == *"nics      FAIL  mlx5_1 port 1 is DOWN"* ]]
+	[[ "$output" == *"exclude: "* ]]
+	NCCL_IB_HCA=mlx5_1 run -1 --separate-stderr "$HPT" doctor --root "$FIXTURE" --json
+	jq -e '.ok == false and (.nodes[0].checks.nics.grade == "FAIL") and (.failed | length == 1)' <<<"$output"
+}
+
+@test "the ledger: empty, then forget of an unknown node is an error" {
+	run -0 "$HPT" doctor --ledger
+	[[ "$output" == *"the ledger is empty"* ]]
+	run -$EX_NO_INPUT "$HPT" doctor --forget node9
+	[[ "$output" == *"node9 is not in the ledger"* ]]
+	run -0 "$HPT" doctor --ledger --json
+	jq -e '.version == 1' <<<"$output"
+}
+
+@test "a healthy allocation passes every check, and records both nodes in the ledger" {
+	need_slurm
+	local t0=$SECONDS
+	run -0 --separate-stderr doctor_srun 'node[1-2]' --verbose
+	[[ "$output" == *"node1  compute   ok"*"of the fastest node"* ]]
+	[[ "$output" == *"node2  network   ok    ring:"* ]]
+	[[ "$output" == *"node2  services  ok    munge credential made and read back"* ]]
+	[[ "$output" != *FAIL* ]]
+	echo "# doctor on 2 healthy nodes, srun included: $((SECONDS - t0)) s" >&3
+	jq -e '.clusters[] | (.node1.checks == 1 and .node2.checks == 1 and (.node2 | has("until") | not))' \
+		"$HPCTRAIN_LEDGER"
+}
+
+@test "NCCL_SOCKET_IFNAME that only node1 has: node2 fails and is the exclude list" {
+	need_slurm
+	add_ifname ibx0 1
+	NCCL_SOCKET_IFNAME=ibx0 run -1 --separate-stderr doctor_srun 'node[1-2]' --exclude-file excl
+	del_ifname ibx0 1
+	[[ "$output" == *"node1  skip      ok"* ]]
+	[[ "$output" == *"node2  nics      FAIL  NCCL_SOCKET_IFNAME=ibx0 names ibx0, which is no network interface of this node (it has lo, eth0)"* ]]
+	[ "$(cat excl)" = node2 ]
+	run -0 "$HPT" doctor --ledger
+	[[ "$output" == *"node2  1         1"*"cooling until"*"nics: NCCL_SOCKET_IFNAME=ibx0"* ]]
+	run -0 "$HPT" doctor --forget node2
+	run -0 "$HPT" doctor --ledger
+	[[ "$output" != *node2* ]]
+}
+
+@test "a node slowed by a cgroup CPU quota is flagged as a straggler" {
+	need_slurm
+	local cg pid
+	pid=$(cat "$CLUSTER_BASE/run/slurmd-node2.pid")
+	# cgroup v2 (cpu.max) or v1 (cpu.cfs_quota_us): 20% of one CPU for node2's slurmd and its steps
+	if [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+		cg=/sys/fs/cgroup/hpt-slow-$$
+		mkdir "$cg" && echo "20000 100000" >"$cg/cpu.max"
+	elif [ -d /sys/fs/cgroup/cpu ] && mkdir /sys/fs/cgroup/cpu/hpt-slow-$$ 2>/dev/null; then
+		cg=/sys/fs/cgroup/cpu/hpt-slow-$$
+		echo 20000 >"$cg/cpu.cfs_quota_us"
+	else
+		skip "no writable cgroup CPU controller"
+	fi
+	echo "$pid" >"$cg/cgroup.procs"
+	run -1 --separate-stderr doctor_srun 'node[1-2]' --no-ledger
+	echo "$pid" >"$(dirname "$cg")/cgroup.procs"
+	rmdir "$cg"
+	[[ "$output" == *"node2  compute   FAIL"*"of the fastest node (node1): a straggler"* ]]
+	[[ "$output" == *"exclude: node2"* ]]
+}
+
+@test "preflight keeps a job off a failing node: it resubmits without it, the ledger keeps it, the next submit leaves it out" {
+	need_slurm
+	add_ifname ibx0 1 3
+	write_spec job.yaml pf 2 1 '[sh, -c, "echo trained on $(hostname)"]' 'env: {NCCL_SOCKET_IFNAME: ibx0}'
+	submit_json job.yaml
+	local run=$DIR
+	# attempt 1 fails its preflight on node2 and submits attempt 2 without it
+	for _ in $(seq 300); do [ -s "$run/attempts/2/logs/rank-1.out" ] && break; sleep 0.2; done
+	run -0 "$HPT" status --wait --json "$run"
+	del_ifname ibx0 1 3
+	[[ "$(cat "$run"/logs/batch-*.out)" == *"node2  nics      FAIL"* ]]
+	[[ "$(cat "$run"/logs/batch-*.out)" == *"nothing was trained"* ]]
+	[ ! -e "$run/logs/rank-0.out" ]
+	jq -e '.ok == false and .exclude == "node2"' "$run/preflight.json"
+	jq -e '.exclude == "node2" and .attempt == 2' "$run/attempts/2/submit.json"
+	grep -qx '#SBATCH --exclude=node2' "$run/attempts/2/job.sbatch"
+	[ "$(cat "$run"/attempts/2/logs/rank-*.out | sort)" = "$(printf 'trained on node1\ntrained on node3')" ]
+	jq -e '.ok == true' "$run/attempts/2/preflight.json"
+	jq -e '.clusters[].node2.failures == 1' "$HPCTRAIN_LEDGER"
+	# the ledger's cooldown reaches the next submission, which says so
+	run -0 --separate-stderr "$HPT" submit --json --set name=pf2 job.yaml
+	[[ "$stderr" == *"excluding node2: it failed doctor 1 time(s), last: nics: NCCL_SOCKET_IFNAME=ibx0"* ]]
+	jq -e '.exclude == "node2"' <<<"$output"
+	"$HPT" cancel "$(jq -r .job_id <<<"$output")" >/dev/null
+	run -0 --separate-stderr "$HPT" submit --dry-run --no-ledger job.yaml
+	[[ "$output" != *"--exclude"* ]]
+}
+
+@test "two doctor runs at once lose no ledger entry" {
+	need_slurm
+	doctor_srun node1 --no-ledger >/dev/null # warm up
+	doctor_srun node1 >o1 2>&1 &
+	local a=$!
+	doctor_srun node3 >o3 2>&1 &
+	local b=$!
+	wait "$a"
+	wait "$b"
+	jq -e '.clusters[] | (.node1.checks == 1 and .node3.checks == 1)' "$HPCTRAIN_LEDGER"
+}
+
+@test "submit and rerun refuse an --exclude that is no hostlist" {
+	write_spec job.yaml x 1 1 '[true]'
+	run -$EX_USAGE "$HPT" submit --exclude 'node1;rm' job.yaml
+	[[ "$output" == *"--exclude: 'node1;rm' is not a Slurm hostlist"* ]]
+	run -$EX_USAGE "$HPT" rerun --exclude 'node1 node2' runs/x
+	run -0 "$HPT" submit --dry-run --exclude 'node[1,3]' job.yaml
+	[[ "$output" == *"#SBATCH --exclude=node[1,3]"* ]]
+}
