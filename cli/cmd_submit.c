@@ -31,8 +31,7 @@
 enum { OPT_TOPOLOGY = 256, OPT_EXCLUDE, OPT_NO_LEDGER };
 
 static const char *const submit_usage[] = {
-	"hpctrain submit [--set <key>=<value>]... [--exclude <nodes>] [--no-ledger]",
-	"                [--dry-run [--topology <file>]] [--json] <spec>",
+	"hpctrain submit [--set <key>=<value>]... [--exclude <nodes>] [--no-ledger] [--dry-run [--topology <file>]] [--json] <spec>",
 	NULL,
 };
 
