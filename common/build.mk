@@ -5,7 +5,8 @@
 # Pure cores, unit-tested directly; every binary links them.
 SPEC_CORE  = common/sbuf.c common/diag.c common/suggest.c common/spec/ynode.c \
              common/spec/spec_schema.c common/spec/spec_scalar.c common/spec/spec_value.c \
-             common/spec/spec.c common/spec/spec_emit.c common/spec/template.c
+             common/spec/spec.c common/spec/spec_emit.c common/spec/template.c \
+             common/spec/sweep.c
 # Their shells: files, options, the template directory, a spec file with
 # its overrides.
 SPEC_SHELL = common/opt.c common/fileio.c common/spec/template_dir.c common/spec/specfile.c
@@ -14,9 +15,10 @@ HPCTRAIN_SRC  += $(SPEC_CORE) $(SPEC_SHELL)
 HPCTRAIN_PKGS += yaml-0.1 jansson libcrypto
 DEBIAN_PKGS   += libyaml-dev libjansson-dev libssl-dev zlib1g-dev
 
-UNIT_TESTS += test_spec test_template test_ynode test_suggest test_diag test_sbuf test_fileio
+UNIT_TESTS += test_spec test_template test_sweep test_ynode test_suggest test_diag test_sbuf test_fileio
 UNIT_SRC_test_spec      = $(SPEC_CORE)
 UNIT_SRC_test_template  = $(SPEC_CORE)
+UNIT_SRC_test_sweep     = $(SPEC_CORE)
 UNIT_SRC_test_ynode  = $(SPEC_CORE)
 UNIT_SRC_test_suggest   = common/suggest.c
 UNIT_SRC_test_diag      = common/diag.c common/sbuf.c

@@ -126,3 +126,23 @@ void diag_report(FILE *fp, const struct diag_list *dl)
 		fprintf(fp, "hpctrain: %zu more errors not shown\n", dl->dropped);
 	sbuf_release(&line);
 }
+
+static bool diag_equal(const struct diag *a, const struct diag *b)
+{
+	return a->severity == b->severity && a->line == b->line && a->col == b->col &&
+	       !strcmp(a->where, b->where) && !strcmp(a->path, b->path) && !strcmp(a->msg, b->msg);
+}
+
+void diag_merge(struct diag_list *dst, const struct diag_list *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct diag *d = &src->v[i];
+		bool seen = false;
+
+		for (size_t j = 0; j < dst->n && !seen; j++)
+			seen = diag_equal(&dst->v[j], d);
+		if (!seen)
+			diag_add(dst, d->severity, d->where, d->line, d->col, d->path, "%s", d->msg);
+	}
+	dst->dropped += src->dropped;
+}

@@ -48,6 +48,9 @@ void diag_vadd(struct diag_list *dl, enum diag_severity sev, const char *where,
 
 size_t diag_count(const struct diag_list *dl, enum diag_severity sev);
 bool diag_has_errors(const struct diag_list *dl);
+/* Appends src's entries that dst does not hold yet: the points of a
+ * sweep share most of their spec, and one mistake is reported once. */
+void diag_merge(struct diag_list *dst, const struct diag_list *src);
 /* Orders entries by (where, line, col), keeping insertion order for ties,
  * so a file's errors read top to bottom whatever pass found them. */
 void diag_sort(struct diag_list *dl);

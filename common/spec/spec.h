@@ -23,6 +23,7 @@
 
 struct diag_list;
 struct sbuf;
+struct ynode;
 
 #define SPEC_VERSION 1
 
@@ -160,15 +161,20 @@ struct job {
 };
 
 /* One --set KEY=VALUE override: arg is "KEY=VALUE" as typed; where names
- * it in diagnostics ("--set KEY=VALUE"); NULL means arg itself.  Both
- * must outlive spec_load(). */
+ * it in diagnostics ("--set KEY=VALUE"); NULL means arg itself.  A sweep
+ * point's override also carries its value as parsed from the file (value,
+ * a scalar) and the key it is listed under (key_at), so that a problem
+ * with it is reported at FILE:LINE:COL; then only arg's KEY is read.
+ * All must outlive spec_load(). */
 struct spec_override {
 	const char *arg;
 	const char *where;
+	const struct ynode *value, *key_at;
 };
 
 /* Parses, resolves (template params, ${param}, overrides) and validates
- * one spec.  `where` names the input in diagnostics.  Returns 0 and fills
+ * one spec.  A top-level `sweep:` section is set aside (common/spec/sweep.h
+ * reads it): each point of a sweep is this spec with overrides.  `where` names the input in diagnostics.  Returns 0 and fills
  * *job, or returns -1 after appending every problem found to dl (warnings
  * may be appended on success too).  *job is always safe to release. */
 int spec_load(const char *where, const char *text, size_t len,

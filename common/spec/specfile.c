@@ -15,8 +15,7 @@
 void specfile_overrides_add(struct specfile_overrides *o, const char *arg)
 {
 	o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
-	o->v[o->n].arg = arg;
-	o->v[o->n++].where = xasprintf("--set %s", arg);
+	o->v[o->n++] = (struct spec_override){ .arg = arg, .where = xasprintf("--set %s", arg) };
 }
 
 void specfile_overrides_release(struct specfile_overrides *o)
@@ -28,13 +27,11 @@ void specfile_overrides_release(struct specfile_overrides *o)
 	o->n = 0;
 }
 
-int specfile_load(const char *arg, const struct specfile_overrides *o, struct job *job,
-		  struct diag_list *dl, struct sbuf *where)
+int specfile_read(const char *arg, struct sbuf *text, struct sbuf *where, struct diag_list *dl)
 {
-	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
+	struct sbuf err = SBUF_INIT;
 	int status = HPT_EXIT_OK;
 
-	memset(job, 0, sizeof(*job));
 	sbuf_reset(where);
 	if (template_dir_is_name(arg) && template_dir_find(arg, where)) {
 		diag_add(dl, DIAG_ERROR, arg, 0, 0, "",
@@ -43,14 +40,25 @@ int specfile_load(const char *arg, const struct specfile_overrides *o, struct jo
 	}
 	if (!where->len)
 		sbuf_addstr(where, strcmp(arg, "-") ? arg : "<stdin>");
-	if (fileio_read(strcmp(arg, "-") ? where->buf : "-", YNODE_MAX_BYTES, &text, &err)) {
+	if (fileio_read(strcmp(arg, "-") ? where->buf : "-", YNODE_MAX_BYTES, text, &err)) {
 		diag_add(dl, DIAG_ERROR, "", 0, 0, "", "%s", err.buf);
 		status = HPT_EXIT_NO_INPUT;
-	} else if (spec_load(where->buf, text.buf, text.len, o ? o->v : NULL, o ? o->n : 0, job,
-			     dl)) {
-		status = HPT_EXIT_BAD_SPEC;
 	}
-	sbuf_release(&text);
 	sbuf_release(&err);
+	return status;
+}
+
+int specfile_load(const char *arg, const struct specfile_overrides *o, struct job *job,
+		  struct diag_list *dl, struct sbuf *where)
+{
+	struct sbuf text = SBUF_INIT;
+	int status;
+
+	memset(job, 0, sizeof(*job));
+	status = specfile_read(arg, &text, where, dl);
+	if (!status && spec_load(where->buf, text.buf, text.len, o ? o->v : NULL, o ? o->n : 0,
+				 job, dl))
+		status = HPT_EXIT_BAD_SPEC;
+	sbuf_release(&text);
 	return status;
 }

@@ -29,6 +29,10 @@ struct specfile_overrides {
 void specfile_overrides_add(struct specfile_overrides *o, const char *arg);
 void specfile_overrides_release(struct specfile_overrides *o);
 
+/* Reads one spec argument's text (a file, "-" or a template name) into
+ * text; *where receives the path read.  0 or HPT_EXIT_NO_INPUT. */
+int specfile_read(const char *arg, struct sbuf *text, struct sbuf *where, struct diag_list *dl);
+
 /* Loads one spec argument into *job, appending diagnostics to dl; *where
  * receives the path actually read (a template name is looked up).
  * Returns an exit status: 0, HPT_EXIT_NO_INPUT or HPT_EXIT_BAD_SPEC.

@@ -416,10 +416,14 @@ static struct ynode *parse_override_value(const char *arg, const char *value, st
 	return v;
 }
 
-/* Sets key (dotted) to v in the tree, creating mappings on the way. */
-static int set_path(struct ynode *root, const char *arg, char *key, struct ynode *v,
-		    struct diag_list *dl)
+/* Sets key (dotted) to v in the tree, creating mappings on the way;
+ * created nodes, and errors, are placed at at (or at the flag arg). */
+static int set_path(struct ynode *root, const char *arg, const struct ynode *at, char *key,
+		    struct ynode *v, struct diag_list *dl)
 {
+	const char *where = at ? at->where : arg;
+	int line = at ? at->line : 0, col = at ? at->col : 0;
+
 	struct ynode *node = root;
 	char *seg = key;
 
@@ -433,8 +437,8 @@ static int set_path(struct ynode *root, const char *arg, char *key, struct ynode
 		for (i = 0; i + 1 < node->nkids && strcmp(node->kids[i]->str, seg); i += 2)
 			;
 		if (i + 1 >= node->nkids) {
-			ynode_append(node, ynode_new_scalar(arg, 0, 0, seg, strlen(seg), false));
-			ynode_append(node, ynode_new(YNODE_MAP, arg, 0, 0));
+			ynode_append(node, ynode_new_scalar(where, line, col, seg, strlen(seg), false));
+			ynode_append(node, ynode_new(YNODE_MAP, where, line, col));
 		}
 		if (!dot) {
 			ynode_free(node->kids[i + 1]);
@@ -444,10 +448,10 @@ static int set_path(struct ynode *root, const char *arg, char *key, struct ynode
 		kid = node->kids[i + 1];
 		if (ynode_is_null(kid)) {
 			ynode_free(kid);
-			kid = node->kids[i + 1] = ynode_new(YNODE_MAP, arg, 0, 0);
+			kid = node->kids[i + 1] = ynode_new(YNODE_MAP, where, line, col);
 		}
 		if (kid->kind != YNODE_MAP) {
-			diag_add(dl, DIAG_ERROR, arg, 0, 0, "",
+			diag_add(dl, DIAG_ERROR, where, line, col, "",
 				 "cannot set a key inside \"%s\", which is %s in the spec", seg,
 				 ynode_kind_name(kid));
 			ynode_free(v);
@@ -462,6 +466,7 @@ static int apply_override(struct ynode *root, struct params *ps,
 			  const struct spec_override *set, struct diag_list *dl)
 {
 	const char *arg = set->where ? set->where : set->arg;
+	const struct ynode *at = set->key_at;
 	struct sbuf key = SBUF_INIT;
 	const char *value;
 	struct ynode *v;
@@ -472,7 +477,9 @@ static int apply_override(struct ynode *root, struct params *ps,
 			 "expected KEY.PATH=VALUE, KEY.PATH being names of [A-Za-z0-9_-] joined by '.'");
 		goto out;
 	}
-	v = parse_override_value(arg, value, dl);
+	v = set->value ? copy_scalar(set->value, set->value->where, set->value->line,
+				      set->value->col)
+		       : parse_override_value(arg, value, dl);
 	if (!v)
 		goto out;
 	if (!strncmp(key.buf, "params.", 7)) {
@@ -486,13 +493,14 @@ static int apply_override(struct ynode *root, struct params *ps,
 
 			sbuf_addf(&msg, "unknown parameter \"%s\"", key.buf + 7);
 			param_suggest(ps, key.buf + 7, &msg);
-			diag_add(dl, DIAG_ERROR, arg, 0, 0, "", "%s", msg.buf);
+			diag_add(dl, DIAG_ERROR, at ? at->where : arg, at ? at->line : 0,
+				 at ? at->col : 0, "", "%s", msg.buf);
 			sbuf_release(&msg);
 		}
 		ynode_free(v);
 		goto out;
 	}
-	rc = set_path(root, arg, key.buf, v, dl);
+	rc = set_path(root, arg, at, key.buf, v, dl);
 out:
 	sbuf_release(&key);
 	return rc;
@@ -516,6 +524,8 @@ int template_resolve(struct ynode **root, const struct spec_override *sets, size
 	}
 	/* Detached, not freed: the params point into the declarations. */
 	decls = map_detach(*root, "params");
+	/* A sweep describes a set of jobs, not one of them (sweep.h). */
+	ynode_free(map_detach(*root, "sweep"));
 	params_parse(decls, &ps, dl);
 	/* Parameter overrides first: references must see the final values. */
 	for (size_t i = 0; i < nsets; i++)

@@ -38,10 +38,8 @@ static inline void load_sets(struct loaded *l, const char *text, size_t len,
 
 	memset(l, 0, sizeof(*l));
 	sbuf_init(&l->text);
-	for (; sets && sets[n] && n < 8; n++) {
-		ov[n].arg = sets[n];
-		ov[n].where = NULL;
-	}
+	for (; sets && sets[n] && n < 8; n++)
+		ov[n] = (struct spec_override){ .arg = sets[n] };
 	l->rc = spec_load("job.yaml", text, len, ov, n, &l->job, &l->dl);
 	for (size_t i = 0; i < l->dl.n; i++) {
 		diag_format(&l->dl.v[i], &l->text);
