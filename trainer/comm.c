@@ -402,6 +402,27 @@ static int comm_after_update(void *ctx, struct trainer *t)
 	return 0;
 }
 
+/* Rank 0 gets every rank's rate for the step record; a tiny gather at
+ * the log interval only. */
+static int comm_on_log(void *ctx, struct trainer *t, double samples_per_s)
+{
+	struct comm *c = ctx;
+	struct metrics *mt = train_get_metrics(t);
+	double t0 = watchdog_now();
+	MPI_Request q;
+
+	if (!c->mpi || c->world < 2)
+		return 0;
+	if (!mt->rank_rates && c->rank == 0)
+		mt->rank_rates = xcalloc((size_t)c->world, sizeof(*mt->rank_rates));
+	comm_check(c, MPI_Igather(&samples_per_s, 1, MPI_DOUBLE, mt->rank_rates, 1, MPI_DOUBLE, 0,
+				  *ctl_of(c), &q), "MPI_Igather");
+	watchdog_wait_all(c, &q, 1, "the gather of the ranks' rates");
+	mt->nrank_rates = c->rank == 0 ? c->world : 0;
+	c->total_comm_s += watchdog_now() - t0;
+	return 0;
+}
+
 static bool comm_should_stop(void *ctx, struct trainer *t)
 {
 	struct comm *c = ctx;
@@ -436,6 +457,7 @@ void comm_hooks(struct comm *c, struct train_hooks *h)
 	h->before_update = comm_before_update;
 	h->after_update = comm_after_update;
 	h->should_stop = comm_should_stop;
+	h->on_log = comm_on_log;
 }
 
 int comm_finish(struct comm *c, int status)

@@ -3,6 +3,7 @@
 #include "common/sbuf.h"        // defines: struct sbuf
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -32,9 +33,11 @@ int metrics_step(struct metrics *mt, int64_t step, int64_t epoch, double loss, d
 	if (!mt->fp)
 		return 0;
 	fprintf(mt->fp,
-		"{\"event\":\"step\",\"step\":%lld,\"epoch\":%lld,\"loss\":%.9g,\"accuracy\":%.6g,"
-		"\"lr\":%.9g,\"samples_per_s\":%.1f,\"step_ms\":%.3f",
-		(long long)step, (long long)epoch, loss, acc, lr, samples_per_s, step_ms);
+		"{\"event\":\"step\",\"step\":%lld,\"total_steps\":%lld,\"epoch\":%lld,"
+		"\"loss\":%.9g,\"accuracy\":%.6g,\"lr\":%.9g,\"samples_per_s\":%.1f,"
+		"\"step_ms\":%.3f",
+		(long long)step, (long long)mt->total_steps, (long long)epoch, loss, acc, lr,
+		samples_per_s, step_ms);
 	if (mt->ranks) {
 		if (mt->comm_ms > step_ms)
 			mt->comm_ms = step_ms;
@@ -45,6 +48,12 @@ int metrics_step(struct metrics *mt, int64_t step, int64_t epoch, double loss, d
 	}
 	if (mt->gpu)
 		fprintf(mt->fp, ",\"copy_ms\":%.3f,\"sync_ms\":%.3f", mt->copy_ms, mt->sync_ms);
+	if (mt->nrank_rates > 1) {
+		fputs(",\"rank_samples_per_s\":[", mt->fp);
+		for (int i = 0; i < mt->nrank_rates; i++)
+			fprintf(mt->fp, "%s%.1f", i ? "," : "", mt->rank_rates[i]);
+		fputc(']', mt->fp);
+	}
 	fputs("}\n", mt->fp);
 	if (show && !mt->quiet) {
 		if (mt->tty)
@@ -105,5 +114,8 @@ int metrics_close(struct metrics *mt)
 	if (mt->fp && fclose(mt->fp))
 		rc = -1;
 	mt->fp = NULL;
+	free(mt->rank_rates);
+	mt->rank_rates = NULL;
+	mt->nrank_rates = 0;
 	return rc;
 }

@@ -3,8 +3,8 @@
  *
  * Shell.  Each record is one line of JSON, appended (a resumed run
  * continues the file):
- *   {"event":"step","step":S,"epoch":E,"loss":L,"accuracy":A,"lr":LR,
- *    "samples_per_s":X,"step_ms":T}
+ *   {"event":"step","step":S,"total_steps":N,"epoch":E,"loss":L,"accuracy":A,
+ *    "lr":LR,"samples_per_s":X,"step_ms":T}
  *   {"event":"epoch","epoch":E,"steps":S,"train_loss":L,"train_accuracy":A,
  *    "test_loss":L,"test_accuracy":A,"samples_per_s":X}
  *   {"event":"summary","steps":S,"epochs":E,"test_accuracy":A,"test_loss":L,
@@ -38,6 +38,10 @@ struct metrics {
 	 * as a lone process (make bench measures the real one). */
 	int ranks;
 	double comm_ms, sum_comm_ms, sum_step_ms;
+	/* Every rank's samples/s at the logged step (comm.c gathers them):
+	 * adds "rank_samples_per_s" to step records, so stragglers show. */
+	double *rank_rates;
+	int nrank_rates;
 	/* On a GPU (train.c sets these every step): gpu adds "copy_ms" (the
 	 * batch's copy, host and device time) and "sync_ms" (the host's
 	 * waits for the GPU) to step records. */

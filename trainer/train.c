@@ -386,18 +386,24 @@ static int one_step(struct trainer *t, const struct train_hooks *hooks, struct g
 
 /* Adds the step to the epoch's sums and logs it every log_every_steps.
  * A skipped step has no loss to count or log. */
-static int record_step(struct trainer *t, int64_t step, const struct step_result *r,
-		       struct sbuf *err)
+static int record_step(struct trainer *t, const struct train_hooks *hooks, int64_t step,
+		       const struct step_result *r, struct sbuf *err)
 {
 	int64_t per = predictions_per_batch(t), every = t->job->output.log_every_steps;
 	int b = t->model.input.n;
+	/* the same on every rank, so the hook may be a collective */
+	bool logged = !((step + 1) % every) || step + 1 == t->stop_step;
 
+	if (logged && hooks && hooks->on_log && hooks->on_log(hooks->ctx, t, b / r->seconds)) {
+		sbuf_addf(err, "step %lld: gathering the ranks' rates failed", (long long)step + 1);
+		return HPT_EXIT_INTERNAL;
+	}
 	if (r->fwd_overflow)
 		return HPT_EXIT_OK;
 	t->cs.epoch_loss += r->loss;
 	t->cs.epoch_correct += r->correct;
 	t->cs.epoch_seen += per;
-	if ((step + 1) % every && step + 1 != t->stop_step)
+	if (!logged)
 		return HPT_EXIT_OK;
 	if (metrics_step(&t->mt, step + 1, step / t->ld.steps_per_epoch, r->loss,
 			 (double)r->correct / per, r->lr, b / r->seconds, r->seconds * 1e3, true)) {
@@ -449,7 +455,7 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		*busy += r.seconds;
 		epoch_busy += r.seconds;
 		++*trained;
-		if ((st = record_step(t, step, &r, err)))
+		if ((st = record_step(t, hooks, step, &r, err)))
 			return st;
 		if ((step + 1) % t->ld.steps_per_epoch == 0 && (st = end_epoch(t, step, &epoch_busy, err)))
 			return st;

@@ -46,6 +46,9 @@ struct train_hooks {
 	/* Before the optimizer: 0 update, 1 skip this update, -1 error. */
 	int (*before_update)(void *ctx, struct trainer *t);
 	int (*after_update)(void *ctx, struct trainer *t);
+	/* At every logged step, on every rank, with this rank's samples/s:
+	 * data parallelism gathers them into the step record.  0 or -1. */
+	int (*on_log)(void *ctx, struct trainer *t, double samples_per_s);
 	/* At a step boundary: true writes a checkpoint and stops with
 	 * HPT_EXIT_PREEMPTED. */
 	bool (*should_stop)(void *ctx, struct trainer *t);
