@@ -1,17 +1,17 @@
-/* cmd_cancel.c - `hpctrain cancel`: cancel the jobs of runs or job ids.
- * Shell: resolves each argument (launcher/rundir) and cancels through
- * libslurm (launcher/slurm), as scancel does. */
+/* cmd_cancel.c - `hpctrain cancel`: cancel the jobs of runs, sweeps or job ids.
+ * Shell: resolves each argument (launcher/runref) and cancels through
+ * libslurm (launcher/slurm), as scancel does; a sweep, point by point. */
 #include "cli/builtin.h"     // defines: cmd_cancel
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf
-#include "launcher/rundir.h" // defines: rundir_resolve
+#include "launcher/runref.h" // defines: runref_resolve, runref_sweep_points
 #include "launcher/slurm.h"  // defines: hpt_slurm_cancel
 
 #include <stdio.h>
 
 static const char *const cancel_usage[] = {
-	"hpctrain cancel (<run> | <jobid>)...",
+	"hpctrain cancel (<run> | <sweep> | <jobid> | <name>)...",
 	NULL,
 };
 
@@ -23,29 +23,80 @@ static const struct opt cancel_opts[] = {
 static const struct opt_cmd cancel_cmd = {
 	.name = "cancel",
 	.usage = cancel_usage,
-	.summary = "Cancel the Slurm jobs of runs or job ids; they end CANCELLED.",
+	.summary = "Cancel the Slurm jobs of runs, sweeps (every point) or job ids; they end "
+		   "CANCELLED.",
 	.opts = cancel_opts,
 };
+
+/* One job, or one task of an array; what (a run, a point) names it. */
+static int cancel_job(unsigned long id, int64_t task, const char *what)
+{
+	struct sbuf err = SBUF_INIT;
+	char job[48];
+	bool done;
+	int status = hpt_slurm_cancel((uint32_t)id, task, &done, &err);
+
+	runref_job_text(id, task, job, sizeof(job));
+	if (status)
+		fprintf(stderr, "hpctrain cancel: %s%s%s\n", err.buf, what ? ": " : "",
+			what ? what : "");
+	else if (done)
+		fprintf(stderr, "hpctrain cancel: job %s had already finished%s%s\n", job,
+			what ? ": " : "", what ? what : "");
+	else
+		printf("cancelled job %s%s%s\n", job, what ? ": " : "", what ? what : "");
+	sbuf_release(&err);
+	return status;
+}
+
+/* Every point's latest attempt: its array task, or the job a rerun made. */
+static int cancel_sweep(const char *record)
+{
+	struct sbuf err = SBUF_INIT;
+	struct runref *v;
+	json_t *doc;
+	size_t n;
+	int status = runref_sweep_points(record, &doc, &v, &n, &err);
+
+	if (status)
+		fprintf(stderr, "hpctrain cancel: %s\n", err.buf);
+	for (size_t i = 0; i < n; i++) {
+		char what[64];
+		int s;
+
+		snprintf(what, sizeof(what), "point %zu", i);
+		if (!v[i].job_id) {
+			fprintf(stderr, "hpctrain cancel: point %zu was never submitted\n", i);
+			continue;
+		}
+		s = cancel_job(v[i].job_id, v[i].task, what);
+		status = status ? status : s;
+	}
+	if (n)
+		runref_release_all(v, n);
+	json_decref(doc);
+	sbuf_release(&err);
+	return status;
+}
 
 static int cancel_one(const char *arg)
 {
 	struct sbuf err = SBUF_INIT;
-	struct rundir rd = RUNDIR_INIT;
-	unsigned long id;
-	bool done;
-	int status = HPT_EXIT_OK;
+	struct runref ref = RUNREF_INIT;
+	int status = runref_resolve(arg, &ref, &err);
 
-	if (rundir_resolve(arg, &rd, &id, &err)) {
-		status = HPT_EXIT_NO_INPUT;
-	} else if (!(status = hpt_slurm_cancel((uint32_t)id, &done, &err))) {
-		if (done)
-			fprintf(stderr, "hpctrain cancel: job %lu had already finished\n", id);
-		else
-			printf("cancelled job %lu\n", id);
-	}
 	if (status)
 		fprintf(stderr, "hpctrain cancel: %s\n", err.buf);
-	rundir_release(&rd);
+	else if (ref.kind == RUNREF_SWEEP)
+		status = cancel_sweep(ref.sweep);
+	else if (!ref.job_id) {
+		fprintf(stderr, "hpctrain cancel: %s was never submitted (no submit.json)\n",
+			ref.rd.dir);
+		status = HPT_EXIT_NO_INPUT;
+	} else {
+		status = cancel_job(ref.job_id, ref.task, NULL);
+	}
+	runref_release(&ref);
 	sbuf_release(&err);
 	return status;
 }
@@ -64,7 +115,7 @@ int cmd_cancel(int argc, char **argv)
 		return HPT_EXIT_USAGE;
 	}
 	if (optind >= argc)
-		return opt_error(&cancel_cmd, "no run or job id given");
+		return opt_error(&cancel_cmd, "no run, sweep or job id given");
 	status = hpt_slurm_init(&err);
 	if (status) {
 		fprintf(stderr, "hpctrain cancel: %s\n", err.buf);

@@ -1,12 +1,13 @@
-/* cmd_logs.c - `hpctrain logs`: a run's per-rank output, one rank or all.
- * Shell: reads RUN/logs/ (launcher/rundir finds the attempt); --follow
- * asks Slurm (launcher/slurm) when the job has ended. */
+/* cmd_logs.c - `hpctrain logs`: a run's per-rank output, one rank or all;
+ * a sweep's, point by point.
+ * Shell: reads RUN/logs/ (launcher/runref finds the run and its attempt);
+ * --follow asks Slurm (launcher/slurm) when the job has ended. */
 #include "cli/builtin.h"     // defines: cmd_logs
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/fileio.h"      // defines: fileio_read
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf
-#include "launcher/rundir.h" // defines: rundir_open, rundir_job_id
+#include "launcher/runref.h" // defines: runref_resolve, runref_sweep_points
 #include "launcher/slurm.h"  // defines: hpt_slurm_job
 
 #include <dirent.h>
@@ -19,7 +20,8 @@
 #define FOLLOW_POLL_MS 300
 
 static const char *const logs_usage[] = {
-	"hpctrain logs [--rank <n>] [--follow] <run>",
+	"hpctrain logs [--rank <n>] [--follow] (<run> | <jobid> | <name>)",
+	"hpctrain logs [--rank <n>] <sweep>",
 	NULL,
 };
 
@@ -34,7 +36,8 @@ static const struct opt logs_opts[] = {
 static const struct opt_cmd logs_cmd = {
 	.name = "logs",
 	.usage = logs_usage,
-	.summary = "Print a run's per-rank logs: one rank, or all with rank labels.",
+	.summary = "Print a run's per-rank logs: one rank, or all with rank labels; a sweep's, "
+		   "point by point.",
 	.opts = logs_opts,
 };
 
@@ -166,20 +169,18 @@ static int drain(struct source *s, long want, int label, int flush)
 	return any;
 }
 
-static int follow(const struct rundir *rd, long want)
+static int follow(const struct runref *ref, long want)
 {
+	const struct rundir *rd = &ref->rd;
 	struct sbuf err = SBUF_INIT;
 	struct source *s = NULL;
 	size_t n = 0;
-	unsigned long id;
 	int status = HPT_EXIT_OK, ended = 0;
 
-	if (rundir_job_id(rd, &id, &err)) {
-		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
-		sbuf_release(&err);
+	if (!ref->job_id) {
+		fprintf(stderr, "hpctrain logs: %s was never submitted (no submit.json)\n", rd->dir);
 		return HPT_EXIT_NO_INPUT;
 	}
-	status = hpt_slurm_init(&err);
 	while (!status) {
 		struct hpt_slurm_job j;
 		struct source *fresh;
@@ -202,7 +203,9 @@ static int follow(const struct rundir *rd, long want)
 		fflush(stdout);
 		if (ended)
 			break;
-		status = hpt_slurm_job((uint32_t)id, &j, &err);
+		status = ref->task >= 0
+				 ? hpt_slurm_array_task((uint32_t)ref->job_id, ref->task, &j, &err)
+				 : hpt_slurm_job((uint32_t)ref->job_id, &j, &err);
 		if (!status) {
 			ended = j.finished;
 			hpt_slurm_job_release(&j);
@@ -212,7 +215,6 @@ static int follow(const struct rundir *rd, long want)
 	}
 	if (status)
 		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
-	hpt_slurm_fini();
 	release_sources(s, n);
 	sbuf_release(&err);
 	return status;
@@ -234,14 +236,62 @@ static void print_autopsy(const struct rundir *rd)
 	sbuf_release(&err);
 }
 
+/* Every log of one run, as it stands. */
+static int show_run(const struct rundir *rd, long want)
+{
+	struct source *s = NULL;
+	size_t n = find_sources(rd->dir, want, &s);
+	int status = HPT_EXIT_OK;
+
+	if (!n && want >= 0) {
+		fprintf(stderr, "hpctrain logs: no log of rank %ld in %s/logs\n", want, rd->dir);
+		status = HPT_EXIT_NO_INPUT;
+	} else if (!n) {
+		fprintf(stderr, "hpctrain logs: no rank logs yet in %s/logs\n", rd->dir);
+	}
+	for (size_t i = 0; i < n; i++)
+		drain(&s[i], want, want < 0, 1);
+	if (want < 0)
+		print_autopsy(rd);
+	release_sources(s, n);
+	return status;
+}
+
+/* Each point's run under a header naming the point and its values. */
+static int show_sweep(const char *record, long want)
+{
+	struct sbuf err = SBUF_INIT;
+	struct runref *v = NULL;
+	json_t *doc = NULL, *points;
+	size_t n = 0;
+	int status = runref_sweep_points(record, &doc, &v, &n, &err);
+
+	if (status)
+		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
+	points = json_object_get(doc, "points");
+	for (size_t i = 0; i < n; i++) {
+		char *values = json_dumps(json_object_get(json_array_get(points, i), "params"),
+					  JSON_COMPACT | JSON_ENSURE_ASCII);
+
+		printf("%s== point %zu %s: %s ==\n", i ? "\n" : "", i, values ? values : "",
+		       v[i].rd.dir ? v[i].rd.dir : "(no run)");
+		free(values);
+		fflush(stdout);
+		if (v[i].rd.dir && show_run(&v[i].rd, want) && !status)
+			status = HPT_EXIT_NO_INPUT;
+	}
+	runref_release_all(v, n);
+	json_decref(doc);
+	sbuf_release(&err);
+	return status;
+}
+
 int cmd_logs(int argc, char **argv)
 {
 	struct sbuf err = SBUF_INIT;
-	struct rundir rd = RUNDIR_INIT;
-	struct source *s = NULL;
+	struct runref ref = RUNREF_INIT;
 	long want = -1;
-	size_t n;
-	int c, follow_on = 0, status = HPT_EXIT_OK;
+	int c, follow_on = 0, status = HPT_EXIT_OK, slurm = 0;
 	char *end;
 
 	opt_reset();
@@ -266,29 +316,31 @@ int cmd_logs(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return opt_error(&logs_cmd, optind >= argc ? "no run given" : "one run at a time");
-	if (rundir_open(argv[optind], &rd, &err)) {
+	status = runref_resolve(argv[optind], &ref, &err);
+	if (!status && ref.kind == RUNREF_SWEEP && follow_on) {
+		runref_release(&ref);
+		return opt_error(&logs_cmd, "--follow takes one run, not a sweep (name a point: "
+				 "NAME/HASH)");
+	}
+	/* a job id, and --follow, need Slurm */
+	if (!status && (ref.kind == RUNREF_JOB || follow_on)) {
+		status = hpt_slurm_init(&err);
+		slurm = !status;
+	}
+	if (!status)
+		status = runref_job_run(&ref, &err);
+	if (status) {
 		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
-		sbuf_release(&err);
-		return HPT_EXIT_NO_INPUT;
+	} else if (ref.kind == RUNREF_SWEEP) {
+		status = show_sweep(ref.sweep, want);
+	} else if (follow_on) {
+		status = follow(&ref, want);
+	} else {
+		status = show_run(&ref.rd, want);
 	}
-	if (follow_on) {
-		status = follow(&rd, want);
-		goto out;
-	}
-	n = find_sources(rd.dir, want, &s);
-	if (!n && want >= 0) {
-		fprintf(stderr, "hpctrain logs: no log of rank %ld in %s/logs\n", want, rd.dir);
-		status = HPT_EXIT_NO_INPUT;
-	} else if (!n) {
-		fprintf(stderr, "hpctrain logs: no rank logs yet in %s/logs\n", rd.dir);
-	}
-	for (size_t i = 0; i < n; i++)
-		drain(&s[i], want, want < 0, 1);
-	if (want < 0)
-		print_autopsy(&rd);
-	release_sources(s, n);
-out:
-	rundir_release(&rd);
+	if (slurm)
+		hpt_slurm_fini();
+	runref_release(&ref);
 	sbuf_release(&err);
 	return status;
 }

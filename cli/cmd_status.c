@@ -1,14 +1,16 @@
 /* cmd_status.c - `hpctrain status`: where a job (or all of yours) stands.
- * Shell: resolves a run or job id (launcher/rundir) and asks slurmctld
- * (launcher/slurm); --wait polls until the job ends; --ranks reads the
- * supervised ranks' liveness files (launcher/liveness) instead. */
+ * Shell: resolves what the user named (launcher/runref) and asks
+ * slurmctld (launcher/slurm); a run or a sweep goes to status_watch
+ * (progress, one row per point); --wait polls until the jobs end;
+ * --ranks reads the supervised ranks' liveness files instead. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_status
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "launcher/liveness.h" // defines: liveness_load_dir, LIVENESS_PERIOD_S
-#include "launcher/rundir.h" // defines: rundir_resolve
+#include "cli/status_watch.h" // defines: status_watch
+#include "launcher/runref.h" // defines: runref_resolve
 #include "launcher/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 
 #include <jansson.h>
@@ -24,7 +26,7 @@
 #define WAIT_POLL_MS 500
 
 static const char *const status_usage[] = {
-	"hpctrain status [--json] [--wait] [<run> | <jobid>]",
+	"hpctrain status [--json] [--wait] [<run> | <sweep> | <jobid> | <name>]",
 	"hpctrain status --ranks [--json] <run>",
 	NULL,
 };
@@ -32,7 +34,8 @@ static const char *const status_usage[] = {
 static const struct opt status_opts[] = {
 	{ "json", no_argument, NULL, 'j', NULL, "print the result as JSON" },
 	{ "wait", no_argument, NULL, 'w', NULL,
-	  "wait until the job (or every job listed) has ended; exit 1 unless all COMPLETED" },
+	  "wait until the job (or every job listed) has ended, showing progress; exit 1 "
+	  "unless all COMPLETED" },
 	{ "ranks", no_argument, NULL, 'r', NULL,
 	  "show each supervised rank of a run: state, progress, idle time, exit status" },
 	OPT_HELP,
@@ -42,7 +45,8 @@ static const struct opt status_opts[] = {
 static const struct opt_cmd status_cmd = {
 	.name = "status",
 	.usage = status_usage,
-	.summary = "Show the Slurm state of a run or job, or of all your jobs.",
+	.summary = "Show the Slurm state of a run, a sweep (one line per point) or a job, or of "
+		   "all your jobs.",
 	.opts = status_opts,
 };
 
@@ -58,14 +62,39 @@ static json_t *json_time(time_t t)
 	return json_string(buf);
 }
 
+/* An array task's run: the link its index names in the array's working
+ * directory (a sweep's array, render_array.c); NULL otherwise. */
+static char *array_task_run(const struct hpt_slurm_job *j)
+{
+	char *link, *run;
+
+	if (j->array_task < 0 || !*j->work_dir)
+		return NULL;
+	link = xasprintf("%s/%lld", j->work_dir, (long long)j->array_task);
+	run = realpath(link, NULL);
+	free(link);
+	return run;
+}
+
 static json_t *job_json(const struct hpt_slurm_job *j)
 {
 	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:b, s:s, s:s, s:s, s:i, s:i}", "job_id",
-			      (json_int_t)j->job_id, "name", j->name, "state", j->state,
+			      (json_int_t)(j->array_job_id ? j->array_job_id : j->job_id), "name", j->name, "state", j->state,
 			      "reason", j->reason, "finished", j->finished, "nodes", j->nodes,
 			      "partition", j->partition, "run", j->work_dir, "restarts",
 			      (int)j->restarts, "tasks", (int)j->tasks);
 
+	json_object_set_new(o, "array_task_id",
+			    j->array_task >= 0 ? json_integer(j->array_task) : json_null());
+	if (j->array_task >= 0) {
+		char *run = array_task_run(j);
+
+		if (run)
+			json_object_set_new(o, "run", json_string(run));
+		free(run);
+	}
+	if (j->array_job_id && j->array_task < 0)
+		json_object_set_new(o, "array_pending", json_string(j->array_pending));
 	json_object_set_new(o, "exit_code", j->finished ? json_integer(j->exit_code) : json_null());
 	json_object_set_new(o, "signal", j->finished ? json_integer(j->exit_signal) : json_null());
 	json_object_set_new(o, "submit_time", json_time(j->submit_time));
@@ -76,10 +105,10 @@ static json_t *job_json(const struct hpt_slurm_job *j)
 
 static void print_table(const struct hpt_slurm_job *v, size_t n)
 {
-	printf("%-8s %-22s %-5s %-12s %-20s %s\n", "JOB", "STATE", "EXIT", "NODES", "NAME", "RUN");
+	printf("%-11s %-22s %-5s %-12s %-20s %s\n", "JOB", "STATE", "EXIT", "NODES", "NAME", "RUN");
 	for (size_t i = 0; i < n; i++) {
 		const struct hpt_slurm_job *j = &v[i];
-		char state[96], ex[16] = "-";
+		char state[96], ex[16] = "-", id[48], *run;
 
 		if (*j->reason && strcmp(j->reason, "None"))
 			snprintf(state, sizeof(state), "%s(%s)", j->state, j->reason);
@@ -89,8 +118,15 @@ static void print_table(const struct hpt_slurm_job *v, size_t n)
 			snprintf(ex, sizeof(ex), "sig%d", j->exit_signal);
 		else if (j->finished)
 			snprintf(ex, sizeof(ex), "%d", j->exit_code);
-		printf("%-8u %-22s %-5s %-12s %-20s %s\n", j->job_id, state, ex,
-		       *j->nodes ? j->nodes : "-", j->name, *j->work_dir ? j->work_dir : "-");
+		if (j->array_job_id && j->array_task < 0) /* the array's pending tasks */
+			snprintf(id, sizeof(id), "%u_[%s]", j->array_job_id, j->array_pending);
+		else
+			runref_job_text(j->array_job_id ? j->array_job_id : j->job_id, j->array_task,
+					id, sizeof(id));
+		run = array_task_run(j);
+		printf("%-11s %-22s %-5s %-12s %-20s %s\n", id, state, ex,
+		       *j->nodes ? j->nodes : "-", j->name, run ? run : *j->work_dir ? j->work_dir : "-");
+		free(run);
 	}
 }
 
@@ -188,34 +224,43 @@ static int all_finished(const struct hpt_slurm_job *v, size_t n)
 static int status_ranks(const char *run, int json)
 {
 	struct sbuf err = SBUF_INIT;
-	struct rundir rd = RUNDIR_INIT;
-	int status;
+	struct runref ref = RUNREF_INIT;
+	int status = runref_resolve(run, &ref, &err);
 
-	if (rundir_open(run, &rd, &err)) {
-		fprintf(stderr, "hpctrain status: %s\n", err.buf);
-		sbuf_release(&err);
-		return HPT_EXIT_NO_INPUT;
+	if (!status && ref.kind == RUNREF_SWEEP) {
+		sbuf_addf(&err, "--ranks shows one run, not the sweep %s (name a point: NAME/HASH)",
+			  ref.sweep);
+		status = HPT_EXIT_USAGE;
+	} else if (!status && ref.kind == RUNREF_JOB && !(status = hpt_slurm_init(&err))) {
+		status = runref_job_run(&ref, &err);
+		hpt_slurm_fini();
 	}
-	status = show_ranks(&rd, json);
-	rundir_release(&rd);
+	if (status)
+		fprintf(stderr, "hpctrain status: %s\n", err.buf);
+	else
+		status = show_ranks(&ref.rd, json);
+	runref_release(&ref);
+	sbuf_release(&err);
 	return status;
 }
 
 /* The job id (or, with id 0, all of this user's jobs), polled until
  * every one has finished when wait is set.  *v and *n as
  * hpt_slurm_jobs_of() gives them. */
-static int query_jobs(unsigned long id, int wait, struct hpt_slurm_job **v, size_t *n,
-		      struct sbuf *err)
+static int query_jobs(unsigned long id, int64_t task, int wait, struct hpt_slurm_job **v,
+		      size_t *n, struct sbuf *err)
 {
 	int status;
 
 	for (;;) {
 		sbuf_reset(err);
-		/* a job id alone goes through hpt_slurm_job for its exact error */
-		if (id) {
+		/* an array task, or every record of a job (an array's tasks) */
+		if (id && task >= 0) {
 			*v = xcalloc(1, sizeof(**v));
-			status = hpt_slurm_job((uint32_t)id, *v, err);
+			status = hpt_slurm_array_task((uint32_t)id, task, *v, err);
 			*n = !status;
+		} else if (id) {
+			status = hpt_slurm_job_all((uint32_t)id, v, n, err);
 		} else {
 			status = hpt_slurm_jobs_of((uint32_t)getuid(), v, n, err);
 		}
@@ -242,40 +287,47 @@ static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json)
 	return json_print(json_pack("{s:o}", "jobs", jobs));
 }
 
-/* status [RUN|JOBID] [--wait]: from slurmctld. */
-static int status_jobs(const char *run, int json, int wait)
+/* status [JOBID] [--wait]: a job's records, or all of this user's jobs. */
+static int status_jobs(unsigned long id, int64_t task, int json, int wait, struct sbuf *err)
 {
-	struct sbuf err = SBUF_INIT;
-	struct rundir rd = RUNDIR_INIT;
 	struct hpt_slurm_job *v = NULL;
-	unsigned long id = 0;
 	size_t n = 0;
-	int status;
+	int status = query_jobs(id, task, wait, &v, &n, err);
 
-	if (run && rundir_resolve(run, &rd, &id, &err)) {
-		fprintf(stderr, "hpctrain status: %s\n", err.buf);
-		sbuf_release(&err);
-		return HPT_EXIT_NO_INPUT;
-	}
-	status = hpt_slurm_init(&err);
-	if (status)
-		goto out;
-	status = query_jobs(id, wait, &v, &n, &err);
-	if (status == HPT_EXIT_NO_INPUT && rd.dir)
-		sbuf_addf(&err, " (run %s; without accounting, Slurm forgets finished jobs after "
-			  "MinJobAge)", rd.dir);
 	if (!status)
 		status = print_jobs(v, n, json);
 	/* --wait: the status says whether every job completed. */
 	for (size_t i = 0; !status && wait && i < n; i++)
 		if (!v[i].completed)
 			status = HPT_EXIT_FAILURE;
+	release_all(v, n);
+	return status;
+}
+
+static int status_of(const char *arg, int json, int wait)
+{
+	struct sbuf err = SBUF_INIT;
+	struct runref ref = RUNREF_INIT;
+	int status = arg ? runref_resolve(arg, &ref, &err) : 0;
+
+	if (!status && ref.kind == RUNREF_RUN && !ref.job_id) {
+		sbuf_addf(&err, "%s was never submitted (no submit.json)", ref.rd.dir);
+		status = HPT_EXIT_NO_INPUT;
+	}
+	if (status) {
+		fprintf(stderr, "hpctrain status: %s\n", err.buf);
+		goto out;
+	}
+	status = hpt_slurm_init(&err);
+	if (!status && arg && ref.kind != RUNREF_JOB)
+		status = status_watch(&ref, json, wait);
+	else if (!status)
+		status = status_jobs(arg ? ref.job_id : 0, ref.task, json, wait, &err);
+	if (status && status != HPT_EXIT_FAILURE && err.len)
+		fprintf(stderr, "hpctrain status: %s\n", err.buf);
 	hpt_slurm_fini();
 out:
-	if (status && status != HPT_EXIT_FAILURE)
-		fprintf(stderr, "hpctrain status: %s\n", err.buf);
-	release_all(v, n);
-	rundir_release(&rd);
+	runref_release(&ref);
 	sbuf_release(&err);
 	return status;
 }
@@ -305,10 +357,10 @@ int cmd_status(int argc, char **argv)
 		}
 	}
 	if (argc - optind > 1)
-		return opt_error(&status_cmd, "one run or job id at a time");
+		return opt_error(&status_cmd, "one run, sweep or job id at a time");
 	run = optind < argc ? argv[optind] : NULL;
 	if (!ranks)
-		return status_jobs(run, json, wait);
+		return status_of(run, json, wait);
 	if (wait || !run)
 		return opt_error(&status_cmd, wait ? "--ranks and --wait exclude each other"
 						   : "--ranks needs a run");

@@ -4,6 +4,8 @@
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_submit
 #include "cli/submit_report.h" // defines: submit_report
+#include "cli/submit_sweep.h"  // defines: submit_sweep
+#include "common/spec/sweep.h" // defines: struct sweep, sweep_parse
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
@@ -28,10 +30,11 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OPT_TOPOLOGY = 256, OPT_EXCLUDE, OPT_NO_LEDGER };
+enum { OPT_TOPOLOGY = 256, OPT_EXCLUDE, OPT_NO_LEDGER, OPT_SWEEP, OPT_ZIP, OPT_MAX_PARALLEL };
 
 static const char *const submit_usage[] = {
 	"hpctrain submit [--set <key>=<value>]... [--exclude <nodes>] [--no-ledger] [--dry-run [--topology <file>]] [--json] <spec>",
+	"hpctrain submit [--sweep <key>=<v1>,<v2>...]... [--zip] [--max-parallel <n>] [--set <key>=<value>]... [--dry-run] [--json] <spec>",
 	NULL,
 };
 
@@ -43,6 +46,13 @@ static const struct opt submit_opts[] = {
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY, "FILE",
 	  "with --dry-run, also show the binding plan for a node saved as hwloc XML, "
 	  "and warn if its CPU lacks native train.precision" },
+	{ "sweep", required_argument, NULL, OPT_SWEEP, "KEY=V1,V2,...",
+	  "submit one run per value (a spec key or params.NAME), adding to the spec's sweep: "
+	  "one Slurm array job per resource shape" },
+	{ "zip", no_argument, NULL, OPT_ZIP, NULL,
+	  "pair the sweep's lists element by element instead of taking every combination" },
+	{ "max-parallel", required_argument, NULL, OPT_MAX_PARALLEL, "N",
+	  "run at most N tasks of each array at once (0: no cap; default sweep.max_parallel)" },
 	{ "exclude", required_argument, NULL, OPT_EXCLUDE, "NODES",
 	  "never run on these nodes (a Slurm hostlist, e.g. node[3,7])" },
 	{ "no-ledger", no_argument, NULL, OPT_NO_LEDGER, NULL,
@@ -62,8 +72,11 @@ static const struct opt_cmd submit_cmd = {
 
 struct submit_args {
 	struct specfile_overrides sets;
-	int dry_run, json, no_ledger;
+	int dry_run, json, no_ledger, zip;
+	long long max_parallel; /* -1: the spec's */
 	const char *topology, *exclude;
+	const char **sweeps;
+	size_t nsweeps;
 };
 
 /* Whether the bundled trainer trains on this node's CPU: the spec runs
@@ -207,80 +220,146 @@ out:
 	return status;
 }
 
-int cmd_submit(int argc, char **argv)
+static void args_release(struct submit_args *a)
 {
-	struct submit_args a = { 0 };
-	struct attempt at;
-	struct diag_list dl = DIAG_LIST_INIT;
-	struct sbuf where = SBUF_INIT;
-	int c, status;
+	specfile_overrides_release(&a->sets);
+	free(a->sweeps);
+}
 
-	char exe[PATH_MAX];
+static int parse_max_parallel(const char *arg, long long *out)
+{
+	char *end;
 
-	attempt_init(&at);
+	errno = 0;
+	*out = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || *out < 0 || *out > SWEEP_MAX_POINTS)
+		return opt_error(&submit_cmd, "--max-parallel: expected an integer 0..%d, got '%s'",
+				 SWEEP_MAX_POINTS, arg);
+	return 0;
+}
+
+/* Options; 0, or the status to exit with (help printed: -1). */
+static int parse_args(int argc, char **argv, struct submit_args *a)
+{
+	int c;
+
+	a->max_parallel = -1;
 	opt_reset();
 	while ((c = opt_next(&submit_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			specfile_overrides_add(&a.sets, optarg);
+			specfile_overrides_add(&a->sets, optarg);
 			break;
 		case 'n':
-			a.dry_run = 1;
+			a->dry_run = 1;
 			break;
 		case OPT_TOPOLOGY:
-			a.topology = optarg;
+			a->topology = optarg;
 			break;
 		case 'j':
-			a.json = 1;
+			a->json = 1;
 			break;
 		case OPT_EXCLUDE:
-			a.exclude = optarg;
+			a->exclude = optarg;
 			break;
 		case OPT_NO_LEDGER:
-			a.no_ledger = 1;
+			a->no_ledger = 1;
+			break;
+		case OPT_SWEEP:
+			a->sweeps = xrealloc(a->sweeps, (a->nsweeps + 1) * sizeof(*a->sweeps));
+			a->sweeps[a->nsweeps++] = optarg;
+			break;
+		case OPT_ZIP:
+			a->zip = 1;
+			break;
+		case OPT_MAX_PARALLEL:
+			if (parse_max_parallel(optarg, &a->max_parallel))
+				return HPT_EXIT_USAGE;
 			break;
 		case 'h':
 			opt_usage(stdout, &submit_cmd);
-			specfile_overrides_release(&a.sets);
-			return HPT_EXIT_OK;
+			return -1;
 		default:
-			specfile_overrides_release(&a.sets);
 			return HPT_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		specfile_overrides_release(&a.sets);
+	if (optind != argc - 1)
 		return opt_error(&submit_cmd, optind >= argc ? "no job spec given"
 							      : "only one job spec at a time");
-	}
-	if (a.topology && !a.dry_run) {
-		specfile_overrides_release(&a.sets);
+	if (a->topology && !a->dry_run)
 		return opt_error(&submit_cmd, "--topology needs --dry-run");
-	}
-	if (a.exclude) {
+	if (a->exclude) {
 		struct sbuf err = SBUF_INIT;
+		int status = 0;
 
-		if (submit_check_hostlist(a.exclude, &err)) {
+		if (submit_check_hostlist(a->exclude, &err))
 			status = opt_error(&submit_cmd, "--exclude: %s", err.buf);
-			sbuf_release(&err);
-			specfile_overrides_release(&a.sets);
-			return status;
-		}
-		at.exclude = xstrdup(a.exclude);
+		sbuf_release(&err);
+		return status;
 	}
-	status = specfile_load(argv[optind], &a.sets, &at.job, &dl, &where);
-	if (!status && attempt_self_path(exe, sizeof(exe))) {
-		fprintf(stderr, "hpctrain submit: cannot find the hpctrain executable\n");
-		status = HPT_EXIT_INTERNAL;
-	}
+	return 0;
+}
+
+/* One job: the spec as it is. */
+static int submit_one(struct submit_args *a, const char *where, const struct sbuf *text,
+		      const char *exe)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct attempt at;
+	int status = HPT_EXIT_OK;
+
+	attempt_init(&at);
+	if (a->exclude)
+		at.exclude = xstrdup(a->exclude);
+	if (spec_load(where, text->buf, text->len, a->sets.v, a->sets.n, &at.job, &dl))
+		status = HPT_EXIT_BAD_SPEC;
 	if (!status)
 		status = attempt_prepare(&at, exe, &dl);
 	diag_report(stderr, &dl);
 	if (!status)
-		status = a.dry_run ? dry_run(&at, &a) : submit(&at, &a, exe);
+		status = a->dry_run ? dry_run(&at, a) : submit(&at, a, exe);
 	attempt_release(&at);
 	diag_list_release(&dl);
+	return status;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+	struct submit_args a = { 0 };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf where = SBUF_INIT, text = SBUF_INIT;
+	struct sweep sw = SWEEP_INIT;
+	char exe[PATH_MAX];
+	int status = parse_args(argc, argv, &a);
+
+	if (status) {
+		args_release(&a);
+		return status < 0 ? HPT_EXIT_OK : status;
+	}
+	/* read once: the spec may be stdin */
+	status = specfile_read(argv[optind], &text, &where, &dl);
+	if (!status && sweep_parse(where.buf, text.buf, text.len, a.sweeps, a.nsweeps, a.zip,
+				   a.max_parallel, &sw, &dl))
+		status = HPT_EXIT_BAD_SPEC;
+	if (!status && attempt_self_path(exe, sizeof(exe))) {
+		fprintf(stderr, "hpctrain submit: cannot find the hpctrain executable\n");
+		status = HPT_EXIT_INTERNAL;
+	}
+	diag_report(stderr, &dl);
+	if (!status && sw.naxes && a.topology)
+		status = opt_error(&submit_cmd, "--topology takes one job, not a sweep");
+	if (!status && sw.naxes) {
+		struct sweep_request req = { where.buf, text.buf, text.len, &a.sets, &sw,
+					     a.exclude, a.no_ledger, a.dry_run, a.json, exe };
+
+		status = submit_sweep(&req);
+	} else if (!status) {
+		status = submit_one(&a, where.buf, &text, exe);
+	}
+	sweep_release(&sw);
+	diag_list_release(&dl);
 	sbuf_release(&where);
-	specfile_overrides_release(&a.sets);
+	sbuf_release(&text);
+	args_release(&a);
 	return status;
 }

@@ -58,8 +58,10 @@ int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *d
 }
 
 static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint32_t job_id,
-			 const char *cluster)
+			 int64_t task, const char *sweep, const char *cluster)
 {
+	json_t *rec;
+
 	struct passwd *pw = getpwuid(getuid());
 	char when[32], host[256] = "";
 	time_t now = time(NULL);
@@ -68,13 +70,42 @@ static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint3
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	gethostname(host, sizeof(host) - 1);
-	return json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:s?, s:i}",
+	rec = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:s?, s:i}",
 			 "job_id", (json_int_t)job_id, "cluster", cluster, "submitted_at", when,
 			 "hpctrain_version", HPT_VERSION, "user", pw ? pw->pw_name : "",
 			 "uid", (json_int_t)getuid(), "host", host, "name", a->job.name,
 			 "sha256", a->sha256, "run", rd->run, "dir", rd->dir,
 			 "attempt", rd->attempt, "exclude", a->exclude, "preflight_resubmits",
 			 a->resubmits);
+	if (rec && task >= 0) {
+		json_object_set_new(rec, "array_task_id", json_integer(task));
+		json_object_set_new(rec, "sweep", json_string(sweep));
+	}
+	return rec;
+}
+
+int attempt_record(const struct attempt *a, const struct rundir *rd, uint32_t job_id,
+		   int64_t task, const char *sweep, const char *cluster, json_t **record,
+		   struct sbuf *err)
+{
+	struct sbuf text = SBUF_INIT;
+	char *doc;
+	int rc = 0;
+
+	*record = record_of(a, rd, job_id, task, sweep, cluster);
+	doc = *record ? json_dumps(*record, JSON_INDENT(2) | JSON_ENSURE_ASCII) : NULL;
+	if (doc) {
+		sbuf_addstr(&text, doc);
+		sbuf_addch(&text, '\n');
+		free(doc);
+	}
+	if (!doc || rundir_write(rd, "submit.json", text.buf, text.len, err)) {
+		sbuf_addf(err, "%sjob %u was submitted, but its record was not written",
+			  err->len ? "; " : "", job_id);
+		rc = -1;
+	}
+	sbuf_release(&text);
+	return rc;
 }
 
 int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct sbuf *err,
@@ -84,7 +115,6 @@ int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct
 	struct render_opts opts = { NULL, 0 };
 	struct hpt_slurm_submit_result res = { 0, NULL };
 	struct sbuf cluster = SBUF_INIT, text = SBUF_INIT;
-	char *doc;
 	int status;
 
 	*record = NULL;
@@ -108,18 +138,8 @@ int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct
 		sbuf_addf(warn, "warning: %s\n", text.buf);
 		sbuf_reset(&text);
 	}
-	*record = record_of(a, rd, res.job_id, cluster.buf);
-	doc = *record ? json_dumps(*record, JSON_INDENT(2) | JSON_ENSURE_ASCII) : NULL;
-	if (doc) {
-		sbuf_addstr(&text, doc);
-		sbuf_addch(&text, '\n');
-		free(doc);
-	}
-	if (!doc || rundir_write(rd, "submit.json", text.buf, text.len, err)) {
-		sbuf_addf(err, "%sjob %u was submitted, but its record was not written",
-			  err->len ? "; " : "", res.job_id);
+	if (attempt_record(a, rd, res.job_id, -1, NULL, cluster.buf, record, err))
 		status = HPT_EXIT_IO;
-	}
 	goto out;
 out_abandon:
 	rundir_abandon(rd);

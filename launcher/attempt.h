@@ -44,6 +44,15 @@ int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *d
 int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct sbuf *err,
 		   struct sbuf *warn);
 
+/* Writes rd's submit.json for job job_id, which Slurm has taken, and
+ * returns the document in *record (json_decref it).  task >= 0: the
+ * attempt is task `task` of array job job_id, a point of sweep (its
+ * name); the record then says so (array_task_id, sweep).  0, or -1 with
+ * err (*record may still be set: the job exists either way). */
+int attempt_record(const struct attempt *a, const struct rundir *rd, uint32_t job_id,
+		   int64_t task, const char *sweep, const char *cluster, json_t **record,
+		   struct sbuf *err);
+
 /* The absolute path of the running hpctrain; 0 or -1. */
 int attempt_self_path(char *buf, size_t len);
 

@@ -36,9 +36,9 @@ UNIT_SRC_test_ledger = $(LEDGER_CORE) $(LEDGER_SHELL) common/fileio.c common/sbu
 # submit: batch scripts (render, pure), run records, Slurm through libslurm,
 # and the commands submit/status/cancel/logs/rerun.  Debian 12's
 # libslurm-dev has no slurm.pc: launcher/slurm.pc stands in, by path.
-SUBMIT_CORE  = launcher/render.c
-SUBMIT_SHELL = launcher/rundir.c launcher/slurm.c launcher/attempt.c cli/cmd_submit.c \
-               cli/cmd_status.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c
+SUBMIT_CORE  = launcher/render.c launcher/render_array.c
+SUBMIT_SHELL = launcher/rundir.c launcher/runref.c launcher/runref_job.c launcher/progress.c launcher/sweep_record.c launcher/slurm.c launcher/attempt.c cli/cmd_submit.c cli/submit_sweep.c \
+               cli/cmd_status.c cli/status_watch.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c
 SLURM_PC    := $(if $(shell pkg-config --exists slurm 2>/dev/null && echo y),slurm,launcher/slurm.pc)
 HPCTRAIN_SRC  += $(SUBMIT_CORE) $(SUBMIT_SHELL)
 HPCTRAIN_PKGS += $(SLURM_PC)
@@ -47,7 +47,7 @@ DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libp
 
 UNIT_TESTS += test_render test_rundir
 UNIT_SRC_test_render = $(SUBMIT_CORE) $(SPEC_CORE)
-UNIT_SRC_test_rundir = launcher/rundir.c common/fileio.c common/sbuf.c
+UNIT_SRC_test_rundir = launcher/rundir.c launcher/runref.c launcher/sweep_record.c common/fileio.c common/sbuf.c
 
 # A throw-away local Slurm (tests/cluster/up.sh): MODE=single|multi|netns,
 # BASE=/tmp/hpctrain-cluster.  `eval $(make -s cluster-up)` sets SLURM_CONF.

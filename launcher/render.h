@@ -76,6 +76,22 @@ const struct render_opt *render_opts_find(const struct render_opts *o, const cha
 int render_batch_script(const struct job *job, const struct render_ctx *ctx, struct sbuf *out,
 			struct diag_list *err);
 
+/* A sweep's array job (render_array.c).  Its tasks' batch logs, relative
+ * to the array's working directory, whose entry %a links to the task's run. */
+#define RENDER_ARRAY_LOG "%a/logs/batch-%j.out"
+
+/* One line per option: points whose keys are equal fit one array. */
+void render_opts_key(const struct render_opts *o, struct sbuf *out);
+/* The array's options: a point's, with the batch log under each task's
+ * run, and --array=0-(ntasks-1)[%max_parallel] (num = ntasks, num2 = the
+ * cap; no cap when max_parallel is 0 or not below ntasks). */
+void render_array_options(const struct render_opts *point, size_t ntasks, int64_t max_parallel,
+			  struct render_opts *out);
+/* The array's script (opts from render_array_options; sweep names it, a
+ * word of [a-z0-9-]).  0, or -1 for a bad sweep name. */
+int render_array_script(const struct render_opts *opts, const char *sweep, const char *version,
+			struct sbuf *out);
+
 /* Appends s as one bash word that expands to exactly s: 'abc', with each
  * ' written as '\'' ; the empty string becomes ''. */
 void render_shell_quote(struct sbuf *out, const char *s);

@@ -285,50 +285,31 @@ int rundir_open(const char *arg, struct rundir *out, struct sbuf *err)
 	return 0;
 }
 
-int rundir_job_id(const struct rundir *rd, unsigned long *job_id, struct sbuf *err)
+int rundir_job_id(const struct rundir *rd, unsigned long *job_id, int64_t *task, struct sbuf *err)
 {
 	char *path = xasprintf("%s/submit.json", rd->dir);
 	json_error_t jerr;
-	json_t *doc = json_load_file(path, 0, &jerr), *id;
+	json_t *doc = json_load_file(path, 0, &jerr), *id, *t;
 	int rc = -1;
 
+	if (task)
+		*task = -1;
 	if (!doc) {
 		if (!fileio_exists(path))
 			sbuf_addf(err, "%s was never submitted (no submit.json)", rd->dir);
 		else
 			sbuf_addf(err, "cannot read %s: %s", path, jerr.text);
 	} else if (!json_is_integer(id = json_object_get(doc, "job_id")) ||
-		   json_integer_value(id) <= 0) {
+		   json_integer_value(id) <= 0 || json_integer_value(id) > UINT32_MAX) {
 		sbuf_addf(err, "%s: no job_id", path);
 	} else {
 		*job_id = (unsigned long)json_integer_value(id);
+		t = json_object_get(doc, "array_task_id");
+		if (task && json_is_integer(t) && json_integer_value(t) >= 0)
+			*task = json_integer_value(t);
 		rc = 0;
 	}
 	json_decref(doc);
 	free(path);
 	return rc;
-}
-
-int rundir_resolve(const char *arg, struct rundir *rd, unsigned long *job_id, struct sbuf *err)
-{
-	size_t n = strlen(arg);
-
-	memset(rd, 0, sizeof(*rd));
-	if (n && n <= 10 && strspn(arg, "0123456789") == n && !is_dir(arg)) {
-		unsigned long v = strtoul(arg, NULL, 10);
-
-		if (!v || v > UINT32_MAX) {
-			sbuf_addf(err, "%s is not a Slurm job id", arg);
-			return -1;
-		}
-		*job_id = v;
-		return 0;
-	}
-	if (rundir_open(arg, rd, err))
-		return -1;
-	if (rundir_job_id(rd, job_id, err)) {
-		rundir_release(rd);
-		return -1;
-	}
-	return 0;
 }

@@ -24,6 +24,7 @@
 #define HPT_RUNDIR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct sbuf;
 
@@ -74,13 +75,10 @@ void rundir_abandon(struct rundir *rd);
  * with err ("no run at x: ..."). */
 int rundir_open(const char *arg, struct rundir *out, struct sbuf *err);
 
-/* Reads the Slurm job id from the attempt's submit.json.  Returns 0, or
- * -1 with err (no submit.json: the attempt was never submitted). */
-int rundir_job_id(const struct rundir *rd, unsigned long *job_id, struct sbuf *err);
-
-/* What status and cancel take: a job id (digits, when no directory of
- * that name exists) or a run (rundir_open, then its submit.json).  rd is
- * filled only for a run.  0 or -1 with err. */
-int rundir_resolve(const char *arg, struct rundir *rd, unsigned long *job_id, struct sbuf *err);
+/* Reads the Slurm job id from the attempt's submit.json; *task (when
+ * not NULL) gets the attempt's index in that array job when it is a sweep
+ * point, else -1.  Returns 0, or -1 with err (no submit.json: the attempt
+ * was never submitted). */
+int rundir_job_id(const struct rundir *rd, unsigned long *job_id, int64_t *task, struct sbuf *err);
 
 #endif

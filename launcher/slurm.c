@@ -151,6 +151,8 @@ static void set_opt(job_desc_msg_t *d, const struct render_opt *o, char *tres, s
 		d->open_mode = OPEN_MODE_APPEND;
 	else if (!strcmp(n, "output"))
 		d->std_out = o->text;
+	else if (!strcmp(n, "array"))
+		d->array_inx = o->text;
 	else {
 		fprintf(stderr, "BUG: %s:%d: no job_desc setter for --%s\n", __FILE__, __LINE__, n);
 		abort();
@@ -263,12 +265,25 @@ void hpt_slurm_job_release(struct hpt_slurm_job *j)
 	free(j->nodes);
 	free(j->partition);
 	free(j->work_dir);
+	free(j->array_pending);
 	memset(j, 0, sizeof(*j));
 }
 
 static char *dup_or_empty(const char *s)
 {
 	return xstrdup(s ? s : "");
+}
+
+void hpt_slurm_job_copy(struct hpt_slurm_job *dst, const struct hpt_slurm_job *src)
+{
+	*dst = *src;
+	dst->name = dup_or_empty(src->name);
+	dst->state = dup_or_empty(src->state);
+	dst->reason = dup_or_empty(src->reason);
+	dst->nodes = dup_or_empty(src->nodes);
+	dst->partition = dup_or_empty(src->partition);
+	dst->work_dir = dup_or_empty(src->work_dir);
+	dst->array_pending = dup_or_empty(src->array_pending);
 }
 
 static void fill_job(const slurm_job_info_t *in, struct hpt_slurm_job *j)
@@ -302,6 +317,11 @@ static void fill_job(const slurm_job_info_t *in, struct hpt_slurm_job *j)
 	j->restarts = in->restart_cnt;
 	j->nodes_n = in->num_nodes;
 	j->tasks = in->num_tasks == NO_VAL ? 0 : in->num_tasks;
+	j->array_job_id = in->array_job_id;
+	j->array_task = -1;
+	if (in->array_job_id && in->array_task_id != NO_VAL)
+		j->array_task = in->array_task_id;
+	j->array_pending = dup_or_empty(in->array_task_str);
 	j->submit_time = in->submit_time;
 	j->start_time = base == JOB_PENDING ? 0 : in->start_time;
 	j->end_time = j->finished ? in->end_time : 0;
@@ -329,8 +349,108 @@ int hpt_slurm_job(uint32_t job_id, struct hpt_slurm_job *out, struct sbuf *err)
 static int by_id(const void *a, const void *b)
 {
 	const struct hpt_slurm_job *x = a, *y = b;
+	/* an array's tasks together, in task order, its pending record last */
+	uint32_t xi = x->array_job_id ? x->array_job_id : x->job_id;
+	uint32_t yi = y->array_job_id ? y->array_job_id : y->job_id;
+	int64_t xt = x->array_task < 0 ? INT64_MAX : x->array_task;
+	int64_t yt = y->array_task < 0 ? INT64_MAX : y->array_task;
 
-	return x->job_id < y->job_id ? -1 : x->job_id > y->job_id;
+	if (xi != yi)
+		return xi < yi ? -1 : 1;
+	return xt < yt ? -1 : xt > yt;
+}
+
+static void fill_all(const job_info_msg_t *msg, struct hpt_slurm_job **v, size_t *n)
+{
+	*v = xcalloc(msg->record_count + 1, sizeof(**v));
+	*n = 0;
+	for (uint32_t i = 0; i < msg->record_count; i++)
+		fill_job(&msg->job_array[i], &(*v)[(*n)++]);
+	qsort(*v, *n, sizeof(**v), by_id);
+}
+
+int hpt_slurm_job_all(uint32_t job_id, struct hpt_slurm_job **v, size_t *n, struct sbuf *err)
+{
+	job_info_msg_t *msg = NULL;
+	char what[64];
+
+	*v = NULL;
+	*n = 0;
+	snprintf(what, sizeof(what), "load job %u", job_id);
+	if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS)
+		return failure(what, NULL, err);
+	if (!msg->record_count) {
+		slurm_free_job_info_msg(msg);
+		sbuf_addf(err, "cannot %s: %s", what, slurm_strerror(ESLURM_INVALID_JOB_ID));
+		return HPT_EXIT_NO_INPUT;
+	}
+	fill_all(msg, v, n);
+	slurm_free_job_info_msg(msg);
+	return 0;
+}
+
+/* Whether "0,2-5:2%2" (a pending array record's task list) holds task. */
+static bool task_list_has(const char *list, int64_t task)
+{
+	char *p = (char *)list;
+
+	while (*p && *p != '%') {
+		char *end;
+		long a = strtol(p, &end, 10), b = a, step = 1;
+
+		if (end == p)
+			return false;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		if (*end == ':')
+			step = strtol(end + 1, &end, 10);
+		if (task >= a && task <= b && step > 0 && (task - a) % step == 0)
+			return true;
+		p = end + (*end == ',');
+		if (*end && *end != ',' && *end != '%')
+			return false;
+	}
+	return false;
+}
+
+const struct hpt_slurm_job *hpt_slurm_task_in(const struct hpt_slurm_job *v, size_t n,
+					      int64_t task)
+{
+	const struct hpt_slurm_job *pending = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].array_task == task)
+			return &v[i];
+		if (v[i].array_task < 0 && task_list_has(v[i].array_pending, task))
+			pending = &v[i];
+	}
+	return pending;
+}
+
+int hpt_slurm_array_task(uint32_t array_id, int64_t task, struct hpt_slurm_job *out,
+			 struct sbuf *err)
+{
+	struct hpt_slurm_job *v = NULL;
+	const struct hpt_slurm_job *found;
+	size_t n = 0;
+	int status = hpt_slurm_job_all(array_id, &v, &n, err);
+
+	memset(out, 0, sizeof(*out));
+	found = status ? NULL : hpt_slurm_task_in(v, n, task);
+	if (found) {
+		*out = *found;
+		memset(&v[found - v], 0, sizeof(*v)); /* its strings now out's */
+		out->array_task = task;
+	} else if (!status) {
+		sbuf_addf(err, "cannot load job %u_%lld: Slurm no longer knows it (without "
+			  "accounting, finished jobs are forgotten after MinJobAge)", array_id,
+			  (long long)task);
+		status = HPT_EXIT_NO_INPUT;
+	}
+	for (size_t i = 0; i < n; i++)
+		hpt_slurm_job_release(&v[i]);
+	free(v);
+	return status;
 }
 
 int hpt_slurm_jobs_of(uint32_t uid, struct hpt_slurm_job **v, size_t *n, struct sbuf *err)
@@ -341,21 +461,23 @@ int hpt_slurm_jobs_of(uint32_t uid, struct hpt_slurm_job **v, size_t *n, struct 
 	*n = 0;
 	if (slurm_load_job_user(&msg, uid, SHOW_ALL) != SLURM_SUCCESS)
 		return failure("list jobs", NULL, err);
-	*v = xcalloc(msg->record_count + 1, sizeof(**v));
-	for (uint32_t i = 0; i < msg->record_count; i++)
-		fill_job(&msg->job_array[i], &(*v)[(*n)++]);
+	fill_all(msg, v, n);
 	slurm_free_job_info_msg(msg);
-	qsort(*v, *n, sizeof(**v), by_id);
 	return 0;
 }
 
-int hpt_slurm_cancel(uint32_t job_id, bool *was_done, struct sbuf *err)
+int hpt_slurm_cancel(uint32_t job_id, int64_t task, bool *was_done, struct sbuf *err)
 {
-	char what[64];
+	char what[64], id[40];
 
 	*was_done = false;
-	snprintf(what, sizeof(what), "cancel job %u", job_id);
-	if (slurm_kill_job(job_id, SIGKILL, 0) == SLURM_SUCCESS)
+	if (task >= 0)
+		snprintf(id, sizeof(id), "%u_%lld", job_id, (long long)task);
+	else
+		snprintf(id, sizeof(id), "%u", job_id);
+	snprintf(what, sizeof(what), "cancel job %s", id);
+	/* by its string id: an array task alone, not the whole array */
+	if (slurm_kill_job2(id, SIGKILL, 0, NULL) == SLURM_SUCCESS)
 		return 0;
 	if (slurm_get_errno() == ESLURM_ALREADY_DONE) {
 		*was_done = true;

@@ -69,21 +69,43 @@ struct hpt_slurm_job {
 	int exit_signal;    /* that killed it, else 0 */
 	unsigned restarts;  /* requeues so far */
 	unsigned nodes_n, tasks;
+	uint32_t array_job_id; /* of the array this job is a task of; 0: none */
+	int64_t array_task;    /* its index in that array; -1: none, or the
+				* array's record of still-pending tasks */
+	char *array_pending;   /* that record's task list ("2-5%2"), else "" */
 	time_t submit_time, start_time, end_time; /* 0 when not yet */
 };
 
 void hpt_slurm_job_release(struct hpt_slurm_job *j);
+/* A copy with strings of its own. */
+void hpt_slurm_job_copy(struct hpt_slurm_job *dst, const struct hpt_slurm_job *src);
 
 /* Loads one job.  0 or a status (HPT_EXIT_NO_INPUT for an unknown id). */
 int hpt_slurm_job(uint32_t job_id, struct hpt_slurm_job *out, struct sbuf *err);
+
+/* Loads every record of a job: one, or each task of an array (and the
+ * array's record of its pending tasks).  *v as hpt_slurm_jobs_of gives it. */
+int hpt_slurm_job_all(uint32_t job_id, struct hpt_slurm_job **v, size_t *n, struct sbuf *err);
+
+/* Loads task of array array_id: its own record once it has one, else
+ * (still pending in the array's record) that record, with array_task set
+ * to task.  0 or a status (HPT_EXIT_NO_INPUT when Slurm has forgotten it). */
+int hpt_slurm_array_task(uint32_t array_id, int64_t task, struct hpt_slurm_job *out,
+			 struct sbuf *err);
+
+/* In v (an array's records, from hpt_slurm_job_all): task's own record,
+ * else the pending record that holds it, else NULL. */
+const struct hpt_slurm_job *hpt_slurm_task_in(const struct hpt_slurm_job *v, size_t n,
+					      int64_t task);
 
 /* Loads every job of uid the controller knows, by job id.  *v is
  * allocated (free each with hpt_slurm_job_release, then free(*v)). */
 int hpt_slurm_jobs_of(uint32_t uid, struct hpt_slurm_job **v, size_t *n, struct sbuf *err);
 
 /* Cancels a job as scancel does (SIGKILL to every step and the batch
- * script; the job ends CANCELLED).  A job that already finished is not an
- * error: *was_done is set instead. */
-int hpt_slurm_cancel(uint32_t job_id, bool *was_done, struct sbuf *err);
+ * script; the job ends CANCELLED): with task >= 0 only that task of array
+ * job_id, else the job (every task of an array).  A job that already
+ * finished is not an error: *was_done is set instead. */
+int hpt_slurm_cancel(uint32_t job_id, int64_t task, bool *was_done, struct sbuf *err);
 
 #endif

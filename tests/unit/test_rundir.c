@@ -1,4 +1,5 @@
-/* test_rundir.c - launcher/rundir: run directories, attempts, permissions.
+/* test_rundir.c - launcher/rundir and runref: run directories, attempts,
+ * permissions, and what a user may name (a run, a sweep, a job, a name).
  * Works in a fresh directory under $TMPDIR (or /tmp), removed at the end. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +9,9 @@
 
 #include "common/fileio.h"      // defines: fileio_exists
 #include "common/sbuf.h"        // defines: struct sbuf
+#include "common/exitcode.h"    // defines: HPT_EXIT_USAGE
 #include "launcher/rundir.h" // defines: rundir_create, rundir_open
+#include "launcher/runref.h" // defines: runref_resolve
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,7 +165,7 @@ static void rundir__open_finds_the_latest_submitted_attempt(void **state)
 	assert_int_equal(rundir_open(a.run, &o, &err), 0);
 	assert_int_equal(o.attempt, 2);
 	assert_string_equal(o.dir, b.dir);
-	assert_int_equal(rundir_job_id(&o, &id, &err), 0);
+	assert_int_equal(rundir_job_id(&o, &id, NULL, &err), 0);
 	assert_int_equal(id, 8);
 	rundir_release(&o);
 	assert_int_equal(rundir_open(a.dir, &o, &err), 0); /* R itself names the run */
@@ -171,7 +174,7 @@ static void rundir__open_finds_the_latest_submitted_attempt(void **state)
 	assert_int_equal(rundir_open(c.dir, &o, &err), 0); /* an attempt names itself */
 	assert_int_equal(o.attempt, 3);
 	assert_string_equal(o.run, a.run);
-	assert_int_equal(rundir_job_id(&o, &id, &err), -1);
+	assert_int_equal(rundir_job_id(&o, &id, NULL, &err), -1);
 	assert_non_null(strstr(err.buf, "was never submitted"));
 	rundir_release(&o);
 	rundir_release(&a);
@@ -180,20 +183,112 @@ static void rundir__open_finds_the_latest_submitted_attempt(void **state)
 	sbuf_release(&err);
 }
 
-static void rundir__resolve_takes_a_job_id_or_a_run(void **state)
+static void runref__takes_a_job_id_an_array_task_or_a_run(void **state)
 {
-	struct rundir rd = RUNDIR_INIT;
+	struct runref r = RUNREF_INIT;
 	struct sbuf err = SBUF_INIT;
-	unsigned long id = 0;
 
 	(void)state;
-	assert_int_equal(rundir_resolve("1234", &rd, &id, &err), 0);
-	assert_int_equal(id, 1234);
-	assert_null(rd.dir);
-	assert_int_equal(rundir_resolve("0", &rd, &id, &err), -1);
+	assert_int_equal(runref_resolve("1234", &r, &err), 0);
+	assert_int_equal(r.kind, RUNREF_JOB);
+	assert_int_equal(r.job_id, 1234);
+	assert_int_equal(r.task, -1);
+	assert_int_equal(runref_resolve("1234_7", &r, &err), 0);
+	assert_int_equal(r.job_id, 1234);
+	assert_int_equal(r.task, 7);
+	assert_int_not_equal(runref_resolve("0", &r, &err), 0);
 	sbuf_reset(&err);
-	assert_int_equal(rundir_resolve("/nonexistent/run", &rd, &id, &err), -1);
-	assert_string_equal(err.buf, "no run at /nonexistent/run (a run directory holds resolved.yaml)");
+	assert_int_equal(runref_resolve("/nonexistent/run", &r, &err), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "no run, sweep or job /nonexistent/run"));
+	sbuf_release(&err);
+}
+
+#define GRID "{\"sweep\": \"sweep-0123456789ab\", \"points\": [{\"run\": \"aaaaaaaaaaaa\"}, " \
+	     "{\"run\": \"bbbbbbbbbbbb\"}]}"
+#define MIXED "{\"sweep\": \"sweep-ba9876543210\", \"points\": [{\"run\": \"cccccccccccc\"}]}"
+
+/* OUTPUT/one: one run; OUTPUT/grid: a sweep of two runs; OUTPUT/mixed: a
+ * sweep and a run outside it. */
+static void make_tree(void)
+{
+	struct sbuf err = SBUF_INIT;
+	struct rundir rd = RUNDIR_INIT;
+	static const char *const runs[][2] = {
+		{ "one", "111111111111" }, { "grid", "aaaaaaaaaaaa" }, { "grid", "bbbbbbbbbbbb" },
+		{ "mixed", "cccccccccccc" }, { "mixed", "dddddddddddd" },
+	};
+
+	assert_int_equal(chdir(tmp), 0);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		char hash[65];
+
+		snprintf(hash, sizeof(hash), "%s%s", runs[i][1], HASH + 12);
+		assert_int_equal(rundir_create("out", runs[i][0], hash, RESOLVED, strlen(RESOLVED),
+					       &rd, &err), 0);
+		rundir_write(&rd, "submit.json", "{\"job_id\": 9, \"array_task_id\": 1}\n", 34,
+			     &err);
+		rundir_release(&rd);
+	}
+	assert_int_equal(fileio_write_atomic("out/grid/sweep-0123456789ab.json", GRID,
+					     strlen(GRID), 0600, 0, &err), 0);
+	assert_int_equal(fileio_write_atomic("out/mixed/sweep-ba9876543210.json", MIXED,
+					     strlen(MIXED), 0600, 0, &err), 0);
+	setenv("HPCTRAIN_OUTPUT_DIR", "out", 1);
+	sbuf_release(&err);
+}
+
+static void runref__finds_a_name_in_the_output_directory(void **state)
+{
+	struct runref r = RUNREF_INIT;
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	make_tree();
+	assert_int_equal(runref_resolve("one", &r, &err), 0);
+	assert_int_equal(r.kind, RUNREF_RUN);
+	assert_non_null(strstr(r.rd.run, "/out/one/111111111111"));
+	assert_int_equal(r.job_id, 9);
+	assert_int_equal(r.task, 1);
+	runref_release(&r);
+	/* every run of grid is a point of its one sweep: the name is the sweep */
+	assert_int_equal(runref_resolve("grid", &r, &err), 0);
+	assert_int_equal(r.kind, RUNREF_SWEEP);
+	assert_non_null(strstr(r.sweep, "/out/grid/sweep-0123456789ab.json"));
+	runref_release(&r);
+	assert_int_equal(runref_resolve("grid/bbb", &r, &err), 0);
+	assert_int_equal(r.kind, RUNREF_RUN);
+	assert_non_null(strstr(r.rd.run, "/out/grid/bbbbbbbbbbbb"));
+	runref_release(&r);
+	assert_int_equal(runref_resolve("grid/sweep-01", &r, &err), 0);
+	assert_int_equal(r.kind, RUNREF_SWEEP);
+	runref_release(&r);
+	assert_int_equal(runref_resolve("out/grid/sweep-0123456789ab.json", &r, &err), 0);
+	assert_int_equal(r.kind, RUNREF_SWEEP);
+	runref_release(&r);
+	sbuf_release(&err);
+}
+
+static void runref__lists_the_candidates_of_an_ambiguous_name(void **state)
+{
+	struct runref r = RUNREF_INIT;
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	make_tree();
+	assert_int_equal(runref_resolve("mixed", &r, &err), HPT_EXIT_USAGE);
+	assert_non_null(strstr(err.buf, "mixed names 2 runs and 1 sweep; say which:"));
+	assert_non_null(strstr(err.buf, "out/mixed/sweep-ba9876543210.json  (sweep of 1 point"));
+	assert_non_null(strstr(err.buf, "out/mixed/dddddddddddd  (run, job 9"));
+	sbuf_reset(&err);
+	assert_int_equal(runref_resolve("grid/", &r, &err), HPT_EXIT_NO_INPUT);
+	sbuf_reset(&err);
+	assert_int_equal(runref_resolve("grid/0000", &r, &err), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "no run or sweep grid/0000 in out/grid"));
+	sbuf_reset(&err);
+	assert_int_equal(runref_resolve("../etc", &r, &err), HPT_EXIT_NO_INPUT);
+	sbuf_reset(&err);
+	assert_int_equal(runref_resolve("nosuchname", &r, &err), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "a job name in out/"));
 	sbuf_release(&err);
 }
 
@@ -210,8 +305,12 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(rundir__open_finds_the_latest_submitted_attempt, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(rundir__resolve_takes_a_job_id_or_a_run, setup,
+		cmocka_unit_test_setup_teardown(runref__takes_a_job_id_an_array_task_or_a_run, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(runref__finds_a_name_in_the_output_directory, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(runref__lists_the_candidates_of_an_ambiguous_name,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("test_rundir", tests, NULL, NULL);

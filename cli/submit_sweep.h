@@ -1,0 +1,29 @@
+/* submit_sweep.h - `hpctrain submit` of a sweep: every point validated,
+ * then one Slurm array job per resource shape.  Shell (Slurm, files,
+ * stdout). */
+#ifndef HPT_SUBMIT_SWEEP_H
+#define HPT_SUBMIT_SWEEP_H
+
+#include <stddef.h>
+
+struct specfile_overrides;
+struct sweep;
+
+struct sweep_request {
+	const char *where;  /* the spec's path, as diagnostics name it */
+	const char *text;   /* its text */
+	size_t len;
+	const struct specfile_overrides *sets; /* --set, for every point */
+	const struct sweep *sweep;
+	const char *exclude; /* --exclude, or NULL */
+	int no_ledger, dry_run, json;
+	const char *hpctrain; /* absolute path of this executable */
+};
+
+/* Loads and renders every point; one bad point refuses the whole sweep
+ * (HPT_EXIT_BAD_SPEC, every problem reported, nothing written).  Then
+ * prints the plan (dry_run) or submits the arrays, writes each point's
+ * run and the sweep record, and reports them.  Returns an exit status. */
+int submit_sweep(const struct sweep_request *req);
+
+#endif

@@ -1,0 +1,50 @@
+/* progress.h - how far a run has come, from the tail of its metrics.jsonl.
+ *
+ * Core (progress_parse, progress_format: text in, text out) and one
+ * reader (progress_load).  status reads the last step record (step,
+ * total_steps, samples_per_s, step_ms), the last epoch record and the
+ * summary: enough for a progress line and a sweep's table, without
+ * reading a long run's whole file.
+ */
+#ifndef HPT_PROGRESS_H
+#define HPT_PROGRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sbuf;
+
+/* The tail status reads: a 10,000-step run logs well under this per
+ * hundred steps. */
+#define PROGRESS_TAIL_BYTES (64 * 1024)
+
+struct run_progress {
+	bool step_seen;
+	int64_t step, total_steps;       /* total 0: not said */
+	double samples_per_s, step_ms;
+	bool epoch_seen;
+	int64_t epoch;
+	double epoch_test_accuracy, epoch_test_loss;
+	bool summary_seen;
+	double test_accuracy, test_loss, mean_samples_per_s;
+};
+
+/* Reads the records of a metrics.jsonl text (or its tail: a first,
+ * partial line is skipped, as are lines that are not JSON objects). */
+void progress_parse(const char *text, size_t len, struct run_progress *p);
+
+/* Seconds left at the last logged pace, or -1 when unknown. */
+double progress_eta_s(const struct run_progress *p);
+
+/* "RUNNING  step 120/500 (24%)  2345 samples/s  ETA 1m12s". */
+void progress_format(const char *state, const struct run_progress *p, struct sbuf *out);
+
+/* The final (or, before the summary, latest) test accuracy and loss;
+ * false when the run has not evaluated yet. */
+bool progress_final(const struct run_progress *p, double *acc, double *loss);
+
+/* Reads DIR/metrics.jsonl's tail into p (zeroed when there is none). */
+void progress_load(const char *dir, struct run_progress *p);
+
+#endif
