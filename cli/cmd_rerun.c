@@ -10,17 +10,20 @@
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "launcher/attempt.h" // defines: struct attempt, attempt_prepare
-#include "launcher/rundir.h"  // defines: rundir_open, rundir_new_attempt
+#include "cli/submit_sweep.h" // defines: rerun_sweep
+#include "launcher/rundir.h"  // defines: rundir_new_attempt
+#include "launcher/runref.h"  // defines: runref_resolve, runref_job_run
 #include "launcher/slurm.h"   // defines: hpt_slurm_init
 
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
-enum { OPT_EXCLUDE = 256, OPT_NO_LEDGER };
+enum { OPT_EXCLUDE = 256, OPT_NO_LEDGER, OPT_ALL };
 
 static const char *const rerun_usage[] = {
-	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--json] <run>",
+	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--json] (<run> | <jobid> | <name>)",
+	"hpctrain rerun [--all] [--exclude <nodes>] [--no-ledger] [--json] <sweep>",
 	NULL,
 };
 
@@ -29,6 +32,8 @@ static const struct opt rerun_opts[] = {
 	  "never run on these nodes (a Slurm hostlist, e.g. node[3,7])" },
 	{ "no-ledger", no_argument, NULL, OPT_NO_LEDGER, NULL,
 	  "do not leave out the nodes that hpctrain doctor's ledger holds in cooldown" },
+	{ "all", no_argument, NULL, OPT_ALL, NULL,
+	  "for a sweep: run every point again, not only those that did not complete" },
 	{ "json", no_argument, NULL, 'j', NULL, "print the new attempt's record as JSON" },
 	OPT_HELP,
 	OPT_END,
@@ -37,69 +42,22 @@ static const struct opt rerun_opts[] = {
 static const struct opt_cmd rerun_cmd = {
 	.name = "rerun",
 	.usage = rerun_usage,
-	.summary = "Submit a run's job again as a new attempt (RUN/attempts/N) of the same run.",
+	.summary = "Submit a run's job again as a new attempt (RUN/attempts/N) of the same run; "
+		   "a sweep's unfinished points again as arrays.",
 	.opts = rerun_opts,
 };
 
-/* Loads run/resolved.yaml and checks it still resolves to itself: an
- * edited file, or one from an hpctrain whose canonical form differs,
- * would start a job that is not this run. */
-static int load_run(const struct rundir *rd, struct attempt *at, const char *exe)
-{
-	struct diag_list dl = DIAG_LIST_INIT;
-	struct sbuf where = SBUF_INIT, path = SBUF_INIT, old = SBUF_INIT;
-	int status;
-
-	sbuf_addf(&path, "%s/resolved.yaml", rd->run);
-	status = specfile_load(path.buf, NULL, &at->job, &dl, &where);
-	if (!status)
-		status = attempt_prepare(at, exe, &dl);
-	diag_report(stderr, &dl);
-	if (!status) {
-		FILE *fp = fopen(path.buf, "r");
-		char buf[8192];
-		size_t k;
-
-		while (fp && (k = fread(buf, 1, sizeof(buf), fp)) > 0)
-			sbuf_add(&old, buf, k);
-		if (fp)
-			fclose(fp);
-		if (old.len != at->resolved.len || memcmp(old.buf, at->resolved.buf, old.len)) {
-			fprintf(stderr,
-				"hpctrain rerun: %s no longer resolves to itself (edited, or from "
-				"another hpctrain version); submit the spec again instead\n",
-				path.buf);
-			status = HPT_EXIT_BAD_SPEC;
-		}
-	}
-	diag_list_release(&dl);
-	sbuf_release(&where);
-	sbuf_release(&path);
-	sbuf_release(&old);
-	return status;
-}
-
 /* A new attempt of run: its spec re-resolved as it was, submitted. */
-static int rerun(const char *run, const char *exclude, int ledger, int json)
+static int rerun(const struct rundir *found, const char *exclude, int ledger, int json,
+		 const char *exe)
 {
 	struct sbuf err = SBUF_INIT;
-	struct rundir found = RUNDIR_INIT, rd = RUNDIR_INIT;
+	struct rundir rd = RUNDIR_INIT;
 	struct attempt at;
-	char exe[PATH_MAX];
 	int status;
 
 	attempt_init(&at);
-	if (rundir_open(run, &found, &err)) {
-		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
-		status = HPT_EXIT_NO_INPUT;
-		goto out;
-	}
-	if (attempt_self_path(exe, sizeof(exe))) {
-		fprintf(stderr, "hpctrain rerun: cannot find the hpctrain executable\n");
-		status = HPT_EXIT_INTERNAL;
-		goto out;
-	}
-	status = load_run(&found, &at, exe);
+	status = submit_load_run(found, &at, exe);
 	if (status)
 		goto out;
 	status = hpt_slurm_init(&err);
@@ -109,7 +67,7 @@ static int rerun(const char *run, const char *exclude, int ledger, int json)
 		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
 		goto out;
 	}
-	if (rundir_new_attempt(found.run, &rd, &err))
+	if (rundir_new_attempt(found->run, &rd, &err))
 		status = HPT_EXIT_IO;
 	else
 		status = submit_report(&at, &rd, json, &err);
@@ -118,15 +76,48 @@ static int rerun(const char *run, const char *exclude, int ledger, int json)
 	hpt_slurm_fini();
 out:
 	attempt_release(&at);
-	rundir_release(&found);
 	rundir_release(&rd);
+	sbuf_release(&err);
+	return status;
+}
+
+/* What the user named: a run, a job's run, or a sweep. */
+static int rerun_of(const char *arg, const char *exclude, int ledger, int json, int all)
+{
+	struct sbuf err = SBUF_INIT;
+	struct runref ref = RUNREF_INIT;
+	char exe[PATH_MAX];
+	int status = runref_resolve(arg, &ref, &err);
+
+	if (!status && ref.kind == RUNREF_JOB && !(status = hpt_slurm_init(&err))) {
+		status = runref_job_run(&ref, &err);
+		hpt_slurm_fini();
+	}
+	if (!status && ref.kind == RUNREF_RUN && all) {
+		sbuf_addstr(&err, "--all is for a sweep; a run is always run again whole");
+		status = HPT_EXIT_USAGE;
+	}
+	if (status) {
+		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+	} else if (attempt_self_path(exe, sizeof(exe))) {
+		fprintf(stderr, "hpctrain rerun: cannot find the hpctrain executable\n");
+		status = HPT_EXIT_INTERNAL;
+	} else if (ref.kind == RUNREF_SWEEP) {
+		struct sweep_request req = { .where = ref.sweep, .exclude = exclude,
+					     .no_ledger = !ledger, .json = json, .hpctrain = exe };
+
+		status = rerun_sweep(&req, ref.sweep, all);
+	} else {
+		status = rerun(&ref.rd, exclude, ledger, json, exe);
+	}
+	runref_release(&ref);
 	sbuf_release(&err);
 	return status;
 }
 
 int cmd_rerun(int argc, char **argv)
 {
-	int c, json = 0, ledger = 1;
+	int c, json = 0, ledger = 1, all = 0;
 	const char *exclude = NULL;
 	struct sbuf err = SBUF_INIT;
 
@@ -147,6 +138,9 @@ int cmd_rerun(int argc, char **argv)
 		case OPT_NO_LEDGER:
 			ledger = 0;
 			break;
+		case OPT_ALL:
+			all = 1;
+			break;
 		case 'h':
 			opt_usage(stdout, &rerun_cmd);
 			return HPT_EXIT_OK;
@@ -156,5 +150,5 @@ int cmd_rerun(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return opt_error(&rerun_cmd, optind >= argc ? "no run given" : "one run at a time");
-	return rerun(argv[optind], exclude, ledger, json);
+	return rerun_of(argv[optind], exclude, ledger, json, all);
 }

@@ -10,6 +10,7 @@
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "launcher/liveness.h" // defines: liveness_load_dir, LIVENESS_PERIOD_S
 #include "cli/status_watch.h" // defines: status_watch
+#include "launcher/progress.h" // defines: progress_load, progress_format
 #include "launcher/runref.h" // defines: runref_resolve
 #include "launcher/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 
@@ -247,8 +248,22 @@ static int status_ranks(const char *run, int json)
 /* The job id (or, with id 0, all of this user's jobs), polled until
  * every one has finished when wait is set.  *v and *n as
  * hpt_slurm_jobs_of() gives them. */
-static int query_jobs(unsigned long id, int64_t task, int wait, struct hpt_slurm_job **v,
-		      size_t *n, struct sbuf *err)
+/* The --wait line of one run: its job's state and the run's progress. */
+static void show_progress(struct ticker *t, const char *run, const struct hpt_slurm_job *v,
+			  size_t n)
+{
+	struct run_progress p;
+	struct sbuf line = SBUF_INIT;
+	const char *state = n ? v[0].state : "?";
+
+	progress_load(run, &p);
+	progress_format(state, &p, &line);
+	ticker_show(t, line.buf, state);
+	sbuf_release(&line);
+}
+
+static int query_jobs(unsigned long id, int64_t task, int wait, struct ticker *t,
+		      const char *run, struct hpt_slurm_job **v, size_t *n, struct sbuf *err)
 {
 	int status;
 
@@ -264,6 +279,8 @@ static int query_jobs(unsigned long id, int64_t task, int wait, struct hpt_slurm
 		} else {
 			status = hpt_slurm_jobs_of((uint32_t)getuid(), v, n, err);
 		}
+		if (!status && wait && run && t->live >= 0)
+			show_progress(t, run, *v, *n);
 		if (status || !wait || all_finished(*v, *n))
 			return status;
 		release_all(*v, *n);
@@ -273,7 +290,30 @@ static int query_jobs(unsigned long id, int64_t task, int wait, struct hpt_slurm
 	}
 }
 
-static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json)
+/* What a run's metrics say so far, for its job's JSON. */
+static json_t *progress_json(const char *run)
+{
+	struct run_progress p;
+	double acc, loss;
+	bool final;
+	json_t *o;
+
+	progress_load(run, &p);
+	final = progress_final(&p, &acc, &loss);
+	o = json_object();
+	json_object_set_new(o, "step", p.step_seen ? json_integer(p.step) : json_null());
+	json_object_set_new(o, "total_steps", p.total_steps ? json_integer(p.total_steps)
+							    : json_null());
+	json_object_set_new(o, "samples_per_s", p.step_seen ? json_real(p.samples_per_s)
+							    : json_null());
+	json_object_set_new(o, "eta_s", progress_eta_s(&p) >= 0 && !p.summary_seen
+						? json_real(progress_eta_s(&p)) : json_null());
+	json_object_set_new(o, "test_accuracy", final ? json_real(acc) : json_null());
+	json_object_set_new(o, "test_loss", final ? json_real(loss) : json_null());
+	return o;
+}
+
+static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json, const char *run)
 {
 	json_t *jobs;
 
@@ -282,20 +322,31 @@ static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json)
 		return HPT_EXIT_OK;
 	}
 	jobs = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(jobs, job_json(&v[i]));
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = job_json(&v[i]);
+
+		if (run)
+			json_object_set_new(o, "progress", progress_json(run));
+		json_array_append_new(jobs, o);
+	}
 	return json_print(json_pack("{s:o}", "jobs", jobs));
 }
 
-/* status [JOBID] [--wait]: a job's records, or all of this user's jobs. */
-static int status_jobs(unsigned long id, int64_t task, int json, int wait, struct sbuf *err)
+/* status [RUN|JOBID] [--wait]: a job's records (a run's: with its
+ * progress), or all of this user's jobs. */
+static int status_jobs(unsigned long id, int64_t task, const char *run, int json, int wait,
+		       struct sbuf *err)
 {
 	struct hpt_slurm_job *v = NULL;
+	struct ticker t;
 	size_t n = 0;
-	int status = query_jobs(id, task, wait, &v, &n, err);
+	int status;
 
+	ticker_init(&t, json ? -1 : isatty(STDOUT_FILENO));
+	status = query_jobs(id, task, wait, &t, run, &v, &n, err);
+	ticker_end(&t);
 	if (!status)
-		status = print_jobs(v, n, json);
+		status = print_jobs(v, n, json, run);
 	/* --wait: the status says whether every job completed. */
 	for (size_t i = 0; !status && wait && i < n; i++)
 		if (!v[i].completed)
@@ -310,7 +361,7 @@ static int status_of(const char *arg, int json, int wait)
 	struct runref ref = RUNREF_INIT;
 	int status = arg ? runref_resolve(arg, &ref, &err) : 0;
 
-	if (!status && ref.kind == RUNREF_RUN && !ref.job_id) {
+	if (!status && arg && ref.kind == RUNREF_RUN && !ref.job_id) {
 		sbuf_addf(&err, "%s was never submitted (no submit.json)", ref.rd.dir);
 		status = HPT_EXIT_NO_INPUT;
 	}
@@ -319,10 +370,15 @@ static int status_of(const char *arg, int json, int wait)
 		goto out;
 	}
 	status = hpt_slurm_init(&err);
-	if (!status && arg && ref.kind != RUNREF_JOB)
+	if (!status && arg && ref.kind == RUNREF_SWEEP)
 		status = status_watch(&ref, json, wait);
 	else if (!status)
-		status = status_jobs(arg ? ref.job_id : 0, ref.task, json, wait, &err);
+		status = status_jobs(arg ? ref.job_id : 0, ref.task,
+				     arg && ref.kind == RUNREF_RUN ? ref.rd.dir : NULL, json, wait,
+				     &err);
+	if (status == HPT_EXIT_NO_INPUT && arg && ref.kind == RUNREF_RUN && ref.task < 0)
+		sbuf_addf(&err, " (run %s; without accounting, Slurm forgets finished jobs after "
+			  "MinJobAge)", ref.rd.dir);
 	if (status && status != HPT_EXIT_FAILURE && err.len)
 		fprintf(stderr, "hpctrain status: %s\n", err.buf);
 	hpt_slurm_fini();

@@ -145,7 +145,8 @@ static void values_text(json_t *params, struct sbuf *out)
 
 	json_object_foreach(params, key, v) {
 		const char *dot = strrchr(key, '.');
-		char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(9));
+		char *text = json_is_string(v) ? xstrdup(json_string_value(v))
+					       : json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(9));
 
 		sbuf_addf(out, "%s%s=%s", out->len ? " " : "", dot ? dot + 1 : key,
 			  text ? text : "?");
@@ -267,44 +268,62 @@ static void progress_line(const struct watch *w, struct sbuf *out, struct sbuf *
 		sbuf_addf(out, "  steps %lld/%lld", steps, total);
 }
 
-/* Polls until every job has ended: a line rewritten in place on a
- * terminal; on a pipe, a line when a state changes, or every 30 s while
- * only the figures move. */
+void ticker_init(struct ticker *t, int live)
+{
+	memset(t, 0, sizeof(*t));
+	t->live = live;
+	sbuf_init(&t->last);
+	sbuf_init(&t->last_key);
+}
+
+void ticker_show(struct ticker *t, const char *line, const char *key)
+{
+	time_t now = time(NULL);
+
+	if (t->live > 0) {
+		printf("\r%s\033[K", line);
+	} else if (strcmp(key, t->last_key.buf) ||
+		   (strcmp(line, t->last.buf) && now - t->said >= PIPE_REPEAT_S)) {
+		printf("%s\n", line);
+		t->said = now;
+		sbuf_reset(&t->last);
+		sbuf_addstr(&t->last, line);
+		sbuf_reset(&t->last_key);
+		sbuf_addstr(&t->last_key, key);
+	}
+	fflush(stdout);
+}
+
+void ticker_end(struct ticker *t)
+{
+	if (t->live > 0)
+		printf("\r\033[K");
+	fflush(stdout);
+	sbuf_release(&t->last);
+	sbuf_release(&t->last_key);
+}
+
+/* Polls until every job has ended, showing the progress line. */
 static int wait_all(struct watch *w, int live, struct sbuf *err)
 {
-	struct sbuf line = SBUF_INIT, key = SBUF_INIT, last = SBUF_INIT, last_key = SBUF_INIT;
-	time_t said = 0;
+	struct sbuf line = SBUF_INIT, key = SBUF_INIT;
+	struct ticker t;
 	int status = 0;
 
+	ticker_init(&t, live);
 	while (!(status = load_rows(w, err))) {
-		time_t now = time(NULL);
-
 		sbuf_reset(&line);
 		sbuf_reset(&key);
 		progress_line(w, &line, &key);
-		if (live) {
-			printf("\r%s\033[K", line.buf);
-			fflush(stdout);
-		} else if (strcmp(key.buf, last_key.buf) ||
-			   (strcmp(line.buf, last.buf) && now - said >= PIPE_REPEAT_S)) {
-			printf("%s\n", line.buf);
-			fflush(stdout);
-			said = now;
-			sbuf_reset(&last);
-			sbuf_addstr(&last, line.buf);
-			sbuf_reset(&last_key);
-			sbuf_addstr(&last_key, key.buf);
-		}
+		if (live >= 0)
+			ticker_show(&t, line.buf, key.buf);
 		if (all_done(w))
 			break;
 		usleep(WAIT_POLL_MS * 1000);
 	}
-	if (live)
-		printf("\r\033[K");
+	ticker_end(&t);
 	sbuf_release(&line);
 	sbuf_release(&key);
-	sbuf_release(&last);
-	sbuf_release(&last_key);
 	return status;
 }
 
@@ -350,7 +369,7 @@ int status_watch(const struct runref *ref, int json, int wait)
 	int status = setup(ref, &w, &err);
 
 	if (!status)
-		status = wait ? wait_all(&w, !json && isatty(STDOUT_FILENO), &err)
+		status = wait ? wait_all(&w, json ? -1 : isatty(STDOUT_FILENO), &err)
 			      : load_rows(&w, &err);
 	if (!status)
 		status = print_watch(&w, json);

@@ -9,6 +9,7 @@
 #include "common/diag.h"       // defines: struct diag_list, diag_report
 #include "common/exitcode.h"   // defines: HPT_EXIT_USAGE
 #include "common/sbuf.h"       // defines: struct sbuf
+#include "common/spec/specfile.h" // defines: specfile_load
 
 #include <jansson.h>
 #include <stdio.h>
@@ -113,5 +114,43 @@ out:
 	sbuf_release(&cluster);
 	sbuf_release(&list);
 	sbuf_release(&why);
+	return status;
+}
+
+/* Loads run/resolved.yaml and checks it still resolves to itself: an
+ * edited file, or one from an hpctrain whose canonical form differs,
+ * would start a job that is not this run. */
+int submit_load_run(const struct rundir *rd, struct attempt *at, const char *exe)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf where = SBUF_INIT, path = SBUF_INIT, old = SBUF_INIT;
+	int status;
+
+	sbuf_addf(&path, "%s/resolved.yaml", rd->run);
+	status = specfile_load(path.buf, NULL, &at->job, &dl, &where);
+	if (!status)
+		status = attempt_prepare(at, exe, &dl);
+	diag_report(stderr, &dl);
+	if (!status) {
+		FILE *fp = fopen(path.buf, "r");
+		char buf[8192];
+		size_t k;
+
+		while (fp && (k = fread(buf, 1, sizeof(buf), fp)) > 0)
+			sbuf_add(&old, buf, k);
+		if (fp)
+			fclose(fp);
+		if (old.len != at->resolved.len || memcmp(old.buf, at->resolved.buf, old.len)) {
+			fprintf(stderr,
+				"hpctrain rerun: %s no longer resolves to itself (edited, or from "
+				"another hpctrain version); submit the spec again instead\n",
+				path.buf);
+			status = HPT_EXIT_BAD_SPEC;
+		}
+	}
+	diag_list_release(&dl);
+	sbuf_release(&where);
+	sbuf_release(&path);
+	sbuf_release(&old);
 	return status;
 }

@@ -22,6 +22,12 @@ int submit_report(struct attempt *at, struct rundir *rd, int json, struct sbuf *
 int submit_exclude(struct attempt *at, const char *user, int ledger, const char *hpctrain,
 		   struct sbuf *err);
 
+/* Loads run rd's resolved.yaml into at and renders it, checking that it
+ * still resolves to itself: an edited file, or one from an hpctrain whose
+ * canonical form differs, would start a job that is not this run.
+ * Problems go to stderr.  0 or an exit status. */
+int submit_load_run(const struct rundir *rd, struct attempt *at, const char *exe);
+
 /* 0 when s is a hostlist --exclude can take, else -1 with err. */
 int submit_check_hostlist(const char *s, struct sbuf *err);
 

@@ -17,7 +17,9 @@
 #include "common/version.h"        // defines: HPT_VERSION
 #include "launcher/attempt.h"      // defines: struct attempt, attempt_prepare, attempt_record
 #include "launcher/render.h"       // defines: render_array_options, render_array_script
+#include "launcher/progress.h"     // defines: progress_load
 #include "launcher/rundir.h"       // defines: rundir_create, rundir_write
+#include "launcher/runref.h"       // defines: runref_sweep_points
 #include "launcher/slurm.h"        // defines: hpt_slurm_submit
 #include "launcher/sweep_record.h" // defines: sweep_record_save
 
@@ -35,6 +37,8 @@ struct point {
 	struct rundir rd;
 	struct render_opts opts;
 	size_t array, task; /* which array runs it, as which task */
+	size_t index;       /* its number in the sweep */
+	char *run;          /* rerun: the point's existing run, for a new attempt */
 };
 
 struct array {
@@ -47,12 +51,13 @@ struct array {
 };
 
 struct plan {
-	const struct sweep_request *req;
+	const struct sweep_request *req; /* a rerun's has no spec, no sweep */
 	struct point *p;
 	size_t n;
 	struct array *a;
 	size_t na;
 	char sha256[65], name[6 + RUNDIR_HASH_LEN + 1];
+	int64_t max_parallel;
 	char *record;   /* OUTPUT/NAME/sweep-HASH12.json, once the runs exist */
 };
 
@@ -180,8 +185,7 @@ static int render_arrays(struct plan *pl)
 	for (size_t k = 0; k < pl->na; k++) {
 		struct array *a = &pl->a[k];
 
-		render_array_options(&pl->p[a->points[0]].opts, a->n, pl->req->sweep->max_parallel,
-				     &a->opts);
+		render_array_options(&pl->p[a->points[0]].opts, a->n, pl->max_parallel, &a->opts);
 		sbuf_init(&a->script);
 		if (render_array_script(&a->opts, pl->name, HPT_VERSION, &a->script))
 			return HPT_EXIT_INTERNAL;
@@ -219,6 +223,7 @@ static void plan_release(struct plan *pl)
 		attempt_release(&pl->p[i].at);
 		rundir_release(&pl->p[i].rd);
 		render_opts_release(&pl->p[i].opts);
+		free(pl->p[i].run);
 	}
 	arrays_release(pl);
 	free(pl->p);
@@ -411,8 +416,9 @@ static int submit_array(struct plan *pl, struct array *a, const char *cluster,
 	for (size_t t = 0; t < a->n; t++) {
 		struct point *pt = &pl->p[a->points[t]];
 
-		if (rundir_create(pt->at.job.output.dir, pt->at.job.name, pt->at.sha256,
-				  pt->at.resolved.buf, pt->at.resolved.len, &pt->rd, err) ||
+		if ((pt->run ? rundir_new_attempt(pt->run, &pt->rd, err)
+			     : rundir_create(pt->at.job.output.dir, pt->at.job.name, pt->at.sha256,
+					     pt->at.resolved.buf, pt->at.resolved.len, &pt->rd, err)) ||
 		    rundir_write(&pt->rd, "job.sbatch", pt->at.script.buf, pt->at.script.len, err))
 			goto fail;
 	}
@@ -454,12 +460,41 @@ fail:
 	return status;
 }
 
+/* A rerun's record: the one on disk, its rerun points moved to their new
+ * attempts and arrays (appended to by write_record). */
+static json_t *rerun_doc(const struct plan *pl, const char *parent)
+{
+	struct sbuf err = SBUF_INIT;
+	json_t *doc = NULL, *points;
+
+	if (sweep_record_load(pl->record, &doc, &err)) {
+		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+		doc = json_pack("{s:s, s:[], s:[]}", "sweep", pl->name, "points", "arrays");
+	}
+	points = json_object_get(doc, "points");
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct point *pt = &pl->p[i];
+		json_t *o = json_array_get(points, pt->index);
+
+		if (!o || !pt->rd.dir)
+			continue;
+		json_object_set_new(o, "dir", json_string(relative_to(pt->rd.dir, parent)));
+		json_object_set_new(o, "array", json_integer((json_int_t)pt->array));
+		json_object_set_new(o, "task", json_integer((json_int_t)pt->task));
+	}
+	if (!json_is_array(json_object_get(doc, "arrays")))
+		json_object_set_new(doc, "arrays", json_array());
+	sbuf_release(&err);
+	return doc;
+}
+
 /* Appends this submission's arrays to the record (made or updated). */
 static int write_record(struct plan *pl, struct sbuf *err)
 {
 	char *slash = strrchr(pl->record, '/');
 	char *parent = xstrndup(pl->record, (size_t)(slash - pl->record));
-	json_t *doc = record_doc(pl, parent), *old = NULL, *arrays;
+	json_t *doc = pl->req->sweep ? record_doc(pl, parent) : rerun_doc(pl, parent);
+	json_t *old = NULL, *arrays;
 	struct sbuf ignored = SBUF_INIT;
 	char when[32];
 	time_t now = time(NULL);
@@ -469,7 +504,8 @@ static int write_record(struct plan *pl, struct sbuf *err)
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	arrays = json_object_get(doc, "arrays");
-	if (!access(pl->record, F_OK) && !sweep_record_load(pl->record, &old, &ignored))
+	if (pl->req->sweep && !access(pl->record, F_OK) &&
+	    !sweep_record_load(pl->record, &old, &ignored))
 		json_array_extend(arrays, json_object_get(old, "arrays"));
 	for (size_t k = 0; k < pl->na; k++) {
 		json_t *pts = json_array();
@@ -477,7 +513,8 @@ static int write_record(struct plan *pl, struct sbuf *err)
 		if (!pl->a[k].job_id)
 			continue;
 		for (size_t t = 0; t < pl->a[k].n; t++)
-			json_array_append_new(pts, json_integer((json_int_t)pl->a[k].points[t]));
+			json_array_append_new(
+				pts, json_integer((json_int_t)pl->p[pl->a[k].points[t]].index));
 		json_array_append_new(arrays, json_pack(
 			"{s:I, s:s, s:o, s:s, s:s}", "job_id", (json_int_t)pl->a[k].job_id, "spec",
 			render_opts_find(&pl->a[k].opts, "array")->text, "points", pts, "dir",
@@ -521,10 +558,8 @@ static int submit_all(struct plan *pl)
 {
 	struct sbuf err = SBUF_INIT, cluster = SBUF_INIT, why = SBUF_INIT;
 	struct diag_list dl = DIAG_LIST_INIT;
-	int status = hpt_slurm_init(&err);
+	int status;
 
-	if (status)
-		goto out;
 	/* the ledger's nodes, said once, then the same list for every point */
 	status = submit_exclude(&pl->p[0].at, pl->req->exclude, !pl->req->no_ledger,
 				pl->req->hpctrain, &err);
@@ -542,15 +577,32 @@ static int submit_all(struct plan *pl)
 	if (pl->record && write_record(pl, &err) && !status)
 		status = HPT_EXIT_IO;
 	report(pl, status);
-	hpt_slurm_fini();
-out:
 	diag_report(stderr, &dl);
 	if (status)
-		fprintf(stderr, "hpctrain submit: %s\n", err.buf);
+		fprintf(stderr, "hpctrain: %s\n", err.buf);
 	diag_list_release(&dl);
 	sbuf_release(&err);
 	sbuf_release(&cluster);
 	sbuf_release(&why);
+	return status;
+}
+
+/* Submits the planned arrays (dry_run: prints them) with Slurm at hand. */
+static int submit_planned(struct plan *pl)
+{
+	struct sbuf err = SBUF_INIT;
+	int status;
+
+	if (pl->req->dry_run)
+		return dry_run(pl);
+	status = hpt_slurm_init(&err);
+	if (status) {
+		fprintf(stderr, "hpctrain: %s\n", err.buf);
+	} else {
+		status = submit_all(pl);
+		hpt_slurm_fini();
+	}
+	sbuf_release(&err);
 	return status;
 }
 
@@ -567,12 +619,14 @@ int submit_sweep(const struct sweep_request *req)
 	for (size_t i = 0; i < pl.n; i++) {
 		int s = load_point(req, i, &pl.p[i], &dl);
 
+		pl.p[i].index = i;
 		status = status ? status : s;
 	}
 	if (!status)
 		status = check_distinct(&pl, &dl);
 	if (!status) {
 		sweep_identity(&pl);
+		pl.max_parallel = req->sweep->max_parallel;
 		status = plan_arrays(&pl, &dl);
 	}
 	diag_sort(&dl);
@@ -581,8 +635,99 @@ int submit_sweep(const struct sweep_request *req)
 		fprintf(stderr, "hpctrain submit: %s: a point of the sweep is invalid; nothing was "
 			"submitted\n", req->where);
 	if (!status)
-		status = req->dry_run ? dry_run(&pl) : submit_all(&pl);
+		status = submit_planned(&pl);
 	plan_release(&pl);
 	diag_list_release(&dl);
+	return status;
+}
+
+/* Whether a point's latest attempt should run again: it ended without
+ * completing (or, with all, ended at all).  A job still queued or
+ * running is left alone; one Slurm forgot counts as completed when its
+ * metrics hold a summary. */
+static bool wants_rerun(const struct runref *r, size_t i, int all)
+{
+	struct hpt_slurm_job j;
+	struct sbuf err = SBUF_INIT;
+	struct run_progress prog;
+	int status;
+	bool again;
+
+	if (!r->job_id)
+		return true;
+	status = r->task >= 0 ? hpt_slurm_array_task((uint32_t)r->job_id, r->task, &j, &err)
+			      : hpt_slurm_job((uint32_t)r->job_id, &j, &err);
+	sbuf_release(&err);
+	if (status) {
+		progress_load(r->rd.dir, &prog);
+		return all || !prog.summary_seen;
+	}
+	if (!j.finished)
+		fprintf(stderr, "hpctrain rerun: point %zu is still %s; left alone\n", i, j.state);
+	again = j.finished && (all || !j.completed);
+	hpt_slurm_job_release(&j);
+	return again;
+}
+
+/* The points to run again, each loaded from its run's resolved.yaml. */
+static int rerun_points(struct plan *pl, const char *record, int all)
+{
+	struct sbuf err = SBUF_INIT;
+	struct runref *v = NULL;
+	json_t *doc = NULL;
+	size_t n = 0;
+	int status = runref_sweep_points(record, &doc, &v, &n, &err);
+
+	if (status)
+		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+	snprintf(pl->name, sizeof(pl->name), "%s",
+		 json_string_value(json_object_get(doc, "sweep")) ?: "sweep");
+	pl->max_parallel = json_integer_value(json_object_get(doc, "max_parallel"));
+	pl->p = xcalloc(n + 1, sizeof(*pl->p));
+	for (size_t i = 0; i < n && !status; i++) {
+		struct point *pt = &pl->p[pl->n];
+
+		if (!v[i].rd.dir) {
+			fprintf(stderr, "hpctrain rerun: point %zu: its run is gone\n", i);
+			status = HPT_EXIT_NO_INPUT;
+		} else if (wants_rerun(&v[i], i, all)) {
+			attempt_init(&pt->at);
+			pt->index = i;
+			pt->run = xstrdup(v[i].rd.run);
+			pl->n++;
+			status = submit_load_run(&v[i].rd, &pt->at, pl->req->hpctrain);
+		}
+	}
+	runref_release_all(v, n);
+	json_decref(doc);
+	sbuf_release(&err);
+	return status;
+}
+
+int rerun_sweep(const struct sweep_request *req, const char *record, int all)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct plan pl = { .req = req, .record = xstrdup(record) };
+	struct sbuf err = SBUF_INIT;
+	int status = hpt_slurm_init(&err);
+
+	if (status) {
+		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+		goto out;
+	}
+	status = rerun_points(&pl, record, all);
+	if (!status && !pl.n)
+		fprintf(stderr, "hpctrain rerun: nothing to rerun in %s: every point completed "
+			"(--all runs them all again)\n", pl.name);
+	if (!status && pl.n)
+		status = plan_arrays(&pl, &dl);
+	diag_report(stderr, &dl);
+	if (!status && pl.n)
+		status = submit_all(&pl);
+	hpt_slurm_fini();
+out:
+	plan_release(&pl);
+	diag_list_release(&dl);
+	sbuf_release(&err);
 	return status;
 }

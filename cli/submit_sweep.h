@@ -26,4 +26,11 @@ struct sweep_request {
  * run and the sweep record, and reports them.  Returns an exit status. */
 int submit_sweep(const struct sweep_request *req);
 
+/* `hpctrain rerun SWEEP`: new attempts of the points of the sweep record
+ * whose latest attempt ended without completing (all: every point that
+ * has ended), as arrays again; req gives --exclude, --no-ledger, --json
+ * and the executable (its spec and sweep are unused).  Returns an exit
+ * status (0 also when nothing needed a rerun). */
+int rerun_sweep(const struct sweep_request *req, const char *record, int all);
+
 #endif

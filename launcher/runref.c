@@ -226,6 +226,8 @@ static int pick(const char *arg, const char *dir, const char *prefix, struct run
 		status = open_sweep(f.sweeps[0], out, err);
 	else if (f.nruns == 1 && !f.nsweeps)
 		status = runref_open_run(f.runs[0], out, err);
+	else if (!f.nruns && !f.nsweeps && arg == dir)
+		sbuf_addf(err, "no run at %s (a run directory holds resolved.yaml)", arg);
 	else if (!f.nruns && !f.nsweeps)
 		sbuf_addf(err, "no run or sweep %s in %s", arg, dir);
 	else {

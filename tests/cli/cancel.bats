@@ -60,5 +60,5 @@ wait_running() {
 
 @test "cancel without an argument is a usage error" {
 	run -2 --separate-stderr "$HPT" cancel
-	[ "${stderr_lines[0]}" = "hpctrain cancel: no run or job id given" ]
+	[ "${stderr_lines[0]}" = "hpctrain cancel: no run, sweep or job id given" ]
 }

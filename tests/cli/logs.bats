@@ -56,7 +56,7 @@ teardown_file() {
 @test "logs of something that is not a run is 'no input'" {
 	cd "$BATS_TEST_TMPDIR"
 	run -4 --separate-stderr "$HPT" logs nothing-here
-	[ "$stderr" = "hpctrain logs: no run at nothing-here (a run directory holds resolved.yaml)" ]
+	[ "$stderr" = "hpctrain logs: no run, sweep or job nothing-here (not a run directory, a sweep record, a job id, or a job name in runs/)" ]
 	run -2 --separate-stderr "$HPT" logs --rank x nothing-here
 	[ "${stderr_lines[0]}" = "hpctrain logs: --rank: expected a rank number, got 'x'" ]
 }

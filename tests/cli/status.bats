@@ -28,7 +28,7 @@ teardown_file() {
 	write_spec job.yaml row 1 1 '[true]'
 	submit_json job.yaml
 	run -0 "$HPT" status --wait "$JOB"
-	[ "${lines[0]}" = "$(printf '%-8s %-22s %-5s %-12s %-20s %s' JOB STATE EXIT NODES NAME RUN)" ]
+	[ "${lines[0]}" = "$(printf '%-11s %-22s %-5s %-12s %-20s %s' JOB STATE EXIT NODES NAME RUN)" ]
 	read -r id state ex nodes name rundir <<<"${lines[1]}"
 	[ "$id $state $ex $name $rundir" = "$JOB COMPLETED 0 row $DIR" ]
 }
@@ -72,5 +72,5 @@ teardown_file() {
 
 @test "status rejects two arguments with the usage status" {
 	run -2 --separate-stderr "$HPT" status 1 2
-	[ "${stderr_lines[0]}" = "hpctrain status: one run or job id at a time" ]
+	[ "${stderr_lines[0]}" = "hpctrain status: one run, sweep or job id at a time" ]
 }
