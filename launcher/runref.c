@@ -154,8 +154,10 @@ static void scan(const char *dir, const char *prefix, struct found *f)
 	}
 	if (d)
 		closedir(d);
-	qsort(f->runs, f->nruns, sizeof(*f->runs), by_name);
-	qsort(f->sweeps, f->nsweeps, sizeof(*f->sweeps), by_name);
+	if (f->nruns > 1)
+		qsort(f->runs, f->nruns, sizeof(*f->runs), by_name);
+	if (f->nsweeps > 1)
+		qsort(f->sweeps, f->nsweeps, sizeof(*f->sweeps), by_name);
 }
 
 /* Whether every run of f is a point of one of its sweeps. */

@@ -102,6 +102,41 @@ static void render__puts_the_exclude_list_on_its_sbatch_line(void **state)
 	sbuf_release(&s);
 }
 
+static void render__makes_an_array_that_runs_each_task_in_its_point_run(void **state)
+{
+	struct loaded l;
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct render_opts point, array;
+	struct sbuf s = SBUF_INIT, key = SBUF_INIT;
+
+	(void)state;
+	load(&l, "version: 1\nname: a\nresources: {nodes: 2}\n");
+	assert_int_equal(render_sbatch_options(&l.job, NULL, &point, &dl), 0);
+	render_opts_key(&point, &key);
+	assert_non_null(strstr(key.buf, "--nodes=2\n"));
+	render_array_options(&point, 6, 2, &array);
+	assert_int_equal(array.n, point.n + 1);
+	assert_string_equal(render_opts_find(&array, "array")->text, "0-5%2");
+	assert_string_equal(render_opts_find(&array, "output")->text, "%a/logs/batch-%j.out");
+	assert_int_equal(render_array_script(&array, "sweep-0123456789ab", "1.0", &s), 0);
+	assert_has_line(s.buf, "#SBATCH --array=0-5%2");
+	assert_has_line(s.buf, "#SBATCH --nodes=2");
+	assert_has_line(s.buf, "cd -P -- \"$SLURM_ARRAY_TASK_ID\" || {");
+	assert_has_line(s.buf, "exec /bin/bash ./job.sbatch");
+	sbuf_reset(&s);
+	/* no cap when it does not bind; a sweep name is one word */
+	render_opts_release(&array);
+	render_array_options(&point, 3, 3, &array);
+	assert_string_equal(render_opts_find(&array, "array")->text, "0-2");
+	assert_int_equal(render_array_script(&array, "sweep-x\n#SBATCH --nodes=9", "1.0", &s), -1);
+	render_opts_release(&array);
+	render_opts_release(&point);
+	diag_list_release(&dl);
+	loaded_release(&l);
+	sbuf_release(&s);
+	sbuf_release(&key);
+}
+
 static void render__gives_identical_bytes_for_equal_jobs(void **state)
 {
 	struct sbuf a = SBUF_INIT, b = SBUF_INIT;
@@ -331,6 +366,7 @@ int main(void)
 		cmocka_unit_test(render__shell_quote_keeps_every_byte),
 		cmocka_unit_test(render__runs_doctor_first_on_multi_node_jobs),
 		cmocka_unit_test(render__puts_the_exclude_list_on_its_sbatch_line),
+		cmocka_unit_test(render__makes_an_array_that_runs_each_task_in_its_point_run),
 	};
 
 	return cmocka_run_group_tests_name("test_render", tests, NULL, NULL);
