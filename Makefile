@@ -1,6 +1,7 @@
 # hpctrain - build, test, install.
 #
-#   make            build bin/hpctrain, its trainer bin/hpctrain-train and bin/hpctrain-doctor
+#   make            build bin/hpctrain and the programs it execs: bin/hpctrain-train,
+#                   bin/hpctrain-doctor and bin/hpctrain-report
 #   make deps       install missing Debian packages (apt-get, needs root)
 #   make check      deps + build + every test (unit, ASan/UBSan, CLI, docs, fuzz corpus)
 #   make demo       the most complete real job this version can run
@@ -33,7 +34,7 @@ san = $(patsubst %.c,$(SAN)/%.o,$(1))
 
 # Each part of the tree describes itself in DIR/build.mk: sources that go
 # into bin/hpctrain (HPCTRAIN_SRC), pkg-config packages (HPCTRAIN_PKGS),
-# unit tests (UNIT_TESTS, UNIT_SRC_<test>), Debian packages (DEBIAN_PKGS;
+# unit tests (UNIT_TESTS, UNIT_SRC_<test>, UNIT_LIBS_<test>), Debian packages (DEBIAN_PKGS;
 # BENCH_PKGS for the benchmarks' peers, which only `make bench` installs),
 # extra programs and benchmarks.  common/build.mk comes first: it defines
 # SPEC_CORE, which trainer/build.mk expands in prerequisites as it is
@@ -58,7 +59,7 @@ ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(HPT_CFLAGS) -I. -D_GNU_SOURCE \
 SAN_FLAGS   = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 
-all: bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor
+all: bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor bin/hpctrain-report
 
 bin/hpctrain: $(call obj,$(HPCTRAIN_SRC))
 	@mkdir -p $(@D)
@@ -76,10 +77,10 @@ $(SAN)/%.o: %.c
 define unit_rules
 build/tests/$(1): $(OBJ)/tests/unit/$(1).o $(call obj,$(UNIT_SRC_$(1)))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell pkg-config --libs cmocka) -lm
+	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell pkg-config --libs cmocka) $$(UNIT_LIBS_$(1)) -lm
 build/tests-san/$(1): $(SAN)/tests/unit/$(1).o $(call san,$(UNIT_SRC_$(1)))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(SAN_FLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell pkg-config --libs cmocka) -lm
+	$$(CC) $$(CFLAGS) $$(SAN_FLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell pkg-config --libs cmocka) $$(UNIT_LIBS_$(1)) -lm
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rules,$(t))))
 
@@ -126,7 +127,7 @@ bench:
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/hpctrain/templates
-	install -m 0755 bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor bin/hpctrain-report $(DESTDIR)$(PREFIX)/bin/
 	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 0644 templates/*.yaml $(DESTDIR)$(PREFIX)/share/hpctrain/templates/

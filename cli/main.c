@@ -45,6 +45,8 @@ static const struct command commands[] = {
 	{ .name = "rerun", .fn = cmd_rerun, .summary = "submit a run again as a new attempt of the same run" },
 	{ .name = "doctor", .summary = "check every node of an allocation before it trains; keep a ledger of bad nodes (runs hpctrain-doctor)",
 	  .program = "doctor" },
+	{ .name = "report", .summary = "chart a run or a sweep as PNG files, with a text summary and report.md (runs hpctrain-report)",
+	  .program = "report" },
 	{ .name = "train", .summary = "train a model with the bundled trainer (runs hpctrain-train)",
 	  .program = "train" },
 	{ .name = "data", .summary = "convert data sets to the trainer's sharded format (runs hpctrain-train)",

@@ -79,6 +79,27 @@ bin/hpctrain-doctor: $$(call obj,$$(DOCTOR_SRC))
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(DOCTOR_LIBS)
 
+# report: bin/hpctrain-report, which `hpctrain report` execs, so cairo
+# stays out of the login-node binary.  Charts are drawn with cairo's paths
+# and text (PLplot's -dev package would pull in Qt, wxWidgets and
+# gfortran); metrics.jsonl is parsed apart from the drawing (report_data,
+# pure) and the test decodes the PNGs with libpng.
+REPORT_CORE  = launcher/report_data.c launcher/report_chart.c
+REPORT_SRC   = $(REPORT_CORE) cli/cmd_report.c cli/report_main.c launcher/runref.c \
+               launcher/runref_job.c launcher/sweep_record.c launcher/rundir.c launcher/slurm.c \
+               launcher/render.c $(SPEC_CORE) $(SPEC_SHELL)
+DEBIAN_PKGS  += libcairo2-dev libpng-dev
+TEST_BINS    += bin/hpctrain-report
+$(OBJ)/launcher/report_chart.o $(SAN)/launcher/report_chart.o: HPT_CFLAGS += $(shell pkg-config --cflags cairo)
+bin/hpctrain-report: $$(call obj,$$(REPORT_SRC))
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(shell pkg-config --libs cairo) -lm
+
+UNIT_TESTS += test_report
+UNIT_SRC_test_report = $(REPORT_CORE) common/sbuf.c
+UNIT_LIBS_test_report = $(shell pkg-config --libs cairo libpng fontconfig) -lm
+$(OBJ)/tests/unit/test_report.o $(SAN)/tests/unit/test_report.o: HPT_CFLAGS += $(shell pkg-config --cflags cairo)
+
 UNIT_TESTS += test_doctor
 UNIT_SRC_test_doctor = $(DOCTOR_CORE) launcher/doctor_node.c $(LAUNCH_CORE) $(TOPO_CORE) $(TOPO_SHELL) \
                        $(SPEC_CORE) common/fileio.c

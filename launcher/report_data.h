@@ -1,0 +1,54 @@
+/* report_data.h - a run's metrics.jsonl as series, for hpctrain report.
+ *
+ * Core: text in, arrays out (no I/O).  The format is the trainer's (see
+ * trainer/metrics.h and hpctrain-report(1), METRICS FORMAT), which any
+ * program may write.  A requeued run appends to its file and may log a
+ * step twice (after the checkpoint it resumed from): the last record of a
+ * step wins.  Lines that are not JSON objects (a torn last line of a
+ * killed run) are counted and skipped.
+ */
+#ifndef HPT_REPORT_DATA_H
+#define HPT_REPORT_DATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One logged step.  NAN where the record lacks the field. */
+struct report_step {
+	int64_t step, epoch;
+	double loss, accuracy, lr, samples_per_s, step_ms, comm_ms;
+	double *rank_rates; /* owned; nranks entries, or NULL */
+	size_t nranks;
+};
+
+/* One epoch's evaluation, at the step it ended on. */
+struct report_epoch {
+	int64_t epoch, step;
+	double train_loss, train_accuracy, test_loss, test_accuracy;
+};
+
+struct report_run {
+	struct report_step *steps; /* by step, each step once */
+	size_t nsteps;
+	struct report_epoch *epochs; /* by epoch, each once */
+	size_t nepochs;
+	bool summary;          /* a summary record was found */
+	double test_accuracy, test_loss, mean_samples_per_s, global_samples_per_s;
+	int64_t ranks;         /* the summary's ranks (0: not said) */
+	size_t bad_lines;      /* lines skipped */
+};
+
+/* Parses text (len bytes) into *out.  Always succeeds. */
+void report_parse(const char *text, size_t len, struct report_run *out);
+void report_run_release(struct report_run *r);
+
+/* Whether any step has that field (comm_ms, rank rates). */
+bool report_has_comm(const struct report_run *r);
+size_t report_max_ranks(const struct report_run *r);
+
+/* The run's throughput: global samples/s from the summary, else the mean
+ * per-rank samples/s times ranks; NAN without a summary. */
+double report_throughput(const struct report_run *r, int64_t ranks);
+
+#endif
