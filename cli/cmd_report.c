@@ -23,6 +23,8 @@
 
 int cmd_report(int argc, char **argv);
 
+enum { OPT_SIZE = 256 };
+
 static const char *const report_usage[] = {
 	"hpctrain report [-o <dir>] [--size <w>x<h>] (<run> | <sweep> | <jobid> | <name>)",
 	NULL,
@@ -32,7 +34,7 @@ static const struct opt report_opts[] = {
 	{ "output", required_argument, NULL, 'o', "DIR",
 	  "write the charts and report.md here (default: RUN/report, or SWEEP-report beside "
 	  "the sweep record)" },
-	{ "size", required_argument, NULL, 's', "WxH",
+	{ "size", required_argument, NULL, OPT_SIZE, "WxH",
 	  "each chart's size in pixels (default 960x540; 200x150 to 8000x8000)" },
 	OPT_HELP,
 	OPT_END,
@@ -225,6 +227,9 @@ static void run_summary(const char *dir, const struct report_run *r, struct sbuf
 			  r->test_accuracy, r->test_loss, r->mean_samples_per_s);
 	else
 		sbuf_addstr(out, "  not finished (no summary record)\n");
+	if (report_max_ranks(r))
+		sbuf_addf(out, "  samples/s of each of %zu ranks at every logged step\n",
+			  report_max_ranks(r));
 	if (r->bad_lines)
 		sbuf_addf(out, "  %zu lines of metrics.jsonl were not records and were skipped\n",
 			  r->bad_lines);
@@ -573,7 +578,7 @@ int cmd_report(int argc, char **argv)
 		case 'o':
 			o.dir = optarg;
 			break;
-		case 's':
+		case OPT_SIZE:
 			if (parse_size(optarg, &o))
 				return opt_error(&report_cmd, "--size: expected WxH, 200x150 to "
 					 "8000x8000, got '%s'", optarg);
