@@ -111,6 +111,17 @@ size_t chart_nice_ticks(double lo, double hi, size_t max, double *t, double *a, 
 	return n;
 }
 
+/* Ticks at every whole number from lo to hi, with half a unit around:
+ * 1 and 2 ranks, not 1.2 and 1.4. */
+static void whole_ticks(struct chart *c, double lo, double hi)
+{
+	c->nxt = 0;
+	for (double v = ceil(lo); v <= floor(hi) && c->nxt < CHART_MAX_TICKS; v++)
+		c->xt[c->nxt++] = v;
+	c->x0 = fmin(lo, ceil(lo) - 0.5);
+	c->x1 = fmax(hi, floor(hi) + 0.5);
+}
+
 void chart_fit(struct chart *c)
 {
 	double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
@@ -150,6 +161,8 @@ void chart_fit(struct chart *c)
 	} else {
 		c->nxt = chart_nice_ticks(xlo, xhi, 8, c->xt, &c->x0, &c->x1);
 	}
+	if (c->x_whole && c->nxt > 1 && c->xt[1] - c->xt[0] < 1)
+		whole_ticks(c, xlo, xhi);
 	c->nyt = chart_nice_ticks(ylo, yhi, 7, c->yt, &c->y0, &c->y1);
 }
 
@@ -177,10 +190,14 @@ double chart_map_y(const struct chart *c, double y)
 	return b - (y - c->y0) / (c->y1 - c->y0) * (b - t);
 }
 
-/* %g with at most 4 significant digits: tick labels stay short. */
+/* Whole numbers as they are (80000, not 8e+04), others %g with at most
+ * 4 significant digits: tick labels stay short. */
 static void tick_text(double v, char *buf, size_t len)
 {
-	snprintf(buf, len, "%.4g", v);
+	if (fabs(v) < 1e7 && v == floor(v))
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.4g", v);
 }
 
 static void text_at(cairo_t *cr, const char *s, double x, double y, double ax, double ay)
@@ -295,11 +312,60 @@ static void draw_series(const struct chart *c, const struct chart_series *s, siz
 	cairo_set_line_width(cr, 1);
 }
 
-static void draw_legend(const struct chart *c, cairo_t *cr)
+/* How many points of the curves, sampled along each segment, fall in
+ * the box (x, y, w, h) in pixels. */
+static size_t covered(const struct chart *c, double x, double y, double w, double h)
 {
-	double l, t, r, b, w = 0, y;
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->nseries; i++) {
+		const struct chart_series *s = &c->series[i];
+
+		for (size_t k = 0; k < s->n; k++) {
+			bool seg = k && isfinite(s->x[k - 1]) && isfinite(s->y[k - 1]);
+			double px = chart_map_x(c, s->x[k]), py = chart_map_y(c, s->y[k]);
+			double qx = seg ? chart_map_x(c, s->x[k - 1]) : px;
+			double qy = seg ? chart_map_y(c, s->y[k - 1]) : py;
+
+			if (!isfinite(s->x[k]) || !isfinite(s->y[k]))
+				continue;
+			for (int j = 0; j < 16; j++) {
+				double u = px + (qx - px) * j / 16, v = py + (qy - py) * j / 16;
+
+				n += u >= x && u <= x + w && v >= y && v <= y + h;
+			}
+		}
+	}
+	return n;
+}
+
+void chart_legend_place(const struct chart *c, double w, double h, double *x, double *y)
+{
+	double l, t, r, b, best = INFINITY;
+	double cx[4], cy[4];
 
 	chart_area(c, &l, &t, &r, &b);
+	/* top right, top left, bottom right, bottom left: the first that the
+	 * curves cross least */
+	cx[0] = cx[2] = r - w - 6;
+	cx[1] = cx[3] = l + 6;
+	cy[0] = cy[1] = t + 6;
+	cy[2] = cy[3] = b - h - 6;
+	for (int i = 0; i < 4; i++) {
+		double n = (double)covered(c, cx[i], cy[i], w, h);
+
+		if (n < best) {
+			best = n;
+			*x = cx[i];
+			*y = cy[i];
+		}
+	}
+}
+
+static void draw_legend(const struct chart *c, cairo_t *cr)
+{
+	double w = 0, h = 18.0 * (double)c->nseries + 8, x, y;
+
 	cairo_set_font_size(cr, 12);
 	for (size_t i = 0; i < c->nseries; i++) {
 		cairo_text_extents_t e;
@@ -309,19 +375,21 @@ static void draw_legend(const struct chart *c, cairo_t *cr)
 	}
 	if (c->nseries < 2 && !(c->nseries == 1 && *c->series[0].label))
 		return;
+	w += 38;
+	chart_legend_place(c, w, h, &x, &y);
 	cairo_set_source_rgba(cr, 1, 1, 1, 0.85);
-	cairo_rectangle(cr, r - w - 44, t + 6, w + 38, 18.0 * (double)c->nseries + 8);
+	cairo_rectangle(cr, x, y, w, h);
 	cairo_fill(cr);
 	for (size_t i = 0; i < c->nseries; i++) {
+		double ly = y + 12 + 18.0 * (double)i;
 		unsigned char rgb[3];
 
-		y = t + 18 + 18.0 * (double)i;
 		chart_color(i, rgb);
 		cairo_set_source_rgb(cr, rgb[0] / 255.0, rgb[1] / 255.0, rgb[2] / 255.0);
-		cairo_rectangle(cr, r - w - 38, y - 5, 20, 4);
+		cairo_rectangle(cr, x + 6, ly - 2, 20, 4);
 		cairo_fill(cr);
 		cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-		text_at(cr, c->series[i].label, r - w - 12, y, 0, 0.5);
+		text_at(cr, c->series[i].label, x + 32, ly, 0, 0.5);
 	}
 }
 

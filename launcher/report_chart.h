@@ -34,6 +34,7 @@ struct chart {
 	const char *const *xnames; /* categorical x: the name of x = 0, 1, ... */
 	size_t nxnames;
 	bool y_from_zero;
+	bool x_whole;       /* x ticks at whole numbers only (ranks) */
 	/* chart_fit fills: */
 	double x0, x1, y0, y1;
 	double xt[CHART_MAX_TICKS], yt[CHART_MAX_TICKS];
@@ -59,6 +60,10 @@ void chart_fit(struct chart *c);
 void chart_area(const struct chart *c, double *l, double *t, double *r, double *b);
 double chart_map_x(const struct chart *c, double x);
 double chart_map_y(const struct chart *c, double y);
+/* Where a legend box w x h pixels goes: the corner of the plot area
+ * (top right, top left, bottom right, bottom left) that the curves cross
+ * least.  Call after chart_fit. */
+void chart_legend_place(const struct chart *c, double w, double h, double *x, double *y);
 /* The colour of series i, as 0..255 RGB. */
 void chart_color(size_t i, unsigned char rgb[3]);
 

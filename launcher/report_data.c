@@ -22,15 +22,18 @@ static void step_release(struct report_step *s)
 	s->nranks = 0;
 }
 
-/* The slot of step in r->steps, appended or (a repeat) reused. */
+/* The slot for step.  A step at or before the last one means the run
+ * restarted from a checkpoint (a requeue appends to the file): what the
+ * killed run logged from there on is superseded, so it is dropped, and
+ * the series stays in step order whatever the two runs logged. */
 static struct report_step *step_slot(struct report_run *r, int64_t step)
 {
-	/* records come in step order, but for a resume: look back a little */
-	for (size_t i = r->nsteps; i-- > 0 && r->steps[i].step >= step;)
-		if (r->steps[i].step == step) {
-			step_release(&r->steps[i]);
-			return &r->steps[i];
-		}
+	if (r->nsteps && r->steps[r->nsteps - 1].step >= step)
+		r->restarts++;
+	while (r->nsteps && r->steps[r->nsteps - 1].step >= step) {
+		step_release(&r->steps[--r->nsteps]);
+		r->superseded++;
+	}
 	r->steps = xrealloc(r->steps, (r->nsteps + 1) * sizeof(*r->steps));
 	return &r->steps[r->nsteps++];
 }
@@ -72,7 +75,10 @@ static void take_epoch(struct report_run *r, json_t *o)
 		p = &r->epochs[r->nepochs++];
 	}
 	p->epoch = e;
-	p->step = json_integer_value(json_object_get(o, "steps"));
+	/* without "steps", the epoch ended at the last step logged */
+	p->step = json_is_integer(json_object_get(o, "steps"))
+		  ? json_integer_value(json_object_get(o, "steps"))
+		  : r->nsteps ? r->steps[r->nsteps - 1].step : 0;
 	p->train_loss = num(o, "train_loss");
 	p->train_accuracy = num(o, "train_accuracy");
 	p->test_loss = num(o, "test_loss");
@@ -105,6 +111,28 @@ static void take(struct report_run *r, json_t *o)
 		r->bad_lines++; /* without its number; other events are not charted */
 }
 
+/* A line that is not JSON may be a torn record (a killed writer) with
+ * the next run's first record appended to it: that record is kept.  The
+ * line counts as bad either way. */
+#define GLUE "{\"event\""
+
+static json_t *load_line(const char *line, size_t n, size_t *bad)
+{
+	const char *end = line + n;
+
+	for (const char *p = line; p;) {
+		json_t *o = json_loadb(p, (size_t)(end - p), 0, NULL);
+
+		if (p == line && !json_is_object(o))
+			(*bad)++;
+		if (json_is_object(o))
+			return o;
+		json_decref(o);
+		p = end - p > 1 ? memmem(p + 1, (size_t)(end - p - 1), GLUE, sizeof(GLUE) - 1) : NULL;
+	}
+	return NULL;
+}
+
 void report_parse(const char *text, size_t len, struct report_run *out)
 {
 	const char *end = text + len;
@@ -115,12 +143,10 @@ void report_parse(const char *text, size_t len, struct report_run *out)
 	for (const char *line = text; line < end;) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
-		json_t *o = n ? json_loadb(line, n, 0, NULL) : NULL;
+		json_t *o = n ? load_line(line, n, &out->bad_lines) : NULL;
 
-		if (json_is_object(o))
+		if (o)
 			take(out, o);
-		else if (n)
-			out->bad_lines++;
 		json_decref(o);
 		line += n + 1;
 	}

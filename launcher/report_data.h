@@ -2,10 +2,12 @@
  *
  * Core: text in, arrays out (no I/O).  The format is the trainer's (see
  * trainer/metrics.h and hpctrain-report(1), METRICS FORMAT), which any
- * program may write.  A requeued run appends to its file and may log a
- * step twice (after the checkpoint it resumed from): the last record of a
- * step wins.  Lines that are not JSON objects (a torn last line of a
- * killed run) are counted and skipped.
+ * program may write.  A requeued run appends to its file and logs again
+ * the steps after the checkpoint it resumed from: a step record at or
+ * before the last one starts over from there, so the last record of a
+ * step wins and the steps stay in order.  Lines that are not JSON
+ * objects (a torn last line of a killed run) are counted and skipped; a
+ * record glued onto a torn line (the resumed run's first) is kept.
  */
 #ifndef HPT_REPORT_DATA_H
 #define HPT_REPORT_DATA_H
@@ -36,7 +38,9 @@ struct report_run {
 	bool summary;          /* a summary record was found */
 	double test_accuracy, test_loss, mean_samples_per_s, global_samples_per_s;
 	int64_t ranks;         /* the summary's ranks (0: not said) */
-	size_t bad_lines;      /* lines skipped */
+	size_t bad_lines;      /* lines that are not JSON objects, skipped */
+	size_t restarts;       /* times the steps went back (a resume) */
+	size_t superseded;     /* step records a restart replaced */
 };
 
 /* Parses text (len bytes) into *out.  Always succeeds. */

@@ -1,6 +1,8 @@
 /* test_report.c - launcher/report_data and report_chart: metrics.jsonl
- * parsing (torn lines, steps repeated after a resume), nice ticks, and a
- * chart decoded with libpng to find its curve where the data puts it. */
+ * parsing (torn lines, steps repeated after a resume, records with only
+ * the required fields, a resumed run of the trainer), ticks, the legend's
+ * place, and a chart decoded with libpng to find its curve where the data
+ * puts it. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -50,6 +52,118 @@ static void report__keeps_the_last_record_of_a_step_and_skips_torn_lines(void **
 	assert_true(report_throughput(&r, 2) == 190);
 	assert_int_equal(r.bad_lines, 1);
 	report_run_release(&r);
+}
+
+static void report__a_restart_supersedes_what_the_killed_run_logged_after_its_checkpoint(void **state)
+{
+	/* logged every 5 steps, killed after 110; the resumed run logs
+	 * every 2 from the checkpoint at 100 */
+	static const char text[] =
+		"{\"event\":\"step\",\"step\":100,\"loss\":1.0}\n"
+		"{\"event\":\"step\",\"step\":105,\"loss\":0.9}\n"
+		"{\"event\":\"step\",\"step\":110,\"loss\":0.8}\n"
+		"{\"event\":\"step\",\"step\":102,\"loss\":0.95}\n"
+		"{\"event\":\"step\",\"step\":104,\"loss\":0.93}\n";
+	struct report_run r;
+
+	(void)state;
+	report_parse(text, strlen(text), &r);
+	assert_int_equal(r.nsteps, 3);
+	assert_int_equal(r.steps[0].step, 100);
+	assert_int_equal(r.steps[1].step, 102);
+	assert_int_equal(r.steps[2].step, 104);
+	assert_true(r.steps[2].loss == 0.93);
+	assert_int_equal(r.restarts, 1);
+	assert_int_equal(r.superseded, 2);
+	assert_int_equal(r.bad_lines, 0);
+	report_run_release(&r);
+}
+
+static void report__keeps_a_record_glued_to_a_torn_line(void **state)
+{
+	/* killed mid-write, then resumed: the new run appends right after
+	 * the torn bytes */
+	static const char text[] =
+		"{\"event\":\"step\",\"step\":10,\"loss\":2.0}\n"
+		"{\"event\":\"step\",\"step\":20,\"lo"
+		"{\"event\":\"step\",\"step\":20,\"loss\":1.5}\n"
+		"\n"
+		"not json\n";
+	struct report_run r;
+
+	(void)state;
+	report_parse(text, strlen(text), &r);
+	assert_int_equal(r.nsteps, 2);
+	assert_true(r.steps[1].loss == 1.5);
+	assert_int_equal(r.bad_lines, 2);
+	report_run_release(&r);
+}
+
+static void report__reads_records_with_only_the_required_fields(void **state)
+{
+	/* what a user's own loop may write: no epoch, accuracy, rates */
+	static const char text[] =
+		"{\"event\":\"step\",\"step\":1,\"loss\":0.7}\n"
+		"{\"event\":\"step\",\"step\":2}\n"
+		"{\"event\":\"epoch\",\"epoch\":1,\"test_accuracy\":0.5}\n"
+		"{\"event\":\"step\",\"loss\":0.1}\n"
+		"{\"event\":\"checkpoint\",\"step\":2}\n"
+		"{\"event\":\"summary\"}\n";
+	struct report_run r;
+
+	(void)state;
+	report_parse(text, strlen(text), &r);
+	assert_int_equal(r.nsteps, 2);
+	assert_true(r.steps[0].loss == 0.7);
+	assert_true(isnan(r.steps[0].accuracy) && isnan(r.steps[0].lr) &&
+		    isnan(r.steps[0].samples_per_s) && isnan(r.steps[0].comm_ms));
+	assert_true(isnan(r.steps[1].loss));
+	assert_null(r.steps[0].rank_rates);
+	assert_false(report_has_comm(&r));
+	assert_int_equal(report_max_ranks(&r), 0);
+	/* an epoch without "steps" ended at the last step logged */
+	assert_int_equal(r.nepochs, 1);
+	assert_int_equal(r.epochs[0].step, 2);
+	assert_true(isnan(r.epochs[0].test_loss));
+	/* a step without its number is bad; an unknown event is not */
+	assert_int_equal(r.bad_lines, 1);
+	assert_true(r.summary && isnan(r.test_accuracy) && r.ranks == 0);
+	assert_true(isnan(report_throughput(&r, 1)));
+	report_run_release(&r);
+}
+
+/* A run the trainer logged every 4 steps, killed at step 132 and resumed
+ * from its checkpoint at step 100 (tests/fixtures/PROVENANCE). */
+static void report__reads_a_resumed_run_of_the_trainer(void **state)
+{
+	const char *dir = getenv("HPT_FIXTURES");
+	char *path = xasprintf("%s/metrics/resumed/metrics.jsonl", dir && *dir ? dir : "tests/fixtures");
+	struct sbuf text = SBUF_INIT;
+	struct report_run r;
+	char buf[4096];
+	size_t n;
+	FILE *fp = fopen(path, "r");
+
+	(void)state;
+	assert_non_null(fp);
+	while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+		sbuf_add(&text, buf, n);
+	fclose(fp);
+	report_parse(text.buf, text.len, &r);
+	assert_int_equal(r.nsteps, 60);
+	for (size_t i = 0; i < r.nsteps; i++)
+		assert_int_equal(r.steps[i].step, 4 * (int64_t)(i + 1));
+	assert_int_equal(r.restarts, 1);
+	assert_int_equal(r.superseded, 8); /* 104 to 132 */
+	assert_int_equal(r.nepochs, 2);
+	assert_int_equal(r.epochs[0].step, 120);
+	assert_int_equal(r.epochs[1].step, 240);
+	assert_true(r.summary && r.ranks == 1);
+	assert_true(fabs(r.test_accuracy - 0.8458) < 1e-9);
+	assert_int_equal(r.bad_lines, 0);
+	report_run_release(&r);
+	sbuf_release(&text);
+	free(path);
 }
 
 static void report__ticks_are_round_and_cover_the_data(void **state)
@@ -144,6 +258,51 @@ static void report__draws_the_curve_where_the_data_says(void **state)
 	sbuf_release(&err);
 }
 
+static void report__ranks_get_whole_ticks(void **state)
+{
+	double x[] = { 1, 2 }, y[] = { 100, 180 };
+	struct chart c;
+
+	(void)state;
+	chart_init(&c, "scaling", "ranks", "samples/s", 640, 360);
+	c.x_whole = true;
+	chart_add(&c, "", x, y, 2)->points = true;
+	chart_fit(&c);
+	assert_int_equal(c.nxt, 2);
+	assert_true(c.xt[0] == 1 && c.xt[1] == 2);
+	assert_true(c.x0 < 1 && c.x1 > 2);
+	chart_release(&c);
+}
+
+static void report__the_legend_goes_where_the_curves_are_not(void **state)
+{
+	double x[50], y[50], lx, ly, l, t, r, b;
+	struct chart c;
+
+	(void)state;
+	/* accuracy climbing into the top right corner */
+	for (int i = 0; i < 50; i++) {
+		x[i] = i;
+		y[i] = 0.5 + 0.01 * i;
+	}
+	chart_init(&c, "accuracy", "step", "accuracy", 640, 360);
+	chart_add(&c, "training", x, y, 50);
+	chart_fit(&c);
+	chart_area(&c, &l, &t, &r, &b);
+	chart_legend_place(&c, 120, 44, &lx, &ly);
+	assert_true(lx < (l + r) / 2 && ly < (t + b) / 2); /* top left */
+	chart_release(&c);
+	/* falling from the top left: top right is free */
+	for (int i = 0; i < 50; i++)
+		y[i] = 1.0 - 0.01 * i;
+	chart_init(&c, "loss", "step", "loss", 640, 360);
+	chart_add(&c, "training", x, y, 50);
+	chart_fit(&c);
+	chart_legend_place(&c, 120, 44, &lx, &ly);
+	assert_true(lx > (l + r) / 2 && ly < (t + b) / 2);
+	chart_release(&c);
+}
+
 static void report__says_why_a_file_cannot_be_written(void **state)
 {
 	double x = 1, y = 1;
@@ -163,7 +322,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(report__keeps_the_last_record_of_a_step_and_skips_torn_lines),
+		cmocka_unit_test(report__a_restart_supersedes_what_the_killed_run_logged_after_its_checkpoint),
+		cmocka_unit_test(report__keeps_a_record_glued_to_a_torn_line),
+		cmocka_unit_test(report__reads_records_with_only_the_required_fields),
+		cmocka_unit_test(report__reads_a_resumed_run_of_the_trainer),
 		cmocka_unit_test(report__ticks_are_round_and_cover_the_data),
+		cmocka_unit_test(report__ranks_get_whole_ticks),
+		cmocka_unit_test(report__the_legend_goes_where_the_curves_are_not),
 		cmocka_unit_test(report__draws_the_curve_where_the_data_says),
 		cmocka_unit_test(report__says_why_a_file_cannot_be_written),
 	};
