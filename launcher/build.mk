@@ -85,7 +85,8 @@ bin/hpctrain-doctor: $$(call obj,$$(DOCTOR_SRC))
 # gfortran); metrics.jsonl is parsed apart from the drawing (report_data,
 # pure) and the test decodes the PNGs with libpng.
 REPORT_CORE  = launcher/report_data.c launcher/report_chart.c
-REPORT_SRC   = $(REPORT_CORE) cli/cmd_report.c cli/report_main.c launcher/runref.c \
+REPORT_SRC   = $(REPORT_CORE) cli/cmd_report.c cli/report_out.c cli/report_sweep.c \
+               cli/report_main.c cli/json_print.c launcher/runref.c \
                launcher/runref_job.c launcher/sweep_record.c launcher/rundir.c launcher/slurm.c \
                launcher/render.c $(SPEC_CORE) $(SPEC_SHELL)
 DEBIAN_PKGS  += libcairo2-dev libpng-dev

@@ -1,9 +1,12 @@
 #!/usr/bin/env bats
 # report.bats - `hpctrain report` on runs the trainer makes here (one rank,
-# and two under mpirun) and on a sweep record of them: the PNGs, their
-# size, report.md and the summary; and its errors.
+# and two under mpirun), on recorded runs (a resumed one, two ranks) and a
+# recorded sweep (tests/fixtures/metrics, tests/fixtures/sweep): the PNGs,
+# their size, report.md, the summary and --json; and its errors.
 
 load common
+
+FIX=$BATS_TEST_DIRNAME/../fixtures
 
 setup() {
 	W=$BATS_TEST_TMPDIR
@@ -55,30 +58,75 @@ png_size() {
 	[ ! -e "$W/one/report" ]
 }
 
+@test "report of a resumed run: the restart, and no communication chart for one rank" {
+	cp -r "$FIX/metrics/resumed" "$W/resumed"
+	cp -r "$FIX/metrics/dp2" "$W/dp2"
+	run -0 "$HPT" report -o "$W/out" "$W/dp2"
+	[ -f "$W/out/comm.png" ]
+	run -0 "$HPT" report -o "$W/out" "$W/resumed"
+	[ "${lines[1]}" = "  60 logged steps, last step 240: loss 0.3817, 86092 samples/s" ]
+	[ "${lines[2]}" = "  final: test accuracy 0.8458, test loss 0.4219, 81519 samples/s per rank" ]
+	[ "${lines[3]}" = "  restarted 1 time from a checkpoint: 8 step records were logged again and the later ones kept" ]
+	[[ "$output" == *"  comm.png: not drawn: a single-rank run: nothing to communicate"* ]]
+	# the two-rank report's comm.png is not left behind
+	[ ! -e "$W/out/comm.png" ]
+	grep -q "^- exposed communication share of each step: not drawn (a single-rank run" "$W/out/report.md"
+	for c in loss accuracy throughput lr; do
+		[ "$(png_size "$W/out/$c.png")" = 960x540 ]
+		grep -q "($c.png)" "$W/out/report.md"
+	done
+}
+
+@test "report --json prints the summary and the charts, drawn or not" {
+	cp -r "$FIX/metrics/dp2" "$W/dp2"
+	run -0 --separate-stderr "$HPT" report --json "$W/dp2"
+	[ "$(jq -r '[.finished, .ranks, .rank_rates, .logged_steps, .restarts] | @tsv' <<<"$output")" = \
+	  "$(printf 'true\t2\t2\t60\t0')" ]
+	[ "$(jq -r '.test_accuracy' <<<"$output")" = 0.8458 ]
+	[ "$(jq -r '[.charts[].name] | join(" ")' <<<"$output")" = "loss accuracy throughput comm lr" ]
+	[ "$(jq -r '.charts[0].file' <<<"$output")" = "$W/dp2/report/loss.png" ]
+	[ "$(jq -r '.report_md' <<<"$output")" = "$W/dp2/report/report.md" ]
+	cp -r "$FIX/metrics/resumed" "$W/resumed"
+	run -0 --separate-stderr "$HPT" report --json "$W/resumed"
+	[ "$(jq -r '.charts[] | select(.name == "comm") | [(.file == null), .not_drawn] | @tsv' <<<"$output")" = \
+	  "$(printf 'true\ta single-rank run: nothing to communicate')" ]
+}
+
 @test "report of a sweep record draws the final metrics per parameter and the scaling against ranks" {
-	mkdir -p "$W/runs/rep"
-	train_run "$W/runs/rep/aaaaaaaaaaaa" 0.05 1
-	train_run "$W/runs/rep/bbbbbbbbbbbb" 0.05 2
-	train_run "$W/runs/rep/cccccccccccc" 0.1 1
-	cat >"$W/runs/rep/sweep-0123456789ab.json" <<'REC'
-{"sweep": "sweep-0123456789ab", "name": "rep", "mode": "grid",
- "axes": [{"key": "train.optimizer.lr", "values": [0.05, 0.1]},
-          {"key": "resources.ranks_per_node", "values": [1, 2]}],
- "points": [
-  {"params": {"train.optimizer.lr": 0.05, "resources.ranks_per_node": 1}, "run": "aaaaaaaaaaaa"},
-  {"params": {"train.optimizer.lr": 0.05, "resources.ranks_per_node": 2}, "run": "bbbbbbbbbbbb"},
-  {"params": {"train.optimizer.lr": 0.1, "resources.ranks_per_node": 1}, "run": "cccccccccccc"}],
- "arrays": []}
-REC
+	# a 2x2 sweep of lr and ranks whose fourth point was killed
+	mkdir -p "$W/runs"
+	cp -r "$FIX/sweep/lr-ranks" "$W/runs/"
 	cd "$W"
-	run -0 "$HPT" report rep
-	[[ "${lines[1]}" == '  0 {"train.optimizer.lr":0.05,"resources.ranks_per_node":1}: test accuracy '*", 1 ranks" ]]
-	[[ "${lines[2]}" == *", 2 ranks" ]]
-	d=runs/rep/sweep-0123456789ab-report
-	for c in final_accuracy_train_optimizer_lr final_loss_resources_ranks_per_node scaling efficiency loss; do
+	run -0 "$HPT" report lr-ranks
+	[ "${lines[0]}" = "$W/runs/lr-ranks/sweep-243bbcdcf04f.json: 4 points" ]
+	[ "${lines[1]}" = '  0 {"train.optimizer.lr":0.05,"resources.ranks_per_node":1}: test accuracy 0.8358, test loss 0.4523, 81682 samples/s, 1 ranks' ]
+	[[ "${lines[2]}" == *'"resources.ranks_per_node":2}: test accuracy 0.8097, test loss 0.5118, 38717 samples/s, 2 ranks' ]]
+	[ "${lines[4]}" = '  3 {"train.optimizer.lr":0.1,"resources.ranks_per_node":2}: not finished (3 logged steps, last 30)' ]
+	d=runs/lr-ranks/sweep-243bbcdcf04f-report
+	for c in final_accuracy_train_optimizer_lr final_loss_train_optimizer_lr \
+		 final_accuracy_resources_ranks_per_node final_loss_resources_ranks_per_node \
+		 scaling efficiency loss; do
 		[ "$(png_size "$d/$c.png")" = 960x540 ]
 		grep -q "($c.png)" "$d/report.md"
 	done
+	run -0 --separate-stderr "$HPT" report --json -o "$W/j" runs/lr-ranks/sweep-243bbcdcf04f.json
+	[ "$(jq -r '[.points[] | .finished] | join(" ")' <<<"$output")" = "true true true false" ]
+	[ "$(jq -r '[.points[] | .ranks] | join(" ")' <<<"$output")" = "1 2 1 2" ]
+}
+
+@test "report refuses a sweep record it cannot chart, naming the file" {
+	mkdir -p "$W/runs/x"
+	cp -r "$FIX/sweep/lr-ranks/c14a22d52cc0" "$W/runs/x/"
+	rec=$W/runs/x/sweep-0123456789ab.json
+	echo '{"points": [{"params": {"a": 1}, "run": "c14a22d52cc0"}], "axes": [{"values": [1]}]}' >"$rec"
+	run -4 --separate-stderr "$HPT" report "$rec"
+	[ "$stderr" = "hpctrain report: $rec is not a sweep record (its axes are not a list of keys with their values)" ]
+	echo '{"points": [{"run": "c14a22d52cc0"}], "axes": []}' >"$rec"
+	run -4 --separate-stderr "$HPT" report "$rec"
+	[ "$stderr" = "hpctrain report: $rec is not a sweep record (a point without its params)" ]
+	echo '{"points": [' >"$rec"
+	run -4 --separate-stderr "$HPT" report "$rec"
+	[[ "$stderr" == "hpctrain report: cannot read the sweep record $rec: "* ]]
 }
 
 @test "report refuses a missing run, a bad --size and a directory it cannot write" {
