@@ -65,6 +65,14 @@ most_at_once() {
 	run -0 "$HPT" logs fmnist-cpu
 	[ "$(grep -c '^== point ' <<<"$output")" -eq 6 ]
 	[ "$(grep -c 'test accuracy' <<<"$output")" -eq 6 ]
+	# the sweep by its name in pictures: a final metric against each axis
+	run -0 "$HPT" report fmnist-cpu
+	[[ "${lines[0]}" == *"$rec: 6 points" ]]
+	d=${rec%.json}-report
+	for c in final_accuracy_train_optimizer_lr final_loss_train_seed loss; do
+		[ -s "$d/$c.png" ]
+		grep -q "($c.png)" "$d/report.md"
+	done
 	# every point completed: nothing to rerun
 	run -0 --separate-stderr "$HPT" rerun fmnist-cpu
 	[[ "$stderr" == *"nothing to rerun"* ]]
