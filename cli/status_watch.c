@@ -233,6 +233,56 @@ static int print_watch(const struct watch *w, int json)
 	return json_print(json_pack("{s:s?, s:o}", "sweep", w->sweep, "points", rows));
 }
 
+/* The cap an array runs under: M of its spec "0-5%M", 0 for none. */
+static size_t array_cap(json_t *doc, unsigned long job_id)
+{
+	size_t i;
+	json_t *a;
+
+	json_array_foreach(json_object_get(doc, "arrays"), i, a) {
+		const char *spec = json_string_value(json_object_get(a, "spec"));
+		const char *pct = spec ? strchr(spec, '%') : NULL;
+
+		if ((unsigned long)json_integer_value(json_object_get(a, "job_id")) == job_id)
+			return pct ? strtoul(pct + 1, NULL, 10) : 0;
+	}
+	return 0;
+}
+
+/* When the sweep's last point ends: the latest of its arrays' queues,
+ * each run under its own cap.  -1 when no point has a pace yet. */
+static double sweep_eta_s(const struct watch *w)
+{
+	struct queued_point *pt = xcalloc(w->n, sizeof(*pt));
+	bool *seen = xcalloc(w->n, sizeof(*seen));
+	double eta = -1;
+
+	for (size_t i = 0; i < w->n; i++) {
+		unsigned long id = w->rows[i].ref->job_id;
+		size_t n = 0;
+		double e;
+
+		if (seen[i] || !id)
+			continue;
+		for (size_t j = i; j < w->n; j++) {
+			const struct row *r = &w->rows[j];
+
+			if (r->ref->job_id != id)
+				continue;
+			seen[j] = true;
+			pt[n].prog = &r->prog;
+			pt[n].done = row_done(r);
+			pt[n++].running = r->known && strcmp(r->job.state, "PENDING");
+		}
+		e = progress_queue_eta_s(pt, n, array_cap(w->doc, id));
+		if (e > eta)
+			eta = e;
+	}
+	free(seen);
+	free(pt);
+	return eta;
+}
+
 /* One line: a run's progress, or a sweep's count of states and steps;
  * key gets its states alone. */
 static void progress_line(const struct watch *w, struct sbuf *out, struct sbuf *key)
@@ -240,6 +290,7 @@ static void progress_line(const struct watch *w, struct sbuf *out, struct sbuf *
 	const char *names[16];
 	size_t counts[16], nk = 0;
 	long long steps = 0, total = 0;
+	double eta;
 
 	if (!w->sweep) {
 		sbuf_addstr(key, row_state(&w->rows[0]));
@@ -266,6 +317,10 @@ static void progress_line(const struct watch *w, struct sbuf *out, struct sbuf *
 	sbuf_addf(out, "%s:%s", w->sweep, key->buf);
 	if (total)
 		sbuf_addf(out, "  steps %lld/%lld", steps, total);
+	if (!all_done(w) && (eta = sweep_eta_s(w)) > 0) {
+		sbuf_addstr(out, "  ETA ");
+		progress_add_duration(out, eta);
+	}
 }
 
 void ticker_init(struct ticker *t, int live)

@@ -45,9 +45,10 @@ HPCTRAIN_PKGS += $(SLURM_PC)
 DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libpmix-dev \
                  openmpi-bin libopenmpi-dev iproute2
 
-UNIT_TESTS += test_render test_rundir
+UNIT_TESTS += test_render test_rundir test_progress
 UNIT_SRC_test_render = $(SUBMIT_CORE) $(SPEC_CORE)
 UNIT_SRC_test_rundir = launcher/rundir.c launcher/runref.c launcher/sweep_record.c common/fileio.c common/sbuf.c
+UNIT_SRC_test_progress = launcher/progress.c common/sbuf.c
 
 # A throw-away local Slurm (tests/cluster/up.sh): MODE=single|multi|netns,
 # BASE=/tmp/hpctrain-cluster.  `eval $(make -s cluster-up)` sets SLURM_CONF.

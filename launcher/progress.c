@@ -67,7 +67,62 @@ double progress_eta_s(const struct run_progress *p)
 	return (double)(p->total_steps - p->step) * p->step_ms / 1e3;
 }
 
-static void add_duration(struct sbuf *out, double s)
+/* A whole run's length at its logged pace, or -1. */
+static double run_length_s(const struct run_progress *p)
+{
+	if (!p->step_seen || p->total_steps <= 0 || p->step_ms <= 0)
+		return -1;
+	return (double)p->total_steps * p->step_ms / 1e3;
+}
+
+double progress_queue_eta_s(const struct queued_point *pt, size_t n, size_t cap)
+{
+	double mean = 0, *slot, eta = 0;
+	size_t paced = 0, running = 0, nslot;
+
+	for (size_t i = 0; i < n; i++) {
+		double len = run_length_s(pt[i].prog);
+
+		if (len >= 0) {
+			mean += len;
+			paced++;
+		}
+		running += pt[i].running && !pt[i].done;
+	}
+	if (!paced)
+		return -1;
+	mean /= (double)paced;
+	/* Slurm may run more than the cap says (a cap lowered by scontrol) */
+	nslot = cap && cap < n ? (cap > running ? cap : running) : n;
+	if (!nslot)
+		return 0;
+	slot = xcalloc(nslot, sizeof(*slot));
+	for (size_t i = 0, k = 0; i < n; i++) {
+		double left = progress_eta_s(pt[i].prog);
+
+		if (pt[i].done || !pt[i].running)
+			continue;
+		slot[k++] = left >= 0 ? left : mean;
+	}
+	/* the queue in task order, each to the slot that frees first */
+	for (size_t i = 0; i < n; i++) {
+		size_t first = 0;
+
+		if (pt[i].done || pt[i].running)
+			continue;
+		for (size_t k = 1; k < nslot; k++)
+			if (slot[k] < slot[first])
+				first = k;
+		slot[first] += mean;
+	}
+	for (size_t k = 0; k < nslot; k++)
+		if (slot[k] > eta)
+			eta = slot[k];
+	free(slot);
+	return eta;
+}
+
+void progress_add_duration(struct sbuf *out, double s)
 {
 	long long t = (long long)(s + 0.5);
 
@@ -93,7 +148,7 @@ void progress_format(const char *state, const struct run_progress *p, struct sbu
 	sbuf_addf(out, "  %.0f samples/s", p->samples_per_s);
 	if (eta > 0 && !p->summary_seen) {
 		sbuf_addstr(out, "  ETA ");
-		add_duration(out, eta);
+		progress_add_duration(out, eta);
 	}
 }
 

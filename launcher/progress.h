@@ -37,6 +37,24 @@ void progress_parse(const char *text, size_t len, struct run_progress *p);
 /* Seconds left at the last logged pace, or -1 when unknown. */
 double progress_eta_s(const struct run_progress *p);
 
+/* One point of a sweep's array, for the sweep's ETA. */
+struct queued_point {
+	const struct run_progress *prog;
+	bool done;      /* ended: nothing left */
+	bool running;   /* holds one of the array's slots */
+};
+
+/* Seconds until the last of n points of one array ends, when at most cap
+ * run at once (0: no cap) and each goes at its logged pace; a point not
+ * started yet takes as long as the started points' mean.  -1 when no
+ * point has logged a pace yet.  Slurm may start fewer than cap: the
+ * figure is what the array's own cap allows, not a forecast of the
+ * cluster. */
+double progress_queue_eta_s(const struct queued_point *pt, size_t n, size_t cap);
+
+/* "1m12s": a duration as the progress line writes it. */
+void progress_add_duration(struct sbuf *out, double s);
+
 /* "RUNNING  step 120/500 (24%)  2345 samples/s  ETA 1m12s". */
 void progress_format(const char *state, const struct run_progress *p, struct sbuf *out);
 
