@@ -130,6 +130,7 @@ int submit_load_run(const struct rundir *rd, struct attempt *at, const char *exe
 	status = specfile_load(path.buf, NULL, &at->job, &dl, &where);
 	if (!status)
 		status = attempt_prepare(at, exe, &dl);
+	diag_drop_warnings(&dl);
 	diag_report(stderr, &dl);
 	if (!status) {
 		FILE *fp = fopen(path.buf, "r");

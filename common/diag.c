@@ -133,6 +133,22 @@ static bool diag_equal(const struct diag *a, const struct diag *b)
 	       !strcmp(a->where, b->where) && !strcmp(a->path, b->path) && !strcmp(a->msg, b->msg);
 }
 
+void diag_drop_warnings(struct diag_list *dl)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < dl->n; i++) {
+		if (dl->v[i].severity == DIAG_ERROR) {
+			dl->v[kept++] = dl->v[i];
+			continue;
+		}
+		free(dl->v[i].where);
+		free(dl->v[i].path);
+		free(dl->v[i].msg);
+	}
+	dl->n = kept;
+}
+
 void diag_merge(struct diag_list *dst, const struct diag_list *src)
 {
 	for (size_t i = 0; i < src->n; i++) {

@@ -51,6 +51,10 @@ bool diag_has_errors(const struct diag_list *dl);
 /* Appends src's entries that dst does not hold yet: the points of a
  * sweep share most of their spec, and one mistake is reported once. */
 void diag_merge(struct diag_list *dst, const struct diag_list *src);
+/* Drops the warnings: a rerun re-resolves a spec whose warnings were
+ * said when it was submitted (and about keys resolved.yaml always
+ * writes, such as train of a command job). */
+void diag_drop_warnings(struct diag_list *dl);
 /* Orders entries by (where, line, col), keeping insertion order for ties,
  * so a file's errors read top to bottom whatever pass found them. */
 void diag_sort(struct diag_list *dl);

@@ -154,6 +154,7 @@ SPEC
 	run -1 "$HPT" status --wait long
 	[ "$(grep -c ' CANCELLED ' <<<"$output")" -eq 3 ]
 	run -0 --separate-stderr "$HPT" rerun long
+	[ -z "$stderr" ]
 	[[ "${lines[0]}" == *": 3 points in 1 array job" ]]
 	[[ "${lines[1]}" =~ ^"  job "([0-9]+)": --array=0-2%1"$ ]]
 	again=${BASH_REMATCH[1]}
@@ -194,7 +195,7 @@ SPEC
 	[ ! -e runs ]
 }
 
-@test "a name that fits a sweep and a run lists both; a name fits nothing is 'no input'" {
+@test "a name that fits a sweep and a run lists both; a name that fits nothing is 'no input'" {
 	need_slurm
 	write_spec job.yaml both 1 1 '[true]'
 	run -0 "$HPT" submit job.yaml

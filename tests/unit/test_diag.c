@@ -61,12 +61,30 @@ static void diag__keeps_the_first_hundred_and_counts_the_rest(void **state)
 	diag_list_release(&dl);
 }
 
+static void diag__dropping_warnings_keeps_the_errors_in_order(void **state)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+
+	(void)state;
+	diag_add(&dl, DIAG_WARNING, "r.yaml", 1, 1, "train", "ignored because command is set");
+	diag_add(&dl, DIAG_ERROR, "r.yaml", 2, 1, "a", "1");
+	diag_add(&dl, DIAG_WARNING, "r.yaml", 3, 1, "b", "w");
+	diag_add(&dl, DIAG_ERROR, "r.yaml", 4, 1, "c", "2");
+	diag_drop_warnings(&dl);
+	assert_int_equal(dl.n, 2);
+	assert_string_equal(dl.v[0].msg, "1");
+	assert_string_equal(dl.v[1].msg, "2");
+	assert_int_equal(diag_count(&dl, DIAG_WARNING), 0);
+	diag_list_release(&dl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(diag__formats_position_path_and_message),
 		cmocka_unit_test(diag__sorts_by_position_stably),
 		cmocka_unit_test(diag__keeps_the_first_hundred_and_counts_the_rest),
+		cmocka_unit_test(diag__dropping_warnings_keeps_the_errors_in_order),
 	};
 
 	return cmocka_run_group_tests_name("test_diag", tests, NULL, NULL);
