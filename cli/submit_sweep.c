@@ -58,6 +58,7 @@ struct plan {
 	size_t na;
 	char sha256[65], name[6 + RUNDIR_HASH_LEN + 1];
 	int64_t max_parallel;
+	size_t max_tasks; /* the cluster's MaxArraySize; 0: not known yet */
 	char *record;   /* OUTPUT/NAME/sweep-HASH12.json, once the runs exist */
 };
 
@@ -133,7 +134,8 @@ static int check_distinct(const struct plan *pl, struct diag_list *dl)
 	return 0;
 }
 
-/* Points with equal Slurm options go to one array, in point order. */
+/* Points with equal Slurm options go to one array, in point order,
+ * and to another once it holds max_tasks. */
 static int group(struct plan *pl, struct diag_list *dl)
 {
 	struct sbuf *keys = xcalloc(pl->n + 1, sizeof(*keys));
@@ -150,7 +152,8 @@ static int group(struct plan *pl, struct diag_list *dl)
 		}
 		render_opts_key(&pt->opts, &keys[i]);
 		for (k = 0; k < pl->na; k++)
-			if (!strcmp(keys[pl->a[k].points[0]].buf, keys[i].buf))
+			if ((!pl->max_tasks || pl->a[k].n < pl->max_tasks) &&
+			    !strcmp(keys[pl->a[k].points[0]].buf, keys[i].buf))
 				break;
 		if (k == pl->na) {
 			pl->a = xrealloc(pl->a, (pl->na + 1) * sizeof(*pl->a));
@@ -215,6 +218,33 @@ static int plan_arrays(struct plan *pl, struct diag_list *dl)
 	arrays_release(pl);
 	status = group(pl, dl);
 	return status ? status : render_arrays(pl);
+}
+
+/* The cluster's MaxArraySize bounds an array's tasks: a shape with more
+ * points becomes several arrays, each under the same --max-parallel cap.
+ * HPT_EXIT_REJECTED where the cluster has no arrays at all. */
+static int array_limit(struct plan *pl, struct sbuf *err)
+{
+	uint32_t size;
+	int status = hpt_slurm_max_array_size(&size, err);
+
+	if (status)
+		return status;
+	if (!size) {
+		sbuf_addstr(err, "this cluster disables job arrays (MaxArraySize=0), and a sweep "
+			    "runs as arrays: submit its points one by one with --set");
+		return HPT_EXIT_REJECTED;
+	}
+	pl->max_tasks = size;
+	return 0;
+}
+
+static bool split_a_shape(const struct plan *pl)
+{
+	for (size_t k = 0; k < pl->na; k++)
+		if (pl->a[k].n == pl->max_tasks)
+			return true;
+	return false;
 }
 
 static void plan_release(struct plan *pl)
@@ -569,6 +599,8 @@ static int submit_all(struct plan *pl)
 		status = attempt_prepare(&pl->p[i].at, pl->req->hpctrain, &dl);
 	}
 	if (!status)
+		status = array_limit(pl, &err);
+	if (!status)
 		status = plan_arrays(pl, &dl);
 	if (!status && hpt_slurm_cluster_name(&cluster, &why))
 		fprintf(stderr, "warning: %s\n", why.buf);
@@ -587,6 +619,40 @@ static int submit_all(struct plan *pl)
 	return status;
 }
 
+/* A dry run splits the arrays at the cluster's MaxArraySize where a
+ * controller answers, and at Slurm's default where none does. */
+static int dry_run_planned(struct plan *pl)
+{
+	struct sbuf err = SBUF_INIT;
+	struct diag_list dl = DIAG_LIST_INIT;
+	int status = hpt_slurm_init(&err);
+	bool guessed = false;
+
+	if (!status) {
+		status = array_limit(pl, &err);
+		hpt_slurm_fini();
+	}
+	if (status && status != HPT_EXIT_REJECTED) {
+		pl->max_tasks = HPT_SLURM_DEFAULT_MAX_ARRAY_SIZE;
+		guessed = true;
+		status = 0;
+	}
+	if (!status)
+		status = plan_arrays(pl, &dl);
+	diag_report(stderr, &dl);
+	if (!status && split_a_shape(pl))
+		fprintf(stderr, "hpctrain submit: %s: at most %zu tasks to an array (%s)\n",
+			pl->name, pl->max_tasks, guessed ? "Slurm's default MaxArraySize: no "
+			"controller answered" : "the cluster's MaxArraySize");
+	if (status && err.len)
+		fprintf(stderr, "hpctrain submit: %s\n", err.buf);
+	if (!status)
+		status = dry_run(pl);
+	diag_list_release(&dl);
+	sbuf_release(&err);
+	return status;
+}
+
 /* Submits the planned arrays (dry_run: prints them) with Slurm at hand. */
 static int submit_planned(struct plan *pl)
 {
@@ -594,7 +660,7 @@ static int submit_planned(struct plan *pl)
 	int status;
 
 	if (pl->req->dry_run)
-		return dry_run(pl);
+		return dry_run_planned(pl);
 	status = hpt_slurm_init(&err);
 	if (status) {
 		fprintf(stderr, "hpctrain: %s\n", err.buf);

@@ -207,6 +207,17 @@ int hpt_slurm_cluster_name(struct sbuf *out, struct sbuf *err)
 	return 0;
 }
 
+int hpt_slurm_max_array_size(uint32_t *out, struct sbuf *err)
+{
+	slurm_conf_t *conf = NULL;
+
+	if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+		return failure("read the controller's configuration", NULL, err);
+	*out = conf->max_array_sz;
+	slurm_free_ctl_conf(conf);
+	return 0;
+}
+
 int hpt_slurm_munge_socket(struct sbuf *out, struct sbuf *err)
 {
 	slurm_conf_t *conf = NULL;

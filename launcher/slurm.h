@@ -47,6 +47,13 @@ void hpt_slurm_submit_result_release(struct hpt_slurm_submit_result *r);
 /* The cluster's name (ClusterName), appended to out.  0 or a status. */
 int hpt_slurm_cluster_name(struct sbuf *out, struct sbuf *err);
 
+/* Slurm's default MaxArraySize: task ids 0..1000. */
+#define HPT_SLURM_DEFAULT_MAX_ARRAY_SIZE 1001
+
+/* The controller's MaxArraySize, the most tasks one array can hold (its
+ * ids run 0..N-1); 0 where the cluster disables arrays.  0 or a status. */
+int hpt_slurm_max_array_size(uint32_t *out, struct sbuf *err);
+
 /* The munge socket Slurm authenticates through (AuthInfo=socket=...),
  * appended to out; nothing when Slurm uses munge's default.  0 or a status. */
 int hpt_slurm_munge_socket(struct sbuf *out, struct sbuf *err);

@@ -8,7 +8,7 @@ load common
 load slurm_cluster
 
 setup_file() {
-	cluster_up multi 2
+	MAX_ARRAY_SIZE=7 cluster_up multi 2
 }
 
 teardown_file() {
@@ -93,6 +93,30 @@ most_at_once() {
 	run -0 "$HPT" logs "$rec"
 	[ "$(grep -c '^[01]: ' <<<"$output")" -eq 6 ]
 	[ "$(grep -c '^1: ' <<<"$output")" -eq 2 ]
+}
+
+@test "a shape with more points than MaxArraySize is several arrays; a cluster without arrays refuses a sweep" {
+	need_slurm
+	write_spec job.yaml many 1 1 '[true]'
+	run -0 --separate-stderr "$HPT" submit --dry-run --sweep env.N="$(seq -s, 1 9)" job.yaml
+	[[ "$stderr" == *": at most 7 tasks to an array (the cluster's MaxArraySize)" ]]
+	run -0 "$HPT" submit --sweep env.N="$(seq -s, 1 9)" --max-parallel 2 job.yaml
+	[[ "${lines[0]}" == *": 9 points in 2 array jobs" ]]
+	[[ "${lines[1]}" == *": --array=0-6%2" ]]
+	[[ "${lines[2]}" == *": --array=0-1" ]]
+	jq -e '.arrays[0].points == [0, 1, 2, 3, 4, 5, 6] and .arrays[1].points == [7, 8]
+		and ([.points[] | .task] == [0, 1, 2, 3, 4, 5, 6, 0, 1])' "$(record many)"
+	run -0 "$HPT" status --wait many
+	[ "$(grep -c ' COMPLETED ' <<<"$output")" -eq 9 ]
+	# MaxArraySize=0 turns arrays off: said, and nothing is written
+	sed -i 's/^MaxArraySize=.*/MaxArraySize=0/' "$SLURM_CONF"
+	scontrol reconfigure
+	run --separate-stderr "$HPT" submit --sweep env.N=a,b job.yaml
+	sed -i 's/^MaxArraySize=.*/MaxArraySize=7/' "$SLURM_CONF"
+	scontrol reconfigure
+	[ "$status" -eq 6 ]
+	[[ "$stderr" == *"this cluster disables job arrays (MaxArraySize=0)"* ]]
+	[ "$(ls -d runs/many/[0-9a-f]*/ | wc -l)" -eq 9 ]
 }
 
 @test "scancel --signal=USR2 of one array task requeues that task alone, and its resumed losses equal an uninterrupted run" {

@@ -11,6 +11,7 @@
 #              namespace with its own hostname and IP, on a private bridge.
 # Every node has NGPUS fake GPUs: character devices (major 195) under
 # $BASE/dev, which is all gres/gpu needs to hand out CUDA_VISIBLE_DEVICES.
+# MAX_ARRAY_SIZE sets MaxArraySize (Slurm's default, 1001, unless given).
 #
 # Several clusters may run at once (concurrent `make check`s): each claims
 # a slot under /tmp/hpctrain-cluster-slots (under a lock) that picks its
@@ -27,6 +28,7 @@ NODES=${NODES:-2}
 NGPUS=${NGPUS:-4}
 CPUS=${CPUS:-8}   # advertised per node; SlurmdParameters=config_overrides allows more than real cores
 MEM=${MEM:-4000}  # MB per node
+MAX_ARRAY_SIZE=${MAX_ARRAY_SIZE:-1001}
 SLOTS=/tmp/hpctrain-cluster-slots
 H=$(hostname -s)
 say() { echo "[cluster-up] $*" >&2; }
@@ -171,6 +173,7 @@ JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 ReturnToService=2
 MinJobAge=600
+MaxArraySize=$MAX_ARRAY_SIZE
 JobRequeue=1
 StateSaveLocation=$BASE/state
 SlurmdSpoolDir=$BASE/spool/%n
