@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # sweep.bats - `hpctrain submit --sweep` as Slurm job arrays on a real local
-# Slurm (tests/cluster, two slurmds): one array per resource shape, a run
-# per point, the sweep record, status/logs/cancel/rerun of a sweep, and a
-# preempted array task requeued alone.
+# Slurm (tests/cluster, two slurmds, MaxArraySize=7): one array per resource
+# shape and several past MaxArraySize, a run per point, the sweep record,
+# status/logs/cancel/rerun/report of a sweep (of the trainer, and of a
+# program of the user's own), and a preempted array task requeued alone.
 
 load common
 load slurm_cluster
@@ -117,6 +118,25 @@ most_at_once() {
 	[ "$status" -eq 6 ]
 	[[ "$stderr" == *"this cluster disables job arrays (MaxArraySize=0)"* ]]
 	[ "$(ls -d runs/many/[0-9a-f]*/ | wc -l)" -eq 9 ]
+}
+
+@test "a sweep of a program of the user's own that writes metrics.jsonl is charted like the trainer's" {
+	need_slurm
+	write_spec job.yaml fit 1 1 "[python3, \"$BATS_TEST_DIRNAME/helpers/fit_line.py\"]"
+	run -0 "$HPT" submit --sweep env.LR=0.002,0.02,0.2 job.yaml
+	run -0 "$HPT" status --wait fit
+	[[ "$output" == *": 3 COMPLETED  steps 144/144"* ]]
+	[[ "${lines[-1]}" =~ ^"2 ".*" COMPLETED "+"48/48 "+"0.98".*" LR=0.2"$ ]]
+	run -0 --separate-stderr "$HPT" report --json fit
+	# the larger the step, the closer the fit within its 48 steps
+	jq -e '[.points[] | .finished] == [true, true, true] and
+		([.points[] | .test_loss] | . == (sort | reverse)) and .points[2].test_loss < 0.05 and
+		([.charts[] | select(.file != null) | .name] | index("final_loss_env_LR") != null)' <<<"$output"
+	run0=$(jq -r '.points[0].run' "$(record fit)")
+	run -0 --separate-stderr "$HPT" report --json "fit/${run0:0:8}"
+	jq -e '.logged_steps == 48 and .epochs == 3 and .finished and
+		([.charts[] | select(.file != null) | .name] == ["loss", "accuracy", "throughput", "lr"]) and
+		(.charts[] | select(.name == "comm") | .not_drawn | test("single-rank"))' <<<"$output"
 }
 
 @test "scancel --signal=USR2 of one array task requeues that task alone, and its resumed losses equal an uninterrupted run" {
