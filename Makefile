@@ -43,7 +43,7 @@ HPCTRAIN_SRC  =
 HPCTRAIN_PKGS =
 UNIT_TESTS    =
 DEBIAN_PKGS   = build-essential pkg-config git libcmocka-dev bats jq mandoc groff-base \
-                clang libclang-rt-14-dev
+                clang libclang-rt-14-dev python3
 BENCH_PKGS    =
 BENCH_TARGETS =
 TEST_BINS     =
