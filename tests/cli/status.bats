@@ -23,6 +23,28 @@ teardown_file() {
 		(.[0].end_time | test("^[0-9-]+T[0-9:]+Z$"))' <<<"$output"
 }
 
+@test "status --wait on a terminal redraws one line with step/total, samples/s and ETA" {
+	need_slurm
+	command -v script >/dev/null || skip "no script(1) (bsdutils)"
+	cat >job.yaml <<SPEC
+version: 1
+name: live
+resources: {nodes: 1, ranks_per_node: 1, time: "00:05:00"}
+binding: {gpu: none, cpu: none, memory: none, nic: none}
+env: {OMP_NUM_THREADS: "1"}
+train: {model: mlp, dataset: synthetic, epochs: 4, max_steps: 6000, batch_per_rank: 32}
+output: {log_every_steps: 100}
+SPEC
+	submit_json job.yaml
+	run -0 script -qfec "$HPT status --wait $DIR" /dev/null
+	# each frame starts at the line's beginning and clears what a longer
+	# one left; the last is wiped before the table is printed
+	frame=$'\r''RUNNING  step [0-9]+/6000 \([0-9]+%\)  [0-9]+ samples/s  ETA [0-9]+s'$'\e''\[K'
+	grep -qE "$frame" <<<"$output"
+	[[ "$output" == *$'\r\e[K'JOB* ]]
+	[[ "$output" == *$'\n'"$JOB "*" COMPLETED "* ]]
+}
+
 @test "status by job id prints a table row with state, exit, node, name and run" {
 	need_slurm
 	write_spec job.yaml row 1 1 '[true]'
