@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ struct plan {
 	char sha256[65], name[6 + RUNDIR_HASH_LEN + 1];
 	int64_t max_parallel;
 	size_t max_tasks; /* the cluster's MaxArraySize; 0: not known yet */
+	bool split;       /* max_tasks cut a shape into several arrays */
 	char *record;   /* OUTPUT/NAME/sweep-HASH12.json, once the runs exist */
 };
 
@@ -151,10 +153,13 @@ static int group(struct plan *pl, struct diag_list *dl)
 			break;
 		}
 		render_opts_key(&pt->opts, &keys[i]);
-		for (k = 0; k < pl->na; k++)
-			if ((!pl->max_tasks || pl->a[k].n < pl->max_tasks) &&
-			    !strcmp(keys[pl->a[k].points[0]].buf, keys[i].buf))
+		for (k = 0; k < pl->na; k++) {
+			if (strcmp(keys[pl->a[k].points[0]].buf, keys[i].buf))
+				continue;
+			if (!pl->max_tasks || pl->a[k].n < pl->max_tasks)
 				break;
+			pl->split = true;
+		}
 		if (k == pl->na) {
 			pl->a = xrealloc(pl->a, (pl->na + 1) * sizeof(*pl->a));
 			memset(&pl->a[pl->na++], 0, sizeof(*pl->a));
@@ -216,6 +221,7 @@ static int plan_arrays(struct plan *pl, struct diag_list *dl)
 	int status;
 
 	arrays_release(pl);
+	pl->split = false;
 	status = group(pl, dl);
 	return status ? status : render_arrays(pl);
 }
@@ -237,14 +243,6 @@ static int array_limit(struct plan *pl, struct sbuf *err)
 	}
 	pl->max_tasks = size;
 	return 0;
-}
-
-static bool split_a_shape(const struct plan *pl)
-{
-	for (size_t k = 0; k < pl->na; k++)
-		if (pl->a[k].n == pl->max_tasks)
-			return true;
-	return false;
 }
 
 static void plan_release(struct plan *pl)
@@ -640,7 +638,7 @@ static int dry_run_planned(struct plan *pl)
 	if (!status)
 		status = plan_arrays(pl, &dl);
 	diag_report(stderr, &dl);
-	if (!status && split_a_shape(pl))
+	if (!status && pl->split)
 		fprintf(stderr, "hpctrain submit: %s: at most %zu tasks to an array (%s)\n",
 			pl->name, pl->max_tasks, guessed ? "Slurm's default MaxArraySize: no "
 			"controller answered" : "the cluster's MaxArraySize");
