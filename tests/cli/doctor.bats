@@ -23,6 +23,7 @@ teardown_file() {
 
 setup() {
 	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/ledger/nodes.json
+	cd "$BATS_TEST_TMPDIR"
 }
 
 # in_node N CMD...: runs CMD in node N's network namespace.

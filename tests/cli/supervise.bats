@@ -66,8 +66,8 @@ wait_for() {
 }
 
 @test "autopsy: a run without stacks is an error (4), and a missing run too" {
-	mkdir -p run
-	cd run && printf 'version: 1\nname: x\n' >resolved.yaml && cd ..
+	cd "$BATS_TEST_TMPDIR"
+	mkdir run && printf 'version: 1\nname: x\n' >run/resolved.yaml
 	run "$HPT" autopsy run
 	[ "$status" -eq "$EX_NO_INPUT" ]
 	[[ "$output" == *"no stacks in"* ]]
