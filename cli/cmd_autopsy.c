@@ -9,8 +9,8 @@
 #include "common/sbuf.h"           // defines: struct sbuf
 #include "common/spec/spec.h"           // defines: struct job
 #include "common/spec/specfile.h"       // defines: specfile_load
-#include "launcher/rundir.h"    // defines: rundir_open
-#include "launcher/stackfile.h" // defines: stackfile_autopsy
+#include "launcher/runs/rundir.h"    // defines: rundir_open
+#include "launcher/supervise/stackfile.h" // defines: stackfile_autopsy
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf
-#include "launcher/runref.h" // defines: runref_resolve, runref_sweep_points
-#include "launcher/slurm.h"  // defines: hpt_slurm_cancel
+#include "launcher/runs/runref.h" // defines: runref_resolve, runref_sweep_points
+#include "launcher/slurm/slurm.h"  // defines: hpt_slurm_cancel
 
 #include <stdio.h>
 

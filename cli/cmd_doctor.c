@@ -16,14 +16,14 @@
 #include "common/sbuf.h"           // defines: struct sbuf
 #include "common/spec/spec.h"      // defines: struct job, job_release
 #include "common/spec/specfile.h"  // defines: specfile_load
-#include "launcher/doctor.h"       // defines: struct doctor_node, doctor_compare
-#include "launcher/doctor_probe.h" // defines: doctor_probe_*
-#include "launcher/envplan.h"      // defines: envplan_cvd_parse
-#include "launcher/ledger.h"       // defines: ledger_update, ledger_record
-#include "launcher/policy.h"       // defines: policy_from_spec
-#include "launcher/render.h"       // defines: render_has_preflight
-#include "launcher/rundir.h"       // defines: rundir_open
-#include "launcher/slurm.h"        // defines: hpt_slurm_hostlist, hpt_slurm_cluster_name
+#include "launcher/doctor/doctor.h"       // defines: struct doctor_node, doctor_compare
+#include "launcher/doctor/doctor_probe.h" // defines: doctor_probe_*
+#include "launcher/rank/envplan.h"      // defines: envplan_cvd_parse
+#include "launcher/doctor/ledger.h"       // defines: ledger_update, ledger_record
+#include "launcher/rank/policy.h"       // defines: policy_from_spec
+#include "launcher/slurm/render.h"       // defines: render_has_preflight
+#include "launcher/runs/rundir.h"       // defines: rundir_open
+#include "launcher/slurm/slurm.h"        // defines: hpt_slurm_hostlist, hpt_slurm_cluster_name
 #include "topology/plan.h"         // defines: plan_slices
 #include "topology/probe.h"        // defines: probe_load_live
 #include "topology/topo.h"         // defines: struct node_topo

@@ -12,13 +12,13 @@
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: struct job
-#include "launcher/bind.h"    // defines: bind_apply
-#include "launcher/contract.h" // defines: contract_check, contract_got_read
-#include "launcher/envplan.h" // defines: envplan_build, envplan_cvd_parse
-#include "launcher/rank.h"    // defines: rank_pmix_discover, struct rank_info
-#include "launcher/supervise.h" // defines: supervise_run, supervise_grace
+#include "launcher/rank/bind.h"    // defines: bind_apply
+#include "launcher/rank/contract.h" // defines: contract_check, contract_got_read
+#include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse
+#include "launcher/rank/rank.h"    // defines: rank_pmix_discover, struct rank_info
+#include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
-#include "launcher/policy.h"  // defines: policy_from_spec
+#include "launcher/rank/policy.h"  // defines: policy_from_spec
 #include "topology/probe.h"   // defines: probe_load
 #include "topology/topo.h"    // defines: struct node_topo
 

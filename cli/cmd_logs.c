@@ -7,8 +7,8 @@
 #include "common/fileio.h"      // defines: fileio_read
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf
-#include "launcher/runref.h" // defines: runref_resolve, runref_sweep_points
-#include "launcher/slurm.h"  // defines: hpt_slurm_job
+#include "launcher/runs/runref.h" // defines: runref_resolve, runref_sweep_points
+#include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job
 
 #include <dirent.h>
 #include <errno.h>

@@ -8,10 +8,10 @@
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/opt.h"            // defines: struct opt, opt_next
 #include "common/sbuf.h"           // defines: struct sbuf
-#include "launcher/report_chart.h" // defines: struct chart
-#include "launcher/report_data.h"  // defines: struct report_run
-#include "launcher/runref.h"       // defines: runref_resolve
-#include "launcher/slurm.h"        // defines: hpt_slurm_init
+#include "launcher/report/report_chart.h" // defines: struct chart
+#include "launcher/report/report_data.h"  // defines: struct report_run
+#include "launcher/runs/runref.h"       // defines: runref_resolve
+#include "launcher/slurm/slurm.h"        // defines: hpt_slurm_init
 
 #include <errno.h>
 #include <math.h>

@@ -9,11 +9,11 @@
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
-#include "launcher/attempt.h" // defines: struct attempt, attempt_prepare
+#include "launcher/runs/attempt.h" // defines: struct attempt, attempt_prepare
 #include "cli/submit_sweep.h" // defines: rerun_sweep
-#include "launcher/rundir.h"  // defines: rundir_new_attempt
-#include "launcher/runref.h"  // defines: runref_resolve, runref_job_run
-#include "launcher/slurm.h"   // defines: hpt_slurm_init
+#include "launcher/runs/rundir.h"  // defines: rundir_new_attempt
+#include "launcher/runs/runref.h"  // defines: runref_resolve, runref_job_run
+#include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init
 
 #include <limits.h>
 #include <stdio.h>

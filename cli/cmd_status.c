@@ -8,11 +8,11 @@
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf
-#include "launcher/liveness.h" // defines: liveness_load_dir, LIVENESS_PERIOD_S
+#include "launcher/supervise/liveness.h" // defines: liveness_load_dir, LIVENESS_PERIOD_S
 #include "cli/status_watch.h" // defines: status_watch
-#include "launcher/progress.h" // defines: progress_load, progress_format
-#include "launcher/runref.h" // defines: runref_resolve
-#include "launcher/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
+#include "launcher/runs/progress.h" // defines: progress_load, progress_format
+#include "launcher/runs/runref.h" // defines: runref_resolve
+#include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 
 #include <jansson.h>
 #include <signal.h>

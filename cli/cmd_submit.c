@@ -12,12 +12,12 @@
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: struct job
-#include "launcher/attempt.h" // defines: struct attempt, attempt_prepare
-#include "launcher/rundir.h"  // defines: rundir_create
-#include "launcher/slurm.h"   // defines: hpt_slurm_init
+#include "launcher/runs/attempt.h" // defines: struct attempt, attempt_prepare
+#include "launcher/runs/rundir.h"  // defines: rundir_create
+#include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init
 #include "topology/cpufeat.h" // defines: cpufeat_parse, cpufeat_native_for
 #include "topology/plan.h"    // defines: plan_slices
-#include "launcher/policy.h"  // defines: policy_from_spec
+#include "launcher/rank/policy.h"  // defines: policy_from_spec
 #include "topology/probe.h"   // defines: probe_load
 #include "topology/show.h"    // defines: show_plan_table, show_json_plan
 #include "topology/topo.h"    // defines: struct node_topo

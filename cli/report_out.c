@@ -5,8 +5,8 @@
 #include "cli/json_print.h"        // defines: json_print
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/fileio.h"         // defines: fileio_read, fileio_mkdirs, fileio_write_atomic
-#include "launcher/report_chart.h" // defines: struct chart, chart_write_png
-#include "launcher/report_data.h"  // defines: struct report_run, report_parse
+#include "launcher/report/report_chart.h" // defines: struct chart, chart_write_png
+#include "launcher/report/report_data.h"  // defines: struct report_run, report_parse
 
 #include <math.h>
 #include <stdio.h>

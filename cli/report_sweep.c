@@ -10,9 +10,9 @@
 #include "common/sbuf.h"           // defines: struct sbuf
 #include "common/spec/spec.h"      // defines: struct job, job_release
 #include "common/spec/specfile.h"  // defines: specfile_load
-#include "launcher/report_chart.h" // defines: struct chart
-#include "launcher/report_data.h"  // defines: struct report_run, report_throughput
-#include "launcher/runref.h"       // defines: runref_sweep_points
+#include "launcher/report/report_chart.h" // defines: struct chart
+#include "launcher/report/report_data.h"  // defines: struct report_run, report_throughput
+#include "launcher/runs/runref.h"       // defines: runref_sweep_points
 
 #include <jansson.h>
 #include <math.h>

@@ -5,9 +5,9 @@
 #include "cli/json_print.h"    // defines: json_print
 #include "common/exitcode.h"   // defines: enum hpt_exit
 #include "common/sbuf.h"       // defines: struct sbuf
-#include "launcher/progress.h" // defines: struct run_progress, progress_load
-#include "launcher/runref.h"   // defines: struct runref, runref_sweep_points
-#include "launcher/slurm.h"    // defines: hpt_slurm_job_all, hpt_slurm_task_in
+#include "launcher/runs/progress.h" // defines: struct run_progress, progress_load
+#include "launcher/runs/runref.h"   // defines: struct runref, runref_sweep_points
+#include "launcher/slurm/slurm.h"    // defines: hpt_slurm_job_all, hpt_slurm_task_in
 
 #include <jansson.h>
 #include <stdbool.h>

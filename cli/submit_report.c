@@ -2,10 +2,10 @@
  * Shell: see submit_report.h. */
 #include "cli/submit_report.h" // defines: submit_report
 #include "cli/json_print.h"    // defines: json_print
-#include "launcher/attempt.h"  // defines: attempt_submit
-#include "launcher/rundir.h"   // defines: struct rundir
-#include "launcher/ledger.h"   // defines: ledger_load, ledger_cooling
-#include "launcher/slurm.h"    // defines: hpt_slurm_hostlist, hpt_slurm_cluster_name
+#include "launcher/runs/attempt.h"  // defines: attempt_submit
+#include "launcher/runs/rundir.h"   // defines: struct rundir
+#include "launcher/doctor/ledger.h"   // defines: ledger_load, ledger_cooling
+#include "launcher/slurm/slurm.h"    // defines: hpt_slurm_hostlist, hpt_slurm_cluster_name
 #include "common/diag.h"       // defines: struct diag_list, diag_report
 #include "common/exitcode.h"   // defines: HPT_EXIT_USAGE
 #include "common/sbuf.h"       // defines: struct sbuf

@@ -15,13 +15,13 @@
 #include "common/spec/sweep.h"     // defines: struct sweep, sweep_point
 #include "common/spec/ynode.h"     // defines: struct ynode
 #include "common/version.h"        // defines: HPT_VERSION
-#include "launcher/attempt.h"      // defines: struct attempt, attempt_prepare, attempt_record
-#include "launcher/render.h"       // defines: render_array_options, render_array_script
-#include "launcher/progress.h"     // defines: progress_load
-#include "launcher/rundir.h"       // defines: rundir_create, rundir_write
-#include "launcher/runref.h"       // defines: runref_sweep_points
-#include "launcher/slurm.h"        // defines: hpt_slurm_submit
-#include "launcher/sweep_record.h" // defines: sweep_record_save
+#include "launcher/runs/attempt.h"      // defines: struct attempt, attempt_prepare, attempt_record
+#include "launcher/slurm/render.h"       // defines: render_array_options, render_array_script
+#include "launcher/runs/progress.h"     // defines: progress_load
+#include "launcher/runs/rundir.h"       // defines: rundir_create, rundir_write
+#include "launcher/runs/runref.h"       // defines: runref_sweep_points
+#include "launcher/slurm/slurm.h"        // defines: hpt_slurm_submit
+#include "launcher/runs/sweep_record.h" // defines: sweep_record_save
 
 #include <errno.h>
 #include <jansson.h>

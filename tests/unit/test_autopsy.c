@@ -6,7 +6,7 @@
 #include <cmocka.h>
 
 #include "common/sbuf.h"         // defines: struct sbuf
-#include "launcher/autopsy.h" // defines: autopsy_report, autopsy_parse_faulthandler
+#include "launcher/supervise/autopsy.h" // defines: autopsy_report, autopsy_parse_faulthandler
 
 #include <stdlib.h>
 #include <string.h>

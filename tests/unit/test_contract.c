@@ -3,8 +3,8 @@
  * GPUs, each with its own mlx5 HCA).  Each case changes one thing a real
  * node or a user gets wrong and expects exactly the warning that names it. */
 #include "tests/unit/topolib.h"
-#include "launcher/contract.h" // defines: contract_check
-#include "launcher/envplan.h"  // defines: struct env_list, env_list_set
+#include "launcher/rank/contract.h" // defines: contract_check
+#include "launcher/rank/envplan.h"  // defines: struct env_list, env_list_set
 #include "topology/plan.h"     // defines: plan_slices
 
 #include <string.h>

@@ -2,7 +2,7 @@
  * (tests/fixtures/sysfs/hca-down: an HCA port DOWN, IPoIB down, one
  * granted GPU device missing), and its grading across nodes. */
 #include "tests/unit/testlib.h"
-#include "launcher/doctor.h" // defines: doctor_check_*, doctor_compare
+#include "launcher/doctor/doctor.h" // defines: doctor_check_*, doctor_compare
 #include "common/sbuf.h"     // defines: struct sbuf, xasprintf
 
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include "common/exitcode.h" // defines: HPT_EXIT_IO
 #include "common/fileio.h"   // defines: fileio_write_atomic, fileio_read
 #include "common/sbuf.h"     // defines: struct sbuf, xasprintf
-#include "launcher/ledger.h" // defines: ledger_*
+#include "launcher/doctor/ledger.h" // defines: ledger_*
 
 #include <ftw.h>
 #include <glob.h>

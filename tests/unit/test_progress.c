@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "common/sbuf.h"
-#include "launcher/progress.h"
+#include "launcher/runs/progress.h"
 
 static void parse(struct run_progress *p, const char *text)
 {

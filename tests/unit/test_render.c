@@ -4,7 +4,7 @@
  * renderer's own checks hold.  Running the scripts is tests/cli/submit.bats. */
 #include "tests/unit/testlib.h"
 
-#include "launcher/render.h" // defines: render_batch_script, render_sbatch_options
+#include "launcher/slurm/render.h" // defines: render_batch_script, render_sbatch_options
 
 #include <signal.h>
 #include <stdlib.h>

@@ -10,8 +10,8 @@
 #include <cmocka.h>
 
 #include "common/sbuf.h"           // defines: struct sbuf
-#include "launcher/report_chart.h" // defines: struct chart, chart_write_png
-#include "launcher/report_data.h"  // defines: report_parse
+#include "launcher/report/report_chart.h" // defines: struct chart, chart_write_png
+#include "launcher/report/report_data.h"  // defines: report_parse
 
 #include <cairo.h>
 #include <fontconfig/fontconfig.h>

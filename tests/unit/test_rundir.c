@@ -10,8 +10,8 @@
 #include "common/fileio.h"      // defines: fileio_exists
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "common/exitcode.h"    // defines: HPT_EXIT_USAGE
-#include "launcher/rundir.h" // defines: rundir_create, rundir_open
-#include "launcher/runref.h" // defines: runref_resolve
+#include "launcher/runs/rundir.h" // defines: rundir_create, rundir_open
+#include "launcher/runs/runref.h" // defines: runref_resolve
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,236 @@
+/* envplan.c - compute a rank's environment from its identity and slice.
+ * Core: see envplan.h for every variable and the reason it is set. */
+#include "launcher/rank/envplan.h" // defines: envplan_build, cvd_map_*, env_list_*
+#include "common/sbuf.h"         // defines: struct sbuf, x* allocators
+#include "common/spec/spec.h"         // defines: struct job_env (its fields)
+#include "launcher/rank/rank.h"    // defines: struct rank_info, rank_master_port
+#include "topology/bitmap.h"  // defines: bitmap_*
+#include "topology/plan.h"    // defines: struct plan, struct slice
+#include "topology/topo.h"    // defines: struct node_topo, topo_nic_name
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+void env_list_set(struct env_list *l, const char *name, const char *value)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].name, name)) {
+			free(l->v[i].value);
+			l->v[i].value = xstrdup(value);
+			return;
+		}
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n].name = xstrdup(name);
+	l->v[l->n++].value = xstrdup(value);
+}
+
+const char *env_list_get(const struct env_list *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].name, name))
+			return l->v[i].value;
+	return NULL;
+}
+
+void env_list_release(struct env_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].value);
+	}
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+static int gpu_by_entry(const struct node_topo *t, const char *e)
+{
+	char *end;
+	long i;
+
+	if (!strncmp(e, "GPU-", 4)) {
+		for (size_t g = 0; g < t->n_gpus; g++)
+			if (t->gpus[g].uuid && !strcmp(t->gpus[g].uuid, e))
+				return (int)g;
+		return -1;
+	}
+	i = strtol(e, &end, 10);
+	if (end == e || *end || i < 0 || (size_t)i >= t->n_gpus)
+		return -1;
+	return (int)i;
+}
+
+void envplan_cvd_parse(const struct node_topo *t, const char *cvd, struct envplan_cvd *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->all_mapped = true;
+	if (!cvd || !*cvd || !strcmp(cvd, "NoDevFiles"))
+		return;
+	for (const char *p = cvd; *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (len) {
+			out->entries = xrealloc(out->entries, (out->n + 1) * sizeof(*out->entries));
+			out->gpus = xrealloc(out->gpus, (out->n + 1) * sizeof(*out->gpus));
+			out->entries[out->n] = xstrndup(p, len);
+			out->gpus[out->n] = gpu_by_entry(t, out->entries[out->n]);
+			out->all_mapped &= out->gpus[out->n] >= 0;
+			out->n++;
+		}
+		p += len + (p[len] == ',');
+	}
+}
+
+void envplan_cvd_release(struct envplan_cvd *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->entries[i]);
+	free(m->entries);
+	free(m->gpus);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Whole cores inside s; hyperthreads do not make OpenMP threads faster. */
+static size_t cores_in(const struct node_topo *t, const struct bitmap *s)
+{
+	size_t n = 0;
+
+	for (size_t c = 0; c < t->n_cores; c++)
+		n += bitmap_is_subset(&t->cores[c].pus, s);
+	return n;
+}
+
+/* Ranks given the very same CPUs (cpu: node, none, or a shared complex)
+ * share its cores between their thread pools. */
+static size_t sharers(const struct plan *p, const struct slice *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		n += bitmap_equal(&p->slices[i].cpuset, &s->cpuset);
+	return n ? n : 1;
+}
+
+static void set_uint(struct env_list *out, const char *name, unsigned long v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%lu", v);
+	env_list_set(out, name, buf);
+}
+
+/* The device string the rank's CUDA will see: the inherited entry for its
+ * GPU when Slurm narrowed the list, else the GPU's PCI-order index.  With
+ * an inherited list that the topology cannot resolve (no GPU visible to
+ * hwloc, MIG UUIDs), ranks share its entries as floor(r * k / R). */
+static char *cuda_device(const struct envplan_input *in, const struct slice *s)
+{
+	const struct envplan_cvd *m = in->cvd;
+
+	if (m && m->n && (!m->all_mapped || !in->topo->n_gpus)) {
+		size_t k = m->n, r = in->ri->local_rank, R = in->ri->local_size;
+
+		return xstrdup(m->entries[r * k / (R ? R : 1)]);
+	}
+	if (s->gpu < 0)
+		return NULL;
+	if (m && m->n) {
+		for (size_t i = 0; i < m->n; i++)
+			if (m->gpus[i] == s->gpu)
+				return xstrdup(m->entries[i]);
+		return NULL;
+	}
+	return xasprintf("%d", s->gpu);
+}
+
+static void set_nics(const struct envplan_input *in, const struct slice *s, struct env_list *out)
+{
+	const struct node_topo *t = in->topo;
+	const struct topo_nic *first;
+	struct sbuf hca = SBUF_INIT;
+
+	if (in->nic_none || !s->n_nics)
+		return;
+	for (size_t i = 0; i < s->n_nics; i++) {
+		const struct topo_nic *nic = &t->nics[s->nics[i]];
+
+		if (nic->n_ofed)
+			sbuf_addf(&hca, "%s%s", hca.len ? "," : "=", nic->ofed[0]);
+	}
+	if (hca.len)
+		env_list_set(out, "NCCL_IB_HCA", hca.buf);
+	first = &t->nics[s->nics[0]];
+	sbuf_reset(&hca);
+	if (first->n_ofed)
+		sbuf_addf(&hca, "%s:1", first->ofed[0]);
+	else if (first->n_net)
+		sbuf_addstr(&hca, first->net[0]);
+	if (hca.len)
+		env_list_set(out, "UCX_NET_DEVICES", hca.buf);
+	if (in->socket_ifname && first->n_net) {
+		sbuf_reset(&hca);
+		sbuf_addf(&hca, "=%s", first->net[0]);
+		env_list_set(out, "NCCL_SOCKET_IFNAME", hca.buf);
+	}
+	sbuf_release(&hca);
+}
+
+char *envplan_slice_json(const struct node_topo *t, const struct plan *p, size_t i,
+			 const char *cuda_visible)
+{
+	const struct slice *s = &p->slices[i];
+	struct sbuf cpus = SBUF_INIT, numa = SBUF_INIT;
+	json_t *nics = json_array(), *doc;
+	char *text;
+
+	for (size_t k = 0; k < s->n_nics; k++)
+		json_array_append_new(nics, json_string(topo_nic_name(&t->nics[s->nics[k]])));
+	bitmap_format_list(&s->cpuset, &cpus);
+	bitmap_format_list(&s->nodeset, &numa);
+	doc = json_pack("{s:i, s:i, s:s?, s:s?, s:o, s:s, s:s, s:s, s:s?}",
+			"local_rank", (int)s->local_rank, "gpu", s->gpu,
+			"pci_bus_id", *s->busid ? s->busid : NULL,
+			"cuda_visible_devices", cuda_visible, "nics", nics,
+			"cpus", cpus.buf, "numa", numa.buf,
+			"memory", plan_policy_memory_name(s->memory), "cpu_note", s->cpu_note);
+	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(doc);
+	sbuf_release(&cpus);
+	sbuf_release(&numa);
+	return text ? text : xstrdup("{}");
+}
+
+void envplan_build(const struct envplan_input *in, struct env_list *out)
+{
+	const struct rank_info *ri = in->ri;
+	const struct slice *s = &in->plan->slices[ri->local_rank];
+	char *dev = in->gpu_none ? NULL : cuda_device(in, s), *slice;
+	size_t threads = cores_in(in->topo, &s->cpuset) / sharers(in->plan, s);
+
+	if (dev) {
+		env_list_set(out, "CUDA_VISIBLE_DEVICES", dev);
+		env_list_set(out, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+	}
+	set_nics(in, s, out);
+	set_uint(out, "OMP_NUM_THREADS", threads ? threads : 1);
+	env_list_set(out, "OMP_PLACES", "cores");
+	env_list_set(out, "OMP_PROC_BIND", "close");
+	set_uint(out, "RANK", ri->rank);
+	set_uint(out, "LOCAL_RANK", ri->local_rank);
+	set_uint(out, "WORLD_SIZE", ri->world_size);
+	set_uint(out, "LOCAL_WORLD_SIZE", ri->local_size);
+	set_uint(out, "NODE_RANK", ri->node_rank);
+	set_uint(out, "GROUP_RANK", ri->node_rank);
+	if (*ri->master_addr)
+		env_list_set(out, "MASTER_ADDR", ri->master_addr);
+	set_uint(out, "MASTER_PORT", rank_master_port(ri->job_key));
+	set_uint(out, "HPCTRAIN_RANK", ri->rank);
+	set_uint(out, "HPCTRAIN_LOCAL_RANK", ri->local_rank);
+	slice = envplan_slice_json(in->topo, in->plan, ri->local_rank, dev);
+	env_list_set(out, "HPCTRAIN_SLICE", slice);
+	free(slice);
+	free(dev);
+	for (size_t i = 0; in->user && i < in->user->n; i++)
+		env_list_set(out, in->user->v[i].name, in->user->v[i].value);
+}

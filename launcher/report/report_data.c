@@ -1,0 +1,189 @@
+/* report_data.c - parse metrics.jsonl into series (see report_data.h).
+ * Core: no I/O. */
+#include "launcher/report/report_data.h" // defines: report_parse, struct report_run
+#include "common/sbuf.h"          // defines: x* allocators
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void step_release(struct report_step *s)
+{
+	free(s->rank_rates);
+	s->rank_rates = NULL;
+	s->nranks = 0;
+}
+
+/* The slot for step.  A step at or before the last one means the run
+ * restarted from a checkpoint (a requeue appends to the file): what the
+ * killed run logged from there on is superseded, so it is dropped, and
+ * the series stays in step order whatever the two runs logged. */
+static struct report_step *step_slot(struct report_run *r, int64_t step)
+{
+	if (r->nsteps && r->steps[r->nsteps - 1].step >= step)
+		r->restarts++;
+	while (r->nsteps && r->steps[r->nsteps - 1].step >= step) {
+		step_release(&r->steps[--r->nsteps]);
+		r->superseded++;
+	}
+	r->steps = xrealloc(r->steps, (r->nsteps + 1) * sizeof(*r->steps));
+	return &r->steps[r->nsteps++];
+}
+
+static void take_step(struct report_run *r, json_t *o)
+{
+	json_t *rates = json_object_get(o, "rank_samples_per_s");
+	struct report_step *s = step_slot(r, json_integer_value(json_object_get(o, "step")));
+
+	s->step = json_integer_value(json_object_get(o, "step"));
+	s->epoch = json_integer_value(json_object_get(o, "epoch"));
+	s->loss = num(o, "loss");
+	s->accuracy = num(o, "accuracy");
+	s->lr = num(o, "lr");
+	s->samples_per_s = num(o, "samples_per_s");
+	s->step_ms = num(o, "step_ms");
+	s->comm_ms = num(o, "comm_ms");
+	s->rank_rates = NULL;
+	s->nranks = 0;
+	if (json_is_array(rates) && json_array_size(rates)) {
+		s->nranks = json_array_size(rates);
+		s->rank_rates = xcalloc(s->nranks, sizeof(double));
+		for (size_t i = 0; i < s->nranks; i++)
+			s->rank_rates[i] = json_is_number(json_array_get(rates, i))
+						   ? json_number_value(json_array_get(rates, i)) : NAN;
+	}
+}
+
+static void take_epoch(struct report_run *r, json_t *o)
+{
+	int64_t e = json_integer_value(json_object_get(o, "epoch"));
+	struct report_epoch *p = NULL;
+
+	for (size_t i = 0; i < r->nepochs && !p; i++)
+		if (r->epochs[i].epoch == e)
+			p = &r->epochs[i];
+	if (!p) {
+		r->epochs = xrealloc(r->epochs, (r->nepochs + 1) * sizeof(*r->epochs));
+		p = &r->epochs[r->nepochs++];
+	}
+	p->epoch = e;
+	/* without "steps", the epoch ended at the last step logged */
+	p->step = json_is_integer(json_object_get(o, "steps"))
+		  ? json_integer_value(json_object_get(o, "steps"))
+		  : r->nsteps ? r->steps[r->nsteps - 1].step : 0;
+	p->train_loss = num(o, "train_loss");
+	p->train_accuracy = num(o, "train_accuracy");
+	p->test_loss = num(o, "test_loss");
+	p->test_accuracy = num(o, "test_accuracy");
+}
+
+static void take_summary(struct report_run *r, json_t *o)
+{
+	r->summary = true;
+	r->test_accuracy = num(o, "test_accuracy");
+	r->test_loss = num(o, "test_loss");
+	r->mean_samples_per_s = num(o, "mean_samples_per_s");
+	r->global_samples_per_s = num(o, "global_samples_per_s");
+	r->ranks = json_integer_value(json_object_get(o, "ranks"));
+}
+
+static void take(struct report_run *r, json_t *o)
+{
+	const char *ev = json_string_value(json_object_get(o, "event"));
+
+	if (!ev)
+		r->bad_lines++;
+	else if (!strcmp(ev, "step") && json_is_integer(json_object_get(o, "step")))
+		take_step(r, o);
+	else if (!strcmp(ev, "epoch") && json_is_integer(json_object_get(o, "epoch")))
+		take_epoch(r, o);
+	else if (!strcmp(ev, "summary"))
+		take_summary(r, o);
+	else if (!strcmp(ev, "step") || !strcmp(ev, "epoch"))
+		r->bad_lines++; /* without its number; other events are not charted */
+}
+
+/* A line that is not JSON may be a torn record (a killed writer) with
+ * the next run's first record appended to it: that record is kept.  The
+ * line counts as bad either way. */
+#define GLUE "{\"event\""
+
+static json_t *load_line(const char *line, size_t n, size_t *bad)
+{
+	const char *end = line + n;
+
+	for (const char *p = line; p;) {
+		json_t *o = json_loadb(p, (size_t)(end - p), 0, NULL);
+
+		if (p == line && !json_is_object(o))
+			(*bad)++;
+		if (json_is_object(o))
+			return o;
+		json_decref(o);
+		p = end - p > 1 ? memmem(p + 1, (size_t)(end - p - 1), GLUE, sizeof(GLUE) - 1) : NULL;
+	}
+	return NULL;
+}
+
+void report_parse(const char *text, size_t len, struct report_run *out)
+{
+	const char *end = text + len;
+
+	memset(out, 0, sizeof(*out));
+	out->test_accuracy = out->test_loss = NAN;
+	out->mean_samples_per_s = out->global_samples_per_s = NAN;
+	for (const char *line = text; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
+		json_t *o = n ? load_line(line, n, &out->bad_lines) : NULL;
+
+		if (o)
+			take(out, o);
+		json_decref(o);
+		line += n + 1;
+	}
+}
+
+void report_run_release(struct report_run *r)
+{
+	for (size_t i = 0; i < r->nsteps; i++)
+		step_release(&r->steps[i]);
+	free(r->steps);
+	free(r->epochs);
+	memset(r, 0, sizeof(*r));
+}
+
+bool report_has_comm(const struct report_run *r)
+{
+	for (size_t i = 0; i < r->nsteps; i++)
+		if (!isnan(r->steps[i].comm_ms))
+			return true;
+	return false;
+}
+
+size_t report_max_ranks(const struct report_run *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nsteps; i++)
+		if (r->steps[i].nranks > n)
+			n = r->steps[i].nranks;
+	return n;
+}
+
+double report_throughput(const struct report_run *r, int64_t ranks)
+{
+	if (!r->summary)
+		return NAN;
+	if (!isnan(r->global_samples_per_s))
+		return r->global_samples_per_s;
+	return r->mean_samples_per_s * (double)(ranks > 0 ? ranks : 1);
+}

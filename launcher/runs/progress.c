@@ -1,0 +1,193 @@
+/* progress.c - parse the tail of metrics.jsonl and say how far a run is.
+ * Core: see progress.h (progress_load is its one reader). */
+#include "launcher/runs/progress.h" // defines: struct run_progress, progress_*
+#include "common/sbuf.h"       // defines: struct sbuf
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static double num(json_t *o, const char *key)
+{
+	return json_number_value(json_object_get(o, key));
+}
+
+static void take(json_t *o, struct run_progress *p)
+{
+	const char *ev = json_string_value(json_object_get(o, "event"));
+
+	if (!ev)
+		return;
+	if (!strcmp(ev, "step") && json_is_integer(json_object_get(o, "step"))) {
+		p->step_seen = true;
+		p->step = json_integer_value(json_object_get(o, "step"));
+		if (json_is_integer(json_object_get(o, "total_steps")))
+			p->total_steps = json_integer_value(json_object_get(o, "total_steps"));
+		p->samples_per_s = num(o, "samples_per_s");
+		p->step_ms = num(o, "step_ms");
+	} else if (!strcmp(ev, "epoch")) {
+		p->epoch_seen = true;
+		p->epoch = json_integer_value(json_object_get(o, "epoch"));
+		p->epoch_test_accuracy = num(o, "test_accuracy");
+		p->epoch_test_loss = num(o, "test_loss");
+	} else if (!strcmp(ev, "summary")) {
+		p->summary_seen = true;
+		p->test_accuracy = num(o, "test_accuracy");
+		p->test_loss = num(o, "test_loss");
+		p->mean_samples_per_s = num(o, "mean_samples_per_s");
+	}
+}
+
+void progress_parse(const char *text, size_t len, struct run_progress *p)
+{
+	const char *end = text + len;
+
+	memset(p, 0, sizeof(*p));
+	for (const char *line = text; line < end;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
+		json_t *o = json_loadb(line, n, JSON_REJECT_DUPLICATES, NULL);
+
+		if (json_is_object(o))
+			take(o, p);
+		json_decref(o);
+		line += n + 1;
+	}
+}
+
+double progress_eta_s(const struct run_progress *p)
+{
+	if (!p->step_seen || p->total_steps <= 0 || p->step_ms <= 0)
+		return -1;
+	if (p->step >= p->total_steps)
+		return 0;
+	return (double)(p->total_steps - p->step) * p->step_ms / 1e3;
+}
+
+/* A whole run's length at its logged pace, or -1. */
+static double run_length_s(const struct run_progress *p)
+{
+	if (!p->step_seen || p->total_steps <= 0 || p->step_ms <= 0)
+		return -1;
+	return (double)p->total_steps * p->step_ms / 1e3;
+}
+
+double progress_queue_eta_s(const struct queued_point *pt, size_t n, size_t cap)
+{
+	double mean = 0, *slot, eta = 0;
+	size_t paced = 0, running = 0, nslot;
+
+	for (size_t i = 0; i < n; i++) {
+		double len = run_length_s(pt[i].prog);
+
+		if (len >= 0) {
+			mean += len;
+			paced++;
+		}
+		running += pt[i].running && !pt[i].done;
+	}
+	if (!paced)
+		return -1;
+	mean /= (double)paced;
+	/* Slurm may run more than the cap says (a cap lowered by scontrol) */
+	nslot = cap && cap < n ? (cap > running ? cap : running) : n;
+	if (!nslot)
+		return 0;
+	slot = xcalloc(nslot, sizeof(*slot));
+	for (size_t i = 0, k = 0; i < n; i++) {
+		double left = progress_eta_s(pt[i].prog);
+
+		if (pt[i].done || !pt[i].running)
+			continue;
+		slot[k++] = left >= 0 ? left : mean;
+	}
+	/* the queue in task order, each to the slot that frees first */
+	for (size_t i = 0; i < n; i++) {
+		size_t first = 0;
+
+		if (pt[i].done || pt[i].running)
+			continue;
+		for (size_t k = 1; k < nslot; k++)
+			if (slot[k] < slot[first])
+				first = k;
+		slot[first] += mean;
+	}
+	for (size_t k = 0; k < nslot; k++)
+		if (slot[k] > eta)
+			eta = slot[k];
+	free(slot);
+	return eta;
+}
+
+void progress_add_duration(struct sbuf *out, double s)
+{
+	long long t = (long long)(s + 0.5);
+
+	if (t >= 3600)
+		sbuf_addf(out, "%lldh%02lldm", t / 3600, t / 60 % 60);
+	else if (t >= 60)
+		sbuf_addf(out, "%lldm%02llds", t / 60, t % 60);
+	else
+		sbuf_addf(out, "%llds", t);
+}
+
+void progress_format(const char *state, const struct run_progress *p, struct sbuf *out)
+{
+	double eta = progress_eta_s(p);
+
+	sbuf_addstr(out, state);
+	if (!p->step_seen)
+		return;
+	sbuf_addf(out, "  step %lld", (long long)p->step);
+	if (p->total_steps > 0)
+		sbuf_addf(out, "/%lld (%d%%)", (long long)p->total_steps,
+			  (int)(100 * p->step / p->total_steps));
+	sbuf_addf(out, "  %.0f samples/s", p->samples_per_s);
+	if (eta > 0 && !p->summary_seen) {
+		sbuf_addstr(out, "  ETA ");
+		progress_add_duration(out, eta);
+	}
+}
+
+bool progress_final(const struct run_progress *p, double *acc, double *loss)
+{
+	if (p->summary_seen) {
+		*acc = p->test_accuracy;
+		*loss = p->test_loss;
+		return true;
+	}
+	*acc = p->epoch_test_accuracy;
+	*loss = p->epoch_test_loss;
+	return p->epoch_seen;
+}
+
+void progress_load(const char *dir, struct run_progress *p)
+{
+	char *path = xasprintf("%s/metrics.jsonl", dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	struct sbuf buf = SBUF_INIT;
+
+	memset(p, 0, sizeof(*p));
+	free(path);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st)) {
+		off_t from = st.st_size > PROGRESS_TAIL_BYTES ? st.st_size - PROGRESS_TAIL_BYTES : 0;
+		char chunk[8192];
+		ssize_t n;
+
+		while ((n = pread(fd, chunk, sizeof(chunk), from)) > 0) {
+			sbuf_add(&buf, chunk, (size_t)n);
+			from += n;
+			if (buf.len > 2 * PROGRESS_TAIL_BYTES) /* growing while read: enough */
+				break;
+		}
+	}
+	close(fd);
+	progress_parse(buf.buf, buf.len, p);
+	sbuf_release(&buf);
+}

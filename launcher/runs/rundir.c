@@ -1,0 +1,315 @@
+/* rundir.c - run records on disk: OUTPUT/<name>/<hash12>/ and its attempts.
+ * Shell: mkdir, files, the current directory (see rundir.h for the layout
+ * and why everything is 0700/0600). */
+#include "launcher/runs/rundir.h" // defines: struct rundir, rundir_create, rundir_open
+#include "common/fileio.h"      // defines: fileio_read, fileio_write_atomic, fileio_mkdirs
+#include "common/sbuf.h"        // defines: struct sbuf, xasprintf
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Attempts beyond this are surely a loop gone wrong. */
+#define RUNDIR_MAX_ATTEMPTS 100000
+
+void rundir_release(struct rundir *rd)
+{
+	if (!rd)
+		return;
+	free(rd->run);
+	free(rd->dir);
+	rd->run = rd->dir = NULL;
+	rd->attempt = 0;
+	rd->fresh = 0;
+}
+
+/* path made absolute against the current directory, without resolving
+ * symlinks (the user's spelling of a path stays recognisable). */
+static char *absolute(const char *path)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/')
+		return xstrdup(path);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	if (!strcmp(path, "."))
+		return xstrdup(cwd);
+	return xasprintf("%s/%s", strcmp(cwd, "/") ? cwd : "", path);
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/* Writes resolved.yaml and logs/ into a fresh attempt directory. */
+static int fill_attempt(struct rundir *rd, const char *resolved, size_t len, struct sbuf *err)
+{
+	char *logs = xasprintf("%s/logs", rd->dir);
+	int rc = 0;
+
+	if (mkdir(logs, RUNDIR_DIR_MODE)) {
+		sbuf_addf(err, "cannot create %s: %s", logs, strerror(errno));
+		rc = -1;
+	}
+	free(logs);
+	if (!rc)
+		rc = rundir_write(rd, "resolved.yaml", resolved, len, err);
+	if (rc)
+		rundir_abandon(rd);
+	return rc;
+}
+
+/* Claims attempt 2, 3, ... under run with mkdir; fills rd. */
+static int claim_later_attempt(const char *run, struct rundir *rd, struct sbuf *err)
+{
+	char *attempts = xasprintf("%s/attempts", run);
+
+	if (mkdir(attempts, RUNDIR_DIR_MODE) && errno != EEXIST) {
+		sbuf_addf(err, "cannot create %s: %s", attempts, strerror(errno));
+		free(attempts);
+		return -1;
+	}
+	for (int n = 2; n <= RUNDIR_MAX_ATTEMPTS; n++) {
+		char *dir = xasprintf("%s/%d", attempts, n);
+
+		if (!mkdir(dir, RUNDIR_DIR_MODE)) {
+			rd->run = xstrdup(run);
+			rd->dir = dir;
+			rd->attempt = n;
+			rd->fresh = 1;
+			free(attempts);
+			return 0;
+		}
+		if (errno != EEXIST) {
+			sbuf_addf(err, "cannot create %s: %s", dir, strerror(errno));
+			free(dir);
+			free(attempts);
+			return -1;
+		}
+		free(dir);
+	}
+	sbuf_addf(err, "%s: too many attempts", run);
+	free(attempts);
+	return -1;
+}
+
+int rundir_create(const char *output_dir, const char *name, const char *sha256,
+		  const char *resolved, size_t len, struct rundir *out, struct sbuf *err)
+{
+	char *base = absolute(output_dir), *parent = NULL, *run = NULL;
+	struct sbuf old = SBUF_INIT, ignored = SBUF_INIT;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (!base) {
+		sbuf_addf(err, "cannot find the current directory: %s", strerror(errno));
+		return -1;
+	}
+	parent = xasprintf("%s/%s", base, name);
+	run = xasprintf("%s/%.*s", parent, RUNDIR_HASH_LEN, sha256);
+	if (fileio_mkdirs(parent, RUNDIR_DIR_MODE, NULL)) {
+		sbuf_addf(err, "cannot create %s: %s", parent, strerror(errno));
+		goto out;
+	}
+	if (!mkdir(run, RUNDIR_DIR_MODE)) {
+		out->run = xstrdup(run);
+		out->dir = xstrdup(run);
+		out->attempt = 1;
+		out->fresh = 1;
+		rc = fill_attempt(out, resolved, len, err);
+		goto out;
+	}
+	if (errno != EEXIST) {
+		sbuf_addf(err, "cannot create %s: %s", run, strerror(errno));
+		goto out;
+	}
+	/* An existing run: it must be this spec, not another with the same
+	 * 12-digit prefix. */
+	{
+		char *path = xasprintf("%s/resolved.yaml", run);
+		int same = !fileio_read(path, len + 1, &old, &ignored) && old.len == len &&
+			   !memcmp(old.buf, resolved, len);
+
+		free(path);
+		if (!same) {
+			sbuf_addf(err,
+				  "%s holds a different job (a hash prefix collision, or an edited "
+				  "resolved.yaml); move it away or change output.dir",
+				  run);
+			goto out;
+		}
+	}
+	if (claim_later_attempt(run, out, err))
+		goto out;
+	rc = fill_attempt(out, resolved, len, err);
+out:
+	free(base);
+	free(parent);
+	free(run);
+	sbuf_release(&old);
+	sbuf_release(&ignored);
+	return rc;
+}
+
+int rundir_new_attempt(const char *run, struct rundir *out, struct sbuf *err)
+{
+	struct sbuf text = SBUF_INIT;
+	char *path = xasprintf("%s/resolved.yaml", run);
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (fileio_read(path, 16 << 20, &text, err))
+		goto out;
+	if (claim_later_attempt(run, out, err))
+		goto out;
+	rc = fill_attempt(out, text.buf, text.len, err);
+out:
+	free(path);
+	sbuf_release(&text);
+	return rc;
+}
+
+int rundir_write(const struct rundir *rd, const char *file, const void *data, size_t len,
+		 struct sbuf *err)
+{
+	char *path = xasprintf("%s/%s", rd->dir, file);
+	int rc = fileio_write_atomic(path, data, len, RUNDIR_FILE_MODE, 1, err);
+
+	free(path);
+	return rc;
+}
+
+void rundir_abandon(struct rundir *rd)
+{
+	static const char *const files[] = { "resolved.yaml", "job.sbatch", "submit.json" };
+	char *path;
+
+	if (!rd || !rd->fresh || !rd->dir)
+		return;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		path = xasprintf("%s/%s", rd->dir, files[i]);
+		unlink(path);
+		free(path);
+	}
+	path = xasprintf("%s/logs", rd->dir);
+	rmdir(path);
+	free(path);
+	rmdir(rd->dir);
+	if (rd->attempt > 1) {
+		path = xasprintf("%s/attempts", rd->run);
+		rmdir(path); /* fails, harmlessly, while other attempts remain */
+		free(path);
+	}
+	rd->fresh = 0;
+}
+
+/* The highest attempt number under run/attempts, preferring those with a
+ * submit.json; 1 when there are none. */
+static int latest_attempt(const char *run, int *submitted)
+{
+	char *attempts = xasprintf("%s/attempts", run);
+	DIR *d = opendir(attempts);
+	int best = 1, best_sub = 0;
+	struct dirent *e;
+
+	{
+		char *p = xasprintf("%s/submit.json", run);
+
+		best_sub = fileio_exists(p);
+		free(p);
+	}
+	while (d && (e = readdir(d))) {
+		char *end, *p;
+		long n = strtol(e->d_name, &end, 10);
+		int sub;
+
+		if (*end || n < 2 || n > RUNDIR_MAX_ATTEMPTS || e->d_name[0] == '0')
+			continue;
+		p = xasprintf("%s/%ld/submit.json", attempts, n);
+		sub = fileio_exists(p);
+		free(p);
+		if ((sub && !best_sub) || (sub == best_sub && n > best)) {
+			best = (int)n;
+			best_sub = sub;
+		}
+	}
+	if (d)
+		closedir(d);
+	free(attempts);
+	*submitted = best_sub;
+	return best;
+}
+
+int rundir_open(const char *arg, struct rundir *out, struct sbuf *err)
+{
+	char *dir = absolute(arg), *p, *slash;
+	int submitted;
+
+	memset(out, 0, sizeof(*out));
+	if (!dir) {
+		sbuf_addf(err, "cannot find the current directory: %s", strerror(errno));
+		return -1;
+	}
+	while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
+		dir[strlen(dir) - 1] = '\0';
+	p = xasprintf("%s/resolved.yaml", dir);
+	if (!is_dir(dir) || !fileio_exists(p)) {
+		sbuf_addf(err, "no run at %s (a run directory holds resolved.yaml)", arg);
+		free(p);
+		free(dir);
+		return -1;
+	}
+	free(p);
+	/* DIR/attempts/N is a later attempt of DIR */
+	slash = strrchr(dir, '/');
+	if (slash && slash - dir > 9 && !strncmp(slash - 9, "/attempts", 9) &&
+	    strspn(slash + 1, "0123456789") == strlen(slash + 1) && slash[1]) {
+		out->attempt = atoi(slash + 1);
+		out->run = xstrndup(dir, (size_t)(slash - 9 - dir));
+		out->dir = dir;
+		return 0;
+	}
+	out->run = dir;
+	out->attempt = latest_attempt(dir, &submitted);
+	out->dir = out->attempt == 1 ? xstrdup(dir) : xasprintf("%s/attempts/%d", dir, out->attempt);
+	return 0;
+}
+
+int rundir_job_id(const struct rundir *rd, unsigned long *job_id, int64_t *task, struct sbuf *err)
+{
+	char *path = xasprintf("%s/submit.json", rd->dir);
+	json_error_t jerr;
+	json_t *doc = json_load_file(path, 0, &jerr), *id, *t;
+	int rc = -1;
+
+	if (task)
+		*task = -1;
+	if (!doc) {
+		if (!fileio_exists(path))
+			sbuf_addf(err, "%s was never submitted (no submit.json)", rd->dir);
+		else
+			sbuf_addf(err, "cannot read %s: %s", path, jerr.text);
+	} else if (!json_is_integer(id = json_object_get(doc, "job_id")) ||
+		   json_integer_value(id) <= 0 || json_integer_value(id) > UINT32_MAX) {
+		sbuf_addf(err, "%s: no job_id", path);
+	} else {
+		*job_id = (unsigned long)json_integer_value(id);
+		t = json_object_get(doc, "array_task_id");
+		if (task && json_is_integer(t) && json_integer_value(t) >= 0)
+			*task = json_integer_value(t);
+		rc = 0;
+	}
+	json_decref(doc);
+	free(path);
+	return rc;
+}

@@ -1,0 +1,358 @@
+/* render.c - a resolved job spec as a Slurm batch script.
+ * Pure core: struct job in, text out (see render.h for the contract and
+ * for why the #SBATCH lines and libslurm's job_desc share one list). */
+#include "launcher/slurm/render.h" // defines: render_batch_script, struct render_opts
+#include "common/diag.h"        // defines: diag_add
+#include "common/exitcode.h"    // defines: HPT_EXIT_PREEMPTED
+#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/spec/spec.h"        // defines: struct job, preempt_signal_names
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
+#define FEATURE_CHARS NAME_CHARS "&|,*[]()!:"
+#define NAME_ALLOWED "'.', '_', '-'"
+#define FEATURE_ALLOWED "'.', '_', '-' and & | , * [ ] ( ) ! :"
+
+void render_shell_quote(struct sbuf *out, const char *s)
+{
+	sbuf_addch(out, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			sbuf_addstr(out, "'\\''");
+		else
+			sbuf_addch(out, *s);
+	}
+	sbuf_addch(out, '\'');
+}
+
+void render_opts_release(struct render_opts *o)
+{
+	if (!o)
+		return;
+	for (size_t i = 0; i < o->n; i++)
+		free(o->v[i].text);
+	free(o->v);
+	o->v = NULL;
+	o->n = 0;
+}
+
+const struct render_opt *render_opts_find(const struct render_opts *o, const char *name)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->v[i].name, name))
+			return &o->v[i];
+	return NULL;
+}
+
+__attribute__((format(printf, 5, 6)))
+static void add(struct render_opts *o, const char *name, int64_t num, int64_t num2,
+		const char *fmt, ...)
+{
+	struct render_opt *r;
+	va_list ap;
+
+	o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
+	r = &o->v[o->n++];
+	r->name = name;
+	r->num = num;
+	r->num2 = num2;
+	r->text = NULL;
+	if (fmt) {
+		struct sbuf sb = SBUF_INIT;
+
+		va_start(ap, fmt);
+		sbuf_vaddf(&sb, fmt, ap);
+		va_end(ap);
+		r->text = sbuf_detach(&sb, NULL);
+	}
+}
+
+/* A string option goes on an #SBATCH line as is: it must be non-empty and
+ * made only of chars, or it is refused here (the spec core checks the
+ * same; this is the second lock on the door). */
+static int add_word(struct render_opts *o, const char *name, const char *key, const char *value,
+		    const char *chars, const char *allowed, struct diag_list *err)
+{
+	if (!value)
+		return 0;
+	if (!*value || strspn(value, chars) != strlen(value)) {
+		diag_add(err, DIAG_ERROR, "render", 0, 0, key,
+			 "cannot be a Slurm %s: only letters, digits and %s are allowed", name,
+			 allowed);
+		return -1;
+	}
+	add(o, name, 0, 0, "%s", value);
+	return 0;
+}
+
+static int signal_number(int s)
+{
+	switch (s) {
+	case PREEMPT_USR2:
+		return SIGUSR2;
+	case PREEMPT_TERM:
+		return SIGTERM;
+	case PREEMPT_INT:
+		return SIGINT;
+	}
+	return 0;
+}
+
+int render_has_preflight(const struct job *job)
+{
+	return job->preflight.enabled == PREFLIGHT_ON ||
+	       (job->preflight.enabled == PREFLIGHT_AUTO && job->resources.nodes > 1);
+}
+
+int render_sbatch_options(const struct job *job, const char *exclude, struct render_opts *out,
+			  struct diag_list *err)
+{
+	const struct job_resources *r = &job->resources;
+	int64_t minutes = (r->time_s + 59) / 60; /* Slurm limits are whole minutes: round up */
+	int bad = 0;
+
+	out->v = NULL;
+	out->n = 0;
+	bad |= add_word(out, "job-name", "name", job->name ? job->name : "", NAME_CHARS, NAME_ALLOWED, err);
+	add(out, "nodes", r->nodes, 0, "%lld", (long long)r->nodes);
+	add(out, "ntasks-per-node", r->ranks_per_node, 0, "%lld", (long long)r->ranks_per_node);
+	if (r->cpus_per_rank > 0)
+		add(out, "cpus-per-task", r->cpus_per_rank, 0, "%lld", (long long)r->cpus_per_rank);
+	if (r->gpus_per_node > 0)
+		add(out, "gpus-per-node", r->gpus_per_node, 0, "%lld", (long long)r->gpus_per_node);
+	if (r->memory_mb > 0)
+		add(out, "mem", r->memory_mb, 0, "%lldM", (long long)r->memory_mb);
+	add(out, "time", minutes, 0, "%lld-%02lld:%02lld:00", (long long)(minutes / 1440),
+	    (long long)(minutes / 60 % 24), (long long)(minutes % 60));
+	bad |= add_word(out, "partition", "resources.partition", r->partition, NAME_CHARS, NAME_ALLOWED, err);
+	bad |= add_word(out, "account", "resources.account", r->account, NAME_CHARS, NAME_ALLOWED, err);
+	bad |= add_word(out, "qos", "resources.qos", r->qos, NAME_CHARS, NAME_ALLOWED, err);
+	bad |= add_word(out, "constraint", "resources.constraint", r->constraint, FEATURE_CHARS,
+			FEATURE_ALLOWED, err);
+	if (r->exclusive)
+		add(out, "exclusive", 0, 0, NULL);
+	/* Hostnames: the characters of names, and a hostlist's [-,] */
+	if (exclude)
+		bad |= add_word(out, "exclude", "exclude", exclude, NAME_CHARS "[],", NAME_ALLOWED
+				" and a hostlist's [ ] ,", err);
+	/* No "B:": the signal goes to the ranks (the trainer checkpoints on it),
+	 * not to the batch shell.  USR1 stays free for NCCL. */
+	if (job->preempt.lead_s > 0) {
+		int sig = signal_number(job->preempt.signal);
+
+		if (!sig) {
+			diag_add(err, DIAG_ERROR, "render", 0, 0, "preempt.signal", "unknown signal");
+			bad = 1;
+		} else {
+			add(out, "signal", sig, job->preempt.lead_s, "%s@%lld",
+			    preempt_signal_names[job->preempt.signal], (long long)job->preempt.lead_s);
+		}
+	}
+	/* Requeued attempts append to the logs of the earlier ones. */
+	if (job->preempt.requeue) {
+		add(out, "requeue", 1, 0, NULL);
+		add(out, "open-mode", 1, 0, "append");
+	} else {
+		add(out, "no-requeue", 0, 0, NULL);
+	}
+	add(out, "output", 0, 0, "%s", RENDER_BATCH_LOG);
+	if (bad) {
+		render_opts_release(out);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_ctx(const struct render_ctx *ctx, struct diag_list *err)
+{
+	int bad = 0;
+
+	if (!ctx->hpctrain || ctx->hpctrain[0] != '/') {
+		diag_add(err, DIAG_ERROR, "render", 0, 0, "", "the hpctrain path must be absolute");
+		bad = 1;
+	} else {
+		for (const char *p = ctx->hpctrain; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+				diag_add(err, DIAG_ERROR, "render", 0, 0, "",
+					 "the hpctrain path holds a control character");
+				bad = 1;
+				break;
+			}
+	}
+	if (!ctx->sha256 || strlen(ctx->sha256) != 64 ||
+	    strspn(ctx->sha256, "0123456789abcdef") != 64) {
+		diag_add(err, DIAG_ERROR, "render", 0, 0, "", "the hash must be 64 lowercase hex digits");
+		bad = 1;
+	}
+	if (!ctx->version || strspn(ctx->version, NAME_CHARS "+") != strlen(ctx->version)) {
+		diag_add(err, DIAG_ERROR, "render", 0, 0, "", "the version must be a plain word");
+		bad = 1;
+	}
+	return bad ? -1 : 0;
+}
+
+static int is_env_name(const char *s)
+{
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return 0;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
+	       strlen(s);
+}
+
+static void add_step_program(const struct job *job, struct sbuf *out)
+{
+	if (!job->command.n) {
+		sbuf_addstr(out, " \\\n\t\"$HPT\" train \"$RUN/resolved.yaml\" --run \"$RUN\"");
+		return;
+	}
+	sbuf_addstr(out, " \\\n\t");
+	for (size_t i = 0; i < job->command.n; i++) {
+		if (i)
+			sbuf_addch(out, ' ');
+		render_shell_quote(out, job->command.v[i]);
+	}
+}
+
+static void add_requeue(const struct job *job, struct sbuf *out)
+{
+	long long max = (long long)job->preempt.max_requeues;
+
+	if (!job->preempt.requeue) {
+		sbuf_addstr(out, "exit \"$status\"\n");
+		return;
+	}
+	sbuf_addf(out,
+		  "# %d: the program stopped at a checkpoint on the preemption signal.\n"
+		  "# Requeue the job (same id, same directory) at most %lld times.\n"
+		  "restarts=${SLURM_RESTART_COUNT:-0}\n"
+		  "if [ \"$status\" -eq %d ] && [ \"$restarts\" -lt %lld ]; then\n"
+		  "\techo \"hpctrain: preempted; requeueing job $SLURM_JOB_ID"
+		  " (restart $((restarts + 1)) of %lld)\" >&2\n"
+		  "\tscontrol requeue \"$SLURM_JOB_ID\" && exit 0\n"
+		  "\techo \"hpctrain: scontrol requeue failed\" >&2\n"
+		  "elif [ \"$status\" -eq %d ]; then\n"
+		  "\techo \"hpctrain: preempted, and already requeued $restarts times; giving up\" >&2\n"
+		  "fi\n"
+		  "exit \"$status\"\n",
+		  HPT_EXIT_PREEMPTED, max, HPT_EXIT_PREEMPTED, max, max, HPT_EXIT_PREEMPTED);
+}
+
+/* The #SBATCH lines, then what every line below relies on. */
+static void add_header(const struct job *job, const struct render_ctx *ctx,
+		       const struct render_opts *opts, struct sbuf *s)
+{
+	sbuf_addf(s,
+		  "#!/bin/bash\n"
+		  "# job.sbatch - job %s, run sha256:%s, written by hpctrain %s.\n"
+		  "# The job's working directory is its run directory (resolved.yaml sits\n"
+		  "# beside this file); every path below is relative to it.  Every value\n"
+		  "# taken from the job spec is single-quoted: the shell expands none of it.\n",
+		  job->name, ctx->sha256, ctx->version);
+	for (size_t i = 0; i < opts->n; i++) {
+		sbuf_addf(s, "#SBATCH --%s", opts->v[i].name);
+		if (opts->v[i].text)
+			sbuf_addf(s, "=%s", opts->v[i].text);
+		sbuf_addch(s, '\n');
+	}
+	sbuf_addstr(s, "\nset -u\nRUN=$(pwd -P)\nHPT=");
+	render_shell_quote(s, ctx->hpctrain);
+	sbuf_addch(s, '\n');
+}
+
+/* export NAME='value' for the spec's env; -1 for a name that is not one. */
+static int add_env(const struct job *job, struct sbuf *s, struct diag_list *err)
+{
+	if (!job->env.n)
+		return 0;
+	sbuf_addstr(s, "\n# env: from the spec, for every rank\n");
+	for (size_t i = 0; i < job->env.n; i++) {
+		/* names are [A-Za-z_][A-Za-z0-9_]* (spec core); re-checked, as a
+		 * name is the one thing that cannot be quoted */
+		const char *name = job->env.v[i].name;
+
+		if (!is_env_name(name)) {
+			diag_add(err, DIAG_ERROR, "render", 0, 0, "env",
+				 "not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+			return -1;
+		}
+		sbuf_addf(s, "export %s=", name);
+		render_shell_quote(s, job->env.v[i].value);
+		sbuf_addch(s, '\n');
+	}
+	return 0;
+}
+
+/* The first step, when the job has one: hpctrain doctor on every node.
+ * A failing node ends this attempt before anything trains on it; doctor
+ * itself records the node in the ledger and submits a new attempt
+ * without it (at most preflight.max_resubmits times). */
+static void add_preflight(const struct job *job, struct sbuf *s)
+{
+	if (!render_has_preflight(job))
+		return;
+	sbuf_addf(s,
+		  "\n# preflight: doctor checks every node before anything trains on it\n"
+		  "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=%lld --ntasks-per-node=1 \\\n"
+		  "\t\"$HPT\" doctor --preflight \"$RUN\" || {\n"
+		  "\tstatus=$?\n"
+		  "\techo \"hpctrain: preflight failed on this allocation (status $status):"
+		  " nothing was trained\" >&2\n"
+		  "\texit \"$status\"\n"
+		  "}\n",
+		  (long long)job->resources.nodes);
+}
+
+/* The one job step: srun starting hpctrain launch on every rank. */
+static void add_step(const struct job *job, const struct render_opts *opts, struct sbuf *s)
+{
+	const struct render_opt *o;
+
+	/* srun in 22.05 no longer reads SLURM_CPUS_PER_TASK: say it again. */
+	sbuf_addstr(s, "\nmkdir -p logs\nstatus=0\nsrun --mpi=pmix --kill-on-bad-exit=1");
+	sbuf_addf(s, " --nodes=%lld --ntasks-per-node=%lld", (long long)job->resources.nodes,
+		  (long long)job->resources.ranks_per_node);
+	if ((o = render_opts_find(opts, "cpus-per-task")))
+		sbuf_addf(s, " --cpus-per-task=%s", o->text);
+	if (job->output.per_rank_logs)
+		sbuf_addstr(s, " \\\n\t--output=logs/rank-%t.out");
+	else
+		sbuf_addstr(s, " \\\n\t--label --output=logs/ranks.out");
+	if (job->preempt.requeue)
+		sbuf_addstr(s, " --open-mode=append");
+	/* Supervised ranks forward signals, turn preemption into a requeue
+	 * for any program, and end a stalled job with its stacks. */
+	sbuf_addf(s, " \\\n\t\"$HPT\" launch%s --run \"$RUN\" --",
+		  job->supervise.enabled ? " --supervise" : "");
+	add_step_program(job, s);
+	sbuf_addstr(s, " || status=$?\n\n");
+}
+
+int render_batch_script(const struct job *job, const struct render_ctx *ctx, struct sbuf *out,
+			struct diag_list *err)
+{
+	struct render_opts opts;
+	struct sbuf s = SBUF_INIT;
+	int bad = check_ctx(ctx, err), rc = -1;
+
+	if (render_sbatch_options(job, ctx->exclude, &opts, err))
+		return -1;
+	if (bad)
+		goto out;
+	add_header(job, ctx, &opts, &s);
+	if (add_env(job, &s, err))
+		goto out;
+	add_preflight(job, &s);
+	add_step(job, &opts, &s);
+	add_requeue(job, &s);
+	/* Nothing reaches out unless all of it rendered. */
+	sbuf_add(out, s.buf, s.len);
+	rc = 0;
+out:
+	render_opts_release(&opts);
+	sbuf_release(&s);
+	return rc;
+}

@@ -1,0 +1,498 @@
+/* slurm.c - submit, query and cancel jobs through libslurm (22.05 API).
+ * Shell: talks to slurmctld (see slurm.h for the contract: every action
+ * returns 0 or a common/exitcode.h status with Slurm's reason in err). */
+#include "launcher/slurm/slurm.h"  // defines: hpt_slurm_submit, struct hpt_slurm_job
+#include "common/exitcode.h"    // defines: HPT_EXIT_UNAVAILABLE, HPT_EXIT_REJECTED
+#include "common/sbuf.h"        // defines: struct sbuf, xstrdup
+#include "launcher/slurm/render.h" // defines: struct render_opts
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* libslurm exports these but 22.05's slurm.h does not declare them
+ * (nm -D libslurm.so lists both); declared here,
+ * with the signatures of src/common/slurm_protocol_defs.h. */
+extern char *slurm_job_state_string(uint32_t inx);
+extern const char *slurm_job_reason_string(enum job_state_reason inx);
+extern void slurm_hostlist_uniq(hostlist_t hl);
+extern void slurm_hostlist_sort(hostlist_t hl);
+
+#define DEFAULT_CONF "/etc/slurm/slurm.conf"
+
+static int classify(int e);
+
+/* A failed call's status: could Slurm not be reached, or did it say no?
+ * what is the action ("submit the job"); the message reads
+ * "cannot submit the job: Slurm is unavailable: REASON" or
+ * "Slurm rejected the job: REASON" (rejected, when given, names the
+ * refusal better than "cannot ..."). */
+static int failure(const char *what, const char *rejected, struct sbuf *err)
+{
+	int e = slurm_get_errno();
+	int status = classify(e);
+
+	if (status == HPT_EXIT_UNAVAILABLE)
+		sbuf_addf(err, "cannot %s: Slurm is unavailable: %s", what, slurm_strerror(e));
+	else if (status == HPT_EXIT_REJECTED && rejected)
+		sbuf_addf(err, "%s: %s", rejected, slurm_strerror(e));
+	else
+		sbuf_addf(err, "cannot %s: %s", what, slurm_strerror(e));
+	return status;
+}
+
+static int classify(int e)
+{
+	switch (e) {
+	case SLURM_COMMUNICATIONS_CONNECTION_ERROR:
+	case SLURM_COMMUNICATIONS_SEND_ERROR:
+	case SLURM_COMMUNICATIONS_RECEIVE_ERROR:
+	case SLURM_COMMUNICATIONS_SHUTDOWN_ERROR:
+	case SLURM_PROTOCOL_VERSION_ERROR:
+	case SLURM_PROTOCOL_AUTHENTICATION_ERROR:
+	case SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR:
+	case SLURMCTLD_COMMUNICATIONS_SEND_ERROR:
+	case SLURMCTLD_COMMUNICATIONS_RECEIVE_ERROR:
+	case SLURMCTLD_COMMUNICATIONS_SHUTDOWN_ERROR:
+	case ESLURM_AUTH_CRED_INVALID:
+	case ESLURM_IN_STANDBY_MODE:
+	case ETIMEDOUT:
+	case ECONNREFUSED:
+		return HPT_EXIT_UNAVAILABLE;
+	case ESLURM_INVALID_JOB_ID:
+		return HPT_EXIT_NO_INPUT;
+	default:
+		return HPT_EXIT_REJECTED;
+	}
+}
+
+int hpt_slurm_init(struct sbuf *err)
+{
+	const char *conf = getenv("SLURM_CONF");
+
+	if (conf && !*conf)
+		conf = NULL;
+	if (access(conf ? conf : DEFAULT_CONF, R_OK)) {
+		sbuf_addf(err, "no Slurm configuration: cannot read %s%s: %s", conf ? conf : DEFAULT_CONF,
+			  conf ? " (from SLURM_CONF)" : " (set SLURM_CONF to your cluster's slurm.conf)",
+			  strerror(errno));
+		return HPT_EXIT_UNAVAILABLE;
+	}
+	slurm_init(conf);
+	return 0;
+}
+
+void hpt_slurm_fini(void)
+{
+	slurm_fini();
+}
+
+void hpt_slurm_submit_result_release(struct hpt_slurm_submit_result *r)
+{
+	if (!r)
+		return;
+	free(r->user_msg);
+	r->user_msg = NULL;
+	r->job_id = 0;
+}
+
+/* One setter per option render_sbatch_options can emit, the way sbatch's
+ * slurm_opt.c gives each option its setter.  An option without a row
+ * here is a bug (render and this table must move together). */
+static void set_opt(job_desc_msg_t *d, const struct render_opt *o, char *tres, size_t tres_len)
+{
+	const char *n = o->name;
+
+	if (!strcmp(n, "job-name"))
+		d->name = o->text;
+	else if (!strcmp(n, "nodes"))
+		d->min_nodes = d->max_nodes = (uint32_t)o->num;
+	else if (!strcmp(n, "ntasks-per-node"))
+		d->ntasks_per_node = (uint16_t)o->num;
+	else if (!strcmp(n, "cpus-per-task"))
+		d->cpus_per_task = (uint16_t)o->num;
+	else if (!strcmp(n, "gpus-per-node")) {
+		snprintf(tres, tres_len, "gres:gpu:%lld", (long long)o->num); /* == --gpus-per-node */
+		d->tres_per_node = tres;
+	} else if (!strcmp(n, "mem"))
+		d->pn_min_memory = (uint64_t)o->num;
+	else if (!strcmp(n, "time"))
+		d->time_limit = (uint32_t)o->num;
+	else if (!strcmp(n, "partition"))
+		d->partition = o->text;
+	else if (!strcmp(n, "account"))
+		d->account = o->text;
+	else if (!strcmp(n, "qos"))
+		d->qos = o->text;
+	else if (!strcmp(n, "constraint"))
+		d->features = o->text;
+	else if (!strcmp(n, "exclude"))
+		d->exc_nodes = o->text;
+	else if (!strcmp(n, "exclusive"))
+		d->shared = JOB_SHARED_NONE;
+	else if (!strcmp(n, "signal")) {
+		d->warn_signal = (uint16_t)o->num;
+		d->warn_time = (uint16_t)o->num2;
+		d->warn_flags = 0; /* to the steps, not the batch shell (no "B:") */
+	} else if (!strcmp(n, "requeue"))
+		d->requeue = 1;
+	else if (!strcmp(n, "no-requeue"))
+		d->requeue = 0;
+	else if (!strcmp(n, "open-mode"))
+		d->open_mode = OPEN_MODE_APPEND;
+	else if (!strcmp(n, "output"))
+		d->std_out = o->text;
+	else if (!strcmp(n, "array"))
+		d->array_inx = o->text;
+	else {
+		fprintf(stderr, "BUG: %s:%d: no job_desc setter for --%s\n", __FILE__, __LINE__, n);
+		abort();
+	}
+}
+
+int hpt_slurm_submit(const struct render_opts *opts, const char *script, const char *work_dir,
+		     struct hpt_slurm_submit_result *out, struct sbuf *err)
+{
+	job_desc_msg_t desc;
+	submit_response_msg_t *resp = NULL;
+	char tres[64];
+	uint32_t cpt;
+
+	memset(out, 0, sizeof(*out));
+	slurm_init_job_desc_msg(&desc);
+	for (size_t i = 0; i < opts->n; i++)
+		set_opt(&desc, &opts->v[i], tres, sizeof(tres));
+	desc.script = (char *)script;
+	desc.work_dir = (char *)work_dir;
+	desc.user_id = getuid(); /* slurmctld rejects NO_VAL ids */
+	desc.group_id = getgid();
+	/* What sbatch derives from --nodes and --ntasks-per-node: without
+	 * min_cpus the job gets one CPU and its srun step cannot start. */
+	cpt = desc.cpus_per_task == (uint16_t)NO_VAL ? 1 : desc.cpus_per_task;
+	if (desc.min_nodes != NO_VAL && desc.ntasks_per_node != (uint16_t)NO_VAL) {
+		desc.num_tasks = desc.min_nodes * desc.ntasks_per_node;
+		desc.min_cpus = desc.num_tasks * cpt;
+	}
+	/* sbatch's default --export=ALL */
+	desc.environment = environ;
+	desc.env_size = 0;
+	while (environ[desc.env_size])
+		desc.env_size++;
+	if (slurm_submit_batch_job(&desc, &resp) != SLURM_SUCCESS)
+		return failure("submit the job", "Slurm rejected the job", err);
+	out->job_id = resp->job_id;
+	if (resp->job_submit_user_msg && *resp->job_submit_user_msg)
+		out->user_msg = xstrdup(resp->job_submit_user_msg);
+	slurm_free_submit_response_response_msg(resp);
+	return 0;
+}
+
+int hpt_slurm_cluster_name(struct sbuf *out, struct sbuf *err)
+{
+	slurm_conf_t *conf = NULL;
+
+	if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+		return failure("read the controller's configuration", NULL, err);
+	sbuf_addstr(out, conf->cluster_name ? conf->cluster_name : "");
+	slurm_free_ctl_conf(conf);
+	return 0;
+}
+
+int hpt_slurm_max_array_size(uint32_t *out, struct sbuf *err)
+{
+	slurm_conf_t *conf = NULL;
+
+	if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+		return failure("read the controller's configuration", NULL, err);
+	*out = conf->max_array_sz;
+	slurm_free_ctl_conf(conf);
+	return 0;
+}
+
+int hpt_slurm_munge_socket(struct sbuf *out, struct sbuf *err)
+{
+	slurm_conf_t *conf = NULL;
+	const char *p;
+
+	if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS)
+		return failure("read the controller's configuration", NULL, err);
+	/* AuthInfo=socket=PATH,cred_expire=10 */
+	p = conf->authinfo ? strstr(conf->authinfo, "socket=") : NULL;
+	if (p) {
+		p += strlen("socket=");
+		sbuf_add(out, p, strcspn(p, ","));
+	}
+	slurm_free_ctl_conf(conf);
+	return 0;
+}
+
+int hpt_slurm_hostlist(const char *prev, const char *const *add, size_t n, struct sbuf *out)
+{
+	hostlist_t hl = slurm_hostlist_create(prev && *prev ? prev : NULL);
+	char *s;
+
+	if (!hl)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		slurm_hostlist_push_host(hl, add[i]);
+	slurm_hostlist_uniq(hl); /* sorts too */
+	s = slurm_hostlist_ranged_string_malloc(hl);
+	slurm_hostlist_destroy(hl);
+	if (!s)
+		return -1;
+	sbuf_addstr(out, s);
+	free(s);
+	return 0;
+}
+
+int hpt_slurm_hostlist_has(const char *list, const char *host)
+{
+	hostlist_t hl = slurm_hostlist_create(list && *list ? list : NULL);
+	int found;
+
+	if (!hl)
+		return 0;
+	found = slurm_hostlist_find(hl, host) >= 0;
+	slurm_hostlist_destroy(hl);
+	return found;
+}
+
+void hpt_slurm_job_release(struct hpt_slurm_job *j)
+{
+	if (!j)
+		return;
+	free(j->name);
+	free(j->state);
+	free(j->reason);
+	free(j->nodes);
+	free(j->partition);
+	free(j->work_dir);
+	free(j->array_pending);
+	memset(j, 0, sizeof(*j));
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return xstrdup(s ? s : "");
+}
+
+void hpt_slurm_job_copy(struct hpt_slurm_job *dst, const struct hpt_slurm_job *src)
+{
+	*dst = *src;
+	dst->name = dup_or_empty(src->name);
+	dst->state = dup_or_empty(src->state);
+	dst->reason = dup_or_empty(src->reason);
+	dst->nodes = dup_or_empty(src->nodes);
+	dst->partition = dup_or_empty(src->partition);
+	dst->work_dir = dup_or_empty(src->work_dir);
+	dst->array_pending = dup_or_empty(src->array_pending);
+}
+
+static void fill_job(const slurm_job_info_t *in, struct hpt_slurm_job *j)
+{
+	uint32_t base = in->job_state & JOB_STATE_BASE;
+	const char *reason = "";
+
+	memset(j, 0, sizeof(*j));
+	j->job_id = in->job_id;
+	j->name = dup_or_empty(in->name);
+	/* the base state: CANCELLED, not the COMPLETING its flags would show */
+	j->state = dup_or_empty(slurm_job_state_string(base));
+	if (in->state_desc && *in->state_desc)
+		reason = in->state_desc;
+	else if (in->state_reason != WAIT_NO_REASON)
+		reason = slurm_job_reason_string(in->state_reason);
+	j->reason = dup_or_empty(reason);
+	j->nodes = dup_or_empty(in->nodes);
+	j->partition = dup_or_empty(in->partition);
+	j->work_dir = dup_or_empty(in->work_dir);
+	j->uid = in->user_id;
+	/* ended, and its processes gone: nothing more will reach its logs */
+	j->finished = base >= JOB_COMPLETE && base < JOB_END && !(in->job_state & JOB_COMPLETING);
+	j->completed = base == JOB_COMPLETE;
+	if (j->finished && in->exit_code != NO_VAL) {
+		int st = (int)in->exit_code;
+
+		j->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+		j->exit_signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	}
+	j->restarts = in->restart_cnt;
+	j->nodes_n = in->num_nodes;
+	j->tasks = in->num_tasks == NO_VAL ? 0 : in->num_tasks;
+	j->array_job_id = in->array_job_id;
+	j->array_task = -1;
+	if (in->array_job_id && in->array_task_id != NO_VAL)
+		j->array_task = in->array_task_id;
+	j->array_pending = dup_or_empty(in->array_task_str);
+	j->submit_time = in->submit_time;
+	j->start_time = base == JOB_PENDING ? 0 : in->start_time;
+	j->end_time = j->finished ? in->end_time : 0;
+}
+
+int hpt_slurm_job(uint32_t job_id, struct hpt_slurm_job *out, struct sbuf *err)
+{
+	job_info_msg_t *msg = NULL;
+	char what[64];
+
+	memset(out, 0, sizeof(*out));
+	snprintf(what, sizeof(what), "load job %u", job_id);
+	if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS)
+		return failure(what, NULL, err);
+	if (!msg->record_count) {
+		slurm_free_job_info_msg(msg);
+		sbuf_addf(err, "cannot %s: %s", what, slurm_strerror(ESLURM_INVALID_JOB_ID));
+		return HPT_EXIT_NO_INPUT;
+	}
+	fill_job(&msg->job_array[0], out);
+	slurm_free_job_info_msg(msg);
+	return 0;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct hpt_slurm_job *x = a, *y = b;
+	/* an array's tasks together, in task order, its pending record last */
+	uint32_t xi = x->array_job_id ? x->array_job_id : x->job_id;
+	uint32_t yi = y->array_job_id ? y->array_job_id : y->job_id;
+	int64_t xt = x->array_task < 0 ? INT64_MAX : x->array_task;
+	int64_t yt = y->array_task < 0 ? INT64_MAX : y->array_task;
+
+	if (xi != yi)
+		return xi < yi ? -1 : 1;
+	return xt < yt ? -1 : xt > yt;
+}
+
+static void fill_all(const job_info_msg_t *msg, struct hpt_slurm_job **v, size_t *n)
+{
+	*v = xcalloc(msg->record_count + 1, sizeof(**v));
+	*n = 0;
+	for (uint32_t i = 0; i < msg->record_count; i++)
+		fill_job(&msg->job_array[i], &(*v)[(*n)++]);
+	qsort(*v, *n, sizeof(**v), by_id);
+}
+
+int hpt_slurm_job_all(uint32_t job_id, struct hpt_slurm_job **v, size_t *n, struct sbuf *err)
+{
+	job_info_msg_t *msg = NULL;
+	char what[64];
+
+	*v = NULL;
+	*n = 0;
+	snprintf(what, sizeof(what), "load job %u", job_id);
+	if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS)
+		return failure(what, NULL, err);
+	if (!msg->record_count) {
+		slurm_free_job_info_msg(msg);
+		sbuf_addf(err, "cannot %s: %s", what, slurm_strerror(ESLURM_INVALID_JOB_ID));
+		return HPT_EXIT_NO_INPUT;
+	}
+	fill_all(msg, v, n);
+	slurm_free_job_info_msg(msg);
+	return 0;
+}
+
+/* Whether "0,2-5:2%2" (a pending array record's task list) holds task. */
+static bool task_list_has(const char *list, int64_t task)
+{
+	char *p = (char *)list;
+
+	while (*p && *p != '%') {
+		char *end;
+		long a = strtol(p, &end, 10), b = a, step = 1;
+
+		if (end == p)
+			return false;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		if (*end == ':')
+			step = strtol(end + 1, &end, 10);
+		if (task >= a && task <= b && step > 0 && (task - a) % step == 0)
+			return true;
+		p = end + (*end == ',');
+		if (*end && *end != ',' && *end != '%')
+			return false;
+	}
+	return false;
+}
+
+const struct hpt_slurm_job *hpt_slurm_task_in(const struct hpt_slurm_job *v, size_t n,
+					      int64_t task)
+{
+	const struct hpt_slurm_job *pending = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].array_task == task)
+			return &v[i];
+		if (v[i].array_task < 0 && task_list_has(v[i].array_pending, task))
+			pending = &v[i];
+	}
+	return pending;
+}
+
+int hpt_slurm_array_task(uint32_t array_id, int64_t task, struct hpt_slurm_job *out,
+			 struct sbuf *err)
+{
+	struct hpt_slurm_job *v = NULL;
+	const struct hpt_slurm_job *found;
+	size_t n = 0;
+	int status = hpt_slurm_job_all(array_id, &v, &n, err);
+
+	memset(out, 0, sizeof(*out));
+	found = status ? NULL : hpt_slurm_task_in(v, n, task);
+	if (found) {
+		*out = *found;
+		memset(&v[found - v], 0, sizeof(*v)); /* its strings now out's */
+		out->array_task = task;
+	} else if (!status) {
+		sbuf_addf(err, "cannot load job %u_%lld: Slurm no longer knows it (without "
+			  "accounting, finished jobs are forgotten after MinJobAge)", array_id,
+			  (long long)task);
+		status = HPT_EXIT_NO_INPUT;
+	}
+	for (size_t i = 0; i < n; i++)
+		hpt_slurm_job_release(&v[i]);
+	free(v);
+	return status;
+}
+
+int hpt_slurm_jobs_of(uint32_t uid, struct hpt_slurm_job **v, size_t *n, struct sbuf *err)
+{
+	job_info_msg_t *msg = NULL;
+
+	*v = NULL;
+	*n = 0;
+	if (slurm_load_job_user(&msg, uid, SHOW_ALL) != SLURM_SUCCESS)
+		return failure("list jobs", NULL, err);
+	fill_all(msg, v, n);
+	slurm_free_job_info_msg(msg);
+	return 0;
+}
+
+int hpt_slurm_cancel(uint32_t job_id, int64_t task, bool *was_done, struct sbuf *err)
+{
+	char what[64], id[40];
+
+	*was_done = false;
+	if (task >= 0)
+		snprintf(id, sizeof(id), "%u_%lld", job_id, (long long)task);
+	else
+		snprintf(id, sizeof(id), "%u", job_id);
+	snprintf(what, sizeof(what), "cancel job %s", id);
+	/* by its string id: an array task alone, not the whole array */
+	if (slurm_kill_job2(id, SIGKILL, 0, NULL) == SLURM_SUCCESS)
+		return 0;
+	if (slurm_get_errno() == ESLURM_ALREADY_DONE) {
+		*was_done = true;
+		return 0;
+	}
+	return failure(what, NULL, err);
+}

@@ -1,0 +1,132 @@
+/* liveness.c - write and read the per-rank liveness files (see liveness.h). */
+#include "launcher/supervise/liveness.h" // defines: liveness_write, liveness_load_dir
+#include "common/sbuf.h"          // defines: struct sbuf
+
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static json_t *time_or_null(double t)
+{
+	return t > 0 ? json_real(t) : json_null();
+}
+
+int liveness_write(const char *dir, const struct liveness *l)
+{
+	struct sbuf path = SBUF_INIT, tmp = SBUF_INIT;
+	json_t *doc = json_pack("{s:i, s:i, s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:o, s:o, s:o, s:I}",
+				"rank", (int)l->rank, "world_size", (int)l->world, "node", l->host,
+				"pid", (int)l->pid, "supervisor_pid", (int)getpid(), "state", l->state,
+				"started", l->started, "updated", l->updated,
+				"cpu_s", l->cpu_s,
+				"last_output", time_or_null(l->last_output),
+				"last_heartbeat", time_or_null(l->last_heartbeat),
+				"last_progress", time_or_null(l->last_progress),
+				"output_bytes", (json_int_t)l->output_bytes);
+	int rc = -1;
+
+	if (!doc)
+		goto out;
+	json_object_set_new(doc, "exit_status", l->exit_status >= 0 ? json_integer(l->exit_status)
+								  : json_null());
+	json_object_set_new(doc, "signal", l->signal ? json_integer(l->signal) : json_null());
+	if (l->contract)
+		json_object_set(doc, "contract", l->contract);
+	sbuf_addf(&path, "%s/rank-%u.json", dir, l->rank);
+	sbuf_addf(&tmp, "%s/.rank-%u.json.tmp", dir, l->rank);
+	if (!json_dump_file(doc, tmp.buf, JSON_INDENT(1) | JSON_PRESERVE_ORDER))
+		rc = rename(tmp.buf, path.buf);
+out:
+	json_decref(doc);
+	sbuf_release(&path);
+	sbuf_release(&tmp);
+	return rc;
+}
+
+double liveness_cpu_seconds(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long ut, st;
+	const char *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* comm may hold blanks and parentheses: fields count from the last ')'. */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static int is_liveness_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strncmp(b, "rank-", 5) && !strstr(b, ".stacks.");
+}
+
+static int by_rank(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "rank"));
+	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "rank"));
+
+	return x < y ? -1 : x > y;
+}
+
+json_t **liveness_load_dir(const char *dir, size_t *n)
+{
+	struct sbuf pat = SBUF_INIT;
+	json_t **v = NULL;
+	glob_t g;
+
+	*n = 0;
+	sbuf_addf(&pat, "%s/rank-*.json", dir);
+	if (!glob(pat.buf, 0, NULL, &g)) {
+		v = xcalloc(g.gl_pathc, sizeof(*v));
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			json_t *doc;
+
+			if (!is_liveness_name(g.gl_pathv[i]))
+				continue;
+			doc = json_load_file(g.gl_pathv[i], 0, NULL);
+			if (json_is_integer(json_object_get(doc, "rank")))
+				v[(*n)++] = doc;
+			else
+				json_decref(doc);
+		}
+		globfree(&g);
+		qsort(v, *n, sizeof(*v), by_rank);
+	}
+	sbuf_release(&pat);
+	return v;
+}
+
+double liveness_latest_progress(const char *dir, unsigned self, unsigned *files)
+{
+	size_t n;
+	json_t **v = liveness_load_dir(dir, &n);
+	double latest = 0;
+
+	*files = 0;
+	for (size_t i = 0; i < n; i++) {
+		double t = json_number_value(json_object_get(v[i], "last_progress"));
+
+		if ((unsigned)json_integer_value(json_object_get(v[i], "rank")) != self) {
+			(*files)++;
+			if (t > latest)
+				latest = t;
+		}
+		json_decref(v[i]);
+	}
+	free(v);
+	return latest;
+}

@@ -1,0 +1,587 @@
+/* supervise.c - fork the rank's program, forward signals, watch it, end it.
+ * Shell (see supervise.h). */
+#include "launcher/supervise/supervise.h" // defines: supervise_run, struct supervise_opts
+#include "launcher/supervise/autopsy.h"   // defines: struct rank_stacks
+#include "launcher/supervise/liveness.h"  // defines: struct liveness, liveness_write
+#include "launcher/supervise/stackfile.h" // defines: stackfile_write, stackfile_autopsy
+#include "launcher/supervise/stacks.h"    // defines: stacks_capture_native, stacks_add_python
+#include "common/exitcode.h"       // defines: HPT_EXIT_PREEMPTED, HPT_EXIT_STALLED
+#include "common/sbuf.h"           // defines: struct sbuf
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BARRIER_S 15      /* how long a stalled rank waits for the others' stacks */
+#define PY_DUMP_S 5       /* how long faulthandler gets to print its dump */
+#define MAX_CAPTURE (1 << 20)
+
+static const int forwarded[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2 };
+
+struct sup {
+	const struct supervise_opts *o;
+	char ranks_dir[4096];
+	char heartbeat[4096];
+	struct liveness live;
+	pid_t pid;
+	int sfd;
+	int out[2];            /* read ends of the program's stdout and stderr; -1 when closed */
+	int status;            /* wait status, valid once exited */
+	bool exited;
+	bool preempting;
+	double deadline;       /* preemption deadline, seconds since the epoch */
+	double next_write;
+	double stall_recheck;  /* when this rank is idle but others are not */
+	struct sbuf capture;   /* stderr kept while faulthandler dumps */
+	bool capturing;
+	bool stopping;         /* the supervisor itself is ending the program */
+};
+
+int64_t supervise_grace(int64_t lead_s)
+{
+	int64_t margin = lead_s / 4;
+
+	if (!lead_s)
+		return 0;
+	if (margin < 1)
+		margin = 1;
+	if (margin > 15)
+		margin = 15;
+	return lead_s > margin ? lead_s - margin : 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void say(const struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct sup *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "hpctrain launch: rank %u: ", s->o->rank);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void write_live(struct sup *s, const char *state)
+{
+	if (state)
+		s->live.state = state;
+	if (!s->ranks_dir[0])
+		return;
+	s->live.updated = now();
+	if (!s->exited && s->pid > 0) {
+		double cpu = liveness_cpu_seconds(s->pid);
+
+		if (cpu >= 0)
+			s->live.cpu_s = cpu;
+	}
+	if (liveness_write(s->ranks_dir, &s->live))
+		say(s, "cannot write %s/rank-%u.json: %s", s->ranks_dir, s->o->rank, strerror(errno));
+	s->next_write = s->live.updated + LIVENESS_PERIOD_S;
+}
+
+/* The run's ranks/ directory and this rank's heartbeat file in it. */
+static void prepare_files(struct sup *s)
+{
+	int fd, n;
+
+	if (!s->o->run_dir)
+		return;
+	n = snprintf(s->ranks_dir, sizeof(s->ranks_dir), "%s/ranks", s->o->run_dir);
+	if (n < 0 || (size_t)n >= sizeof(s->ranks_dir)) {
+		say(s, "run directory path too long; no liveness records");
+		s->ranks_dir[0] = '\0';
+		return;
+	}
+	if (mkdir(s->ranks_dir, 0700) && errno != EEXIST) {
+		say(s, "cannot create %s: %s; no liveness records", s->ranks_dir, strerror(errno));
+		s->ranks_dir[0] = '\0';
+		return;
+	}
+	n = snprintf(s->heartbeat, sizeof(s->heartbeat), "%s/rank-%u.heartbeat", s->ranks_dir,
+		     s->o->rank);
+	if (n < 0 || (size_t)n >= sizeof(s->heartbeat)) {
+		s->heartbeat[0] = '\0';
+		return;
+	}
+	fd = open(s->heartbeat, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		s->heartbeat[0] = '\0';
+		return;
+	}
+	close(fd);
+	setenv("HPCTRAIN_HEARTBEAT", s->heartbeat, 1);
+}
+
+/* A pipe for fd unless fd is a terminal, where a program should keep
+ * seeing one (and is watched by a person anyway). */
+static int make_pipe(int fd, int p[2])
+{
+	p[0] = p[1] = -1;
+	if (isatty(fd))
+		return 0;
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+static void start_child(struct sup *s, char **argv, int po[2], int pe[2], int report[2],
+			const sigset_t *old)
+{
+	int err;
+
+	sigprocmask(SIG_SETMASK, old, NULL);
+	if (po[1] >= 0)
+		dup2(po[1], 1);
+	if (pe[1] >= 0)
+		dup2(pe[1], 2);
+	(void)s;
+	execvp(argv[0], argv);
+	err = errno;
+	if (write(report[1], &err, sizeof(err)) < 0)
+		_exit(HPT_EXIT_NOEXEC);
+	_exit(err == ENOENT ? HPT_EXIT_NOTFOUND : HPT_EXIT_NOEXEC);
+}
+
+/* Forks and execs; returns 0, or the exit status when the program could
+ * not start (the child's errno comes back through a close-on-exec pipe). */
+static int spawn(struct sup *s, char **argv)
+{
+	int po[2], pe[2], report[2], err = 0;
+	sigset_t set, old;
+	ssize_t n;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	s->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->sfd < 0 || make_pipe(1, po) || make_pipe(2, pe) || pipe2(report, O_CLOEXEC)) {
+		say(s, "cannot set up the supervisor: %s", strerror(errno));
+		return HPT_EXIT_INTERNAL;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	s->pid = fork();
+	if (s->pid < 0) {
+		say(s, "cannot fork: %s", strerror(errno));
+		return HPT_EXIT_INTERNAL;
+	}
+	if (!s->pid)
+		start_child(s, argv, po, pe, report, &old);
+	close(report[1]);
+	for (int i = 0; i < 2; i++) {
+		int *p = i ? pe : po;
+
+		if (p[1] >= 0)
+			close(p[1]);
+		s->out[i] = p[0];
+	}
+	while ((n = read(report[0], &err, sizeof(err))) < 0 && errno == EINTR)
+		;
+	close(report[0]);
+	if (n == sizeof(err)) {
+		waitpid(s->pid, NULL, 0);
+		if (err == ENOENT) {
+			fprintf(stderr, "hpctrain launch: %s: command not found\n", argv[0]);
+			return HPT_EXIT_NOTFOUND;
+		}
+		fprintf(stderr, "hpctrain launch: cannot execute %s: %s\n", argv[0], strerror(err));
+		return HPT_EXIT_NOEXEC;
+	}
+	return 0;
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* our own output is gone: keep the program running regardless */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Copies what is ready on stream i (0 stdout, 1 stderr) through. */
+static void pump(struct sup *s, int i)
+{
+	char buf[65536];
+	ssize_t n = read(s->out[i], buf, sizeof(buf));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		close(s->out[i]);
+		s->out[i] = -1;
+		return;
+	}
+	write_all(i + 1, buf, (size_t)n);
+	s->live.output_bytes += (uint64_t)n;
+	s->live.last_output = s->live.last_progress = now();
+	if (i == 1 && s->capturing && s->capture.len < MAX_CAPTURE)
+		sbuf_add(&s->capture, buf, (size_t)n);
+}
+
+static void reap(struct sup *s)
+{
+	struct rusage ru;
+	int st;
+
+	if (!s->exited && wait4(s->pid, &st, WNOHANG, &ru) == s->pid) {
+		s->exited = true;
+		s->status = st;
+		s->live.cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+				(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	}
+}
+
+static int exit_status_of(int st)
+{
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+}
+
+static void on_signal(struct sup *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sfd, &si, sizeof(si)) == sizeof(si)) {
+		int sig = (int)si.ssi_signo;
+
+		if (sig == SIGCHLD) {
+			reap(s);
+			continue;
+		}
+		if (s->exited)
+			continue;
+		if (sig == s->o->preempt_signal && !s->preempting) {
+			s->preempting = true;
+			s->deadline = now() + (double)s->o->grace_s;
+			if (s->o->grace_s)
+				say(s, "preemption signal (SIG%s): the program has %lld s to exit",
+				    sigabbrev_np(sig), (long long)s->o->grace_s);
+			else
+				say(s, "preemption signal (SIG%s) passed on", sigabbrev_np(sig));
+			write_live(s, "preempting");
+		}
+		kill(s->pid, sig);
+	}
+}
+
+/* The heartbeat file's mtime as progress. */
+static void check_heartbeat(struct sup *s)
+{
+	struct stat st;
+	double t;
+
+	if (!s->heartbeat[0] || stat(s->heartbeat, &st))
+		return;
+	t = (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+	if (t > s->live.last_heartbeat && (st.st_size || t > s->live.started)) {
+		s->live.last_heartbeat = t;
+		if (t > s->live.last_progress)
+			s->live.last_progress = t;
+	}
+}
+
+/* Stalled: no progress here for stall_s, nor in any other rank's file. */
+static bool stalled(struct sup *s, double t)
+{
+	unsigned files;
+	double other;
+
+	if (!s->o->stall_s || !s->ranks_dir[0] || t - s->live.last_progress < (double)s->o->stall_s ||
+	    t < s->stall_recheck)
+		return false;
+	other = liveness_latest_progress(s->ranks_dir, s->o->rank, &files);
+	if (t - other >= (double)s->o->stall_s)
+		return true;
+	s->stall_recheck = t + LIVENESS_PERIOD_S;
+	return false;
+}
+
+/* Waits up to timeout_s for the child to exit, still copying its output. */
+static void wait_exit(struct sup *s, double timeout_s)
+{
+	double end = now() + timeout_s;
+
+	while (!s->exited) {
+		struct pollfd p[3] = { { s->sfd, POLLIN, 0 }, { s->out[0], POLLIN, 0 },
+				       { s->out[1], POLLIN, 0 } };
+		double left = end - now();
+
+		if (left <= 0)
+			break;
+		if (poll(p, 3, (int)(left * 1000) + 1) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents)
+			on_signal(s);
+		for (int i = 0; i < 2; i++)
+			if (p[i + 1].revents)
+				pump(s, i);
+	}
+}
+
+static void count_stacks(const struct sup *s, unsigned *present)
+{
+	char path[4200];
+
+	*present = 0;
+	for (unsigned r = 0; r < s->o->world; r++) {
+		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
+		if (!access(path, F_OK))
+			(*present)++;
+	}
+}
+
+/* Waits (a few seconds at most) until every rank has left its stacks. */
+static void barrier(struct sup *s)
+{
+	double end = now() + BARRIER_S;
+	unsigned present;
+
+	for (count_stacks(s, &present); present < s->o->world && now() < end;
+	     count_stacks(s, &present))
+		wait_exit(s, 0.2);
+}
+
+/* How many ranks' stacks files say they are complete. */
+static unsigned count_complete(const struct sup *s)
+{
+	char path[4200];
+	unsigned n = 0;
+
+	for (unsigned r = 0; r < s->o->world; r++) {
+		json_t *doc;
+
+		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
+		doc = json_load_file(path, 0, NULL);
+		n += json_is_true(json_object_get(doc, "complete"));
+		json_decref(doc);
+	}
+	return n;
+}
+
+/* The reporter waits (a few seconds at most) for the others' Python dumps. */
+static void wait_complete(struct sup *s)
+{
+	double end = now() + BARRIER_S;
+
+	while (count_complete(s) < s->o->world && now() < end)
+		usleep(200 * 1000);
+}
+
+static bool lowest_with_stacks(const struct sup *s)
+{
+	char path[4200];
+
+	for (unsigned r = 0; r < s->o->rank; r++) {
+		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
+		if (!access(path, F_OK))
+			return false;
+	}
+	return true;
+}
+
+/* Records the program's stacks (native, then Python through faulthandler,
+ * which ends it), then stops it.  With a run directory, the stacks go to
+ * ranks/rank-N.stacks.json and the lowest rank writes autopsy.txt. */
+static void autopsy_and_stop(struct sup *s, const char *reason)
+{
+	struct rank_stacks r = { .rank = s->o->rank, .pid = s->pid };
+	struct sbuf path = SBUF_INIT, err = SBUF_INIT, text = SBUF_INIT;
+	bool python = stacks_is_python(s->pid);
+
+	s->stopping = true;
+	r.host = xstrdup(s->o->host);
+	r.reason = xstrdup(reason);
+	r.complete = !python;
+	stacks_capture_native(s->pid, &r);
+	if (r.error)
+		say(s, "%s", r.error);
+	sbuf_addf(&path, "%s/rank-%u.stacks.json", s->ranks_dir, s->o->rank);
+	if (s->ranks_dir[0] && stackfile_write(path.buf, &r, &err))
+		say(s, "%s", err.buf);
+	/* Every rank has its native stacks before any Python rank aborts,
+	 * which could end its peers' programs before theirs are read. */
+	if (s->ranks_dir[0])
+		barrier(s);
+	if (python && !s->exited) {
+		s->capturing = true;
+		kill(s->pid, SIGABRT);
+		wait_exit(s, PY_DUMP_S);
+		stacks_add_python(&r, s->capture.buf, s->capture.len);
+		r.complete = true;
+		sbuf_reset(&err);
+		if (s->ranks_dir[0] && stackfile_write(path.buf, &r, &err))
+			say(s, "%s", err.buf);
+	}
+	if (!s->exited) {
+		kill(s->pid, SIGKILL);
+		wait_exit(s, 10);
+	}
+	if (s->ranks_dir[0] && lowest_with_stacks(s)) {
+		sbuf_reset(&err);
+		wait_complete(s);
+		if (!stackfile_autopsy(s->o->run_dir, s->o->world, &text, &err)) {
+			/* The summary goes to the rank log; the stacks stay in the file. */
+			const char *blank = strstr(text.buf, "\n\n");
+
+			fprintf(stderr, "%.*s\nhpctrain launch: the stacks of every rank are in %s/autopsy.txt\n",
+				blank ? (int)(blank - text.buf) : (int)text.len, text.buf, s->o->run_dir);
+		} else
+			say(s, "%s", err.buf);
+	}
+	rank_stacks_release(&r);
+	sbuf_release(&path);
+	sbuf_release(&err);
+	sbuf_release(&text);
+}
+
+static int poll_timeout_ms(const struct sup *s, double t)
+{
+	double next = t + 3600;
+
+	if (s->ranks_dir[0])
+		next = s->next_write;
+	if (s->preempting && s->o->grace_s && s->deadline < next)
+		next = s->deadline;
+	if (s->o->stall_s && s->ranks_dir[0]) {
+		double stall = s->live.last_progress + (double)s->o->stall_s;
+
+		if (stall < s->stall_recheck)
+			stall = s->stall_recheck;
+		if (stall < next)
+			next = stall;
+	}
+	return next <= t ? 0 : (int)((next - t) * 1000) + 1;
+}
+
+/* The loop: returns when the program has exited, or 76 after a stall. */
+static int watch(struct sup *s)
+{
+	while (!s->exited) {
+		struct pollfd p[3] = { { s->sfd, POLLIN, 0 }, { s->out[0], POLLIN, 0 },
+				       { s->out[1], POLLIN, 0 } };
+		double t = now();
+
+		if (poll(p, 3, poll_timeout_ms(s, t)) < 0 && errno != EINTR)
+			return HPT_EXIT_INTERNAL;
+		if (p[0].revents)
+			on_signal(s);
+		for (int i = 0; i < 2; i++)
+			if (p[i + 1].revents)
+				pump(s, i);
+		if (s->exited)
+			break;
+		t = now();
+		check_heartbeat(s);
+		if (s->preempting && s->o->grace_s && t >= s->deadline) {
+			say(s, "the program ignored the preemption signal for %lld s; recording its "
+			    "stacks and stopping it", (long long)s->o->grace_s);
+			autopsy_and_stop(s, "ignored the preemption signal");
+			return -1;
+		}
+		if (stalled(s, t)) {
+			say(s, "no rank made progress for %lld s; recording stacks",
+			    (long long)s->o->stall_s);
+			write_live(s, "stalled");
+			autopsy_and_stop(s, "stalled");
+			return HPT_EXIT_STALLED;
+		}
+		if (s->ranks_dir[0] && t >= s->next_write)
+			write_live(s, NULL);
+	}
+	return -1;
+}
+
+/* Copies what the program left in its pipes (a background child of it
+ * may hold them open: take what is there, do not wait for EOF). */
+static void drain(struct sup *s)
+{
+	for (int i = 0; i < 2; i++)
+		while (s->out[i] >= 0) {
+			struct pollfd p = { s->out[i], POLLIN, 0 };
+
+			if (poll(&p, 1, 0) <= 0)
+				break;
+			pump(s, i);
+		}
+}
+
+static int final_status(struct sup *s, int stalled_status)
+{
+	int st = s->exited ? exit_status_of(s->status) : 128 + SIGKILL;
+
+	s->live.exit_status = st;
+	s->live.signal = s->exited && WIFSIGNALED(s->status) ? WTERMSIG(s->status) : 0;
+	if (stalled_status > 0) {
+		write_live(s, "stalled");
+		return stalled_status;
+	}
+	if (s->live.signal && !s->stopping) /* not our own SIGABRT or KILL */
+		say(s, "the program was killed by signal %d (SIG%s): exit status %d", s->live.signal,
+		    sigabbrev_np(s->live.signal), st);
+	if (s->preempting && st != HPT_EXIT_PREEMPTED && s->o->after_requeue) {
+		say(s, "the program exited %d after the preemption signal; exiting %d to requeue "
+		    "(preempt.after_signal: requeue)", st, HPT_EXIT_PREEMPTED);
+		st = HPT_EXIT_PREEMPTED;
+	}
+	write_live(s, "exited");
+	return st;
+}
+
+int supervise_run(const struct supervise_opts *o, char **argv)
+{
+	struct sup s = { .o = o, .sfd = -1, .out = { -1, -1 }, .capture = SBUF_INIT };
+	int status;
+
+	prepare_files(&s);
+	if (!getenv("PYTHONFAULTHANDLER"))
+		setenv("PYTHONFAULTHANDLER", "1", 1);
+	s.live = (struct liveness){ .rank = o->rank, .world = o->world, .host = o->host,
+				    .state = "starting", .exit_status = -1, .contract = o->contract };
+	s.live.started = s.live.last_progress = now();
+	status = spawn(&s, argv);
+	if (!status) {
+		s.live.pid = s.pid;
+		write_live(&s, "running");
+		status = watch(&s);
+		drain(&s);
+		status = final_status(&s, status);
+	} else if (s.ranks_dir[0]) {
+		s.live.exit_status = status;
+		write_live(&s, "exited");
+	}
+	for (int i = 0; i < 2; i++)
+		if (s.out[i] >= 0)
+			close(s.out[i]);
+	if (s.sfd >= 0)
+		close(s.sfd);
+	sbuf_release(&s.capture);
+	return status;
+}
