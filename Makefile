@@ -7,22 +7,35 @@
 #   make demo       the most complete real job this version can run
 #   make bench      benchmarks (ratios against a peer run side by side)
 #   make fuzz       run the spec parser fuzzer (FUZZ_SECONDS=60)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (BINDIR, DATADIR, MANDIR)
+#   make uninstall  the same variables: removes what install put there
 #
-# Flags come from pkg-config and are expanded lazily, so `make check`
+# Flags come from $(PKG_CONFIG) and are expanded lazily, so `make check`
 # can install the packages first and build in a sub-make afterwards.
-# CFLAGS is the builder's (a packager's -O1 -g, say); what the build
-# itself needs rides in HPT_CFLAGS, set per object by DIR/build.mk, so a
-# command-line CFLAGS= drops nothing.  Warnings are errors where
-# WERROR=1: `make check` (so CI) sets it; a user's plain build does not.
+# CFLAGS, CPPFLAGS and LDFLAGS are the builder's (a packager's hardening
+# flags, say: `make $$(dpkg-buildflags --export=cmdline)`), passed to
+# every compile and link; what the build itself needs rides in
+# HPT_CFLAGS, set per object by DIR/build.mk, so a command-line CFLAGS=
+# drops nothing.  Warnings are errors where WERROR=1: `make check` (so
+# CI) sets it; a user's plain build does not.
 
-PREFIX     ?= /usr/local
-DESTDIR    ?=
-CC         ?= gcc
-CLANG      ?= clang
-CFLAGS     ?= -O2 -g
-WERROR     ?= 0
-VERSION    := 0.1.0$(shell git rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/+g/')
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+DATAROOTDIR ?= $(PREFIX)/share
+DATADIR     ?= $(DATAROOTDIR)
+MANDIR      ?= $(DATAROOTDIR)/man
+DESTDIR     ?=
+CC          ?= gcc
+CLANG       ?= clang
+PKG_CONFIG  ?= pkg-config
+CFLAGS      ?= -O2 -g
+CPPFLAGS    ?=
+LDFLAGS     ?=
+WERROR      ?= 0
+VERSION     := 0.1.0$(shell git rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/+g/')
+# Where `make install` puts the templates; hpctrain also looks beside
+# its executable (../share/hpctrain/templates), so a moved tree works.
+TEMPLATEDIR  = $(DATADIR)/hpctrain/templates
 
 .DEFAULT_GOAL := all
 
@@ -32,14 +45,14 @@ SAN = build/san
 obj = $(patsubst %.c,$(OBJ)/%.o,$(1))
 san = $(patsubst %.c,$(SAN)/%.o,$(1))
 
-# Each part of the tree describes itself in DIR/build.mk: sources that go
-# into bin/hpctrain (HPCTRAIN_SRC), pkg-config packages (HPCTRAIN_PKGS),
-# unit tests (UNIT_TESTS, UNIT_SRC_<test>, UNIT_LIBS_<test>), Debian packages (DEBIAN_PKGS;
-# BENCH_PKGS for the benchmarks' peers, which only `make bench` installs),
-# extra programs and benchmarks.  common/build.mk comes first: it defines
-# SPEC_CORE, which trainer/build.mk expands in prerequisites as it is
-# read.
-HPCTRAIN_SRC  =
+# Each folder describes its own files in DIR/build.mk: its cores and
+# shells as variables (SPEC_CORE, TOPO_SHELL, RUNS_CORE, ...), pkg-config
+# packages (HPCTRAIN_PKGS), unit tests (UNIT_TESTS, UNIT_SRC_<test>,
+# UNIT_LIBS_<test>), Debian packages (DEBIAN_PKGS; BENCH_PKGS for the
+# benchmarks' peers, which only `make bench` installs), extra programs
+# and benchmarks.  common/build.mk comes first and cli/build.mk last:
+# trainer/build.mk expands SPEC_CORE in prerequisites as it is read, and
+# cli/build.mk links the login-node programs from every folder's parts.
 HPCTRAIN_PKGS =
 UNIT_TESTS    =
 DEBIAN_PKGS   = build-essential pkg-config git libcmocka-dev bats jq mandoc groff-base \
@@ -47,23 +60,20 @@ DEBIAN_PKGS   = build-essential pkg-config git libcmocka-dev bats jq mandoc grof
 BENCH_PKGS    =
 BENCH_TARGETS =
 TEST_BINS     =
-include common/build.mk
-include $(filter-out common/build.mk,$(wildcard */build.mk))
+BUILD_MK      = common/build.mk $(sort $(filter-out common/build.mk cli/build.mk, \
+                $(wildcard */build.mk */*/build.mk))) cli/build.mk
+include $(BUILD_MK)
 
-PKG_CFLAGS  = $(shell pkg-config --cflags $(HPCTRAIN_PKGS))
-PKG_LIBS    = $(shell pkg-config --libs $(HPCTRAIN_PKGS))
+PKG_CFLAGS  = $(shell $(PKG_CONFIG) --cflags $(HPCTRAIN_PKGS))
+PKG_LIBS    = $(shell $(PKG_CONFIG) --libs $(HPCTRAIN_PKGS))
 WARN        = -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-prototypes -Wformat=2
 HPT_CFLAGS  =
-ALL_CFLAGS  = -std=gnu11 $(WARN) $(CFLAGS) $(HPT_CFLAGS) -I. -D_GNU_SOURCE \
-              -DHPT_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
+ALL_CFLAGS  = -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(HPT_CFLAGS) -I. -D_GNU_SOURCE $(PKG_CFLAGS)
 SAN_FLAGS   = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-
+# Every program and test links with the builder's flags.
+LINK        = $(CC) $(CFLAGS) $(LDFLAGS)
 
 all: bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor bin/hpctrain-report
-
-bin/hpctrain: $(call obj,$(HPCTRAIN_SRC))
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(@D)
@@ -73,14 +83,32 @@ $(SAN)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
 
+# What the programs embed of this build: the version names the commit,
+# and the template directory the install.  Each stamp file is rewritten
+# only when its text changes, so a new commit (or another DATADIR)
+# recompiles the one object that embeds it, and relinks, without a
+# `make clean`; nothing else is rebuilt.
+build/version.stamp: stamp-force
+	@mkdir -p $(@D)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
+build/paths.stamp: stamp-force
+	@mkdir -p $(@D)
+	@echo '$(TEMPLATEDIR)' | cmp -s - $@ || echo '$(TEMPLATEDIR)' >$@
+stamp-force:
+$(OBJ)/common/version.o $(SAN)/common/version.o: build/version.stamp
+$(OBJ)/common/version.o $(SAN)/common/version.o: HPT_CFLAGS += -DHPT_VERSION='"$(VERSION)"'
+$(OBJ)/common/spec/template_dir.o $(SAN)/common/spec/template_dir.o: build/paths.stamp
+$(OBJ)/common/spec/template_dir.o $(SAN)/common/spec/template_dir.o: \
+	HPT_CFLAGS += -DHPT_TEMPLATE_DIR='"$(TEMPLATEDIR)"'
+
 # One binary per unit test, plain and sanitized.
 define unit_rules
 build/tests/$(1): $(OBJ)/tests/unit/$(1).o $(call obj,$(UNIT_SRC_$(1)))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell pkg-config --libs cmocka) $$(UNIT_LIBS_$(1)) -lm
+	$$(LINK) -o $$@ $$^ $$(PKG_LIBS) $$(shell $$(PKG_CONFIG) --libs cmocka) $$(UNIT_LIBS_$(1)) -lm
 build/tests-san/$(1): $(SAN)/tests/unit/$(1).o $(call san,$(UNIT_SRC_$(1)))
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(SAN_FLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell pkg-config --libs cmocka) $$(UNIT_LIBS_$(1)) -lm
+	$$(LINK) $$(SAN_FLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell $$(PKG_CONFIG) --libs cmocka) $$(UNIT_LIBS_$(1)) -lm
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rules,$(t))))
 
@@ -104,6 +132,7 @@ deps:
 # Cheap checks of the tree itself, before anything is built.
 lint:
 	@sh tests/lint-layers.sh
+	@sh tests/lint-build.sh
 	@awk -f tests/lint-bats.awk tests/cli/*.bats tests/cli/*.bash
 
 check:
@@ -124,18 +153,32 @@ bench:
 	@$(MAKE) --no-print-directory all $(BENCH_TARGETS)
 	@sh tests/bench.sh
 
+PROGRAMS = hpctrain hpctrain-train hpctrain-doctor hpctrain-report
+MAN1     = $(notdir $(wildcard man/*.1))
+MAN5     = $(notdir $(wildcard man/*.5))
+TEMPLATES = $(notdir $(wildcard templates/*.yaml))
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/hpctrain/templates
-	install -m 0755 bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor bin/hpctrain-report $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 0644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
-	install -m 0644 templates/*.yaml $(DESTDIR)$(PREFIX)/share/hpctrain/templates/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(TEMPLATEDIR)
+	install -m 0755 $(addprefix bin/,$(PROGRAMS)) $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(addprefix man/,$(MAN1)) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(addprefix man/,$(MAN5)) $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(addprefix templates/,$(TEMPLATES)) $(DESTDIR)$(TEMPLATEDIR)/
+
+# Removes only the files install wrote, then the template directory if
+# that leaves it empty; shared directories (bin, man1) stay.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(MAN1)) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man5/,$(MAN5)) \
+		$(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(TEMPLATES))
+	-rmdir $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(DATADIR)/hpctrain 2>/dev/null
 
 clean:
 	rm -rf build bin
 
-.PHONY: all deps lint check test-bins demo bench fuzz install clean
+.PHONY: all deps lint check test-bins demo bench fuzz install uninstall clean stamp-force
 .DELETE_ON_ERROR:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,7 +1,44 @@
-# cli/build.mk - bin/hpctrain's entry point and the commands that need
-# nothing beyond the job spec; the others are listed with the part they
-# drive (launcher/, topology/).
+# cli/build.mk - the commands, and the three login-node programs linked
+# from them and every folder's parts.  Read last (see the Makefile), so
+# every part's variables are set when these rules are read.
+#
+#   bin/hpctrain          the command table and every command but two
+#   bin/hpctrain-doctor   doctor, which links MPI, oneDNN and munge
+#   bin/hpctrain-report   report, which links cairo
+# `hpctrain doctor` and `hpctrain report` exec the last two, so the
+# login-node binary links none of MPI, oneDNN, munge or cairo.
 
-CLI_SHELL  = cli/json_print.c cli/submit_report.c cli/cmd_validate.c cli/cmd_template.c cli/main.c
+CLI_MAIN   = cli/main.c cli/json_print.c cli/cmd_validate.c cli/cmd_template.c cli/cmd_topo.c
+CLI_LAUNCH = cli/cmd_launch.c cli/cmd_autopsy.c
+CLI_SUBMIT = cli/cmd_submit.c cli/submit_report.c cli/submit_sweep.c cli/cmd_status.c \
+             cli/status_watch.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c
+CLI_DOCTOR = cli/cmd_doctor.c cli/doctor_main.c cli/json_print.c
+CLI_REPORT = cli/cmd_report.c cli/report_out.c cli/report_sweep.c cli/report_main.c \
+             cli/json_print.c
 
-HPCTRAIN_SRC  += $(CLI_SHELL)
+HPCTRAIN_SRC = $(CLI_MAIN) $(CLI_LAUNCH) $(CLI_SUBMIT) $(SPEC_CORE) $(SPEC_SHELL) \
+               $(TOPO_CORE) $(TOPO_SHELL) $(RANK_CORE) $(RANK_SHELL) $(SUPERVISE_CORE) \
+               $(SUPERVISE_SHELL) $(SLURM_CORE) $(SLURM_SHELL) $(RUNS_CORE) $(RUNS_SHELL) \
+               $(LEDGER_CORE) $(LEDGER_SHELL)
+DOCTOR_SRC   = $(CLI_DOCTOR) $(DOCTOR_CORE) $(DOCTOR_SHELL) $(DOCTOR_PROBE) $(LEDGER_CORE) \
+               $(LEDGER_SHELL) $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) \
+               $(SPEC_SHELL) $(SLURM_CORE) $(SLURM_SHELL) launcher/runs/rundir.c
+REPORT_SRC   = $(CLI_REPORT) $(REPORT_CORE) $(SPEC_CORE) $(SPEC_SHELL) $(SLURM_CORE) \
+               $(SLURM_SHELL) launcher/runs/runref.c launcher/runs/runref_job.c \
+               launcher/runs/sweep_record.c launcher/runs/rundir.c
+
+TEST_BINS += bin/hpctrain-doctor bin/hpctrain-report
+
+$(OBJ)/cli/cmd_doctor.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi munge)
+
+bin/hpctrain: $(call obj,$(HPCTRAIN_SRC))
+	@mkdir -p $(@D)
+	$(LINK) -o $@ $^ $(PKG_LIBS)
+
+bin/hpctrain-doctor: $(call obj,$(sort $(DOCTOR_SRC)))
+	@mkdir -p $(@D)
+	$(LINK) -o $@ $^ $(PKG_LIBS) $(DOCTOR_LIBS)
+
+bin/hpctrain-report: $(call obj,$(sort $(REPORT_SRC)))
+	@mkdir -p $(@D)
+	$(LINK) -o $@ $^ $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs cairo) -lm

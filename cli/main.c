@@ -6,7 +6,7 @@
 #include "common/opt.h"      // defines: struct opt_cmd, opt_usage
 #include "common/sbuf.h"     // defines: xcalloc
 #include "common/suggest.h"  // defines: suggest_best
-#include "common/version.h"  // defines: HPT_VERSION
+#include "common/version.h"  // defines: hpt_version
 
 #include <errno.h>
 #include <libgen.h>
@@ -159,7 +159,7 @@ static int cmd_version(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	printf("hpctrain %s\n", HPT_VERSION);
+	printf("hpctrain %s\n", hpt_version);
 	return HPT_EXIT_OK;
 }
 

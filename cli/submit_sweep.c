@@ -14,7 +14,7 @@
 #include "common/spec/specfile.h"  // defines: struct specfile_overrides
 #include "common/spec/sweep.h"     // defines: struct sweep, sweep_point
 #include "common/spec/ynode.h"     // defines: struct ynode
-#include "common/version.h"        // defines: HPT_VERSION
+#include "common/version.h"        // defines: hpt_version
 #include "launcher/runs/attempt.h"      // defines: struct attempt, attempt_prepare, attempt_record
 #include "launcher/slurm/render.h"       // defines: render_array_options, render_array_script
 #include "launcher/runs/progress.h"     // defines: progress_load
@@ -195,7 +195,7 @@ static int render_arrays(struct plan *pl)
 
 		render_array_options(&pl->p[a->points[0]].opts, a->n, pl->max_parallel, &a->opts);
 		sbuf_init(&a->script);
-		if (render_array_script(&a->opts, pl->name, HPT_VERSION, &a->script))
+		if (render_array_script(&a->opts, pl->name, hpt_version, &a->script))
 			return HPT_EXIT_INTERNAL;
 	}
 	return 0;

@@ -1,6 +1,7 @@
 # common/build.mk - the base every part leans on (byte buffers, diagnostics,
-# exit statuses, file I/O, option parsing) and the job spec (common/spec/).
-# Read first: the other parts' build.mk expand SPEC_CORE as they are read.
+# exit statuses, file I/O, option parsing, the version) and the job spec
+# (common/spec/).  Read first: the other parts' build.mk expand SPEC_CORE
+# as they are read.
 
 # Pure cores, unit-tested directly; every binary links them.
 SPEC_CORE  = common/sbuf.c common/diag.c common/suggest.c common/spec/ynode.c \
@@ -8,10 +9,10 @@ SPEC_CORE  = common/sbuf.c common/diag.c common/suggest.c common/spec/ynode.c \
              common/spec/spec.c common/spec/spec_emit.c common/spec/template.c \
              common/spec/sweep.c
 # Their shells: files, options, the template directory, a spec file with
-# its overrides.
-SPEC_SHELL = common/opt.c common/fileio.c common/spec/template_dir.c common/spec/specfile.c
+# its overrides; and the version, which only common/version.o embeds.
+SPEC_SHELL = common/opt.c common/fileio.c common/spec/template_dir.c common/spec/specfile.c \
+             common/version.c
 
-HPCTRAIN_SRC  += $(SPEC_CORE) $(SPEC_SHELL)
 HPCTRAIN_PKGS += yaml-0.1 jansson libcrypto
 DEBIAN_PKGS   += libyaml-dev libjansson-dev libssl-dev zlib1g-dev
 

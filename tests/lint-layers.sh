@@ -1,15 +1,23 @@
 #!/bin/sh
 # lint-layers.sh - the include rule of the tree, checked: dependencies
 # point one way, commands -> launcher/topology/trainer -> spec -> base,
-# and no header includes itself through others.  Prints each offence as
+# and inside launcher/ from concern to concern (doctor -> runs -> slurm,
+# doctor -> rank -> topology; supervise and report stand apart); and no
+# header includes itself through others.  Prints each offence as
 # FILE:LINE and exits 1 when there is one.
 #
-#   cli/           may include anything
-#   launcher/      common/, common/spec/, topology/, launcher/
-#   trainer/       common/, common/spec/, trainer/
-#   topology/      common/, common/spec/, topology/
-#   common/spec/   common/, common/spec/
-#   common/        common/ (not common/spec/)
+#   cli/                 may include anything
+#   launcher/doctor/     common/, topology/, launcher/{rank,runs,slurm,doctor}/
+#   launcher/runs/       common/, launcher/{slurm,runs}/
+#   launcher/slurm/      common/, launcher/slurm/
+#   launcher/rank/       common/, topology/, launcher/rank/
+#   launcher/supervise/  common/, launcher/supervise/
+#   launcher/report/     common/, launcher/report/
+#   trainer/             common/, trainer/
+#   topology/            common/, topology/
+#   common/spec/         common/, common/spec/
+#   common/              common/ (not common/spec/)
+# (common/ above includes common/spec/.)  Nothing sits in launcher/ itself.
 #
 # Usage: sh tests/lint-layers.sh [ROOT]   (ROOT defaults to .)
 cd "${1:-.}" || exit 2
@@ -21,7 +29,13 @@ function layer_allows(file, inc) {
 	if (file ~ /^common\//) return inc ~ /^common\// && inc !~ /^common\/spec\//
 	if (file ~ /^topology\//) return inc ~ /^(common|topology)\//
 	if (file ~ /^trainer\//) return inc ~ /^(common|trainer)\//
-	if (file ~ /^launcher\//) return inc ~ /^(common|topology|launcher)\//
+	if (file ~ /^launcher\/doctor\//)
+		return inc ~ /^(common|topology|launcher\/(rank|runs|slurm|doctor))\//
+	if (file ~ /^launcher\/runs\//) return inc ~ /^(common|launcher\/(slurm|runs))\//
+	if (file ~ /^launcher\/slurm\//) return inc ~ /^(common|launcher\/slurm)\//
+	if (file ~ /^launcher\/rank\//) return inc ~ /^(common|topology|launcher\/rank)\//
+	if (file ~ /^launcher\/supervise\//) return inc ~ /^(common|launcher\/supervise)\//
+	if (file ~ /^launcher\/report\//) return inc ~ /^(common|launcher\/report)\//
 	return 0
 }
 /^[ \t]*#[ \t]*include[ \t]*"/ {

@@ -5,7 +5,6 @@ TOPO_CORE  = topology/bitmap.c topology/topo.c topology/pathclass.c topology/pla
              topology/cpufeat.c
 TOPO_SHELL = topology/probe.c topology/probe_pci.c topology/probe_live.c
 
-HPCTRAIN_SRC  += $(TOPO_CORE) $(TOPO_SHELL) cli/cmd_topo.c
 HPCTRAIN_PKGS += hwloc
 DEBIAN_PKGS   += libhwloc-dev hwloc
 
@@ -23,4 +22,4 @@ UNIT_SRC_test_cpufeat = topology/cpufeat.c common/sbuf.c
 BENCH_TARGETS += build/bench/bench_plan
 build/bench/bench_plan: $(call obj,topology/bench_plan.c $(TOPO_CORE) $(TOPO_SHELL) common/sbuf.c common/diag.c common/fileio.c)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(LINK) -o $@ $^ $(PKG_LIBS)

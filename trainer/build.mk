@@ -55,21 +55,21 @@ BENCH_PKGS    += python3-torch libopenblas0-pthread
 BENCH_TARGETS += build/bench/bench_peak
 build/bench/bench_peak: $(call obj,trainer/kernels/bench_peak.c $(TRAIN_LIB))
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
+	$(LINK) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
 # bf16 against fp32 steps, interleaved in one process.
 BENCH_TARGETS += build/bench/bench_amp
 build/bench/bench_amp: $(call obj,trainer/bench_amp.c $(TRAIN_LIB))
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
+	$(LINK) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
 
 # Data parallelism: comm.c talks MPI and goes into the trainer
 # executable only; its pure part (16-bit packing) is in comm_pack.c, which
 # test_comm links without MPI.  Open MPI's flags come from pkg-config
 # (ompi.pc; mpicc --showme says the same).  TRAIN_COMM is named in
 # TRAIN_SRC above (prerequisites expand when the rule is read).
-TRAIN_LIBS   += $(shell pkg-config --libs ompi)
+TRAIN_LIBS   += $(shell $(PKG_CONFIG) --libs ompi)
 DEBIAN_PKGS  += libopenmpi-dev openmpi-bin
-$(OBJ)/trainer/comm.o $(OBJ)/trainer/watchdog.o: HPT_CFLAGS += $(shell pkg-config --cflags ompi)
+$(OBJ)/trainer/comm.o $(OBJ)/trainer/watchdog.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
 UNIT_TESTS   += test_comm
 UNIT_SRC_test_comm = trainer/comm_pack.c
 
@@ -109,8 +109,11 @@ MPI_CFLAGS    = $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS      = $(shell mpicc --showme:link 2>/dev/null)
 # --fmad=false: no a*b+c contracted into one rounding, so the element-wise
 # kernels (optimizer, batch-norm statistics) round as the C kernels do.
+# The builder's CPPFLAGS and CFLAGS reach the host compiler one by one
+# (-Xcompiler=FLAG), so a packager's hardening covers the .cu files too.
 NVCC_FLAGS    = -O2 -std=c++17 $(CUDA_ARCHS) --fmad=false -I. -DHAVE_CUDA -DOMPI_SKIP_MPICXX \
-                $(MPI_CFLAGS) -Xcompiler -Wall,-Wextra$(if $(filter 1,$(WERROR)),$(comma)-Werror) -Wno-deprecated-declarations
+                $(MPI_CFLAGS) -Xcompiler -Wall,-Wextra$(if $(filter 1,$(WERROR)),$(comma)-Werror) -Wno-deprecated-declarations \
+                $(addprefix -Xcompiler=,$(CPPFLAGS) $(CFLAGS))
 CUDA_LIBS     = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublasLt \
                 -lnccl -lcudart $(MPI_LIBS) -lstdc++
 TEST_BINS    += build/tests/test_cuda
@@ -139,15 +142,15 @@ TRAIN_BIN_OBJ  = $(TRAIN_LIB_CUDA) $(OBJ)/cuda/trainer/cmd_train.o $(OBJ)/traine
                  $(filter-out $(call obj,$(TRAIN_LIB) trainer/cmd_train.c),$(call obj,$(TRAIN_SRC)))
 TRAIN_BIN_LIBS = $(CUDA_LIBS)
 $(OBJ)/trainer/model_cuda.o $(OBJ)/trainer/bench_cuda_peak.o: HPT_CFLAGS += -DHAVE_CUDA
-$(OBJ)/trainer/comm_cuda.o: HPT_CFLAGS += -DHAVE_CUDA $(shell pkg-config --cflags ompi)
+$(OBJ)/trainer/comm_cuda.o: HPT_CFLAGS += -DHAVE_CUDA $(shell $(PKG_CONFIG) --cflags ompi)
 $(OBJ)/cuda/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fopenmp -DHAVE_CUDA -MMD -MP -c -o $@ $<
 
 build/tests/test_cuda: $(OBJ)/tests/unit/test_cuda_gpu.o $(TRAIN_LIB_CUDA) build/cuda-config
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS) \
-		$(shell pkg-config --libs cmocka) -lm
+	$(LINK) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS) \
+		$(shell $(PKG_CONFIG) --libs cmocka) -lm
 $(OBJ)/tests/unit/test_cuda_gpu.o: tests/unit/test_cuda.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) -fopenmp -DHAVE_CUDA -MMD -MP -c -o $@ $<
@@ -156,22 +159,22 @@ $(OBJ)/tests/unit/test_cuda_gpu.o: tests/unit/test_cuda.c
 BENCH_TARGETS += build/bench/bench_cuda_peak
 build/bench/bench_cuda_peak: $(OBJ)/trainer/bench_cuda_peak.o $(TRAIN_LIB_CUDA)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS)
+	$(LINK) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS)
 else
 TRAIN_BIN_OBJ  = $(call obj,$(TRAIN_SRC))
 TRAIN_BIN_LIBS =
 build/tests/test_cuda: $(OBJ)/tests/unit/test_cuda.o $(call obj,$(TRAIN_LIB)) build/cuda-config
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) \
-		$(shell pkg-config --libs cmocka) -lm
+	$(LINK) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) \
+		$(shell $(PKG_CONFIG) --libs cmocka) -lm
 endif
 
 bin/hpctrain-train: $(TRAIN_BIN_OBJ) build/cuda-config
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) $(TRAIN_BIN_LIBS)
+	$(LINK) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) $(TRAIN_BIN_LIBS)
 
 BENCH_TARGETS += build/bench/bench_comm
-$(OBJ)/trainer/bench_comm.o: HPT_CFLAGS += $(shell pkg-config --cflags ompi)
+$(OBJ)/trainer/bench_comm.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
 build/bench/bench_comm: $(call obj,trainer/bench_comm.c $(TRAIN_COMM) $(TRAIN_LIB))
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
+	$(LINK) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)

@@ -11,7 +11,16 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Appends every directory to search, each NUL-terminated, to dirs. */
+/* Where `make install` put the templates (DATADIR/hpctrain/templates);
+ * the Makefile sets it for this file alone. */
+#ifndef HPT_TEMPLATE_DIR
+#define HPT_TEMPLATE_DIR "/usr/local/share/hpctrain/templates"
+#endif
+
+/* Appends every directory to search, each NUL-terminated, to dirs:
+ * HPCTRAIN_TEMPLATE_PATH, then beside the binary (installed, or the
+ * source tree it was built in), then the configured install directory,
+ * which a packager's BINDIR and DATADIR may have put elsewhere. */
 static size_t search_dirs(struct sbuf *dirs)
 {
 	const char *env = getenv("HPCTRAIN_TEMPLATE_PATH");
@@ -41,7 +50,9 @@ static size_t search_dirs(struct sbuf *dirs)
 		sbuf_addch(dirs, '\0');
 		count += 2;
 	}
-	return count;
+	sbuf_addstr(dirs, HPT_TEMPLATE_DIR);
+	sbuf_addch(dirs, '\0');
+	return count + 1;
 }
 
 int template_dir_is_name(const char *arg)

@@ -3,7 +3,7 @@
 #include "launcher/runs/attempt.h" // defines: struct attempt, attempt_prepare, attempt_submit
 #include "common/diag.h"         // defines: struct diag_list
 #include "common/exitcode.h"     // defines: enum hpt_exit
-#include "common/version.h"      // defines: HPT_VERSION
+#include "common/version.h"      // defines: hpt_version
 #include "launcher/slurm/render.h"  // defines: render_batch_script, render_sbatch_options
 #include "launcher/runs/rundir.h"  // defines: struct rundir, rundir_write, rundir_abandon
 #include "launcher/slurm/slurm.h"   // defines: hpt_slurm_submit, hpt_slurm_cluster_name
@@ -44,7 +44,7 @@ int attempt_self_path(char *buf, size_t len)
 
 int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *dl)
 {
-	struct render_ctx ctx = { .hpctrain = hpctrain, .version = HPT_VERSION, .sha256 = a->sha256,
+	struct render_ctx ctx = { .hpctrain = hpctrain, .version = hpt_version, .sha256 = a->sha256,
 				  .exclude = a->exclude };
 
 	sbuf_reset(&a->resolved);
@@ -72,7 +72,7 @@ static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint3
 	gethostname(host, sizeof(host) - 1);
 	rec = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:s?, s:i}",
 			 "job_id", (json_int_t)job_id, "cluster", cluster, "submitted_at", when,
-			 "hpctrain_version", HPT_VERSION, "user", pw ? pw->pw_name : "",
+			 "hpctrain_version", hpt_version, "user", pw ? pw->pw_name : "",
 			 "uid", (json_int_t)getuid(), "host", host, "name", a->job.name,
 			 "sha256", a->sha256, "run", rd->run, "dir", rd->dir,
 			 "attempt", rd->attempt, "exclude", a->exclude, "preflight_resubmits",

@@ -1,0 +1,23 @@
+# launcher/doctor/build.mk - hpctrain doctor and the node ledger.
+#
+# The grading (doctor_grade, pure), the node checks below an injectable
+# root (doctor_node), and the measurements and exchange between nodes
+# (doctor_probe: MPI, oneDNN's sgemm, libmunge), which only
+# bin/hpctrain-doctor links.  The ledger: nodes that failed doctor, per
+# cluster, with their cooldowns and GEMM scores (ledger.c, pure), in a
+# file rewritten under a lock (ledger_file.c); submit and rerun read it.
+
+DOCTOR_CORE  = launcher/doctor/doctor_grade.c
+DOCTOR_SHELL = launcher/doctor/doctor_node.c
+DOCTOR_PROBE = launcher/doctor/doctor_probe.c
+LEDGER_CORE  = launcher/doctor/ledger.c
+LEDGER_SHELL = launcher/doctor/ledger_file.c
+DOCTOR_LIBS  = -ldnnl -fopenmp $(shell $(PKG_CONFIG) --libs ompi munge)
+DEBIAN_PKGS += libmunge-dev libdnnl-dev libopenmpi-dev
+
+$(OBJ)/launcher/doctor/doctor_probe.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi munge)
+
+UNIT_TESTS += test_ledger test_doctor
+UNIT_SRC_test_ledger = $(LEDGER_CORE) $(LEDGER_SHELL) common/fileio.c common/sbuf.c
+UNIT_SRC_test_doctor = $(DOCTOR_CORE) $(DOCTOR_SHELL) $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) \
+                       $(SPEC_CORE) common/fileio.c

@@ -1,0 +1,13 @@
+# launcher/supervise/build.mk - launch --supervise and autopsy: the
+# supervisor, liveness files, stacks through elfutils' libdwfl, and the
+# pure grouping of stacks (autopsy.c).
+
+SUPERVISE_CORE  = launcher/supervise/autopsy.c
+SUPERVISE_SHELL = launcher/supervise/supervise.c launcher/supervise/liveness.c \
+                  launcher/supervise/stacks.c launcher/supervise/stackfile.c
+
+HPCTRAIN_PKGS += libdw
+DEBIAN_PKGS   += libdw-dev libelf-dev
+
+UNIT_TESTS += test_autopsy
+UNIT_SRC_test_autopsy = $(SUPERVISE_CORE) common/sbuf.c
