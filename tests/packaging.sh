@@ -29,7 +29,9 @@ eval "set -- $(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --export=c
 make -j2 --no-print-directory WERROR=1 "$@" all >"$copy/build.log" 2>&1 ||
 	{ tail -40 "$copy/build.log"; exit 1; }
 for prog in bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor bin/hpctrain-report; do
-	hardening-check "$prog" || { echo "packaging: $prog lacks a hardening flag" >&2; exit 1; }
+	# Debian 12's dpkg-buildflags (dpkg 1.21) has no -fcf-protection: its
+	# "branch" feature came with dpkg 1.22, so that check is left out.
+	hardening-check --nocfprotection "$prog" || { echo "packaging: $prog lacks a hardening flag" >&2; exit 1; }
 done
 
 echo "== a new commit: only the version is rebuilt"
