@@ -3,6 +3,7 @@
  * status.  See cli/builtin.h for what a new subcommand needs. */
 #include "cli/builtin.h"  // defines: cmd_* entry points
 #include "common/exitcode.h" // defines: enum hpt_exit
+#include "common/fileio.h"   // defines: fileio_self_exe
 #include "common/opt.h"      // defines: struct opt_cmd, opt_usage
 #include "common/sbuf.h"     // defines: xcalloc
 #include "common/suggest.h"  // defines: suggest_best
@@ -106,11 +107,10 @@ static int unknown_command(const char *name)
 static int run_external(const struct command *c, int argc, char **argv)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	const char *name = c->program;
 	char *prog = NULL, **args;
-	if (n > 0) {
-		exe[n] = '\0';
+
+	if (!fileio_self_exe(exe, sizeof(exe))) {
 		snprintf(path, sizeof(path), "%s/hpctrain-%s", dirname(exe), name);
 		if (!access(path, X_OK))
 			prog = path;

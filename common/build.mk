@@ -4,7 +4,7 @@
 # as they are read.
 
 # Pure cores, unit-tested directly; every binary links them.
-SPEC_CORE  = common/sbuf.c common/diag.c common/suggest.c common/spec/ynode.c \
+SPEC_CORE  = common/sbuf.c common/diag.c common/suggest.c common/isotime.c common/spec/ynode.c \
              common/spec/spec_schema.c common/spec/spec_scalar.c common/spec/spec_value.c \
              common/spec/spec.c common/spec/spec_emit.c common/spec/template.c \
              common/spec/sweep.c

@@ -1,6 +1,6 @@
 /* fileio.c - bounded whole-file reads and atomic whole-file writes.
  * Shell. */
-#include "common/fileio.h" // defines: fileio_read, fileio_write_atomic, fileio_mkdirs, fileio_exists
+#include "common/fileio.h" // defines: fileio_read, fileio_write_atomic, fileio_self_exe
 #include "common/sbuf.h"   // defines: struct sbuf
 
 #include <errno.h>
@@ -156,4 +156,14 @@ int fileio_mkdirs(const char *path, unsigned mode, struct sbuf *err)
 	}
 	free(copy);
 	return rc;
+}
+
+int fileio_self_exe(char *buf, size_t len)
+{
+	ssize_t n = len > 1 ? readlink("/proc/self/exe", buf, len - 1) : -1;
+
+	if (n <= 0 || (size_t)n >= len - 1)
+		return -1;
+	buf[n] = '\0';
+	return 0;
 }

@@ -28,4 +28,8 @@ int fileio_mkdirs(const char *path, unsigned mode, struct sbuf *err);
 /* 1 if path names an existing file or directory, else 0. */
 int fileio_exists(const char *path);
 
+/* The absolute path of the running program (/proc/self/exe) into buf
+ * of len bytes.  0, or -1 when it cannot be read or does not fit. */
+int fileio_self_exe(char *buf, size_t len);
+
 #endif

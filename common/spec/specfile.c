@@ -62,3 +62,20 @@ int specfile_load(const char *arg, const struct specfile_overrides *o, struct jo
 	sbuf_release(&text);
 	return status;
 }
+
+int specfile_load_run(const char *dir, struct job *job, struct diag_list *dl,
+		      struct sbuf *where, struct sbuf *text)
+{
+	struct sbuf path = SBUF_INIT, mine = SBUF_INIT;
+	struct sbuf *t = text ? text : &mine;
+	int status;
+
+	memset(job, 0, sizeof(*job));
+	sbuf_addf(&path, "%s/" SPECFILE_RUN_SPEC, dir);
+	status = specfile_read(path.buf, t, where, dl);
+	if (!status && spec_load(where->buf, t->buf, t->len, NULL, 0, job, dl))
+		status = HPT_EXIT_BAD_SPEC;
+	sbuf_release(&path);
+	sbuf_release(&mine);
+	return status;
+}

@@ -40,4 +40,16 @@ int specfile_read(const char *arg, struct sbuf *text, struct sbuf *where, struct
 int specfile_load(const char *arg, const struct specfile_overrides *o, struct job *job,
 		  struct diag_list *dl, struct sbuf *where);
 
+/* The spec a run (or attempt) directory holds: its resolved form. */
+#define SPECFILE_RUN_SPEC "resolved.yaml"
+
+/* Loads DIR/resolved.yaml, a run's spec, as specfile_load loads a file;
+ * *where receives its path and, when text is not NULL, *text its bytes.
+ * Every reader of a run's spec (launch --run, doctor --preflight,
+ * rerun, autopsy, report, hpctrain-train --run) loads it here.  Returns
+ * 0, HPT_EXIT_NO_INPUT or HPT_EXIT_BAD_SPEC; *job is always safe to
+ * release. */
+int specfile_load_run(const char *dir, struct job *job, struct diag_list *dl,
+		      struct sbuf *where, struct sbuf *text);
+
 #endif

@@ -1,7 +1,7 @@
 /* template_dir.c - find and list job templates on the search path.
- * Shell: reads the environment, /proc/self/exe and directories. */
+ * Shell: reads the environment, the program's own path and directories. */
 #include "common/spec/template_dir.h" // defines: template_dir_find, template_dir_list
-#include "common/fileio.h"       // defines: fileio_read, fileio_exists
+#include "common/fileio.h"       // defines: fileio_read, fileio_exists, fileio_self_exe
 #include "common/sbuf.h"         // defines: struct sbuf
 
 #include <dirent.h>
@@ -25,7 +25,6 @@ static size_t search_dirs(struct sbuf *dirs)
 {
 	const char *env = getenv("HPCTRAIN_TEMPLATE_PATH");
 	char exe[PATH_MAX];
-	ssize_t n;
 	size_t count = 0;
 
 	for (const char *p = env; p && *p;) {
@@ -38,12 +37,9 @@ static size_t search_dirs(struct sbuf *dirs)
 		}
 		p += len + (p[len] == ':');
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *bindir;
+	if (!fileio_self_exe(exe, sizeof(exe))) {
+		char *bindir = dirname(exe);
 
-		exe[n] = '\0';
-		bindir = dirname(exe);
 		sbuf_addf(dirs, "%s/../share/hpctrain/templates", bindir);
 		sbuf_addch(dirs, '\0');
 		sbuf_addf(dirs, "%s/../templates", bindir);
