@@ -4,14 +4,6 @@
 load common
 load slurm_cluster
 
-setup_file() {
-	cluster_up single
-}
-
-teardown_file() {
-	cluster_down
-}
-
 # wait_running JOB: until Slurm says RUNNING (at most 20 s)
 wait_running() {
 	for _ in $(seq 100); do

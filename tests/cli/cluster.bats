@@ -14,10 +14,6 @@ setup_file() {
 	fi
 }
 
-teardown_file() {
-	cluster_down
-}
-
 @test "up.sh with MODE=netns gives two idle nodes with their own hostnames" {
 	need_slurm
 	run -0 sinfo -h -N -o '%N %T'

@@ -17,10 +17,6 @@ setup_file() {
 	fi
 }
 
-teardown_file() {
-	cluster_down
-}
-
 setup() {
 	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/ledger/nodes.json
 	cd "$BATS_TEST_TMPDIR"

@@ -12,14 +12,6 @@ load slurm_cluster
 
 DIFF=$BATS_TEST_DIRNAME/helpers/ckpt_diff.py
 
-setup_file() {
-	cluster_up single 1
-}
-
-teardown_file() {
-	cluster_down
-}
-
 setup() {
 	W=$BATS_TEST_TMPDIR
 	export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -236,29 +228,9 @@ wait_steps() { # RUN N: until metrics.jsonl has N step records (30 s at most)
 
 @test "under Slurm, scancel --signal=USR2 preempts, the script requeues, and the resumed losses match an uninterrupted run bit for bit" {
 	need_slurm
-	cat >job.yaml <<SPEC
-version: 1
-name: dpslurm
-resources: {nodes: 1, ranks_per_node: 2, time: "00:05:00"}
-binding: {gpu: none, cpu: none, memory: none, nic: none}
-env: {OMP_NUM_THREADS: "1"}
-train:
-  model: cnn
-  dataset: synthetic
-  epochs: 1
-  max_steps: 600
-  batch_per_rank: 32
-  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
-  checkpoint: {every_steps: 0, keep: 1}
-preempt: {lead_s: 0, requeue: true, max_requeues: 2}
-output: {dir: $W/sruns, log_every_steps: 1}
-SPEC
+	preempt_spec job.yaml dpslurm 2 600 "$W/sruns"
 	submit_json job.yaml
-	for _ in $(seq 300); do
-		n=$(grep -c '"step"' "$DIR/metrics.jsonl" 2>/dev/null || true)
-		[ "${n:-0}" -ge 20 ] && break
-		sleep 0.1
-	done
+	wait_steps "$DIR/metrics.jsonl" 20
 	scancel --signal=USR2 "$JOB"
 	run -0 "$HPT" status --wait --json "$JOB"
 	jq -e '.jobs[0].state == "COMPLETED" and .jobs[0].restarts == 1' <<<"$output"

@@ -4,14 +4,6 @@
 load common
 load slurm_cluster
 
-setup_file() {
-	cluster_up single
-}
-
-teardown_file() {
-	cluster_down
-}
-
 @test "logs prints every rank's lines in rank order, labelled" {
 	need_slurm
 	write_spec job.yaml three 1 3 '[sh, -c, "echo a$SLURM_PROCID; echo b$SLURM_PROCID"]'

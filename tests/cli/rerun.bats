@@ -4,14 +4,6 @@
 load common
 load slurm_cluster
 
-setup_file() {
-	cluster_up single
-}
-
-teardown_file() {
-	cluster_down
-}
-
 @test "rerun submits the run again as attempts/2, from anywhere, and status follows it" {
 	need_slurm
 	write_spec job.yaml again 1 1 '[sh, -c, "echo attempt"]'

@@ -1,8 +1,9 @@
 # slurm_cluster.bash - one throw-away Slurm cluster per bats file, from
-# tests/cluster/up.sh (load it after common).  setup_file calls
-# cluster_up MODE [NODES]; teardown_file calls cluster_down; tests call
-# need_slurm first, which skips them where no cluster could start (not
-# root, or no slurm-wlm).
+# tests/cluster/up.sh (load it after common).  The setup_file here starts
+# a one-node cluster and teardown_file stops it; a file that needs more
+# defines its own setup_file, calling cluster_up MODE [NODES].  Tests
+# call need_slurm first, which skips them where no cluster could start
+# (not root, or no slurm-wlm).
 CLUSTER_SCRIPTS=$BATS_TEST_DIRNAME/../cluster
 
 cluster_up() {
@@ -22,6 +23,14 @@ cluster_up() {
 cluster_down() {
 	[ -n "${CLUSTER_BASE:-}" ] || return 0
 	BASE=$CLUSTER_BASE "$CLUSTER_SCRIPTS/down.sh" >/dev/null 2>&1 || true
+}
+
+setup_file() {
+	cluster_up single
+}
+
+teardown_file() {
+	cluster_down
 }
 
 need_slurm() {
@@ -49,4 +58,36 @@ command: $5
 preempt: {lead_s: 0}
 ${6:-}
 SPEC
+}
+
+# A training spec that Slurm requeues when preempted: the CNN on
+# synthetic data, one thread a rank, a step logged per line, SIGUSR2
+# with no lead time, at most 2 requeues; output.dir OUT when given.
+preempt_spec() { # FILE NAME RANKS MAX_STEPS [OUT]
+	cat >"$1" <<SPEC
+version: 1
+name: $2
+resources: {nodes: 1, ranks_per_node: $3, time: "00:05:00"}
+binding: {gpu: none, cpu: none, memory: none, nic: none}
+env: {OMP_NUM_THREADS: "1"}
+train:
+  model: cnn
+  dataset: synthetic
+  epochs: 1
+  max_steps: $4
+  batch_per_rank: 32
+  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
+  checkpoint: {every_steps: 0, keep: 1}
+preempt: {lead_s: 0, requeue: true, max_requeues: 2}
+output: {${5:+dir: $5, }log_every_steps: 1}
+SPEC
+}
+
+# wait_steps METRICS N: until METRICS holds N step records (at most 30 s).
+wait_steps() {
+	for _ in $(seq 300); do
+		n=$(grep -c '"step"' "$1" 2>/dev/null || true)
+		[ "${n:-0}" -ge "$2" ] && return 0
+		sleep 0.1
+	done
 }

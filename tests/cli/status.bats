@@ -4,14 +4,6 @@
 load common
 load slurm_cluster
 
-setup_file() {
-	cluster_up single
-}
-
-teardown_file() {
-	cluster_down
-}
-
 @test "status --json of a run parses and says COMPLETED with exit code 0" {
 	need_slurm
 	write_spec job.yaml ok 1 2 '[true]'

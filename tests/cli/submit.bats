@@ -10,10 +10,6 @@ setup_file() {
 	cluster_up multi 2
 }
 
-teardown_file() {
-	cluster_down
-}
-
 # Strings that would run something if a shell ever saw them unquoted.
 # Each one, if executed, creates $PWNED.
 hostile_spec() { # FILE PWNED

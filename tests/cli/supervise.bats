@@ -11,14 +11,6 @@ load slurm_cluster
 
 H=$BATS_TEST_DIRNAME/helpers
 
-setup_file() {
-	cluster_up single 1
-}
-
-teardown_file() {
-	cluster_down
-}
-
 # spec FILE NAME RANKS COMMAND [EXTRA YAML]: one node, no binding.
 spec() {
 	cat >"$1" <<SPEC

@@ -12,10 +12,6 @@ setup_file() {
 	MAX_ARRAY_SIZE=7 cluster_up multi 2
 }
 
-teardown_file() {
-	cluster_down
-}
-
 setup() {
 	export OMP_NUM_THREADS=1 HPCTRAIN_OUTPUT_DIR=runs
 }
@@ -141,22 +137,8 @@ most_at_once() {
 
 @test "scancel --signal=USR2 of one array task requeues that task alone, and its resumed losses equal an uninterrupted run" {
 	need_slurm
-	cat >job.yaml <<SPEC
-version: 1
-name: pre
-resources: {nodes: 1, ranks_per_node: 1, time: "00:05:00"}
-binding: {gpu: none, cpu: none, memory: none, nic: none}
-env: {OMP_NUM_THREADS: "1"}
-train:
-  model: cnn
-  dataset: synthetic
-  epochs: 1
-  max_steps: 500
-  batch_per_rank: 32
-  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
-  checkpoint: {every_steps: 0, keep: 1}
-preempt: {lead_s: 0, requeue: true, max_requeues: 2}
-output: {log_every_steps: 1}
+	preempt_spec job.yaml pre 1 500
+	cat >>job.yaml <<'SPEC'
 sweep:
   train.optimizer.lr: [0.05, 0.02]
 SPEC
@@ -165,11 +147,7 @@ SPEC
 	job=${BASH_REMATCH[1]}
 	rec=$(record pre)
 	d0=runs/pre/$(jq -r '.points[0].run' "$rec") d1=runs/pre/$(jq -r '.points[1].run' "$rec")
-	for _ in $(seq 300); do
-		n=$(grep -c '"step"' "$d0/metrics.jsonl" 2>/dev/null || true)
-		[ "${n:-0}" -ge 20 ] && break
-		sleep 0.1
-	done
+	wait_steps "$d0/metrics.jsonl" 20
 	scancel --signal=USR2 "${job}_0"
 	run -0 "$HPT" status --wait --json "$rec"
 	jq -e '[.points[].state] == ["COMPLETED", "COMPLETED"]' <<<"$output"
