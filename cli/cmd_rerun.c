@@ -1,19 +1,21 @@
 /* cmd_rerun.c - `hpctrain rerun`: submit a run again, as a new attempt.
- * Shell: reloads the run's resolved.yaml, renders it with this hpctrain,
- * makes RUN/attempts/N (launcher/rundir) and submits (launcher/attempt). */
+ * Shell: reloads the run's resolved.yaml and checks it resolves to itself
+ * (launcher/runs/attempt), learns the nodes to leave out, renders it once
+ * with this hpctrain, makes RUN/attempts/N (launcher/runs/rundir) and
+ * submits; a sweep goes to cli/submit_sweep.c. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"       // defines: cmd_rerun
-#include "cli/submit_report.h" // defines: submit_report
-#include "common/spec/specfile.h"     // defines: specfile_load
+#include "cli/submit_report.h" // defines: submit_report, submit_report_exclude
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
+#include "common/fileio.h"       // defines: fileio_self_exe
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
-#include "launcher/runs/attempt.h" // defines: struct attempt, attempt_prepare
-#include "cli/submit_sweep.h" // defines: rerun_sweep
+#include "launcher/runs/attempt.h" // defines: struct attempt, attempt_load_run, attempt_render
+#include "cli/submit_sweep.h" // defines: submit_sweep_rerun
 #include "launcher/runs/rundir.h"  // defines: rundir_new_attempt
 #include "launcher/runs/runref.h"  // defines: runref_resolve, runref_job_run
-#include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init
+#include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init, hpt_slurm_hostlist_check
 
 #include <limits.h>
 #include <stdio.h>
@@ -47,36 +49,36 @@ static const struct opt_cmd rerun_cmd = {
 	.opts = rerun_opts,
 };
 
-/* A new attempt of run: its spec re-resolved as it was, submitted. */
+/* A new attempt of run: its spec re-resolved as it was, rendered once
+ * with the nodes to leave out, submitted. */
 static int rerun(const struct rundir *found, const char *exclude, int ledger, int json,
 		 const char *exe)
 {
+	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf err = SBUF_INIT;
 	struct rundir rd = RUNDIR_INIT;
 	struct attempt at;
 	int status;
 
 	attempt_init(&at);
-	status = submit_load_run(found, &at, exe);
-	if (status)
-		goto out;
-	status = hpt_slurm_init(&err);
-	if (!status)
-		status = submit_exclude(&at, exclude, ledger, exe, &err);
-	if (status) {
-		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
-		goto out;
+	status = attempt_load_run(&at, found, &dl, &err);
+	if (!status && !(status = hpt_slurm_init(&err))) {
+		status = submit_report_exclude(exclude, ledger, &at.exclude, &err);
+		if (!status)
+			status = attempt_render(&at, exe, &dl);
+		if (!status && rundir_new_attempt(found->run, &rd, &err))
+			status = HPT_EXIT_IO;
+		else if (!status)
+			status = submit_report(&at, &rd, json, &err);
+		hpt_slurm_fini();
 	}
-	if (rundir_new_attempt(found->run, &rd, &err))
-		status = HPT_EXIT_IO;
-	else
-		status = submit_report(&at, &rd, json, &err);
-	if (status)
+	diag_drop_warnings(&dl);
+	diag_report(stderr, &dl);
+	if (status && err.len)
 		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
-	hpt_slurm_fini();
-out:
 	attempt_release(&at);
 	rundir_release(&rd);
+	diag_list_release(&dl);
 	sbuf_release(&err);
 	return status;
 }
@@ -99,14 +101,14 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 	}
 	if (status) {
 		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
-	} else if (attempt_self_path(exe, sizeof(exe))) {
+	} else if (fileio_self_exe(exe, sizeof(exe))) {
 		fprintf(stderr, "hpctrain rerun: cannot find the hpctrain executable\n");
 		status = HPT_EXIT_INTERNAL;
 	} else if (ref.kind == RUNREF_SWEEP) {
 		struct sweep_request req = { .where = ref.sweep, .exclude = exclude,
 					     .no_ledger = !ledger, .json = json, .hpctrain = exe };
 
-		status = rerun_sweep(&req, ref.sweep, all);
+		status = submit_sweep_rerun(&req, ref.sweep, all);
 	} else {
 		status = rerun(&ref.rd, exclude, ledger, json, exe);
 	}
@@ -128,7 +130,7 @@ int cmd_rerun(int argc, char **argv)
 			json = 1;
 			break;
 		case OPT_EXCLUDE:
-			if (submit_check_hostlist(optarg, &err)) {
+			if (hpt_slurm_hostlist_check(optarg, &err)) {
 				c = opt_error(&rerun_cmd, "--exclude: %s", err.buf);
 				sbuf_release(&err);
 				return c;

@@ -1,20 +1,23 @@
 /* cmd_submit.c - `hpctrain submit`: validate, render, record, submit.
- * Shell: loads the spec, calls launcher/render (pure) for the script,
- * launcher/rundir for the run record and launcher/slurm for the job. */
+ * Shell: loads the spec, learns the nodes to leave out (--exclude and
+ * the node ledger, launcher/doctor/exclude), renders the batch script
+ * once (launcher/runs/attempt), makes the run record and submits it
+ * (launcher/runs/attempt_submit); a sweep goes to cli/submit_sweep.c. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_submit
-#include "cli/submit_report.h" // defines: submit_report
+#include "cli/submit_report.h" // defines: submit_report, submit_report_exclude
 #include "cli/submit_sweep.h"  // defines: submit_sweep
 #include "common/spec/sweep.h" // defines: struct sweep, sweep_parse
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
+#include "common/fileio.h"       // defines: fileio_self_exe
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: struct job
-#include "launcher/runs/attempt.h" // defines: struct attempt, attempt_prepare
+#include "launcher/runs/attempt.h" // defines: struct attempt, attempt_resolve, attempt_render
 #include "launcher/runs/rundir.h"  // defines: rundir_create
-#include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init
+#include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init, hpt_slurm_hostlist_check
 #include "topology/cpufeat.h" // defines: cpufeat_parse, cpufeat_native_for
 #include "topology/plan.h"    // defines: plan_slices
 #include "launcher/rank/policy.h"  // defines: policy_from_spec
@@ -194,28 +197,31 @@ out:
 	return status;
 }
 
+/* With Slurm reached: the exclude list (the ledger's nodes are this
+ * cluster's), the one render, the run, the job. */
 static int submit(struct attempt *at, const struct submit_args *a, const char *exe)
 {
+	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf err = SBUF_INIT;
 	struct rundir rd = RUNDIR_INIT;
 	int status = hpt_slurm_init(&err);
 
 	if (status)
 		goto out;
-	/* the ledger's nodes: this cluster's, so after Slurm is reached */
-	status = submit_exclude(at, a->exclude, !a->no_ledger, exe, &err);
-	if (status)
-		goto out;
-	if (rundir_create(at->job.output.dir, at->job.name, at->sha256, at->resolved.buf,
-			  at->resolved.len, &rd, &err))
+	status = submit_report_exclude(a->exclude, !a->no_ledger, &at->exclude, &err);
+	if (!status && (status = attempt_render(at, exe, &dl)))
+		diag_report(stderr, &dl);
+	else if (!status && rundir_create(at->job.output.dir, at->job.name, at->sha256,
+					  at->resolved.buf, at->resolved.len, &rd, &err))
 		status = HPT_EXIT_IO;
-	else
+	else if (!status)
 		status = submit_report(at, &rd, a->json, &err);
 	hpt_slurm_fini();
 out:
-	if (status)
+	if (status && err.len)
 		fprintf(stderr, "hpctrain submit: %s\n", err.buf);
 	rundir_release(&rd);
+	diag_list_release(&dl);
 	sbuf_release(&err);
 	return status;
 }
@@ -292,7 +298,7 @@ static int parse_args(int argc, char **argv, struct submit_args *a)
 		struct sbuf err = SBUF_INIT;
 		int status = 0;
 
-		if (submit_check_hostlist(a->exclude, &err))
+		if (hpt_slurm_hostlist_check(a->exclude, &err))
 			status = opt_error(&submit_cmd, "--exclude: %s", err.buf);
 		sbuf_release(&err);
 		return status;
@@ -300,7 +306,8 @@ static int parse_args(int argc, char **argv, struct submit_args *a)
 	return 0;
 }
 
-/* One job: the spec as it is. */
+/* One job: the spec as it is; a dry run renders it with --exclude
+ * alone and asks nothing of Slurm or the ledger. */
 static int submit_one(struct submit_args *a, const char *where, const struct sbuf *text,
 		      const char *exe)
 {
@@ -309,12 +316,14 @@ static int submit_one(struct submit_args *a, const char *where, const struct sbu
 	int status = HPT_EXIT_OK;
 
 	attempt_init(&at);
-	if (a->exclude)
-		at.exclude = xstrdup(a->exclude);
 	if (spec_load(where, text->buf, text->len, a->sets.v, a->sets.n, &at.job, &dl))
 		status = HPT_EXIT_BAD_SPEC;
 	if (!status)
-		status = attempt_prepare(&at, exe, &dl);
+		status = attempt_resolve(&at);
+	if (!status && a->dry_run) {
+		at.exclude = a->exclude ? xstrdup(a->exclude) : NULL;
+		status = attempt_render(&at, exe, &dl);
+	}
 	diag_report(stderr, &dl);
 	if (!status)
 		status = a->dry_run ? dry_run(&at, a) : submit(&at, a, exe);
@@ -341,7 +350,7 @@ int cmd_submit(int argc, char **argv)
 	if (!status && sweep_parse(where.buf, text.buf, text.len, a.sweeps, a.nsweeps, a.zip,
 				   a.max_parallel, &sw, &dl))
 		status = HPT_EXIT_BAD_SPEC;
-	if (!status && attempt_self_path(exe, sizeof(exe))) {
+	if (!status && fileio_self_exe(exe, sizeof(exe))) {
 		fprintf(stderr, "hpctrain submit: cannot find the hpctrain executable\n");
 		status = HPT_EXIT_INTERNAL;
 	}

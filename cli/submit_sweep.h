@@ -1,6 +1,6 @@
-/* submit_sweep.h - `hpctrain submit` of a sweep: every point validated,
- * then one Slurm array job per resource shape.  Shell (Slurm, files,
- * stdout). */
+/* submit_sweep.h - `hpctrain submit` of a sweep and `hpctrain rerun` of
+ * one: every point validated, then one Slurm array job per resource
+ * shape (launcher/runs/sweep_plan.h, sweep_submit.h).  Prints. */
 #ifndef HPT_SUBMIT_SWEEP_H
 #define HPT_SUBMIT_SWEEP_H
 
@@ -20,10 +20,11 @@ struct sweep_request {
 	const char *hpctrain; /* absolute path of this executable */
 };
 
-/* Loads and renders every point; one bad point refuses the whole sweep
- * (HPT_EXIT_BAD_SPEC, every problem reported, nothing written).  Then
- * prints the plan (dry_run) or submits the arrays, writes each point's
- * run and the sweep record, and reports them.  Returns an exit status. */
+/* Loads every point; one bad point refuses the whole sweep
+ * (HPT_EXIT_BAD_SPEC, every problem reported, nothing written).  Then,
+ * the exclude list known, renders each point once and prints the plan
+ * (dry_run) or submits the arrays, writes each point's run and the
+ * sweep record, and reports them.  Returns an exit status. */
 int submit_sweep(const struct sweep_request *req);
 
 /* `hpctrain rerun SWEEP`: new attempts of the points of the sweep record
@@ -31,6 +32,6 @@ int submit_sweep(const struct sweep_request *req);
  * has ended), as arrays again; req gives --exclude, --no-ledger, --json
  * and the executable (its spec and sweep are unused).  Returns an exit
  * status (0 also when nothing needed a rerun). */
-int rerun_sweep(const struct sweep_request *req, const char *record, int all);
+int submit_sweep_rerun(const struct sweep_request *req, const char *record, int all);
 
 #endif

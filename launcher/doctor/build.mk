@@ -12,6 +12,9 @@ DOCTOR_SHELL = launcher/doctor/doctor_node.c
 DOCTOR_PROBE = launcher/doctor/doctor_probe.c
 LEDGER_CORE  = launcher/doctor/ledger.c
 LEDGER_SHELL = launcher/doctor/ledger_file.c
+# What submit and rerun leave out: --exclude and the ledger's nodes in
+# cooldown on this cluster (reads Slurm's configuration for its name).
+EXCLUDE_SRC  = launcher/doctor/exclude.c
 DOCTOR_LIBS  = -ldnnl -fopenmp $(shell $(PKG_CONFIG) --libs ompi munge)
 DEBIAN_PKGS += libmunge-dev libdnnl-dev libopenmpi-dev
 

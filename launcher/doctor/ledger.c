@@ -331,3 +331,14 @@ void ledger_format(const json_t *doc, time_t now, struct sbuf *out)
 	free(rows);
 	free(cnames);
 }
+
+void ledger_cooling_note(const json_t *entry, const char *node, time_t now, struct sbuf *out)
+{
+	json_int_t until = json_integer_value(json_object_get(entry, "until"));
+	const char *why = json_string_value(json_object_get(entry, "reason"));
+
+	sbuf_addf(out, "excluding %s: it failed doctor %lld time(s), last: %s; cooling down for "
+		  "%lld min more ('hpctrain doctor --forget %s' clears it)", node,
+		  (long long)json_integer_value(json_object_get(entry, "failures")), why ? why : "?",
+		  (long long)((until - now + 59) / 60), node);
+}

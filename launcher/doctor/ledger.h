@@ -71,6 +71,12 @@ size_t ledger_cooling(const json_t *doc, const char *cluster, time_t now, const 
 /* The entry of one node, or NULL (borrowed). */
 const json_t *ledger_entry(const json_t *doc, const char *cluster, const char *node);
 
+/* Why node is left out of a submission, one line (no newline):
+ * "excluding NODE: it failed doctor N time(s), last: WHY; cooling down
+ * for M min more ('hpctrain doctor --forget NODE' clears it)".  entry is
+ * the node's (ledger_entry). */
+void ledger_cooling_note(const json_t *entry, const char *node, time_t now, struct sbuf *out);
+
 /* The table of `hpctrain doctor --ledger`: a header, then one line per
  * cluster and node, sorted: cluster, node, failures, checks, last score,
  * state ("cooling until 2026-11-24 15:00 (2h 10m left)", UTC, or "ok"),

@@ -1,14 +1,19 @@
-/* attempt.h - one attempt of a run: prepare (resolve, hash, render) and submit.
+/* attempt.h - one attempt of a run: resolve, render once, submit.
  *
- * Shell: joins the pure renderer with the run record (launcher/rundir) and
- * Slurm (launcher/slurm), so `hpctrain submit` and `hpctrain rerun` record
- * and submit in exactly one way.  Prints nothing; the commands report.
+ * attempt.c: the spec resolved and hashed, then rendered once into the
+ * batch script and the Slurm options it was written from, with the
+ * nodes the attempt must avoid already known (no Slurm, no clock).
+ * attempt_submit.c (shell): job.sbatch and submit.json in the run
+ * directory, the job through libslurm.  `hpctrain submit`, `rerun`
+ * and a sweep's points record and submit in exactly this one way.
+ * Prints nothing; the commands report.
  */
 #ifndef HPT_ATTEMPT_H
 #define HPT_ATTEMPT_H
 
-#include "common/sbuf.h" // defines: struct sbuf
-#include "common/spec/spec.h" // defines: struct job
+#include "common/sbuf.h"            // defines: struct sbuf
+#include "common/spec/spec.h"       // defines: struct job
+#include "launcher/slurm/render.h"  // defines: struct render_opts
 
 #include <jansson.h>
 
@@ -16,31 +21,51 @@ struct diag_list;
 struct rundir;
 
 struct attempt {
-	struct job job;       /* owned; filled by the caller (spec_load) */
-	struct sbuf resolved; /* canonical resolved form, after attempt_prepare */
-	struct sbuf script;   /* job.sbatch, after attempt_prepare */
-	char sha256[65];      /* of resolved */
-	char *exclude;        /* owned: nodes this attempt must avoid (a hostlist), or NULL */
-	int resubmits;        /* preflight resubmissions that led to this attempt */
+	struct job job;          /* owned; filled by the caller (spec_load) */
+	struct sbuf resolved;    /* canonical resolved form, after attempt_resolve */
+	char sha256[65];         /* of resolved */
+	char *exclude;           /* owned: nodes this attempt must avoid (a hostlist), or NULL;
+				  * set before attempt_render */
+	struct render_opts opts; /* the Slurm options, after attempt_render */
+	struct sbuf script;      /* job.sbatch, written from opts, after attempt_render */
+	unsigned renders;        /* times attempt_render rendered: 1 when submitted */
+	int resubmits;           /* preflight resubmissions that led to this attempt */
 };
 
 void attempt_init(struct attempt *a);
 /* Releases job and buffers; accepts a zeroed struct. */
 void attempt_release(struct attempt *a);
 
-/* Emits the resolved form, hashes it and renders the batch script (with
- * a->exclude as its --exclude) that
- * runs hpctrain (an absolute path) for it.  Returns 0 or an exit status
- * (HPT_EXIT_BAD_SPEC when render refuses a value, with diagnostics). */
+/* Emits the resolved form and hashes it.  0 or HPT_EXIT_INTERNAL. */
+int attempt_resolve(struct attempt *a);
+
+/* Renders the batch script that runs hpctrain (an absolute path) for
+ * the resolved job, with a->exclude as its --exclude, and the options
+ * it was written from.  Returns 0 or HPT_EXIT_BAD_SPEC (render refused
+ * a value, with diagnostics). */
+int attempt_render(struct attempt *a, const char *hpctrain, struct diag_list *dl);
+
+/* attempt_resolve, then attempt_render: for an attempt whose exclude
+ * list is known already.  0 or an exit status. */
 int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *dl);
 
-/* Writes job.sbatch into rd (a fresh attempt), submits the job and
- * writes submit.json; *record gets that document (json_decref it).  On a
- * failure before Slurm took the job, the attempt is abandoned (removed)
- * and the status (HPT_EXIT_UNAVAILABLE, _REJECTED, _IO) returned with
- * err.  If Slurm took the job but submit.json could not be written,
- * returns HPT_EXIT_IO with *record set and err saying so.  warn receives
- * notes that do not fail the submission (a job_submit plugin message). */
+/* Loads run rd's resolved.yaml into a and resolves it, checking that it
+ * still resolves to itself: an edited file, or one from an hpctrain
+ * whose canonical form differs, would start a job that is not this run.
+ * Not rendered.  0, HPT_EXIT_BAD_SPEC with diagnostics in dl (a spec
+ * that no longer loads) or with err (one that changed). */
+int attempt_load_run(struct attempt *a, const struct rundir *rd, struct diag_list *dl,
+		     struct sbuf *err);
+
+/* Writes job.sbatch into rd (a fresh attempt), submits the job with
+ * a->opts and writes submit.json; *record gets that document
+ * (json_decref it).  The attempt must have been rendered exactly once:
+ * what the script says is what Slurm is asked for.  On a failure before
+ * Slurm took the job, the attempt is abandoned (removed) and the status
+ * (HPT_EXIT_UNAVAILABLE, _REJECTED, _IO) returned with err.  If Slurm
+ * took the job but submit.json could not be written, returns
+ * HPT_EXIT_IO with *record set and err saying so.  warn receives notes
+ * that do not fail the submission (a job_submit plugin message). */
 int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct sbuf *err,
 		   struct sbuf *warn);
 
@@ -52,8 +77,5 @@ int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct
 int attempt_record(const struct attempt *a, const struct rundir *rd, uint32_t job_id,
 		   int64_t task, const char *sweep, const char *cluster, json_t **record,
 		   struct sbuf *err);
-
-/* The absolute path of the running hpctrain; 0 or -1. */
-int attempt_self_path(char *buf, size_t len);
 
 #endif

@@ -1,12 +1,28 @@
 # launcher/runs/build.mk - runs on disk and their attempts: run
 # directories, what a user names (runref), sweep records, progress from
-# metrics.jsonl, and one attempt (render, record, submit).
+# metrics.jsonl, one attempt (resolved and rendered once: attempt.c;
+# recorded and submitted: attempt_submit.c) and a sweep's points as
+# array jobs (planned: sweep_plan.c; made and submitted: sweep_submit.c).
 
-RUNS_CORE  = launcher/runs/progress.c
+RUNS_CORE  = launcher/runs/progress.c launcher/runs/attempt.c launcher/runs/sweep_plan.c
 RUNS_SHELL = launcher/runs/rundir.c launcher/runs/runref.c launcher/runs/runref_job.c \
-             launcher/runs/sweep_record.c launcher/runs/attempt.c
+             launcher/runs/sweep_record.c launcher/runs/attempt_submit.c \
+             launcher/runs/sweep_submit.c
 
 UNIT_TESTS += test_rundir test_progress
 UNIT_SRC_test_rundir   = launcher/runs/rundir.c launcher/runs/runref.c launcher/runs/sweep_record.c \
                          common/fileio.c common/sbuf.c
 UNIT_SRC_test_progress = launcher/runs/progress.c common/sbuf.c
+
+# The sweep's plan, with points loaded and rendered as submit does: the
+# spec core, the renderer, the run's pure parts (rundir.c for the
+# release of a point's run) and the version.
+UNIT_TESTS += test_sweep_plan
+UNIT_SRC_test_sweep_plan = launcher/runs/sweep_plan.c launcher/runs/attempt.c \
+                           launcher/runs/rundir.c $(SLURM_CORE) $(SPEC_CORE) $(SPEC_SHELL)
+
+# One attempt: rendered once, refused when not, reloaded from its run.
+UNIT_TESTS += test_attempt
+UNIT_SRC_test_attempt = launcher/runs/attempt.c launcher/runs/attempt_submit.c \
+                        launcher/runs/rundir.c $(SLURM_CORE) $(SLURM_SHELL) $(SPEC_CORE) \
+                        $(SPEC_SHELL)

@@ -331,28 +331,39 @@ static void add_step(const struct job *job, const struct render_opts *opts, stru
 	sbuf_addstr(s, " || status=$?\n\n");
 }
 
+int render_job(const struct job *job, const struct render_ctx *ctx, struct render_opts *opts,
+	       struct sbuf *out, struct diag_list *err)
+{
+	struct sbuf s = SBUF_INIT;
+	int bad = check_ctx(ctx, err);
+
+	if (render_sbatch_options(job, ctx->exclude, opts, err))
+		return -1;
+	if (bad)
+		goto fail;
+	add_header(job, ctx, opts, &s);
+	if (add_env(job, &s, err))
+		goto fail;
+	add_preflight(job, &s);
+	add_step(job, opts, &s);
+	add_requeue(job, &s);
+	/* Nothing reaches out unless all of it rendered. */
+	sbuf_add(out, s.buf, s.len);
+	sbuf_release(&s);
+	return 0;
+fail:
+	render_opts_release(opts);
+	sbuf_release(&s);
+	return -1;
+}
+
 int render_batch_script(const struct job *job, const struct render_ctx *ctx, struct sbuf *out,
 			struct diag_list *err)
 {
 	struct render_opts opts;
-	struct sbuf s = SBUF_INIT;
-	int bad = check_ctx(ctx, err), rc = -1;
+	int rc = render_job(job, ctx, &opts, out, err);
 
-	if (render_sbatch_options(job, ctx->exclude, &opts, err))
-		return -1;
-	if (bad)
-		goto out;
-	add_header(job, ctx, &opts, &s);
-	if (add_env(job, &s, err))
-		goto out;
-	add_preflight(job, &s);
-	add_step(job, &opts, &s);
-	add_requeue(job, &s);
-	/* Nothing reaches out unless all of it rendered. */
-	sbuf_add(out, s.buf, s.len);
-	rc = 0;
-out:
-	render_opts_release(&opts);
-	sbuf_release(&s);
+	if (!rc)
+		render_opts_release(&opts);
 	return rc;
 }

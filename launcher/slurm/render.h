@@ -70,9 +70,16 @@ void render_opts_release(struct render_opts *o);
 /* The record named name, or NULL. */
 const struct render_opt *render_opts_find(const struct render_opts *o, const char *name);
 
-/* Appends the whole batch script to out.  Returns 0, or -1 with
- * diagnostics (a bad option value, a relative or control-character
- * hpctrain path, a malformed hash); out is then unchanged. */
+/* Fills opts with the job's Slurm options (render_sbatch_options, with
+ * ctx->exclude) and appends the whole batch script, written from those
+ * same records, to out: one render gives what Slurm is asked for and
+ * the script that says it.  Returns 0, or -1 with diagnostics (a bad
+ * option value, a relative or control-character hpctrain path, a
+ * malformed hash); out is then unchanged and opts empty.  Caller
+ * releases opts. */
+int render_job(const struct job *job, const struct render_ctx *ctx, struct render_opts *opts,
+	       struct sbuf *out, struct diag_list *err);
+/* render_job without the options. */
 int render_batch_script(const struct job *job, const struct render_ctx *ctx, struct sbuf *out,
 			struct diag_list *err);
 

@@ -254,6 +254,20 @@ int hpt_slurm_hostlist(const char *prev, const char *const *add, size_t n, struc
 	return 0;
 }
 
+int hpt_slurm_hostlist_check(const char *s, struct sbuf *err)
+{
+	struct sbuf out = SBUF_INIT;
+	int rc = 0;
+
+	if (!*s || strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-[],") !=
+		       strlen(s) || hpt_slurm_hostlist(s, NULL, 0, &out)) {
+		sbuf_addf(err, "'%s' is not a Slurm hostlist such as node[1-3,7]", s);
+		rc = -1;
+	}
+	sbuf_release(&out);
+	return rc;
+}
+
 int hpt_slurm_hostlist_has(const char *list, const char *host)
 {
 	hostlist_t hl = slurm_hostlist_create(list && *list ? list : NULL);

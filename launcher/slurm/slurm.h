@@ -62,6 +62,10 @@ int hpt_slurm_munge_socket(struct sbuf *out, struct sbuf *err);
  * or NULL) and add[0..n), each once, sorted, appended to out.  No
  * controller needed.  0, or -1 for a list libslurm cannot parse. */
 int hpt_slurm_hostlist(const char *prev, const char *const *add, size_t n, struct sbuf *out);
+/* 0 when s is a hostlist --exclude can take (Slurm parses it, and it
+ * holds only the characters of node names and a hostlist's [-,]), else
+ * -1 with err. */
+int hpt_slurm_hostlist_check(const char *s, struct sbuf *err);
 /* 1 when host is in the hostlist list. */
 int hpt_slurm_hostlist_has(const char *list, const char *host);
 

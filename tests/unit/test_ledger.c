@@ -150,6 +150,24 @@ static void ledger__cooling_lists_nodes_before_their_until_sorted(void **state)
 	json_decref(doc);
 }
 
+/* What submit says of a node it leaves out: why, and for how long,
+ * rounded up to whole minutes. */
+static void ledger__cooling_note_says_why_and_for_how_long(void **state)
+{
+	json_t *doc = ledger_new();
+	struct sbuf out = SBUF_INIT;
+
+	(void)state;
+	fail_at(doc, "c", "n1", "nics: mlx5_0 port 1 is DOWN", T0);
+	fail_at(doc, "c", "n1", "gpus: /dev/nvidia1 is missing", T0 + 10);
+	ledger_cooling_note(ledger_entry(doc, "c", "n1"), "n1", T0 + 10 + 30, &out);
+	assert_string_equal(out.buf, "excluding n1: it failed doctor 2 time(s), last: gpus: "
+			    "/dev/nvidia1 is missing; cooling down for 120 min more ('hpctrain "
+			    "doctor --forget n1' clears it)");
+	sbuf_release(&out);
+	json_decref(doc);
+}
+
 static void ledger__forget_one_cluster_or_every_one(void **state)
 {
 	struct sbuf err = SBUF_INIT;
@@ -500,6 +518,7 @@ int main(void)
 		cmocka_unit_test(ledger__cooldown_doubles_from_an_hour_and_stops_at_a_week),
 		cmocka_unit_test(ledger__a_pass_keeps_the_cooldown_and_notes_the_streak),
 		cmocka_unit_test(ledger__cooling_lists_nodes_before_their_until_sorted),
+		cmocka_unit_test(ledger__cooling_note_says_why_and_for_how_long),
 		cmocka_unit_test(ledger__forget_one_cluster_or_every_one),
 		cmocka_unit_test(ledger__check_refuses_malformed_documents),
 		cmocka_unit_test(ledger__format_says_empty_or_shows_a_line_per_node),

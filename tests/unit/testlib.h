@@ -1,5 +1,6 @@
-/* testlib.h - helpers shared by the cmocka unit tests of the spec core.
- * Loads a spec from a string and checks diagnostics by their exact text. */
+/* testlib.h - helpers shared by the cmocka unit tests: a spec loaded
+ * from a string with its diagnostics checked by their exact text, and a
+ * fresh temporary directory for the tests that write files. */
 #ifndef HPT_TESTLIB_H
 #define HPT_TESTLIB_H
 
@@ -10,6 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 #include "common/diag.h"
 #include "common/sbuf.h"
@@ -66,5 +70,39 @@ static inline void assert_diag(const struct loaded *l, const char *want)
 }
 
 #define MINIMAL "version: 1\nname: t\n"
+
+/* --- a temporary directory per test file --- */
+
+/* Its absolute path, once testlib_tmp_setup made it. */
+static char testlib_tmp[4096] __attribute__((unused));
+
+/* Makes $TMPDIR (or /tmp)/NAME.XXXXXX: a group setup's body. */
+static inline int testlib_tmp_setup(const char *name)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(testlib_tmp, sizeof(testlib_tmp), "%s/%s.XXXXXX", t && *t ? t : "/tmp", name);
+	return mkdtemp(testlib_tmp) ? 0 : -1;
+}
+
+static inline int testlib_tmp_remove_one(const char *path, const struct stat *st, int flag,
+					 struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	chmod(path, 0700); /* a test may have taken its permissions away */
+	return remove(path);
+}
+
+/* Removes the directory and everything in it: a group teardown's body. */
+static inline int testlib_tmp_teardown(void)
+{
+	return nftw(testlib_tmp, testlib_tmp_remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* testlib_tmp + "/" + rel, malloc'd. */
+static inline char *testlib_tmp_at(const char *rel)
+{
+	return xasprintf("%s/%s", testlib_tmp, rel);
+}
 
 #endif

@@ -1,0 +1,103 @@
+/* attempt_submit.c - an attempt into its run directory and to Slurm.
+ * Shell: job.sbatch and submit.json (launcher/runs/rundir), the job
+ * through libslurm (launcher/slurm/slurm); see attempt.h. */
+#include "launcher/runs/attempt.h"  // defines: struct attempt, attempt_submit, attempt_record
+#include "common/exitcode.h"        // defines: enum hpt_exit
+#include "common/isotime.h"         // defines: isotime_format
+#include "common/version.h"         // defines: hpt_version
+#include "launcher/runs/rundir.h"   // defines: struct rundir, rundir_write, rundir_abandon
+#include "launcher/slurm/slurm.h"   // defines: hpt_slurm_submit, hpt_slurm_cluster_name
+
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint32_t job_id,
+			 int64_t task, const char *sweep, const char *cluster)
+{
+	json_t *rec;
+	struct passwd *pw = getpwuid(getuid());
+	char when[ISOTIME_SIZE], host[256] = "";
+
+	isotime_format(time(NULL), when);
+	gethostname(host, sizeof(host) - 1);
+	rec = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:s?, s:i}",
+			 "job_id", (json_int_t)job_id, "cluster", cluster, "submitted_at", when,
+			 "hpctrain_version", hpt_version, "user", pw ? pw->pw_name : "",
+			 "uid", (json_int_t)getuid(), "host", host, "name", a->job.name,
+			 "sha256", a->sha256, "run", rd->run, "dir", rd->dir,
+			 "attempt", rd->attempt, "exclude", a->exclude, "preflight_resubmits",
+			 a->resubmits);
+	if (rec && task >= 0) {
+		json_object_set_new(rec, "array_task_id", json_integer(task));
+		json_object_set_new(rec, "sweep", json_string(sweep));
+	}
+	return rec;
+}
+
+int attempt_record(const struct attempt *a, const struct rundir *rd, uint32_t job_id,
+		   int64_t task, const char *sweep, const char *cluster, json_t **record,
+		   struct sbuf *err)
+{
+	struct sbuf text = SBUF_INIT;
+	char *doc;
+	int rc = 0;
+
+	*record = record_of(a, rd, job_id, task, sweep, cluster);
+	doc = *record ? json_dumps(*record, JSON_INDENT(2) | JSON_ENSURE_ASCII) : NULL;
+	if (doc) {
+		sbuf_addstr(&text, doc);
+		sbuf_addch(&text, '\n');
+		free(doc);
+	}
+	if (!doc || rundir_write(rd, "submit.json", text.buf, text.len, err)) {
+		sbuf_addf(err, "%sjob %u was submitted, but its record was not written",
+			  err->len ? "; " : "", job_id);
+		rc = -1;
+	}
+	sbuf_release(&text);
+	return rc;
+}
+
+int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct sbuf *err,
+		   struct sbuf *warn)
+{
+	struct hpt_slurm_submit_result res = { 0, NULL };
+	struct sbuf cluster = SBUF_INIT, text = SBUF_INIT;
+	int status;
+
+	*record = NULL;
+	if (a->renders != 1) {
+		/* the exclude list arrives before the one render, or the
+		 * script and the options could disagree */
+		sbuf_addf(err, "BUG: %s:%d: an attempt rendered %u times", __FILE__, __LINE__,
+			  a->renders);
+		status = HPT_EXIT_INTERNAL;
+		goto out_abandon;
+	}
+	if (rundir_write(rd, "job.sbatch", a->script.buf, a->script.len, err)) {
+		status = HPT_EXIT_IO;
+		goto out_abandon;
+	}
+	status = hpt_slurm_submit(&a->opts, a->script.buf, rd->dir, &res, err);
+	if (status)
+		goto out_abandon;
+	rd->fresh = 0; /* Slurm has the job: the attempt stays, whatever happens next */
+	if (res.user_msg)
+		sbuf_addf(warn, "slurm: %s\n", res.user_msg);
+	if (hpt_slurm_cluster_name(&cluster, &text)) {
+		sbuf_addf(warn, "warning: %s\n", text.buf);
+		sbuf_reset(&text);
+	}
+	if (attempt_record(a, rd, res.job_id, -1, NULL, cluster.buf, record, err))
+		status = HPT_EXIT_IO;
+	goto out;
+out_abandon:
+	rundir_abandon(rd);
+out:
+	hpt_slurm_submit_result_release(&res);
+	sbuf_release(&cluster);
+	sbuf_release(&text);
+	return status;
+}

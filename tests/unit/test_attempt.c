@@ -1,0 +1,138 @@
+/* test_attempt.c - launcher/runs/attempt: an attempt is resolved, then
+ * rendered once, with its exclude list, into the script and the Slurm
+ * options the script was written from; submitting one rendered any
+ * other number of times is refused before anything is written; a run's
+ * resolved.yaml that no longer resolves to itself is refused.  The
+ * submission itself is tests/cli/submit.bats and rerun.bats. */
+#include "tests/unit/testlib.h"
+
+#include "common/exitcode.h"        // defines: HPT_EXIT_INTERNAL
+#include "launcher/runs/attempt.h"  // defines: struct attempt, attempt_*
+#include "launcher/runs/rundir.h"   // defines: rundir_create
+
+#include <jansson.h>
+
+#define HPCTRAIN "/opt/hpctrain/bin/hpctrain"
+#define SPEC MINIMAL "resources: {nodes: 2, ranks_per_node: 1, time: \"00:05:00\"}\n" \
+	     "command: [true]\n"
+
+static int setup(void **state)
+{
+	(void)state;
+	return testlib_tmp_setup("test_attempt");
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return testlib_tmp_teardown();
+}
+
+static void attempt_load(struct attempt *a, const char *spec)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+
+	attempt_init(a);
+	assert_int_equal(spec_load("job.yaml", spec, strlen(spec), NULL, 0, &a->job, &dl), 0);
+	assert_int_equal(attempt_resolve(a), 0);
+	diag_list_release(&dl);
+}
+
+/* Each option is on an #SBATCH line of the script: one render, both. */
+static void attempt__renders_script_and_options_once_with_the_exclude_list(void **state)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct attempt a;
+
+	(void)state;
+	attempt_load(&a, SPEC);
+	assert_int_equal(a.renders, 0);
+	a.exclude = xstrdup("node[3,7]");
+	assert_int_equal(attempt_render(&a, HPCTRAIN, &dl), 0);
+	assert_int_equal(a.renders, 1);
+	assert_string_equal(render_opts_find(&a.opts, "exclude")->text, "node[3,7]");
+	for (size_t i = 0; i < a.opts.n; i++) {
+		char *line = a.opts.v[i].text ? xasprintf("#SBATCH --%s=%s\n", a.opts.v[i].name,
+							  a.opts.v[i].text)
+					      : xasprintf("#SBATCH --%s\n", a.opts.v[i].name);
+
+		assert_non_null(strstr(a.script.buf, line));
+		free(line);
+	}
+	attempt_release(&a);
+	diag_list_release(&dl);
+}
+
+/* What the script says is what Slurm is asked for: an attempt rendered
+ * twice (the exclude list learnt too late) or never is a bug, refused
+ * before the run directory is touched. */
+static void attempt__submit_refuses_an_attempt_not_rendered_exactly_once(void **state)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct rundir rd = RUNDIR_INIT;
+	struct sbuf err = SBUF_INIT, warn = SBUF_INIT;
+	struct attempt a;
+	json_t *rec = NULL;
+
+	(void)state;
+	attempt_load(&a, SPEC);
+	assert_int_equal(attempt_submit(&a, &rd, &rec, &err, &warn), HPT_EXIT_INTERNAL);
+	assert_non_null(strstr(err.buf, "an attempt rendered 0 times"));
+	assert_int_equal(attempt_render(&a, HPCTRAIN, &dl), 0);
+	assert_int_equal(attempt_render(&a, HPCTRAIN, &dl), 0);
+	sbuf_reset(&err);
+	assert_int_equal(attempt_submit(&a, &rd, &rec, &err, &warn), HPT_EXIT_INTERNAL);
+	assert_non_null(strstr(err.buf, "an attempt rendered 2 times"));
+	assert_null(rec);
+	attempt_release(&a);
+	sbuf_release(&err);
+	sbuf_release(&warn);
+	diag_list_release(&dl);
+}
+
+/* A run's spec reloaded: as it was, or refused when edited. */
+static void attempt__load_run_checks_the_run_resolves_to_itself(void **state)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf err = SBUF_INIT;
+	struct rundir rd = RUNDIR_INIT;
+	struct attempt a, b;
+	char *path;
+	FILE *f;
+
+	(void)state;
+	attempt_load(&a, SPEC);
+	assert_int_equal(rundir_create(testlib_tmp, a.job.name, a.sha256, a.resolved.buf,
+				       a.resolved.len, &rd, &err), 0);
+	attempt_init(&b);
+	assert_int_equal(attempt_load_run(&b, &rd, &dl, &err), 0);
+	assert_string_equal(b.sha256, a.sha256);
+	assert_int_equal(b.renders, 0);
+	attempt_release(&b);
+	path = xasprintf("%s/resolved.yaml", rd.run);
+	chmod(path, 0600);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fputs("# edited\n", f);
+	fclose(f);
+	attempt_init(&b);
+	assert_int_equal(attempt_load_run(&b, &rd, &dl, &err), HPT_EXIT_BAD_SPEC);
+	assert_non_null(strstr(err.buf, "/resolved.yaml no longer resolves to itself"));
+	attempt_release(&b);
+	attempt_release(&a);
+	rundir_release(&rd);
+	free(path);
+	sbuf_release(&err);
+	diag_list_release(&dl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(attempt__renders_script_and_options_once_with_the_exclude_list),
+		cmocka_unit_test(attempt__submit_refuses_an_attempt_not_rendered_exactly_once),
+		cmocka_unit_test(attempt__load_run_checks_the_run_resolves_to_itself),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
