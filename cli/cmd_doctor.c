@@ -17,16 +17,14 @@
 #include "common/spec/spec.h"      // defines: struct job, job_release
 #include "common/spec/specfile.h"  // defines: specfile_load
 #include "launcher/doctor/doctor.h"       // defines: struct doctor_node, doctor_compare
+#include "launcher/doctor/doctor_env.h"   // defines: doctor_env_slurm_ready
 #include "launcher/doctor/doctor_probe.h" // defines: doctor_probe_*
-#include "launcher/rank/envplan.h"      // defines: envplan_cvd_parse
+#include "launcher/doctor/doctor_self.h"  // defines: struct doctor_self, doctor_self_check
 #include "launcher/doctor/ledger.h"       // defines: ledger_update, ledger_record
-#include "launcher/rank/policy.h"       // defines: policy_from_spec
 #include "launcher/slurm/render.h"       // defines: render_has_preflight
 #include "launcher/runs/rundir.h"       // defines: rundir_open
 #include "launcher/slurm/slurm.h"        // defines: hpt_slurm_hostlist, hpt_slurm_cluster_name
-#include "topology/plan.h"         // defines: plan_slices
-#include "topology/probe.h"        // defines: probe_load_live
-#include "topology/topo.h"         // defines: struct node_topo
+#include "topology/plan.h"         // defines: PLAN_MAX_RANKS
 
 #include <errno.h>
 #include <libgen.h>
@@ -99,53 +97,12 @@ struct doctor {
 	bool have_job;
 	int rank, size;
 	bool mpi;
-	struct node_topo topo;
-	void *hwloc;
-	struct plan plan;
-	bool have_plan;
-	struct doctor_node me;
-	char *munge_socket;
+	struct doctor_self self;
 };
-
-static const char *self_name(void)
-{
-	static char host[256];
-	const char *n = getenv("SLURMD_NODENAME");
-
-	if (n && *n)
-		return n;
-	if (gethostname(host, sizeof(host) - 1))
-		return "localhost";
-	host[strcspn(host, ".")] = '\0';
-	return host;
-}
-
-/* libslurm, set up once (for the cluster's name and munge socket). */
-static int slurm_ready(struct sbuf *err)
-{
-	static int status = -1;
-
-	if (status < 0)
-		status = hpt_slurm_init(err);
-	else if (status)
-		sbuf_addstr(err, "no Slurm configuration");
-	return status;
-}
 
 static bool launched_by_mpi(void)
 {
 	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
-
-/* The spec's value of an env variable, else the process's: the job's
- * ranks get the spec's env last. */
-static const char *job_env(const struct doctor *d, const char *name)
-{
-	if (d->have_job)
-		for (size_t i = 0; i < d->job.env.n; i++)
-			if (!strcmp(d->job.env.v[i].name, name))
-				return d->job.env.v[i].value;
-	return getenv(name);
 }
 
 static int load_spec(struct doctor *d)
@@ -170,158 +127,6 @@ static int load_spec(struct doctor *d)
 	return status;
 }
 
-/* --- this node --- */
-
-static void plan_node(struct doctor *d)
-{
-	struct plan_request req = { .policy = PLAN_POLICY_INIT };
-	struct diag_list dl = DIAG_LIST_INIT;
-	struct envplan_cvd cvd = { 0 };
-	struct doctor_cell *c = &d->me.cell[DOCTOR_BINDING];
-
-	if (probe_load_live(&d->topo, &d->hwloc, &dl)) {
-		doctor_note(c, DOCTOR_FAIL, "cannot read the topology: %s",
-			    dl.n ? dl.v[0].msg : "hwloc failed");
-		goto out;
-	}
-	if (d->have_job)
-		policy_from_spec(&req.policy, &d->job.binding);
-	req.ranks = d->ranks > 0 ? (unsigned)d->ranks
-		    : d->have_job ? (unsigned)d->job.resources.ranks_per_node : 1;
-	envplan_cvd_parse(&d->topo, getenv("CUDA_VISIBLE_DEVICES"), &cvd);
-	if (cvd.n && cvd.all_mapped && d->topo.n_gpus) {
-		req.visible_gpus = cvd.gpus;
-		req.n_visible_gpus = cvd.n;
-	}
-	if (plan_slices(&d->topo, &req, &d->plan, &dl))
-		doctor_note(c, DOCTOR_FAIL, "no binding plan for %u rank(s): %s", req.ranks,
-			    dl.n ? dl.v[0].msg : "?");
-	else
-		d->have_plan = true;
-	envplan_cvd_release(&cvd);
-out:
-	diag_list_release(&dl);
-}
-
-/* Each slot bound on a thread of its own, then read back. */
-static void check_binding(struct doctor *d)
-{
-	struct doctor_cell *c = &d->me.cell[DOCTOR_BINDING];
-
-	if (!d->have_plan)
-		return;
-	if (d->plan.policy.cpu == PLAN_CPU_NONE) {
-		doctor_note(c, DOCTOR_SKIP, "binding.cpu is none");
-		return;
-	}
-	for (size_t i = 0; i < d->plan.n; i++) {
-		const struct slice *s = &d->plan.slices[i];
-		bool mem = s->memory != PLAN_MEMORY_NONE;
-		struct doctor_bind_result r;
-		struct doctor_slot slot = {
-			.local_rank = s->local_rank, .want_cpus = &s->cpuset,
-			.want_mems = mem ? &s->nodeset : NULL,
-		};
-
-		doctor_probe_bind(&s->cpuset, mem ? &s->nodeset : NULL,
-				  s->memory == PLAN_MEMORY_PREFERRED, &r);
-		slot.got_cpus = r.have_cpus ? &r.cpus : NULL;
-		slot.got_mems = r.have_mems ? &r.mems : NULL;
-		slot.bind_error = r.error[0] ? r.error : NULL;
-		doctor_grade_slot(&slot, c);
-		doctor_bind_result_release(&r);
-	}
-	if (c->grade == DOCTOR_OK)
-		doctor_note(c, DOCTOR_OK, "%zu slot(s) bound as planned (%s memory)", d->plan.n,
-			    plan_policy_memory_name(d->plan.slices[0].memory));
-}
-
-/* The planned NICs' names: OpenFabrics devices, else interfaces. */
-static void check_nics(struct doctor *d)
-{
-	const char **hcas = NULL, **ifs = NULL;
-	struct doctor_nic_input in = {
-		.nccl_ib_hca = job_env(d, "NCCL_IB_HCA"),
-		.nccl_socket_ifname = job_env(d, "NCCL_SOCKET_IFNAME"),
-		.ucx_net_devices = job_env(d, "UCX_NET_DEVICES"),
-	};
-
-	for (size_t i = 0; d->have_plan && i < d->plan.n; i++)
-		for (size_t k = 0; k < d->plan.slices[i].n_nics; k++) {
-			const struct topo_nic *nic = &d->topo.nics[d->plan.slices[i].nics[k]];
-
-			for (size_t j = 0; j < nic->n_ofed; j++) {
-				hcas = xrealloc(hcas, (in.n_hcas + 1) * sizeof(*hcas));
-				hcas[in.n_hcas++] = nic->ofed[j];
-			}
-			for (size_t j = 0; !nic->n_ofed && j < nic->n_net; j++) {
-				ifs = xrealloc(ifs, (in.n_ifnames + 1) * sizeof(*ifs));
-				ifs[in.n_ifnames++] = nic->net[j];
-			}
-		}
-	in.hcas = hcas;
-	in.ifnames = ifs;
-	doctor_check_nics(d->root, &in, &d->me.cell[DOCTOR_NICS]);
-	free(hcas);
-	free(ifs);
-}
-
-static void check_files(struct doctor *d)
-{
-	const char *scratch = d->scratch;
-	struct doctor_cell *c = &d->me.cell[DOCTOR_FILES];
-	char cwd[PATH_MAX];
-
-	if (!scratch && d->have_job)
-		scratch = d->job.preflight.scratch;
-	if (!scratch)
-		scratch = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	if (d->run)
-		doctor_check_space("run directory", d->run, d->min_free_gb, c);
-	else if (d->have_job && d->job.output.dir && !access(d->job.output.dir, F_OK))
-		doctor_check_space("output directory", d->job.output.dir, d->min_free_gb, c);
-	else if (getcwd(cwd, sizeof(cwd)))
-		doctor_check_space("working directory", cwd, d->min_free_gb, c);
-	doctor_check_space("scratch", scratch, d->min_free_gb, c);
-}
-
-/* munge on this node: a credential made and read back. */
-static void check_munge_local(struct doctor *d)
-{
-	struct sbuf err = SBUF_INIT, sock = SBUF_INIT;
-	struct doctor_cell *c = &d->me.cell[DOCTOR_SERVICES];
-	char *cred;
-
-	if (getenv("SLURM_JOB_ID") && !slurm_ready(&err) && !hpt_slurm_munge_socket(&sock, &err))
-		d->munge_socket = sock.len ? xstrdup(sock.buf) : NULL;
-	sbuf_reset(&err);
-	cred = doctor_munge_encode(d->munge_socket, &err);
-	/* outside a job (a login node, a workstation) munge may rightly be absent */
-	if (!cred || doctor_munge_decode(d->munge_socket, cred, &err))
-		doctor_note(c, getenv("SLURM_JOB_ID") ? DOCTOR_FAIL : DOCTOR_WARN, "munge%s%s: %s",
-			    d->munge_socket ? " at " : "", d->munge_socket ? d->munge_socket : "", err.buf);
-	else
-		doctor_note(c, DOCTOR_OK, "munge credential made and read back");
-	free(cred);
-	sbuf_release(&err);
-	sbuf_release(&sock);
-}
-
-static void check_node(struct doctor *d)
-{
-	doctor_node_init(&d->me, self_name());
-	plan_node(d);
-	doctor_check_gpus(d->root, getenv("SLURM_STEP_GPUS") ? getenv("SLURM_STEP_GPUS")
-				  : getenv("SLURM_JOB_GPUS"), d->topo.n_gpus, &d->me.cell[DOCTOR_GPUS]);
-	check_nics(d);
-	check_binding(d);
-	check_files(d);
-	check_munge_local(d);
-	d->me.gemm_gflops = doctor_probe_gemm(512, 3, 0.15);
-	if (d->me.gemm_gflops < 0)
-		doctor_note(&d->me.cell[DOCTOR_COMPUTE], DOCTOR_FAIL, "oneDNN's sgemm failed");
-}
-
 /* --- across nodes --- */
 
 /* Everything collective, in the same order on every rank. */
@@ -332,18 +137,18 @@ static void exchange(struct doctor *d)
 
 	if (d->size < 2)
 		return;
-	d->me.ring_gbps = doctor_probe_ring(8 << 20, 3, d->timeout_s / 2, &err);
-	if (d->me.ring_gbps < 0)
-		doctor_note(&d->me.cell[DOCTOR_NETWORK], DOCTOR_FAIL, "%s", err.buf);
+	d->self.me.ring_gbps = doctor_probe_ring(8 << 20, 3, d->timeout_s / 2, &err);
+	if (d->self.me.ring_gbps < 0)
+		doctor_note(&d->self.me.cell[DOCTOR_NETWORK], DOCTOR_FAIL, "%s", err.buf);
 	sbuf_reset(&err);
 	/* A credential of the first node read on every other: one key,
 	 * clocks within munge's lifetime. */
 	if (d->rank == 0)
-		cred = doctor_munge_encode(d->munge_socket, &err);
+		cred = doctor_munge_encode(d->self.munge_socket, &err);
 	theirs = doctor_probe_bcast_string(cred);
 	sbuf_reset(&err);
-	if (d->rank && theirs && doctor_munge_decode(d->munge_socket, theirs, &err))
-		doctor_note(&d->me.cell[DOCTOR_SERVICES], DOCTOR_FAIL,
+	if (d->rank && theirs && doctor_munge_decode(d->self.munge_socket, theirs, &err))
+		doctor_note(&d->self.me.cell[DOCTOR_SERVICES], DOCTOR_FAIL,
 			    "cannot read a munge credential of the first node: %s", err.buf);
 	free(cred);
 	free(theirs);
@@ -353,7 +158,7 @@ static void exchange(struct doctor *d)
 /* On the first rank: every node's result, graded against the others. */
 static struct doctor_node *gather(struct doctor *d, size_t *n)
 {
-	json_t *mine = doctor_node_json(&d->me);
+	json_t *mine = doctor_node_json(&d->self.me);
 	char *text = json_dumps(mine, JSON_COMPACT), **all;
 	double *offsets = xcalloc((size_t)d->size, sizeof(double));
 	struct doctor_node *nodes = NULL;
@@ -437,7 +242,7 @@ static void record_ledger(struct doctor *d, const struct doctor_node *nodes, siz
 
 	if (d->no_ledger || !getenv("SLURM_JOB_ID"))
 		goto out;
-	if (slurm_ready(&err) || hpt_slurm_cluster_name(&cluster, &err) || ledger_path(&path, &err)) {
+	if (doctor_env_slurm_ready(&err) || hpt_slurm_cluster_name(&cluster, &err) || ledger_path(&path, &err)) {
 		fprintf(stderr, "hpctrain doctor: warning: no ledger record: %s\n", err.buf);
 		goto out;
 	}
@@ -749,15 +554,15 @@ static int parse_args(struct doctor *d, int argc, char **argv)
 static void doctor_release(struct doctor *d)
 {
 	job_release(&d->job);
-	plan_release(&d->plan);
-	topo_release(&d->topo);
-	probe_keep_release(d->hwloc);
-	doctor_node_release(&d->me);
-	free(d->munge_socket);
+	doctor_self_release(&d->self);
 }
 
 static int run_doctor(struct doctor *d)
 {
+	struct doctor_self_opts o = {
+		.job = d->have_job ? &d->job : NULL, .root = d->root, .run = d->run,
+		.scratch = d->scratch, .ranks_per_node = d->ranks,
+	};
 	struct doctor_node *nodes;
 	size_t n;
 	int status;
@@ -768,7 +573,8 @@ static int run_doctor(struct doctor *d)
 		MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
 		MPI_Comm_size(MPI_COMM_WORLD, &d->size);
 	}
-	check_node(d);
+	o.min_free_gb = d->min_free_gb;
+	doctor_self_check(&d->self, &o);
 	exchange(d);
 	nodes = gather(d, &n);
 	status = d->rank == 0 ? report(d, nodes, n) : HPT_EXIT_OK;
@@ -787,8 +593,7 @@ int cmd_doctor(int argc, char **argv)
 			    .lim = DOCTOR_LIMITS_INIT };
 	int status;
 
-	topo_init(&d.topo);
-	plan_init(&d.plan);
+	doctor_self_init(&d.self);
 	status = parse_args(&d, argc, argv);
 	if (status)
 		return status < 0 ? HPT_EXIT_OK : status;

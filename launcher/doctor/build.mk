@@ -1,15 +1,16 @@
 # launcher/doctor/build.mk - hpctrain doctor and the node ledger.
 #
 # The grading (doctor_grade, pure), the node checks below an injectable
-# root (doctor_node), and the measurements and exchange between nodes
-# (doctor_probe: MPI, oneDNN's sgemm, libmunge), which only
-# bin/hpctrain-doctor links.  The ledger: nodes that failed doctor, per
+# root (doctor_node), what doctor reads of its environment (doctor_env),
+# and the measurements and exchange between nodes (doctor_probe: MPI,
+# oneDNN's sgemm, libmunge) with the code that runs them on each node
+# (doctor_self), which only bin/hpctrain-doctor links.  The ledger: nodes that failed doctor, per
 # cluster, with their cooldowns and GEMM scores (ledger.c, pure), in a
 # file rewritten under a lock (ledger_file.c); submit and rerun read it.
 
 DOCTOR_CORE  = launcher/doctor/doctor_grade.c
-DOCTOR_SHELL = launcher/doctor/doctor_node.c
-DOCTOR_PROBE = launcher/doctor/doctor_probe.c
+DOCTOR_SHELL = launcher/doctor/doctor_node.c launcher/doctor/doctor_env.c
+DOCTOR_PROBE = launcher/doctor/doctor_probe.c launcher/doctor/doctor_self.c
 LEDGER_CORE  = launcher/doctor/ledger.c
 LEDGER_SHELL = launcher/doctor/ledger_file.c
 DOCTOR_LIBS  = -ldnnl -fopenmp $(shell $(PKG_CONFIG) --libs ompi munge)
@@ -20,4 +21,4 @@ $(OBJ)/launcher/doctor/doctor_probe.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cfl
 UNIT_TESTS += test_ledger test_doctor
 UNIT_SRC_test_ledger = $(LEDGER_CORE) $(LEDGER_SHELL) common/fileio.c common/sbuf.c
 UNIT_SRC_test_doctor = $(DOCTOR_CORE) $(DOCTOR_SHELL) $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) \
-                       $(SPEC_CORE) common/fileio.c
+                       $(SLURM_CORE) $(SLURM_SHELL) $(SPEC_CORE) common/fileio.c
