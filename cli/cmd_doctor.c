@@ -18,7 +18,7 @@
 #include "common/spec/specfile.h"  // defines: specfile_load
 #include "launcher/doctor/doctor.h"       // defines: struct doctor_node, doctor_compare
 #include "launcher/doctor/doctor_env.h"   // defines: doctor_env_slurm_ready
-#include "launcher/doctor/doctor_probe.h" // defines: doctor_probe_*
+#include "launcher/doctor/doctor_exchange.h" // defines: doctor_exchange_probe, doctor_exchange_gather
 #include "launcher/doctor/doctor_self.h"  // defines: struct doctor_self, doctor_self_check
 #include "launcher/doctor/ledger.h"       // defines: ledger_update, ledger_record
 #include "launcher/slurm/render.h"       // defines: render_has_preflight
@@ -125,71 +125,6 @@ static int load_spec(struct doctor *d)
 	sbuf_release(&where);
 	sbuf_release(&path);
 	return status;
-}
-
-/* --- across nodes --- */
-
-/* Everything collective, in the same order on every rank. */
-static void exchange(struct doctor *d)
-{
-	struct sbuf err = SBUF_INIT;
-	char *cred = NULL, *theirs;
-
-	if (d->size < 2)
-		return;
-	d->self.me.ring_gbps = doctor_probe_ring(8 << 20, 3, d->timeout_s / 2, &err);
-	if (d->self.me.ring_gbps < 0)
-		doctor_note(&d->self.me.cell[DOCTOR_NETWORK], DOCTOR_FAIL, "%s", err.buf);
-	sbuf_reset(&err);
-	/* A credential of the first node read on every other: one key,
-	 * clocks within munge's lifetime. */
-	if (d->rank == 0)
-		cred = doctor_munge_encode(d->self.munge_socket, &err);
-	theirs = doctor_probe_bcast_string(cred);
-	sbuf_reset(&err);
-	if (d->rank && theirs && doctor_munge_decode(d->self.munge_socket, theirs, &err))
-		doctor_note(&d->self.me.cell[DOCTOR_SERVICES], DOCTOR_FAIL,
-			    "cannot read a munge credential of the first node: %s", err.buf);
-	free(cred);
-	free(theirs);
-	sbuf_release(&err);
-}
-
-/* On the first rank: every node's result, graded against the others. */
-static struct doctor_node *gather(struct doctor *d, size_t *n)
-{
-	json_t *mine = doctor_node_json(&d->self.me);
-	char *text = json_dumps(mine, JSON_COMPACT), **all;
-	double *offsets = xcalloc((size_t)d->size, sizeof(double));
-	struct doctor_node *nodes = NULL;
-
-	*n = 0;
-	json_decref(mine);
-	if (d->size > 1)
-		doctor_probe_clocks(offsets);
-	all = d->size > 1 ? doctor_probe_gather(text) : NULL;
-	if (d->rank == 0) {
-		nodes = xcalloc((size_t)d->size, sizeof(*nodes));
-		for (int i = 0; i < d->size; i++) {
-			json_t *j = json_loads(all ? all[i] : text, 0, NULL);
-
-			if (!j || doctor_node_from_json(j, &nodes[i])) {
-				doctor_node_release(&nodes[i]);
-				doctor_node_init(&nodes[i], "?");
-				doctor_note(&nodes[i].cell[DOCTOR_SERVICES], DOCTOR_FAIL,
-					    "rank %d sent an unreadable result", i);
-			}
-			json_decref(j);
-			nodes[i].clock_offset_s = offsets[i];
-			if (all)
-				free(all[i]);
-		}
-		*n = (size_t)d->size;
-	}
-	free(all);
-	free(text);
-	free(offsets);
-	return nodes;
 }
 
 /* The failed nodes' names, and their hostlist. */
@@ -575,8 +510,8 @@ static int run_doctor(struct doctor *d)
 	}
 	o.min_free_gb = d->min_free_gb;
 	doctor_self_check(&d->self, &o);
-	exchange(d);
-	nodes = gather(d, &n);
+	doctor_exchange_probe(&d->self, d->rank, d->size, d->timeout_s);
+	nodes = doctor_exchange_gather(&d->self.me, d->rank, d->size, &n);
 	status = d->rank == 0 ? report(d, nodes, n) : HPT_EXIT_OK;
 	for (size_t i = 0; i < n; i++)
 		doctor_node_release(&nodes[i]);

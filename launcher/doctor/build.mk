@@ -4,13 +4,15 @@
 # root (doctor_node), what doctor reads of its environment (doctor_env),
 # and the measurements and exchange between nodes (doctor_probe: MPI,
 # oneDNN's sgemm, libmunge) with the code that runs them on each node
-# (doctor_self), which only bin/hpctrain-doctor links.  The ledger: nodes that failed doctor, per
+# (doctor_self) and across nodes (doctor_exchange), which only
+# bin/hpctrain-doctor links.  The ledger: nodes that failed doctor, per
 # cluster, with their cooldowns and GEMM scores (ledger.c, pure), in a
 # file rewritten under a lock (ledger_file.c); submit and rerun read it.
 
 DOCTOR_CORE  = launcher/doctor/doctor_grade.c
 DOCTOR_SHELL = launcher/doctor/doctor_node.c launcher/doctor/doctor_env.c
-DOCTOR_PROBE = launcher/doctor/doctor_probe.c launcher/doctor/doctor_self.c
+DOCTOR_PROBE = launcher/doctor/doctor_probe.c launcher/doctor/doctor_self.c \
+               launcher/doctor/doctor_exchange.c
 LEDGER_CORE  = launcher/doctor/ledger.c
 LEDGER_SHELL = launcher/doctor/ledger_file.c
 DOCTOR_LIBS  = -ldnnl -fopenmp $(shell $(PKG_CONFIG) --libs ompi munge)
