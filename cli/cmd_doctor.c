@@ -17,10 +17,11 @@
 #include "common/spec/spec.h"      // defines: struct job, job_release
 #include "common/spec/specfile.h"  // defines: specfile_load
 #include "launcher/doctor/doctor.h"       // defines: struct doctor_node, doctor_compare
-#include "launcher/doctor/doctor_env.h"   // defines: doctor_env_slurm_ready
 #include "launcher/doctor/doctor_exchange.h" // defines: doctor_exchange_probe, doctor_exchange_gather
+#include "launcher/doctor/doctor_record.h" // defines: doctor_record_ledger
 #include "launcher/doctor/doctor_self.h"  // defines: struct doctor_self, doctor_self_check
-#include "launcher/doctor/ledger.h"       // defines: ledger_update, ledger_record
+#include "launcher/doctor/doctor_verdict.h" // defines: struct doctor_verdict, doctor_verdict_make
+#include "launcher/doctor/ledger.h"       // defines: ledger_update, ledger_forget, ledger_format
 #include "launcher/slurm/render.h"       // defines: render_has_preflight
 #include "launcher/runs/rundir.h"       // defines: rundir_open
 #include "launcher/slurm/slurm.h"        // defines: hpt_slurm_hostlist, hpt_slurm_cluster_name
@@ -125,84 +126,6 @@ static int load_spec(struct doctor *d)
 	sbuf_release(&where);
 	sbuf_release(&path);
 	return status;
-}
-
-/* The failed nodes' names, and their hostlist. */
-static void failed_nodes(const struct doctor_node *nodes, size_t n, const char ***names,
-			 size_t *k, struct sbuf *hostlist)
-{
-	*names = xcalloc(n + 1, sizeof(**names));
-	*k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (doctor_node_failed(&nodes[i]))
-			(*names)[(*k)++] = nodes[i].node;
-	if (*k && hpt_slurm_hostlist(NULL, *names, *k, hostlist))
-		for (size_t i = 0; i < *k; i++)
-			sbuf_addf(hostlist, "%s%s", i ? "," : "", (*names)[i]);
-}
-
-/* --- the ledger --- */
-
-struct ledger_run {
-	const char *cluster;
-	struct ledger_event *ev;
-	size_t n;
-};
-
-static int record_run(json_t *doc, void *arg)
-{
-	struct ledger_run *r = arg;
-
-	ledger_record(doc, r->cluster, r->ev, r->n, time(NULL));
-	return 0;
-}
-
-static void first_problem(const struct doctor_node *n, struct sbuf *out)
-{
-	for (int c = 0; c < DOCTOR_NCHECKS; c++)
-		if (n->cell[c].grade == DOCTOR_FAIL) {
-			sbuf_addf(out, "%s: %s", doctor_check_name(c), n->cell[c].reason ? n->cell[c].reason : "");
-			return;
-		}
-}
-
-/* Only inside a Slurm job: the ledger is per cluster, and node names
- * mean something only to the cluster that named them. */
-static void record_ledger(struct doctor *d, const struct doctor_node *nodes, size_t n)
-{
-	struct sbuf err = SBUF_INIT, cluster = SBUF_INIT, path = SBUF_INIT;
-	struct ledger_run r = { NULL, xcalloc(n, sizeof(struct ledger_event)), n };
-	struct sbuf *why = xcalloc(n, sizeof(struct sbuf));
-	double best = 0;
-
-	if (d->no_ledger || !getenv("SLURM_JOB_ID"))
-		goto out;
-	if (doctor_env_slurm_ready(&err) || hpt_slurm_cluster_name(&cluster, &err) || ledger_path(&path, &err)) {
-		fprintf(stderr, "hpctrain doctor: warning: no ledger record: %s\n", err.buf);
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (nodes[i].gemm_gflops > best)
-			best = nodes[i].gemm_gflops;
-	for (size_t i = 0; i < n; i++) {
-		sbuf_init(&why[i]);
-		first_problem(&nodes[i], &why[i]);
-		r.ev[i] = (struct ledger_event){ nodes[i].node, doctor_node_failed(&nodes[i]),
-						 why[i].len ? why[i].buf : NULL,
-						 best > 0 && nodes[i].gemm_gflops > 0 ? nodes[i].gemm_gflops / best : -1 };
-	}
-	r.cluster = cluster.buf;
-	sbuf_reset(&err);
-	if (ledger_update(path.buf, record_run, &r, &err))
-		fprintf(stderr, "hpctrain doctor: warning: the ledger was not updated: %s\n", err.buf);
-out:
-	for (size_t i = 0; i < n; i++)
-		sbuf_release(&why[i]);
-	free(why);
-	free(r.ev);
-	sbuf_release(&err);
-	sbuf_release(&cluster);
-	sbuf_release(&path);
 }
 
 /* --- preflight --- */
@@ -331,36 +254,38 @@ out:
 
 static int report(struct doctor *d, struct doctor_node *nodes, size_t n)
 {
-	struct sbuf hostlist = SBUF_INIT, out = SBUF_INIT, err = SBUF_INIT;
-	const char **failed;
-	size_t k;
+	struct sbuf out = SBUF_INIT, err = SBUF_INIT;
+	struct doctor_verdict v;
 	json_t *doc;
 	int status;
 
 	doctor_compare(nodes, n, &d->lim);
-	failed_nodes(nodes, n, &failed, &k, &hostlist);
-	doc = doctor_json(nodes, n, hostlist.buf);
+	doctor_verdict_make(nodes, n, &v);
+	doc = doctor_json(nodes, n, v.exclude.buf);
 	if (d->json) {
 		json_print(json_incref(doc));
 	} else {
 		doctor_table(nodes, n, d->verbose, &out);
-		if (k)
-			sbuf_addf(&out, "\nexclude: %s\n", hostlist.buf);
+		if (v.n_failed)
+			sbuf_addf(&out, "\nexclude: %s\n", v.exclude.buf);
 		fputs(out.buf, stdout);
 	}
 	fflush(stdout);
 	if (d->exclude_file) {
-		sbuf_addch(&hostlist, '\n');
-		if (fileio_write_atomic(d->exclude_file, hostlist.buf, k ? hostlist.len : 0, 0644, 0, &err))
+		sbuf_reset(&out);
+		if (v.n_failed)
+			sbuf_addf(&out, "%s\n", v.exclude.buf);
+		if (fileio_write_atomic(d->exclude_file, out.buf, out.len, 0644, 0, &err))
 			fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
 	}
-	record_ledger(d, nodes, n);
+	sbuf_reset(&err);
+	if (!d->no_ledger && doctor_record_ledger(v.events, v.n, &err))
+		fprintf(stderr, "hpctrain doctor: warning: %s\n", err.buf);
 	if (d->run)
-		preflight_after(d, doc, failed, k);
-	status = k ? HPT_EXIT_FAILURE : HPT_EXIT_OK;
+		preflight_after(d, doc, v.failed, v.n_failed);
+	status = v.n_failed ? HPT_EXIT_FAILURE : HPT_EXIT_OK;
 	json_decref(doc);
-	free(failed);
-	sbuf_release(&hostlist);
+	doctor_verdict_release(&v);
 	sbuf_release(&out);
 	sbuf_release(&err);
 	return status;
