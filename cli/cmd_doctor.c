@@ -2,40 +2,37 @@
  * before they train, and remember the bad ones.
  *
  * Shell: one task per node (srun --mpi=pmix hpctrain doctor), or alone
- * on one node.  Each task checks its node (launcher/doctor_node.c), then
- * measures and exchanges over MPI (launcher/doctor_probe.c); the first
- * task grades across nodes (launcher/doctor_grade.c), prints, records
- * the node ledger and, as a job's preflight step, submits the run again
- * without the nodes that failed.  Built as bin/hpctrain-doctor: MPI and
- * oneDNN stay out of the login-node binary. */
-#include "cli/json_print.h"        // defines: json_print
-#include "common/diag.h"           // defines: struct diag_list, diag_report
-#include "common/exitcode.h"       // defines: enum hpt_exit
-#include "common/fileio.h"         // defines: fileio_read, fileio_write_atomic
-#include "common/opt.h"            // defines: struct opt, opt_next
-#include "common/sbuf.h"           // defines: struct sbuf
-#include "common/spec/spec.h"      // defines: struct job, job_release
-#include "common/spec/specfile.h"  // defines: specfile_load
-#include "launcher/doctor/doctor.h"       // defines: struct doctor_node, doctor_compare
-#include "launcher/doctor/doctor_exchange.h" // defines: doctor_exchange_probe, doctor_exchange_gather
-#include "launcher/doctor/doctor_record.h" // defines: doctor_record_ledger
-#include "launcher/doctor/doctor_self.h"  // defines: struct doctor_self, doctor_self_check
-#include "launcher/doctor/doctor_verdict.h" // defines: struct doctor_verdict, doctor_verdict_make
-#include "launcher/doctor/ledger.h"       // defines: ledger_update, ledger_forget, ledger_format
-#include "launcher/slurm/render.h"       // defines: render_has_preflight
-#include "launcher/runs/rundir.h"       // defines: rundir_open
-#include "launcher/slurm/slurm.h"        // defines: hpt_slurm_hostlist, hpt_slurm_cluster_name
-#include "topology/plan.h"         // defines: PLAN_MAX_RANKS
+ * on one node.  This file parses the options, sets up MPI and the
+ * timeout, calls launcher/doctor/ and prints: each task checks its node
+ * (doctor_self.c), then measures and exchanges over MPI
+ * (doctor_exchange.c); the first task grades across nodes
+ * (doctor_grade.c), prints the table or the JSON, records the node
+ * ledger (doctor_verdict.c, doctor_record.c) and, as a job's preflight
+ * step, submits the run again without the nodes that failed
+ * (doctor_preflight.c).  Built as bin/hpctrain-doctor: MPI and oneDNN
+ * stay out of the login-node binary. */
+#include "cli/json_print.h"                   // defines: json_print
+#include "common/diag.h"                      // defines: struct diag_list, diag_report
+#include "common/exitcode.h"                  // defines: enum hpt_exit
+#include "common/fileio.h"                    // defines: fileio_write_atomic
+#include "common/opt.h"                       // defines: struct opt, opt_next
+#include "common/sbuf.h"                      // defines: struct sbuf
+#include "common/spec/spec.h"                 // defines: struct job, job_release
+#include "common/spec/specfile.h"             // defines: specfile_load
+#include "launcher/doctor/doctor.h"           // defines: doctor_compare, doctor_table, doctor_json
+#include "launcher/doctor/doctor_exchange.h"  // defines: doctor_exchange_probe, doctor_exchange_gather
+#include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_write, doctor_preflight_plan
+#include "launcher/doctor/doctor_record.h"    // defines: doctor_record_ledger
+#include "launcher/doctor/doctor_self.h"      // defines: struct doctor_self, doctor_self_check
+#include "launcher/doctor/doctor_verdict.h"   // defines: struct doctor_verdict, doctor_verdict_make
+#include "launcher/doctor/ledger.h"           // defines: ledger_update, ledger_forget, ledger_format
+#include "topology/plan.h"                    // defines: PLAN_MAX_RANKS
 
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,6 +84,8 @@ static const struct opt_cmd doctor_cmd = {
 	.opts = doctor_opts,
 };
 
+/* The command's options, then what it loaded and where it runs; what
+ * the checks found on this node is self's (launcher/doctor/doctor_self.h). */
 struct doctor {
 	const char *spec, *run, *scratch, *exclude_file, *forget, *root;
 	bool json, verbose, ledger_show, no_ledger;
@@ -130,124 +129,27 @@ static int load_spec(struct doctor *d)
 
 /* --- preflight --- */
 
-/* How many attempts of the run failed their preflight (this one too). */
-static int failed_preflights(const char *run)
-{
-	struct sbuf path = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
-	int count = 0;
-
-	for (int a = 1; a < 10000; a++) {
-		json_t *doc;
-
-		sbuf_reset(&path);
-		if (a == 1)
-			sbuf_addf(&path, "%s", run);
-		else
-			sbuf_addf(&path, "%s/attempts/%d", run, a);
-		if (access(path.buf, F_OK))
-			break;
-		sbuf_addstr(&path, "/preflight.json");
-		sbuf_reset(&text);
-		sbuf_reset(&err);
-		if (fileio_read(path.buf, 1 << 24, &text, &err))
-			continue;
-		doc = json_loads(text.buf, 0, NULL);
-		if (json_is_false(json_object_get(doc, "ok")))
-			count++;
-		json_decref(doc);
-	}
-	sbuf_release(&path);
-	sbuf_release(&text);
-	sbuf_release(&err);
-	return count;
-}
-
-/* The --exclude this attempt was submitted with (submit.json), or "". */
-static void previous_exclude(const char *dir, struct sbuf *out)
-{
-	struct sbuf path = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
-	json_t *doc;
-
-	sbuf_addf(&path, "%s/submit.json", dir);
-	if (!fileio_read(path.buf, 1 << 20, &text, &err) && (doc = json_loads(text.buf, 0, NULL))) {
-		const char *e = json_string_value(json_object_get(doc, "exclude"));
-
-		sbuf_addstr(out, e ? e : "");
-		json_decref(doc);
-	}
-	sbuf_release(&path);
-	sbuf_release(&text);
-	sbuf_release(&err);
-}
-
-/* `hpctrain rerun RUN --exclude LIST`, the hpctrain beside this program. */
-static int resubmit(const char *run, const char *exclude)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 16];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	pid_t pid;
-	int st;
-
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/hpctrain", dirname(exe));
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		/* the new job must not inherit this step's Slurm identity */
-		unsetenv("SLURM_JOB_ID");
-		execl(path, "hpctrain", "rerun", "--exclude", exclude, run, (char *)NULL);
-		fprintf(stderr, "hpctrain doctor: cannot run %s: %s\n", path, strerror(errno));
-		_exit(HPT_EXIT_NOTFOUND);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* Writes RUN/preflight.json; on a failure, resubmits without the failed
  * nodes while preflight.max_resubmits allows. */
 static void preflight_after(struct doctor *d, json_t *doc, const char *const *failed, size_t k)
 {
-	struct sbuf path = SBUF_INIT, err = SBUF_INIT, excl = SBUF_INIT, prev = SBUF_INIT;
-	struct rundir rd = RUNDIR_INIT;
-	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
-	int done, rc;
+	struct sbuf err = SBUF_INIT, run = SBUF_INIT, excl = SBUF_INIT;
+	bool again;
+	int rc;
 
-	sbuf_addf(&path, "%s/preflight.json", d->run);
-	if (!text || fileio_write_atomic(path.buf, text, strlen(text), 0600, 0, &err))
+	if (doctor_preflight_write(d->run, doc, &err))
 		fprintf(stderr, "hpctrain doctor: warning: %s\n", err.buf);
-	free(text);
-	if (!k)
-		goto out;
-	if (rundir_open(d->run, &rd, &err)) {
-		fprintf(stderr, "hpctrain doctor: cannot resubmit: %s\n", err.buf);
-		goto out;
+	sbuf_reset(&err);
+	if (k) {
+		again = !doctor_preflight_plan(d->run, d->job.preflight.max_resubmits, failed, k, &run,
+					       &excl, &err);
+		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+		if (again && (rc = doctor_preflight_resubmit(run.buf, excl.buf)))
+			fprintf(stderr, "hpctrain doctor: the resubmission failed (status %d)\n", rc);
 	}
-	done = failed_preflights(rd.run);
-	if (done > d->job.preflight.max_resubmits) {
-		fprintf(stderr, "hpctrain doctor: preflight failed %d times; not resubmitting "
-			"(preflight.max_resubmits is %lld)\n", done,
-			(long long)d->job.preflight.max_resubmits);
-		goto out;
-	}
-	previous_exclude(d->run, &prev);
-	if (hpt_slurm_hostlist(prev.buf, failed, k, &excl)) {
-		fprintf(stderr, "hpctrain doctor: cannot merge the exclude list '%s'\n", prev.buf);
-		goto out;
-	}
-	fprintf(stderr, "hpctrain doctor: resubmitting %s without %s (resubmission %d of at most %lld)\n",
-		rd.run, excl.buf, done, (long long)d->job.preflight.max_resubmits);
-	rc = resubmit(rd.run, excl.buf);
-	if (rc)
-		fprintf(stderr, "hpctrain doctor: the resubmission failed (status %d)\n", rc);
-out:
-	rundir_release(&rd);
-	sbuf_release(&path);
 	sbuf_release(&err);
+	sbuf_release(&run);
 	sbuf_release(&excl);
-	sbuf_release(&prev);
 }
 
 /* --- output --- */

@@ -3,8 +3,9 @@
 # The grading (doctor_grade, pure) and the verdict drawn from it: failed
 # nodes and ledger events (doctor_verdict, pure), the node checks below an
 # injectable root (doctor_node), what doctor reads of its environment
-# (doctor_env), the run written into the ledger (doctor_record),
-# and the measurements and exchange between nodes (doctor_probe: MPI,
+# (doctor_env), the run written into the ledger (doctor_record), the
+# preflight's record and resubmission (doctor_preflight), and the
+# measurements and exchange between nodes (doctor_probe: MPI,
 # oneDNN's sgemm, libmunge) with the code that runs them on each node
 # (doctor_self) and across nodes (doctor_exchange), which only
 # bin/hpctrain-doctor links.  The ledger: nodes that failed doctor, per
@@ -13,7 +14,7 @@
 
 DOCTOR_CORE  = launcher/doctor/doctor_grade.c launcher/doctor/doctor_verdict.c
 DOCTOR_SHELL = launcher/doctor/doctor_node.c launcher/doctor/doctor_env.c \
-               launcher/doctor/doctor_record.c
+               launcher/doctor/doctor_record.c launcher/doctor/doctor_preflight.c
 DOCTOR_PROBE = launcher/doctor/doctor_probe.c launcher/doctor/doctor_self.c \
                launcher/doctor/doctor_exchange.c
 LEDGER_CORE  = launcher/doctor/ledger.c
@@ -27,4 +28,4 @@ UNIT_TESTS += test_ledger test_doctor
 UNIT_SRC_test_ledger = $(LEDGER_CORE) $(LEDGER_SHELL) common/fileio.c common/sbuf.c
 UNIT_SRC_test_doctor = $(DOCTOR_CORE) $(DOCTOR_SHELL) $(LEDGER_CORE) $(LEDGER_SHELL) $(RANK_CORE) \
                        $(TOPO_CORE) $(TOPO_SHELL) $(SLURM_CORE) $(SLURM_SHELL) $(SPEC_CORE) \
-                       common/fileio.c
+                       launcher/runs/rundir.c common/fileio.c
