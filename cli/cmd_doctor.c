@@ -2,41 +2,37 @@
  * before they train, and remember the bad ones.
  *
  * Shell: one task per node (srun --mpi=pmix hpctrain doctor), or alone
- * on one node.  Each task checks its node (launcher/doctor_node.c), then
- * measures and exchanges over MPI (launcher/doctor_probe.c); the first
- * task grades across nodes (launcher/doctor_grade.c), prints, records
- * the node ledger and, as a job's preflight step, submits the run again
- * without the nodes that failed.  Built as bin/hpctrain-doctor: MPI and
- * oneDNN stay out of the login-node binary. */
-#include "cli/json_print.h"        // defines: json_print
-#include "common/diag.h"           // defines: struct diag_list, diag_report
-#include "common/exitcode.h"       // defines: enum hpt_exit
-#include "common/fileio.h"         // defines: fileio_read, fileio_write_atomic
-#include "common/opt.h"            // defines: struct opt, opt_next
-#include "common/sbuf.h"           // defines: struct sbuf
-#include "common/spec/spec.h"      // defines: struct job, job_release
-#include "common/spec/specfile.h"  // defines: specfile_load
-#include "launcher/doctor/doctor.h"       // defines: struct doctor_node, doctor_compare
-#include "launcher/doctor/doctor_probe.h" // defines: doctor_probe_*
-#include "launcher/rank/envplan.h"      // defines: envplan_cvd_parse
-#include "launcher/doctor/ledger.h"       // defines: ledger_update, ledger_record
-#include "launcher/rank/policy.h"       // defines: policy_from_spec
-#include "launcher/slurm/render.h"       // defines: render_has_preflight
-#include "launcher/runs/rundir.h"       // defines: rundir_open
-#include "launcher/slurm/slurm.h"        // defines: hpt_slurm_hostlist, hpt_slurm_cluster_name
-#include "topology/plan.h"         // defines: plan_slices
-#include "topology/probe.h"        // defines: probe_load_live
-#include "topology/topo.h"         // defines: struct node_topo
+ * on one node.  This file parses the options, sets up MPI and the
+ * timeout, calls launcher/doctor/ and prints: each task checks its node
+ * (doctor_self.c), then measures and exchanges over MPI
+ * (doctor_exchange.c); the first task grades across nodes
+ * (doctor_grade.c), prints the table or the JSON, records the node
+ * ledger (doctor_verdict.c, doctor_record.c) and, as a job's preflight
+ * step, submits the run again without the nodes that failed
+ * (doctor_preflight.c).  Built as bin/hpctrain-doctor: MPI and oneDNN
+ * stay out of the login-node binary. */
+#include "cli/json_print.h"                   // defines: json_print
+#include "common/diag.h"                      // defines: struct diag_list, diag_report
+#include "common/exitcode.h"                  // defines: enum hpt_exit
+#include "common/fileio.h"                    // defines: fileio_write_atomic
+#include "common/opt.h"                       // defines: struct opt, opt_next
+#include "common/sbuf.h"                      // defines: struct sbuf
+#include "common/spec/spec.h"                 // defines: struct job, job_release
+#include "common/spec/specfile.h"             // defines: specfile_load
+#include "launcher/doctor/doctor.h"           // defines: doctor_compare, doctor_table, doctor_json
+#include "launcher/doctor/doctor_exchange.h"  // defines: doctor_exchange_probe, doctor_exchange_gather
+#include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_write, doctor_preflight_plan
+#include "launcher/doctor/doctor_record.h"    // defines: doctor_record_ledger
+#include "launcher/doctor/doctor_self.h"      // defines: struct doctor_self, doctor_self_check
+#include "launcher/doctor/doctor_verdict.h"   // defines: struct doctor_verdict, doctor_verdict_make
+#include "launcher/doctor/ledger.h"           // defines: ledger_update, ledger_forget, ledger_format
+#include "topology/plan.h"                    // defines: PLAN_MAX_RANKS
 
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,6 +84,8 @@ static const struct opt_cmd doctor_cmd = {
 	.opts = doctor_opts,
 };
 
+/* The command's options, then what it loaded and where it runs; what
+ * the checks found on this node is self's (launcher/doctor/doctor_self.h). */
 struct doctor {
 	const char *spec, *run, *scratch, *exclude_file, *forget, *root;
 	bool json, verbose, ledger_show, no_ledger;
@@ -99,53 +97,12 @@ struct doctor {
 	bool have_job;
 	int rank, size;
 	bool mpi;
-	struct node_topo topo;
-	void *hwloc;
-	struct plan plan;
-	bool have_plan;
-	struct doctor_node me;
-	char *munge_socket;
+	struct doctor_self self;
 };
-
-static const char *self_name(void)
-{
-	static char host[256];
-	const char *n = getenv("SLURMD_NODENAME");
-
-	if (n && *n)
-		return n;
-	if (gethostname(host, sizeof(host) - 1))
-		return "localhost";
-	host[strcspn(host, ".")] = '\0';
-	return host;
-}
-
-/* libslurm, set up once (for the cluster's name and munge socket). */
-static int slurm_ready(struct sbuf *err)
-{
-	static int status = -1;
-
-	if (status < 0)
-		status = hpt_slurm_init(err);
-	else if (status)
-		sbuf_addstr(err, "no Slurm configuration");
-	return status;
-}
 
 static bool launched_by_mpi(void)
 {
 	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
-
-/* The spec's value of an env variable, else the process's: the job's
- * ranks get the spec's env last. */
-static const char *job_env(const struct doctor *d, const char *name)
-{
-	if (d->have_job)
-		for (size_t i = 0; i < d->job.env.n; i++)
-			if (!strcmp(d->job.env.v[i].name, name))
-				return d->job.env.v[i].value;
-	return getenv(name);
 }
 
 static int load_spec(struct doctor *d)
@@ -170,457 +127,67 @@ static int load_spec(struct doctor *d)
 	return status;
 }
 
-/* --- this node --- */
-
-static void plan_node(struct doctor *d)
-{
-	struct plan_request req = { .policy = PLAN_POLICY_INIT };
-	struct diag_list dl = DIAG_LIST_INIT;
-	struct envplan_cvd cvd = { 0 };
-	struct doctor_cell *c = &d->me.cell[DOCTOR_BINDING];
-
-	if (probe_load_live(&d->topo, &d->hwloc, &dl)) {
-		doctor_note(c, DOCTOR_FAIL, "cannot read the topology: %s",
-			    dl.n ? dl.v[0].msg : "hwloc failed");
-		goto out;
-	}
-	if (d->have_job)
-		policy_from_spec(&req.policy, &d->job.binding);
-	req.ranks = d->ranks > 0 ? (unsigned)d->ranks
-		    : d->have_job ? (unsigned)d->job.resources.ranks_per_node : 1;
-	envplan_cvd_parse(&d->topo, getenv("CUDA_VISIBLE_DEVICES"), &cvd);
-	if (cvd.n && cvd.all_mapped && d->topo.n_gpus) {
-		req.visible_gpus = cvd.gpus;
-		req.n_visible_gpus = cvd.n;
-	}
-	if (plan_slices(&d->topo, &req, &d->plan, &dl))
-		doctor_note(c, DOCTOR_FAIL, "no binding plan for %u rank(s): %s", req.ranks,
-			    dl.n ? dl.v[0].msg : "?");
-	else
-		d->have_plan = true;
-	envplan_cvd_release(&cvd);
-out:
-	diag_list_release(&dl);
-}
-
-/* Each slot bound on a thread of its own, then read back. */
-static void check_binding(struct doctor *d)
-{
-	struct doctor_cell *c = &d->me.cell[DOCTOR_BINDING];
-
-	if (!d->have_plan)
-		return;
-	if (d->plan.policy.cpu == PLAN_CPU_NONE) {
-		doctor_note(c, DOCTOR_SKIP, "binding.cpu is none");
-		return;
-	}
-	for (size_t i = 0; i < d->plan.n; i++) {
-		const struct slice *s = &d->plan.slices[i];
-		bool mem = s->memory != PLAN_MEMORY_NONE;
-		struct doctor_bind_result r;
-		struct doctor_slot slot = {
-			.local_rank = s->local_rank, .want_cpus = &s->cpuset,
-			.want_mems = mem ? &s->nodeset : NULL,
-		};
-
-		doctor_probe_bind(&s->cpuset, mem ? &s->nodeset : NULL,
-				  s->memory == PLAN_MEMORY_PREFERRED, &r);
-		slot.got_cpus = r.have_cpus ? &r.cpus : NULL;
-		slot.got_mems = r.have_mems ? &r.mems : NULL;
-		slot.bind_error = r.error[0] ? r.error : NULL;
-		doctor_grade_slot(&slot, c);
-		doctor_bind_result_release(&r);
-	}
-	if (c->grade == DOCTOR_OK)
-		doctor_note(c, DOCTOR_OK, "%zu slot(s) bound as planned (%s memory)", d->plan.n,
-			    plan_policy_memory_name(d->plan.slices[0].memory));
-}
-
-/* The planned NICs' names: OpenFabrics devices, else interfaces. */
-static void check_nics(struct doctor *d)
-{
-	const char **hcas = NULL, **ifs = NULL;
-	struct doctor_nic_input in = {
-		.nccl_ib_hca = job_env(d, "NCCL_IB_HCA"),
-		.nccl_socket_ifname = job_env(d, "NCCL_SOCKET_IFNAME"),
-		.ucx_net_devices = job_env(d, "UCX_NET_DEVICES"),
-	};
-
-	for (size_t i = 0; d->have_plan && i < d->plan.n; i++)
-		for (size_t k = 0; k < d->plan.slices[i].n_nics; k++) {
-			const struct topo_nic *nic = &d->topo.nics[d->plan.slices[i].nics[k]];
-
-			for (size_t j = 0; j < nic->n_ofed; j++) {
-				hcas = xrealloc(hcas, (in.n_hcas + 1) * sizeof(*hcas));
-				hcas[in.n_hcas++] = nic->ofed[j];
-			}
-			for (size_t j = 0; !nic->n_ofed && j < nic->n_net; j++) {
-				ifs = xrealloc(ifs, (in.n_ifnames + 1) * sizeof(*ifs));
-				ifs[in.n_ifnames++] = nic->net[j];
-			}
-		}
-	in.hcas = hcas;
-	in.ifnames = ifs;
-	doctor_check_nics(d->root, &in, &d->me.cell[DOCTOR_NICS]);
-	free(hcas);
-	free(ifs);
-}
-
-static void check_files(struct doctor *d)
-{
-	const char *scratch = d->scratch;
-	struct doctor_cell *c = &d->me.cell[DOCTOR_FILES];
-	char cwd[PATH_MAX];
-
-	if (!scratch && d->have_job)
-		scratch = d->job.preflight.scratch;
-	if (!scratch)
-		scratch = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	if (d->run)
-		doctor_check_space("run directory", d->run, d->min_free_gb, c);
-	else if (d->have_job && d->job.output.dir && !access(d->job.output.dir, F_OK))
-		doctor_check_space("output directory", d->job.output.dir, d->min_free_gb, c);
-	else if (getcwd(cwd, sizeof(cwd)))
-		doctor_check_space("working directory", cwd, d->min_free_gb, c);
-	doctor_check_space("scratch", scratch, d->min_free_gb, c);
-}
-
-/* munge on this node: a credential made and read back. */
-static void check_munge_local(struct doctor *d)
-{
-	struct sbuf err = SBUF_INIT, sock = SBUF_INIT;
-	struct doctor_cell *c = &d->me.cell[DOCTOR_SERVICES];
-	char *cred;
-
-	if (getenv("SLURM_JOB_ID") && !slurm_ready(&err) && !hpt_slurm_munge_socket(&sock, &err))
-		d->munge_socket = sock.len ? xstrdup(sock.buf) : NULL;
-	sbuf_reset(&err);
-	cred = doctor_munge_encode(d->munge_socket, &err);
-	/* outside a job (a login node, a workstation) munge may rightly be absent */
-	if (!cred || doctor_munge_decode(d->munge_socket, cred, &err))
-		doctor_note(c, getenv("SLURM_JOB_ID") ? DOCTOR_FAIL : DOCTOR_WARN, "munge%s%s: %s",
-			    d->munge_socket ? " at " : "", d->munge_socket ? d->munge_socket : "", err.buf);
-	else
-		doctor_note(c, DOCTOR_OK, "munge credential made and read back");
-	free(cred);
-	sbuf_release(&err);
-	sbuf_release(&sock);
-}
-
-static void check_node(struct doctor *d)
-{
-	doctor_node_init(&d->me, self_name());
-	plan_node(d);
-	doctor_check_gpus(d->root, getenv("SLURM_STEP_GPUS") ? getenv("SLURM_STEP_GPUS")
-				  : getenv("SLURM_JOB_GPUS"), d->topo.n_gpus, &d->me.cell[DOCTOR_GPUS]);
-	check_nics(d);
-	check_binding(d);
-	check_files(d);
-	check_munge_local(d);
-	d->me.gemm_gflops = doctor_probe_gemm(512, 3, 0.15);
-	if (d->me.gemm_gflops < 0)
-		doctor_note(&d->me.cell[DOCTOR_COMPUTE], DOCTOR_FAIL, "oneDNN's sgemm failed");
-}
-
-/* --- across nodes --- */
-
-/* Everything collective, in the same order on every rank. */
-static void exchange(struct doctor *d)
-{
-	struct sbuf err = SBUF_INIT;
-	char *cred = NULL, *theirs;
-
-	if (d->size < 2)
-		return;
-	d->me.ring_gbps = doctor_probe_ring(8 << 20, 3, d->timeout_s / 2, &err);
-	if (d->me.ring_gbps < 0)
-		doctor_note(&d->me.cell[DOCTOR_NETWORK], DOCTOR_FAIL, "%s", err.buf);
-	sbuf_reset(&err);
-	/* A credential of the first node read on every other: one key,
-	 * clocks within munge's lifetime. */
-	if (d->rank == 0)
-		cred = doctor_munge_encode(d->munge_socket, &err);
-	theirs = doctor_probe_bcast_string(cred);
-	sbuf_reset(&err);
-	if (d->rank && theirs && doctor_munge_decode(d->munge_socket, theirs, &err))
-		doctor_note(&d->me.cell[DOCTOR_SERVICES], DOCTOR_FAIL,
-			    "cannot read a munge credential of the first node: %s", err.buf);
-	free(cred);
-	free(theirs);
-	sbuf_release(&err);
-}
-
-/* On the first rank: every node's result, graded against the others. */
-static struct doctor_node *gather(struct doctor *d, size_t *n)
-{
-	json_t *mine = doctor_node_json(&d->me);
-	char *text = json_dumps(mine, JSON_COMPACT), **all;
-	double *offsets = xcalloc((size_t)d->size, sizeof(double));
-	struct doctor_node *nodes = NULL;
-
-	*n = 0;
-	json_decref(mine);
-	if (d->size > 1)
-		doctor_probe_clocks(offsets);
-	all = d->size > 1 ? doctor_probe_gather(text) : NULL;
-	if (d->rank == 0) {
-		nodes = xcalloc((size_t)d->size, sizeof(*nodes));
-		for (int i = 0; i < d->size; i++) {
-			json_t *j = json_loads(all ? all[i] : text, 0, NULL);
-
-			if (!j || doctor_node_from_json(j, &nodes[i])) {
-				doctor_node_release(&nodes[i]);
-				doctor_node_init(&nodes[i], "?");
-				doctor_note(&nodes[i].cell[DOCTOR_SERVICES], DOCTOR_FAIL,
-					    "rank %d sent an unreadable result", i);
-			}
-			json_decref(j);
-			nodes[i].clock_offset_s = offsets[i];
-			if (all)
-				free(all[i]);
-		}
-		*n = (size_t)d->size;
-	}
-	free(all);
-	free(text);
-	free(offsets);
-	return nodes;
-}
-
-/* The failed nodes' names, and their hostlist. */
-static void failed_nodes(const struct doctor_node *nodes, size_t n, const char ***names,
-			 size_t *k, struct sbuf *hostlist)
-{
-	*names = xcalloc(n + 1, sizeof(**names));
-	*k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (doctor_node_failed(&nodes[i]))
-			(*names)[(*k)++] = nodes[i].node;
-	if (*k && hpt_slurm_hostlist(NULL, *names, *k, hostlist))
-		for (size_t i = 0; i < *k; i++)
-			sbuf_addf(hostlist, "%s%s", i ? "," : "", (*names)[i]);
-}
-
-/* --- the ledger --- */
-
-struct ledger_run {
-	const char *cluster;
-	struct ledger_event *ev;
-	size_t n;
-};
-
-static int record_run(json_t *doc, void *arg)
-{
-	struct ledger_run *r = arg;
-
-	ledger_record(doc, r->cluster, r->ev, r->n, time(NULL));
-	return 0;
-}
-
-static void first_problem(const struct doctor_node *n, struct sbuf *out)
-{
-	for (int c = 0; c < DOCTOR_NCHECKS; c++)
-		if (n->cell[c].grade == DOCTOR_FAIL) {
-			sbuf_addf(out, "%s: %s", doctor_check_name(c), n->cell[c].reason ? n->cell[c].reason : "");
-			return;
-		}
-}
-
-/* Only inside a Slurm job: the ledger is per cluster, and node names
- * mean something only to the cluster that named them. */
-static void record_ledger(struct doctor *d, const struct doctor_node *nodes, size_t n)
-{
-	struct sbuf err = SBUF_INIT, cluster = SBUF_INIT, path = SBUF_INIT;
-	struct ledger_run r = { NULL, xcalloc(n, sizeof(struct ledger_event)), n };
-	struct sbuf *why = xcalloc(n, sizeof(struct sbuf));
-	double best = 0;
-
-	if (d->no_ledger || !getenv("SLURM_JOB_ID"))
-		goto out;
-	if (slurm_ready(&err) || hpt_slurm_cluster_name(&cluster, &err) || ledger_path(&path, &err)) {
-		fprintf(stderr, "hpctrain doctor: warning: no ledger record: %s\n", err.buf);
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (nodes[i].gemm_gflops > best)
-			best = nodes[i].gemm_gflops;
-	for (size_t i = 0; i < n; i++) {
-		sbuf_init(&why[i]);
-		first_problem(&nodes[i], &why[i]);
-		r.ev[i] = (struct ledger_event){ nodes[i].node, doctor_node_failed(&nodes[i]),
-						 why[i].len ? why[i].buf : NULL,
-						 best > 0 && nodes[i].gemm_gflops > 0 ? nodes[i].gemm_gflops / best : -1 };
-	}
-	r.cluster = cluster.buf;
-	sbuf_reset(&err);
-	if (ledger_update(path.buf, record_run, &r, &err))
-		fprintf(stderr, "hpctrain doctor: warning: the ledger was not updated: %s\n", err.buf);
-out:
-	for (size_t i = 0; i < n; i++)
-		sbuf_release(&why[i]);
-	free(why);
-	free(r.ev);
-	sbuf_release(&err);
-	sbuf_release(&cluster);
-	sbuf_release(&path);
-}
-
 /* --- preflight --- */
-
-/* How many attempts of the run failed their preflight (this one too). */
-static int failed_preflights(const char *run)
-{
-	struct sbuf path = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
-	int count = 0;
-
-	for (int a = 1; a < 10000; a++) {
-		json_t *doc;
-
-		sbuf_reset(&path);
-		if (a == 1)
-			sbuf_addf(&path, "%s", run);
-		else
-			sbuf_addf(&path, "%s/attempts/%d", run, a);
-		if (access(path.buf, F_OK))
-			break;
-		sbuf_addstr(&path, "/preflight.json");
-		sbuf_reset(&text);
-		sbuf_reset(&err);
-		if (fileio_read(path.buf, 1 << 24, &text, &err))
-			continue;
-		doc = json_loads(text.buf, 0, NULL);
-		if (json_is_false(json_object_get(doc, "ok")))
-			count++;
-		json_decref(doc);
-	}
-	sbuf_release(&path);
-	sbuf_release(&text);
-	sbuf_release(&err);
-	return count;
-}
-
-/* The --exclude this attempt was submitted with (submit.json), or "". */
-static void previous_exclude(const char *dir, struct sbuf *out)
-{
-	struct sbuf path = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
-	json_t *doc;
-
-	sbuf_addf(&path, "%s/submit.json", dir);
-	if (!fileio_read(path.buf, 1 << 20, &text, &err) && (doc = json_loads(text.buf, 0, NULL))) {
-		const char *e = json_string_value(json_object_get(doc, "exclude"));
-
-		sbuf_addstr(out, e ? e : "");
-		json_decref(doc);
-	}
-	sbuf_release(&path);
-	sbuf_release(&text);
-	sbuf_release(&err);
-}
-
-/* `hpctrain rerun RUN --exclude LIST`, the hpctrain beside this program. */
-static int resubmit(const char *run, const char *exclude)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 16];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	pid_t pid;
-	int st;
-
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/hpctrain", dirname(exe));
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		/* the new job must not inherit this step's Slurm identity */
-		unsetenv("SLURM_JOB_ID");
-		execl(path, "hpctrain", "rerun", "--exclude", exclude, run, (char *)NULL);
-		fprintf(stderr, "hpctrain doctor: cannot run %s: %s\n", path, strerror(errno));
-		_exit(HPT_EXIT_NOTFOUND);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 /* Writes RUN/preflight.json; on a failure, resubmits without the failed
  * nodes while preflight.max_resubmits allows. */
 static void preflight_after(struct doctor *d, json_t *doc, const char *const *failed, size_t k)
 {
-	struct sbuf path = SBUF_INIT, err = SBUF_INIT, excl = SBUF_INIT, prev = SBUF_INIT;
-	struct rundir rd = RUNDIR_INIT;
-	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
-	int done, rc;
+	struct sbuf err = SBUF_INIT, run = SBUF_INIT, excl = SBUF_INIT;
+	bool again;
+	int rc;
 
-	sbuf_addf(&path, "%s/preflight.json", d->run);
-	if (!text || fileio_write_atomic(path.buf, text, strlen(text), 0600, 0, &err))
+	if (doctor_preflight_write(d->run, doc, &err))
 		fprintf(stderr, "hpctrain doctor: warning: %s\n", err.buf);
-	free(text);
-	if (!k)
-		goto out;
-	if (rundir_open(d->run, &rd, &err)) {
-		fprintf(stderr, "hpctrain doctor: cannot resubmit: %s\n", err.buf);
-		goto out;
+	sbuf_reset(&err);
+	if (k) {
+		again = !doctor_preflight_plan(d->run, d->job.preflight.max_resubmits, failed, k, &run,
+					       &excl, &err);
+		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+		if (again && (rc = doctor_preflight_resubmit(run.buf, excl.buf)))
+			fprintf(stderr, "hpctrain doctor: the resubmission failed (status %d)\n", rc);
 	}
-	done = failed_preflights(rd.run);
-	if (done > d->job.preflight.max_resubmits) {
-		fprintf(stderr, "hpctrain doctor: preflight failed %d times; not resubmitting "
-			"(preflight.max_resubmits is %lld)\n", done,
-			(long long)d->job.preflight.max_resubmits);
-		goto out;
-	}
-	previous_exclude(d->run, &prev);
-	if (hpt_slurm_hostlist(prev.buf, failed, k, &excl)) {
-		fprintf(stderr, "hpctrain doctor: cannot merge the exclude list '%s'\n", prev.buf);
-		goto out;
-	}
-	fprintf(stderr, "hpctrain doctor: resubmitting %s without %s (resubmission %d of at most %lld)\n",
-		rd.run, excl.buf, done, (long long)d->job.preflight.max_resubmits);
-	rc = resubmit(rd.run, excl.buf);
-	if (rc)
-		fprintf(stderr, "hpctrain doctor: the resubmission failed (status %d)\n", rc);
-out:
-	rundir_release(&rd);
-	sbuf_release(&path);
 	sbuf_release(&err);
+	sbuf_release(&run);
 	sbuf_release(&excl);
-	sbuf_release(&prev);
 }
 
 /* --- output --- */
 
 static int report(struct doctor *d, struct doctor_node *nodes, size_t n)
 {
-	struct sbuf hostlist = SBUF_INIT, out = SBUF_INIT, err = SBUF_INIT;
-	const char **failed;
-	size_t k;
+	struct sbuf out = SBUF_INIT, err = SBUF_INIT;
+	struct doctor_verdict v;
 	json_t *doc;
 	int status;
 
 	doctor_compare(nodes, n, &d->lim);
-	failed_nodes(nodes, n, &failed, &k, &hostlist);
-	doc = doctor_json(nodes, n, hostlist.buf);
+	doctor_verdict_make(nodes, n, &v);
+	doc = doctor_json(nodes, n, v.exclude.buf);
 	if (d->json) {
 		json_print(json_incref(doc));
 	} else {
 		doctor_table(nodes, n, d->verbose, &out);
-		if (k)
-			sbuf_addf(&out, "\nexclude: %s\n", hostlist.buf);
+		if (v.n_failed)
+			sbuf_addf(&out, "\nexclude: %s\n", v.exclude.buf);
 		fputs(out.buf, stdout);
 	}
 	fflush(stdout);
 	if (d->exclude_file) {
-		sbuf_addch(&hostlist, '\n');
-		if (fileio_write_atomic(d->exclude_file, hostlist.buf, k ? hostlist.len : 0, 0644, 0, &err))
+		sbuf_reset(&out);
+		if (v.n_failed)
+			sbuf_addf(&out, "%s\n", v.exclude.buf);
+		if (fileio_write_atomic(d->exclude_file, out.buf, out.len, 0644, 0, &err))
 			fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
 	}
-	record_ledger(d, nodes, n);
+	sbuf_reset(&err);
+	if (!d->no_ledger && doctor_record_ledger(v.events, v.n, &err))
+		fprintf(stderr, "hpctrain doctor: warning: %s\n", err.buf);
 	if (d->run)
-		preflight_after(d, doc, failed, k);
-	status = k ? HPT_EXIT_FAILURE : HPT_EXIT_OK;
+		preflight_after(d, doc, v.failed, v.n_failed);
+	status = v.n_failed ? HPT_EXIT_FAILURE : HPT_EXIT_OK;
 	json_decref(doc);
-	free(failed);
-	sbuf_release(&hostlist);
+	doctor_verdict_release(&v);
 	sbuf_release(&out);
 	sbuf_release(&err);
 	return status;
@@ -749,15 +316,15 @@ static int parse_args(struct doctor *d, int argc, char **argv)
 static void doctor_release(struct doctor *d)
 {
 	job_release(&d->job);
-	plan_release(&d->plan);
-	topo_release(&d->topo);
-	probe_keep_release(d->hwloc);
-	doctor_node_release(&d->me);
-	free(d->munge_socket);
+	doctor_self_release(&d->self);
 }
 
 static int run_doctor(struct doctor *d)
 {
+	struct doctor_self_opts o = {
+		.job = d->have_job ? &d->job : NULL, .root = d->root, .run = d->run,
+		.scratch = d->scratch, .ranks_per_node = d->ranks,
+	};
 	struct doctor_node *nodes;
 	size_t n;
 	int status;
@@ -768,9 +335,10 @@ static int run_doctor(struct doctor *d)
 		MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
 		MPI_Comm_size(MPI_COMM_WORLD, &d->size);
 	}
-	check_node(d);
-	exchange(d);
-	nodes = gather(d, &n);
+	o.min_free_gb = d->min_free_gb;
+	doctor_self_check(&d->self, &o);
+	doctor_exchange_probe(&d->self, d->rank, d->size, d->timeout_s);
+	nodes = doctor_exchange_gather(&d->self.me, d->rank, d->size, &n);
 	status = d->rank == 0 ? report(d, nodes, n) : HPT_EXIT_OK;
 	for (size_t i = 0; i < n; i++)
 		doctor_node_release(&nodes[i]);
@@ -787,8 +355,7 @@ int cmd_doctor(int argc, char **argv)
 			    .lim = DOCTOR_LIMITS_INIT };
 	int status;
 
-	topo_init(&d.topo);
-	plan_init(&d.plan);
+	doctor_self_init(&d.self);
 	status = parse_args(&d, argc, argv);
 	if (status)
 		return status < 0 ? HPT_EXIT_OK : status;

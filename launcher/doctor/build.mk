@@ -1,15 +1,22 @@
 # launcher/doctor/build.mk - hpctrain doctor and the node ledger.
 #
-# The grading (doctor_grade, pure), the node checks below an injectable
-# root (doctor_node), and the measurements and exchange between nodes
-# (doctor_probe: MPI, oneDNN's sgemm, libmunge), which only
+# The grading (doctor_grade, pure) and the verdict drawn from it: failed
+# nodes and ledger events (doctor_verdict, pure), the node checks below an
+# injectable root (doctor_node), what doctor reads of its environment
+# (doctor_env), the run written into the ledger (doctor_record), the
+# preflight's record and resubmission (doctor_preflight), and the
+# measurements and exchange between nodes (doctor_probe: MPI,
+# oneDNN's sgemm, libmunge) with the code that runs them on each node
+# (doctor_self) and across nodes (doctor_exchange), which only
 # bin/hpctrain-doctor links.  The ledger: nodes that failed doctor, per
 # cluster, with their cooldowns and GEMM scores (ledger.c, pure), in a
 # file rewritten under a lock (ledger_file.c); submit and rerun read it.
 
-DOCTOR_CORE  = launcher/doctor/doctor_grade.c
-DOCTOR_SHELL = launcher/doctor/doctor_node.c
-DOCTOR_PROBE = launcher/doctor/doctor_probe.c
+DOCTOR_CORE  = launcher/doctor/doctor_grade.c launcher/doctor/doctor_verdict.c
+DOCTOR_SHELL = launcher/doctor/doctor_node.c launcher/doctor/doctor_env.c \
+               launcher/doctor/doctor_record.c launcher/doctor/doctor_preflight.c
+DOCTOR_PROBE = launcher/doctor/doctor_probe.c launcher/doctor/doctor_self.c \
+               launcher/doctor/doctor_exchange.c
 LEDGER_CORE  = launcher/doctor/ledger.c
 LEDGER_SHELL = launcher/doctor/ledger_file.c
 # What submit and rerun leave out: --exclude and the ledger's nodes in
@@ -20,7 +27,10 @@ DEBIAN_PKGS += libmunge-dev libdnnl-dev libopenmpi-dev
 
 $(OBJ)/launcher/doctor/doctor_probe.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi munge)
 
-UNIT_TESTS += test_ledger test_doctor
+UNIT_TESTS += test_ledger test_doctor test_preflight
 UNIT_SRC_test_ledger = $(LEDGER_CORE) $(LEDGER_SHELL) common/fileio.c common/sbuf.c
-UNIT_SRC_test_doctor = $(DOCTOR_CORE) $(DOCTOR_SHELL) $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) \
-                       $(SPEC_CORE) common/fileio.c
+UNIT_SRC_test_doctor = $(DOCTOR_CORE) $(DOCTOR_SHELL) $(LEDGER_CORE) $(LEDGER_SHELL) $(RANK_CORE) \
+                       $(TOPO_CORE) $(TOPO_SHELL) $(SLURM_CORE) $(SLURM_SHELL) $(SPEC_CORE) \
+                       launcher/runs/rundir.c common/fileio.c
+UNIT_SRC_test_preflight = launcher/doctor/doctor_preflight.c launcher/runs/rundir.c $(SLURM_CORE) \
+                          $(SLURM_SHELL) $(SPEC_CORE) common/fileio.c

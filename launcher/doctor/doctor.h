@@ -8,9 +8,11 @@
  *
  * Core (doctor_grade.c, pure): grading, cross-node comparison, the
  * table and the JSON.  Node checks (doctor_node.c) read sysfs and /proc
- * below an injectable root, so unit tests feed recorded trees; the
- * measurements and the exchange between nodes live in the command
- * (cli/cmd_doctor.c, with MPI, oneDNN and munge).
+ * below an injectable root, so unit tests feed recorded trees.  The
+ * measurements (doctor_probe.h: MPI, oneDNN and munge) are run on each
+ * node by doctor_self.h and across nodes by doctor_exchange.h, which
+ * only bin/hpctrain-doctor links; the command (cli/cmd_doctor.c) parses,
+ * calls them, prints.
  */
 #ifndef HPT_DOCTOR_H
 #define HPT_DOCTOR_H

@@ -1,8 +1,10 @@
 /* test_doctor.c - doctor's node checks on a recorded sysfs and /proc tree
  * (tests/fixtures/sysfs/hca-down: an HCA port DOWN, IPoIB down, one
- * granted GPU device missing), and its grading across nodes. */
+ * granted GPU device missing), its grading across nodes, and the verdict
+ * drawn from it (failed nodes, their hostlist, the ledger's events). */
 #include "tests/unit/testlib.h"
-#include "launcher/doctor/doctor.h" // defines: doctor_check_*, doctor_compare
+#include "launcher/doctor/doctor.h"         // defines: doctor_check_*, doctor_compare
+#include "launcher/doctor/doctor_verdict.h" // defines: struct doctor_verdict, doctor_verdict_make
 #include "common/sbuf.h"     // defines: struct sbuf, xasprintf
 
 #include <stdlib.h>
@@ -281,6 +283,104 @@ static void output__table_and_json_round_trip(void **state)
 	release_nodes(n, 2);
 }
 
+static void verdict__names_the_failed_nodes_and_their_hostlist(void **state)
+{
+	struct doctor_node n[4];
+	struct doctor_verdict v;
+
+	(void)state;
+	make_nodes(n, 4);
+	doctor_note(&n[1].cell[DOCTOR_NICS], DOCTOR_FAIL, "mlx5_1 port 1 is DOWN");
+	doctor_note(&n[2].cell[DOCTOR_FILES], DOCTOR_FAIL, "scratch /tmp: 0.1 GB free");
+	doctor_note(&n[3].cell[DOCTOR_GPUS], DOCTOR_WARN, "a warning fails nothing");
+	doctor_verdict_make(n, 4, &v);
+	assert_int_equal(v.n_failed, 2);
+	assert_string_equal(v.failed[0], "node2");
+	assert_string_equal(v.failed[1], "node3");
+	assert_null(v.failed[2]);
+	assert_string_equal(v.exclude.buf, "node[2-3]");
+	assert_int_equal(v.n, 4);
+	assert_false(v.events[0].failed);
+	assert_null(v.events[0].reason);
+	assert_true(v.events[1].failed);
+	assert_string_equal(v.events[1].reason, "nics: mlx5_1 port 1 is DOWN");
+	assert_false(v.events[3].failed);
+	assert_null(v.events[3].reason);
+	doctor_verdict_release(&v);
+	release_nodes(n, 4);
+}
+
+static void verdict__of_healthy_nodes_excludes_nothing(void **state)
+{
+	struct doctor_node n[2];
+	struct doctor_verdict v;
+
+	(void)state;
+	make_nodes(n, 2);
+	doctor_verdict_make(n, 2, &v);
+	assert_int_equal(v.n_failed, 0);
+	assert_null(v.failed[0]);
+	assert_string_equal(v.exclude.buf, "");
+	doctor_verdict_release(&v);
+	doctor_verdict_release(&v); /* a released verdict is a zeroed one */
+	release_nodes(n, 2);
+}
+
+/* The ledger keeps one reason per failure: the first failed check in
+ * the table's order, not the first noted nor the worst-sounding. */
+static void verdict__gives_a_node_that_failed_two_checks_its_first_failed_check(void **state)
+{
+	struct doctor_node n[1];
+	struct doctor_verdict v;
+
+	(void)state;
+	make_nodes(n, 1);
+	doctor_note(&n[0].cell[DOCTOR_SERVICES], DOCTOR_FAIL, "munge: no socket");
+	doctor_note(&n[0].cell[DOCTOR_GPUS], DOCTOR_WARN, "driver lists 1 GPU");
+	doctor_note(&n[0].cell[DOCTOR_BINDING], DOCTOR_FAIL, "slot 0 got cpus 0-3");
+	doctor_verdict_make(n, 1, &v);
+	assert_true(v.events[0].failed);
+	assert_string_equal(v.events[0].reason, "binding: slot 0 got cpus 0-3");
+	assert_string_equal(v.exclude.buf, "node1");
+	doctor_verdict_release(&v);
+	release_nodes(n, 1);
+}
+
+static void verdict__scores_gemm_against_the_fastest_node(void **state)
+{
+	struct doctor_node n[3];
+	struct doctor_verdict v;
+
+	(void)state;
+	make_nodes(n, 3);
+	n[0].gemm_gflops = 50;
+	n[1].gemm_gflops = 200;
+	n[2].gemm_gflops = -1; /* not measured: oneDNN refused */
+	doctor_verdict_make(n, 3, &v);
+	assert_true(v.events[0].score == 0.25);
+	assert_true(v.events[1].score == 1);
+	assert_true(v.events[2].score < 0);
+	assert_string_equal(v.events[2].node, "node3");
+	doctor_verdict_release(&v);
+	release_nodes(n, 3);
+}
+
+static void verdict__has_no_score_when_the_best_gemm_is_0(void **state)
+{
+	struct doctor_node n[2];
+	struct doctor_verdict v;
+
+	(void)state;
+	make_nodes(n, 2);
+	n[0].gemm_gflops = 0;
+	n[1].gemm_gflops = -1;
+	doctor_verdict_make(n, 2, &v);
+	assert_true(v.events[0].score < 0);
+	assert_true(v.events[1].score < 0);
+	doctor_verdict_release(&v);
+	release_nodes(n, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +395,11 @@ int main(void)
 		cmocka_unit_test(compare__names_the_slow_pair_and_blames_the_common_end),
 		cmocka_unit_test(compare__grades_clock_offsets),
 		cmocka_unit_test(output__table_and_json_round_trip),
+		cmocka_unit_test(verdict__names_the_failed_nodes_and_their_hostlist),
+		cmocka_unit_test(verdict__of_healthy_nodes_excludes_nothing),
+		cmocka_unit_test(verdict__gives_a_node_that_failed_two_checks_its_first_failed_check),
+		cmocka_unit_test(verdict__scores_gemm_against_the_fastest_node),
+		cmocka_unit_test(verdict__has_no_score_when_the_best_gemm_is_0),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

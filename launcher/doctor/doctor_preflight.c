@@ -1,0 +1,140 @@
+/* doctor_preflight.c - a failed preflight's aftermath: RUN/preflight.json,
+ * the count of failed preflights, the exclude list, `hpctrain rerun`
+ * (see doctor_preflight.h).
+ * Shell: the run's files, fork and exec. */
+#include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_plan, doctor_preflight_resubmit
+#include "common/exitcode.h"                  // defines: HPT_EXIT_NOTFOUND
+#include "common/fileio.h"                    // defines: fileio_read, fileio_write_atomic
+#include "common/sbuf.h"                      // defines: struct sbuf
+#include "launcher/runs/rundir.h"             // defines: struct rundir, rundir_open
+#include "launcher/slurm/slurm.h"             // defines: hpt_slurm_hostlist
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int doctor_preflight_write(const char *dir, const json_t *doc, struct sbuf *err)
+{
+	struct sbuf path = SBUF_INIT;
+	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	int status = 0;
+
+	sbuf_addf(&path, "%s/preflight.json", dir);
+	if (!text || fileio_write_atomic(path.buf, text, strlen(text), 0600, 0, err))
+		status = -1;
+	free(text);
+	sbuf_release(&path);
+	return status;
+}
+
+int doctor_preflight_failures(const char *run)
+{
+	struct sbuf path = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
+	int count = 0;
+
+	for (int a = 1; a < 10000; a++) {
+		json_t *doc;
+
+		sbuf_reset(&path);
+		if (a == 1)
+			sbuf_addf(&path, "%s", run);
+		else
+			sbuf_addf(&path, "%s/attempts/%d", run, a);
+		if (access(path.buf, F_OK))
+			break;
+		sbuf_addstr(&path, "/preflight.json");
+		sbuf_reset(&text);
+		sbuf_reset(&err);
+		if (fileio_read(path.buf, 1 << 24, &text, &err))
+			continue;
+		doc = json_loads(text.buf, 0, NULL);
+		if (json_is_false(json_object_get(doc, "ok")))
+			count++;
+		json_decref(doc);
+	}
+	sbuf_release(&path);
+	sbuf_release(&text);
+	sbuf_release(&err);
+	return count;
+}
+
+void doctor_preflight_exclude(const char *dir, struct sbuf *out)
+{
+	struct sbuf path = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
+	json_t *doc;
+
+	sbuf_addf(&path, "%s/submit.json", dir);
+	if (!fileio_read(path.buf, 1 << 20, &text, &err) && (doc = json_loads(text.buf, 0, NULL))) {
+		const char *e = json_string_value(json_object_get(doc, "exclude"));
+
+		sbuf_addstr(out, e ? e : "");
+		json_decref(doc);
+	}
+	sbuf_release(&path);
+	sbuf_release(&text);
+	sbuf_release(&err);
+}
+
+int doctor_preflight_plan(const char *dir, int64_t max_resubmits, const char *const *failed,
+			  size_t k, struct sbuf *run, struct sbuf *exclude, struct sbuf *msg)
+{
+	struct sbuf err = SBUF_INIT, prev = SBUF_INIT;
+	struct rundir rd = RUNDIR_INIT;
+	int done, status = -1;
+
+	if (rundir_open(dir, &rd, &err)) {
+		sbuf_addf(msg, "cannot resubmit: %s", err.buf);
+		goto out;
+	}
+	done = doctor_preflight_failures(rd.run);
+	if (done > max_resubmits) {
+		sbuf_addf(msg, "preflight failed %d times; not resubmitting "
+			  "(preflight.max_resubmits is %lld)", done, (long long)max_resubmits);
+		goto out;
+	}
+	doctor_preflight_exclude(dir, &prev);
+	if (hpt_slurm_hostlist(prev.buf, failed, k, exclude)) {
+		sbuf_addf(msg, "cannot merge the exclude list '%s'", prev.buf);
+		goto out;
+	}
+	sbuf_addstr(run, rd.run);
+	sbuf_addf(msg, "resubmitting %s without %s (resubmission %d of at most %lld)",
+		  rd.run, exclude->buf, done, (long long)max_resubmits);
+	status = 0;
+out:
+	rundir_release(&rd);
+	sbuf_release(&err);
+	sbuf_release(&prev);
+	return status;
+}
+
+int doctor_preflight_resubmit(const char *run, const char *exclude)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	pid_t pid;
+	int st;
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/hpctrain", dirname(exe));
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		/* the new job must not inherit this step's Slurm identity */
+		unsetenv("SLURM_JOB_ID");
+		execl(path, "hpctrain", "rerun", "--exclude", exclude, run, (char *)NULL);
+		/* the child has no caller to hand text to: it says why itself */
+		fprintf(stderr, "hpctrain doctor: cannot run %s: %s\n", path, strerror(errno));
+		_exit(HPT_EXIT_NOTFOUND);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
