@@ -8,7 +8,7 @@
 #include "common/opt.h"            // defines: struct opt, opt_next
 #include "common/sbuf.h"           // defines: struct sbuf
 #include "common/spec/spec.h"           // defines: struct job
-#include "common/spec/specfile.h"       // defines: specfile_load
+#include "common/spec/specfile.h"       // defines: specfile_load_run
 #include "launcher/runs/rundir.h"    // defines: rundir_open
 #include "launcher/supervise/stackfile.h" // defines: stackfile_autopsy
 
@@ -40,16 +40,14 @@ static unsigned world_of(const struct rundir *rd)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf where = SBUF_INIT;
-	char *path = xasprintf("%s/resolved.yaml", rd->dir);
 	struct job job;
 	unsigned world = 0;
 
-	if (!specfile_load(path, NULL, &job, &dl, &where))
+	if (!specfile_load_run(rd->dir, &job, &dl, &where, NULL))
 		world = (unsigned)(job.resources.nodes * job.resources.ranks_per_node);
 	job_release(&job);
 	diag_list_release(&dl);
 	sbuf_release(&where);
-	free(path);
 	return world;
 }
 

@@ -18,7 +18,7 @@
 #include "common/opt.h"                       // defines: struct opt, opt_next
 #include "common/sbuf.h"                      // defines: struct sbuf
 #include "common/spec/spec.h"                 // defines: struct job, job_release
-#include "common/spec/specfile.h"             // defines: specfile_load
+#include "common/spec/specfile.h"             // defines: specfile_load, specfile_load_run
 #include "launcher/doctor/doctor.h"           // defines: doctor_compare, doctor_table, doctor_json
 #include "launcher/doctor/doctor_exchange.h"  // defines: doctor_exchange_probe, doctor_exchange_gather
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_write, doctor_preflight_plan
@@ -108,22 +108,18 @@ static bool launched_by_mpi(void)
 static int load_spec(struct doctor *d)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
-	struct sbuf where = SBUF_INIT, path = SBUF_INIT;
+	struct sbuf where = SBUF_INIT;
 	int status;
 
 	if (!d->spec && !d->run)
 		return HPT_EXIT_OK;
-	if (d->run)
-		sbuf_addf(&path, "%s/resolved.yaml", d->run);
-	else
-		sbuf_addstr(&path, d->spec);
-	status = specfile_load(path.buf, NULL, &d->job, &dl, &where);
+	status = d->run ? specfile_load_run(d->run, &d->job, &dl, &where, NULL)
+			: specfile_load(d->spec, NULL, &d->job, &dl, &where);
 	if (status)
 		diag_report(stderr, &dl);
 	d->have_job = !status;
 	diag_list_release(&dl);
 	sbuf_release(&where);
-	sbuf_release(&path);
 	return status;
 }
 

@@ -13,7 +13,7 @@
 #include "common/opt.h"          // defines: struct opt, opt_next, opt_usage, opt_error
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
-#include "common/spec/specfile.h"   // defines: specfile_load, specfile_overrides_*
+#include "common/spec/specfile.h"   // defines: specfile_load, specfile_overrides_*, SPECFILE_RUN_SPEC
 
 #include <errno.h>
 #include <stdio.h>
@@ -230,7 +230,7 @@ static int prepare_run_dir(const char *run_dir, int rank, const struct sbuf *res
 
 	if (fileio_mkdirs(run_dir, 0777, err))
 		return HPT_EXIT_IO;
-	path = xasprintf("%s/resolved.yaml", run_dir);
+	path = xasprintf("%s/" SPECFILE_RUN_SPEC, run_dir);
 	if (!rank && !fileio_exists(path) &&
 	    fileio_write_atomic(path, resolved->buf, resolved->len, 0644, 0, err))
 		st = HPT_EXIT_IO;

@@ -4,7 +4,7 @@
  * Shell: the run's files, fork and exec. */
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_plan, doctor_preflight_resubmit
 #include "common/exitcode.h"                  // defines: HPT_EXIT_NOTFOUND
-#include "common/fileio.h"                    // defines: fileio_read, fileio_write_atomic
+#include "common/fileio.h"                    // defines: fileio_read, fileio_write_atomic, fileio_self_exe
 #include "common/sbuf.h"                      // defines: struct sbuf
 #include "launcher/runs/rundir.h"             // defines: struct rundir, rundir_open
 #include "launcher/slurm/slurm.h"             // defines: hpt_slurm_hostlist
@@ -116,13 +116,11 @@ out:
 int doctor_preflight_resubmit(const char *run, const char *exclude)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 16];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	pid_t pid;
 	int st;
 
-	if (n <= 0)
+	if (fileio_self_exe(exe, sizeof(exe)))
 		return -1;
-	exe[n] = '\0';
 	snprintf(path, sizeof(path), "%s/hpctrain", dirname(exe));
 	fflush(NULL);
 	pid = fork();

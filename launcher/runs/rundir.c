@@ -4,6 +4,7 @@
 #include "launcher/runs/rundir.h" // defines: struct rundir, rundir_create, rundir_open
 #include "common/fileio.h"      // defines: fileio_read, fileio_write_atomic, fileio_mkdirs
 #include "common/sbuf.h"        // defines: struct sbuf, xasprintf
+#include "common/spec/specfile.h" // defines: SPECFILE_RUN_SPEC
 
 #include <dirent.h>
 #include <errno.h>
@@ -63,7 +64,7 @@ static int fill_attempt(struct rundir *rd, const char *resolved, size_t len, str
 	}
 	free(logs);
 	if (!rc)
-		rc = rundir_write(rd, "resolved.yaml", resolved, len, err);
+		rc = rundir_write(rd, SPECFILE_RUN_SPEC, resolved, len, err);
 	if (rc)
 		rundir_abandon(rd);
 	return rc;
@@ -136,7 +137,7 @@ int rundir_create(const char *output_dir, const char *name, const char *sha256,
 	/* An existing run: it must be this spec, not another with the same
 	 * 12-digit prefix. */
 	{
-		char *path = xasprintf("%s/resolved.yaml", run);
+		char *path = xasprintf("%s/" SPECFILE_RUN_SPEC, run);
 		int same = !fileio_read(path, len + 1, &old, &ignored) && old.len == len &&
 			   !memcmp(old.buf, resolved, len);
 
@@ -164,7 +165,7 @@ out:
 int rundir_new_attempt(const char *run, struct rundir *out, struct sbuf *err)
 {
 	struct sbuf text = SBUF_INIT;
-	char *path = xasprintf("%s/resolved.yaml", run);
+	char *path = xasprintf("%s/" SPECFILE_RUN_SPEC, run);
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -191,7 +192,7 @@ int rundir_write(const struct rundir *rd, const char *file, const void *data, si
 
 void rundir_abandon(struct rundir *rd)
 {
-	static const char *const files[] = { "resolved.yaml", "job.sbatch", "submit.json" };
+	static const char *const files[] = { SPECFILE_RUN_SPEC, "job.sbatch", "submit.json" };
 	char *path;
 
 	if (!rd || !rd->fresh || !rd->dir)
@@ -262,7 +263,7 @@ int rundir_open(const char *arg, struct rundir *out, struct sbuf *err)
 	}
 	while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
 		dir[strlen(dir) - 1] = '\0';
-	p = xasprintf("%s/resolved.yaml", dir);
+	p = xasprintf("%s/" SPECFILE_RUN_SPEC, dir);
 	if (!is_dir(dir) || !fileio_exists(p)) {
 		sbuf_addf(err, "no run at %s (a run directory holds resolved.yaml)", arg);
 		free(p);

@@ -4,6 +4,7 @@
 #include "common/exitcode.h"       // defines: HPT_EXIT_NO_INPUT, HPT_EXIT_USAGE
 #include "common/fileio.h"         // defines: fileio_exists
 #include "common/sbuf.h"           // defines: struct sbuf, xasprintf
+#include "common/spec/specfile.h"  // defines: SPECFILE_RUN_SPEC
 #include "launcher/runs/sweep_record.h" // defines: sweep_record_load, sweep_record_is_name
 
 #include <dirent.h>
@@ -147,7 +148,7 @@ static void scan(const char *dir, const char *prefix, struct found *f)
 		if (strlen(n) != RUNDIR_HASH_LEN || strspn(n, HEX) != RUNDIR_HASH_LEN ||
 		    (prefix && strncmp(n, prefix, strlen(prefix))))
 			continue;
-		path = xasprintf("%s/%s/resolved.yaml", dir, n);
+		path = xasprintf("%s/%s/" SPECFILE_RUN_SPEC, dir, n);
 		if (fileio_exists(path))
 			push(&f->runs, &f->nruns, xasprintf("%s/%s", dir, n));
 		free(path);
@@ -274,7 +275,7 @@ int runref_resolve(const char *arg, struct runref *out, struct sbuf *err)
 	out->task = -1;
 	if (is_file(arg))
 		return open_sweep(arg, out, err);
-	p = xasprintf("%s/resolved.yaml", arg);
+	p = xasprintf("%s/" SPECFILE_RUN_SPEC, arg);
 	has_run = is_dir(arg) && fileio_exists(p);
 	free(p);
 	if (has_run)

@@ -1,10 +1,6 @@
 /* test_fileio.c - common/fileio: bounded reads, atomic writes, mkdir -p.
  * Works in a fresh directory under $TMPDIR (or /tmp), removed at the end. */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "tests/unit/testlib.h"
 
 #include "common/fileio.h" // defines: fileio_*
 #include "common/sbuf.h"   // defines: struct sbuf, xasprintf
@@ -17,33 +13,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char tmp[4096];
-
 static int setup(void **state)
 {
-	const char *t = getenv("TMPDIR");
-
 	(void)state;
-	snprintf(tmp, sizeof(tmp), "%s/test_fileio.XXXXXX", t && *t ? t : "/tmp");
-	return mkdtemp(tmp) ? 0 : -1;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	chmod(path, 0700);
-	return remove(path);
+	return testlib_tmp_setup("test_fileio");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	return testlib_tmp_teardown();
 }
 
 static void fileio__mkdirs_makes_every_missing_parent_once(void **state)
 {
-	char *deep = xasprintf("%s/a/b//c/", tmp);
+	char *deep = xasprintf("%s/a/b//c/", testlib_tmp);
 	struct stat st;
 
 	(void)state;
@@ -57,7 +41,7 @@ static void fileio__mkdirs_makes_every_missing_parent_once(void **state)
 
 static void fileio__mkdirs_names_the_part_it_could_not_make(void **state)
 {
-	char *file = xasprintf("%s/plain", tmp), *below = xasprintf("%s/plain/x/y", tmp);
+	char *file = xasprintf("%s/plain", testlib_tmp), *below = xasprintf("%s/plain/x/y", testlib_tmp);
 	struct sbuf err = SBUF_INIT;
 
 	(void)state;
@@ -76,7 +60,7 @@ static void fileio__mkdirs_names_the_part_it_could_not_make(void **state)
 
 static void fileio__read_stops_one_byte_past_the_bound(void **state)
 {
-	char *path = xasprintf("%s/big", tmp);
+	char *path = xasprintf("%s/big", testlib_tmp);
 	struct sbuf out = SBUF_INIT, err = SBUF_INIT;
 
 	(void)state;

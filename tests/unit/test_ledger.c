@@ -1,11 +1,7 @@
 /* test_ledger.c - launcher/ledger: cooldowns, cooling lists, forgetting,
  * checking, the table, and the file under concurrent writers.
  * Works in a fresh directory under $TMPDIR (or /tmp), removed at the end. */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "tests/unit/testlib.h"
 
 #include "common/exitcode.h" // defines: HPT_EXIT_IO
 #include "common/fileio.h"   // defines: fileio_write_atomic, fileio_read
@@ -25,28 +21,16 @@
 /* 2026-11-24 12:50:00 UTC */
 #define T0 ((time_t)1795524600)
 
-static char tmp[4096];
-
 static int setup(void **state)
 {
-	const char *t = getenv("TMPDIR");
-
 	(void)state;
-	snprintf(tmp, sizeof(tmp), "%s/test_ledger.XXXXXX", t && *t ? t : "/tmp");
-	return mkdtemp(tmp) ? 0 : -1;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	chmod(path, 0700);
-	return remove(path);
+	return testlib_tmp_setup("test_ledger");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	return testlib_tmp_teardown();
 }
 
 static json_int_t field(const json_t *doc, const char *cluster, const char *node, const char *key)
@@ -272,15 +256,9 @@ static void ledger__format_says_empty_or_shows_a_line_per_node(void **state)
 	json_decref(doc);
 }
 
-/* tmp + "/" + rel */
-static char *at(const char *rel)
-{
-	return xasprintf("%s/%s", tmp, rel);
-}
-
 static void ledger__load_of_a_missing_file_is_an_empty_ledger(void **state)
 {
-	char *paths[] = { at("missing.json"), at("no/such/dir/nodes.json") };
+	char *paths[] = { testlib_tmp_at("missing.json"), testlib_tmp_at("no/such/dir/nodes.json") };
 	struct sbuf err = SBUF_INIT;
 
 	(void)state;
@@ -302,7 +280,7 @@ static void ledger__load_of_a_corrupt_file_names_path_line_and_column(void **sta
 {
 	static const char broken[] = "{\n \"version\": 1,\n \"clusters\": {\n  \"c\": {,\n";
 	static const char wrong[] = "{\"version\": 1, \"clusters\": {\"c\": {\"n1\": []}}}\n";
-	char *path = at("corrupt.json"), *want;
+	char *path = testlib_tmp_at("corrupt.json"), *want;
 	struct sbuf err = SBUF_INIT;
 	json_t *doc = NULL;
 
@@ -351,7 +329,7 @@ static unsigned mode_of(const char *path)
 
 static void ledger__update_writes_pretty_private_json_or_nothing(void **state)
 {
-	char *dir = at("state/hpctrain"), *path = at("state/hpctrain/nodes.json");
+	char *dir = testlib_tmp_at("state/hpctrain"), *path = testlib_tmp_at("state/hpctrain/nodes.json");
 	char *lock = xasprintf("%s.lock", path);
 	struct record_arg a = { "c", { "n1", true, "disks: /tmp is full", 0.5 }, T0, 0 };
 	struct sbuf err = SBUF_INIT, text = SBUF_INIT;
@@ -461,7 +439,7 @@ static void writer(const char *path, int id)
 
 static void ledger__concurrent_writers_lose_no_record(void **state)
 {
-	char *path = at("shared/nodes.json"), *pat = at("shared/*.tmp.*");
+	char *path = testlib_tmp_at("shared/nodes.json"), *pat = testlib_tmp_at("shared/*.tmp.*");
 	pid_t pids[WRITERS];
 	int live = WRITERS, loads = 0;
 	struct sbuf err = SBUF_INIT;

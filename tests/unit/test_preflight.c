@@ -2,11 +2,7 @@
  * counted over a run's attempts, the exclude an attempt was submitted
  * with, and the decision to resubmit.  Works in a fresh directory under
  * $TMPDIR (or /tmp), removed at the end. */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "tests/unit/testlib.h"
 
 #include "common/fileio.h"                    // defines: fileio_write_atomic, fileio_mkdirs, fileio_read
 #include "common/sbuf.h"                      // defines: struct sbuf, xasprintf
@@ -19,33 +15,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char tmp[4096];
-
 static int setup(void **state)
 {
-	const char *t = getenv("TMPDIR");
-
 	(void)state;
-	snprintf(tmp, sizeof(tmp), "%s/test_preflight.XXXXXX", t && *t ? t : "/tmp");
-	return mkdtemp(tmp) ? 0 : -1;
-}
-
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
+	return testlib_tmp_setup("test_preflight");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	return nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	return testlib_tmp_teardown();
 }
 
 /* Writes text to tmp/rel, making its directories. */
 static void put(const char *rel, const char *text)
 {
-	char *path = xasprintf("%s/%s", tmp, rel), *dir = xasprintf("%s/%s", tmp, rel);
+	char *path = testlib_tmp_at(rel), *dir = testlib_tmp_at(rel);
 	struct sbuf err = SBUF_INIT;
 
 	*strrchr(dir, '/') = '\0';
@@ -56,16 +41,11 @@ static void put(const char *rel, const char *text)
 	free(path);
 }
 
-static char *at(const char *rel)
-{
-	return xasprintf("%s/%s", tmp, rel);
-}
-
 /* Attempt 1 failed, 2 has no preflight.json (its step never ran), 3
  * failed, 4 was torn mid-write, 5 passed; 7 is past the gap at 6. */
 static void preflight__counts_the_attempts_whose_preflight_failed(void **state)
 {
-	char *run = at("count");
+	char *run = testlib_tmp_at("count");
 
 	(void)state;
 	put("count/preflight.json", "{\"ok\": false, \"exclude\": \"node2\"}");
@@ -80,7 +60,7 @@ static void preflight__counts_the_attempts_whose_preflight_failed(void **state)
 
 static void preflight__counts_nothing_in_a_run_that_is_not_there(void **state)
 {
-	char *run = at("none");
+	char *run = testlib_tmp_at("none");
 
 	(void)state;
 	assert_int_equal(doctor_preflight_failures(run), 0);
@@ -90,8 +70,8 @@ static void preflight__counts_nothing_in_a_run_that_is_not_there(void **state)
 static void preflight__reads_the_exclude_an_attempt_was_submitted_with(void **state)
 {
 	struct sbuf out = SBUF_INIT;
-	char *with = at("excl/with"), *without = at("excl/without"), *nokey = at("excl/nokey"),
-	     *torn = at("excl/torn");
+	char *with = testlib_tmp_at("excl/with"), *without = testlib_tmp_at("excl/without");
+	char *nokey = testlib_tmp_at("excl/nokey"), *torn = testlib_tmp_at("excl/torn");
 
 	(void)state;
 	put("excl/with/submit.json", "{\"job_id\": 12, \"exclude\": \"node[1-2]\", \"attempt\": 2}");
@@ -124,14 +104,14 @@ static char *make_run(void)
 	put("plan/attempts/2/resolved.yaml", "version: 1\n");
 	put("plan/attempts/2/submit.json", "{\"exclude\": \"node4\"}");
 	put("plan/attempts/2/preflight.json", "{\"ok\": false}");
-	return at("plan/attempts/2");
+	return testlib_tmp_at("plan/attempts/2");
 }
 
 static void preflight__resubmits_without_the_failed_nodes_and_the_old_exclude(void **state)
 {
 	const char *failed[] = { "node3", "node2" };
 	struct sbuf run = SBUF_INIT, excl = SBUF_INIT, msg = SBUF_INIT;
-	char *dir = make_run(), *r = at("plan"), *want;
+	char *dir = make_run(), *r = testlib_tmp_at("plan"), *want;
 
 	(void)state;
 	assert_int_equal(doctor_preflight_plan(dir, 2, failed, 2, &run, &excl, &msg), 0);
@@ -151,7 +131,7 @@ static void preflight__stops_resubmitting_past_max_resubmits(void **state)
 {
 	const char *failed[] = { "node2" };
 	struct sbuf run = SBUF_INIT, excl = SBUF_INIT, msg = SBUF_INIT;
-	char *dir = make_run(), *none = at("plan/nothing");
+	char *dir = make_run(), *none = testlib_tmp_at("plan/nothing");
 
 	(void)state;
 	assert_int_equal(doctor_preflight_plan(dir, 1, failed, 1, &run, &excl, &msg), -1);
@@ -171,7 +151,7 @@ static void preflight__stops_resubmitting_past_max_resubmits(void **state)
 static void preflight__writes_the_result_beside_the_attempt(void **state)
 {
 	struct sbuf err = SBUF_INIT, text = SBUF_INIT;
-	char *dir = at("write"), *path = at("write/preflight.json");
+	char *dir = testlib_tmp_at("write"), *path = testlib_tmp_at("write/preflight.json");
 	json_t *doc = json_pack("{s:b, s:s}", "ok", 0, "exclude", "node2");
 
 	(void)state;

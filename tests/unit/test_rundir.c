@@ -1,11 +1,7 @@
 /* test_rundir.c - launcher/rundir and runref: run directories, attempts,
  * permissions, and what a user may name (a run, a sweep, a job, a name).
  * Works in a fresh directory under $TMPDIR (or /tmp), removed at the end. */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "tests/unit/testlib.h"
 
 #include "common/fileio.h"      // defines: fileio_exists
 #include "common/sbuf.h"        // defines: struct sbuf
@@ -22,28 +18,16 @@
 #define HASH "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
 #define RESOLVED "version: 1\nname: t\n"
 
-static char tmp[4096];
-
 static int setup(void **state)
 {
-	const char *t = getenv("TMPDIR");
-
 	(void)state;
-	snprintf(tmp, sizeof(tmp), "%s/test_rundir.XXXXXX", t && *t ? t : "/tmp");
-	return mkdtemp(tmp) ? 0 : -1;
+	return testlib_tmp_setup("test_rundir");
 }
 
 static int teardown(void **state)
 {
-	char *cmd;
-	int rc;
-
 	(void)state;
-	if (asprintf(&cmd, "rm -rf '%s'", tmp) < 0)
-		return -1;
-	rc = system(cmd);
-	free(cmd);
-	return rc;
+	return testlib_tmp_teardown();
 }
 
 static unsigned mode_of(const char *path)
@@ -54,19 +38,10 @@ static unsigned mode_of(const char *path)
 	return st.st_mode & 07777;
 }
 
-/* tmp + "/" + rel */
-static char *at(const char *rel)
-{
-	char *p;
-
-	assert_true(asprintf(&p, "%s/%s", tmp, rel) > 0);
-	return p;
-}
-
 static void create(struct rundir *rd)
 {
 	struct sbuf err = SBUF_INIT;
-	char *out = at("runs");
+	char *out = testlib_tmp_at("runs");
 
 	if (rundir_create(out, "job", HASH, RESOLVED, strlen(RESOLVED), rd, &err))
 		fail_msg("rundir_create: %s", err.buf);
@@ -77,7 +52,7 @@ static void create(struct rundir *rd)
 static void rundir__puts_a_run_under_name_and_twelve_hash_digits_private(void **state)
 {
 	struct rundir rd = RUNDIR_INIT;
-	char *want = at("runs/job/abcdef012345"), *p;
+	char *want = testlib_tmp_at("runs/job/abcdef012345"), *p;
 	mode_t old = umask(0);
 
 	(void)state;
@@ -87,13 +62,13 @@ static void rundir__puts_a_run_under_name_and_twelve_hash_digits_private(void **
 	assert_string_equal(rd.dir, want);
 	assert_int_equal(rd.attempt, 1);
 	assert_int_equal(mode_of(rd.dir), 0700);
-	p = at("runs/job");
+	p = testlib_tmp_at("runs/job");
 	assert_int_equal(mode_of(p), 0700);
 	free(p);
-	p = at("runs/job/abcdef012345/resolved.yaml");
+	p = testlib_tmp_at("runs/job/abcdef012345/resolved.yaml");
 	assert_int_equal(mode_of(p), 0600);
 	free(p);
-	p = at("runs/job/abcdef012345/logs");
+	p = testlib_tmp_at("runs/job/abcdef012345/logs");
 	assert_int_equal(mode_of(p), 0700);
 	free(p);
 	free(want);
@@ -111,7 +86,7 @@ static void rundir__makes_a_new_attempt_and_never_overwrites(void **state)
 	assert_int_equal(rundir_write(&a, "job.sbatch", "one", 3, &err), 0);
 	assert_int_equal(rundir_write(&a, "job.sbatch", "two", 3, &err), -1);
 	create(&b);
-	want = at("runs/job/abcdef012345/attempts/2");
+	want = testlib_tmp_at("runs/job/abcdef012345/attempts/2");
 	assert_string_equal(b.dir, want);
 	assert_string_equal(b.run, a.run);
 	assert_int_equal(b.attempt, 2);
@@ -125,7 +100,7 @@ static void rundir__refuses_a_run_that_holds_another_spec(void **state)
 {
 	struct rundir a = RUNDIR_INIT, b = RUNDIR_INIT;
 	struct sbuf err = SBUF_INIT;
-	char *out = at("runs");
+	char *out = testlib_tmp_at("runs");
 
 	(void)state;
 	create(&a);
@@ -218,7 +193,7 @@ static void make_tree(void)
 		{ "mixed", "cccccccccccc" }, { "mixed", "dddddddddddd" },
 	};
 
-	assert_int_equal(chdir(tmp), 0);
+	assert_int_equal(chdir(testlib_tmp), 0);
 	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		char hash[65];
 
