@@ -2,8 +2,8 @@
 # PMIx), its environment, its binding, and the contract it is checked
 # against.
 
-RANK_CORE  = launcher/rank/rank.c launcher/rank/envplan.c launcher/rank/policy.c \
-             launcher/rank/contract.c
+RANK_CORE  = launcher/rank/rank.c launcher/rank/envplan.c launcher/rank/env_list.c \
+             launcher/rank/policy.c launcher/rank/contract.c
 RANK_SHELL = launcher/rank/rank_pmix.c launcher/rank/bind.c launcher/rank/contract_got.c
 
 HPCTRAIN_PKGS += pmix

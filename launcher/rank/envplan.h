@@ -20,6 +20,8 @@
 #ifndef HPT_ENVPLAN_H
 #define HPT_ENVPLAN_H
 
+#include "launcher/rank/env_list.h" // defines: struct env_list, env_list_*
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -27,21 +29,6 @@ struct job_env;
 struct node_topo;
 struct plan;
 struct rank_info;
-
-struct env_var {
-	char *name;
-	char *value;
-};
-
-/* Names are unique; setting an existing name replaces its value in place. */
-struct env_list {
-	struct env_var *v;
-	size_t n;
-};
-
-void env_list_set(struct env_list *l, const char *name, const char *value);
-const char *env_list_get(const struct env_list *l, const char *name);
-void env_list_release(struct env_list *l);
 
 /* An inherited CUDA_VISIBLE_DEVICES split into entries, each mapped to a
  * GPU of the topology (index into topo->gpus) when possible: a number is
