@@ -1,12 +1,12 @@
 /* envplan.c - compute a rank's environment from its identity and slice.
  * Core: see envplan.h for every variable and the reason it is set. */
-#include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_*, envplan_slice_json
+#include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_*, envplan_narrow_request
 #include "launcher/rank/env_list.h" // defines: struct env_list, env_list_set
 #include "common/sbuf.h"         // defines: struct sbuf, x* allocators
 #include "common/spec/spec.h"         // defines: struct job_env (its fields)
 #include "launcher/rank/rank.h"    // defines: struct rank_info, rank_master_port
 #include "topology/bitmap.h"  // defines: bitmap_*
-#include "topology/plan.h"    // defines: struct plan, struct slice
+#include "topology/plan.h"    // defines: struct plan, struct slice, struct plan_request
 #include "topology/topo.h"    // defines: struct node_topo, topo_nic_name
 
 #include <jansson.h>
@@ -58,6 +58,16 @@ void envplan_cvd_release(struct envplan_cvd *m)
 	free(m->entries);
 	free(m->gpus);
 	memset(m, 0, sizeof(*m));
+}
+
+void envplan_narrow_request(struct plan_request *req, const struct node_topo *t,
+			    const struct envplan_cvd *cvd)
+{
+	if (cvd->n && cvd->all_mapped && t->n_gpus) {
+		/* Slurm narrowed the GPUs: plan over those only, never wider. */
+		req->visible_gpus = cvd->gpus;
+		req->n_visible_gpus = cvd->n;
+	}
 }
 
 /* Whole cores inside s; hyperthreads do not make OpenMP threads faster. */

@@ -28,6 +28,7 @@
 struct job_env;
 struct node_topo;
 struct plan;
+struct plan_request;
 struct rank_info;
 
 /* An inherited CUDA_VISIBLE_DEVICES split into entries, each mapped to a
@@ -44,6 +45,14 @@ struct envplan_cvd {
  * too. */
 void envplan_cvd_parse(const struct node_topo *t, const char *cvd, struct envplan_cvd *out);
 void envplan_cvd_release(struct envplan_cvd *m);
+
+/* Plans only over the GPUs an inherited list allows: when Slurm narrowed
+ * CUDA_VISIBLE_DEVICES to GPUs the topology knows (every entry mapped),
+ * req's visible_gpus borrow cvd's, so cvd must outlive the planning;
+ * else req is left alone: the plan covers every GPU, and envplan_build
+ * shares out the entries it cannot map. */
+void envplan_narrow_request(struct plan_request *req, const struct node_topo *t,
+			    const struct envplan_cvd *cvd);
 
 struct envplan_input {
 	const struct rank_info *ri;
