@@ -10,6 +10,7 @@
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "launcher/supervise/liveness.h" // defines: liveness_load_dir, liveness_activity
 #include "cli/status_watch.h" // defines: status_watch
+#include "cli/ticker.h"       // defines: struct ticker, ticker_*
 #include "launcher/runs/progress.h" // defines: progress_load, progress_format
 #include "launcher/runs/runref.h" // defines: runref_resolve
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of

@@ -2,6 +2,7 @@
  * Shell: see status_watch.h.  One row per run (a sweep's point): its job
  * as Slurm has it, how far it got, and its final test metrics. */
 #include "cli/status_watch.h"  // defines: status_watch
+#include "cli/ticker.h"        // defines: struct ticker, ticker_show
 #include "cli/json_print.h"    // defines: json_print
 #include "common/exitcode.h"   // defines: enum hpt_exit
 #include "common/sbuf.h"       // defines: struct sbuf
@@ -18,8 +19,6 @@
 #include <unistd.h>
 
 #define WAIT_POLL_MS 500
-/* On a pipe, an unchanged count of states is said again this often. */
-#define PIPE_REPEAT_S 30
 
 struct row {
 	const struct runref *ref;  /* RUN */
@@ -321,41 +320,6 @@ static void progress_line(const struct watch *w, struct sbuf *out, struct sbuf *
 		sbuf_addstr(out, "  ETA ");
 		progress_add_duration(out, eta);
 	}
-}
-
-void ticker_init(struct ticker *t, int live)
-{
-	memset(t, 0, sizeof(*t));
-	t->live = live;
-	sbuf_init(&t->last);
-	sbuf_init(&t->last_key);
-}
-
-void ticker_show(struct ticker *t, const char *line, const char *key)
-{
-	time_t now = time(NULL);
-
-	if (t->live > 0) {
-		printf("\r%s\033[K", line);
-	} else if (strcmp(key, t->last_key.buf) ||
-		   (strcmp(line, t->last.buf) && now - t->said >= PIPE_REPEAT_S)) {
-		printf("%s\n", line);
-		t->said = now;
-		sbuf_reset(&t->last);
-		sbuf_addstr(&t->last, line);
-		sbuf_reset(&t->last_key);
-		sbuf_addstr(&t->last_key, key);
-	}
-	fflush(stdout);
-}
-
-void ticker_end(struct ticker *t)
-{
-	if (t->live > 0)
-		printf("\r\033[K");
-	fflush(stdout);
-	sbuf_release(&t->last);
-	sbuf_release(&t->last_key);
 }
 
 /* Polls until every job has ended, showing the progress line. */
