@@ -3,7 +3,7 @@
  * metrics against each axis, the scaling against ranks and every point's
  * training loss. */
 #include "cli/report_sweep.h"      // defines: report_sweep
-#include "cli/report_out.h"        // defines: struct report_out, out_*
+#include "cli/report_out.h"        // defines: struct report_out, report_out_*
 #include "common/diag.h"           // defines: struct diag_list
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/fileio.h"         // defines: fileio_exists
@@ -139,7 +139,7 @@ static void sweep_final(struct report_out *o, struct point *p, size_t n, json_t 
 	for (char *f = file; *f; f++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-", *f))
 			*f = '_';
-	out_emit(o, &c, file, "no point has finished");
+	report_out_emit(o, &c, file, "no point has finished");
 	for (size_t i = 0; i < n; i++)
 		free(label[i]);
 	for (size_t j = 0; j < nv; j++)
@@ -202,7 +202,7 @@ static void sweep_scaling(struct report_out *o, struct point *p, size_t n)
 		char why[96];
 
 		snprintf(why, sizeof(why), "every point runs %lld ranks", (long long)lo);
-		out_skip(o, "scaling", "throughput against ranks", why);
+		report_out_skip(o, "scaling", "throughput against ranks", why);
 		goto out;
 	}
 	chart_init(&tc, "throughput against ranks", "ranks", "samples/s (all ranks)", o->width,
@@ -234,8 +234,8 @@ static void sweep_scaling(struct report_out *o, struct point *p, size_t n)
 		chart_add(&tc, "linear from the fewest ranks", tc.series[0].x, y,
 			  tc.series[0].n)->dashed = true;
 	}
-	out_emit(o, &tc, "scaling", "no point has finished");
-	out_emit(o, &ec, "efficiency", "no point has finished");
+	report_out_emit(o, &tc, "scaling", "no point has finished");
+	report_out_emit(o, &ec, "efficiency", "no point has finished");
 out:
 	for (size_t i = 0; i < n; i++)
 		free(label[i]);
@@ -255,11 +255,12 @@ static void sweep_loss(struct report_out *o, struct point *p, size_t n)
 		char *label = xasprintf("%zu %s", i, v);
 
 		if (p[i].loaded)
-			out_step_series(&p[i].r, &c, label, offsetof(struct report_step, loss));
+			report_out_step_series(&p[i].r, &c, label,
+					       offsetof(struct report_step, loss));
 		free(label);
 		free(v);
 	}
-	out_emit(o, &c, "loss", "no point has logged a step");
+	report_out_emit(o, &c, "loss", "no point has logged a step");
 }
 
 /* The point's ranks: the summary's, else its resolved.yaml's nodes x
@@ -335,9 +336,10 @@ static json_t *point_json(const struct point *p, size_t i, const struct runref *
 	return json_pack("{s:I, s:O, s:o, s:b, s:I, s:o, s:o, s:o, s:I}", "index", (json_int_t)i,
 			 "params", p->params, "run", ref->rd.dir ? json_string(ref->rd.dir) : json_null(),
 			 "finished", done, "logged_steps", (json_int_t)(p->loaded ? p->r.nsteps : 0),
-			 "test_accuracy", out_num(final_metric(p, 0)),
-			 "test_loss", out_num(final_metric(p, 1)),
-			 "samples_per_s", out_num(done ? report_throughput(&p->r, p->ranks) : NAN),
+			 "test_accuracy", report_out_num(final_metric(p, 0)),
+			 "test_loss", report_out_num(final_metric(p, 1)),
+			 "samples_per_s",
+			 report_out_num(done ? report_throughput(&p->r, p->ranks) : NAN),
 			 "ranks", (json_int_t)p->ranks);
 }
 
@@ -350,7 +352,7 @@ static void load_points(struct point *p, const struct runref *v, size_t n, json_
 
 		/* a run not started has no metrics.jsonl: not finished, not an error */
 		if (metrics && fileio_exists(metrics))
-			p[i].loaded = !out_load_run(v[i].rd.dir, &p[i].r);
+			p[i].loaded = !report_out_load_run(v[i].rd.dir, &p[i].r);
 		if (v[i].rd.dir)
 			p[i].ranks = point_ranks(v[i].rd.dir, &p[i].r);
 		free(metrics);
@@ -387,7 +389,7 @@ int report_sweep(const char *path, struct report_out *o)
 		strcpy(strrchr(dir, '.') ? strrchr(dir, '.') : dir + strlen(dir), "-report");
 		o->dir = dir;
 	}
-	status = out_make_dir(o);
+	status = report_out_make_dir(o);
 	axes = json_object_get(doc, "axes");
 	for (size_t k = 0; !status && k < json_array_size(axes); k++) {
 		sweep_final(o, p, n, json_array_get(axes, k), 0);
@@ -396,10 +398,11 @@ int report_sweep(const char *path, struct report_out *o)
 	if (!status) {
 		sweep_scaling(o, p, n);
 		sweep_loss(o, p, n);
-		status = out_write_md(o, head.buf);
+		status = report_out_write_md(o, head.buf);
 		status = o->status ? o->status : status;
 		if (o->json) {
-			int rc = out_print_json(o, json_pack("{s:s, s:O}", "sweep", path, "points", pts));
+			int rc = report_out_print_json(o, json_pack("{s:s, s:O}", "sweep", path,
+								    "points", pts));
 
 			status = status ? status : rc;
 		}
