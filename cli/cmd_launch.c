@@ -14,7 +14,7 @@
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/rank/bind.h"    // defines: bind_apply
 #include "launcher/rank/contract.h" // defines: contract_check, contract_got_read
-#include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse
+#include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_narrow_request
 #include "launcher/rank/rank.h"    // defines: rank_pmix_discover, struct rank_info
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
@@ -147,11 +147,7 @@ static int discover_and_plan(struct launch *l)
 	}
 	envplan_cvd_parse(&l->topo, getenv("CUDA_VISIBLE_DEVICES"), &l->cvd);
 	req.ranks = l->ri.local_size;
-	if (l->cvd.n && l->cvd.all_mapped && l->topo.n_gpus) {
-		/* Slurm narrowed the GPUs: plan over those only, never wider. */
-		req.visible_gpus = l->cvd.gpus;
-		req.n_visible_gpus = l->cvd.n;
-	}
+	envplan_narrow_request(&req, &l->topo, &l->cvd);
 	if (plan_slices(&l->topo, &req, &l->plan, &dl))
 		status = HPT_EXIT_TOPOLOGY;
 out:

@@ -3,7 +3,7 @@
  * Shell: resolves the argument (launcher/runref), reads metrics.jsonl
  * (launcher/report_data parses it) and draws (launcher/report_chart);
  * cli/report_out writes the files, cli/report_sweep does a sweep. */
-#include "cli/report_out.h"        // defines: struct report_out, out_*
+#include "cli/report_out.h"        // defines: struct report_out, report_out_*
 #include "cli/report_sweep.h"      // defines: report_sweep
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/opt.h"            // defines: struct opt, opt_next
@@ -100,8 +100,8 @@ static void run_throughput(struct report_out *o, const struct report_run *r)
 		   "samples/s", o->width, o->height);
 	c.y_from_zero = true;
 	if (!ranks)
-		out_step_series(r, &c, "samples_per_s (rank 0)",
-				offsetof(struct report_step, samples_per_s));
+		report_out_step_series(r, &c, "samples_per_s (rank 0)",
+				       offsetof(struct report_step, samples_per_s));
 	for (size_t k = 0; k < ranks; k++) {
 		double *x = xcalloc(r->nsteps + 1, sizeof(double));
 		double *y = xcalloc(r->nsteps + 1, sizeof(double));
@@ -116,7 +116,7 @@ static void run_throughput(struct report_out *o, const struct report_run *r)
 		free(x);
 		free(y);
 	}
-	out_emit(o, &c, "throughput", "no samples_per_s in the step records");
+	report_out_emit(o, &c, "throughput", "no samples_per_s in the step records");
 }
 
 /* Why the communication chart has nothing to show, or NULL.  A lone
@@ -146,14 +146,14 @@ static void run_comm_lr(struct report_out *o, const struct report_run *r)
 	if (!why)
 		chart_add(&c, "", x, y, r->nsteps);
 	mark_epochs(r, &c);
-	out_emit(o, &c, "comm", why ? why : "no step_ms in the step records");
+	report_out_emit(o, &c, "comm", why ? why : "no step_ms in the step records");
 	free(x);
 	free(y);
 	chart_init(&c, "learning rate", "step", "lr", o->width, o->height);
 	c.y_from_zero = true;
-	out_step_series(r, &c, "", offsetof(struct report_step, lr));
+	report_out_step_series(r, &c, "", offsetof(struct report_step, lr));
 	mark_epochs(r, &c);
-	out_emit(o, &c, "lr", "no lr in the step records");
+	report_out_emit(o, &c, "lr", "no lr in the step records");
 }
 
 static void run_charts(struct report_out *o, const struct report_run *r)
@@ -161,18 +161,18 @@ static void run_charts(struct report_out *o, const struct report_run *r)
 	struct chart c;
 
 	chart_init(&c, "loss (dashed lines: epoch ends)", "step", "loss", o->width, o->height);
-	out_step_series(r, &c, "training", offsetof(struct report_step, loss));
+	report_out_step_series(r, &c, "training", offsetof(struct report_step, loss));
 	epoch_series(r, &c, "test", offsetof(struct report_epoch, test_loss));
 	final_point(r, &c, r->test_loss);
 	mark_epochs(r, &c);
-	out_emit(o, &c, "loss", "no loss in the step records");
+	report_out_emit(o, &c, "loss", "no loss in the step records");
 	chart_init(&c, "accuracy (dashed lines: epoch ends)", "step", "accuracy", o->width,
 		   o->height);
-	out_step_series(r, &c, "training", offsetof(struct report_step, accuracy));
+	report_out_step_series(r, &c, "training", offsetof(struct report_step, accuracy));
 	epoch_series(r, &c, "test", offsetof(struct report_epoch, test_accuracy));
 	final_point(r, &c, r->test_accuracy);
 	mark_epochs(r, &c);
-	out_emit(o, &c, "accuracy", "no accuracy in the step records");
+	report_out_emit(o, &c, "accuracy", "no accuracy in the step records");
 	run_throughput(o, r);
 	run_comm_lr(o, r);
 }
@@ -211,12 +211,13 @@ static json_t *run_json(const char *dir, const struct report_run *r)
 	return json_pack("{s:s, s:I, s:o, s:I, s:b, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I}",
 			 "run", dir, "logged_steps", (json_int_t)r->nsteps,
 			 "last_step", last ? json_pack("{s:I, s:o, s:o}", "step", (json_int_t)last->step,
-						       "loss", out_num(last->loss), "samples_per_s",
-						       out_num(last->samples_per_s)) : json_null(),
+						       "loss", report_out_num(last->loss), "samples_per_s",
+						       report_out_num(last->samples_per_s)) : json_null(),
 			 "epochs", (json_int_t)r->nepochs, "finished", r->summary,
-			 "test_accuracy", out_num(r->test_accuracy), "test_loss", out_num(r->test_loss),
-			 "mean_samples_per_s", out_num(r->mean_samples_per_s),
-			 "global_samples_per_s", out_num(report_throughput(r, run_ranks(r))),
+			 "test_accuracy", report_out_num(r->test_accuracy),
+			 "test_loss", report_out_num(r->test_loss),
+			 "mean_samples_per_s", report_out_num(r->mean_samples_per_s),
+			 "global_samples_per_s", report_out_num(report_throughput(r, run_ranks(r))),
 			 "ranks", (json_int_t)run_ranks(r),
 			 "rank_rates", (json_int_t)report_max_ranks(r),
 			 "restarts", (json_int_t)r->restarts,
@@ -229,7 +230,7 @@ static int report_one_run(const struct runref *ref, struct report_out *o)
 	struct report_run r;
 	struct sbuf head = SBUF_INIT;
 	char *dir = o->dir ? NULL : xasprintf("%s/report", ref->rd.dir);
-	int status = out_load_run(ref->rd.dir, &r);
+	int status = report_out_load_run(ref->rd.dir, &r);
 
 	if (status)
 		goto out;
@@ -237,13 +238,13 @@ static int report_one_run(const struct runref *ref, struct report_out *o)
 	run_summary(ref->rd.dir, &r, &head);
 	if (!o->json)
 		fputs(head.buf, stdout);
-	status = out_make_dir(o);
+	status = report_out_make_dir(o);
 	if (!status) {
 		run_charts(o, &r);
-		status = out_write_md(o, head.buf);
+		status = report_out_write_md(o, head.buf);
 		status = o->status ? o->status : status;
 		if (o->json) {
-			int rc = out_print_json(o, run_json(ref->rd.dir, &r));
+			int rc = report_out_print_json(o, run_json(ref->rd.dir, &r));
 
 			status = status ? status : rc;
 		}

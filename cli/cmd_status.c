@@ -8,14 +8,14 @@
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf
-#include "launcher/supervise/liveness.h" // defines: liveness_load_dir, LIVENESS_PERIOD_S
+#include "launcher/supervise/liveness.h" // defines: liveness_load_dir, liveness_activity
 #include "cli/status_watch.h" // defines: status_watch
+#include "cli/ticker.h"       // defines: struct ticker, ticker_*
 #include "launcher/runs/progress.h" // defines: progress_load, progress_format
 #include "launcher/runs/runref.h" // defines: runref_resolve
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,29 +131,6 @@ static void print_table(const struct hpt_slurm_job *v, size_t n)
 	}
 }
 
-/* "progressing", "idle 42s", "exited 139 (SIGSEGV)", ... */
-static void rank_activity(json_t *r, double now, char *buf, size_t len)
-{
-	const char *state = json_string_value(json_object_get(r, "state"));
-	double last = json_number_value(json_object_get(r, "last_progress"));
-	json_t *ex = json_object_get(r, "exit_status");
-	int sig = (int)json_integer_value(json_object_get(r, "signal"));
-
-	if (!state)
-		state = "?";
-	if (json_is_integer(ex) && sig)
-		snprintf(buf, len, "%s %d (SIG%s)", state, (int)json_integer_value(ex),
-			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
-	else if (json_is_integer(ex))
-		snprintf(buf, len, "%s %d", state, (int)json_integer_value(ex));
-	else if (strcmp(state, "running"))
-		snprintf(buf, len, "%s", state);
-	else if (last > 0 && now - last > 2 * LIVENESS_PERIOD_S)
-		snprintf(buf, len, "idle %.0fs", now - last);
-	else
-		snprintf(buf, len, "progressing");
-}
-
 /* The table (or JSON) of RUN/ranks/rank-N.json; the contract's warnings
  * follow the table, one line each. */
 static int show_ranks(const struct rundir *rd, int json)
@@ -178,7 +155,7 @@ static int show_ranks(const struct rundir *rd, int json)
 		for (size_t i = 0; i < n; i++) {
 			char act[64];
 
-			rank_activity(v[i], (double)ts.tv_sec, act, sizeof(act));
+			liveness_activity(v[i], (double)ts.tv_sec, act, sizeof(act));
 			printf("%-5d %-16s %-8d %-24s %9.1f %12lld\n",
 			       (int)json_integer_value(json_object_get(v[i], "rank")),
 			       json_string_value(json_object_get(v[i], "node")),

@@ -18,9 +18,9 @@
 #include "launcher/runs/attempt.h" // defines: struct attempt, attempt_resolve, attempt_render
 #include "launcher/runs/rundir.h"  // defines: rundir_create
 #include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init, hpt_slurm_hostlist_check
-#include "topology/cpufeat.h" // defines: cpufeat_parse, cpufeat_native_for
 #include "topology/plan.h"    // defines: plan_slices
 #include "launcher/rank/policy.h"  // defines: policy_from_spec
+#include "launcher/rank/precision.h" // defines: precision_check
 #include "topology/probe.h"   // defines: probe_load
 #include "topology/show.h"    // defines: show_plan_table, show_json_plan
 #include "topology/topo.h"    // defines: struct node_topo
@@ -82,53 +82,6 @@ struct submit_args {
 	size_t nsweeps;
 };
 
-/* Whether the bundled trainer trains on this node's CPU: the spec runs
- * it (no command), with train.device cpu, or auto without a GPU to take
- * (none requested, or none on the node). */
-static bool trains_on_cpu(const struct job *job, const struct node_topo *t)
-{
-	if (job->command.n)
-		return false;
-	if (job->train.device == DEVICE_CPU)
-		return true;
-	return job->train.device == DEVICE_AUTO &&
-	       (job->resources.gpus_per_node < 1 || !t->n_gpus);
-}
-
-/* A warning, not an error: where the CPU lacks what bf16 or fp16 need,
- * the trainer emulates them with fp32 arithmetic, so the job runs, only
- * no faster than at fp32.  Unknown CPU features are said so, not guessed. */
-static void check_precision(const struct job *job, const char *file,
-			    const struct node_topo *t, struct diag_list *dl)
-{
-	const char *prec = train_precision_names[job->train.precision];
-	unsigned need = cpufeat_native_for(prec);
-	struct sbuf names = SBUF_INIT;
-
-	if (!need || !trains_on_cpu(job, t))
-		return;
-	if (job->train.precision == PRECISION_FP16) {
-		/* whatever the CPU: the trainer's oneDNN has no fp16 CPU kernels */
-		diag_add(dl, DIAG_WARNING, file, 0, 0, "train.precision",
-			 "fp16 is emulated with fp32 arithmetic on every CPU (the trainer's oneDNN "
-			 "has no fp16 CPU kernels), no faster than fp32; bf16 runs natively on "
-			 "CPUs with AVX512-BF16 or AMX-BF16");
-		return;
-	}
-	cpufeat_format(need, " or ", &names);
-	if (!t->cpu_flags)
-		diag_add(dl, DIAG_WARNING, file, 0, 0, "train.precision",
-			 "cannot tell whether this node's CPU has %s for %s: the topology records "
-			 "no CPU flags (hpctrain topo --export-xml on the node saves them)",
-			 names.buf, prec);
-	else if (!(cpufeat_parse(t->cpu_flags) & need))
-		diag_add(dl, DIAG_WARNING, file, 0, 0, "train.precision",
-			 "%s is not native on this node's CPU (it has no %s): the trainer will "
-			 "emulate it with fp32 arithmetic, no faster than fp32",
-			 prec, names.buf);
-	sbuf_release(&names);
-}
-
 /* The binding plan of one node of the job, for --dry-run --topology, and
  * the warnings about that node. */
 static int plan_for(const struct job *job, const char *file, struct sbuf *text, json_t **json)
@@ -149,7 +102,7 @@ static int plan_for(const struct job *job, const char *file, struct sbuf *text, 
 		diag_report(stderr, &dl);
 		status = HPT_EXIT_TOPOLOGY;
 	} else {
-		check_precision(job, file, &t, &dl);
+		precision_check(job, file, &t, &dl);
 		diag_report(stderr, &dl);
 		if (json)
 			*json = show_json_plan(&t, &p);

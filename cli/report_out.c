@@ -1,7 +1,7 @@
 /* report_out.c - the files and output of `hpctrain report` (report_out.h).
  * Shell: writes the charts (report_chart draws them), report.md and the
  * --json document. */
-#include "cli/report_out.h"        // defines: struct report_out, out_*
+#include "cli/report_out.h"        // defines: struct report_out, report_out_*
 #include "cli/json_print.h"        // defines: json_print
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/fileio.h"         // defines: fileio_read, fileio_mkdirs, fileio_write_atomic
@@ -16,12 +16,13 @@
 /* A metrics file larger than this is not one a run of days writes. */
 #define METRICS_MAX_BYTES (512u << 20)
 
-json_t *out_num(double v)
+json_t *report_out_num(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-void out_skip(struct report_out *o, const char *name, const char *title, const char *why)
+void report_out_skip(struct report_out *o, const char *name, const char *title,
+		     const char *why)
 {
 	char *path = xasprintf("%s/%s.png", o->dir, name);
 
@@ -35,13 +36,14 @@ void out_skip(struct report_out *o, const char *name, const char *title, const c
 	sbuf_addf(&o->md, "- %s: not drawn (%s)\n\n", title, why);
 }
 
-void out_emit(struct report_out *o, struct chart *c, const char *name, const char *why_none)
+void report_out_emit(struct report_out *o, struct chart *c, const char *name,
+		     const char *why_none)
 {
 	struct sbuf err = SBUF_INIT;
 	char *path = xasprintf("%s/%s.png", o->dir, name);
 
 	if (!chart_has_data(c)) {
-		out_skip(o, name, c->title, why_none);
+		report_out_skip(o, name, c->title, why_none);
 	} else if (chart_write_png(c, path, &err)) {
 		fprintf(stderr, "hpctrain report: %s\n", err.buf);
 		o->status = HPT_EXIT_IO;
@@ -58,7 +60,7 @@ void out_emit(struct report_out *o, struct chart *c, const char *name, const cha
 	sbuf_release(&err);
 }
 
-int out_load_run(const char *dir, struct report_run *r)
+int report_out_load_run(const char *dir, struct report_run *r)
 {
 	char *path = xasprintf("%s/metrics.jsonl", dir);
 	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
@@ -78,7 +80,8 @@ int out_load_run(const char *dir, struct report_run *r)
 	return rc ? HPT_EXIT_NO_INPUT : 0;
 }
 
-void out_step_series(const struct report_run *r, struct chart *c, const char *label, size_t field)
+void report_out_step_series(const struct report_run *r, struct chart *c, const char *label,
+			    size_t field)
 {
 	double *x = xcalloc(r->nsteps + 1, sizeof(double)), *y = xcalloc(r->nsteps + 1, sizeof(double));
 
@@ -91,7 +94,7 @@ void out_step_series(const struct report_run *r, struct chart *c, const char *la
 	free(y);
 }
 
-int out_make_dir(const struct report_out *o)
+int report_out_make_dir(const struct report_out *o)
 {
 	struct sbuf err = SBUF_INIT;
 	int rc = fileio_mkdirs(o->dir, 0700, &err);
@@ -102,7 +105,7 @@ int out_make_dir(const struct report_out *o)
 	return rc ? HPT_EXIT_IO : 0;
 }
 
-int out_write_md(struct report_out *o, const char *head)
+int report_out_write_md(struct report_out *o, const char *head)
 {
 	struct sbuf err = SBUF_INIT, doc = SBUF_INIT;
 	char *path = xasprintf("%s/report.md", o->dir);
@@ -121,7 +124,7 @@ int out_write_md(struct report_out *o, const char *head)
 	return rc ? HPT_EXIT_IO : 0;
 }
 
-int out_print_json(struct report_out *o, json_t *doc)
+int report_out_print_json(struct report_out *o, json_t *doc)
 {
 	char *md = xasprintf("%s/report.md", o->dir);
 

@@ -25,27 +25,29 @@ struct report_out {
 
 /* Draws c into DIR/NAME.png and releases it; when c has no data, says
  * why_none instead (on stdout, in report.md and in charts). */
-void out_emit(struct report_out *o, struct chart *c, const char *name, const char *why_none);
+void report_out_emit(struct report_out *o, struct chart *c, const char *name,
+		     const char *why_none);
 /* A chart not drawn: title and why. */
-void out_skip(struct report_out *o, const char *name, const char *title, const char *why);
+void report_out_skip(struct report_out *o, const char *name, const char *title,
+		     const char *why);
 
 /* Reads DIR/metrics.jsonl into r.  0, or HPT_EXIT_NO_INPUT after saying
  * which file could not be read. */
-int out_load_run(const char *dir, struct report_run *r);
+int report_out_load_run(const char *dir, struct report_run *r);
 /* Adds the series field (an offsetof in struct report_step) of r's steps. */
-void out_step_series(const struct report_run *r, struct chart *c, const char *label,
-		     size_t field);
+void report_out_step_series(const struct report_run *r, struct chart *c, const char *label,
+			    size_t field);
 
 /* Makes o->dir; 0, or HPT_EXIT_IO after saying why. */
-int out_make_dir(const struct report_out *o);
+int report_out_make_dir(const struct report_out *o);
 /* Writes DIR/report.md: the summary text head, then the charts.  0 or
  * HPT_EXIT_IO. */
-int out_write_md(struct report_out *o, const char *head);
+int report_out_write_md(struct report_out *o, const char *head);
 /* Prints the --json document (steals doc), adding "output" and "charts".
  * Returns the exit status. */
-int out_print_json(struct report_out *o, json_t *doc);
+int report_out_print_json(struct report_out *o, json_t *doc);
 
 /* A number for the --json document: null for NAN. */
-json_t *out_num(double v);
+json_t *report_out_num(double v);
 
 #endif

@@ -9,7 +9,7 @@
 #include "common/spec/spec.h"             // defines: struct job
 #include "launcher/doctor/doctor_env.h"   // defines: doctor_env_get, doctor_env_slurm_ready
 #include "launcher/doctor/doctor_probe.h" // defines: doctor_probe_bind, doctor_probe_gemm
-#include "launcher/rank/envplan.h"        // defines: envplan_cvd_parse
+#include "launcher/rank/envplan.h"        // defines: envplan_cvd_parse, envplan_narrow_request
 #include "launcher/rank/policy.h"         // defines: policy_from_spec
 #include "launcher/slurm/slurm.h"         // defines: hpt_slurm_munge_socket
 #include "topology/probe.h"               // defines: probe_load_live, probe_keep_release
@@ -55,10 +55,7 @@ static void plan_node(struct doctor_self *s, const struct doctor_self_opts *o)
 	req.ranks = o->ranks_per_node > 0 ? (unsigned)o->ranks_per_node
 		    : o->job ? (unsigned)o->job->resources.ranks_per_node : 1;
 	envplan_cvd_parse(&s->topo, getenv("CUDA_VISIBLE_DEVICES"), &cvd);
-	if (cvd.n && cvd.all_mapped && s->topo.n_gpus) {
-		req.visible_gpus = cvd.gpus;
-		req.n_visible_gpus = cvd.n;
-	}
+	envplan_narrow_request(&req, &s->topo, &cvd);
 	if (plan_slices(&s->topo, &req, &s->plan, &dl))
 		doctor_note(c, DOCTOR_FAIL, "no binding plan for %u rank(s): %s", req.ranks,
 			    dl.n ? dl.v[0].msg : "?");

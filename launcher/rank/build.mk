@@ -1,14 +1,15 @@
 # launcher/rank/build.mk - one rank of a job: who it is (Slurm, Open MPI,
-# PMIx), its environment, its binding, and the contract it is checked
-# against.
+# PMIx), its environment, its binding, the contract it is checked
+# against, and whether its node's CPU runs train.precision natively.
 
-RANK_CORE  = launcher/rank/rank.c launcher/rank/envplan.c launcher/rank/policy.c \
-             launcher/rank/contract.c
+RANK_CORE  = launcher/rank/rank.c launcher/rank/envplan.c launcher/rank/env_list.c \
+             launcher/rank/policy.c launcher/rank/contract.c launcher/rank/precision.c
 RANK_SHELL = launcher/rank/rank_pmix.c launcher/rank/bind.c launcher/rank/contract_got.c
 
 HPCTRAIN_PKGS += pmix
 DEBIAN_PKGS   += libpmix-dev openmpi-bin libopenmpi-dev
 
-UNIT_TESTS += test_launch test_contract
+UNIT_TESTS += test_launch test_contract test_precision
 UNIT_SRC_test_launch   = $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
 UNIT_SRC_test_contract = $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
+UNIT_SRC_test_precision = launcher/rank/precision.c topology/cpufeat.c $(SPEC_CORE)

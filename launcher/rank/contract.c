@@ -1,7 +1,7 @@
 /* contract.c - the planned binding and environment against what a rank
  * got.  Core: see contract.h. */
 #include "launcher/rank/contract.h" // defines: contract_check, struct contract_plan, struct contract_got
-#include "launcher/rank/envplan.h"  // defines: struct env_list, env_list_get
+#include "launcher/rank/env_list.h" // defines: struct env_list, env_list_get
 #include "topology/plan.h"     // defines: struct slice, plan_policy_memory_name
 #include "topology/topo.h"     // defines: struct node_topo, topo_nic_name
 #include "common/sbuf.h"       // defines: struct sbuf, xstrndup

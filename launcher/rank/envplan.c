@@ -1,48 +1,17 @@
 /* envplan.c - compute a rank's environment from its identity and slice.
  * Core: see envplan.h for every variable and the reason it is set. */
-#include "launcher/rank/envplan.h" // defines: envplan_build, cvd_map_*, env_list_*
+#include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_*, envplan_narrow_request
+#include "launcher/rank/env_list.h" // defines: struct env_list, env_list_set
 #include "common/sbuf.h"         // defines: struct sbuf, x* allocators
 #include "common/spec/spec.h"         // defines: struct job_env (its fields)
 #include "launcher/rank/rank.h"    // defines: struct rank_info, rank_master_port
 #include "topology/bitmap.h"  // defines: bitmap_*
-#include "topology/plan.h"    // defines: struct plan, struct slice
+#include "topology/plan.h"    // defines: struct plan, struct slice, struct plan_request
 #include "topology/topo.h"    // defines: struct node_topo, topo_nic_name
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-
-void env_list_set(struct env_list *l, const char *name, const char *value)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i].name, name)) {
-			free(l->v[i].value);
-			l->v[i].value = xstrdup(value);
-			return;
-		}
-	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
-	l->v[l->n].name = xstrdup(name);
-	l->v[l->n++].value = xstrdup(value);
-}
-
-const char *env_list_get(const struct env_list *l, const char *name)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i].name, name))
-			return l->v[i].value;
-	return NULL;
-}
-
-void env_list_release(struct env_list *l)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		free(l->v[i].name);
-		free(l->v[i].value);
-	}
-	free(l->v);
-	l->v = NULL;
-	l->n = 0;
-}
 
 static int gpu_by_entry(const struct node_topo *t, const char *e)
 {
@@ -89,6 +58,16 @@ void envplan_cvd_release(struct envplan_cvd *m)
 	free(m->entries);
 	free(m->gpus);
 	memset(m, 0, sizeof(*m));
+}
+
+void envplan_narrow_request(struct plan_request *req, const struct node_topo *t,
+			    const struct envplan_cvd *cvd)
+{
+	if (cvd->n && cvd->all_mapped && t->n_gpus) {
+		/* Slurm narrowed the GPUs: plan over those only, never wider. */
+		req->visible_gpus = cvd->gpus;
+		req->n_visible_gpus = cvd->n;
+	}
 }
 
 /* Whole cores inside s; hyperthreads do not make OpenMP threads faster. */

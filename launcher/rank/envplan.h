@@ -20,28 +20,16 @@
 #ifndef HPT_ENVPLAN_H
 #define HPT_ENVPLAN_H
 
+#include "launcher/rank/env_list.h" // defines: struct env_list, env_list_*
+
 #include <stdbool.h>
 #include <stddef.h>
 
 struct job_env;
 struct node_topo;
 struct plan;
+struct plan_request;
 struct rank_info;
-
-struct env_var {
-	char *name;
-	char *value;
-};
-
-/* Names are unique; setting an existing name replaces its value in place. */
-struct env_list {
-	struct env_var *v;
-	size_t n;
-};
-
-void env_list_set(struct env_list *l, const char *name, const char *value);
-const char *env_list_get(const struct env_list *l, const char *name);
-void env_list_release(struct env_list *l);
 
 /* An inherited CUDA_VISIBLE_DEVICES split into entries, each mapped to a
  * GPU of the topology (index into topo->gpus) when possible: a number is
@@ -57,6 +45,14 @@ struct envplan_cvd {
  * too. */
 void envplan_cvd_parse(const struct node_topo *t, const char *cvd, struct envplan_cvd *out);
 void envplan_cvd_release(struct envplan_cvd *m);
+
+/* Plans only over the GPUs an inherited list allows: when Slurm narrowed
+ * CUDA_VISIBLE_DEVICES to GPUs the topology knows (every entry mapped),
+ * req's visible_gpus borrow cvd's, so cvd must outlive the planning;
+ * else req is left alone: the plan covers every GPU, and envplan_build
+ * shares out the entries it cannot map. */
+void envplan_narrow_request(struct plan_request *req, const struct node_topo *t,
+			    const struct envplan_cvd *cvd);
 
 struct envplan_input {
 	const struct rank_info *ri;

@@ -1,17 +1,21 @@
 # launcher/report/build.mk - hpctrain report's library: metrics.jsonl as
-# series (report_data, pure) and charts drawn with cairo's paths and text
+# series (report_data, pure), a sweep's points as chart series
+# (report_points, pure) and charts drawn with cairo's paths and text
 # (report_chart; PLplot's -dev package would pull in Qt, wxWidgets and
 # gfortran).  Only bin/hpctrain-report links it; the test decodes the
 # PNGs with libpng.
 
-REPORT_CORE  = launcher/report/report_data.c launcher/report/report_chart.c
+REPORT_CORE  = launcher/report/report_data.c launcher/report/report_chart.c \
+               launcher/report/report_points.c
 DEBIAN_PKGS += libcairo2-dev libpng-dev
 
 $(OBJ)/launcher/report/report_chart.o $(SAN)/launcher/report/report_chart.o: \
 	HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags cairo)
 
-UNIT_TESTS += test_report
+UNIT_TESTS += test_report test_report_points
 UNIT_SRC_test_report  = $(REPORT_CORE) common/sbuf.c
 UNIT_LIBS_test_report = $(shell $(PKG_CONFIG) --libs cairo libpng fontconfig) -lm
 $(OBJ)/tests/unit/test_report.o $(SAN)/tests/unit/test_report.o: \
 	HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags cairo)
+UNIT_SRC_test_report_points  = $(REPORT_CORE) common/sbuf.c
+UNIT_LIBS_test_report_points = $(shell $(PKG_CONFIG) --libs cairo) -lm

@@ -1,6 +1,7 @@
 # launcher/supervise/build.mk - launch --supervise and autopsy: the
-# supervisor, liveness files, stacks through elfutils' libdwfl, and the
-# pure grouping of stacks (autopsy.c).
+# supervisor, liveness files (and what one says a rank is doing),
+# stacks through elfutils' libdwfl, and the pure grouping of stacks
+# (autopsy.c).
 
 SUPERVISE_CORE  = launcher/supervise/autopsy.c
 SUPERVISE_SHELL = launcher/supervise/supervise.c launcher/supervise/liveness.c \
@@ -9,5 +10,6 @@ SUPERVISE_SHELL = launcher/supervise/supervise.c launcher/supervise/liveness.c \
 HPCTRAIN_PKGS += libdw
 DEBIAN_PKGS   += libdw-dev libelf-dev
 
-UNIT_TESTS += test_autopsy
-UNIT_SRC_test_autopsy = $(SUPERVISE_CORE) common/sbuf.c
+UNIT_TESTS += test_autopsy test_liveness
+UNIT_SRC_test_autopsy  = $(SUPERVISE_CORE) common/sbuf.c
+UNIT_SRC_test_liveness = launcher/supervise/liveness.c common/sbuf.c

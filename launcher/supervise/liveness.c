@@ -1,5 +1,6 @@
-/* liveness.c - write and read the per-rank liveness files (see liveness.h). */
-#include "launcher/supervise/liveness.h" // defines: liveness_write, liveness_load_dir
+/* liveness.c - write and read the per-rank liveness files, and say what
+ * a rank is doing from one (see liveness.h). */
+#include "launcher/supervise/liveness.h" // defines: liveness_write, liveness_load_dir, liveness_activity
 #include "common/sbuf.h"          // defines: struct sbuf
 
 #include <glob.h>
@@ -129,4 +130,26 @@ double liveness_latest_progress(const char *dir, unsigned self, unsigned *files)
 	}
 	free(v);
 	return latest;
+}
+
+void liveness_activity(json_t *r, double now, char *buf, size_t len)
+{
+	const char *state = json_string_value(json_object_get(r, "state"));
+	double last = json_number_value(json_object_get(r, "last_progress"));
+	json_t *ex = json_object_get(r, "exit_status");
+	int sig = (int)json_integer_value(json_object_get(r, "signal"));
+
+	if (!state)
+		state = "?";
+	if (json_is_integer(ex) && sig)
+		snprintf(buf, len, "%s %d (SIG%s)", state, (int)json_integer_value(ex),
+			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	else if (json_is_integer(ex))
+		snprintf(buf, len, "%s %d", state, (int)json_integer_value(ex));
+	else if (strcmp(state, "running"))
+		snprintf(buf, len, "%s", state);
+	else if (last > 0 && now - last > 2 * LIVENESS_PERIOD_S)
+		snprintf(buf, len, "idle %.0fs", now - last);
+	else
+		snprintf(buf, len, "progressing");
 }

@@ -1,6 +1,6 @@
 /* liveness.h - RUN/ranks/rank-N.json: what one supervised rank is doing.
  *
- * Shell.  The supervisor rewrites its rank's file (a temporary file, then
+ * Shell, but for liveness_activity (pure).  The supervisor rewrites its rank's file (a temporary file, then
  * rename(2), so readers never see half of one) when its state changes
  * and at most every LIVENESS_PERIOD_S while the program runs.  The file
  * holds the node, pids, binding, state, the program's CPU time, the bytes
@@ -45,5 +45,13 @@ double liveness_latest_progress(const char *dir, unsigned self, unsigned *files)
 /* Reads every DIR/rank-N.json, sorted by rank; *n gets the count.  The
  * caller json_decref()s each and frees the array. */
 json_t **liveness_load_dir(const char *dir, size_t *n);
+
+/* What the rank of record r (a rank-N.json as loaded) is doing at now
+ * (seconds since the epoch), for status --ranks: "progressing", "idle
+ * 42s" (no progress for over 2 x LIVENESS_PERIOD_S), "exited 139
+ * (SIGSEGV)", "exited 0", or the state itself ("starting", "stalled",
+ * ...; "?" when the record has none).  Writes at most len bytes to buf.
+ * Pure: the record and now in, text out. */
+void liveness_activity(json_t *r, double now, char *buf, size_t len);
 
 #endif

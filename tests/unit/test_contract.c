@@ -4,7 +4,7 @@
  * node or a user gets wrong and expects exactly the warning that names it. */
 #include "tests/unit/topolib.h"
 #include "launcher/rank/contract.h" // defines: contract_check
-#include "launcher/rank/envplan.h"  // defines: struct env_list, env_list_set
+#include "launcher/rank/env_list.h" // defines: struct env_list, env_list_set
 #include "topology/plan.h"     // defines: plan_slices
 
 #include <string.h>

@@ -269,6 +269,49 @@ static void launch__splits_an_unresolvable_device_list_among_ranks(void **state)
 	dgx_release(&d);
 }
 
+static void launch__plans_only_over_the_gpus_slurm_allowed(void **state)
+{
+	const char *dir = getenv("HPT_FIXTURES") ? getenv("HPT_FIXTURES") : "tests/fixtures";
+	char *path = xasprintf("%s/256amd64-8n16c2t-dgxa100.xml", dir);
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct plan_request req = { .ranks = 8 };
+	struct envplan_cvd cvd, gpuless = { 0 };
+	struct node_topo t, none;
+
+	(void)state;
+	topo_init(&t);
+	topo_init(&none);
+	assert_int_equal(probe_load(path, &t, &dl), 0);
+	/* Slurm gave GPUs 6 and 7: the plan sees those two, in that order */
+	envplan_cvd_parse(&t, "7,6", &cvd);
+	envplan_narrow_request(&req, &t, &cvd);
+	assert_ptr_equal(req.visible_gpus, cvd.gpus);
+	assert_int_equal(req.n_visible_gpus, 2);
+	assert_int_equal(req.visible_gpus[0], 7);
+	assert_int_equal(req.visible_gpus[1], 6);
+	envplan_cvd_release(&cvd);
+	/* entries the topology cannot map, or none: every GPU */
+	req = (struct plan_request){ .ranks = 8 };
+	envplan_cvd_parse(&t, "MIG-a,MIG-b", &cvd);
+	envplan_narrow_request(&req, &t, &cvd);
+	assert_null(req.visible_gpus);
+	assert_int_equal(req.n_visible_gpus, 0);
+	envplan_cvd_release(&cvd);
+	envplan_cvd_parse(&t, "", &cvd);
+	envplan_narrow_request(&req, &t, &cvd);
+	assert_null(req.visible_gpus);
+	envplan_cvd_release(&cvd);
+	/* a node whose topology shows no GPU: nothing to narrow */
+	envplan_cvd_parse(&t, "0,1", &gpuless);
+	envplan_narrow_request(&req, &none, &gpuless);
+	assert_null(req.visible_gpus);
+	envplan_cvd_release(&gpuless);
+	topo_release(&t);
+	topo_release(&none);
+	diag_list_release(&dl);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +325,7 @@ int main(void)
 		cmocka_unit_test(launch__maps_into_a_gpu_list_slurm_narrowed),
 		cmocka_unit_test(launch__lets_the_spec_env_win_and_gpu_none_leave_cuda_alone),
 		cmocka_unit_test(launch__splits_an_unresolvable_device_list_among_ranks),
+		cmocka_unit_test(launch__plans_only_over_the_gpus_slurm_allowed),
 	};
 
 	return cmocka_run_group_tests_name("test_launch", tests, NULL, NULL);

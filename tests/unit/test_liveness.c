@@ -1,0 +1,81 @@
+/* test_liveness.c - launcher/supervise/liveness: what status --ranks says
+ * a supervised rank is doing, from its rank-N.json record. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "launcher/supervise/liveness.h" // defines: liveness_activity, LIVENESS_PERIOD_S
+
+#include <jansson.h>
+
+#define NOW 1700000000.0
+
+/* The activity of the record in JSON text at NOW. */
+static void activity(const char *text, char *buf, size_t len)
+{
+	json_t *r = json_loads(text, 0, NULL);
+
+	assert_non_null(r);
+	liveness_activity(r, NOW, buf, len);
+	json_decref(r);
+}
+
+static void liveness__a_running_rank_progresses_until_idle_past_two_periods(void **state)
+{
+	char buf[64], rec[160];
+
+	(void)state;
+	snprintf(rec, sizeof(rec), "{\"state\":\"running\",\"last_progress\":%.0f,"
+		 "\"exit_status\":null,\"signal\":null}", NOW - 2 * LIVENESS_PERIOD_S);
+	activity(rec, buf, sizeof(buf));
+	assert_string_equal(buf, "progressing");
+	snprintf(rec, sizeof(rec), "{\"state\":\"running\",\"last_progress\":%.0f}", NOW - 42);
+	activity(rec, buf, sizeof(buf));
+	assert_string_equal(buf, "idle 42s");
+	/* no progress seen yet: not idle */
+	activity("{\"state\":\"running\",\"last_progress\":null}", buf, sizeof(buf));
+	assert_string_equal(buf, "progressing");
+}
+
+static void liveness__an_exited_rank_shows_its_status_and_signal(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	activity("{\"state\":\"exited\",\"exit_status\":139,\"signal\":11}", buf, sizeof(buf));
+	assert_string_equal(buf, "exited 139 (SIGSEGV)");
+	activity("{\"state\":\"exited\",\"exit_status\":0,\"signal\":null}", buf, sizeof(buf));
+	assert_string_equal(buf, "exited 0");
+	activity("{\"state\":\"exited\",\"exit_status\":1}", buf, sizeof(buf));
+	assert_string_equal(buf, "exited 1");
+}
+
+static void liveness__other_states_are_said_as_they_are(void **state)
+{
+	char buf[64], small[6];
+
+	(void)state;
+	activity("{\"state\":\"stalled\",\"last_progress\":1}", buf, sizeof(buf));
+	assert_string_equal(buf, "stalled");
+	activity("{\"state\":\"starting\"}", buf, sizeof(buf));
+	assert_string_equal(buf, "starting");
+	activity("{\"rank\":3}", buf, sizeof(buf));
+	assert_string_equal(buf, "?");
+	/* the buffer bounds the text */
+	activity("{\"state\":\"preempting\"}", small, sizeof(small));
+	assert_string_equal(small, "preem");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(liveness__a_running_rank_progresses_until_idle_past_two_periods),
+		cmocka_unit_test(liveness__an_exited_rank_shows_its_status_and_signal),
+		cmocka_unit_test(liveness__other_states_are_said_as_they_are),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
