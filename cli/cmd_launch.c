@@ -5,7 +5,7 @@
  * --supervise, fork it and watch it (launcher/supervise.h). */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
-#include "common/spec/specfile.h"     // defines: specfile_load
+#include "common/spec/specfile.h"     // defines: specfile_load, specfile_load_run
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_write_atomic, fileio_exists
@@ -90,13 +90,12 @@ struct launch {
 static int load_job(struct launch *l)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
-	struct sbuf where = SBUF_INIT, path = SBUF_INIT;
+	struct sbuf where = SBUF_INIT;
 	int status = HPT_EXIT_OK;
 
-	if (l->run)
-		sbuf_addf(&path, "%s/resolved.yaml", l->run);
 	if (l->spec || l->run) {
-		status = specfile_load(l->run ? path.buf : l->spec, NULL, &l->job, &dl, &where);
+		status = l->run ? specfile_load_run(l->run, &l->job, &dl, &where, NULL)
+				: specfile_load(l->spec, NULL, &l->job, &dl, &where);
 		/* Warnings were shown once, at submit; every rank repeating
 		 * them would only fill the rank logs. */
 		if (status)
@@ -105,7 +104,6 @@ static int load_job(struct launch *l)
 	}
 	diag_list_release(&dl);
 	sbuf_release(&where);
-	sbuf_release(&path);
 	return status;
 }
 

@@ -6,11 +6,12 @@
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_status
 #include "common/exitcode.h"    // defines: enum hpt_exit
+#include "common/isotime.h"     // defines: isotime_format
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "launcher/supervise/liveness.h" // defines: liveness_load_dir, liveness_activity
 #include "cli/status_watch.h" // defines: status_watch
-#include "cli/ticker.h"       // defines: struct ticker, ticker_*
+#include "cli/ticker.h"       // defines: struct ticker, ticker_*, TICKER_POLL_MS
 #include "launcher/runs/progress.h" // defines: progress_load, progress_format
 #include "launcher/runs/runref.h" // defines: runref_resolve
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
@@ -21,10 +22,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Polling cost: one small RPC per job every this many ms; slurmctld
- * answers thousands a second, and jobs here live seconds to days. */
-#define WAIT_POLL_MS 500
 
 static const char *const status_usage[] = {
 	"hpctrain status [--json] [--wait] [<run> | <sweep> | <jobid> | <name>]",
@@ -53,13 +50,11 @@ static const struct opt_cmd status_cmd = {
 
 static json_t *json_time(time_t t)
 {
-	char buf[32];
-	struct tm tm;
+	char buf[ISOTIME_SIZE];
 
 	if (!t)
 		return json_null();
-	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	isotime_format(t, buf);
 	return json_string(buf);
 }
 
@@ -222,9 +217,6 @@ static int status_ranks(const char *run, int json)
 	return status;
 }
 
-/* The job id (or, with id 0, all of this user's jobs), polled until
- * every one has finished when wait is set.  *v and *n as
- * hpt_slurm_jobs_of() gives them. */
 /* The --wait line of one run: its job's state and the run's progress. */
 static void show_progress(struct ticker *t, const char *run, const struct hpt_slurm_job *v,
 			  size_t n)
@@ -239,6 +231,9 @@ static void show_progress(struct ticker *t, const char *run, const struct hpt_sl
 	sbuf_release(&line);
 }
 
+/* The job id (or, with id 0, all of this user's jobs), polled until
+ * every one has finished when wait is set.  *v and *n as
+ * hpt_slurm_jobs_of() gives them. */
 static int query_jobs(unsigned long id, int64_t task, int wait, struct ticker *t,
 		      const char *run, struct hpt_slurm_job **v, size_t *n, struct sbuf *err)
 {
@@ -263,7 +258,7 @@ static int query_jobs(unsigned long id, int64_t task, int wait, struct ticker *t
 		release_all(*v, *n);
 		*v = NULL;
 		*n = 0;
-		usleep(WAIT_POLL_MS * 1000);
+		usleep(TICKER_POLL_MS * 1000);
 	}
 }
 

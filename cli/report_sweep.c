@@ -10,7 +10,7 @@
 #include "common/fileio.h"         // defines: fileio_exists
 #include "common/sbuf.h"           // defines: struct sbuf
 #include "common/spec/spec.h"      // defines: struct job, job_release
-#include "common/spec/specfile.h"  // defines: specfile_load
+#include "common/spec/specfile.h"  // defines: specfile_load_run
 #include "launcher/report/report_chart.h"  // defines: struct chart, chart_init
 #include "launcher/report/report_data.h"   // defines: struct report_run, report_throughput
 #include "launcher/report/report_points.h" // defines: struct report_point, report_points_*
@@ -75,19 +75,15 @@ static int64_t point_ranks(const char *dir, const struct report_run *r)
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf where = SBUF_INIT;
 	struct job job;
-	char *path;
 	int64_t ranks = 0;
 
 	if (r->ranks > 0)
 		return r->ranks;
-	path = xasprintf("%s/resolved.yaml", dir);
-	memset(&job, 0, sizeof(job));
-	if (!specfile_load(path, NULL, &job, &dl, &where))
+	if (!specfile_load_run(dir, &job, &dl, &where, NULL))
 		ranks = job.resources.nodes * job.resources.ranks_per_node;
 	job_release(&job);
 	diag_list_release(&dl);
 	sbuf_release(&where);
-	free(path);
 	return ranks;
 }
 
@@ -175,8 +171,11 @@ int report_sweep(const char *path, struct report_out *o)
 	if (!o->json)
 		fputs(head.buf, stdout);
 	if (!o->dir) {
-		dir = xstrdup(path);
-		strcpy(strrchr(dir, '.') ? strrchr(dir, '.') : dir + strlen(dir), "-report");
+		/* sweep-HASH12.json -> sweep-HASH12-report, beside it */
+		size_t len = strlen(path);
+
+		len -= len > 5 && !strcmp(path + len - 5, ".json") ? 5 : 0;
+		dir = xasprintf("%.*s-report", (int)len, path);
 		o->dir = dir;
 	}
 	status = report_out_make_dir(o);

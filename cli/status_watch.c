@@ -4,10 +4,11 @@
  * their states and the --wait line come from launcher/runs/run_state,
  * and this file prints them (a table, JSON, the ticker). */
 #include "cli/status_watch.h"  // defines: status_watch
-#include "cli/ticker.h"        // defines: struct ticker, ticker_show
+#include "cli/ticker.h"        // defines: struct ticker, ticker_show, TICKER_POLL_MS
 #include "cli/json_print.h"    // defines: json_print
 #include "common/exitcode.h"   // defines: enum hpt_exit
 #include "common/sbuf.h"       // defines: struct sbuf
+#include "common/spec/sweep.h" // defines: sweep_params_label
 #include "launcher/runs/progress.h"  // defines: struct run_progress, progress_final
 #include "launcher/runs/run_state.h" // defines: struct run_state, run_state_*
 #include "launcher/runs/runref.h"    // defines: struct runref, runref_job_text
@@ -19,31 +20,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#define WAIT_POLL_MS 500
-
 static void job_text(const struct run_state_row *r, char *buf, size_t len)
 {
 	if (!r->ref->job_id)
 		snprintf(buf, len, "-");
 	else
 		runref_job_text(r->ref->job_id, r->ref->task, buf, len);
-}
-
-/* "lr=0.05 seed=1": each swept key by its last part. */
-static void values_text(json_t *params, struct sbuf *out)
-{
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(params, key, v) {
-		const char *dot = strrchr(key, '.');
-		char *text = json_is_string(v) ? xstrdup(json_string_value(v))
-					       : json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(9));
-
-		sbuf_addf(out, "%s%s=%s", out->len ? " " : "", dot ? dot + 1 : key,
-			  text ? text : "?");
-		free(text);
-	}
 }
 
 static void print_rows(const struct run_state *w)
@@ -59,7 +41,7 @@ static void print_rows(const struct run_state *w)
 		struct sbuf values = SBUF_INIT;
 
 		if (r->params)
-			values_text(r->params, &values);
+			sweep_params_label(r->params, NULL, NULL, &values);
 		job_text(r, job, sizeof(job));
 		if (r->prog.step_seen && r->prog.total_steps > 0)
 			snprintf(step, sizeof(step), "%lld/%lld", (long long)r->prog.step,
@@ -142,7 +124,7 @@ static int wait_all(struct run_state *w, int live, struct sbuf *err)
 			ticker_show(&t, line.buf, key.buf);
 		if (run_state_is_done(w))
 			break;
-		usleep(WAIT_POLL_MS * 1000);
+		usleep(TICKER_POLL_MS * 1000);
 	}
 	ticker_end(&t);
 	sbuf_release(&line);

@@ -8,6 +8,11 @@
 
 #include <time.h>
 
+/* How often --wait asks Slurm again: one small RPC per job every this
+ * many ms; slurmctld answers thousands a second, and jobs here live
+ * seconds to days. */
+#define TICKER_POLL_MS 500
+
 /* The --wait line: rewritten in place on a terminal (live); on a pipe,
  * printed when its key (the states in it) changes, or every 30 s while
  * only its figures move. */

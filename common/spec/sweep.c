@@ -303,12 +303,37 @@ void sweep_point_release(struct sweep_point *p)
 	p->n = 0;
 }
 
+/* "train.optimizer.lr" -> "lr": a key as labels show it. */
+static const char *short_key(const char *key)
+{
+	const char *dot = strrchr(key, '.');
+
+	return dot ? dot + 1 : key;
+}
+
 void sweep_point_label(const struct sweep *s, size_t i, struct sbuf *out)
 {
-	for (size_t k = 0; k < s->naxes; k++) {
-		const char *key = s->axes[k].key, *dot = strrchr(key, '.');
-
-		sbuf_addf(out, "%s%s=%s", k ? " " : "", dot ? dot + 1 : key,
+	for (size_t k = 0; k < s->naxes; k++)
+		sbuf_addf(out, "%s%s=%s", k ? " " : "", short_key(s->axes[k].key),
 			  sweep_value(s, i, k)->str);
+}
+
+void sweep_params_label(const json_t *params, bool (*skip)(const char *key, const void *arg),
+			const void *arg, struct sbuf *out)
+{
+	size_t start = out->len;
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)params, key, v) {
+		char *text;
+
+		if (skip && skip(key, arg))
+			continue;
+		text = json_is_string(v) ? xstrdup(json_string_value(v))
+					 : json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(9));
+		sbuf_addf(out, "%s%s=%s", out->len > start ? " " : "", short_key(key),
+			  text ? text : "?");
+		free(text);
 	}
 }

@@ -17,6 +17,8 @@
 #ifndef HPT_SWEEP_H
 #define HPT_SWEEP_H
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -79,5 +81,12 @@ void sweep_point_release(struct sweep_point *p);
 /* "lr=0.01 nodes=2": the point's values, each key shortened to its last
  * part, for tables and messages. */
 void sweep_point_label(const struct sweep *s, size_t i, struct sbuf *out);
+
+/* The same label of a point as a sweep record keeps it (its "params", a
+ * JSON object of typed values): strings bare, numbers to 9 significant
+ * digits, keys for which skip (when not NULL) says true left out.  The
+ * one form status tables and report legends share. */
+void sweep_params_label(const json_t *params, bool (*skip)(const char *key, const void *arg),
+			const void *arg, struct sbuf *out);
 
 #endif

@@ -2,6 +2,7 @@
  * Core: fills struct chart from the points; no I/O. */
 #include "launcher/report/report_points.h" // defines: struct report_point, report_points_*
 #include "common/sbuf.h"                   // defines: struct sbuf, x* allocators
+#include "common/spec/sweep.h"             // defines: sweep_params_label
 #include "launcher/report/report_chart.h"  // defines: chart_init, chart_add
 #include "launcher/report/report_data.h"   // defines: report_throughput
 
@@ -21,22 +22,24 @@ bool report_points_is_rank_key(const char *k)
 	return false;
 }
 
+struct label_skip {
+	const char *key;
+	bool no_ranks;
+};
+
+static bool label_skips(const char *key, const void *arg)
+{
+	const struct label_skip *s = arg;
+
+	return (s->key && !strcmp(key, s->key)) || (s->no_ranks && report_points_is_rank_key(key));
+}
+
 char *report_points_label(json_t *params, const char *key, bool no_ranks)
 {
+	struct label_skip skip = { key, no_ranks };
 	struct sbuf out = SBUF_INIT;
-	const char *pk;
-	json_t *pv;
 
-	json_object_foreach(params, pk, pv) {
-		char *t;
-
-		if ((key && !strcmp(pk, key)) || (no_ranks && report_points_is_rank_key(pk)))
-			continue;
-		t = json_dumps(pv, JSON_ENCODE_ANY | JSON_REAL_PRECISION(6));
-		sbuf_addf(&out, "%s%s=%s", out.len ? " " : "",
-			  strrchr(pk, '.') ? strrchr(pk, '.') + 1 : pk, t ? t : "?");
-		free(t);
-	}
+	sweep_params_label(params, label_skips, &skip, &out);
 	return sbuf_detach(&out, NULL);
 }
 

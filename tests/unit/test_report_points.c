@@ -212,10 +212,10 @@ static void report_points__labels_leave_out_the_axis_and_rank_keys(void **state)
 
 	(void)state;
 	l = report_points_label(params, NULL, false);
-	assert_string_equal(l, "lr=0.05 nodes=2 width=\"wide\" seed=3");
+	assert_string_equal(l, "lr=0.05 nodes=2 width=wide seed=3");
 	free(l);
 	l = report_points_label(params, "train.lr", true);
-	assert_string_equal(l, "width=\"wide\" seed=3");
+	assert_string_equal(l, "width=wide seed=3");
 	free(l);
 	assert_true(report_points_is_rank_key("resources.ranks_per_node"));
 	assert_false(report_points_is_rank_key("train.lr"));

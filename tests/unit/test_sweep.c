@@ -195,6 +195,30 @@ static void sweep__a_spec_without_one_has_no_axes(void **state)
 	loaded_release(&l);
 }
 
+static bool skip_seed(const char *key, const void *arg)
+{
+	return !strcmp(key, arg);
+}
+
+/* A record's point as status and report label it: keys by their last
+ * part, strings bare, numbers as YAML typed them, skipped keys left out. */
+static void sweep__labels_a_records_point_values(void **state)
+{
+	json_t *params = json_pack("{s:f, s:i, s:s, s:b}", "train.optimizer.lr", 0.05,
+				   "train.seed", 2, "train.model", "cnn", "resources.exclusive", 1);
+	struct sbuf out = SBUF_INIT;
+
+	(void)state;
+	sweep_params_label(params, NULL, NULL, &out);
+	assert_string_equal(out.buf, "lr=0.05 seed=2 model=cnn exclusive=true");
+	sbuf_reset(&out);
+	sbuf_addstr(&out, "0 ");
+	sweep_params_label(params, skip_seed, "train.seed", &out);
+	assert_string_equal(out.buf, "0 lr=0.05 model=cnn exclusive=true");
+	sbuf_release(&out);
+	json_decref(params);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +228,7 @@ int main(void)
 		cmocka_unit_test(sweep__refuses_what_cannot_be_swept),
 		cmocka_unit_test(sweep__zip_needs_lists_of_one_length),
 		cmocka_unit_test(sweep__a_spec_without_one_has_no_axes),
+		cmocka_unit_test(sweep__labels_a_records_point_values),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
