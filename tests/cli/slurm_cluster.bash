@@ -82,12 +82,3 @@ preempt: {lead_s: 0, requeue: true, max_requeues: 2}
 output: {${5:+dir: $5, }log_every_steps: 1}
 SPEC
 }
-
-# wait_steps METRICS N: until METRICS holds N step records (at most 30 s).
-wait_steps() {
-	for _ in $(seq 300); do
-		n=$(grep -c '"step"' "$1" 2>/dev/null || true)
-		[ "${n:-0}" -ge "$2" ] && return 0
-		sleep 0.1
-	done
-}

@@ -147,7 +147,7 @@ SPEC
 	job=${BASH_REMATCH[1]}
 	rec=$(record pre)
 	d0=runs/pre/$(jq -r '.points[0].run' "$rec") d1=runs/pre/$(jq -r '.points[1].run' "$rec")
-	wait_steps "$d0/metrics.jsonl" 20
+	wait_steps "$d0" 20
 	scancel --signal=USR2 "${job}_0"
 	run -0 "$HPT" status --wait --json "$rec"
 	jq -e '[.points[].state] == ["COMPLETED", "COMPLETED"]' <<<"$output"
