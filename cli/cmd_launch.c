@@ -1,8 +1,9 @@
 /* cmd_launch.c - `hpctrain launch`: bind one rank, set its environment, exec.
- * Shell: rank discovery (PMIx/Slurm/Open MPI), probe and plan (the same
- * code as `hpctrain topo plan`), binding, then execvp() with no fork, so
- * signals and the exit status belong to the program; or, with
- * --supervise, fork it and watch it (launcher/supervise.h). */
+ * Shell: rank discovery (Slurm, Open MPI, else PMIx: launcher/rank/
+ * rank_discover.c), probe and plan (the same code as `hpctrain topo
+ * plan`), binding, then execvp() with no fork, so signals and the exit
+ * status belong to the program; or, with --supervise, fork it and watch
+ * it (launcher/supervise/supervise.h). */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_load_run
@@ -15,7 +16,7 @@
 #include "launcher/rank/bind.h"    // defines: bind_apply
 #include "launcher/rank/contract.h" // defines: contract_check, contract_got_read
 #include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_narrow_request
-#include "launcher/rank/rank.h"    // defines: rank_pmix_discover, struct rank_info
+#include "launcher/rank/rank.h"    // defines: rank_discover, struct rank_info
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
 #include "launcher/rank/policy.h"  // defines: policy_from_spec
@@ -129,7 +130,7 @@ static int discover_and_plan(struct launch *l)
 	struct diag_list dl = DIAG_LIST_INIT;
 	int status = HPT_EXIT_OK;
 
-	if (rank_pmix_discover(&l->ri, &dl)) {
+	if (rank_discover(&l->ri, &dl)) {
 		status = HPT_EXIT_USAGE;
 		goto out;
 	}

@@ -1,14 +1,14 @@
 /* cmd_report.c - `hpctrain report`: a run or a sweep in PNG charts, a text
  * summary and report.md.
  * Shell: resolves the argument (launcher/runref), reads metrics.jsonl
- * (launcher/report_data parses it) and draws (launcher/report_chart);
+ * (launcher/report/report_data parses it) and draws (launcher/report/chart);
  * cli/report_out writes the files, cli/report_sweep does a sweep. */
 #include "cli/report_out.h"        // defines: struct report_out, report_out_*
 #include "cli/report_sweep.h"      // defines: report_sweep
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/opt.h"            // defines: struct opt, opt_next
 #include "common/sbuf.h"           // defines: struct sbuf
-#include "launcher/report/report_chart.h" // defines: struct chart
+#include "launcher/report/chart.h" // defines: struct chart
 #include "launcher/report/report_data.h"  // defines: struct report_run
 #include "launcher/runs/runref.h"       // defines: runref_resolve
 #include "launcher/slurm/slurm.h"        // defines: hpt_slurm_init

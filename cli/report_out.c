@@ -1,11 +1,11 @@
 /* report_out.c - the files and output of `hpctrain report` (report_out.h).
- * Shell: writes the charts (report_chart draws them), report.md and the
+ * Shell: writes the charts (chart.c draws them), report.md and the
  * --json document. */
 #include "cli/report_out.h"        // defines: struct report_out, report_out_*
 #include "cli/json_print.h"        // defines: json_print
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/fileio.h"         // defines: fileio_read, fileio_mkdirs, fileio_write_atomic
-#include "launcher/report/report_chart.h" // defines: struct chart, chart_write_png
+#include "launcher/report/chart.h" // defines: struct chart, chart_write_png
 #include "launcher/report/report_data.h"  // defines: struct report_run, report_parse
 
 #include <math.h>

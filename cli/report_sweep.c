@@ -11,7 +11,7 @@
 #include "common/sbuf.h"           // defines: struct sbuf
 #include "common/spec/spec.h"      // defines: struct job, job_release
 #include "common/spec/specfile.h"  // defines: specfile_load_run
-#include "launcher/report/report_chart.h"  // defines: struct chart, chart_init
+#include "launcher/report/chart.h"  // defines: struct chart, chart_init
 #include "launcher/report/report_data.h"   // defines: struct report_run, report_throughput
 #include "launcher/report/report_points.h" // defines: struct report_point, report_points_*
 #include "launcher/runs/runref.h"       // defines: runref_sweep_points

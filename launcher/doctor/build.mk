@@ -2,7 +2,7 @@
 #
 # The grading (doctor_grade, pure) and the verdict drawn from it: failed
 # nodes and ledger events (doctor_verdict, pure), the node checks below an
-# injectable root (doctor_node), what doctor reads of its environment
+# injectable root (doctor_check), what doctor reads of its environment
 # (doctor_env), the run written into the ledger (doctor_record), the
 # preflight's record and resubmission (doctor_preflight), and the
 # measurements and exchange between nodes (doctor_probe: MPI,
@@ -13,7 +13,7 @@
 # file rewritten under a lock (ledger_file.c); submit and rerun read it.
 
 DOCTOR_CORE  = launcher/doctor/doctor_grade.c launcher/doctor/doctor_verdict.c
-DOCTOR_SHELL = launcher/doctor/doctor_node.c launcher/doctor/doctor_env.c \
+DOCTOR_SHELL = launcher/doctor/doctor_check.c launcher/doctor/doctor_env.c \
                launcher/doctor/doctor_record.c launcher/doctor/doctor_preflight.c
 DOCTOR_PROBE = launcher/doctor/doctor_probe.c launcher/doctor/doctor_self.c \
                launcher/doctor/doctor_exchange.c

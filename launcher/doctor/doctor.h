@@ -7,7 +7,7 @@
  * the table, the JSON and the exclude list are made.
  *
  * Core (doctor_grade.c, pure): grading, cross-node comparison, the
- * table and the JSON.  Node checks (doctor_node.c) read sysfs and /proc
+ * table and the JSON.  Node checks (doctor_check.c) read sysfs and /proc
  * below an injectable root, so unit tests feed recorded trees.  The
  * measurements (doctor_probe.h: MPI, oneDNN and munge) are run on each
  * node by doctor_self.h and across nodes by doctor_exchange.h, which
@@ -69,7 +69,7 @@ void doctor_node_release(struct doctor_node *n);
 void doctor_note(struct doctor_cell *c, enum doctor_grade g, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* --- node checks (doctor_node.c): root "" or "/" is this machine --- */
+/* --- node checks (doctor_check.c): root "" or "/" is this machine --- */
 
 /* NICs: every OpenFabrics device in hcas must be in ROOT/sys/class/
  * infiniband with its ports ACTIVE (a down port of a planned HCA, or of

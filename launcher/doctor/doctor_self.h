@@ -5,7 +5,7 @@
  * Shell (doctor_self.c): hwloc, the kernel's binding calls, sysfs and
  * /proc below a root, oneDNN and libmunge (the last three through
  * doctor_probe.c), so only bin/hpctrain-doctor links it.  The checks
- * themselves grade with doctor_node.c and doctor_grade.c.
+ * themselves grade with doctor_check.c and doctor_grade.c.
  */
 #ifndef HPT_DOCTOR_SELF_H
 #define HPT_DOCTOR_SELF_H

@@ -5,11 +5,11 @@
  * launcher), then a lone process.  The issue asked for PMIx first; it is
  * last because a PMIx session in the launcher, even finalized before
  * exec, makes the program's own MPI_Init abort under Slurm 22.05 and
- * Open MPI 4.1 (see rank_pmix.c), and the launchers' variables carry the
+ * Open MPI 4.1 (see rank_discover.c), and the launchers' variables carry the
  * same facts.
  *
  * rank_from_env() is a pure core (it reads variables through a callback),
- * so tests feed it any environment; rank_pmix_discover() is the shell.
+ * so tests feed it any environment; rank_discover() is the shell.
  */
 #ifndef HPT_RANK_H
 #define HPT_RANK_H
@@ -58,9 +58,10 @@ unsigned rank_tasks_on_node(const char *list, unsigned node);
  * Linux's ephemeral range, equal on every rank of the step. */
 unsigned rank_master_port(const char *job_key);
 
-/* Shell: PMIx when the process was started by a PMIx server, else the
- * environment.  Returns 0, or -1 with a diagnostic. */
-int rank_pmix_discover(struct rank_info *ri, struct diag_list *dl);
+/* Shell: the environment of a Slurm step or of mpirun, else PMIx when
+ * a PMIx server started the process (and set PMIX_NAMESPACE), else a
+ * lone process.  Returns 0, or -1 with a diagnostic. */
+int rank_discover(struct rank_info *ri, struct diag_list *dl);
 
 void rank_info_release(struct rank_info *ri);
 

@@ -1,15 +1,15 @@
 # launcher/report/build.mk - hpctrain report's library: metrics.jsonl as
 # series (report_data, pure), a sweep's points as chart series
 # (report_points, pure) and charts drawn with cairo's paths and text
-# (report_chart; PLplot's -dev package would pull in Qt, wxWidgets and
+# (chart.c; PLplot's -dev package would pull in Qt, wxWidgets and
 # gfortran).  Only bin/hpctrain-report links it; the test decodes the
 # PNGs with libpng.
 
-REPORT_CORE  = launcher/report/report_data.c launcher/report/report_chart.c \
+REPORT_CORE  = launcher/report/report_data.c launcher/report/chart.c \
                launcher/report/report_points.c
 DEBIAN_PKGS += libcairo2-dev libpng-dev
 
-$(OBJ)/launcher/report/report_chart.o $(SAN)/launcher/report/report_chart.o: \
+$(OBJ)/launcher/report/chart.o $(SAN)/launcher/report/chart.o: \
 	HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags cairo)
 
 UNIT_TESTS += test_report test_report_points

@@ -3,7 +3,7 @@
 #include "launcher/report/report_points.h" // defines: struct report_point, report_points_*
 #include "common/sbuf.h"                   // defines: struct sbuf, x* allocators
 #include "common/spec/sweep.h"             // defines: sweep_params_label
-#include "launcher/report/report_chart.h"  // defines: chart_init, chart_add
+#include "launcher/report/chart.h"  // defines: chart_init, chart_add
 #include "launcher/report/report_data.h"   // defines: report_throughput
 
 #include <math.h>

@@ -12,7 +12,7 @@
 #ifndef HPT_REPORT_POINTS_H
 #define HPT_REPORT_POINTS_H
 
-#include "launcher/report/report_chart.h" // defines: struct chart
+#include "launcher/report/chart.h" // defines: struct chart
 #include "launcher/report/report_data.h"  // defines: struct report_run
 
 #include <jansson.h>

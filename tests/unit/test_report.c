@@ -1,4 +1,4 @@
-/* test_report.c - launcher/report_data and report_chart: metrics.jsonl
+/* test_report.c - launcher/report/report_data and chart: metrics.jsonl
  * parsing (torn lines, steps repeated after a resume, records with only
  * the required fields, a resumed run of the trainer), ticks, the legend's
  * place, and a chart decoded with libpng to find its curve where the data
@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "common/sbuf.h"           // defines: struct sbuf
-#include "launcher/report/report_chart.h" // defines: struct chart, chart_write_png
+#include "launcher/report/chart.h" // defines: struct chart, chart_write_png
 #include "launcher/report/report_data.h"  // defines: report_parse
 
 #include <cairo.h>

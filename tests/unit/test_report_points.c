@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "launcher/report/report_chart.h"  // defines: struct chart, chart_release
+#include "launcher/report/chart.h"  // defines: struct chart, chart_release
 #include "launcher/report/report_points.h" // defines: struct report_point, report_points_*
 
 #include <jansson.h>

@@ -1,6 +1,6 @@
-/* report_chart.c - fit and draw line charts with cairo (see report_chart.h).
+/* chart.c - fit and draw line charts with cairo (see chart.h).
  * Core (ranges, ticks, mapping) and the drawing, which only cairo does. */
-#include "launcher/report/report_chart.h" // defines: struct chart, chart_write_png
+#include "launcher/report/chart.h" // defines: struct chart, chart_write_png
 #include "common/sbuf.h"           // defines: struct sbuf, x* allocators
 
 #include <cairo.h>

@@ -1,6 +1,9 @@
-/* rank_pmix.c - rank discovery through PMIx, falling back to the environment.
- * Shell: talks to the launcher's PMIx server, reads the environment. */
-#include "launcher/rank/rank.h" // defines: struct rank_info, rank_pmix_discover
+/* rank_discover.c - who this rank is: the launcher's variables first
+ * (a Slurm step's SLURM_*, mpirun's OMPI_COMM_WORLD_*), the launcher's
+ * PMIx server only when neither is there, else a lone process; rank.h
+ * says why PMIx comes last.
+ * Shell: reads the environment, talks to the PMIx server. */
+#include "launcher/rank/rank.h" // defines: struct rank_info, rank_discover
 #include "common/sbuf.h"      // defines: xstrdup, xasprintf
 
 #include <pmix.h>
@@ -111,7 +114,7 @@ out:
 	return rc;
 }
 
-int rank_pmix_discover(struct rank_info *ri, struct diag_list *dl)
+int rank_discover(struct rank_info *ri, struct diag_list *dl)
 {
 	char host[256] = "localhost";
 

@@ -1,4 +1,4 @@
-/* doctor_node.c - the checks one node makes of itself: NIC ports and
+/* doctor_check.c - the checks one node makes of itself: NIC ports and
  * names, granted GPUs, free space, and a slot's binding read back.
  * Files are read below a root directory ("" is this machine), so unit
  * tests run the same code on recorded sysfs and /proc trees. */

@@ -1,4 +1,4 @@
-/* report_chart.h - line and point charts as PNG files, drawn with cairo.
+/* chart.h - line and point charts as PNG files, drawn with cairo.
  *
  * A chart is series of (x, y) points, optional vertical markers (epochs)
  * and labels.  chart_fit (pure) picks the axes' ranges and "nice" ticks;
@@ -6,8 +6,8 @@
  * curve in the picture; chart_write_png draws with cairo's paths and
  * text (nothing is drawn pixel by pixel) and writes the file.
  */
-#ifndef HPT_REPORT_CHART_H
-#define HPT_REPORT_CHART_H
+#ifndef HPT_CHART_H
+#define HPT_CHART_H
 
 #include <stdbool.h>
 #include <stddef.h>
