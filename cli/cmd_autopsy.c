@@ -1,6 +1,6 @@
 /* cmd_autopsy.c - `hpctrain autopsy`: where every rank of a stopped job stood.
- * Shell: finds the attempt (launcher/rundir), its size from resolved.yaml,
- * and merges the ranks' stacks (launcher/stackfile, launcher/autopsy)
+ * Shell: finds the attempt (launcher/runs/rundir), its size from resolved.yaml,
+ * and merges the ranks' stacks (launcher/supervise/stackfile, autopsy)
  * into RUN/autopsy.txt, which it prints. */
 #include "cli/builtin.h"        // defines: cmd_autopsy
 #include "common/diag.h"           // defines: struct diag_list

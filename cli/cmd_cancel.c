@@ -1,5 +1,5 @@
 /* cmd_cancel.c - `hpctrain cancel`: cancel the jobs of runs, sweeps or job ids.
- * Shell: resolves each argument (launcher/runref) and cancels through
+ * Shell: resolves each argument (launcher/runs/runref) and cancels through
  * libslurm (launcher/slurm), as scancel does; a sweep, point by point. */
 #include "cli/builtin.h"     // defines: cmd_cancel
 #include "common/exitcode.h"    // defines: enum hpt_exit

@@ -1,6 +1,6 @@
 /* cmd_logs.c - `hpctrain logs`: a run's per-rank output, one rank or all;
  * a sweep's, point by point.
- * Shell: reads RUN/logs/ (launcher/runref finds the run and its attempt);
+ * Shell: reads RUN/logs/ (launcher/runs/runref finds the run and its attempt);
  * --follow asks Slurm (launcher/slurm) when the job has ended. */
 #include "cli/builtin.h"     // defines: cmd_logs
 #include "common/exitcode.h"    // defines: enum hpt_exit

@@ -1,6 +1,6 @@
 /* cmd_report.c - `hpctrain report`: a run or a sweep in PNG charts, a text
  * summary and report.md.
- * Shell: resolves the argument (launcher/runref), reads metrics.jsonl
+ * Shell: resolves the argument (launcher/runs/runref), reads metrics.jsonl
  * (launcher/report/report_data parses it) and draws (launcher/report/chart);
  * cli/report_out writes the files, cli/report_sweep does a sweep. */
 #include "cli/report_out.h"        // defines: struct report_out, report_out_*

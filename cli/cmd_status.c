@@ -1,5 +1,5 @@
 /* cmd_status.c - `hpctrain status`: where a job (or all of yours) stands.
- * Shell: resolves what the user named (launcher/runref) and asks
+ * Shell: resolves what the user named (launcher/runs/runref) and asks
  * slurmctld (launcher/slurm); a run or a sweep goes to status_watch
  * (progress, one row per point); --wait polls until the jobs end;
  * --ranks reads the supervised ranks' liveness files instead. */

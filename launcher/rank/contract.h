@@ -2,9 +2,10 @@
  * get (CPUs, NUMA nodes, GPU, NICs, the NCCL/UCX environment) next to
  * what it really got, and a warning for each difference.
  *
- * Core (pure): the shell (cmd_launch.c) gathers what the process got
- * after binding (sched_getaffinity, Mems_allowed_list, the environment
- * after the spec's env) and the names the node really has; the warnings
+ * Core (pure, contract.c): its shell (contract_got.c, which `hpctrain
+ * launch` calls after binding) reads what the process got
+ * (sched_getaffinity, Mems_allowed_list, the environment after the
+ * spec's env) and the names the node really has; the warnings
  * go to the rank's log and, under --supervise, into its liveness file,
  * where `hpctrain status RUN --ranks` shows them.  A mismatch never
  * stops a launch: a site may have reasons, and the program may still

@@ -1,4 +1,4 @@
-/* test_autopsy.c - launcher/autopsy: faulthandler parsing, grouping, the report. */
+/* test_autopsy.c - launcher/supervise/autopsy: faulthandler parsing, grouping, the report. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* test_contract.c - launcher/contract: the planned binding and
+/* test_contract.c - launcher/rank/contract: the planned binding and
  * environment against what a rank got, on a DGX H100 fixture (eight
  * GPUs, each with its own mlx5 HCA).  Each case changes one thing a real
  * node or a user gets wrong and expects exactly the warning that names it. */

@@ -1,4 +1,4 @@
-/* test_ledger.c - launcher/ledger: cooldowns, cooling lists, forgetting,
+/* test_ledger.c - launcher/doctor/ledger: cooldowns, cooling lists, forgetting,
  * checking, the table, and the file under concurrent writers.
  * Works in a fresh directory under $TMPDIR (or /tmp), removed at the end. */
 #include "tests/unit/testlib.h"

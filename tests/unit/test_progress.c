@@ -1,4 +1,4 @@
-/* test_progress.c - launcher/progress: the tail of metrics.jsonl as a
+/* test_progress.c - launcher/runs/progress: the tail of metrics.jsonl as a
  * progress line, and a sweep array's ETA under its parallelism cap. */
 #include <stdarg.h>
 #include <stddef.h>

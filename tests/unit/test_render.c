@@ -1,4 +1,4 @@
-/* test_render.c - launcher/render: job spec -> batch script and Slurm options.
+/* test_render.c - launcher/slurm/render: job spec -> batch script and Slurm options.
  * Specs go through the real spec core (testlib.h); hostile values the
  * spec core would refuse are put into a struct job by hand, to show the
  * renderer's own checks hold.  Running the scripts is tests/cli/submit.bats. */

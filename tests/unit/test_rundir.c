@@ -1,4 +1,4 @@
-/* test_rundir.c - launcher/rundir and runref: run directories, attempts,
+/* test_rundir.c - launcher/runs/rundir and runref: run directories, attempts,
  * permissions, and what a user may name (a run, a sweep, a job, a name).
  * Works in a fresh directory under $TMPDIR (or /tmp), removed at the end. */
 #include "tests/unit/testlib.h"
