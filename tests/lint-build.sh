@@ -2,7 +2,7 @@
 # lint-build.sh - each folder's build.mk lists that folder's sources: every
 # .c and .cu file is named in the build.mk of its own folder (or of the
 # nearest folder above that has one: trainer/kernels/ is trainer's), and
-# every source a build.mk names exists.  Prints each offence and exits 1
+# every source of the tree a build.mk names exists.  Prints each offence and exits 1
 # when there is one.
 #
 # Usage: sh tests/lint-build.sh [ROOT]   (ROOT defaults to .)
@@ -21,7 +21,7 @@ for f in $(find cli common launcher topology trainer -name '*.c' -o -name '*.cu'
 done
 for mk in $(find cli common launcher topology trainer -name build.mk | sort); do
 	for src in $(grep -v '^[[:space:]]*#' "$mk" | grep -oE '(^|[ =,])[a-z][a-z0-9_/]*\.(c|cu)( |\\|\)|$)' |
-		     tr -d ' =,)\\' | sort -u); do
+		     tr -d ' =,)\\' | grep -E '^(cli|common|launcher|topology|trainer)/' | sort -u); do
 		[ -f "$src" ] || { echo "$mk: names $src, which does not exist"; bad=1; }
 	done
 done
