@@ -8,6 +8,7 @@
  */
 #include "topology/probe.h" // defines: probe_load, probe_load_xml_buffer, probe_export_xml
 #include "topology/probe_internal.h" // defines: struct conv, probe_open, probe_convert, probe_fail, probe_cpuset, probe_nodeset, probe_info_dup
+#include "topology/probe_pci.h" // defines: probe_pci_devices
 #include "topology/topo.h"  // defines: struct node_topo, topo_init, topo_release
 #include "topology/cpufeat.h" // defines: cpufeat_common_flags
 #include "common/diag.h"       // defines: struct diag_list, diag_add
@@ -245,7 +246,7 @@ static int convert(struct conv *c)
 	if (!c->failed)
 		conv_cores(c);
 	if (!c->failed)
-		probe_devices(c);
+		probe_pci_devices(c);
 	if (c->failed)
 		return -1;
 	if (bitmap_is_empty(&t->allowed)) {

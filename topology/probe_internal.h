@@ -29,8 +29,6 @@ void probe_cpuset(struct conv *c, hwloc_const_bitmap_t src, struct bitmap *dst);
 void probe_nodeset(struct conv *c, hwloc_const_bitmap_t src, struct bitmap *dst);
 /* A copy of o's info attribute name, or NULL. */
 char *probe_info_dup(hwloc_obj_t o, const char *name);
-/* Finds the GPUs and NICs (probe_pci.c) and sorts them by bus id. */
-void probe_devices(struct conv *c);
 
 /* hwloc_topology_init() with hpctrain's flags: disallowed CPUs kept (and
  * marked), every I/O object kept (path classes count bridges). */

@@ -4,7 +4,8 @@
  * Shell (hwloc's raw PCI and OS-device view), a part of probe.c's
  * conversion; see probe_internal.h.
  */
-#include "topology/probe_internal.h" // defines: struct conv, probe_devices, probe_fail
+#include "topology/probe_pci.h"      // defines: probe_pci_devices
+#include "topology/probe_internal.h" // defines: struct conv, probe_fail, probe_cpuset, probe_nodeset, probe_info_dup
 #include "topology/topo.h"           // defines: struct node_topo, struct topo_gpu, struct topo_nic
 #include "common/sbuf.h"             // defines: x* allocators
 
@@ -266,7 +267,7 @@ static int cmp_nic(const void *a, const void *b)
 
 /* GPUs and NICs in PCI bus order, so rank i's GPU is the same on every
  * node of one kind, whatever order hwloc found them in. */
-void probe_devices(struct conv *c)
+void probe_pci_devices(struct conv *c)
 {
 	struct node_topo *t = c->t;
 
