@@ -3,10 +3,10 @@
 #ifndef HPT_PROBE_PCI_H
 #define HPT_PROBE_PCI_H
 
-struct conv;
+struct probe_conv;
 
 /* Finds the GPUs and NICs of c's topology and adds them to c's
  * node_topo, sorted by PCI bus id; a failure is reported through c. */
-void probe_pci_devices(struct conv *c);
+void probe_pci_devices(struct probe_conv *c);
 
 #endif
