@@ -4,8 +4,10 @@
  * probe_conv.c holds the helpers both use.  Calls go one way: probe.c ->
  * probe_pci.c -> probe_conv.c, and probe.c -> probe_conv.c.
  *
- * Shell: probe*.c are the only files that include hwloc.h; everything
- * downstream (plan, path classes, rendering) is pure and sees only
+ * Shell.  In topology/, hwloc.h is included only by probe*.c and the
+ * headers they share (probe_internal.h, probe_conv.h); elsewhere only by
+ * launcher/rank/bind.c, which binds a rank.  Everything downstream of
+ * the probe (plan, path classes, rendering) is pure and sees only
  * struct node_topo.
  */
 #include "topology/probe.h" // defines: probe_load, probe_load_xml_buffer, probe_export_xml
