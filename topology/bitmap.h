@@ -1,8 +1,9 @@
 /* bitmap.h - a small growable set of unsigned integers (CPU and NUMA ids).
  *
  * Core (pure).  node_topo and the planner use it instead of hwloc_bitmap_t
- * so that nothing outside probe.c sees an hwloc type, and so that a plan
- * can be computed and compared without linking hwloc at all.
+ * so that no hwloc type gets past the probe (topology/probe*) and the
+ * binder (launcher/rank/bind.c), and so that a plan can be computed and
+ * compared without linking hwloc at all.
  *
  * Invariants: w is NULL exactly when nw == 0; bits at and above nw * 64
  * are zero; a zeroed struct bitmap (BITMAP_INIT) is a valid empty set.

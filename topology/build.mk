@@ -3,7 +3,7 @@
 TOPO_CORE  = topology/bitmap.c topology/topo.c topology/pathclass.c topology/plan.c \
              topology/plan_nic.c topology/plan_policy.c topology/show.c topology/show_json.c \
              topology/cpufeat.c
-TOPO_SHELL = topology/probe.c topology/probe_pci.c topology/probe_live.c
+TOPO_SHELL = topology/probe.c topology/probe_conv.c topology/probe_pci.c topology/probe_live.c
 
 HPCTRAIN_PKGS += hwloc
 DEBIAN_PKGS   += libhwloc-dev hwloc

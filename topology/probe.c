@@ -1,13 +1,19 @@
 /* probe.c - hwloc (live machine or saved XML) -> struct node_topo: the
  * loading and exporting, and the CPU side (packages, NUMA nodes, cores,
- * caches, CPU flags); probe_pci.c classifies the PCI devices.
+ * caches, CPU flags); probe_pci.c classifies the PCI devices, and
+ * probe_conv.c holds the helpers both use.  Calls go one way: probe.c ->
+ * probe_pci.c -> probe_conv.c, and probe.c -> probe_conv.c.
  *
- * Shell: probe*.c are the only files that include hwloc.h; everything
- * downstream (plan, path classes, rendering) is pure and sees only
+ * Shell.  In topology/, hwloc.h is included only by probe*.c and the
+ * headers they share (probe_internal.h, probe_conv.h); elsewhere only by
+ * launcher/rank/bind.c, which binds a rank.  Everything downstream of
+ * the probe (plan, path classes, rendering) is pure and sees only
  * struct node_topo.
  */
 #include "topology/probe.h" // defines: probe_load, probe_load_xml_buffer, probe_export_xml
-#include "topology/probe_internal.h" // defines: struct conv, probe_open, probe_convert, probe_fail, probe_cpuset, probe_nodeset, probe_info_dup
+#include "topology/probe_internal.h" // defines: probe_open, probe_convert
+#include "topology/probe_conv.h" // defines: struct probe_conv, probe_conv_*
+#include "topology/probe_pci.h" // defines: probe_pci_devices
 #include "topology/topo.h"  // defines: struct node_topo, topo_init, topo_release
 #include "topology/cpufeat.h" // defines: cpufeat_common_flags
 #include "common/diag.h"       // defines: struct diag_list, diag_add
@@ -26,66 +32,6 @@
 
 #define CPUINFO_MAX       (64u << 20) /* bytes; ~2.5 KB per CPU */
 
-void probe_fail(struct conv *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	/* Report the first problem only: later ones are usually its echo. */
-	if (c->failed)
-		return;
-	c->failed = true;
-	va_start(ap, fmt);
-	diag_vadd(c->err, DIAG_ERROR, c->where, 0, 0, "", fmt, ap);
-	va_end(ap);
-}
-
-/* hwloc sets may be infinite ("all CPUs from here on"); ours are not, so
- * clip to what the machine has, and refuse absurd ids from hostile XML. */
-static void conv_set(struct conv *c, hwloc_const_bitmap_t src,
-		     hwloc_const_bitmap_t clip, struct bitmap *dst)
-{
-	hwloc_bitmap_t tmp;
-	int id;
-
-	bitmap_zero(dst);
-	if (!src)
-		return;
-	tmp = hwloc_bitmap_alloc();
-	if (!tmp) {
-		probe_fail(c, "out of memory in hwloc");
-		return;
-	}
-	if (clip)
-		hwloc_bitmap_and(tmp, src, clip);
-	else
-		hwloc_bitmap_copy(tmp, src);
-	for (id = hwloc_bitmap_first(tmp); id >= 0; id = hwloc_bitmap_next(tmp, id)) {
-		if ((unsigned)id > BITMAP_MAX_BIT) {
-			probe_fail(c, "cpu or node id %d is larger than %u", id, BITMAP_MAX_BIT);
-			break;
-		}
-		bitmap_set(dst, (unsigned)id);
-	}
-	hwloc_bitmap_free(tmp);
-}
-
-void probe_cpuset(struct conv *c, hwloc_const_bitmap_t src, struct bitmap *dst)
-{
-	conv_set(c, src, hwloc_get_root_obj(c->topo)->complete_cpuset, dst);
-}
-
-void probe_nodeset(struct conv *c, hwloc_const_bitmap_t src, struct bitmap *dst)
-{
-	conv_set(c, src, hwloc_get_root_obj(c->topo)->complete_nodeset, dst);
-}
-
-char *probe_info_dup(hwloc_obj_t o, const char *name)
-{
-	const char *v = o ? hwloc_obj_get_info_by_name(o, name) : NULL;
-
-	return v ? xstrdup(v) : NULL;
-}
-
 static int cmp_package(const void *a, const void *b)
 {
 	const struct topo_package *x = a, *y = b;
@@ -100,7 +46,7 @@ static int cmp_numa(const void *a, const void *b)
 	return (x->os_index > y->os_index) - (x->os_index < y->os_index);
 }
 
-static void conv_packages_numa(struct conv *c)
+static void conv_packages_numa(struct probe_conv *c)
 {
 	struct node_topo *t = c->t;
 	int np = hwloc_get_nbobjs_by_type(c->topo, HWLOC_OBJ_PACKAGE);
@@ -112,8 +58,8 @@ static void conv_packages_numa(struct conv *c)
 		struct topo_package *p = &t->packages[t->n_packages++];
 
 		p->os_index = o->os_index;
-		p->model = probe_info_dup(o, "CPUModel");
-		probe_cpuset(c, o->cpuset, &p->cpuset);
+		p->model = probe_conv_info_dup(o, "CPUModel");
+		probe_conv_cpuset(c, o->cpuset, &p->cpuset);
 	}
 	qsort(t->packages, t->n_packages, sizeof(*t->packages), cmp_package);
 
@@ -123,10 +69,11 @@ static void conv_packages_numa(struct conv *c)
 		struct topo_numa *n = &t->numa[t->n_numa++];
 
 		if (o->os_index > BITMAP_MAX_BIT)
-			probe_fail(c, "numa node id %u is larger than %u", o->os_index, BITMAP_MAX_BIT);
+			probe_conv_fail(c, "numa node id %u is larger than %u", o->os_index,
+					BITMAP_MAX_BIT);
 		n->os_index = o->os_index;
 		n->memory = o->attr ? o->attr->numanode.local_memory : 0;
-		probe_cpuset(c, o->cpuset, &n->cpuset);
+		probe_conv_cpuset(c, o->cpuset, &n->cpuset);
 		n->package = -1;
 		for (size_t p = 0; p < t->n_packages; p++)
 			if (!bitmap_is_empty(&n->cpuset) &&
@@ -136,7 +83,7 @@ static void conv_packages_numa(struct conv *c)
 	qsort(t->numa, t->n_numa, sizeof(*t->numa), cmp_numa);
 	for (size_t i = 1; i < t->n_numa; i++)
 		if (t->numa[i].os_index == t->numa[i - 1].os_index)
-			probe_fail(c, "two numa nodes have os index %u", t->numa[i].os_index);
+			probe_conv_fail(c, "two numa nodes have os index %u", t->numa[i].os_index);
 }
 
 /* Index of the first entry (package or NUMA node) whose set holds pu. */
@@ -156,7 +103,7 @@ static int find_holder_package(const struct node_topo *t, int pu)
 	return -1;
 }
 
-static void add_core(struct conv *c, hwloc_obj_t o, unsigned logical, int *l3map, int nl3)
+static void add_core(struct probe_conv *c, hwloc_obj_t o, unsigned logical, int *l3map, int nl3)
 {
 	struct node_topo *t = c->t;
 	struct topo_core *k = &t->cores[t->n_cores];
@@ -164,7 +111,7 @@ static void add_core(struct conv *c, hwloc_obj_t o, unsigned logical, int *l3map
 	int first;
 
 	bitmap_init(&k->pus);
-	probe_cpuset(c, o->cpuset, &k->pus);
+	probe_conv_cpuset(c, o->cpuset, &k->pus);
 	first = bitmap_first(&k->pus);
 	if (first < 0) {
 		bitmap_release(&k->pus);
@@ -183,7 +130,7 @@ static void add_core(struct conv *c, hwloc_obj_t o, unsigned logical, int *l3map
 	}
 }
 
-static void conv_cores(struct conv *c)
+static void conv_cores(struct probe_conv *c)
 {
 	struct node_topo *t = c->t;
 	int ncores = hwloc_get_nbobjs_by_type(c->topo, HWLOC_OBJ_CORE);
@@ -193,14 +140,14 @@ static void conv_cores(struct conv *c)
 	unsigned logical = 0;
 
 	if (npus <= 0) {
-		probe_fail(c, "the topology has no processing units");
+		probe_conv_fail(c, "the topology has no processing units");
 		return;
 	}
 	for (int i = 0; i < npus; i++) {
 		hwloc_obj_t pu = hwloc_get_obj_by_type(c->topo, HWLOC_OBJ_PU, (unsigned)i);
 
 		if (pu->os_index > BITMAP_MAX_BIT) {
-			probe_fail(c, "cpu id %u is larger than %u", pu->os_index, BITMAP_MAX_BIT);
+			probe_conv_fail(c, "cpu id %u is larger than %u", pu->os_index, BITMAP_MAX_BIT);
 			return;
 		}
 	}
@@ -225,31 +172,31 @@ static void conv_cores(struct conv *c)
 	}
 	free(l3map);
 	if (!t->n_cores)
-		probe_fail(c, "the topology has no cores");
+		probe_conv_fail(c, "the topology has no cores");
 }
 
 
-static int convert(struct conv *c)
+static int convert(struct probe_conv *c)
 {
 	struct node_topo *t = c->t;
 	hwloc_obj_t root = hwloc_get_root_obj(c->topo);
 
-	t->hostname = probe_info_dup(root, "HostName");
-	t->cpu_flags = probe_info_dup(root, PROBE_CPU_FLAGS_INFO);
-	probe_cpuset(c, root->cpuset, &t->cpuset);
-	probe_cpuset(c, hwloc_topology_get_allowed_cpuset(c->topo), &t->allowed);
+	t->hostname = probe_conv_info_dup(root, "HostName");
+	t->cpu_flags = probe_conv_info_dup(root, PROBE_CPU_FLAGS_INFO);
+	probe_conv_cpuset(c, root->cpuset, &t->cpuset);
+	probe_conv_cpuset(c, hwloc_topology_get_allowed_cpuset(c->topo), &t->allowed);
 	bitmap_and(&t->allowed, &t->allowed, &t->cpuset);
-	probe_nodeset(c, root->nodeset, &t->nodeset);
+	probe_conv_nodeset(c, root->nodeset, &t->nodeset);
 	if (!c->failed)
 		conv_packages_numa(c);
 	if (!c->failed)
 		conv_cores(c);
 	if (!c->failed)
-		probe_devices(c);
+		probe_pci_devices(c);
 	if (c->failed)
 		return -1;
 	if (bitmap_is_empty(&t->allowed)) {
-		probe_fail(c, "no cpu of the topology is allowed");
+		probe_conv_fail(c, "no cpu of the topology is allowed");
 		return -1;
 	}
 	return 0;
@@ -300,7 +247,7 @@ static void add_cpu_flags(hwloc_topology_t topo)
 int probe_convert(hwloc_topology_t topo, const char *where, bool live,
 		  struct node_topo *out, hwloc_topology_t *keep, struct diag_list *err)
 {
-	struct conv c = { topo, out, err, where, live, false };
+	struct probe_conv c = { topo, out, err, where, live, false };
 	int rc;
 
 	topo_init(out);

@@ -2,9 +2,11 @@
  * each sits: its bridges, its CPUs and its NUMA node.
  *
  * Shell (hwloc's raw PCI and OS-device view), a part of probe.c's
- * conversion; see probe_internal.h.
+ * conversion: probe.c calls probe_pci_devices(), which uses the shared
+ * helpers of probe_conv.c and calls nothing of probe.c.
  */
-#include "topology/probe_internal.h" // defines: struct conv, probe_devices, probe_fail
+#include "topology/probe_pci.h"      // defines: probe_pci_devices
+#include "topology/probe_conv.h"     // defines: struct probe_conv, probe_conv_*
 #include "topology/topo.h"           // defines: struct node_topo, struct topo_gpu, struct topo_nic
 #include "common/sbuf.h"             // defines: x* allocators
 
@@ -21,7 +23,7 @@
 
 /* Bridges get an index in t->bridges the first time a device below them
  * is seen; hwloc's userdata pointer remembers it (1-based, 0 = none). */
-static int bridge_index(struct conv *c, hwloc_obj_t b, int depth)
+static int bridge_index(struct probe_conv *c, hwloc_obj_t b, int depth)
 {
 	struct node_topo *t = c->t;
 	struct topo_bridge *tb;
@@ -30,7 +32,7 @@ static int bridge_index(struct conv *c, hwloc_obj_t b, int depth)
 	if (b->userdata)
 		return (int)(intptr_t)b->userdata - 1;
 	if (depth > MAX_BRIDGE_DEPTH) {
-		probe_fail(c, "pci bridges nested deeper than %d", MAX_BRIDGE_DEPTH);
+		probe_conv_fail(c, "pci bridges nested deeper than %d", MAX_BRIDGE_DEPTH);
 		return -1;
 	}
 	if (b->parent && b->parent->type == HWLOC_OBJ_BRIDGE)
@@ -50,7 +52,7 @@ static int bridge_index(struct conv *c, hwloc_obj_t b, int depth)
 	return (int)t->n_bridges++;
 }
 
-static void conv_pci(struct conv *c, hwloc_obj_t o, struct topo_pci *p)
+static void conv_pci(struct probe_conv *c, hwloc_obj_t o, struct topo_pci *p)
 {
 	const struct hwloc_pcidev_attr_s *a = &o->attr->pcidev;
 	int chain[MAX_BRIDGE_DEPTH + 1];
@@ -69,7 +71,7 @@ static void conv_pci(struct conv *c, hwloc_obj_t o, struct topo_pci *p)
 	p->link_gbps = a->linkspeed;
 	for (up = o->parent; up && up->type == HWLOC_OBJ_BRIDGE; up = up->parent) {
 		if (n > MAX_BRIDGE_DEPTH) {
-			probe_fail(c, "pci bridges nested deeper than %d", MAX_BRIDGE_DEPTH);
+			probe_conv_fail(c, "pci bridges nested deeper than %d", MAX_BRIDGE_DEPTH);
 			return;
 		}
 		chain[n++] = bridge_index(c, up, 0);
@@ -80,8 +82,8 @@ static void conv_pci(struct conv *c, hwloc_obj_t o, struct topo_pci *p)
 	p->n_bridges = n;
 	local = hwloc_get_non_io_ancestor_obj(c->topo, o);
 	if (local) {
-		probe_cpuset(c, local->cpuset, &p->cpuset);
-		probe_nodeset(c, local->nodeset, &p->nodeset);
+		probe_conv_cpuset(c, local->cpuset, &p->cpuset);
+		probe_conv_nodeset(c, local->nodeset, &p->nodeset);
 	}
 }
 
@@ -131,7 +133,7 @@ static bool is_gpu(hwloc_obj_t o, bool has_compute)
  * are not NICs of their own.  hwloc does not mark them: sysfs does (a
  * physfn link) on a live machine, and pci.ids names them "... Virtual
  * Function" in both live and saved topologies. */
-static bool is_virtual_function(struct conv *c, hwloc_obj_t o, const char *busid)
+static bool is_virtual_function(struct probe_conv *c, hwloc_obj_t o, const char *busid)
 {
 	const char *name = hwloc_obj_get_info_by_name(o, "PCIDevice");
 	char path[96];
@@ -144,7 +146,7 @@ static bool is_virtual_function(struct conv *c, hwloc_obj_t o, const char *busid
 	return access(path, F_OK) == 0;
 }
 
-static void add_gpu(struct conv *c, hwloc_obj_t o)
+static void add_gpu(struct probe_conv *c, hwloc_obj_t o)
 {
 	struct node_topo *t = c->t;
 	struct topo_gpu *g;
@@ -167,14 +169,14 @@ static void add_gpu(struct conv *c, hwloc_obj_t o)
 				g->uuid = xstrdup(os->infos[i].value);
 		}
 	}
-	g->vendor = probe_info_dup(named, "GPUVendor");
+	g->vendor = probe_conv_info_dup(named, "GPUVendor");
 	if (!g->vendor)
-		g->vendor = probe_info_dup(o, "PCIVendor");
+		g->vendor = probe_conv_info_dup(o, "PCIVendor");
 	if (!g->vendor)
 		g->vendor = xasprintf("%04x", g->pci.vendor);
-	g->model = probe_info_dup(named, "GPUModel");
+	g->model = probe_conv_info_dup(named, "GPUModel");
 	if (!g->model)
-		g->model = probe_info_dup(o, "PCIDevice");
+		g->model = probe_conv_info_dup(o, "PCIDevice");
 	if (!g->model)
 		g->model = xasprintf("%04x:%04x", g->pci.vendor, g->pci.device);
 	g->numa = topo_numa_by_os(t, (unsigned)(bitmap_first(&g->pci.nodeset)));
@@ -182,7 +184,7 @@ static void add_gpu(struct conv *c, hwloc_obj_t o)
 		g->numa = -1;
 }
 
-static void add_nic(struct conv *c, hwloc_obj_t o)
+static void add_nic(struct probe_conv *c, hwloc_obj_t o)
 {
 	struct node_topo *t = c->t;
 	struct topo_nic *n;
@@ -210,17 +212,17 @@ static void add_nic(struct conv *c, hwloc_obj_t o)
 			at->value = xstrdup(os->infos[i].value ? os->infos[i].value : "");
 		}
 	}
-	n->vendor = probe_info_dup(o, "PCIVendor");
+	n->vendor = probe_conv_info_dup(o, "PCIVendor");
 	if (!n->vendor)
 		n->vendor = xasprintf("%04x", n->pci.vendor);
-	n->model = probe_info_dup(o, "PCIDevice");
+	n->model = probe_conv_info_dup(o, "PCIDevice");
 	if (!n->model)
 		n->model = xasprintf("%04x:%04x", n->pci.vendor, n->pci.device);
 	n->numa = bitmap_is_empty(&n->pci.nodeset) ? -1 :
 		  topo_numa_by_os(t, (unsigned)bitmap_first(&n->pci.nodeset));
 }
 
-static void find_devices(struct conv *c)
+static void find_devices(struct probe_conv *c)
 {
 	hwloc_obj_t o = NULL;
 
@@ -266,7 +268,7 @@ static int cmp_nic(const void *a, const void *b)
 
 /* GPUs and NICs in PCI bus order, so rank i's GPU is the same on every
  * node of one kind, whatever order hwloc found them in. */
-void probe_devices(struct conv *c)
+void probe_pci_devices(struct probe_conv *c)
 {
 	struct node_topo *t = c->t;
 

@@ -15,7 +15,7 @@ TRAIN_CPU_BACKEND = trainer/backend_cpu.c trainer/cpu_prim.c trainer/cpu_conv.c 
 TRAIN_COMM    = trainer/comm.c trainer/watchdog.c trainer/comm_pack.c
 # The trainer's cores and shells (everything but main and the commands),
 # which the unit tests link as well.
-TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/seq.c trainer/model.c \
+TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/model.c \
                 trainer/data.c trainer/data_idx.c trainer/data_shard.c trainer/optim.c \
                 trainer/ckpt.c trainer/metrics.c trainer/train.c trainer/amp.c \
                 trainer/gpu_plan.c $(SPEC_CORE) common/fileio.c

@@ -1,9 +1,12 @@
 /* comm.c - data parallelism over MPI: broadcast, bucketed overlapped
  * allreduce, delayed and compressed gradients, synchronised batch-norm
  * statistics and preemption agreement; watchdog.c keeps every wait
- * from hanging.  Shell.  See comm.h for the design. */
+ * from hanging.  Shell.  See comm.h for the design.
+ *
+ * struct comm holds the watchdog's state (struct watchdog) and sets it
+ * up; calls go one way, comm.c -> watchdog.c. */
 #include "trainer/comm.h"     // defines: struct comm, comm_*
-#include "trainer/watchdog.h" // defines: watchdog_*
+#include "trainer/watchdog.h" // defines: struct watchdog, watchdog_*
 #include "trainer/comm_pack.h" // defines: comm_pack, comm_unpack, comm_pack_sum
 #include "trainer/backend.h"  // defines: be_alloc, be_free
 #include "trainer/ckpt.h"     // defines: struct ckpt_state
@@ -16,13 +19,10 @@
 #include "common/spec/spec.h"         // defines: struct job, COMPRESS_*, PREEMPT_*, BATCHNORM_*
 
 #include <mpi.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 volatile sig_atomic_t comm_preempt_signal;
 
@@ -49,8 +49,9 @@ static MPI_Request *req_of(struct grad_bucket *b, int p)
 /* MPI errors are fatal here (MPI_ERRORS_ARE_FATAL on the communicators
  * we use, the default): a failed call aborts the job with Open MPI's
  * message, which is what a stuck peer would need anyway.  comm_check() only
- * names the call for the rare error that returns. */
-void comm_check(struct comm *c, int rc, const char *what)
+ * names the call for the rare error that returns.  watchdog.c has its own
+ * copy, so that it calls nothing here. */
+static void comm_check(struct comm *c, int rc, const char *what)
 {
 	if (rc != MPI_SUCCESS) {
 		char msg[MPI_MAX_ERROR_STRING];
@@ -79,6 +80,21 @@ static void op16_bf16(void *in, void *inout, int *len, MPI_Datatype *dt)
 	comm_pack_sum(COMM_PACK_BF16, in, inout, (size_t)*len);
 }
 
+/* The watchdog watches this rank's waits on the control communicator;
+ * it reads the step from c for its messages. */
+static int start_watchdog(struct comm *c, bool multiple)
+{
+	struct watchdog *w = &c->wd;
+
+	w->rank = c->rank;
+	w->world = c->world;
+	w->ctl = c->ctl;
+	w->multiple = multiple;
+	w->stall_timeout_s = c->job->train.allreduce.stall_timeout_s;
+	w->step = &c->step;
+	return watchdog_start(w);
+}
+
 int comm_init(struct comm *c, const struct job *job, struct sbuf *err)
 {
 	static const int signals[] = { SIGUSR2, SIGTERM, SIGINT };
@@ -95,22 +111,15 @@ int comm_init(struct comm *c, const struct job *job, struct sbuf *err)
 			return HPT_EXIT_UNAVAILABLE;
 		}
 		c->mpi = true;
-		c->multiple = provided >= MPI_THREAD_MULTIPLE;
 		c->ctl = xcalloc(1, sizeof(MPI_Comm));
 		MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
 		MPI_Comm_size(MPI_COMM_WORLD, &c->world);
 		/* control traffic (arrivals) on its own communicator, so no
 		 * message of ours can match a collective's */
 		comm_check(c, MPI_Comm_dup(MPI_COMM_WORLD, ctl_of(c)), "MPI_Comm_dup");
-		c->arrived = xcalloc((size_t)c->world, sizeof(*c->arrived));
-		c->heard = xcalloc((size_t)c->world, sizeof(*c->heard));
-		c->parent = getppid();
-		if (c->world > 1) {
-			if (pthread_create(&c->wd, NULL, watchdog_thread, c)) {
-				sbuf_addstr(err, "cannot start the watchdog thread");
-				return HPT_EXIT_INTERNAL;
-			}
-			c->wd_running = true;
+		if (start_watchdog(c, provided >= MPI_THREAD_MULTIPLE)) {
+			sbuf_addstr(err, "cannot start the watchdog thread");
+			return HPT_EXIT_INTERNAL;
 		}
 	}
 	c->compress = job->train.allreduce.compress != COMPRESS_NONE;
@@ -175,11 +184,11 @@ static void reduce_now(struct comm *c, size_t i, int p)
 	size_t n = b->hi - b->lo;
 	float *g = c->grads + b->lo;
 
-	watchdog_announce(c, ++c->wait_seq);
-	watchdog_begin(c);
+	watchdog_announce(&c->wd, ++c->wd.wait_seq);
+	watchdog_begin(&c->wd);
 	comm_check(c, MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
 	      "MPI_Allreduce");
-	watchdog_end(c);
+	watchdog_end(&c->wd);
 	(void)p;
 }
 
@@ -192,7 +201,7 @@ static void reduce_now(struct comm *c, size_t i, int p)
  * thread, as reduce_now() does, would save about 6 us a call (2 local
  * ranks, 33 doubles: 6 us against 12 us), 0.2 ms of a 10 ms resnet-small
  * step; polling keeps the watchdog's per-rank verdict without
- * MPI_THREAD_MULTIPLE.  MPI errors abort (check()): err stays empty. */
+ * MPI_THREAD_MULTIPLE.  MPI errors abort (comm_check()): err stays empty. */
 static int comm_bn_allreduce(void *ctx, double *buf, size_t n, struct sbuf *err)
 {
 	struct comm *c = ctx;
@@ -202,7 +211,7 @@ static int comm_bn_allreduce(void *ctx, double *buf, size_t n, struct sbuf *err)
 	(void)err;
 	comm_check(c, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_DOUBLE, MPI_SUM, *bn_comm_of(c), &q),
 	      "MPI_Iallreduce");
-	watchdog_wait_all(c, &q, 1, "the batch-norm allreduce");
+	watchdog_wait_all(&c->wd, &q, 1, "the batch-norm allreduce");
 	c->step_comm_s += watchdog_now() - t0;
 	return 0;
 }
@@ -259,7 +268,7 @@ static int comm_start(void *ctx, struct trainer *t)
 		/* plain data of one binary: bytes are fine */
 		comm_check(c, MPI_Ibcast(cs, (int)sizeof(*cs), MPI_BYTE, 0, MPI_COMM_WORLD, &q[k++]),
 		      "MPI_Ibcast");
-		watchdog_wait_all(c, q, k, "the broadcast of rank 0's parameters");
+		watchdog_wait_all(&c->wd, q, k, "the broadcast of rank 0's parameters");
 	}
 	if (c->job->train.batchnorm == BATCHNORM_SYNC)
 		start_bn_sync(c, m);
@@ -349,7 +358,7 @@ static void finish(struct comm *c, int p)
 		for (size_t i = 0; i < c->nb; i++) {
 			reqs[k++] = *req_of(&c->b[i], p);
 			if (k == 64 || i + 1 == c->nb) {
-				watchdog_wait_all(c, reqs, (int)k, "the gradient allreduce");
+				watchdog_wait_all(&c->wd, reqs, (int)k, "the gradient allreduce");
 				k = 0;
 			}
 		}
@@ -417,7 +426,7 @@ static int comm_on_log(void *ctx, struct trainer *t, double samples_per_s)
 		mt->rank_rates = xcalloc((size_t)c->world, sizeof(*mt->rank_rates));
 	comm_check(c, MPI_Igather(&samples_per_s, 1, MPI_DOUBLE, mt->rank_rates, 1, MPI_DOUBLE, 0,
 				  *ctl_of(c), &q), "MPI_Igather");
-	watchdog_wait_all(c, &q, 1, "the gather of the ranks' rates");
+	watchdog_wait_all(&c->wd, &q, 1, "the gather of the ranks' rates");
 	mt->nrank_rates = c->rank == 0 ? c->world : 0;
 	c->total_comm_s += watchdog_now() - t0;
 	return 0;
@@ -435,7 +444,7 @@ static bool comm_should_stop(void *ctx, struct trainer *t)
 
 		comm_check(c, MPI_Iallreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_MAX, *ctl_of(c), &q),
 		      "MPI_Iallreduce");
-		watchdog_wait_all(c, &q, 1, "the preemption check");
+		watchdog_wait_all(&c->wd, &q, 1, "the preemption check");
 	}
 	/* outside train.c's step time: counted in the total only */
 	c->total_comm_s += watchdog_now() - t0;
@@ -475,8 +484,8 @@ int comm_finish(struct comm *c, int status)
 
 		/* everyone waits for rank 0's final or preemption checkpoint */
 		comm_check(c, MPI_Ibarrier(*ctl_of(c), &q), "MPI_Ibarrier");
-		watchdog_wait_all(c, &q, 1, "the final barrier");
-		watchdog_drain(c);
+		watchdog_wait_all(&c->wd, &q, 1, "the final barrier");
+		watchdog_drain(&c->wd);
 	}
 	return status;
 }
@@ -500,13 +509,8 @@ void comm_teardown(struct comm *c)
 
 void comm_release(struct comm *c)
 {
-	if (c->wd_running) {
-		atomic_store(&c->wd_quit, true);
-		pthread_join(c->wd, NULL);
-	}
+	watchdog_release(&c->wd);
 	comm_teardown(c);
-	free(c->arrived);
-	free(c->heard);
 	if (c->mpi) {
 		if (c->op16)
 			MPI_Op_free((MPI_Op *)c->op16);

@@ -52,8 +52,8 @@
 
 #include "trainer/comm_pack.h" // defines: enum comm_pack_kind
 #include "trainer/layer.h"     // defines: struct bn_sync
+#include "trainer/watchdog.h"  // defines: struct watchdog
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -86,21 +86,11 @@ struct comm {
 	enum comm_pack_kind pack;
 	int64_t step;      /* the step of the current backward */
 	bool pending;      /* delayed: a previous step's reduction is in flight */
-	/* watchdog */
-	int64_t wait_seq;  /* waits entered so far; the same on every rank */
-	int64_t *arrived;  /* per rank: the last wait it reported entering */
-	int64_t arrive_val[8];
-	double *heard;     /* per rank: when its last arrival or heartbeat came */
-	int parent;        /* getppid() at start: the launcher */
-	bool multiple;     /* MPI_THREAD_MULTIPLE: the watchdog thread may call MPI */
-	pthread_t wd;      /* watchdog of blocking calls (watchdog.c) */
-	bool wd_running;
-	_Atomic bool wd_quit;
-	_Atomic double blocked_since; /* > 0: in a blocking MPI call since then */
+	struct watchdog wd; /* stall detection of every wait (watchdog.c) */
 	/* time */
 	double step_comm_s;  /* exposed communication in the current step */
 	double total_comm_s;
-	void *ctl;         /* MPI_Comm for control traffic, boxed */
+	void *ctl;         /* MPI_Comm for control traffic, boxed; wd borrows it */
 	void *op16;        /* MPI_Op of the compressed sum, boxed */
 	void *bn_comm;     /* MPI_Comm of the batch-norm allreduces, boxed; NULL: none */
 	struct bn_sync bn; /* what the model calls with sync batch norm */
@@ -119,9 +109,6 @@ int comm_init(struct comm *c, const struct job *job, struct sbuf *err);
 int comm_setup(struct comm *c, float *grads, size_t n);
 /* Undoes comm_setup (no reduction may be in flight). */
 void comm_teardown(struct comm *c);
-/* For comm.c and watchdog.c: reports an MPI error return naming the
- * call, and aborts the job. */
-void comm_check(struct comm *c, int rc, const char *what);
 /* The trainer hooks bound to c. */
 void comm_hooks(struct comm *c, struct train_hooks *h);
 /* After train_run returned status (and its error was printed): a

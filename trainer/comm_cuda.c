@@ -3,7 +3,7 @@
  * allreduce wrapped around comm.c's hooks.  Shell (MPI, CUDA, NCCL).
  *
  * The hooks have no error argument (train.h), so a failing NCCL call
- * prints its line here, as comm.c's check() does, and returns -1; the
+ * prints its line here, as comm.c's comm_check() does, and returns -1; the
  * trainer then fails and comm_finish() takes the other ranks down.
  */
 #include "trainer/comm_cuda.h"    // defines: struct comm_cuda, comm_cuda_*
@@ -136,9 +136,9 @@ static int start_nccl(struct comm_cuda *cc, struct sbuf *err)
 	struct sbuf why = SBUF_INIT;
 	int rc;
 
-	watchdog_begin(cc->c);
+	watchdog_begin(&cc->c->wd);
 	rc = be_cuda_nccl_init_mpi(&world, &why);
-	watchdog_end(cc->c);
+	watchdog_end(&cc->c->wd);
 	if (rc)
 		sbuf_addf(err, "cannot start NCCL on GPU %d: %s", cc->device, why.buf);
 	sbuf_release(&why);
@@ -224,9 +224,9 @@ static int watched_sync(struct comm_cuda *cc, struct sbuf *err)
 {
 	int rc;
 
-	watchdog_begin(cc->c);
+	watchdog_begin(&cc->c->wd);
 	rc = be_cuda_sync(err);
-	watchdog_end(cc->c);
+	watchdog_end(&cc->c->wd);
 	return rc;
 }
 

@@ -4,20 +4,44 @@
  * ranks that never arrived or went silent and aborts the job, and a rank
  * whose launcher died exits.  Polled waits run the checks between polls
  * (watchdog_wait_all); blocking calls are watched by a thread
- * (watchdog_thread, between watchdog_begin and watchdog_end).  Shell. */
-#include "trainer/watchdog.h" // defines: watchdog_*
-#include "trainer/comm.h"     // defines: struct comm, comm_check
+ * (watchdog_start starts it; it acts between watchdog_begin and
+ * watchdog_end).  Shell.  Its state is struct watchdog, which struct
+ * comm holds: comm.c calls in, nothing here calls comm.c. */
+#include "trainer/watchdog.h" // defines: struct watchdog, watchdog_*
 #include "common/exitcode.h"  // defines: HPT_EXIT_FAILURE
-#include "common/sbuf.h"      // defines: struct sbuf
-#include "common/spec/spec.h" // defines: struct job (stall_timeout_s)
+#include "common/sbuf.h"      // defines: struct sbuf, xcalloc
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #define TAG_ARRIVE 7701
+
+static MPI_Comm ctl_of(const struct watchdog *w)
+{
+	return *(MPI_Comm *)w->ctl;
+}
+
+/* comm.c's comm_check(), the same words: the watchdog makes its own MPI
+ * calls and takes nothing from comm.c.  MPI errors are fatal on the
+ * communicators we use (the default), so this only names the call for
+ * the rare error that returns. */
+static void check(const struct watchdog *w, int rc, const char *what)
+{
+	if (rc != MPI_SUCCESS) {
+		char msg[MPI_MAX_ERROR_STRING];
+		int len = 0;
+
+		MPI_Error_string(rc, msg, &len);
+		fprintf(stderr, "hpctrain train: rank %d: %s failed: %s\n", w->rank, what, msg);
+		MPI_Abort(MPI_COMM_WORLD, HPT_EXIT_FAILURE);
+	}
+}
 
 double watchdog_now(void)
 {
@@ -27,25 +51,24 @@ double watchdog_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-
 /* Tells every peer that this rank entered wait number seq; takes in
  * what the peers said.  O(world) tiny eager messages per wait. */
-void watchdog_announce(struct comm *c, int64_t seq)
+void watchdog_announce(struct watchdog *w, int64_t seq)
 {
-	int64_t *v = &c->arrive_val[seq & 7];
+	int64_t *v = &w->arrive_val[seq & 7];
 
 	*v = seq;
-	for (int r = 0; r < c->world; r++) {
+	for (int r = 0; r < w->world; r++) {
 		MPI_Request q;
 
-		if (r == c->rank)
+		if (r == w->rank)
 			continue;
-		comm_check(c, MPI_Isend(v, 1, MPI_INT64_T, r, TAG_ARRIVE, *(MPI_Comm *)c->ctl, &q), "MPI_Isend");
+		check(w, MPI_Isend(v, 1, MPI_INT64_T, r, TAG_ARRIVE, ctl_of(w), &q), "MPI_Isend");
 		MPI_Request_free(&q);
 	}
 }
 
-void watchdog_drain(struct comm *c)
+void watchdog_drain(struct watchdog *w)
 {
 	int flag;
 	MPI_Status st;
@@ -53,32 +76,32 @@ void watchdog_drain(struct comm *c)
 	for (;;) {
 		int64_t v;
 
-		comm_check(c, MPI_Iprobe(MPI_ANY_SOURCE, TAG_ARRIVE, *(MPI_Comm *)c->ctl, &flag, &st), "MPI_Iprobe");
+		check(w, MPI_Iprobe(MPI_ANY_SOURCE, TAG_ARRIVE, ctl_of(w), &flag, &st), "MPI_Iprobe");
 		if (!flag)
 			return;
-		comm_check(c, MPI_Recv(&v, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_ARRIVE, *(MPI_Comm *)c->ctl,
+		check(w, MPI_Recv(&v, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_ARRIVE, ctl_of(w),
 				  MPI_STATUS_IGNORE), "MPI_Recv");
-		if (v > c->arrived[st.MPI_SOURCE])
-			c->arrived[st.MPI_SOURCE] = v;
-		c->heard[st.MPI_SOURCE] = watchdog_now();
+		if (v > w->arrived[st.MPI_SOURCE])
+			w->arrived[st.MPI_SOURCE] = v;
+		w->heard[st.MPI_SOURCE] = watchdog_now();
 	}
 }
 
 /* The watchdog's verdict: names the ranks that have not entered this
  * wait, then aborts the whole job. */
-static void stall(struct comm *c, const char *what, double waited)
+static void stall(struct watchdog *w, const char *what, double waited)
 {
 	struct sbuf late = SBUF_INIT;
 
 	/* late: never entered this wait, or entered it and went silent (a
 	 * stopped or dead process sends no heartbeats) */
-	for (int r = 0; r < c->world; r++)
-		if (r != c->rank && (c->arrived[r] < c->wait_seq || watchdog_now() - c->heard[r] > 1.0))
+	for (int r = 0; r < w->world; r++)
+		if (r != w->rank && (w->arrived[r] < w->wait_seq || watchdog_now() - w->heard[r] > 1.0))
 			sbuf_addf(&late, "%s%d", late.len ? ", " : "", r);
 	fprintf(stderr,
 		"hpctrain train: rank %d: %s of step %lld has not completed after %.0f s "
 		"(train.allreduce.stall_timeout_s); %s%s; aborting the job\n",
-		c->rank, what, (long long)c->step + 1, waited,
+		w->rank, what, (long long)*w->step + 1, waited,
 		late.len ? "ranks that have not arrived: " : "every rank arrived; the collective is stuck",
 		late.len ? late.buf : "");
 	fflush(stderr);
@@ -92,32 +115,32 @@ static void stall(struct comm *c, const char *what, double waited)
  * the launcher (mpirun, slurmstepd) died and nobody will clean up: exit
  * at once rather than linger as an orphan.  Busy polling costs the
  * waiting core, which Open MPI's own blocking wait spends as well. */
-void watchdog_wait_all(struct comm *c, void *requests, int n, const char *what)
+void watchdog_wait_all(struct watchdog *w, void *requests, int n, const char *what)
 {
 	MPI_Request *reqs = requests;
-	double t0 = watchdog_now(), beat = t0, limit = (double)c->job->train.allreduce.stall_timeout_s;
+	double t0 = watchdog_now(), beat = t0, limit = (double)w->stall_timeout_s;
 	int done = 0;
 
-	watchdog_announce(c, ++c->wait_seq);
+	watchdog_announce(w, ++w->wait_seq);
 	for (unsigned spin = 0;; spin++) {
-		comm_check(c, MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+		check(w, MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
 		if (done)
 			return;
 		if ((spin & 255) == 0) {
 			double t = watchdog_now();
 
-			watchdog_drain(c);
+			watchdog_drain(w);
 			if (t - beat > 0.25) {
-				watchdog_announce(c, c->wait_seq);
+				watchdog_announce(w, w->wait_seq);
 				beat = t;
 			}
-			if (getppid() != c->parent) {
+			if (getppid() != w->parent) {
 				fprintf(stderr, "hpctrain train: rank %d: the launcher died during %s of "
-					"step %lld; exiting\n", c->rank, what, (long long)c->step + 1);
+					"step %lld; exiting\n", w->rank, what, (long long)*w->step + 1);
 				_exit(HPT_EXIT_FAILURE);
 			}
 			if (t - t0 > limit)
-				stall(c, what, t - t0);
+				stall(w, what, t - t0);
 		}
 	}
 }
@@ -125,45 +148,68 @@ void watchdog_wait_all(struct comm *c, void *requests, int n, const char *what)
 /* The watchdog of blocking calls: while the main thread sits in a
  * blocking MPI_Allreduce (blocked_since > 0) this thread sends its
  * heartbeats, takes in the peers' and, after stall_timeout_s, reports
- * and aborts, as wait_all() does for polled waits.  Without
+ * and aborts, as watchdog_wait_all() does for polled waits.  Without
  * MPI_THREAD_MULTIPLE it makes no MPI call but MPI_Abort, and names
  * ranks from what the main thread last took in. */
-void *watchdog_thread(void *arg)
+static void *watch(void *arg)
 {
-	struct comm *c = arg;
-	double beat = 0, limit = (double)c->job->train.allreduce.stall_timeout_s;
+	struct watchdog *w = arg;
+	double beat = 0, limit = (double)w->stall_timeout_s;
 	struct timespec nap = { 0, 50 * 1000 * 1000 };
 
-	while (!atomic_load(&c->wd_quit)) {
-		double since = atomic_load(&c->blocked_since), t = watchdog_now();
+	while (!atomic_load(&w->quit)) {
+		double since = atomic_load(&w->blocked_since), t = watchdog_now();
 
 		nanosleep(&nap, NULL);
 		if (since <= 0)
 			continue;
-		if (c->multiple) {
-			watchdog_drain(c);
+		if (w->multiple) {
+			watchdog_drain(w);
 			if (t - beat > 0.25) {
-				watchdog_announce(c, c->wait_seq);
+				watchdog_announce(w, w->wait_seq);
 				beat = t;
 			}
 		}
-		if (getppid() != c->parent) {
-			fprintf(stderr, "hpctrain train: rank %d: the launcher died; exiting\n", c->rank);
+		if (getppid() != w->parent) {
+			fprintf(stderr, "hpctrain train: rank %d: the launcher died; exiting\n", w->rank);
 			_exit(HPT_EXIT_FAILURE);
 		}
 		if (t - since > limit)
-			stall(c, "the gradient allreduce", t - since);
+			stall(w, "the gradient allreduce", t - since);
 	}
 	return NULL;
 }
 
-void watchdog_begin(struct comm *c)
+int watchdog_start(struct watchdog *w)
 {
-	atomic_store(&c->blocked_since, watchdog_now());
+	w->arrived = xcalloc((size_t)w->world, sizeof(*w->arrived));
+	w->heard = xcalloc((size_t)w->world, sizeof(*w->heard));
+	w->parent = getppid();
+	if (w->world > 1) {
+		if (pthread_create(&w->thread, NULL, watch, w))
+			return -1;
+		w->running = true;
+	}
+	return 0;
 }
 
-void watchdog_end(struct comm *c)
+void watchdog_release(struct watchdog *w)
 {
-	atomic_store(&c->blocked_since, 0.0);
+	if (w->running) {
+		atomic_store(&w->quit, true);
+		pthread_join(w->thread, NULL);
+	}
+	free(w->arrived);
+	free(w->heard);
+	memset(w, 0, sizeof(*w));
 }
 
+void watchdog_begin(struct watchdog *w)
+{
+	atomic_store(&w->blocked_since, watchdog_now());
+}
+
+void watchdog_end(struct watchdog *w)
+{
+	atomic_store(&w->blocked_since, 0.0);
+}
