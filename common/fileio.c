@@ -215,8 +215,8 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, unsigned
 	char *tmp = xasprintf("%s.tmp.XXXXXX", path);
 	int fd = mkostemp(tmp, O_CLOEXEC), rc = -1;
 
-	if (fd < 0) {
-		sbuf_addf(err, "cannot create %s: %s", tmp, strerror(errno));
+	if (fd < 0) { /* the random name would tell the reader nothing */
+		sbuf_addf(err, "cannot write %s: %s", path, strerror(errno));
 		goto out_free;
 	}
 	if (fchmod(fd, mode) || write_all(fd, data, len) || fsync(fd)) {

@@ -13,9 +13,9 @@ $(OBJ)/launcher/report/chart.o $(SAN)/launcher/report/chart.o: \
 	HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags cairo)
 
 UNIT_TESTS += test_report test_report_points
-UNIT_SRC_test_report  = $(REPORT_CORE) $(SPEC_CORE)
+UNIT_SRC_test_report  = $(REPORT_CORE) $(SPEC_CORE) common/fileio.c
 UNIT_LIBS_test_report = $(shell $(PKG_CONFIG) --libs cairo libpng fontconfig) -lm
 $(OBJ)/tests/unit/test_report.o $(SAN)/tests/unit/test_report.o: \
 	HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags cairo)
-UNIT_SRC_test_report_points  = $(REPORT_CORE) $(SPEC_CORE)
+UNIT_SRC_test_report_points  = $(REPORT_CORE) $(SPEC_CORE) common/fileio.c
 UNIT_LIBS_test_report_points = $(shell $(PKG_CONFIG) --libs cairo) -lm
