@@ -102,6 +102,16 @@ int fileio_open_regular(const char *path, unsigned flags, struct sbuf *err)
 	return vet(fd, path, flags, err);
 }
 
+int fileio_check_regular(const char *path, struct sbuf *err)
+{
+	int fd = fileio_open_regular(path, 0, err);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 /* Reads fd to its end or to max + 1 bytes. */
 static int read_to(int fd, const char *path, size_t max, struct sbuf *out, struct sbuf *err)
 {

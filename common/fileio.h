@@ -32,6 +32,11 @@ enum fileio_flags {
  * x: it is a FIFO, not a regular file"). */
 int fileio_open_regular(const char *path, unsigned flags, struct sbuf *err);
 
+/* 0 when path opens as fileio_open_regular(path, 0) would, else -1 with
+ * its message: for a command that answers "no such input" (status 4)
+ * before handing the path to a reader that says less. */
+int fileio_check_regular(const char *path, struct sbuf *err);
+
 /* Reads at most max + 1 bytes of path ("-" = stdin, which may be a pipe)
  * into out, so a caller can tell "too large" without reading a huge file.
  * A path is opened with fileio_open_regular(flags).  Returns 0, or -1

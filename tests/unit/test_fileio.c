@@ -1,4 +1,5 @@
-/* test_fileio.c - common/fileio: bounded reads, atomic writes, mkdir -p,
+/* test_fileio.c - common/fileio (and common/jsonfile, its JSON reader):
+ * bounded reads, atomic writes, mkdir -p,
  * and the hostile cases: a FIFO, a device or a link where a file is
  * read, a link where one is written, a directory or file that another
  * user owns or may write.  A test that would hang is ended by alarm(2).
@@ -6,6 +7,7 @@
 #include "tests/unit/testlib.h"
 
 #include "common/fileio.h" // defines: fileio_*
+#include "common/jsonfile.h" // defines: jsonfile_load
 #include "common/sbuf.h"   // defines: struct sbuf, xasprintf
 
 #include <errno.h>
@@ -253,6 +255,34 @@ static void fileio__private_dir_refuses_a_plain_file(void **state)
 	free(path);
 }
 
+static void jsonfile__loads_a_document_and_refuses_a_fifo_and_bad_json(void **state)
+{
+	char *ok = testlib_tmp_at("ok.json"), *bad = testlib_tmp_at("bad.json");
+	char *fifo = testlib_tmp_at("fifo.json");
+	struct sbuf err = SBUF_INIT;
+	json_t *doc;
+
+	(void)state;
+	assert_int_equal(fileio_write_atomic(ok, "{\"job_id\": 7}", 13, 0600, 0, &err), 0);
+	assert_int_equal(fileio_write_atomic(bad, "{\"job_id\":", 10, 0600, 0, &err), 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	doc = jsonfile_load(ok, 1 << 10, 0, &err);
+	assert_int_equal(json_integer_value(json_object_get(doc, "job_id")), 7);
+	json_decref(doc);
+	assert_null(jsonfile_load(ok, 4, 0, &err));
+	expect_err(&err, "/ok.json is larger than 4 bytes");
+	assert_null(jsonfile_load(bad, 1 << 10, 0, &err));
+	expect_err(&err, "/bad.json: line 1 column ");
+	alarm(HANG_S);
+	assert_null(jsonfile_load(fifo, 1 << 10, 0, &err));
+	alarm(0);
+	expect_err(&err, "/fifo.json: it is a FIFO, not a regular file");
+	sbuf_release(&err);
+	free(ok);
+	free(bad);
+	free(fifo);
+}
+
 /* Only root can give a file away; elsewhere the test is skipped. */
 static void fileio__owned_refuses_a_dir_and_a_file_of_another_uid(void **state)
 {
@@ -294,6 +324,7 @@ int main(void)
 		cmocka_unit_test(fileio__private_dir_is_0700_under_umask_000_and_refuses_a_shared_one),
 		cmocka_unit_test(fileio__private_dir_refuses_a_plain_file),
 		cmocka_unit_test(fileio__owned_refuses_a_dir_and_a_file_of_another_uid),
+		cmocka_unit_test(jsonfile__loads_a_document_and_refuses_a_fifo_and_bad_json),
 	};
 
 	return cmocka_run_group_tests_name("test_fileio", tests, setup, teardown);
