@@ -127,8 +127,12 @@ int report_out_write_md(struct report_out *o, const char *head)
 	else if (!o->json)
 		printf("  %s\n", path);
 	sbuf_reset(&err);
-	if (!rc && (rc = report_manifest_save(&o->manifest, &err)))
-		fprintf(stderr, "hpctrain report: %s\n", err.buf);
+	/* Only a later report's clean-up depends on it (another user's
+	 * manifest in a shared sticky directory cannot be replaced): a
+	 * warning, not a failure of this report. */
+	if (!rc && report_manifest_save(&o->manifest, &err))
+		fprintf(stderr, "hpctrain report: warning: %s; a later report will not remove "
+			"these charts\n", err.buf);
 	free(path);
 	sbuf_release(&err);
 	sbuf_release(&doc);

@@ -49,7 +49,7 @@ void report_out_step_series(const struct report_run *r, struct chart *c, const c
  * saying why. */
 int report_out_make_dir(struct report_out *o);
 /* Writes DIR/report.md (0600): the summary text head, then the charts;
- * then the manifest.  0 or HPT_EXIT_IO. */
+ * then the manifest (a failure there is a warning).  0 or HPT_EXIT_IO. */
 int report_out_write_md(struct report_out *o, const char *head);
 /* Prints the --json document (steals doc), adding "output" and "charts".
  * Returns the exit status. */

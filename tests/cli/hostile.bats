@@ -227,3 +227,16 @@ fake_run() {
 		[ "$(stat -c '%F %U %a' "$D/$c.png")" = "regular file root 600" ] || false
 	done
 }
+
+@test "report as another user in a sticky directory warns, and succeeds, where it cannot replace the manifest" {
+	need_root
+	cp -r "$BATS_TEST_DIRNAME/../fixtures/metrics/resumed" "$SHARED/resumed"
+	chmod -R a+rX "$SHARED/resumed"
+	D=$SHARED/out
+	mkdir -m 1777 "$D"
+	printf '{"files": []}\n' >"$D/.hpctrain-report.json" # root's: nobody cannot replace it
+	run --separate-stderr as_nobody "$HPT" report -o "$D" "$SHARED/resumed"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "hpctrain report: warning: cannot create $D/.hpctrain-report.json: Operation not permitted; a later report will not remove these charts" ]
+	[ "$(stat -c '%U %a' "$D/loss.png")" = "nobody 600" ]
+}
