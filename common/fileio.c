@@ -24,7 +24,7 @@ static const char *kind_of(mode_t m)
 		return "a character device";
 	if (S_ISBLK(m))
 		return "a block device";
-	return "not a regular file";
+	return "a file of an unknown kind";
 }
 
 static int check_regular(const char *path, const struct stat *st, struct sbuf *err)
@@ -219,8 +219,10 @@ static int fsync_dir_of(const char *path)
 	return rc;
 }
 
-int fileio_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
-			int exclusive, struct sbuf *err)
+/* fileio_write_atomic's body; sync says whether to fsync the file and
+ * the directory. */
+static int write_via_temp(const char *path, const void *data, size_t len, unsigned mode,
+			  int exclusive, int sync, struct sbuf *err)
 {
 	char *tmp = xasprintf("%s.tmp.XXXXXX", path);
 	int fd = mkostemp(tmp, O_CLOEXEC), rc = -1;
@@ -229,7 +231,7 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, unsigned
 		sbuf_addf(err, "cannot write %s: %s", path, strerror(errno));
 		goto out_free;
 	}
-	if (fchmod(fd, mode) || write_all(fd, data, len) || fsync(fd)) {
+	if (fchmod(fd, mode) || write_all(fd, data, len) || (sync && fsync(fd))) {
 		sbuf_addf(err, "cannot write %s: %s", tmp, strerror(errno));
 		close(fd);
 		goto out_unlink;
@@ -242,7 +244,7 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, unsigned
 		sbuf_addf(err, "cannot create %s: %s", path, strerror(errno));
 		goto out_unlink;
 	}
-	if (fsync_dir_of(path)) {
+	if (sync && fsync_dir_of(path)) {
 		sbuf_addf(err, "cannot sync the directory of %s: %s", path, strerror(errno));
 		goto out_unlink;
 	}
@@ -253,6 +255,18 @@ out_unlink:
 out_free:
 	free(tmp);
 	return rc;
+}
+
+int fileio_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
+			int exclusive, struct sbuf *err)
+{
+	return write_via_temp(path, data, len, mode, exclusive, 1, err);
+}
+
+int fileio_write_unsynced(const char *path, const void *data, size_t len, unsigned mode,
+			  struct sbuf *err)
+{
+	return write_via_temp(path, data, len, mode, 0, 0, err);
 }
 
 int fileio_exists(const char *path)

@@ -60,6 +60,14 @@ int fileio_open_append(const char *path, struct sbuf *err);
 int fileio_write_atomic(const char *path, const void *data, size_t len, unsigned mode,
 			int exclusive, struct sbuf *err);
 
+/* fileio_write_atomic (not exclusive) without the two fsyncs: for a
+ * file rewritten every few seconds whose loss in a crash costs nothing
+ * (a rank's liveness record), where syncing a shared file system that
+ * often for every rank would cost more than the file is worth.  Still a
+ * mkstemp name, renamed: never through a link.  0 or -1 with err. */
+int fileio_write_unsynced(const char *path, const void *data, size_t len, unsigned mode,
+			  struct sbuf *err);
+
 /* mkdir -p: creates path and its missing parents with mode (less the
  * umask).  Returns 0, or -1 with errno set and, when err is not NULL, a
  * message naming the part that could not be made. */

@@ -1,7 +1,7 @@
 /* liveness.c - write and read the per-rank liveness files, and say what
  * a rank is doing from one (see liveness.h). */
 #include "launcher/supervise/liveness.h" // defines: liveness_write, liveness_load_dir, liveness_activity
-#include "common/fileio.h"        // defines: fileio_write_atomic
+#include "common/fileio.h"        // defines: fileio_write_unsynced
 #include "common/jsonfile.h"      // defines: jsonfile_load
 #include "common/sbuf.h"          // defines: struct sbuf
 
@@ -47,7 +47,7 @@ int liveness_write(const char *dir, const struct liveness *l, struct sbuf *err)
 	if (!text)
 		sbuf_addf(err, "cannot encode %s", path.buf);
 	else
-		rc = fileio_write_atomic(path.buf, text, strlen(text), 0600, 0, err);
+		rc = fileio_write_unsynced(path.buf, text, strlen(text), 0600, err);
 out:
 	free(text);
 	json_decref(doc);

@@ -1,8 +1,10 @@
 /* liveness.h - RUN/ranks/rank-N.json: what one supervised rank is doing.
  *
  * Shell, but for liveness_activity (pure).  The supervisor rewrites its
- * rank's file (fileio_write_atomic: a mkstemp file, mode 0600, renamed,
- * so readers never see half of one) when its state changes
+ * rank's file (fileio_write_unsynced: a mkstemp file, mode 0600, renamed,
+ * so readers never see half of one; not fsync'd, as the old rename-only
+ * write was not: every 5 s per rank on a shared file system would cost
+ * more than a record a crash makes stale anyway) when its state changes
  * and at most every LIVENESS_PERIOD_S while the program runs.  The file
  * holds the node, pids, binding, state, the program's CPU time, the bytes
  * of output, the time of the last output and of the last heartbeat, and

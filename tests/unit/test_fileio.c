@@ -179,6 +179,16 @@ static void fileio__write_replaces_a_planted_link_instead_of_writing_through_it(
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(fileio_read(victim, 16, &text, &err), 0);
 	assert_string_equal(text.buf, "precious");
+	/* the unsynced variant (liveness records) likewise */
+	assert_int_equal(unlink(out), 0);
+	assert_int_equal(symlink(victim, out), 0);
+	assert_int_equal(fileio_write_unsynced(out, "live", 4, 0600, &err), 0);
+	assert_int_equal(lstat(out, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	sbuf_reset(&text);
+	assert_int_equal(fileio_read(victim, 16, &text, &err), 0);
+	assert_string_equal(text.buf, "precious");
 	sbuf_release(&text);
 	sbuf_release(&err);
 	free(victim);
