@@ -14,7 +14,7 @@
 #include "cli/json_print.h"                   // defines: json_print
 #include "common/diag.h"                      // defines: struct diag_list, diag_report
 #include "common/exitcode.h"                  // defines: enum hpt_exit
-#include "common/fileio.h"                    // defines: fileio_write_atomic
+#include "common/fileio.h"                    // defines: fileio_write_atomic, fileio_check_owned, fileio_exists
 #include "common/opt.h"                       // defines: struct opt, opt_next
 #include "common/sbuf.h"                      // defines: struct sbuf
 #include "common/spec/spec.h"                 // defines: struct job, job_release
@@ -113,6 +113,14 @@ static int load_spec(struct doctor *d)
 
 	if (!d->spec && !d->run)
 		return HPT_EXIT_OK;
+	/* --preflight writes RUN/preflight.json and resubmits RUN: another
+	 * user's run, or one others may write, is refused as train and
+	 * launch refuse it.  A missing one is left to specfile_load_run. */
+	if (d->run && fileio_exists(d->run) && fileio_check_owned(d->run, &where)) {
+		fprintf(stderr, "hpctrain doctor: %s\n", where.buf);
+		sbuf_release(&where);
+		return HPT_EXIT_IO;
+	}
 	status = d->run ? specfile_load_run(d->run, &d->job, &dl, &where, NULL)
 			: specfile_load(d->spec, NULL, &d->job, &dl, &where);
 	if (status)
@@ -173,6 +181,8 @@ static int report(struct doctor *d, struct doctor_node *nodes, size_t n)
 		sbuf_reset(&out);
 		if (v.n_failed)
 			sbuf_addf(&out, "%s\n", v.exclude.buf);
+		/* atomic, never through a link; 0644: a hostlist is no secret,
+		 * and scripts of other users may pass it to sbatch --exclude */
 		if (fileio_write_atomic(d->exclude_file, out.buf, out.len, 0644, 0, &err))
 			fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
 	}

@@ -9,7 +9,7 @@
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_load_run
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
-#include "common/fileio.h"       // defines: fileio_write_atomic, fileio_exists
+#include "common/fileio.h"       // defines: fileio_write_atomic, fileio_private_dir, fileio_check_owned, fileio_exists
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: struct job
@@ -88,13 +88,30 @@ struct launch {
 	struct bind_result bound;
 };
 
+/* --run: the supervisor writes into the run, and its resolved.yaml sets
+ * the rank's environment, so a run another user owns, or one others may
+ * write, is refused (HPT_EXIT_IO, as for a run directory train refuses).
+ * One that does not exist is left to specfile_load_run to name. */
+static int refuse_run(const struct launch *l)
+{
+	struct sbuf err = SBUF_INIT;
+	int status = HPT_EXIT_OK;
+
+	if (l->run && fileio_exists(l->run) && fileio_check_owned(l->run, &err)) {
+		fprintf(stderr, "hpctrain launch: %s\n", err.buf);
+		status = HPT_EXIT_IO;
+	}
+	sbuf_release(&err);
+	return status;
+}
+
 static int load_job(struct launch *l)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf where = SBUF_INIT;
-	int status = HPT_EXIT_OK;
+	int status = refuse_run(l);
 
-	if (l->spec || l->run) {
+	if (!status && (l->spec || l->run)) {
 		status = l->run ? specfile_load_run(l->run, &l->job, &dl, &where, NULL)
 				: specfile_load(l->spec, NULL, &l->job, &dl, &where);
 		/* Warnings were shown once, at submit; every rank repeating
@@ -128,14 +145,15 @@ static int discover_and_plan(struct launch *l)
 {
 	struct plan_request req = { .policy = l->policy };
 	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf why = SBUF_INIT;
 	int status = HPT_EXIT_OK;
 
 	if (rank_discover(&l->ri, &dl)) {
 		status = HPT_EXIT_USAGE;
 		goto out;
 	}
-	if (l->topology && !fileio_exists(l->topology)) {
-		fprintf(stderr, "hpctrain launch: cannot open %s: No such file or directory\n", l->topology);
+	if (l->topology && fileio_check_regular(l->topology, &why)) {
+		fprintf(stderr, "hpctrain launch: %s\n", why.buf);
 		status = HPT_EXIT_NO_INPUT;
 		goto out;
 	}
@@ -153,6 +171,7 @@ out:
 	if (status)
 		diag_report(stderr, &dl);
 	diag_list_release(&dl);
+	sbuf_release(&why);
 	return status;
 }
 
@@ -195,13 +214,15 @@ static int write_report(const struct launch *l, char **argv)
 		status = HPT_EXIT_INTERNAL;
 		goto out;
 	}
-	if (mkdir(l->report, 0755) && errno != EEXIST) {
-		fprintf(stderr, "hpctrain launch: cannot create %s: %s\n", l->report, strerror(errno));
+	/* The report holds the rank's environment, the spec's env included:
+	 * private, as a run is. */
+	if (fileio_private_dir(l->report, &err)) {
+		fprintf(stderr, "hpctrain launch: %s\n", err.buf);
 		status = HPT_EXIT_IO;
 		goto out;
 	}
 	sbuf_addf(&path, "%s/rank-%05u.json", l->report, l->ri.rank);
-	if (fileio_write_atomic(path.buf, text, strlen(text), 0644, 0, &err)) {
+	if (fileio_write_atomic(path.buf, text, strlen(text), 0600, 0, &err)) {
 		fprintf(stderr, "hpctrain launch: %s\n", err.buf);
 		status = HPT_EXIT_IO;
 	}

@@ -4,9 +4,10 @@
  * --follow asks Slurm (launcher/slurm) when the job has ended. */
 #include "cli/builtin.h"     // defines: cmd_logs
 #include "common/exitcode.h"    // defines: enum hpt_exit
-#include "common/fileio.h"      // defines: fileio_read
+#include "common/fileio.h"      // defines: fileio_read, fileio_open_regular, fileio_exists
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf
+#include "launcher/runs/rundir.h" // defines: rundir_job_id
 #include "launcher/runs/runref.h" // defines: runref_resolve, runref_sweep_points
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job
 
@@ -47,6 +48,7 @@ struct source {
 	long rank;      /* -1: logs/ranks.out, already labelled by srun --label */
 	long off;
 	struct sbuf partial;
+	int refused;    /* said once that it is not a regular file */
 };
 
 static int by_rank(const void *a, const void *b)
@@ -76,7 +78,7 @@ static size_t find_sources(const char *dir, long want, struct source **out)
 		if (end == e->d_name + 5 || strcmp(end, ".out") || r < 0 || (want >= 0 && r != want))
 			continue;
 		*out = xrealloc(*out, (n + 1) * sizeof(**out));
-		(*out)[n] = (struct source){ xasprintf("%s/%s", logs, e->d_name), r, 0, SBUF_INIT };
+		(*out)[n] = (struct source){ xasprintf("%s/%s", logs, e->d_name), r, 0, SBUF_INIT, 0 };
 		n++;
 	}
 	if (d)
@@ -86,7 +88,7 @@ static size_t find_sources(const char *dir, long want, struct source **out)
 
 		if (!access(merged, R_OK)) {
 			*out = xcalloc(1, sizeof(**out));
-			(*out)[0] = (struct source){ merged, -1, 0, SBUF_INIT };
+			(*out)[0] = (struct source){ merged, -1, 0, SBUF_INIT, 0 };
 			n = 1;
 		} else {
 			free(merged);
@@ -132,11 +134,28 @@ static void put_line(const struct source *s, const char *line, size_t len, long 
 	fwrite(line, 1, len, stdout);
 }
 
+/* s's file opened for reading: a regular file only (a FIFO named like a
+ * rank's log would block logs forever), said once when it is not.  NULL
+ * when it cannot be opened. */
+static FILE *open_source(struct source *s)
+{
+	struct sbuf err = SBUF_INIT;
+	int fd = fileio_open_regular(s->path, 0, &err);
+	FILE *fp = fd < 0 ? NULL : fdopen(fd, "r");
+
+	if (fd < 0 && fileio_exists(s->path) && !s->refused++)
+		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
+	if (fd >= 0 && !fp)
+		close(fd);
+	sbuf_release(&err);
+	return fp;
+}
+
 /* Prints the complete lines added to s since the last call; with flush,
  * also an unfinished last line.  Returns 1 if anything was read. */
 static int drain(struct source *s, long want, int label, int flush)
 {
-	FILE *fp = fopen(s->path, "r");
+	FILE *fp = open_source(s);
 	char buf[65536];
 	size_t k, start = 0;
 	int any = 0;
@@ -178,7 +197,12 @@ static int follow(const struct runref *ref, long want)
 	int status = HPT_EXIT_OK, ended = 0;
 
 	if (!ref->job_id) {
-		fprintf(stderr, "hpctrain logs: %s was never submitted (no submit.json)\n", rd->dir);
+		unsigned long id;
+
+		/* why: no submit.json, or one that cannot be read (a FIFO) */
+		rundir_job_id(rd, &id, NULL, &err);
+		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
+		sbuf_release(&err);
 		return HPT_EXIT_NO_INPUT;
 	}
 	while (!status) {
@@ -193,6 +217,7 @@ static int follow(const struct runref *ref, long want)
 			for (size_t k = 0; k < n; k++)
 				if (!strcmp(fresh[i].path, s[k].path)) {
 					fresh[i].off = s[k].off;
+					fresh[i].refused = s[k].refused;
 					sbuf_add(&fresh[i].partial, s[k].partial.buf, s[k].partial.len);
 				}
 		release_sources(s, n);

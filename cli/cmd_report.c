@@ -319,7 +319,6 @@ int cmd_report(int argc, char **argv)
 		status = report_one_run(&ref, &o);
 	runref_release(&ref);
 	sbuf_release(&err);
-	sbuf_release(&o.md);
-	json_decref(o.charts);
+	report_out_release(&o);
 	return status;
 }

@@ -13,6 +13,7 @@
 #include "cli/status_watch.h" // defines: status_watch
 #include "cli/ticker.h"       // defines: struct ticker, ticker_*, TICKER_POLL_MS
 #include "launcher/runs/progress.h" // defines: progress_load, progress_format
+#include "launcher/runs/rundir.h" // defines: rundir_job_id
 #include "launcher/runs/runref.h" // defines: runref_resolve
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 
@@ -334,7 +335,10 @@ static int status_of(const char *arg, int json, int wait)
 	int status = arg ? runref_resolve(arg, &ref, &err) : 0;
 
 	if (!status && arg && ref.kind == RUNREF_RUN && !ref.job_id) {
-		sbuf_addf(&err, "%s was never submitted (no submit.json)", ref.rd.dir);
+		unsigned long id;
+
+		/* why: no submit.json, or one that cannot be read (a FIFO) */
+		rundir_job_id(&ref.rd, &id, NULL, &err);
 		status = HPT_EXIT_NO_INPUT;
 	}
 	if (status) {

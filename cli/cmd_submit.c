@@ -11,7 +11,7 @@
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
-#include "common/fileio.h"       // defines: fileio_self_exe
+#include "common/fileio.h"       // defines: fileio_self_exe, fileio_check_regular
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: struct job
@@ -90,13 +90,14 @@ static int plan_for(const struct job *job, const char *file, struct sbuf *text, 
 	struct plan_request req = { .ranks = (unsigned)job->resources.ranks_per_node };
 	struct node_topo t;
 	struct plan p;
+	struct sbuf why = SBUF_INIT;
 	int status = HPT_EXIT_OK;
 
 	policy_from_spec(&req.policy, &job->binding);
 	topo_init(&t);
 	plan_init(&p);
-	if (access(file, R_OK)) {
-		fprintf(stderr, "hpctrain submit: cannot open %s: %s\n", file, strerror(errno));
+	if (fileio_check_regular(file, &why)) { /* a FIFO would hang hwloc */
+		fprintf(stderr, "hpctrain submit: %s\n", why.buf);
 		status = HPT_EXIT_NO_INPUT;
 	} else if (probe_load(file, &t, &dl) || plan_slices(&t, &req, &p, &dl)) {
 		diag_report(stderr, &dl);
@@ -112,6 +113,7 @@ static int plan_for(const struct job *job, const char *file, struct sbuf *text, 
 	plan_release(&p);
 	topo_release(&t);
 	diag_list_release(&dl);
+	sbuf_release(&why);
 	return status;
 }
 

@@ -5,7 +5,7 @@
 #include "cli/builtin.h"     // defines: cmd_topo
 #include "common/diag.h"        // defines: struct diag_list, diag_report
 #include "common/exitcode.h"    // defines: enum hpt_exit
-#include "common/fileio.h"      // defines: fileio_exists
+#include "common/fileio.h"      // defines: fileio_check_regular
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "topology/bitmap.h" // defines: bitmap_parse_list
@@ -15,6 +15,7 @@
 #include "topology/topo.h"   // defines: struct node_topo
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,15 +65,26 @@ struct topo_args {
 	const char *allowed, *visible;
 };
 
+/* Whether --input names something that is not a readable regular file
+ * (a FIFO would hang hwloc); says so.  Status 4, not the topology's 7. */
+static bool no_input(const struct topo_args *a)
+{
+	struct sbuf why = SBUF_INIT;
+	bool none = a->input && fileio_check_regular(a->input, &why);
+
+	if (none)
+		fprintf(stderr, "hpctrain topo: %s\n", why.buf);
+	sbuf_release(&why);
+	return none;
+}
+
 static int load(const struct topo_args *a, struct node_topo *t)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
 	int status = HPT_EXIT_OK;
 
-	if (a->input && !fileio_exists(a->input)) {
-		fprintf(stderr, "hpctrain topo: cannot open %s: No such file or directory\n", a->input);
+	if (no_input(a))
 		return HPT_EXIT_NO_INPUT;
-	}
 	if (probe_load(a->input, t, &dl)) {
 		diag_report(stderr, &dl);
 		status = HPT_EXIT_TOPOLOGY;
@@ -89,10 +101,8 @@ static int show(const struct topo_args *a)
 	int status;
 
 	if (a->export_xml) {
-		if (a->input && !fileio_exists(a->input)) {
-			fprintf(stderr, "hpctrain topo: cannot open %s: No such file or directory\n", a->input);
+		if (no_input(a))
 			return HPT_EXIT_NO_INPUT;
-		}
 		status = probe_export_xml(a->input, a->export_xml, &dl) ? HPT_EXIT_IO : HPT_EXIT_OK;
 		diag_report(stderr, &dl);
 		diag_list_release(&dl);

@@ -1,17 +1,17 @@
 /* report_out.c - the files and output of `hpctrain report` (report_out.h).
- * Shell: writes the charts (chart.c draws them), report.md and the
- * --json document. */
+ * Shell: writes the charts (chart.c draws them), report.md, the manifest
+ * of the charts (report_manifest.c) and the --json document. */
 #include "cli/report_out.h"        // defines: struct report_out, report_out_*
 #include "cli/json_print.h"        // defines: json_print
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/fileio.h"         // defines: fileio_read, fileio_mkdirs, fileio_write_atomic
 #include "launcher/report/chart.h" // defines: struct chart, chart_write_png
 #include "launcher/report/report_data.h"  // defines: struct report_run, report_parse
+#include "launcher/report/report_manifest.h" // defines: report_manifest_*
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 /* A metrics file larger than this is not one a run of days writes. */
 #define METRICS_MAX_BYTES (512u << 20)
@@ -24,10 +24,12 @@ json_t *report_out_num(double v)
 void report_out_skip(struct report_out *o, const char *name, const char *title,
 		     const char *why)
 {
-	char *path = xasprintf("%s/%s.png", o->dir, name);
+	char *file = xasprintf("%s.png", name);
 
-	unlink(path); /* an earlier report's, which report.md no longer shows */
-	free(path);
+	/* an earlier report's, which report.md no longer shows; never a
+	 * file report did not write */
+	report_manifest_remove(&o->manifest, file);
+	free(file);
 	if (o->json)
 		json_array_append_new(o->charts, json_pack("{s:s, s:n, s:s, s:s}", "name", name,
 							   "file", "title", title, "not_drawn", why));
@@ -48,6 +50,10 @@ void report_out_emit(struct report_out *o, struct chart *c, const char *name,
 		fprintf(stderr, "hpctrain report: %s\n", err.buf);
 		o->status = HPT_EXIT_IO;
 	} else {
+		char *file = xasprintf("%s.png", name);
+
+		report_manifest_add(&o->manifest, file);
+		free(file);
 		if (o->json)
 			json_array_append_new(o->charts, json_pack("{s:s, s:s, s:s}", "name", name,
 								   "file", path, "title", c->title));
@@ -94,13 +100,15 @@ void report_out_step_series(const struct report_run *r, struct chart *c, const c
 	free(y);
 }
 
-int report_out_make_dir(const struct report_out *o)
+int report_out_make_dir(struct report_out *o)
 {
 	struct sbuf err = SBUF_INIT;
 	int rc = fileio_mkdirs(o->dir, 0700, &err);
 
 	if (rc)
 		fprintf(stderr, "hpctrain report: cannot create %s: %s\n", o->dir, err.buf);
+	else
+		report_manifest_load(&o->manifest, o->dir);
 	sbuf_release(&err);
 	return rc ? HPT_EXIT_IO : 0;
 }
@@ -118,10 +126,25 @@ int report_out_write_md(struct report_out *o, const char *head)
 		fprintf(stderr, "hpctrain report: %s\n", err.buf);
 	else if (!o->json)
 		printf("  %s\n", path);
+	sbuf_reset(&err);
+	/* Only a later report's clean-up depends on it (another user's
+	 * manifest in a shared sticky directory cannot be replaced): a
+	 * warning, not a failure of this report. */
+	if (!rc && report_manifest_save(&o->manifest, &err))
+		fprintf(stderr, "hpctrain report: warning: %s; a later report will not remove "
+			"these charts\n", err.buf);
 	free(path);
 	sbuf_release(&err);
 	sbuf_release(&doc);
 	return rc ? HPT_EXIT_IO : 0;
+}
+
+void report_out_release(struct report_out *o)
+{
+	sbuf_release(&o->md);
+	json_decref(o->charts);
+	o->charts = NULL;
+	report_manifest_release(&o->manifest);
 }
 
 int report_out_print_json(struct report_out *o, json_t *doc)

@@ -8,10 +8,11 @@ SPEC_CORE  = common/sbuf.c common/diag.c common/suggest.c common/isotime.c commo
              common/spec/spec_schema.c common/spec/spec_scalar.c common/spec/spec_value.c \
              common/spec/spec.c common/spec/spec_emit.c common/spec/template.c \
              common/spec/sweep.c
-# Their shells: files, options, the template directory, a spec file with
-# its overrides; and the version, which only common/version.o embeds.
-SPEC_SHELL = common/opt.c common/fileio.c common/spec/template_dir.c common/spec/specfile.c \
-             common/version.c
+# Their shells: files (and JSON files), options, the template directory, a
+# spec file with its overrides; and the version, which only
+# common/version.o embeds.
+SPEC_SHELL = common/opt.c common/fileio.c common/jsonfile.c common/spec/template_dir.c \
+             common/spec/specfile.c common/version.c
 
 HPCTRAIN_PKGS += yaml-0.1 jansson libcrypto
 DEBIAN_PKGS   += libyaml-dev libjansson-dev libssl-dev zlib1g-dev
@@ -24,4 +25,4 @@ UNIT_SRC_test_ynode  = $(SPEC_CORE)
 UNIT_SRC_test_suggest   = common/suggest.c
 UNIT_SRC_test_diag      = common/diag.c common/sbuf.c
 UNIT_SRC_test_sbuf      = common/sbuf.c
-UNIT_SRC_test_fileio    = common/fileio.c common/sbuf.c
+UNIT_SRC_test_fileio    = common/fileio.c common/jsonfile.c common/sbuf.c

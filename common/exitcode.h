@@ -13,11 +13,13 @@ enum hpt_exit {
 	HPT_EXIT_FAILURE = 1,     /* the operation ran and failed (e.g. a job ended FAILED) */
 	HPT_EXIT_USAGE = 2,       /* bad command line: unknown command, flag or value */
 	HPT_EXIT_BAD_SPEC = 3,    /* the job spec or template is invalid */
-	HPT_EXIT_NO_INPUT = 4,    /* a named file, template, run or job does not exist or cannot be read */
+	HPT_EXIT_NO_INPUT = 4,    /* a named file, template, run or job does not exist or cannot be read
+				   (or is not a regular file, or is a checkpoint others could have written) */
 	HPT_EXIT_UNAVAILABLE = 5, /* a service (Slurm controller, PMIx server, munge) cannot be reached */
 	HPT_EXIT_REJECTED = 6,    /* a service refused the request (e.g. Slurm rejected the job) */
 	HPT_EXIT_TOPOLOGY = 7,    /* the node topology cannot be loaded or the binding plan is infeasible */
-	HPT_EXIT_IO = 8,          /* writing an output file or directory failed */
+	HPT_EXIT_IO = 8,          /* writing an output file or directory failed (or a run directory
+				   another user owns or may write was refused) */
 	HPT_EXIT_INTERNAL = 70,   /* internal error: a bug in hpctrain, or out of memory */
 	HPT_EXIT_PREEMPTED = 75,  /* training stopped at a checkpoint on a preemption signal; requeue it */
 	HPT_EXIT_STALLED = 76,    /* launch --supervise: no rank made progress; stacks in RUN/autopsy.txt */

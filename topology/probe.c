@@ -17,7 +17,7 @@
 #include "topology/topo.h"  // defines: struct node_topo, topo_init, topo_release
 #include "topology/cpufeat.h" // defines: cpufeat_common_flags
 #include "common/diag.h"       // defines: struct diag_list, diag_add
-#include "common/fileio.h"     // defines: fileio_read
+#include "common/fileio.h"     // defines: fileio_read, fileio_write_atomic
 #include "common/sbuf.h"       // defines: x* allocators
 
 #include <hwloc.h>
@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #define CPUINFO_MAX       (64u << 20) /* bytes; ~2.5 KB per CPU */
+#define PROBE_XML_MAX     (256u << 20) /* bytes; a DGX with every PCI device is ~1 MB */
 
 static int cmp_package(const void *a, const void *b)
 {
@@ -272,22 +273,36 @@ int probe_convert(hwloc_topology_t topo, const char *where, bool live,
 	return rc;
 }
 
-static int check_readable(const char *path, struct diag_list *err)
+/* A saved topology's text into text: a regular file only (hwloc's own
+ * fopen would block on a FIFO forever), PROBE_XML_MAX bytes at most. */
+static int read_xml(const char *path, struct sbuf *text, struct diag_list *err)
 {
-	FILE *fp = fopen(path, "r");
+	struct sbuf why = SBUF_INIT;
+	int rc = fileio_read(path, PROBE_XML_MAX, text, &why);
 
-	if (!fp) {
-		diag_add(err, DIAG_ERROR, path, 0, 0, "", "cannot open: %s", strerror(errno));
-		return -1;
+	if (!rc && text->len > PROBE_XML_MAX) {
+		sbuf_addf(&why, "%s is larger than %u MiB", path, PROBE_XML_MAX >> 20);
+		rc = -1;
 	}
-	fclose(fp);
-	return 0;
+	if (rc) {
+		/* "cannot open F: why" as F's diagnostic "cannot open: why" */
+		const char *at = strstr(why.buf, path);
+
+		if (at && at > why.buf && at[strlen(path)] == ':')
+			diag_add(err, DIAG_ERROR, path, 0, 0, "", "%.*s%s", (int)(at - why.buf - 1),
+				 why.buf, at + strlen(path));
+		else
+			diag_add(err, DIAG_ERROR, path, 0, 0, "", "%s", why.buf);
+	}
+	sbuf_release(&why);
+	return rc;
 }
 
 int probe_load(const char *xml_path, struct node_topo *out, struct diag_list *err)
 {
-	const char *where = xml_path;
+	struct sbuf text = SBUF_INIT;
 	hwloc_topology_t topo;
+	int rc;
 
 	topo_init(out);
 	if (!xml_path) {
@@ -297,17 +312,10 @@ int probe_load(const char *xml_path, struct node_topo *out, struct diag_list *er
 			return -1;
 		return probe_convert(topo, "live topology", true, out, NULL, err);
 	}
-	if (check_readable(xml_path, err))
-		return -1;
-	if (probe_open(&topo, where, err))
-		return -1;
-	if (hwloc_topology_set_xml(topo, xml_path)) {
-		diag_add(err, DIAG_ERROR, where, 0, 0, "", "cannot read as hwloc XML: %s",
-			 strerror(errno));
-		hwloc_topology_destroy(topo);
-		return -1;
-	}
-	return probe_convert(topo, where, false, out, NULL, err);
+	rc = read_xml(xml_path, &text, err) ? -1
+		: probe_load_xml_buffer(text.buf, text.len, xml_path, out, err);
+	sbuf_release(&text);
+	return rc;
 }
 
 int probe_load_xml_buffer(const char *buf, size_t len, const char *name,
@@ -344,29 +352,58 @@ int probe_load_xml_buffer(const char *buf, size_t len, const char *name,
 	return rc;
 }
 
+/* topo as hwloc XML into out_path ("-": standard output, as hwloc's own
+ * export does), through fileio_write_atomic: never a predictable name,
+ * never through a link.  Mode 0644: a topology is meant to be copied to
+ * a login node and planned from. */
+static int write_xml(hwloc_topology_t topo, const char *out_path, struct diag_list *err)
+{
+	struct sbuf why = SBUF_INIT;
+	char *buf = NULL;
+	int len = 0, rc = -1;
+
+	if (hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0) || len < 1) {
+		diag_add(err, DIAG_ERROR, out_path, 0, 0, "", "cannot write the topology: %s",
+			 strerror(errno));
+		return -1;
+	}
+	if (!strcmp(out_path, "-")) /* len counts the ending NUL */
+		rc = fwrite(buf, 1, (size_t)len - 1, stdout) == (size_t)len - 1 && !fflush(stdout)
+			? 0 : -1;
+	else
+		rc = fileio_write_atomic(out_path, buf, (size_t)len - 1, 0644, 0, &why);
+	if (rc)
+		diag_add(err, DIAG_ERROR, "", 0, 0, "", "%s",
+			 why.len ? why.buf : "cannot write the topology to standard output");
+	hwloc_free_xmlbuffer(topo, buf);
+	sbuf_release(&why);
+	return rc;
+}
+
 int probe_export_xml(const char *xml_path, const char *out_path, struct diag_list *err)
 {
 	const char *where = xml_path ? xml_path : "live topology";
+	struct sbuf text = SBUF_INIT;
 	hwloc_topology_t topo;
+	int rc = -1;
 
-	if (xml_path && check_readable(xml_path, err))
-		return -1;
+	if (xml_path && read_xml(xml_path, &text, err))
+		goto out;
 	if (probe_open(&topo, where, err))
-		return -1;
-	if ((xml_path && hwloc_topology_set_xml(topo, xml_path)) || hwloc_topology_load(topo)) {
+		goto out;
+	/* hwloc wants the length with the NUL that sbuf keeps after the text */
+	if ((xml_path && hwloc_topology_set_xmlbuffer(topo, text.buf, (int)text.len + 1)) ||
+	    hwloc_topology_load(topo)) {
 		diag_add(err, DIAG_ERROR, where, 0, 0, "", "cannot read the topology: %s",
 			 strerror(errno));
 		hwloc_topology_destroy(topo);
-		return -1;
+		goto out;
 	}
 	if (!xml_path)
 		add_cpu_flags(topo);
-	if (hwloc_topology_export_xml(topo, out_path, 0)) {
-		diag_add(err, DIAG_ERROR, out_path, 0, 0, "", "cannot write the topology: %s",
-			 strerror(errno));
-		hwloc_topology_destroy(topo);
-		return -1;
-	}
+	rc = write_xml(topo, out_path, err);
 	hwloc_topology_destroy(topo);
-	return 0;
+out:
+	sbuf_release(&text);
+	return rc;
 }

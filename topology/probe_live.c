@@ -14,12 +14,20 @@
  *
  * HPCTRAIN_TOPO_CACHE: a directory for the cache (default /dev/shm, else
  * /tmp), or "off".  Failing to write the cache is never an error.
+ *
+ * /dev/shm and /tmp are everyone's: the file is read only when it is a
+ * regular file of this user that no one else may write (never through a
+ * link), and written with fileio_write_atomic (a mkstemp name, renamed),
+ * never under a name another user could guess and plant a link at.
  */
 #include "topology/probe.h"          // defines: probe_load_live
 #include "topology/probe_internal.h" // defines: probe_open, probe_convert
 #include "topology/topo.h"           // defines: struct node_topo
 #include "common/diag.h"                // defines: struct diag_list
+#include "common/fileio.h"              // defines: fileio_read_flags, fileio_write_atomic
 #include "common/sbuf.h"                // defines: xasprintf, xstrdup
+
+#include <hwloc/export.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +42,8 @@
  * holds, so no file written by an older hpctrain is read.  2: the root's
  * CPU flags info. */
 #define PROBE_CACHE_VERSION 2
+/* A cached topology larger than this is not one we wrote. */
+#define CACHE_MAX (256u << 20)
 
 /* The cache file's path, or NULL when caching is off or impossible. */
 static char *cache_path(void)
@@ -61,20 +71,17 @@ static char *cache_path(void)
 }
 
 /* Only our own regular file, never a link another user planted. */
-static bool cache_usable(const char *path)
-{
-	struct stat st;
-
-	return !lstat(path, &st) && S_ISREG(st.st_mode) && st.st_uid == getuid() && st.st_size > 0;
-}
-
 static int load_cached(const char *path, struct node_topo *out, void **keep)
 {
 	struct diag_list ignored = DIAG_LIST_INIT;
+	struct sbuf text = SBUF_INIT, why = SBUF_INIT;
 	bool no_plugins = !getenv("HWLOC_PLUGINS_PATH");
 	hwloc_topology_t topo;
 	int rc = -1;
 
+	if (fileio_read_flags(path, CACHE_MAX, FILEIO_NOFOLLOW | FILEIO_OWNED, &text, &why) ||
+	    !text.len || text.len > CACHE_MAX)
+		goto out_release;
 	/* The XML already holds the PCI devices, and dlopen()ing hwloc's
 	 * plugins (pci, opencl, gl, libxml) is 80% of this load's time.
 	 * hwloc reads the variable when its first topology is created and
@@ -84,7 +91,8 @@ static int load_cached(const char *path, struct node_topo *out, void **keep)
 		setenv("HWLOC_PLUGINS_PATH", "/nonexistent/hpctrain-no-hwloc-plugins", 1);
 	if (probe_open(&topo, path, &ignored))
 		goto out;
-	if (hwloc_topology_set_xml(topo, path) ||
+	/* the buffer, with sbuf's NUL, lives until probe_convert has loaded it */
+	if (hwloc_topology_set_xmlbuffer(topo, text.buf, (int)text.len + 1) ||
 	    hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED |
 					   HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
 					   HWLOC_TOPOLOGY_FLAG_THISSYSTEM_ALLOWED_RESOURCES)) {
@@ -99,20 +107,27 @@ static int load_cached(const char *path, struct node_topo *out, void **keep)
 out:
 	if (no_plugins)
 		unsetenv("HWLOC_PLUGINS_PATH");
+out_release:
 	diag_list_release(&ignored);
+	sbuf_release(&text);
+	sbuf_release(&why);
 	return rc;
 }
 
-/* Writes the topology next to the cache file, then renames it in place,
- * so a concurrent reader sees the old file or the whole new one. */
+/* Writes the topology to the cache file atomically, so a concurrent
+ * reader sees the old file or the whole new one. */
 static void store(hwloc_topology_t topo, const char *path)
 {
-	char *tmp = xasprintf("%s.%ld.tmp", path, (long)getpid());
+	struct sbuf ignored = SBUF_INIT;
+	char *buf = NULL;
+	int len = 0;
 
-	if (!hwloc_topology_export_xml(topo, tmp, 0) && !chmod(tmp, 0600))
-		rename(tmp, path);
-	unlink(tmp);
-	free(tmp);
+	if (hwloc_topology_export_xmlbuffer(topo, &buf, &len, 0))
+		return;
+	if (len > 1) /* len counts the ending NUL */
+		fileio_write_atomic(path, buf, (size_t)len - 1, 0600, 0, &ignored);
+	hwloc_free_xmlbuffer(topo, buf);
+	sbuf_release(&ignored);
 }
 
 int probe_load_live(struct node_topo *out, void **keep, struct diag_list *err)
@@ -122,7 +137,7 @@ int probe_load_live(struct node_topo *out, void **keep, struct diag_list *err)
 	int rc;
 
 	topo_init(out);
-	if (path && cache_usable(path) && !load_cached(path, out, keep)) {
+	if (path && !load_cached(path, out, keep)) {
 		free(path);
 		return 0;
 	}

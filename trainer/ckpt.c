@@ -22,7 +22,7 @@
 #include "trainer/optim.h" // defines: struct optim
 #include "trainer/le_bytes.h"  // defines: le_put_*, le_get_*
 #include "common/exitcode.h"  // defines: HPT_EXIT_*
-#include "common/fileio.h"    // defines: fileio_read, fileio_write_atomic
+#include "common/fileio.h"    // defines: fileio_read_flags, fileio_write_atomic, FILEIO_*
 #include "common/sbuf.h"      // defines: struct sbuf
 
 #include <errno.h>
@@ -174,7 +174,7 @@ int ckpt_save(const char *dir, const char *hash, const struct ckpt_state *st,
 	int rc;
 
 	ckpt_encode(hash, st, m, o, &out);
-	rc = fileio_write_atomic(path, out.buf, out.len, 0644, 0, err);
+	rc = fileio_write_atomic(path, out.buf, out.len, 0600, 0, err);
 	sbuf_release(&out);
 	free(path);
 	if (rc)
@@ -214,7 +214,9 @@ int ckpt_load(const char *path, const char *hash, struct ckpt_state *st, struct 
 	struct sbuf buf = SBUF_INIT;
 	int rc = HPT_EXIT_NO_INPUT;
 
-	if (!fileio_read(path, CKPT_MAX_BYTES, &buf, err) &&
+	/* Only a regular file of this user that no one else may write: a
+	 * checkpoint decides every parameter of the rest of the run. */
+	if (!fileio_read_flags(path, CKPT_MAX_BYTES, FILEIO_NOFOLLOW | FILEIO_OWNED, &buf, err) &&
 	    !ckpt_decode(buf.buf, buf.len, path, hash, st, m, o, err))
 		rc = 0;
 	sbuf_release(&buf);

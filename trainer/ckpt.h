@@ -40,14 +40,16 @@ void ckpt_encode(const char *hash, const struct ckpt_state *st, const struct mod
 int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash,
 		struct ckpt_state *st, struct model *m, struct optim *o, struct sbuf *err);
 
-/* Shell: writes DIR/ckpt-<step>.bin atomically (temporary file, fsync,
- * rename, fsync of DIR), then removes all but the newest keep.  0, or an
- * enum hpt_exit status with err filled. */
+/* Shell: writes DIR/ckpt-<step>.bin (mode 0600) atomically (temporary
+ * file, fsync, rename, fsync of DIR), then removes all but the newest
+ * keep.  0, or an enum hpt_exit status with err filled. */
 int ckpt_save(const char *dir, const char *hash, const struct ckpt_state *st,
 	      const struct model *m, const struct optim *o, int keep, struct sbuf *err);
 /* Path of the newest checkpoint in DIR into path; 0 found, 1 none. */
 int ckpt_latest(const char *dir, struct sbuf *path);
-/* Loads path; 0 or an enum hpt_exit status with err naming the file. */
+/* Loads path; 0 or an enum hpt_exit status with err naming the file.
+ * A link, a file that is not regular, one another user owns or one that
+ * group or others may write is refused unread (HPT_EXIT_NO_INPUT). */
 int ckpt_load(const char *path, const char *hash, struct ckpt_state *st, struct model *m,
 	      struct optim *o, struct sbuf *err);
 

@@ -9,7 +9,7 @@
 #include "trainer/train.h"    // defines: train_run, struct train_config
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
-#include "common/fileio.h"       // defines: fileio_mkdirs, fileio_write_atomic, fileio_exists
+#include "common/fileio.h"       // defines: fileio_private_dir, fileio_write_atomic, fileio_exists
 #include "common/opt.h"          // defines: struct opt, opt_next, opt_usage, opt_error
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
@@ -221,18 +221,23 @@ static int resolve_job(const struct train_args *a, struct job *job, struct sbuf 
 }
 
 /* Every rank of a job makes the same run directory; rank 0 writes the
- * resolved spec into it, once.  0 or a status with err. */
+ * resolved spec into it, once.  The directory is private, as submit
+ * makes it (0700, files 0600, whatever the umask): the spec's env may
+ * hold a token, and a directory another user owns or may write could
+ * hold a checkpoint planted for the next resume, or a metrics.jsonl
+ * link the trainer would append through.  Such a directory is refused:
+ * HPT_EXIT_IO, as for one that cannot be made.  0 or a status with err. */
 static int prepare_run_dir(const char *run_dir, int rank, const struct sbuf *resolved,
 			   struct sbuf *err)
 {
 	char *path;
 	int st = HPT_EXIT_OK;
 
-	if (fileio_mkdirs(run_dir, 0777, err))
+	if (fileio_private_dir(run_dir, err))
 		return HPT_EXIT_IO;
 	path = xasprintf("%s/" SPECFILE_RUN_SPEC, run_dir);
 	if (!rank && !fileio_exists(path) &&
-	    fileio_write_atomic(path, resolved->buf, resolved->len, 0644, 0, err))
+	    fileio_write_atomic(path, resolved->buf, resolved->len, 0600, 0, err))
 		st = HPT_EXIT_IO;
 	free(path);
 	return st;

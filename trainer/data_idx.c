@@ -8,11 +8,13 @@
  */
 #include "trainer/data.h"   // defines: struct dataset, data_load_idx
 #include "common/exitcode.h"   // defines: HPT_EXIT_NO_INPUT
+#include "common/fileio.h"     // defines: fileio_open_regular
 #include "common/sbuf.h"       // defines: struct sbuf
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define IDX_MAX_BYTES (UINT64_C(1) << 34) /* 16 GiB: refuse absurd headers */
@@ -50,10 +52,15 @@ static int idx_open(const char *path, gzFile *out, int want_min, int want_max, u
 		    int *ndims, struct sbuf *err)
 {
 	uint8_t h[4], b[4];
-	gzFile f = gzopen(path, "rb");
+	/* A regular file or nothing: gzopen would block on a FIFO. */
+	int fd = fileio_open_regular(path, 0, err);
+	gzFile f = fd < 0 ? NULL : gzdopen(fd, "rb");
 
+	if (fd < 0)
+		return -1;
 	if (!f) {
-		sbuf_addf(err, "cannot open %s: %s", path, errno ? strerror(errno) : "out of memory");
+		sbuf_addf(err, "cannot open %s: out of memory", path);
+		close(fd);
 		return -1;
 	}
 	if (read_exact(f, path, h, 4, "IDX header", err))

@@ -1,5 +1,6 @@
 /* metrics.c - JSON-lines metrics and the progress line.  Shell. */
 #include "trainer/metrics.h" // defines: struct metrics, metrics_*
+#include "common/fileio.h"      // defines: fileio_open_append
 #include "common/sbuf.h"        // defines: struct sbuf
 
 #include <errno.h>
@@ -10,10 +11,16 @@
 int metrics_open(struct metrics *mt, const char *path, bool quiet, int64_t total_steps,
 		 struct sbuf *err)
 {
+	/* Never through a link, never another user's file: 0600 when made. */
+	int fd = fileio_open_append(path, err);
+
 	memset(mt, 0, sizeof(*mt));
-	mt->fp = fopen(path, "a");
+	if (fd < 0)
+		return -1;
+	mt->fp = fdopen(fd, "a");
 	if (!mt->fp) {
 		sbuf_addf(err, "cannot open %s: %s", path, strerror(errno));
+		close(fd);
 		return -1;
 	}
 	mt->tty = isatty(STDERR_FILENO);

@@ -2,7 +2,8 @@
  * progress line for people.
  *
  * Shell.  Each record is one line of JSON, appended (a resumed run
- * continues the file):
+ * continues the file, which is opened with fileio_open_append: made 0600,
+ * never through a link, never another user's file):
  *   {"event":"step","step":S,"total_steps":N,"epoch":E,"loss":L,"accuracy":A,
  *    "lr":LR,"samples_per_s":X,"step_ms":T}
  *   {"event":"epoch","epoch":E,"steps":S,"train_loss":L,"train_accuracy":A,

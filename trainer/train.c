@@ -16,6 +16,7 @@
 #include "trainer/optim.h"         // defines: struct optim
 #include "trainer/rng.h"           // defines: rng_hash
 #include "common/exitcode.h"          // defines: HPT_EXIT_*
+#include "common/fileio.h"            // defines: fileio_private_dir
 #include "common/sbuf.h"              // defines: struct sbuf
 #include "common/spec/spec.h"              // defines: struct job
 
@@ -297,8 +298,7 @@ static int open_run(struct trainer *t, struct sbuf *err)
 		return 0;
 	}
 	t->ckpt_dir = xasprintf("%s/checkpoints", t->cfg->run_dir);
-	if (mkdir(t->ckpt_dir, 0777) && errno != EEXIST) {
-		sbuf_addf(err, "cannot create %s: %s", t->ckpt_dir, strerror(errno));
+	if (fileio_private_dir(t->ckpt_dir, err)) { /* 0700; another user's is refused */
 		rc = HPT_EXIT_IO;
 	} else if (t->cfg->fresh) {
 		rc = start_fresh(t, metrics, err);

@@ -31,6 +31,6 @@ UNIT_TESTS += test_ledger test_doctor test_preflight
 UNIT_SRC_test_ledger = $(LEDGER_CORE) $(LEDGER_SHELL) common/fileio.c common/sbuf.c
 UNIT_SRC_test_doctor = $(DOCTOR_CORE) $(DOCTOR_SHELL) $(LEDGER_CORE) $(LEDGER_SHELL) $(RANK_CORE) \
                        $(TOPO_CORE) $(TOPO_SHELL) $(SLURM_CORE) $(SLURM_SHELL) $(SPEC_CORE) \
-                       launcher/runs/rundir.c common/fileio.c
+                       launcher/runs/rundir.c common/fileio.c common/jsonfile.c
 UNIT_SRC_test_preflight = launcher/doctor/doctor_preflight.c launcher/runs/rundir.c $(SLURM_CORE) \
-                          $(SLURM_SHELL) $(SPEC_CORE) common/fileio.c
+                          $(SLURM_SHELL) $(SPEC_CORE) common/fileio.c common/jsonfile.c

@@ -296,7 +296,7 @@ static int test_write(const char *dir, struct sbuf *why)
 	int fd, rc = 0;
 
 	sbuf_addf(&path, "%s/.hpctrain-doctor-XXXXXX", dir);
-	fd = mkstemp(path.buf);
+	fd = mkostemp(path.buf, O_CLOEXEC); /* a random name: the scratch is shared */
 	if (fd < 0 || write(fd, "x", 1) != 1 || fsync(fd)) {
 		sbuf_addf(why, "cannot write in %s: %s", dir, strerror(errno));
 		rc = -1;

@@ -1,15 +1,14 @@
 /* chart.c - fit and draw line charts with cairo (see chart.h).
  * Core (ranges, ticks, mapping) and the drawing, which only cairo does. */
 #include "launcher/report/chart.h" // defines: struct chart, chart_write_png
+#include "common/fileio.h"         // defines: fileio_write_atomic
 #include "common/sbuf.h"           // defines: struct sbuf, x* allocators
 
 #include <cairo.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Margins around the plot area, in pixels. */
 #define LEFT 78
@@ -393,11 +392,19 @@ static void draw_legend(const struct chart *c, cairo_t *cr)
 	}
 }
 
+/* cairo's PNG writer, into memory: the file itself is written by
+ * fileio_write_atomic, never by cairo (which would fopen a name). */
+static cairo_status_t to_sbuf(void *closure, const unsigned char *data, unsigned int len)
+{
+	sbuf_add(closure, data, len);
+	return CAIRO_STATUS_SUCCESS;
+}
+
 int chart_write_png(struct chart *c, const char *path, struct sbuf *err)
 {
 	cairo_surface_t *sf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, c->width, c->height);
 	cairo_t *cr = cairo_create(sf);
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	struct sbuf png = SBUF_INIT;
 	cairo_status_t st;
 	int rc = 0;
 
@@ -421,17 +428,14 @@ int chart_write_png(struct chart *c, const char *path, struct sbuf *err)
 	cairo_restore(cr);
 	draw_legend(c, cr);
 	cairo_destroy(cr);
-	st = cairo_surface_write_to_png(sf, tmp);
+	st = cairo_surface_write_to_png_stream(sf, to_sbuf, &png);
 	cairo_surface_destroy(sf);
 	if (st != CAIRO_STATUS_SUCCESS) {
 		sbuf_addf(err, "cannot write %s: %s", path, cairo_status_to_string(st));
 		rc = -1;
-	} else if (rename(tmp, path)) {
-		sbuf_addf(err, "cannot write %s: %s", path, strerror(errno));
-		rc = -1;
+	} else {
+		rc = fileio_write_atomic(path, png.buf, png.len, CHART_FILE_MODE, 0, err);
 	}
-	if (rc)
-		unlink(tmp);
-	free(tmp);
+	sbuf_release(&png);
 	return rc;
 }

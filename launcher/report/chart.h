@@ -67,8 +67,13 @@ void chart_legend_place(const struct chart *c, double w, double h, double *x, do
 /* The colour of series i, as 0..255 RGB. */
 void chart_color(size_t i, unsigned char rgb[3]);
 
-/* Fits and draws c into path (a PNG), atomically (a temporary file, then
- * rename).  0, or -1 with err. */
+/* A chart file's mode: report's output is private, as a run is. */
+#define CHART_FILE_MODE 0600
+
+/* Fits and draws c into path (a PNG), atomically: drawn into memory,
+ * then fileio_write_atomic (a mkstemp file beside path, renamed over it;
+ * never a predictable name, never through a link planted at path).
+ * 0, or -1 with err. */
 int chart_write_png(struct chart *c, const char *path, struct sbuf *err);
 
 #endif

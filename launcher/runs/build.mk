@@ -14,9 +14,10 @@ RUNS_SHELL = launcher/runs/rundir.c launcher/runs/runref.c launcher/runs/runref_
 
 UNIT_TESTS += test_rundir test_progress test_run_state
 UNIT_SRC_test_rundir    = launcher/runs/rundir.c launcher/runs/runref.c launcher/runs/sweep_record.c \
-                          common/fileio.c common/sbuf.c
-UNIT_SRC_test_progress  = launcher/runs/progress.c common/sbuf.c
-UNIT_SRC_test_run_state = launcher/runs/run_state.c launcher/runs/progress.c common/sbuf.c
+                          common/fileio.c common/jsonfile.c common/sbuf.c
+UNIT_SRC_test_progress  = launcher/runs/progress.c common/fileio.c common/sbuf.c
+UNIT_SRC_test_run_state = launcher/runs/run_state.c launcher/runs/progress.c common/fileio.c \
+                          common/sbuf.c
 
 # The sweep's plan, with points loaded and rendered as submit does: the
 # spec core, the renderer, the run's pure parts (rundir.c for the

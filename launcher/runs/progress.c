@@ -1,6 +1,7 @@
 /* progress.c - parse the tail of metrics.jsonl and say how far a run is.
  * Core: see progress.h (progress_load is its one reader). */
 #include "launcher/runs/progress.h" // defines: struct run_progress, progress_*
+#include "common/fileio.h"     // defines: fileio_open_regular
 #include "common/sbuf.h"       // defines: struct sbuf
 
 #include <fcntl.h>
@@ -167,12 +168,15 @@ bool progress_final(const struct run_progress *p, double *acc, double *loss)
 void progress_load(const char *dir, struct run_progress *p)
 {
 	char *path = xasprintf("%s/metrics.jsonl", dir);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct sbuf buf = SBUF_INIT, ignored = SBUF_INIT;
+	/* not there yet, or not a regular file (a FIFO would block status):
+	 * no progress to show */
+	int fd = fileio_open_regular(path, 0, &ignored);
 	struct stat st;
-	struct sbuf buf = SBUF_INIT;
 
 	memset(p, 0, sizeof(*p));
 	free(path);
+	sbuf_release(&ignored);
 	if (fd < 0)
 		return;
 	if (!fstat(fd, &st)) {

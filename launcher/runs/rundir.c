@@ -2,7 +2,8 @@
  * Shell: mkdir, files, the current directory (see rundir.h for the layout
  * and why everything is 0700/0600). */
 #include "launcher/runs/rundir.h" // defines: struct rundir, rundir_create, rundir_open
-#include "common/fileio.h"      // defines: fileio_read, fileio_write_atomic, fileio_mkdirs
+#include "common/fileio.h"      // defines: fileio_read, fileio_write_atomic, fileio_mkdirs, fileio_check_owned
+#include "common/jsonfile.h"    // defines: jsonfile_load
 #include "common/sbuf.h"        // defines: struct sbuf, xasprintf
 #include "common/spec/specfile.h" // defines: SPECFILE_RUN_SPEC
 
@@ -134,8 +135,11 @@ int rundir_create(const char *output_dir, const char *name, const char *sha256,
 		sbuf_addf(err, "cannot create %s: %s", run, strerror(errno));
 		goto out;
 	}
-	/* An existing run: it must be this spec, not another with the same
-	 * 12-digit prefix. */
+	/* An existing run: ours, closed to others (a shared output.dir must
+	 * not let another user pre-make the run we add an attempt to) ... */
+	if (fileio_check_owned(run, err))
+		goto out;
+	/* ... and this spec, not another with the same 12-digit prefix. */
 	{
 		char *path = xasprintf("%s/" SPECFILE_RUN_SPEC, run);
 		int same = !fileio_read(path, len + 1, &old, &ignored) && old.len == len &&
@@ -169,7 +173,7 @@ int rundir_new_attempt(const char *run, struct rundir *out, struct sbuf *err)
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (fileio_read(path, 16 << 20, &text, err))
+	if (fileio_check_owned(run, err) || fileio_read(path, 16 << 20, &text, err))
 		goto out;
 	if (claim_later_attempt(run, out, err))
 		goto out;
@@ -289,8 +293,8 @@ int rundir_open(const char *arg, struct rundir *out, struct sbuf *err)
 int rundir_job_id(const struct rundir *rd, unsigned long *job_id, int64_t *task, struct sbuf *err)
 {
 	char *path = xasprintf("%s/submit.json", rd->dir);
-	json_error_t jerr;
-	json_t *doc = json_load_file(path, 0, &jerr), *id, *t;
+	struct sbuf why = SBUF_INIT;
+	json_t *doc = jsonfile_load(path, 1 << 20, 0, &why), *id, *t;
 	int rc = -1;
 
 	if (task)
@@ -299,7 +303,7 @@ int rundir_job_id(const struct rundir *rd, unsigned long *job_id, int64_t *task,
 		if (!fileio_exists(path))
 			sbuf_addf(err, "%s was never submitted (no submit.json)", rd->dir);
 		else
-			sbuf_addf(err, "cannot read %s: %s", path, jerr.text);
+			sbuf_add(err, why.buf, why.len);
 	} else if (!json_is_integer(id = json_object_get(doc, "job_id")) ||
 		   json_integer_value(id) <= 0 || json_integer_value(id) > UINT32_MAX) {
 		sbuf_addf(err, "%s: no job_id", path);
@@ -311,6 +315,7 @@ int rundir_job_id(const struct rundir *rd, unsigned long *job_id, int64_t *task,
 		rc = 0;
 	}
 	json_decref(doc);
+	sbuf_release(&why);
 	free(path);
 	return rc;
 }

@@ -18,7 +18,9 @@
  * the job runs as the submitting user, who is the only one who needs them.
  * A site that wants a group to read runs can chmod them afterwards.
  * OUTPUT itself (and OUTPUT/<name>) are made 0700 too when created here;
- * existing ones are left as they are.
+ * existing ones are left as they are.  An existing R that another user
+ * owns, or that group or others may write, gets no new attempt
+ * (fileio_check_owned): train, launch and doctor refuse it too.
  */
 #ifndef HPT_RUNDIR_H
 #define HPT_RUNDIR_H

@@ -2,6 +2,7 @@
  * Shell. */
 #include "launcher/runs/sweep_record.h" // defines: sweep_record_load, sweep_record_save
 #include "common/fileio.h"         // defines: fileio_write_atomic
+#include "common/jsonfile.h"       // defines: jsonfile_load
 #include "common/sbuf.h"           // defines: struct sbuf, xasprintf
 #include "launcher/runs/rundir.h"       // defines: RUNDIR_FILE_MODE, RUNDIR_HASH_LEN
 
@@ -19,12 +20,13 @@ int sweep_record_is_name(const char *name)
 
 int sweep_record_load(const char *path, json_t **doc, struct sbuf *err)
 {
-	json_error_t jerr;
+	struct sbuf why = SBUF_INIT;
 	json_t *points;
 
-	*doc = json_load_file(path, 0, &jerr);
+	*doc = jsonfile_load(path, 64 << 20, 0, &why);
 	if (!*doc) {
-		sbuf_addf(err, "cannot read the sweep record %s: %s", path, jerr.text);
+		sbuf_addf(err, "cannot read the sweep record %s: %s", path, why.buf);
+		sbuf_release(&why);
 		return -1;
 	}
 	points = json_object_get(*doc, "points");

@@ -3,7 +3,7 @@
 #include "launcher/runs/sweep_submit.h"  // defines: sweep_submit, sweep_submit_limit
 #include "common/diag.h"                 // defines: struct diag_list
 #include "common/exitcode.h"             // defines: enum hpt_exit
-#include "common/fileio.h"               // defines: fileio_write_atomic
+#include "common/fileio.h"               // defines: fileio_write_atomic, fileio_check_owned
 #include "common/isotime.h"              // defines: isotime_format
 #include "common/sbuf.h"                 // defines: struct sbuf
 #include "launcher/runs/progress.h"      // defines: progress_load
@@ -50,6 +50,8 @@ static int make_array_dir(const struct sweep_plan *pl, struct sweep_plan_array *
 		sbuf_addf(err, "cannot create %s: %s", base, strerror(errno));
 		goto out;
 	}
+	if (fileio_check_owned(base, err)) /* an existing one: ours, closed to others */
+		goto out;
 	for (int n = 1; n < 100000 && rc; n++) {
 		char *dir = xasprintf("%s/%d", base, n);
 

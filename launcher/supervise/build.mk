@@ -12,4 +12,5 @@ DEBIAN_PKGS   += libdw-dev libelf-dev
 
 UNIT_TESTS += test_autopsy test_liveness
 UNIT_SRC_test_autopsy  = $(SUPERVISE_CORE) common/sbuf.c
-UNIT_SRC_test_liveness = launcher/supervise/liveness.c common/sbuf.c
+UNIT_SRC_test_liveness = launcher/supervise/liveness.c common/fileio.c common/jsonfile.c \
+                         common/sbuf.c

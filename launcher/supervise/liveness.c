@@ -1,6 +1,8 @@
 /* liveness.c - write and read the per-rank liveness files, and say what
  * a rank is doing from one (see liveness.h). */
 #include "launcher/supervise/liveness.h" // defines: liveness_write, liveness_load_dir, liveness_activity
+#include "common/fileio.h"        // defines: fileio_write_unsynced
+#include "common/jsonfile.h"      // defines: jsonfile_load
 #include "common/sbuf.h"          // defines: struct sbuf
 
 #include <glob.h>
@@ -14,9 +16,10 @@ static json_t *time_or_null(double t)
 	return t > 0 ? json_real(t) : json_null();
 }
 
-int liveness_write(const char *dir, const struct liveness *l)
+int liveness_write(const char *dir, const struct liveness *l, struct sbuf *err)
 {
-	struct sbuf path = SBUF_INIT, tmp = SBUF_INIT;
+	struct sbuf path = SBUF_INIT;
+	char *text = NULL;
 	json_t *doc = json_pack("{s:i, s:i, s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:o, s:o, s:o, s:I}",
 				"rank", (int)l->rank, "world_size", (int)l->world, "node", l->host,
 				"pid", (int)l->pid, "supervisor_pid", (int)getpid(), "state", l->state,
@@ -28,21 +31,27 @@ int liveness_write(const char *dir, const struct liveness *l)
 				"output_bytes", (json_int_t)l->output_bytes);
 	int rc = -1;
 
-	if (!doc)
+	if (!doc) {
+		sbuf_addf(err, "cannot encode the liveness record of rank %u", l->rank);
 		goto out;
+	}
 	json_object_set_new(doc, "exit_status", l->exit_status >= 0 ? json_integer(l->exit_status)
 								  : json_null());
 	json_object_set_new(doc, "signal", l->signal ? json_integer(l->signal) : json_null());
 	if (l->contract)
 		json_object_set(doc, "contract", l->contract);
 	sbuf_addf(&path, "%s/rank-%u.json", dir, l->rank);
-	sbuf_addf(&tmp, "%s/.rank-%u.json.tmp", dir, l->rank);
-	if (!json_dump_file(doc, tmp.buf, JSON_INDENT(1) | JSON_PRESERVE_ORDER))
-		rc = rename(tmp.buf, path.buf);
+	/* a mkstemp file renamed over the name: never the fixed temporary
+	 * name .rank-N.json.tmp, which a link could have been planted at */
+	text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	if (!text)
+		sbuf_addf(err, "cannot encode %s", path.buf);
+	else
+		rc = fileio_write_unsynced(path.buf, text, strlen(text), 0600, err);
 out:
+	free(text);
 	json_decref(doc);
 	sbuf_release(&path);
-	sbuf_release(&tmp);
 	return rc;
 }
 
@@ -85,7 +94,7 @@ static int by_rank(const void *a, const void *b)
 
 json_t **liveness_load_dir(const char *dir, size_t *n)
 {
-	struct sbuf pat = SBUF_INIT;
+	struct sbuf pat = SBUF_INIT, err = SBUF_INIT;
 	json_t **v = NULL;
 	glob_t g;
 
@@ -98,7 +107,8 @@ json_t **liveness_load_dir(const char *dir, size_t *n)
 
 			if (!is_liveness_name(g.gl_pathv[i]))
 				continue;
-			doc = json_load_file(g.gl_pathv[i], 0, NULL);
+			doc = jsonfile_load(g.gl_pathv[i], LIVENESS_MAX_BYTES, 0, &err);
+			sbuf_reset(&err); /* a rank's file being replaced: skip it */
 			if (json_is_integer(json_object_get(doc, "rank")))
 				v[(*n)++] = doc;
 			else
@@ -108,6 +118,7 @@ json_t **liveness_load_dir(const char *dir, size_t *n)
 		qsort(v, *n, sizeof(*v), by_rank);
 	}
 	sbuf_release(&pat);
+	sbuf_release(&err);
 	return v;
 }
 

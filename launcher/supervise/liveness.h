@@ -1,7 +1,10 @@
 /* liveness.h - RUN/ranks/rank-N.json: what one supervised rank is doing.
  *
- * Shell, but for liveness_activity (pure).  The supervisor rewrites its rank's file (a temporary file, then
- * rename(2), so readers never see half of one) when its state changes
+ * Shell, but for liveness_activity (pure).  The supervisor rewrites its
+ * rank's file (fileio_write_unsynced: a mkstemp file, mode 0600, renamed,
+ * so readers never see half of one; not fsync'd, as the old rename-only
+ * write was not: every 5 s per rank on a shared file system would cost
+ * more than a record a crash makes stale anyway) when its state changes
  * and at most every LIVENESS_PERIOD_S while the program runs.  The file
  * holds the node, pids, binding, state, the program's CPU time, the bytes
  * of output, the time of the last output and of the last heartbeat, and
@@ -16,7 +19,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct sbuf;
+
 #define LIVENESS_PERIOD_S 5
+#define LIVENESS_MAX_BYTES (1 << 20) /* a rank's file with its contract: a few KiB */
 
 struct liveness {
 	unsigned rank, world;
@@ -32,8 +38,8 @@ struct liveness {
 	json_t *contract;         /* borrowed: plan against what the rank got */
 };
 
-/* Writes DIR/rank-N.json.  0 or -1 (errno set). */
-int liveness_write(const char *dir, const struct liveness *l);
+/* Writes DIR/rank-N.json.  0, or -1 with err. */
+int liveness_write(const char *dir, const struct liveness *l, struct sbuf *err);
 
 /* The program's user+system CPU seconds from /proc, or -1. */
 double liveness_cpu_seconds(pid_t pid);
@@ -42,7 +48,8 @@ double liveness_cpu_seconds(pid_t pid);
  * many of those files there are; 0 when none. */
 double liveness_latest_progress(const char *dir, unsigned self, unsigned *files);
 
-/* Reads every DIR/rank-N.json, sorted by rank; *n gets the count.  The
+/* Reads every DIR/rank-N.json, sorted by rank; *n gets the count.  One
+ * that is not a regular file (a FIFO) or not JSON is skipped.  The
  * caller json_decref()s each and frees the array. */
 json_t **liveness_load_dir(const char *dir, size_t *n);
 

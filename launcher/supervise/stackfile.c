@@ -3,6 +3,7 @@
 #include "launcher/supervise/stackfile.h" // defines: stackfile_write, stackfile_load_dir
 #include "launcher/supervise/autopsy.h"   // defines: struct rank_stacks, autopsy_report
 #include "common/fileio.h"         // defines: fileio_write_atomic
+#include "common/jsonfile.h"       // defines: jsonfile_load
 #include "common/sbuf.h"           // defines: struct sbuf
 
 #include <glob.h>
@@ -86,14 +87,16 @@ static size_t threads_from(json_t *a, struct stack_thread **out)
 
 static int load_one(const char *path, struct rank_stacks *r, struct sbuf *err)
 {
-	json_error_t je;
-	json_t *doc = json_load_file(path, 0, &je);
+	struct sbuf why = SBUF_INIT;
+	json_t *doc = jsonfile_load(path, STACKFILE_MAX_BYTES, 0, &why);
 
 	if (!json_is_object(doc) || !json_is_integer(json_object_get(doc, "rank"))) {
-		sbuf_addf(err, "%s: not a stacks file: %s", path, doc ? "no rank" : je.text);
+		sbuf_addf(err, "%s: not a stacks file: %s", path, doc ? "no rank" : why.buf);
 		json_decref(doc);
+		sbuf_release(&why);
 		return -1;
 	}
+	sbuf_release(&why);
 	memset(r, 0, sizeof(*r));
 	r->rank = (unsigned)json_integer_value(json_object_get(doc, "rank"));
 	r->pid = (long)json_integer_value(json_object_get(doc, "pid"));

@@ -10,6 +10,9 @@
 
 #include <stddef.h>
 
+/* A stacks file is at most this large: the capture is 1 MiB (supervise.c). */
+#define STACKFILE_MAX_BYTES (16 << 20)
+
 struct rank_stacks;
 struct sbuf;
 

@@ -2,6 +2,7 @@
  * Shell (see stacks.h). */
 #include "launcher/supervise/stacks.h"  // defines: stacks_capture_native
 #include "launcher/supervise/autopsy.h" // defines: struct rank_stacks, stack_thread_push
+#include "common/fileio.h"       // defines: fileio_open_regular
 #include "common/sbuf.h"         // defines: xstrdup, xasprintf
 
 #include <elfutils/libdwfl.h>
@@ -126,15 +127,23 @@ int stacks_is_python(pid_t pid)
 	return yes;
 }
 
-/* The text of line `line` of file, blanks around it stripped. */
+/* The text of line `line` of file, blanks around it stripped; NULL when
+ * file is not a regular file we can read (a frame's file name is the
+ * program's word: a FIFO there must not hang the autopsy). */
 static char *source_line(const char *file, unsigned line)
 {
-	FILE *f = fopen(file, "r");
+	struct sbuf ignored = SBUF_INIT;
+	int fd = fileio_open_regular(file, 0, &ignored);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
 	char buf[512];
 	char *s = NULL;
 
-	if (!f)
+	sbuf_release(&ignored);
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
+	}
 	for (unsigned i = 1; fgets(buf, sizeof(buf), f); i++) {
 		size_t n = strlen(buf);
 

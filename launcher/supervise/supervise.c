@@ -6,6 +6,8 @@
 #include "launcher/supervise/stackfile.h" // defines: stackfile_write, stackfile_autopsy
 #include "launcher/supervise/stacks.h"    // defines: stacks_capture_native, stacks_add_python
 #include "common/exitcode.h"       // defines: HPT_EXIT_PREEMPTED, HPT_EXIT_STALLED
+#include "common/fileio.h"         // defines: fileio_private_dir, fileio_write_atomic
+#include "common/jsonfile.h"       // defines: jsonfile_load
 #include "common/sbuf.h"           // defines: struct sbuf
 
 #include <errno.h>
@@ -83,6 +85,8 @@ static void say(const struct sup *s, const char *fmt, ...)
 
 static void write_live(struct sup *s, const char *state)
 {
+	struct sbuf err = SBUF_INIT;
+
 	if (state)
 		s->live.state = state;
 	if (!s->ranks_dir[0])
@@ -94,15 +98,19 @@ static void write_live(struct sup *s, const char *state)
 		if (cpu >= 0)
 			s->live.cpu_s = cpu;
 	}
-	if (liveness_write(s->ranks_dir, &s->live))
-		say(s, "cannot write %s/rank-%u.json: %s", s->ranks_dir, s->o->rank, strerror(errno));
+	if (liveness_write(s->ranks_dir, &s->live, &err))
+		say(s, "%s", err.buf);
 	s->next_write = s->live.updated + LIVENESS_PERIOD_S;
+	sbuf_release(&err);
 }
 
-/* The run's ranks/ directory and this rank's heartbeat file in it. */
+/* The run's ranks/ directory (private: 0700, and refused when another
+ * user owns it or others may write it) and this rank's heartbeat file
+ * in it, written as every file is (a mkstemp file renamed over it). */
 static void prepare_files(struct sup *s)
 {
-	int fd, n;
+	struct sbuf err = SBUF_INIT;
+	int n;
 
 	if (!s->o->run_dir)
 		return;
@@ -112,24 +120,21 @@ static void prepare_files(struct sup *s)
 		s->ranks_dir[0] = '\0';
 		return;
 	}
-	if (mkdir(s->ranks_dir, 0700) && errno != EEXIST) {
-		say(s, "cannot create %s: %s; no liveness records", s->ranks_dir, strerror(errno));
+	if (fileio_private_dir(s->ranks_dir, &err)) {
+		say(s, "%s; no liveness records", err.buf);
 		s->ranks_dir[0] = '\0';
-		return;
+		goto out;
 	}
 	n = snprintf(s->heartbeat, sizeof(s->heartbeat), "%s/rank-%u.heartbeat", s->ranks_dir,
 		     s->o->rank);
-	if (n < 0 || (size_t)n >= sizeof(s->heartbeat)) {
+	if (n < 0 || (size_t)n >= sizeof(s->heartbeat) ||
+	    fileio_write_atomic(s->heartbeat, "", 0, 0600, 0, &err)) {
 		s->heartbeat[0] = '\0';
-		return;
+		goto out;
 	}
-	fd = open(s->heartbeat, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		s->heartbeat[0] = '\0';
-		return;
-	}
-	close(fd);
 	setenv("HPCTRAIN_HEARTBEAT", s->heartbeat, 1);
+out:
+	sbuf_release(&err);
 }
 
 /* A pipe for fd unless fd is a terminal, where a program should keep
@@ -376,12 +381,14 @@ static unsigned count_complete(const struct sup *s)
 	unsigned n = 0;
 
 	for (unsigned r = 0; r < s->o->world; r++) {
+		struct sbuf err = SBUF_INIT; /* not there yet, or not a file: not complete */
 		json_t *doc;
 
 		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
-		doc = json_load_file(path, 0, NULL);
+		doc = jsonfile_load(path, STACKFILE_MAX_BYTES, 0, &err);
 		n += json_is_true(json_object_get(doc, "complete"));
 		json_decref(doc);
+		sbuf_release(&err);
 	}
 	return n;
 }

@@ -14,7 +14,9 @@ HPT=$PWD/bin/hpctrain
 
 ms() { date +%s%N; }
 mpirun -np 2 "$HPT" launch -- /bin/true
-bare=/tmp/hpctrain-bench-bare.$$ launch=/tmp/hpctrain-bench-launch.$$ sup=/tmp/hpctrain-bench-sup.$$
+tmp=$(mktemp -d) # not /tmp/NAME.$$: a name another user could plant a link at
+trap 'rm -rf "$tmp"' EXIT
+bare=$tmp/bare launch=$tmp/launch sup=$tmp/sup
 : >"$bare"; : >"$launch"; : >"$sup"
 i=0
 while [ $i -lt "$N" ]; do

@@ -12,22 +12,29 @@ unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID PMIX_NAMESPACE OMPI_COMM_WORLD_RAN
 
 setup_file() {
 	mpicc -o "$BATS_FILE_TMPDIR/mpi_hello" "$BATS_TEST_DIRNAME/helpers/mpi_hello.c"
-	export CLUSTER=/tmp/hpctrain-launch-bats-$$
 	[ "$(id -u)" -eq 0 ] && command -v slurmctld >/dev/null || return 0
 	# Two nodes with their own hostnames and IPs where namespaces can be
 	# made; else two slurmd on this host (whose node names do not resolve).
+	# Each try in a directory of a name no one can guess (mktemp): root's
+	# cluster must not start where another user planted a link.
 	for mode in netns multi; do
+		CLUSTER=$(mktemp -d /tmp/hpctrain-launch-bats.XXXXXX)
+		export CLUSTER
 		if BASE=$CLUSTER MODE=$mode NODES=2 NGPUS=4 "$BATS_TEST_DIRNAME/../cluster/up.sh" \
 			>>"$BATS_FILE_TMPDIR/cluster.log" 2>&1; then
 			export SLURM_CONF=$CLUSTER/etc/slurm.conf CLUSTER_MODE=$mode
 			return 0
 		fi
 		BASE=$CLUSTER "$BATS_TEST_DIRNAME/../cluster/down.sh" >/dev/null 2>&1 || true
+		rmdir "$CLUSTER" 2>/dev/null || true
 	done
+	unset CLUSTER
 }
 
 teardown_file() {
+	[ -n "${CLUSTER:-}" ] || return 0 # down.sh's default BASE is another cluster
 	BASE=$CLUSTER "$BATS_TEST_DIRNAME/../cluster/down.sh" >/dev/null 2>&1 || true
+	rmdir "$CLUSTER" 2>/dev/null || true
 }
 
 need_slurm() {

@@ -77,6 +77,26 @@ png_size() {
 	done
 }
 
+@test "report removes only the charts its manifest lists: a user's own comm.png survives" {
+	cp -r "$FIX/metrics/resumed" "$W/resumed"
+	mkdir "$W/out"
+	echo "my own chart" >"$W/out/comm.png"
+	run -0 "$HPT" report -o "$W/out" "$W/resumed"
+	[[ "$output" == *"  comm.png: not drawn: a single-rank run: nothing to communicate"* ]]
+	[ "$(cat "$W/out/comm.png")" = "my own chart" ]
+	# the manifest names what report wrote, and only that
+	[ "$(jq -r '[.files[].name] | sort | join(" ")' "$W/out/.hpctrain-report.json")" = \
+		"accuracy.png loss.png lr.png throughput.png" ]
+	[ "$(stat -c %a "$W/out/.hpctrain-report.json")" = 600 ]
+	# a chart report wrote but the user has replaced since stays too
+	cp -r "$FIX/metrics/dp2" "$W/dp2"
+	rm "$W/out/comm.png"
+	run -0 "$HPT" report -o "$W/out" "$W/dp2"
+	cp "$W/out/loss.png" "$W/mine.png" && cp "$W/mine.png" "$W/out/comm.png"
+	run -0 "$HPT" report -o "$W/out" "$W/resumed"
+	cmp "$W/mine.png" "$W/out/comm.png"
+}
+
 @test "report --json prints the summary and the charts, drawn or not" {
 	cp -r "$FIX/metrics/dp2" "$W/dp2"
 	run -0 --separate-stderr "$HPT" report --json "$W/dp2"

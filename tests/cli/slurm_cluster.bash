@@ -8,8 +8,11 @@ CLUSTER_SCRIPTS=$BATS_TEST_DIRNAME/../cluster
 
 cluster_up() {
 	local mode=$1 nodes=${2:-2}
-	export CLUSTER_BASE=/tmp/hpt-bats-$(basename "$BATS_TEST_FILENAME" .bats)-$$
 	[ "$(id -u)" -eq 0 ] && command -v slurmctld >/dev/null || return 0
+	# a name no one can guess: root's cluster must not start in a
+	# directory another user planted under a predictable name
+	CLUSTER_BASE=$(mktemp -d "/tmp/hpt-bats-$(basename "$BATS_TEST_FILENAME" .bats).XXXXXX")
+	export CLUSTER_BASE
 	if BASE=$CLUSTER_BASE MODE=$mode NODES=$nodes "$CLUSTER_SCRIPTS/up.sh" \
 		>"$BATS_FILE_TMPDIR/cluster-up.log" 2>&1; then
 		export SLURM_CONF=$CLUSTER_BASE/etc/slurm.conf CLUSTER_MODE=$mode
@@ -23,6 +26,7 @@ cluster_up() {
 cluster_down() {
 	[ -n "${CLUSTER_BASE:-}" ] || return 0
 	BASE=$CLUSTER_BASE "$CLUSTER_SCRIPTS/down.sh" >/dev/null 2>&1 || true
+	rmdir "$CLUSTER_BASE" 2>/dev/null || true # up.sh never got to make it a cluster
 }
 
 setup_file() {

@@ -112,6 +112,39 @@ static void rundir__refuses_a_run_that_holds_another_spec(void **state)
 	sbuf_release(&err);
 }
 
+/* A run others may write (an old standalone train under umask 000, or a
+ * shared output.dir) gets no new attempt, from submit or from rerun; nor
+ * does a submit.json that is a FIFO hang the reader of the job id. */
+static void rundir__refuses_a_run_others_may_write_and_a_fifo_submit_json(void **state)
+{
+	struct rundir a = RUNDIR_INIT, b = RUNDIR_INIT;
+	struct sbuf err = SBUF_INIT;
+	char *out = testlib_tmp_at("runs"), *sub;
+	unsigned long id = 0;
+
+	(void)state;
+	create(&a);
+	assert_int_equal(chmod(a.run, 0777), 0);
+	assert_int_equal(rundir_create(out, "job", HASH, RESOLVED, strlen(RESOLVED), &b, &err), -1);
+	assert_non_null(strstr(err.buf, "abcdef012345: group or others may write it (mode 0777)"));
+	sbuf_reset(&err);
+	assert_int_equal(rundir_new_attempt(a.run, &b, &err), -1);
+	assert_non_null(strstr(err.buf, "refusing "));
+	sbuf_reset(&err);
+	assert_int_equal(chmod(a.run, 0700), 0);
+	sub = xasprintf("%s/submit.json", a.dir);
+	assert_int_equal(mkfifo(sub, 0600), 0);
+	alarm(10);
+	assert_int_equal(rundir_job_id(&a, &id, NULL, &err), -1);
+	alarm(0);
+	assert_non_null(strstr(err.buf, "/submit.json: it is a FIFO, not a regular file"));
+	free(sub);
+	free(out);
+	rundir_release(&a);
+	rundir_release(&b);
+	sbuf_release(&err);
+}
+
 static void rundir__abandon_removes_only_an_unsubmitted_attempt(void **state)
 {
 	struct rundir a = RUNDIR_INIT;
@@ -276,6 +309,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(rundir__refuses_a_run_that_holds_another_spec, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			rundir__refuses_a_run_others_may_write_and_a_fifo_submit_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(rundir__abandon_removes_only_an_unsubmitted_attempt,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(rundir__open_finds_the_latest_submitted_attempt, setup,

@@ -4,6 +4,7 @@
 import os
 import signal
 import sys
+import tempfile
 import time
 
 ckpt = "ckpt.txt"
@@ -21,9 +22,10 @@ def on_usr2(signum, frame):
 signal.signal(signal.SIGUSR2, on_usr2)
 while step < 40:
     if stop:
-        with open(ckpt + ".tmp", "w") as f:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(ckpt)))
+        with os.fdopen(fd, "w") as f:
             f.write(str(step))
-        os.replace(ckpt + ".tmp", ckpt)
+        os.replace(tmp, ckpt)
         print(f"checkpointed at step {step}", flush=True)
         sys.exit(75)
     step += 1
