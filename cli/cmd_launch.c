@@ -7,7 +7,7 @@
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_load_run
-#include "common/diag.h"         // defines: struct diag_list, diag_report
+#include "common/diag.h"         // defines: struct diag_list, diag_report, diag_report_as
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_write_atomic, fileio_exists
 #include "common/opt.h"          // defines: struct opt, opt_next
@@ -151,7 +151,7 @@ static int discover_and_plan(struct launch *l)
 		status = HPT_EXIT_TOPOLOGY;
 out:
 	if (status)
-		diag_report(stderr, &dl);
+		diag_report_as(stderr, "hpctrain launch", &dl);
 	diag_list_release(&dl);
 	return status;
 }

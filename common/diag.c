@@ -113,18 +113,24 @@ void diag_format(const struct diag *d, struct sbuf *out)
 	sbuf_addstr(out, d->msg);
 }
 
-void diag_report(FILE *fp, const struct diag_list *dl)
+void diag_report_as(FILE *fp, const char *prefix, const struct diag_list *dl)
 {
 	struct sbuf line = SBUF_INIT;
 
 	for (size_t i = 0; i < dl->n; i++) {
 		sbuf_reset(&line);
 		diag_format(&dl->v[i], &line);
-		fprintf(fp, "%s\n", line.buf);
+		fprintf(fp, "%s%s%s\n", prefix ? prefix : "", prefix ? ": " : "", line.buf);
 	}
 	if (dl->dropped)
-		fprintf(fp, "hpctrain: %zu more errors not shown\n", dl->dropped);
+		fprintf(fp, "%s: %zu more errors not shown\n", prefix ? prefix : "hpctrain",
+			dl->dropped);
 	sbuf_release(&line);
+}
+
+void diag_report(FILE *fp, const struct diag_list *dl)
+{
+	diag_report_as(fp, NULL, dl);
 }
 
 static bool diag_equal(const struct diag *a, const struct diag *b)

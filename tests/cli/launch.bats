@@ -203,6 +203,20 @@ field() {
 	[ "${stderr_lines[0]}" = "hpctrain launch: --nic: unknown policy 'rial'" ]
 }
 
+@test "a malformed rank variable is a usage error naming it, its value and the command" {
+	run --separate-stderr env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_PROCID=1 SLURM_NTASKS=abc \
+		SLURM_LOCALID=-1 SLURM_NODEID=0 SLURM_NNODES=1 SLURM_TASKS_PER_NODE=2 \
+		"$HPT" launch --dry-run -- prog
+	[ "$status" -eq "$EX_USAGE" ]
+	[ "${stderr_lines[0]}" = 'hpctrain launch: SLURM_NTASKS: expected an integer 1..1073741824, got "abc"' ]
+	[ "${stderr_lines[1]}" = 'hpctrain launch: SLURM_LOCALID: expected an integer 0..1073741824, got "-1"' ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	# SLURM_NTASKS set and valid: the complaint is about SLURM_PROCID's value
+	run --separate-stderr env SLURM_STEP_ID=0 SLURM_PROCID=9 SLURM_NTASKS=8 "$HPT" launch -- true
+	[ "$status" -eq "$EX_USAGE" ]
+	[ "$stderr" = "hpctrain launch: SLURM_PROCID: 9 is not below SLURM_NTASKS (8)" ]
+}
+
 @test "under srun --mpi=pmix ranks come from the step across two slurmd" {
 	need_slurm
 	run srun --mpi=pmix -N2 -n4 --ntasks-per-node=2 "$HPT" launch --verbose -- "$HELP/whoami.sh"

@@ -76,7 +76,46 @@ static void launch__refuses_inconsistent_slurm_variables(void **state)
 	(void)state;
 	assert_int_equal(rank_from_env(fake_get, env, "h", &ri, &dl), -1);
 	diag_format(&dl.v[0], &msg);
-	assert_string_equal(msg.buf, "environment: SLURM_PROCID: is not below the number of tasks");
+	assert_string_equal(msg.buf, "SLURM_PROCID: 9 is not below SLURM_STEP_NUM_TASKS (8)");
+	sbuf_release(&msg);
+	rank_info_release(&ri);
+	diag_list_release(&dl);
+}
+
+/* Every malformed number is named with its value, and a malformed
+ * SLURM_STEP_NUM_TASKS is not replaced by SLURM_NTASKS (nor blamed on it). */
+static void launch__names_each_malformed_rank_variable(void **state)
+{
+	const char *env[] = { "SLURM_STEP_ID=0", "SLURM_PROCID=-1", "SLURM_STEP_NUM_TASKS=8x",
+			      "SLURM_NTASKS=8", "SLURM_LOCALID= 1", "SLURM_NODEID=0",
+			      "SLURM_NNODES=99999999999999999999", "SLURM_TASKS_PER_NODE=8", NULL };
+	const char *ompi[] = { "OMPI_COMM_WORLD_RANK=0x1", "OMPI_COMM_WORLD_SIZE=2",
+			       "OMPI_COMM_WORLD_LOCAL_RANK=0", "OMPI_COMM_WORLD_LOCAL_SIZE=0", NULL };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct rank_info ri;
+	struct sbuf msg = SBUF_INIT;
+
+	(void)state;
+	assert_int_equal(rank_from_env(fake_get, env, "h", &ri, &dl), -1);
+	assert_int_equal(dl.n, 4);
+	diag_format(&dl.v[0], &msg);
+	assert_string_equal(msg.buf, "SLURM_PROCID: expected an integer 0..1073741824, got \"-1\"");
+	sbuf_reset(&msg);
+	diag_format(&dl.v[1], &msg);
+	assert_string_equal(msg.buf, "SLURM_STEP_NUM_TASKS: expected an integer 1..1073741824, "
+			    "got \"8x\"");
+	sbuf_reset(&msg);
+	diag_format(&dl.v[3], &msg);
+	assert_string_equal(msg.buf, "SLURM_NNODES: expected an integer 1..1073741824, "
+			    "got \"99999999999999999999\"");
+	diag_list_release(&dl);
+	rank_info_release(&ri);
+	assert_int_equal(rank_from_env(fake_get, ompi, "h", &ri, &dl), -1);
+	assert_int_equal(dl.n, 2);
+	sbuf_reset(&msg);
+	diag_format(&dl.v[1], &msg);
+	assert_string_equal(msg.buf, "OMPI_COMM_WORLD_LOCAL_SIZE: expected an integer "
+			    "1..1073741824, got \"0\"");
 	sbuf_release(&msg);
 	rank_info_release(&ri);
 	diag_list_release(&dl);
@@ -122,6 +161,12 @@ static void launch__parses_slurm_host_and_task_lists(void **state)
 	assert_int_equal(rank_tasks_on_node("2(x3),1", 3), 1);
 	assert_int_equal(rank_tasks_on_node("2(x3),1", 4), 0);
 	assert_int_equal(rank_tasks_on_node("x", 0), 0);
+	/* what strtoul would take: a sign, blanks, counts beyond any step */
+	assert_int_equal(rank_tasks_on_node("-1", 0), 0);
+	assert_int_equal(rank_tasks_on_node(" 2", 0), 0);
+	assert_int_equal(rank_tasks_on_node("2(x-1),1", 0), 0);
+	assert_int_equal(rank_tasks_on_node("18446744073709551617", 0), 0);
+	assert_int_equal(rank_tasks_on_node("2(x4294967296),1", 5), 0);
 }
 
 static void launch__derives_an_unprivileged_port_from_the_job(void **state)
@@ -318,6 +363,7 @@ int main(void)
 		cmocka_unit_test(launch__reads_slurm_step_variables),
 		cmocka_unit_test(launch__ignores_slurm_variables_outside_a_step),
 		cmocka_unit_test(launch__refuses_inconsistent_slurm_variables),
+		cmocka_unit_test(launch__names_each_malformed_rank_variable),
 		cmocka_unit_test(launch__reads_open_mpi_variables),
 		cmocka_unit_test(launch__parses_slurm_host_and_task_lists),
 		cmocka_unit_test(launch__derives_an_unprivileged_port_from_the_job),
