@@ -122,9 +122,13 @@ static void gpus__granted_against_driver_and_devices(void **state)
 	doctor_check_gpus(r, "0,1,2", 2, &c);
 	assert_reason_has(&c, "Slurm granted 3 GPU(s), the driver sees 2");
 	cell_release(&c);
-	doctor_check_gpus(r, "0,x", 2, &c);
-	assert_int_equal(c.grade, DOCTOR_WARN);
-	cell_release(&c);
+	/* what strtoul would read: "x", a sign, a blank, a backward range */
+	for (size_t i = 0; i < 5; i++) {
+		doctor_check_gpus(r, (const char *[]){ "0,x", "-1", "0, 1", "3-1", "0,1," }[i], 2, &c);
+		assert_int_equal(c.grade, DOCTOR_WARN);
+		assert_reason_has(&c, "cannot read Slurm's GPU list");
+		cell_release(&c);
+	}
 	/* no driver: skipped, with the reason */
 	doctor_check_gpus("/nonexistent-root", "0,1", 2, &c);
 	assert_int_equal(c.grade, DOCTOR_SKIP);
