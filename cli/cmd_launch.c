@@ -15,7 +15,7 @@
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/rank/bind.h"    // defines: bind_apply
 #include "launcher/rank/contract.h" // defines: contract_check, contract_got_read
-#include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_narrow_request
+#include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
 #include "launcher/rank/rank.h"    // defines: rank_discover, struct rank_info
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
@@ -124,6 +124,27 @@ static int resolve_policy(struct launch *l)
 	return HPT_EXIT_OK;
 }
 
+/* The inherited CUDA_VISIBLE_DEVICES: planned over exactly, or refused
+ * when the plan cannot use it (envplan_cvd_check), never passed on while
+ * cores and NICs go to other GPUs.  --gpu none leaves it alone. */
+static int check_cvd(struct launch *l)
+{
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	struct sbuf why = SBUF_INIT;
+	int rc;
+
+	envplan_cvd_parse(&l->topo, cvd, &l->cvd);
+	if (l->policy.gpu == PLAN_GPU_NONE)
+		return HPT_EXIT_OK;
+	rc = envplan_cvd_check(&l->topo, &l->cvd, cvd ? cvd : "", &why);
+	if (rc < 0)
+		fprintf(stderr, "hpctrain launch: %s\n", why.buf);
+	else if (rc > 0 && !l->ri.local_rank) /* once per node */
+		fprintf(stderr, "hpctrain launch: warning: %s\n", why.buf);
+	sbuf_release(&why);
+	return rc < 0 ? HPT_EXIT_TOPOLOGY : HPT_EXIT_OK;
+}
+
 static int discover_and_plan(struct launch *l)
 {
 	struct plan_request req = { .policy = l->policy };
@@ -144,7 +165,8 @@ static int discover_and_plan(struct launch *l)
 		status = HPT_EXIT_TOPOLOGY;
 		goto out;
 	}
-	envplan_cvd_parse(&l->topo, getenv("CUDA_VISIBLE_DEVICES"), &l->cvd);
+	if ((status = check_cvd(l)))
+		goto out;
 	req.ranks = l->ri.local_size;
 	envplan_narrow_request(&req, &l->topo, &l->cvd);
 	if (plan_slices(&l->topo, &req, &l->plan, &dl))
