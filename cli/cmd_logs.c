@@ -316,6 +316,8 @@ int cmd_logs(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return opt_error(&logs_cmd, optind >= argc ? "no run given" : "one run at a time");
+	if (opt_check_operands(&logs_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	status = runref_resolve(argv[optind], &ref, &err);
 	if (!status && ref.kind == RUNREF_SWEEP && follow_on) {
 		runref_release(&ref);

@@ -304,6 +304,8 @@ int cmd_report(int argc, char **argv)
 	if (optind != argc - 1)
 		return opt_error(&report_cmd, optind >= argc ? "no run or sweep given"
 							      : "one run or sweep at a time");
+	if (opt_check_operands(&report_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	sbuf_init(&o.md);
 	o.charts = json_array();
 	status = runref_resolve(argv[optind], &ref, &err);

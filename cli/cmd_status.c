@@ -386,6 +386,8 @@ int cmd_status(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return opt_error(&status_cmd, "one run, sweep or job id at a time");
+	if (opt_check_operands(&status_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	run = optind < argc ? argv[optind] : NULL;
 	if (!ranks)
 		return status_of(run, json, wait);

@@ -245,6 +245,8 @@ static int parse_args(int argc, char **argv, struct submit_args *a)
 	if (optind != argc - 1)
 		return opt_error(&submit_cmd, optind >= argc ? "no job spec given"
 							      : "only one job spec at a time");
+	if (opt_check_operands(&submit_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	if (a->topology && !a->dry_run)
 		return opt_error(&submit_cmd, "--topology needs --dry-run");
 	if (a->exclude) {

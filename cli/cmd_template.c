@@ -175,6 +175,8 @@ int cmd_template(int argc, char **argv)
 	if (!strcmp(action, "show") || !strcmp(action, "init")) {
 		if (optind + 1 != argc)
 			return opt_error(&template_cmd, "%s needs exactly one template name", action);
+		if (opt_check_operands(&template_cmd, argc, argv, optind))
+			return HPT_EXIT_USAGE;
 		if (*action == 's')
 			return template_show(argv[optind]);
 		return template_init(argv[optind], output, force);

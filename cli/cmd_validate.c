@@ -187,9 +187,9 @@ int cmd_validate(int argc, char **argv)
 		specfile_overrides_release(&o.sets);
 		return print_fields();
 	}
-	if (optind >= argc) {
+	if (optind >= argc || opt_check_operands(&validate_cmd, argc, argv, optind)) {
 		specfile_overrides_release(&o.sets);
-		return opt_error(&validate_cmd, "no job spec given");
+		return optind >= argc ? opt_error(&validate_cmd, "no job spec given") : HPT_EXIT_USAGE;
 	}
 	if (o.json)
 		files = json_array();

@@ -73,6 +73,8 @@ int cmd_data(int argc, char **argv)
 				 "unknown subcommand '%s'", argv[optind]);
 	if (argc - optind != 3)
 		return opt_error(&data_cmd, "convert takes an image file and a label file");
+	if (opt_check_operands(&data_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	if (!out)
 		return opt_error(&data_cmd, "convert needs --output <dir>");
 	st = data_load_idx(&d, argv[optind + 1], argv[optind + 2], &err);

@@ -200,6 +200,8 @@ static int parse_args(int argc, char **argv, struct train_args *a)
 	if (optind != argc - 1)
 		return opt_error(&train_cmd, optind >= argc ? "no job spec given"
 							      : "more than one job spec given");
+	if (opt_check_operands(&train_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	a->spec = argv[optind];
 	return HPT_EXIT_OK;
 }

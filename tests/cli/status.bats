@@ -88,3 +88,18 @@ SPEC
 	run -2 --separate-stderr "$HPT" status 1 2
 	[ "${stderr_lines[0]}" = "hpctrain status: one run, sweep or job id at a time" ]
 }
+
+@test "an empty name is a usage error, not a name that is not there, in every command" {
+	for cmd in status logs cancel rerun report autopsy validate submit train "template show"; do
+		# shellcheck disable=SC2086 # the words of "template show"
+		run -2 --separate-stderr "$HPT" $cmd ''
+		[ "${stderr_lines[0]}" = "hpctrain ${cmd% *}: an empty argument names nothing" ]
+	done
+	run -2 --separate-stderr "$HPT" cancel 1 ''
+	[ "${stderr_lines[0]}" = "hpctrain cancel: an empty argument names nothing" ]
+	for opt in "launch --run" "launch --spec" "topo --input" "report -o" "train --run"; do
+		# shellcheck disable=SC2086
+		run -2 --separate-stderr "$HPT" ${opt} '' x
+		[[ "${stderr_lines[0]}" == "hpctrain ${opt% *}: option '--"*"' needs a value, not an empty one" ]]
+	done
+}
