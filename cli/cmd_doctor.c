@@ -17,7 +17,7 @@
 #include "common/exitcode.h"                  // defines: enum hpt_exit
 #include "common/fileio.h"                    // defines: fileio_write_atomic
 #include "common/opt.h"                       // defines: struct opt, opt_next
-#include "common/sbuf.h"                      // defines: struct sbuf
+#include "common/sbuf.h"                      // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"                 // defines: struct job, job_release
 #include "common/spec/specfile.h"             // defines: specfile_load, specfile_load_run
 #include "launcher/doctor/doctor.h"           // defines: doctor_compare, doctor_table, doctor_json
@@ -274,7 +274,8 @@ static int parse_number(const char *flag, const char *s, double lo, double hi, d
 	errno = 0;
 	*out = strtod(s, &end);
 	if (errno || end == s || *end || *out < lo || *out > hi)
-		return opt_error(&doctor_cmd, "--%s: expected a number %g..%g, got '%s'", flag, lo, hi, s);
+		return opt_error(&doctor_cmd, "--%s: expected a number %g..%g, got '%s'", flag, lo, hi,
+				 SBUF_CLIP(s));
 	return 0;
 }
 
@@ -323,7 +324,7 @@ static int parse_args(struct doctor *d, int argc, char **argv)
 		}
 	}
 	if (optind != argc)
-		return opt_error(&doctor_cmd, "unexpected argument '%s'", argv[optind]);
+		return opt_error(&doctor_cmd, "unexpected argument '%s'", SBUF_CLIP(argv[optind]));
 	if (d->spec && d->run)
 		return opt_error(&doctor_cmd, "--spec and --preflight both name a spec; give one");
 	if ((d->ledger_show || d->forget) && (d->spec || d->run))

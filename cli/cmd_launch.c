@@ -11,7 +11,7 @@
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_write_atomic, fileio_exists
 #include "common/opt.h"          // defines: struct opt, opt_next
-#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/rank/bind.h"    // defines: bind_apply
 #include "launcher/rank/contract.h" // defines: contract_check, contract_got_read
@@ -120,7 +120,8 @@ static int resolve_policy(struct launch *l)
 	}
 	for (int i = 0; i < 4; i++)
 		if (l->policy_flags[i] && plan_policy_set(&l->policy, keys[i], l->policy_flags[i]))
-			return opt_error(&launch_cmd, "--%s: unknown policy '%s'", keys[i], l->policy_flags[i]);
+			return opt_error(&launch_cmd, "--%s: unknown policy '%s'", keys[i],
+					 SBUF_CLIP(l->policy_flags[i]));
 	return HPT_EXIT_OK;
 }
 

@@ -6,7 +6,7 @@
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/fileio.h"      // defines: fileio_read
 #include "common/opt.h"         // defines: struct opt, opt_next
-#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/sbuf.h"        // defines: struct sbuf, SBUF_CLIP
 #include "launcher/runs/runref.h" // defines: runref_resolve, runref_sweep_points
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job
 
@@ -302,7 +302,7 @@ int cmd_logs(int argc, char **argv)
 			want = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || want < 0 || want > 1 << 24)
 				return opt_error(&logs_cmd, "--rank: expected a rank number, got '%s'",
-						 optarg);
+						 SBUF_CLIP(optarg));
 			break;
 		case 'f':
 			follow_on = 1;

@@ -7,7 +7,7 @@
 #include "cli/report_sweep.h"      // defines: report_sweep
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/opt.h"            // defines: struct opt, opt_next
-#include "common/sbuf.h"           // defines: struct sbuf
+#include "common/sbuf.h"           // defines: struct sbuf, SBUF_CLIP
 #include "launcher/report/chart.h" // defines: struct chart
 #include "launcher/report/report_data.h"  // defines: struct report_run
 #include "launcher/runs/runref.h"       // defines: runref_resolve
@@ -289,7 +289,7 @@ int cmd_report(int argc, char **argv)
 		case OPT_SIZE:
 			if (parse_size(optarg, &o))
 				return opt_error(&report_cmd, "--size: expected WxH, 200x150 to "
-					 "8000x8000, got '%s'", optarg);
+					 "8000x8000, got '%s'", SBUF_CLIP(optarg));
 			break;
 		case 'j':
 			o.json = true;

@@ -7,7 +7,7 @@
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/fileio.h"      // defines: fileio_exists
 #include "common/opt.h"         // defines: struct opt, opt_next
-#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/sbuf.h"        // defines: struct sbuf, SBUF_CLIP
 #include "topology/bitmap.h" // defines: bitmap_parse_list
 #include "topology/plan.h"   // defines: plan_slices, plan_policy_set
 #include "topology/probe.h"  // defines: probe_load, probe_export_xml
@@ -152,14 +152,14 @@ static int plan(const struct topo_args *a)
 	if (a->allowed) {
 		if (bitmap_parse_list(&allowed, a->allowed))
 			return opt_error(&topo_cmd, "--allowed-cpus: expected a CPU list like 0-3,8, got '%s'",
-					 a->allowed);
+					 SBUF_CLIP(a->allowed));
 		req.allowed = &allowed;
 	}
 	if (a->visible) {
 		if (parse_gpu_list(a->visible, &visible, &n_visible)) {
 			bitmap_release(&allowed);
 			return opt_error(&topo_cmd, "--visible-gpus: expected indices like 0,2, got '%s'",
-					 a->visible);
+					 SBUF_CLIP(a->visible));
 		}
 		req.visible_gpus = visible ? visible : (const int[]){ 0 };
 		req.n_visible_gpus = n_visible;
@@ -194,7 +194,7 @@ static int set_policy(struct topo_args *a, const char *key, const char *value)
 {
 	if (!plan_policy_set(&a->policy, key, value))
 		return 0;
-	return opt_error(&topo_cmd, "--%s: unknown policy '%s'", key, value);
+	return opt_error(&topo_cmd, "--%s: unknown policy '%s'", key, SBUF_CLIP(value));
 }
 
 int cmd_topo(int argc, char **argv)
@@ -226,7 +226,7 @@ int cmd_topo(int argc, char **argv)
 			a.ranks = strtol(optarg, &end, 10);
 			if (*end || end == optarg || a.ranks < 1 || a.ranks > PLAN_MAX_RANKS)
 				return opt_error(&topo_cmd, "--ranks-per-node: expected 1..%d, got '%s'",
-						 PLAN_MAX_RANKS, optarg);
+						 PLAN_MAX_RANKS, SBUF_CLIP(optarg));
 			break;
 		case OPT_CPU:
 		case OPT_GPU:
@@ -255,7 +255,7 @@ int cmd_topo(int argc, char **argv)
 		optind++;
 	}
 	if (optind < argc)
-		return opt_error(&topo_cmd, "unexpected argument '%s'", argv[optind]);
+		return opt_error(&topo_cmd, "unexpected argument '%s'", SBUF_CLIP(argv[optind]));
 	if (a.plan && a.ranks < 0)
 		return opt_error(&topo_cmd, "plan needs --ranks-per-node");
 	if (!a.plan && (a.ranks >= 0 || a.allowed || a.visible))

@@ -56,6 +56,9 @@ void sbuf_add_number(struct sbuf *sb, double v, int decimals);
 #define SBUF_CLIP_MAX 80
 #define SBUF_CLIP_SIZE (SBUF_CLIP_MAX + 40)
 const char *sbuf_clip(const char *s, char buf[SBUF_CLIP_SIZE]);
+/* The same with a buffer of the enclosing block's, for one message:
+ * fprintf(stderr, "got '%s'", SBUF_CLIP(optarg)). */
+#define SBUF_CLIP(s) sbuf_clip((s), (char[SBUF_CLIP_SIZE]){ 0 })
 
 /* Out-of-memory is not a recoverable condition for a CLI: these print
  * and exit with the internal-error status instead of returning NULL. */
