@@ -11,8 +11,9 @@
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_mkdirs, fileio_write_atomic, fileio_exists
 #include "common/opt.h"          // defines: struct opt, opt_next, opt_usage, opt_error
-#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
+#include "common/spec/template.h" // defines: TEMPLATE_OVERRIDE_FORM
 #include "common/spec/specfile.h"   // defines: specfile_load, specfile_overrides_*, SPECFILE_RUN_SPEC
 
 #include <errno.h>
@@ -59,7 +60,7 @@ static int parse_count(const char *arg, const char *what, int64_t max, int64_t *
 	v = strtoll(arg, &end, 10);
 	if (errno || end == arg || *end || v < 1 || v > max)
 		return opt_error(&train_cmd, "%s: expected an integer 1..%lld, got \"%s\"", what,
-				 (long long)max, arg);
+				 (long long)max, SBUF_CLIP(arg));
 	*out = v;
 	return 0;
 }
@@ -73,7 +74,7 @@ static void add_why_no_gpu(struct sbuf *sb)
 	if (!be_cuda_built())
 		sbuf_addstr(sb, "this trainer was built without CUDA");
 	else if (v)
-		sbuf_addf(sb, "no GPU is visible (CUDA_VISIBLE_DEVICES=%s)", v);
+		sbuf_addf(sb, "no GPU is visible (CUDA_VISIBLE_DEVICES=%s)", SBUF_CLIP(v));
 	else
 		sbuf_addstr(sb, "no GPU is visible (CUDA_VISIBLE_DEVICES unset)");
 }
@@ -170,7 +171,9 @@ static int parse_args(int argc, char **argv, struct train_args *a)
 	while ((c = opt_next(&train_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			specfile_overrides_add(&a->sets, optarg);
+			if (specfile_overrides_add(&a->sets, optarg))
+				return opt_error(&train_cmd, "--set: expected " TEMPLATE_OVERRIDE_FORM
+						 ", got '%s'", SBUF_CLIP(optarg));
 			break;
 		case OPT_RUN:
 			a->run = optarg;
