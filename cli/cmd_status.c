@@ -8,7 +8,7 @@
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/isotime.h"     // defines: isotime_format
 #include "common/opt.h"         // defines: struct opt, opt_next
-#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/sbuf.h"        // defines: struct sbuf, sbuf_add_number
 #include "launcher/supervise/liveness.h" // defines: liveness_load_dir, liveness_activity
 #include "cli/status_watch.h" // defines: status_watch
 #include "cli/ticker.h"       // defines: struct ticker, ticker_*, TICKER_POLL_MS
@@ -17,6 +17,7 @@
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,23 @@ static void print_table(const struct hpt_slurm_job *v, size_t n)
 	}
 }
 
+/* One rank's row of status --ranks.  The file is the rank's: a missing
+ * or odd figure prints as "-", a huge one in %g form. */
+static void print_rank_row(json_t *r, double now)
+{
+	struct sbuf cpu = SBUF_INIT;
+	json_t *cpu_s = json_object_get(r, "cpu_s");
+	char act[64];
+
+	liveness_activity(r, now, act, sizeof(act));
+	sbuf_add_number(&cpu, json_is_number(cpu_s) ? json_number_value(cpu_s) : NAN, 1);
+	printf("%-5d %-16s %-8d %-24s %9s %12lld\n", (int)json_integer_value(json_object_get(r, "rank")),
+	       json_string_value(json_object_get(r, "node")),
+	       (int)json_integer_value(json_object_get(r, "pid")), act, cpu.buf,
+	       (long long)json_integer_value(json_object_get(r, "output_bytes")));
+	sbuf_release(&cpu);
+}
+
 /* The table (or JSON) of RUN/ranks/rank-N.json; the contract's warnings
  * follow the table, one line each. */
 static int show_ranks(const struct rundir *rd, int json)
@@ -147,17 +165,8 @@ static int show_ranks(const struct rundir *rd, int json)
 	} else if (n) {
 		printf("%-5s %-16s %-8s %-24s %9s %12s\n", "RANK", "NODE", "PID", "ACTIVITY", "CPU_S",
 		       "OUTPUT");
-		for (size_t i = 0; i < n; i++) {
-			char act[64];
-
-			liveness_activity(v[i], (double)ts.tv_sec, act, sizeof(act));
-			printf("%-5d %-16s %-8d %-24s %9.1f %12lld\n",
-			       (int)json_integer_value(json_object_get(v[i], "rank")),
-			       json_string_value(json_object_get(v[i], "node")),
-			       (int)json_integer_value(json_object_get(v[i], "pid")), act,
-			       json_number_value(json_object_get(v[i], "cpu_s")),
-			       (long long)json_integer_value(json_object_get(v[i], "output_bytes")));
-		}
+		for (size_t i = 0; i < n; i++)
+			print_rank_row(v[i], (double)ts.tv_sec);
 		for (size_t i = 0; i < n; i++) {
 			json_t *w = json_object_get(json_object_get(v[i], "contract"), "warnings");
 

@@ -258,6 +258,53 @@ static void report__draws_the_curve_where_the_data_says(void **state)
 	sbuf_release(&err);
 }
 
+/* -1e308 to 1e308 spans more than the largest double: the range, the
+ * ticks and the pixels stay finite, NaN and inf points are skipped, and
+ * the curve is drawn where the data says (the chart came out blank). */
+static void report__a_range_beyond_the_largest_double_is_still_drawn(void **state)
+{
+	char dir[] = "/tmp/test_report.XXXXXX", path[64];
+	double x[6] = { 0, 1, 2, 3, 4, 5 }, y[6] = { -1e308, NAN, 1e308, INFINITY, 1e308, 1e308 };
+	struct sbuf err = SBUF_INIT;
+	struct chart c;
+	struct image im;
+	double l, t, r, b;
+	int col, row;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/loss.png", dir);
+	chart_init(&c, "loss", "step", "loss", 640, 360);
+	chart_add(&c, "training", x, y, 6);
+	chart_fit(&c);
+	assert_true(isfinite(c.y0) && isfinite(c.y1) && c.y0 <= -1e308 && c.y1 >= 1e308);
+	assert_true(c.nyt >= 2);
+	for (size_t i = 0; i < c.nyt; i++)
+		assert_true(isfinite(c.yt[i]));
+	chart_area(&c, &l, &t, &r, &b);
+	assert_true(chart_map_y(&c, -1e308) <= b && chart_map_y(&c, -1e308) > (t + b) / 2);
+	assert_true(chart_map_y(&c, 1e308) >= t && chart_map_y(&c, 1e308) < (t + b) / 2);
+	assert_int_equal(chart_write_png(&c, path, &err), 0);
+	decode(path, &im);
+	/* from step 4 to 5 the curve runs along 1e308 */
+	col = (int)lround(chart_map_x(&c, 4.5));
+	row = (int)lround(chart_map_y(&c, 1e308));
+	assert_true(curve_in(&im, col, row - 2, row + 2));
+	/* and nothing comes of the NaN and inf points: no line from step 0 to 2 */
+	col = (int)lround(chart_map_x(&c, 1));
+	assert_false(curve_in(&im, col, (int)t, (int)b));
+	free(im.px);
+	chart_release(&c);
+	unlink(path);
+	rmdir(dir);
+	sbuf_release(&err);
+	/* huge on one side only, and a single huge value */
+	chart_nice_ticks(0, 1.7e308, 7, (double[CHART_MAX_TICKS]){ 0 }, &l, &r);
+	assert_true(isfinite(l) && isfinite(r) && r >= 1.7e308);
+	assert_true(chart_nice_ticks(1.7e308, 1.7e308, 7, (double[CHART_MAX_TICKS]){ 0 }, &l, &r) >= 1);
+	assert_true(isfinite(l) && isfinite(r) && l < r);
+}
+
 static void report__ranks_get_whole_ticks(void **state)
 {
 	double x[] = { 1, 2 }, y[] = { 100, 180 };
@@ -330,6 +377,7 @@ int main(void)
 		cmocka_unit_test(report__ranks_get_whole_ticks),
 		cmocka_unit_test(report__the_legend_goes_where_the_curves_are_not),
 		cmocka_unit_test(report__draws_the_curve_where_the_data_says),
+		cmocka_unit_test(report__a_range_beyond_the_largest_double_is_still_drawn),
 		cmocka_unit_test(report__says_why_a_file_cannot_be_written),
 	};
 
