@@ -4,17 +4,18 @@
 #include "cli/report_out.h"        // defines: struct report_out, report_out_*
 #include "cli/json_print.h"        // defines: json_print
 #include "common/exitcode.h"       // defines: enum hpt_exit
-#include "common/fileio.h"         // defines: fileio_read, fileio_mkdirs, fileio_write_atomic
+#include "common/fileio.h"         // defines: fileio_mkdirs, fileio_write_atomic
 #include "launcher/report/chart.h" // defines: struct chart, chart_write_png
-#include "launcher/report/report_data.h"  // defines: struct report_run, report_parse
+#include "launcher/report/report_data.h"  // defines: struct report_run, report_read
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
-
-/* A metrics file larger than this is not one a run of days writes. */
-#define METRICS_MAX_BYTES (512u << 20)
 
 json_t *report_out_num(double v)
 {
@@ -60,24 +61,33 @@ void report_out_emit(struct report_out *o, struct chart *c, const char *name,
 	sbuf_release(&err);
 }
 
+/* A line at a time (report_read): no limit on the file's size, only on
+ * a line's (REPORT_LINE_MAX). */
 int report_out_load_run(const char *dir, struct report_run *r)
 {
 	char *path = xasprintf("%s/metrics.jsonl", dir);
-	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
-	int rc = fileio_read(path, METRICS_MAX_BYTES, &text, &err);
+	/* O_NONBLOCK: a FIFO in its place must not hang the report */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	const char *why = NULL;
+	struct stat st;
+	FILE *fp = NULL;
 
-	if (!rc && text.len > METRICS_MAX_BYTES) {
-		sbuf_addf(&err, "%s is larger than %u MiB", path, METRICS_MAX_BYTES >> 20);
-		rc = -1;
-	}
-	if (rc)
-		fprintf(stderr, "hpctrain report: %s\n", err.buf);
-	else
-		report_parse(text.buf, text.len, r);
+	report_run_init(r);
+	if (fd < 0 || fstat(fd, &st))
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (!(fp = fdopen(fd, "r")) || report_read(fp, r))
+		why = strerror(errno);
+	if (why)
+		fprintf(stderr, "hpctrain report: cannot %s %s: %s\n", fd < 0 ? "open" : "read", path,
+			why);
+	if (fp)
+		fclose(fp);
+	else if (fd >= 0)
+		close(fd);
 	free(path);
-	sbuf_release(&text);
-	sbuf_release(&err);
-	return rc ? HPT_EXIT_NO_INPUT : 0;
+	return why ? HPT_EXIT_NO_INPUT : 0;
 }
 
 void report_out_step_series(const struct report_run *r, struct chart *c, const char *label,
