@@ -10,7 +10,7 @@
 #include "common/spec/sweep.h" // defines: struct sweep, sweep_parse, SWEEP_BAD_FLAG
 #include "common/spec/template.h" // defines: TEMPLATE_OVERRIDE_FORM
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
-#include "common/diag.h"         // defines: struct diag_list, diag_report
+#include "common/diag.h"         // defines: struct diag_list, diag_report, diag_report_as
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_self_exe
 #include "common/opt.h"          // defines: struct opt, opt_next
@@ -100,7 +100,7 @@ static int plan_for(const struct job *job, const char *file, struct sbuf *text, 
 		fprintf(stderr, "hpctrain submit: cannot open %s: %s\n", file, strerror(errno));
 		status = HPT_EXIT_NO_INPUT;
 	} else if (probe_load(file, &t, &dl) || plan_slices(&t, &req, &p, &dl)) {
-		diag_report(stderr, &dl);
+		diag_report_as(stderr, "hpctrain submit", &dl);
 		status = HPT_EXIT_TOPOLOGY;
 	} else {
 		precision_check(job, file, &t, &dl);

@@ -3,7 +3,7 @@
  * renders with topology/show, plans with topology/plan. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_topo
-#include "common/diag.h"        // defines: struct diag_list, diag_report
+#include "common/diag.h"        // defines: struct diag_list, diag_report_as
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/fileio.h"      // defines: fileio_exists
 #include "common/opt.h"         // defines: struct opt, opt_next
@@ -74,7 +74,7 @@ static int load(const struct topo_args *a, struct node_topo *t)
 		return HPT_EXIT_NO_INPUT;
 	}
 	if (probe_load(a->input, t, &dl)) {
-		diag_report(stderr, &dl);
+		diag_report_as(stderr, "hpctrain topo", &dl);
 		status = HPT_EXIT_TOPOLOGY;
 	}
 	diag_list_release(&dl);
@@ -94,7 +94,7 @@ static int show(const struct topo_args *a)
 			return HPT_EXIT_NO_INPUT;
 		}
 		status = probe_export_xml(a->input, a->export_xml, &dl) ? HPT_EXIT_IO : HPT_EXIT_OK;
-		diag_report(stderr, &dl);
+		diag_report_as(stderr, "hpctrain topo", &dl);
 		diag_list_release(&dl);
 		return status;
 	}
@@ -170,7 +170,7 @@ static int plan(const struct topo_args *a)
 	if (status)
 		goto out;
 	if (plan_slices(&t, &req, &p, &dl)) {
-		diag_report(stderr, &dl);
+		diag_report_as(stderr, "hpctrain topo", &dl);
 		status = HPT_EXIT_TOPOLOGY;
 		goto out;
 	}
