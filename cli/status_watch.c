@@ -7,7 +7,7 @@
 #include "cli/ticker.h"        // defines: struct ticker, ticker_show, TICKER_POLL_MS
 #include "cli/json_print.h"    // defines: json_print
 #include "common/exitcode.h"   // defines: enum hpt_exit
-#include "common/sbuf.h"       // defines: struct sbuf, sbuf_add_number
+#include "common/sbuf.h"       // defines: struct sbuf, sbuf_add_number, sbuf_add_printable
 #include "common/spec/sweep.h" // defines: sweep_params_label
 #include "launcher/runs/progress.h"  // defines: struct run_progress, progress_final
 #include "launcher/runs/run_state.h" // defines: struct run_state, run_state_*
@@ -39,10 +39,14 @@ static void print_rows(const struct run_state *w)
 		const struct run_state_row *r = &w->rows[i];
 		char job[40], step[32] = "-";
 		double a = NAN, l = NAN, rate = NAN;
-		struct sbuf values = SBUF_INIT, acc = SBUF_INIT, loss = SBUF_INIT, sps = SBUF_INIT;
+		struct sbuf values = SBUF_INIT, label = SBUF_INIT, acc = SBUF_INIT, loss = SBUF_INIT,
+			    sps = SBUF_INIT;
 
+		/* the values and the run's path come from a file: escaped */
 		if (r->params)
-			sweep_params_label(r->params, NULL, NULL, &values);
+			sweep_params_label(r->params, NULL, NULL, &label);
+		sbuf_add_printable(&values, label.len ? label.buf
+					     : r->ref->rd.dir ? r->ref->rd.dir : "-");
 		job_text(r, job, sizeof(job));
 		if (r->prog.step_seen && r->prog.total_steps > 0)
 			snprintf(step, sizeof(step), "%lld/%lld", (long long)r->prog.step,
@@ -62,8 +66,9 @@ static void print_rows(const struct run_state *w)
 		if (w->sweep)
 			printf("%-6zu ", i);
 		printf("%-11s %-12s %-12s %-9s %-9s %-9s %s\n", job, run_state_name(r), step, acc.buf,
-		       loss.buf, sps.buf, values.len ? values.buf : r->ref->rd.dir ? r->ref->rd.dir : "-");
+		       loss.buf, sps.buf, values.buf);
 		sbuf_release(&values);
+		sbuf_release(&label);
 		sbuf_release(&acc);
 		sbuf_release(&loss);
 		sbuf_release(&sps);

@@ -47,6 +47,14 @@ SPEC
 	[ "$id $state $ex $name $rundir" = "$JOB COMPLETED 0 row $DIR" ]
 }
 
+@test "status escapes the control characters in what Slurm hands it, such as a job's name" {
+	need_slurm
+	job=$(sbatch --parsable -J $'evil\e[2J\a' -t 1 --wrap true)
+	run -0 "$HPT" status "$job"
+	[[ "${lines[1]}" == "$job "*' evil\x1b[2J\x07 '* ]]
+	[[ "$output" != *$'\e'* ]]
+}
+
 @test "status --wait exits 1 for a job that FAILED and shows the program's exit code" {
 	need_slurm
 	write_spec job.yaml fails 1 1 '[sh, -c, "exit 3"]'

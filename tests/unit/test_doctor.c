@@ -251,6 +251,27 @@ static void compare__grades_clock_offsets(void **state)
 	release_nodes(n, 3);
 }
 
+/* A node name or a reason from outside cannot redraw the terminal. */
+static void output__table_escapes_control_characters(void **state)
+{
+	struct doctor_node n[1];
+	struct sbuf t = SBUF_INIT;
+
+	(void)state;
+	make_nodes(n, 1);
+	free(n[0].node);
+	n[0].node = xstrdup("n\x1b[2J");
+	doctor_note(&n[0].cell[DOCTOR_NICS], DOCTOR_FAIL, "interface e\rth0\x07 is down");
+	doctor_table(n, 1, false, &t);
+	assert_string_equal(t.buf,
+		"node      gpus      nics      binding   compute   network   files     services\n"
+		"n\\x1b[2J  skip      FAIL      skip      skip      skip      skip      skip\n"
+		"\n"
+		"n\\x1b[2J  nics      FAIL  interface e\\rth0\\x07 is down\n");
+	release_nodes(n, 1);
+	sbuf_release(&t);
+}
+
 static void output__table_and_json_round_trip(void **state)
 {
 	struct doctor_node n[2], back;
@@ -399,6 +420,7 @@ int main(void)
 		cmocka_unit_test(compare__names_the_slow_pair_and_blames_the_common_end),
 		cmocka_unit_test(compare__grades_clock_offsets),
 		cmocka_unit_test(output__table_and_json_round_trip),
+		cmocka_unit_test(output__table_escapes_control_characters),
 		cmocka_unit_test(verdict__names_the_failed_nodes_and_their_hostlist),
 		cmocka_unit_test(verdict__of_healthy_nodes_excludes_nothing),
 		cmocka_unit_test(verdict__gives_a_node_that_failed_two_checks_its_first_failed_check),
