@@ -72,6 +72,8 @@ int cmd_autopsy(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return opt_error(&autopsy_cmd, optind >= argc ? "no run given" : "one run at a time");
+	if (opt_check_operands(&autopsy_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	if (rundir_open(argv[optind], &rd, &err)) {
 		fprintf(stderr, "hpctrain autopsy: %s\n", err.buf);
 		status = HPT_EXIT_NO_INPUT;

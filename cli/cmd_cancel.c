@@ -116,6 +116,8 @@ int cmd_cancel(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return opt_error(&cancel_cmd, "no run, sweep or job id given");
+	if (opt_check_operands(&cancel_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	status = hpt_slurm_init(&err);
 	if (status) {
 		fprintf(stderr, "hpctrain cancel: %s\n", err.buf);

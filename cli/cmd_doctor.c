@@ -13,10 +13,11 @@
  * stay out of the login-node binary. */
 #include "cli/json_print.h"                   // defines: json_print
 #include "common/diag.h"                      // defines: struct diag_list, diag_report
+#include "common/envvar.h"                    // defines: envvar_int
 #include "common/exitcode.h"                  // defines: enum hpt_exit
 #include "common/fileio.h"                    // defines: fileio_write_atomic, fileio_check_owned, fileio_exists
 #include "common/opt.h"                       // defines: struct opt, opt_next
-#include "common/sbuf.h"                      // defines: struct sbuf
+#include "common/sbuf.h"                      // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"                 // defines: struct job, job_release
 #include "common/spec/specfile.h"             // defines: specfile_load, specfile_load_run
 #include "launcher/doctor/doctor.h"           // defines: doctor_compare, doctor_table, doctor_json
@@ -103,6 +104,27 @@ struct doctor {
 static bool launched_by_mpi(void)
 {
 	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+/* A step of several tasks needs MPI to exchange; SLURM_STEP_NUM_TASKS
+ * is read strictly (atoi took "2x" as 2 and "x" as 1).  0 or a status. */
+static int check_step_tasks(void)
+{
+	const char *v = getenv("SLURM_STEP_NUM_TASKS");
+	struct sbuf err = SBUF_INIT;
+	int64_t n = 1;
+	int status = HPT_EXIT_OK;
+
+	if (v && envvar_int("SLURM_STEP_NUM_TASKS", v, 1, INT64_C(1) << 30, &n, &err)) {
+		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+		status = HPT_EXIT_USAGE;
+	} else if (n > 1) {
+		fprintf(stderr, "hpctrain doctor: %lld tasks but no MPI wire-up: run it as "
+			"'srun --mpi=pmix hpctrain doctor'\n", (long long)n);
+		status = HPT_EXIT_USAGE;
+	}
+	sbuf_release(&err);
+	return status;
 }
 
 static int load_spec(struct doctor *d)
@@ -262,7 +284,8 @@ static int parse_number(const char *flag, const char *s, double lo, double hi, d
 	errno = 0;
 	*out = strtod(s, &end);
 	if (errno || end == s || *end || *out < lo || *out > hi)
-		return opt_error(&doctor_cmd, "--%s: expected a number %g..%g, got '%s'", flag, lo, hi, s);
+		return opt_error(&doctor_cmd, "--%s: expected a number %g..%g, got '%s'", flag, lo, hi,
+				 SBUF_CLIP(s));
 	return 0;
 }
 
@@ -311,7 +334,7 @@ static int parse_args(struct doctor *d, int argc, char **argv)
 		}
 	}
 	if (optind != argc)
-		return opt_error(&doctor_cmd, "unexpected argument '%s'", argv[optind]);
+		return opt_error(&doctor_cmd, "unexpected argument '%s'", SBUF_CLIP(argv[optind]));
 	if (d->spec && d->run)
 		return opt_error(&doctor_cmd, "--spec and --preflight both name a spec; give one");
 	if ((d->ledger_show || d->forget) && (d->spec || d->run))
@@ -380,10 +403,7 @@ int cmd_doctor(int argc, char **argv)
 			goto out;
 		}
 		d.mpi = true;
-	} else if (getenv("SLURM_STEP_NUM_TASKS") && atoi(getenv("SLURM_STEP_NUM_TASKS")) > 1) {
-		fprintf(stderr, "hpctrain doctor: %s tasks but no MPI wire-up: run it as "
-			"'srun --mpi=pmix hpctrain doctor'\n", getenv("SLURM_STEP_NUM_TASKS"));
-		status = HPT_EXIT_USAGE;
+	} else if ((status = check_step_tasks())) {
 		goto out;
 	}
 	status = run_doctor(&d);

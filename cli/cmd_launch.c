@@ -7,15 +7,15 @@
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_load_run
-#include "common/diag.h"         // defines: struct diag_list, diag_report
+#include "common/diag.h"         // defines: struct diag_list, diag_report, diag_report_as
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_write_atomic, fileio_private_dir, fileio_check_owned, fileio_exists
 #include "common/opt.h"          // defines: struct opt, opt_next
-#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/rank/bind.h"    // defines: bind_apply
 #include "launcher/rank/contract.h" // defines: contract_check, contract_got_read
-#include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_narrow_request
+#include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
 #include "launcher/rank/rank.h"    // defines: rank_discover, struct rank_info
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
@@ -137,8 +137,30 @@ static int resolve_policy(struct launch *l)
 	}
 	for (int i = 0; i < 4; i++)
 		if (l->policy_flags[i] && plan_policy_set(&l->policy, keys[i], l->policy_flags[i]))
-			return opt_error(&launch_cmd, "--%s: unknown policy '%s'", keys[i], l->policy_flags[i]);
+			return opt_error(&launch_cmd, "--%s: unknown policy '%s'", keys[i],
+					 SBUF_CLIP(l->policy_flags[i]));
 	return HPT_EXIT_OK;
+}
+
+/* The inherited CUDA_VISIBLE_DEVICES: planned over exactly, or refused
+ * when the plan cannot use it (envplan_cvd_check), never passed on while
+ * cores and NICs go to other GPUs.  --gpu none leaves it alone. */
+static int check_cvd(struct launch *l)
+{
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	struct sbuf why = SBUF_INIT;
+	int rc;
+
+	envplan_cvd_parse(&l->topo, cvd, &l->cvd);
+	if (l->policy.gpu == PLAN_GPU_NONE)
+		return HPT_EXIT_OK;
+	rc = envplan_cvd_check(&l->topo, &l->cvd, cvd ? cvd : "", &why);
+	if (rc < 0)
+		fprintf(stderr, "hpctrain launch: %s\n", why.buf);
+	else if (rc > 0 && !l->ri.local_rank) /* once per node */
+		fprintf(stderr, "hpctrain launch: warning: %s\n", why.buf);
+	sbuf_release(&why);
+	return rc < 0 ? HPT_EXIT_TOPOLOGY : HPT_EXIT_OK;
 }
 
 static int discover_and_plan(struct launch *l)
@@ -162,14 +184,15 @@ static int discover_and_plan(struct launch *l)
 		status = HPT_EXIT_TOPOLOGY;
 		goto out;
 	}
-	envplan_cvd_parse(&l->topo, getenv("CUDA_VISIBLE_DEVICES"), &l->cvd);
+	if ((status = check_cvd(l)))
+		goto out;
 	req.ranks = l->ri.local_size;
 	envplan_narrow_request(&req, &l->topo, &l->cvd);
 	if (plan_slices(&l->topo, &req, &l->plan, &dl))
 		status = HPT_EXIT_TOPOLOGY;
 out:
 	if (status)
-		diag_report(stderr, &dl);
+		diag_report_as(stderr, "hpctrain launch", &dl);
 	diag_list_release(&dl);
 	sbuf_release(&why);
 	return status;

@@ -6,7 +6,7 @@
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/fileio.h"      // defines: fileio_read, fileio_open_regular, fileio_exists
 #include "common/opt.h"         // defines: struct opt, opt_next
-#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/sbuf.h"        // defines: struct sbuf, SBUF_CLIP, sbuf_add_printable
 #include "launcher/runs/rundir.h" // defines: rundir_job_id
 #include "launcher/runs/runref.h" // defines: runref_resolve, runref_sweep_points
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job
@@ -249,16 +249,18 @@ static int follow(const struct runref *ref, long want)
  * logs of all ranks: they say where each rank stood when it stopped. */
 static void print_autopsy(const struct rundir *rd)
 {
-	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
+	struct sbuf text = SBUF_INIT, err = SBUF_INIT, shown = SBUF_INIT;
 	char *path = xasprintf("%s/autopsy.txt", rd->dir);
 
 	if (!fileio_read(path, 16 << 20, &text, &err) && text.len) {
-		printf("\n== autopsy (%s) ==\n", path);
+		sbuf_add_printable(&shown, path);
+		printf("\n== autopsy (%s) ==\n", shown.buf);
 		fwrite(text.buf, 1, text.len, stdout);
 	}
 	free(path);
 	sbuf_release(&text);
 	sbuf_release(&err);
+	sbuf_release(&shown);
 }
 
 /* Every log of one run, as it stands. */
@@ -297,9 +299,11 @@ static int show_sweep(const char *record, long want)
 	for (size_t i = 0; i < n; i++) {
 		char *values = json_dumps(json_object_get(json_array_get(points, i), "params"),
 					  JSON_COMPACT | JSON_ENSURE_ASCII);
+		struct sbuf dir = SBUF_INIT; /* from the sweep record: escaped */
 
-		printf("%s== point %zu %s: %s ==\n", i ? "\n" : "", i, values ? values : "",
-		       v[i].rd.dir ? v[i].rd.dir : "(no run)");
+		sbuf_add_printable(&dir, v[i].rd.dir ? v[i].rd.dir : "(no run)");
+		printf("%s== point %zu %s: %s ==\n", i ? "\n" : "", i, values ? values : "", dir.buf);
+		sbuf_release(&dir);
 		free(values);
 		fflush(stdout);
 		if (v[i].rd.dir && show_run(&v[i].rd, want) && !status)
@@ -327,7 +331,7 @@ int cmd_logs(int argc, char **argv)
 			want = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || want < 0 || want > 1 << 24)
 				return opt_error(&logs_cmd, "--rank: expected a rank number, got '%s'",
-						 optarg);
+						 SBUF_CLIP(optarg));
 			break;
 		case 'f':
 			follow_on = 1;
@@ -341,6 +345,8 @@ int cmd_logs(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return opt_error(&logs_cmd, optind >= argc ? "no run given" : "one run at a time");
+	if (opt_check_operands(&logs_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	status = runref_resolve(argv[optind], &ref, &err);
 	if (!status && ref.kind == RUNREF_SWEEP && follow_on) {
 		runref_release(&ref);

@@ -7,7 +7,7 @@
 #include "cli/report_sweep.h"      // defines: report_sweep
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/opt.h"            // defines: struct opt, opt_next
-#include "common/sbuf.h"           // defines: struct sbuf
+#include "common/sbuf.h"           // defines: struct sbuf, SBUF_CLIP, sbuf_add_number
 #include "launcher/report/chart.h" // defines: struct chart
 #include "launcher/report/report_data.h"  // defines: struct report_run
 #include "launcher/runs/runref.h"       // defines: runref_resolve
@@ -177,21 +177,39 @@ static void run_charts(struct report_out *o, const struct report_run *r)
 	run_comm_lr(o, r);
 }
 
-static void run_summary(const char *dir, const struct report_run *r, struct sbuf *out)
+/* The last step's and the summary's figures: "-" for one not logged
+ * (NAN) or not finite, %g for a huge one (sbuf_add_number). */
+static void summary_figures(const struct report_run *r, struct sbuf *out)
 {
 	const struct report_step *last = r->nsteps ? &r->steps[r->nsteps - 1] : NULL;
 
-	sbuf_addf(out, "run %s\n", dir);
-	if (last)
-		sbuf_addf(out, "  %zu logged steps, last step %lld: loss %.4f, %.0f samples/s\n",
-			  r->nsteps, (long long)last->step, last->loss, last->samples_per_s);
-	else
+	if (last) {
+		sbuf_addf(out, "  %zu logged steps, last step %lld: loss ", r->nsteps,
+			  (long long)last->step);
+		sbuf_add_number(out, last->loss, 4);
+		sbuf_addstr(out, ", ");
+		sbuf_add_number(out, last->samples_per_s, 0);
+		sbuf_addstr(out, " samples/s\n");
+	} else {
 		sbuf_addstr(out, "  no step records\n");
-	if (r->summary)
-		sbuf_addf(out, "  final: test accuracy %.4f, test loss %.4f, %.0f samples/s per rank\n",
-			  r->test_accuracy, r->test_loss, r->mean_samples_per_s);
-	else
+	}
+	if (!r->summary) {
 		sbuf_addstr(out, "  not finished (no summary record)\n");
+		return;
+	}
+	sbuf_addstr(out, "  final: test accuracy ");
+	sbuf_add_number(out, r->test_accuracy, 4);
+	sbuf_addstr(out, ", test loss ");
+	sbuf_add_number(out, r->test_loss, 4);
+	sbuf_addstr(out, ", ");
+	sbuf_add_number(out, r->mean_samples_per_s, 0);
+	sbuf_addstr(out, " samples/s per rank\n");
+}
+
+static void run_summary(const char *dir, const struct report_run *r, struct sbuf *out)
+{
+	sbuf_addf(out, "run %s\n", dir);
+	summary_figures(r, out);
 	if (report_max_ranks(r))
 		sbuf_addf(out, "  samples/s of each of %zu ranks at every logged step\n",
 			  report_max_ranks(r));
@@ -289,7 +307,7 @@ int cmd_report(int argc, char **argv)
 		case OPT_SIZE:
 			if (parse_size(optarg, &o))
 				return opt_error(&report_cmd, "--size: expected WxH, 200x150 to "
-					 "8000x8000, got '%s'", optarg);
+					 "8000x8000, got '%s'", SBUF_CLIP(optarg));
 			break;
 		case 'j':
 			o.json = true;
@@ -304,6 +322,8 @@ int cmd_report(int argc, char **argv)
 	if (optind != argc - 1)
 		return opt_error(&report_cmd, optind >= argc ? "no run or sweep given"
 							      : "one run or sweep at a time");
+	if (opt_check_operands(&report_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	sbuf_init(&o.md);
 	o.charts = json_array();
 	status = runref_resolve(argv[optind], &ref, &err);

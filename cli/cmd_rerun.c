@@ -152,5 +152,7 @@ int cmd_rerun(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return opt_error(&rerun_cmd, optind >= argc ? "no run given" : "one run at a time");
+	if (opt_check_operands(&rerun_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	return rerun_of(argv[optind], exclude, ledger, json, all);
 }

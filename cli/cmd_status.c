@@ -8,7 +8,7 @@
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/isotime.h"     // defines: isotime_format
 #include "common/opt.h"         // defines: struct opt, opt_next
-#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/sbuf.h"        // defines: struct sbuf, sbuf_add_number, sbuf_add_printable
 #include "launcher/supervise/liveness.h" // defines: liveness_load_dir, liveness_activity
 #include "cli/status_watch.h" // defines: status_watch
 #include "cli/ticker.h"       // defines: struct ticker, ticker_*, TICKER_POLL_MS
@@ -18,6 +18,7 @@
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,17 +101,31 @@ static json_t *job_json(const struct hpt_slurm_job *j)
 	return o;
 }
 
+/* Text from Slurm or a file, for a table: control characters escaped
+ * (sbuf_add_printable), so a job name cannot redraw the terminal. */
+static const char *printable(struct sbuf *sb, const char *s)
+{
+	sbuf_reset(sb);
+	sbuf_add_printable(sb, s ? s : "");
+	return sb->buf;
+}
+
 static void print_table(const struct hpt_slurm_job *v, size_t n)
 {
+	struct sbuf state = SBUF_INIT, nodes = SBUF_INIT, name = SBUF_INIT, dir = SBUF_INIT,
+		    idb = SBUF_INIT;
+
 	printf("%-11s %-22s %-5s %-12s %-20s %s\n", "JOB", "STATE", "EXIT", "NODES", "NAME", "RUN");
 	for (size_t i = 0; i < n; i++) {
 		const struct hpt_slurm_job *j = &v[i];
-		char state[96], ex[16] = "-", id[48], *run;
+		char ex[16] = "-", id[48], *run;
 
-		if (*j->reason && strcmp(j->reason, "None"))
-			snprintf(state, sizeof(state), "%s(%s)", j->state, j->reason);
-		else
-			snprintf(state, sizeof(state), "%s", j->state);
+		printable(&state, j->state);
+		if (*j->reason && strcmp(j->reason, "None")) {
+			sbuf_addch(&state, '(');
+			sbuf_add_printable(&state, j->reason);
+			sbuf_addch(&state, ')');
+		}
 		if (j->finished && j->exit_signal)
 			snprintf(ex, sizeof(ex), "sig%d", j->exit_signal);
 		else if (j->finished)
@@ -121,10 +136,35 @@ static void print_table(const struct hpt_slurm_job *v, size_t n)
 			runref_job_text(j->array_job_id ? j->array_job_id : j->job_id, j->array_task,
 					id, sizeof(id));
 		run = array_task_run(j);
-		printf("%-11s %-22s %-5s %-12s %-20s %s\n", id, state, ex,
-		       *j->nodes ? j->nodes : "-", j->name, run ? run : *j->work_dir ? j->work_dir : "-");
+		printf("%-11s %-22s %-5s %-12s %-20s %s\n", printable(&idb, id), state.buf, ex,
+		       *j->nodes ? printable(&nodes, j->nodes) : "-", printable(&name, j->name),
+		       run ? printable(&dir, run) : *j->work_dir ? printable(&dir, j->work_dir) : "-");
 		free(run);
 	}
+	sbuf_release(&state);
+	sbuf_release(&nodes);
+	sbuf_release(&name);
+	sbuf_release(&dir);
+	sbuf_release(&idb);
+}
+
+/* One rank's row of status --ranks.  The file is the rank's: a missing
+ * or odd figure prints as "-", a huge one in %g form. */
+static void print_rank_row(json_t *r, double now)
+{
+	struct sbuf cpu = SBUF_INIT, node = SBUF_INIT, activity = SBUF_INIT;
+	json_t *cpu_s = json_object_get(r, "cpu_s");
+	char act[64];
+
+	liveness_activity(r, now, act, sizeof(act));
+	sbuf_add_number(&cpu, json_is_number(cpu_s) ? json_number_value(cpu_s) : NAN, 1);
+	printf("%-5d %-16s %-8d %-24s %9s %12lld\n", (int)json_integer_value(json_object_get(r, "rank")),
+	       printable(&node, json_string_value(json_object_get(r, "node"))),
+	       (int)json_integer_value(json_object_get(r, "pid")), printable(&activity, act), cpu.buf,
+	       (long long)json_integer_value(json_object_get(r, "output_bytes")));
+	sbuf_release(&cpu);
+	sbuf_release(&node);
+	sbuf_release(&activity);
 }
 
 /* The table (or JSON) of RUN/ranks/rank-N.json; the contract's warnings
@@ -148,24 +188,19 @@ static int show_ranks(const struct rundir *rd, int json)
 	} else if (n) {
 		printf("%-5s %-16s %-8s %-24s %9s %12s\n", "RANK", "NODE", "PID", "ACTIVITY", "CPU_S",
 		       "OUTPUT");
-		for (size_t i = 0; i < n; i++) {
-			char act[64];
-
-			liveness_activity(v[i], (double)ts.tv_sec, act, sizeof(act));
-			printf("%-5d %-16s %-8d %-24s %9.1f %12lld\n",
-			       (int)json_integer_value(json_object_get(v[i], "rank")),
-			       json_string_value(json_object_get(v[i], "node")),
-			       (int)json_integer_value(json_object_get(v[i], "pid")), act,
-			       json_number_value(json_object_get(v[i], "cpu_s")),
-			       (long long)json_integer_value(json_object_get(v[i], "output_bytes")));
-		}
+		for (size_t i = 0; i < n; i++)
+			print_rank_row(v[i], (double)ts.tv_sec);
 		for (size_t i = 0; i < n; i++) {
 			json_t *w = json_object_get(json_object_get(v[i], "contract"), "warnings");
 
-			for (size_t k = 0; k < json_array_size(w); k++)
+			for (size_t k = 0; k < json_array_size(w); k++) {
+				struct sbuf text = SBUF_INIT;
+
 				printf("warning: rank %d: %s\n",
 				       (int)json_integer_value(json_object_get(v[i], "rank")),
-				       json_string_value(json_array_get(w, k)));
+				       printable(&text, json_string_value(json_array_get(w, k))));
+				sbuf_release(&text);
+			}
 		}
 	} else {
 		fprintf(stderr, "hpctrain status: no supervised ranks in %s (the job has not started, "
@@ -390,6 +425,8 @@ int cmd_status(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return opt_error(&status_cmd, "one run, sweep or job id at a time");
+	if (opt_check_operands(&status_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	run = optind < argc ? argv[optind] : NULL;
 	if (!ranks)
 		return status_of(run, json, wait);

@@ -7,13 +7,14 @@
 #include "cli/builtin.h"      // defines: cmd_submit
 #include "cli/submit_report.h" // defines: submit_report, submit_report_exclude
 #include "cli/submit_sweep.h"  // defines: submit_sweep
-#include "common/spec/sweep.h" // defines: struct sweep, sweep_parse
+#include "common/spec/sweep.h" // defines: struct sweep, sweep_parse, SWEEP_BAD_FLAG
+#include "common/spec/template.h" // defines: TEMPLATE_OVERRIDE_FORM
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
-#include "common/diag.h"         // defines: struct diag_list, diag_report
+#include "common/diag.h"         // defines: struct diag_list, diag_report, diag_report_as
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_self_exe, fileio_check_regular
 #include "common/opt.h"          // defines: struct opt, opt_next
-#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/runs/attempt.h" // defines: struct attempt, attempt_resolve, attempt_render
 #include "launcher/runs/rundir.h"  // defines: rundir_create
@@ -100,7 +101,7 @@ static int plan_for(const struct job *job, const char *file, struct sbuf *text, 
 		fprintf(stderr, "hpctrain submit: %s\n", why.buf);
 		status = HPT_EXIT_NO_INPUT;
 	} else if (probe_load(file, &t, &dl) || plan_slices(&t, &req, &p, &dl)) {
-		diag_report(stderr, &dl);
+		diag_report_as(stderr, "hpctrain submit", &dl);
 		status = HPT_EXIT_TOPOLOGY;
 	} else {
 		precision_check(job, file, &t, &dl);
@@ -195,7 +196,7 @@ static int parse_max_parallel(const char *arg, long long *out)
 	*out = strtoll(arg, &end, 10);
 	if (errno || end == arg || *end || *out < 0 || *out > SWEEP_MAX_POINTS)
 		return opt_error(&submit_cmd, "--max-parallel: expected an integer 0..%d, got '%s'",
-				 SWEEP_MAX_POINTS, arg);
+				 SWEEP_MAX_POINTS, SBUF_CLIP(arg));
 	return 0;
 }
 
@@ -209,7 +210,9 @@ static int parse_args(int argc, char **argv, struct submit_args *a)
 	while ((c = opt_next(&submit_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			specfile_overrides_add(&a->sets, optarg);
+			if (specfile_overrides_add(&a->sets, optarg))
+				return opt_error(&submit_cmd, "--set: expected " TEMPLATE_OVERRIDE_FORM
+						 ", got '%s'", SBUF_CLIP(optarg));
 			break;
 		case 'n':
 			a->dry_run = 1;
@@ -247,6 +250,8 @@ static int parse_args(int argc, char **argv, struct submit_args *a)
 	if (optind != argc - 1)
 		return opt_error(&submit_cmd, optind >= argc ? "no job spec given"
 							      : "only one job spec at a time");
+	if (opt_check_operands(&submit_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	if (a->topology && !a->dry_run)
 		return opt_error(&submit_cmd, "--topology needs --dry-run");
 	if (a->exclude) {
@@ -302,9 +307,9 @@ int cmd_submit(int argc, char **argv)
 	}
 	/* read once: the spec may be stdin */
 	status = specfile_read(argv[optind], &text, &where, &dl);
-	if (!status && sweep_parse(where.buf, text.buf, text.len, a.sweeps, a.nsweeps, a.zip,
-				   a.max_parallel, &sw, &dl))
-		status = HPT_EXIT_BAD_SPEC;
+	if (!status && (status = sweep_parse(where.buf, text.buf, text.len, a.sweeps, a.nsweeps,
+					     a.zip, a.max_parallel, &sw, &dl)))
+		status = status == SWEEP_BAD_FLAG ? HPT_EXIT_USAGE : HPT_EXIT_BAD_SPEC;
 	if (!status && fileio_self_exe(exe, sizeof(exe))) {
 		fprintf(stderr, "hpctrain submit: cannot find the hpctrain executable\n");
 		status = HPT_EXIT_INTERNAL;

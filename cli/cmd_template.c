@@ -5,7 +5,7 @@
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_read, fileio_write_atomic
 #include "common/opt.h"          // defines: struct opt, opt_next
-#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/suggest.h"      // defines: suggest_best
 #include "common/spec/template_dir.h" // defines: template_dir_find, template_dir_list
 #include "common/spec/ynode.h"     // defines: YNODE_MAX_BYTES
@@ -175,12 +175,15 @@ int cmd_template(int argc, char **argv)
 	if (!strcmp(action, "show") || !strcmp(action, "init")) {
 		if (optind + 1 != argc)
 			return opt_error(&template_cmd, "%s needs exactly one template name", action);
+		if (opt_check_operands(&template_cmd, argc, argv, optind))
+			return HPT_EXIT_USAGE;
 		if (*action == 's')
 			return template_show(argv[optind]);
 		return template_init(argv[optind], output, force);
 	}
 	best = suggest_best(action, actions, 3);
 	if (best)
-		return opt_error(&template_cmd, "unknown action '%s'; did you mean '%s'?", action, best);
-	return opt_error(&template_cmd, "unknown action '%s'", action);
+		return opt_error(&template_cmd, "unknown action '%s'; did you mean '%s'?",
+				 SBUF_CLIP(action), best);
+	return opt_error(&template_cmd, "unknown action '%s'", SBUF_CLIP(action));
 }

@@ -3,11 +3,11 @@
  * renders with topology/show, plans with topology/plan. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_topo
-#include "common/diag.h"        // defines: struct diag_list, diag_report
+#include "common/diag.h"        // defines: struct diag_list, diag_report_as
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/fileio.h"      // defines: fileio_check_regular
 #include "common/opt.h"         // defines: struct opt, opt_next
-#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/sbuf.h"        // defines: struct sbuf, SBUF_CLIP
 #include "topology/bitmap.h" // defines: bitmap_parse_list
 #include "topology/plan.h"   // defines: plan_slices, plan_policy_set
 #include "topology/probe.h"  // defines: probe_load, probe_export_xml
@@ -86,7 +86,7 @@ static int load(const struct topo_args *a, struct node_topo *t)
 	if (no_input(a))
 		return HPT_EXIT_NO_INPUT;
 	if (probe_load(a->input, t, &dl)) {
-		diag_report(stderr, &dl);
+		diag_report_as(stderr, "hpctrain topo", &dl);
 		status = HPT_EXIT_TOPOLOGY;
 	}
 	diag_list_release(&dl);
@@ -104,7 +104,7 @@ static int show(const struct topo_args *a)
 		if (no_input(a))
 			return HPT_EXIT_NO_INPUT;
 		status = probe_export_xml(a->input, a->export_xml, &dl) ? HPT_EXIT_IO : HPT_EXIT_OK;
-		diag_report(stderr, &dl);
+		diag_report_as(stderr, "hpctrain topo", &dl);
 		diag_list_release(&dl);
 		return status;
 	}
@@ -162,14 +162,14 @@ static int plan(const struct topo_args *a)
 	if (a->allowed) {
 		if (bitmap_parse_list(&allowed, a->allowed))
 			return opt_error(&topo_cmd, "--allowed-cpus: expected a CPU list like 0-3,8, got '%s'",
-					 a->allowed);
+					 SBUF_CLIP(a->allowed));
 		req.allowed = &allowed;
 	}
 	if (a->visible) {
 		if (parse_gpu_list(a->visible, &visible, &n_visible)) {
 			bitmap_release(&allowed);
 			return opt_error(&topo_cmd, "--visible-gpus: expected indices like 0,2, got '%s'",
-					 a->visible);
+					 SBUF_CLIP(a->visible));
 		}
 		req.visible_gpus = visible ? visible : (const int[]){ 0 };
 		req.n_visible_gpus = n_visible;
@@ -180,7 +180,7 @@ static int plan(const struct topo_args *a)
 	if (status)
 		goto out;
 	if (plan_slices(&t, &req, &p, &dl)) {
-		diag_report(stderr, &dl);
+		diag_report_as(stderr, "hpctrain topo", &dl);
 		status = HPT_EXIT_TOPOLOGY;
 		goto out;
 	}
@@ -204,7 +204,7 @@ static int set_policy(struct topo_args *a, const char *key, const char *value)
 {
 	if (!plan_policy_set(&a->policy, key, value))
 		return 0;
-	return opt_error(&topo_cmd, "--%s: unknown policy '%s'", key, value);
+	return opt_error(&topo_cmd, "--%s: unknown policy '%s'", key, SBUF_CLIP(value));
 }
 
 int cmd_topo(int argc, char **argv)
@@ -236,7 +236,7 @@ int cmd_topo(int argc, char **argv)
 			a.ranks = strtol(optarg, &end, 10);
 			if (*end || end == optarg || a.ranks < 1 || a.ranks > PLAN_MAX_RANKS)
 				return opt_error(&topo_cmd, "--ranks-per-node: expected 1..%d, got '%s'",
-						 PLAN_MAX_RANKS, optarg);
+						 PLAN_MAX_RANKS, SBUF_CLIP(optarg));
 			break;
 		case OPT_CPU:
 		case OPT_GPU:
@@ -265,7 +265,7 @@ int cmd_topo(int argc, char **argv)
 		optind++;
 	}
 	if (optind < argc)
-		return opt_error(&topo_cmd, "unexpected argument '%s'", argv[optind]);
+		return opt_error(&topo_cmd, "unexpected argument '%s'", SBUF_CLIP(argv[optind]));
 	if (a.plan && a.ranks < 0)
 		return opt_error(&topo_cmd, "plan needs --ranks-per-node");
 	if (!a.plan && (a.ranks >= 0 || a.allowed || a.visible))

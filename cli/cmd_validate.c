@@ -5,8 +5,9 @@
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/opt.h"          // defines: struct opt, opt_next
-#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
+#include "common/spec/template.h" // defines: TEMPLATE_OVERRIDE_FORM
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
 
 #include <jansson.h>
@@ -160,8 +161,11 @@ int cmd_validate(int argc, char **argv)
 	while ((c = opt_next(&validate_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			specfile_overrides_add(&o.sets, optarg);
-			break;
+			if (!specfile_overrides_add(&o.sets, optarg))
+				break;
+			specfile_overrides_release(&o.sets);
+			return opt_error(&validate_cmd, "--set: expected " TEMPLATE_OVERRIDE_FORM
+					 ", got '%s'", SBUF_CLIP(optarg));
 		case OPT_PRINT_RESOLVED:
 			o.print_resolved = 1;
 			break;
@@ -187,9 +191,9 @@ int cmd_validate(int argc, char **argv)
 		specfile_overrides_release(&o.sets);
 		return print_fields();
 	}
-	if (optind >= argc) {
+	if (optind >= argc || opt_check_operands(&validate_cmd, argc, argv, optind)) {
 		specfile_overrides_release(&o.sets);
-		return opt_error(&validate_cmd, "no job spec given");
+		return optind >= argc ? opt_error(&validate_cmd, "no job spec given") : HPT_EXIT_USAGE;
 	}
 	if (o.json)
 		files = json_array();

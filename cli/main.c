@@ -5,7 +5,7 @@
 #include "common/exitcode.h" // defines: enum hpt_exit
 #include "common/fileio.h"   // defines: fileio_self_exe
 #include "common/opt.h"      // defines: struct opt_cmd, opt_usage
-#include "common/sbuf.h"     // defines: xcalloc
+#include "common/sbuf.h"     // defines: xcalloc, sbuf_clip
 #include "common/suggest.h"  // defines: suggest_best
 #include "common/version.h"  // defines: hpt_version
 
@@ -90,12 +90,13 @@ static const struct command *find_command(const char *name)
 static int unknown_command(const char *name)
 {
 	const char *names[NCOMMANDS];
+	char clip[SBUF_CLIP_SIZE];
 	const char *best;
 
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		names[i] = commands[i].name;
 	best = suggest_best(name, names, NCOMMANDS);
-	fprintf(stderr, "hpctrain: '%s' is not an hpctrain command", name);
+	fprintf(stderr, "hpctrain: '%s' is not an hpctrain command", sbuf_clip(name, clip));
 	if (best)
 		fprintf(stderr, "; did you mean '%s'?", best);
 	fputs("\nsee 'hpctrain help'\n", stderr);
@@ -191,8 +192,9 @@ int main(int argc, char **argv)
 	if (argv[1][0] == '-') {
 		static const char *const flags[] = { "help", "version" };
 		const char *best = suggest_best(argv[1] + strspn(argv[1], "-"), flags, 2);
+		char clip[SBUF_CLIP_SIZE];
 
-		fprintf(stderr, "hpctrain: unknown option '%s'", argv[1]);
+		fprintf(stderr, "hpctrain: unknown option '%s'", sbuf_clip(argv[1], clip));
 		if (best)
 			fprintf(stderr, "; did you mean '--%s'?", best);
 		fputc('\n', stderr);

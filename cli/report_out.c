@@ -4,17 +4,17 @@
 #include "cli/report_out.h"        // defines: struct report_out, report_out_*
 #include "cli/json_print.h"        // defines: json_print
 #include "common/exitcode.h"       // defines: enum hpt_exit
-#include "common/fileio.h"         // defines: fileio_read, fileio_mkdirs, fileio_write_atomic
+#include "common/fileio.h"         // defines: fileio_open_regular, fileio_mkdirs, fileio_write_atomic
 #include "launcher/report/chart.h" // defines: struct chart, chart_write_png
-#include "launcher/report/report_data.h"  // defines: struct report_run, report_parse
+#include "launcher/report/report_data.h"  // defines: struct report_run, report_read
 #include "launcher/report/report_manifest.h" // defines: report_manifest_*
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-/* A metrics file larger than this is not one a run of days writes. */
-#define METRICS_MAX_BYTES (512u << 20)
+#include <string.h>
+#include <unistd.h>
 
 json_t *report_out_num(double v)
 {
@@ -66,24 +66,29 @@ void report_out_emit(struct report_out *o, struct chart *c, const char *name,
 	sbuf_release(&err);
 }
 
+/* A line at a time (report_read): no limit on the file's size, only on
+ * a line's (REPORT_LINE_MAX).  A regular file only: a FIFO in its place
+ * must not hang the report. */
 int report_out_load_run(const char *dir, struct report_run *r)
 {
 	char *path = xasprintf("%s/metrics.jsonl", dir);
-	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
-	int rc = fileio_read(path, METRICS_MAX_BYTES, &text, &err);
+	struct sbuf err = SBUF_INIT;
+	int fd = fileio_open_regular(path, 0, &err);
+	FILE *fp = NULL;
 
-	if (!rc && text.len > METRICS_MAX_BYTES) {
-		sbuf_addf(&err, "%s is larger than %u MiB", path, METRICS_MAX_BYTES >> 20);
-		rc = -1;
-	}
-	if (rc)
+	report_run_init(r);
+	if (fd >= 0 && (!(fp = fdopen(fd, "r")) || report_read(fp, r)))
+		sbuf_addf(&err, "cannot read %s: %s", path, strerror(errno));
+	if (err.len)
 		fprintf(stderr, "hpctrain report: %s\n", err.buf);
-	else
-		report_parse(text.buf, text.len, r);
+	if (fp)
+		fclose(fp);
+	else if (fd >= 0)
+		close(fd);
 	free(path);
-	sbuf_release(&text);
+	fd = err.len ? HPT_EXIT_NO_INPUT : 0;
 	sbuf_release(&err);
-	return rc ? HPT_EXIT_NO_INPUT : 0;
+	return fd;
 }
 
 void report_out_step_series(const struct report_run *r, struct chart *c, const char *label,

@@ -8,7 +8,7 @@
 #include "common/diag.h"           // defines: struct diag_list
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/fileio.h"         // defines: fileio_exists
-#include "common/sbuf.h"           // defines: struct sbuf
+#include "common/sbuf.h"           // defines: struct sbuf, sbuf_add_number
 #include "common/spec/spec.h"      // defines: struct job, job_release
 #include "common/spec/specfile.h"  // defines: specfile_load_run
 #include "launcher/report/chart.h"  // defines: struct chart, chart_init
@@ -102,11 +102,16 @@ static void point_line(const struct report_point *p, size_t i, struct sbuf *head
 {
 	char *vals = json_dumps(p->params, JSON_COMPACT | JSON_REAL_PRECISION(6));
 
-	if (p->loaded && p->r.summary)
-		sbuf_addf(head, "  %zu %s: test accuracy %.4f, test loss %.4f, %.0f samples/s, "
-			  "%lld ranks\n", i, vals ? vals : "", p->r.test_accuracy, p->r.test_loss,
-			  report_throughput(&p->r, p->ranks), (long long)p->ranks);
-	else if (p->loaded)
+	if (p->loaded && p->r.summary) {
+		/* "-" for a figure not logged or not finite, %g for a huge one */
+		sbuf_addf(head, "  %zu %s: test accuracy ", i, vals ? vals : "");
+		sbuf_add_number(head, p->r.test_accuracy, 4);
+		sbuf_addstr(head, ", test loss ");
+		sbuf_add_number(head, p->r.test_loss, 4);
+		sbuf_addstr(head, ", ");
+		sbuf_add_number(head, report_throughput(&p->r, p->ranks), 0);
+		sbuf_addf(head, " samples/s, %lld ranks\n", (long long)p->ranks);
+	} else if (p->loaded)
 		sbuf_addf(head, "  %zu %s: not finished (%zu logged steps, last %lld)\n", i,
 			  vals ? vals : "", p->r.nsteps,
 			  p->r.nsteps ? (long long)p->r.steps[p->r.nsteps - 1].step : 0LL);

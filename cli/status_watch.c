@@ -7,13 +7,14 @@
 #include "cli/ticker.h"        // defines: struct ticker, ticker_show, TICKER_POLL_MS
 #include "cli/json_print.h"    // defines: json_print
 #include "common/exitcode.h"   // defines: enum hpt_exit
-#include "common/sbuf.h"       // defines: struct sbuf
+#include "common/sbuf.h"       // defines: struct sbuf, sbuf_add_number, sbuf_add_printable
 #include "common/spec/sweep.h" // defines: sweep_params_label
 #include "launcher/runs/progress.h"  // defines: struct run_progress, progress_final
 #include "launcher/runs/run_state.h" // defines: struct run_state, run_state_*
 #include "launcher/runs/runref.h"    // defines: struct runref, runref_job_text
 
 #include <jansson.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,32 +37,48 @@ static void print_rows(const struct run_state *w)
 	       "TEST_LOSS", "SAMPLES/S", w->sweep ? "VALUES" : "RUN");
 	for (size_t i = 0; i < w->n; i++) {
 		const struct run_state_row *r = &w->rows[i];
-		char job[40], step[32] = "-", acc[16] = "-", loss[16] = "-", sps[16] = "-";
-		double a, l;
-		struct sbuf values = SBUF_INIT;
+		char job[40], step[32] = "-";
+		double a = NAN, l = NAN, rate = NAN;
+		struct sbuf values = SBUF_INIT, label = SBUF_INIT, acc = SBUF_INIT, loss = SBUF_INIT,
+			    sps = SBUF_INIT;
 
+		/* the values and the run's path come from a file: escaped */
 		if (r->params)
-			sweep_params_label(r->params, NULL, NULL, &values);
+			sweep_params_label(r->params, NULL, NULL, &label);
+		sbuf_add_printable(&values, label.len ? label.buf
+					     : r->ref->rd.dir ? r->ref->rd.dir : "-");
 		job_text(r, job, sizeof(job));
 		if (r->prog.step_seen && r->prog.total_steps > 0)
 			snprintf(step, sizeof(step), "%lld/%lld", (long long)r->prog.step,
 				 (long long)r->prog.total_steps);
 		else if (r->prog.step_seen)
 			snprintf(step, sizeof(step), "%lld", (long long)r->prog.step);
-		if (progress_final(&r->prog, &a, &l)) {
-			snprintf(acc, sizeof(acc), "%.4f", a);
-			snprintf(loss, sizeof(loss), "%.4f", l);
-		}
+		if (!progress_final(&r->prog, &a, &l))
+			a = l = NAN;
 		if (r->prog.summary_seen)
-			snprintf(sps, sizeof(sps), "%.0f", r->prog.mean_samples_per_s);
+			rate = r->prog.mean_samples_per_s;
 		else if (r->prog.step_seen)
-			snprintf(sps, sizeof(sps), "%.0f", r->prog.samples_per_s);
+			rate = r->prog.samples_per_s;
+		/* "-" for a figure not there or not finite, %g for a huge one */
+		sbuf_add_number(&acc, a, 4);
+		sbuf_add_number(&loss, l, 4);
+		sbuf_add_number(&sps, rate, 0);
 		if (w->sweep)
 			printf("%-6zu ", i);
-		printf("%-11s %-12s %-12s %-9s %-9s %-9s %s\n", job, run_state_name(r), step, acc,
-		       loss, sps, values.len ? values.buf : r->ref->rd.dir ? r->ref->rd.dir : "-");
+		printf("%-11s %-12s %-12s %-9s %-9s %-9s %s\n", job, run_state_name(r), step, acc.buf,
+		       loss.buf, sps.buf, values.buf);
 		sbuf_release(&values);
+		sbuf_release(&label);
+		sbuf_release(&acc);
+		sbuf_release(&loss);
+		sbuf_release(&sps);
 	}
+}
+
+/* A number for --json: null when not finite (JSON has no NaN). */
+static json_t *number(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
 }
 
 static json_t *row_json(const struct run_state_row *r, size_t i)
@@ -84,11 +101,12 @@ static json_t *row_json(const struct run_state_row *r, size_t i)
 							 : json_null());
 	json_object_set_new(o, "total_steps", r->prog.total_steps ? json_integer(r->prog.total_steps)
 								  : json_null());
-	json_object_set_new(o, "test_accuracy", final ? json_real(a) : json_null());
-	json_object_set_new(o, "test_loss", final ? json_real(l) : json_null());
+	/* json_real of a non-finite number is NULL, which dropped the key */
+	json_object_set_new(o, "test_accuracy", number(final ? a : NAN));
+	json_object_set_new(o, "test_loss", number(final ? l : NAN));
 	json_object_set_new(o, "samples_per_s",
-			    r->prog.summary_seen ? json_real(r->prog.mean_samples_per_s)
-			    : r->prog.step_seen  ? json_real(r->prog.samples_per_s) : json_null());
+			    number(r->prog.summary_seen ? r->prog.mean_samples_per_s
+				   : r->prog.step_seen ? r->prog.samples_per_s : NAN));
 	return o;
 }
 

@@ -171,7 +171,7 @@ static int submit_all(struct sweep_plan *pl, const struct sweep_request *req)
 	if (!status)
 		status = sweep_plan_arrays(pl);
 	if (!status && hpt_slurm_cluster_name(&cluster, &why))
-		fprintf(stderr, "warning: %s\n", why.buf);
+		fprintf(stderr, "hpctrain submit: warning: %s\n", why.buf);
 	if (!status)
 		status = sweep_submit(pl, cluster.buf, &notes, &err);
 	fputs(notes.buf, stderr);

@@ -98,33 +98,45 @@ void diag_sort(struct diag_list *dl)
 	}
 }
 
+/* A flag as where ("--sweep lr=1,2,..." whole) and a key path are the
+ * user's words, which can be 100 KB: shown clipped (sbuf_clip).  A file
+ * name is shown whole, as a compiler does. */
 void diag_format(const struct diag *d, struct sbuf *out)
 {
+	char clip[SBUF_CLIP_SIZE];
+	size_t start = out->len;
+
 	if (*d->where)
-		sbuf_addf(out, "%s:", d->where);
+		sbuf_addf(out, "%s:", *d->where == '-' ? sbuf_clip(d->where, clip) : d->where);
 	if (d->line > 0)
 		sbuf_addf(out, "%d:%d:", d->line, d->col);
-	if (out->len)
+	if (out->len > start)
 		sbuf_addch(out, ' ');
 	if (d->severity == DIAG_WARNING)
 		sbuf_addstr(out, "warning: ");
 	if (*d->path)
-		sbuf_addf(out, "%s: ", d->path);
+		sbuf_addf(out, "%s: ", sbuf_clip(d->path, clip));
 	sbuf_addstr(out, d->msg);
 }
 
-void diag_report(FILE *fp, const struct diag_list *dl)
+void diag_report_as(FILE *fp, const char *prefix, const struct diag_list *dl)
 {
 	struct sbuf line = SBUF_INIT;
 
 	for (size_t i = 0; i < dl->n; i++) {
 		sbuf_reset(&line);
 		diag_format(&dl->v[i], &line);
-		fprintf(fp, "%s\n", line.buf);
+		fprintf(fp, "%s%s%s\n", prefix ? prefix : "", prefix ? ": " : "", line.buf);
 	}
 	if (dl->dropped)
-		fprintf(fp, "hpctrain: %zu more errors not shown\n", dl->dropped);
+		fprintf(fp, "%s: %zu more errors not shown\n", prefix ? prefix : "hpctrain",
+			dl->dropped);
 	sbuf_release(&line);
+}
+
+void diag_report(FILE *fp, const struct diag_list *dl)
+{
+	diag_report_as(fp, NULL, dl);
 }
 
 static bool diag_equal(const struct diag *a, const struct diag *b)

@@ -62,7 +62,11 @@ void diag_sort(struct diag_list *dl);
 /* Formats one entry without a trailing newline. */
 struct sbuf;
 void diag_format(const struct diag *d, struct sbuf *out);
-/* Prints every entry, one per line, then a note if some were dropped. */
+/* Prints every entry, one per line, then a note if some were dropped.
+ * A spec's diagnostics print as a compiler's do (job.yaml:7:18: ...,
+ * hpctrain-validate(1)); anything else a command says starts with
+ * "hpctrain COMMAND: ", which diag_report_as puts before each line. */
 void diag_report(FILE *fp, const struct diag_list *dl);
+void diag_report_as(FILE *fp, const char *prefix, const struct diag_list *dl);
 
 #endif

@@ -2,7 +2,7 @@
  * Shell: prints usage errors and help text. */
 #include "common/opt.h"      // defines: struct opt, opt_next, opt_usage, opt_error
 #include "common/exitcode.h" // defines: HPT_EXIT_USAGE
-#include "common/sbuf.h"     // defines: struct sbuf, xmalloc
+#include "common/sbuf.h"     // defines: struct sbuf, xmalloc, sbuf_clip
 #include "common/suggest.h"  // defines: suggest_best
 
 #include <stdarg.h>
@@ -36,25 +36,35 @@ static void opt_shortstring(const struct opt_cmd *cmd, struct sbuf *out)
 	}
 }
 
+/* The option whose val is c, or NULL. */
+static const struct opt *option_of(const struct opt_cmd *cmd, int c)
+{
+	for (const struct opt *o = cmd->opts; o->name; o++)
+		if (o->val == c)
+			return o;
+	return NULL;
+}
+
 static void report_unknown(const struct opt_cmd *cmd, const char *arg)
 {
 	size_t n = opt_count(cmd->opts);
 	const char **names = xmalloc((n + 1) * sizeof(*names));
-	struct sbuf word = SBUF_INIT;
+	struct sbuf word = SBUF_INIT, shown = SBUF_INIT;
+	char clip[SBUF_CLIP_SIZE];
 	const char *best;
 
 	for (size_t i = 0; i < n; i++)
 		names[i] = cmd->opts[i].name;
-	sbuf_addstr(&word, arg + strspn(arg, "-"));
-	word.len = strcspn(word.buf, "=");
-	word.buf[word.len] = '\0';
+	sbuf_add(&shown, arg, strcspn(arg, "="));
+	sbuf_addstr(&word, shown.buf + strspn(shown.buf, "-"));
 	best = arg[1] == '-' ? suggest_best(word.buf, names, n) : NULL;
 	if (best)
-		opt_error(cmd, "unknown option '%.*s'; did you mean '--%s'?",
-			  (int)strcspn(arg, "="), arg, best);
+		opt_error(cmd, "unknown option '%s'; did you mean '--%s'?", sbuf_clip(shown.buf, clip),
+			  best);
 	else
-		opt_error(cmd, "unknown option '%.*s'", (int)strcspn(arg, "="), arg);
+		opt_error(cmd, "unknown option '%s'", sbuf_clip(shown.buf, clip));
 	sbuf_release(&word);
+	sbuf_release(&shown);
 	free(names);
 }
 
@@ -63,6 +73,8 @@ int opt_next(const struct opt_cmd *cmd, int argc, char **argv)
 	size_t n = opt_count(cmd->opts);
 	struct option *longs = xcalloc(n + 1, sizeof(*longs));
 	struct sbuf shorts = SBUF_INIT;
+	const struct opt *o;
+	char clip[SBUF_CLIP_SIZE];
 	int c;
 
 	for (size_t i = 0; i < n; i++) {
@@ -83,10 +95,23 @@ int opt_next(const struct opt_cmd *cmd, int argc, char **argv)
 		return -2;
 	}
 	if (c == ':') {
-		opt_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+		opt_error(cmd, "option '%s' needs a value", sbuf_clip(argv[optind - 1], clip));
+		return -2;
+	}
+	o = c > 0 ? option_of(cmd, c) : NULL;
+	if (o && o->has_arg == required_argument && optarg && !*optarg) {
+		opt_error(cmd, "option '--%s' needs a value, not an empty one", o->name);
 		return -2;
 	}
 	return c;
+}
+
+int opt_check_operands(const struct opt_cmd *cmd, int argc, char **argv, int from)
+{
+	for (int i = from; i < argc; i++)
+		if (!*argv[i])
+			return opt_error(cmd, "an empty argument names nothing");
+	return 0;
 }
 
 void opt_reset(void)

@@ -34,8 +34,15 @@ struct opt_cmd {
 };
 
 /* Returns the next option's val, -1 when options end (optind then points
- * at the first operand), or -2 after printing a usage error. */
+ * at the first operand), or -2 after printing a usage error.  An empty
+ * value (--run '', --run=) is one: every value names or sets something,
+ * and "" would otherwise reach a lookup as a name that does not exist. */
 int opt_next(const struct opt_cmd *cmd, int argc, char **argv);
+
+/* Operands argv[from..argc) name runs, specs, files or templates: an
+ * empty one is a usage error, not a name that is not there (status 4).
+ * Returns 0, or HPT_EXIT_USAGE after printing the error. */
+int opt_check_operands(const struct opt_cmd *cmd, int argc, char **argv, int from);
 
 /* Resets getopt's global state; call before parsing a new argv. */
 void opt_reset(void);

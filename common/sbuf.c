@@ -3,6 +3,7 @@
 #include "common/sbuf.h"     // defines: struct sbuf, sbuf_*, x* allocators
 #include "common/exitcode.h" // defines: HPT_EXIT_INTERNAL
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,4 +158,69 @@ void sbuf_reset(struct sbuf *sb)
 	sb->len = 0;
 	if (sb->alloc)
 		sb->buf[0] = '\0';
+}
+
+/* The length of the UTF-8 character at s (1..4) and its code point, or
+ * 0 when s does not start one (a stray continuation byte, an overlong or
+ * cut sequence). */
+static size_t utf8_len(const unsigned char *s, unsigned *cp)
+{
+	size_t n = s[0] < 0x80 ? 1 : s[0] < 0xc2 ? 0 : s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3
+		 : s[0] < 0xf5 ? 4 : 0;
+
+	*cp = s[0];
+	if (n < 2)
+		return n;
+	*cp = s[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80) /* the NUL of a cut sequence stops here too */
+			return 0;
+		*cp = *cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && *cp < 0x800) || (n == 4 && (*cp < 0x10000 || *cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+void sbuf_add_printable(struct sbuf *sb, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned cp;
+		size_t n = utf8_len(p, &cp);
+
+		if (n && cp >= 0x20 && cp != 0x7f && (cp < 0x80 || cp > 0x9f)) {
+			sbuf_add(sb, p, n);
+			p += n;
+			continue;
+		}
+		if (*p == '\n' || *p == '\t' || *p == '\r')
+			sbuf_addf(sb, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
+		else
+			sbuf_addf(sb, "\\x%02x", *p);
+		p++;
+	}
+}
+
+void sbuf_add_number(struct sbuf *sb, double v, int decimals)
+{
+	if (!isfinite(v))
+		sbuf_addch(sb, '-');
+	else if (v > -1e12 && v < 1e12)
+		sbuf_addf(sb, "%.*f", decimals, v);
+	else
+		sbuf_addf(sb, "%.4g", v);
+}
+
+const char *sbuf_clip(const char *s, char buf[SBUF_CLIP_SIZE])
+{
+	size_t len = strlen(s), cut = SBUF_CLIP_MAX;
+
+	if (len <= SBUF_CLIP_MAX)
+		return s;
+	while (cut && ((unsigned char)s[cut] & 0xc0) == 0x80) /* not inside a character */
+		cut--;
+	snprintf(buf, SBUF_CLIP_SIZE, "%.*s... (%zu bytes)", (int)cut, s, len);
+	return buf;
 }

@@ -38,6 +38,28 @@ void sbuf_addf(struct sbuf *sb, const char *fmt, ...);
 void sbuf_vaddf(struct sbuf *sb, const char *fmt, va_list ap);
 void sbuf_reset(struct sbuf *sb);
 
+/* Text from outside (job names, reasons, file contents, values) for a
+ * terminal: control characters (C0, DEL, C1) and bytes that are not
+ * UTF-8 become \xHH (\n, \t and \r as such), so a table cannot be
+ * redrawn or recoloured by what it shows; the rest is kept. */
+void sbuf_add_printable(struct sbuf *sb, const char *s);
+
+/* A number for a text summary: "-" when not finite (NAN: not logged),
+ * %.*f with decimals places below 1e12, %.4g above, so 1e308 is
+ * "1e+308", not 309 digits. */
+void sbuf_add_number(struct sbuf *sb, double v, int decimals);
+
+/* User input quoted in a message, at most SBUF_CLIP_MAX bytes of it:
+ * returns s when it is that short, else buf holding its first bytes
+ * (cut at a character boundary), "..." and its length in bytes, so a
+ * refused 100 KB argument is not echoed whole. */
+#define SBUF_CLIP_MAX 80
+#define SBUF_CLIP_SIZE (SBUF_CLIP_MAX + 40)
+const char *sbuf_clip(const char *s, char buf[SBUF_CLIP_SIZE]);
+/* The same with a buffer of the enclosing block's, for one message:
+ * fprintf(stderr, "got '%s'", SBUF_CLIP(optarg)). */
+#define SBUF_CLIP(s) sbuf_clip((s), (char[SBUF_CLIP_SIZE]){ 0 })
+
 /* Out-of-memory is not a recoverable condition for a CLI: these print
  * and exit with the internal-error status instead of returning NULL. */
 void *xmalloc(size_t n);

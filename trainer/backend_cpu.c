@@ -82,8 +82,10 @@ static int apply_isa_cap(const char **capped_by, struct sbuf *err)
 	*capped_by = NULL;
 	if (cap && *cap) {
 		if (cpu_isa_parse(cap, &want)) {
+			char clip[SBUF_CLIP_SIZE];
+
 			sbuf_addf(err, "HPCTRAIN_MAX_CPU_ISA: unknown instruction set \"%s\"; "
-				  "expected one of " CPU_ISA_NAMES, cap);
+				  "expected one of " CPU_ISA_NAMES, sbuf_clip(cap, clip));
 			return -1;
 		}
 		if (dnnl_set_max_cpu_isa(dnnl_rungs[want]) != dnnl_success &&

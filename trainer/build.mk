@@ -19,7 +19,7 @@ TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/mo
                 trainer/data.c trainer/data_idx.c trainer/data_shard.c trainer/optim.c \
                 trainer/ckpt.c trainer/metrics.c trainer/train.c trainer/amp.c \
                 trainer/gpu_plan.c $(SPEC_CORE) common/fileio.c
-TRAIN_SRC     = $(TRAIN_LIB) trainer/main.c trainer/cmd_train.c trainer/cmd_data.c \
+TRAIN_SRC     = $(TRAIN_LIB) trainer/main.c trainer/cmd_train.c trainer/train_env.c trainer/cmd_data.c \
                 common/opt.c common/spec/template_dir.c common/spec/specfile.c $(TRAIN_COMM)
 TRAIN_LIBS    = -ldnnl -lz -fopenmp -lm
 

@@ -4,7 +4,7 @@
 #include "trainer/data.h"  // defines: data_load_idx, data_write_shards
 #include "common/exitcode.h"  // defines: enum hpt_exit
 #include "common/opt.h"       // defines: struct opt, opt_next, opt_usage, opt_error
-#include "common/sbuf.h"      // defines: struct sbuf
+#include "common/sbuf.h"      // defines: struct sbuf, SBUF_CLIP
 
 #include <errno.h>
 #include <stdio.h>
@@ -52,14 +52,15 @@ int cmd_data(int argc, char **argv)
 		case OPT_SPLIT:
 			split = optarg;
 			if (strcmp(split, "train") && strcmp(split, "test"))
-				return opt_error(&data_cmd, "--split: expected train or test, got \"%s\"", split);
+				return opt_error(&data_cmd, "--split: expected train or test, got \"%s\"",
+						 SBUF_CLIP(split));
 			break;
 		case OPT_SHARDS:
 			errno = 0;
 			nshards = strtol(optarg, &end, 10);
 			if (errno || *end || end == optarg || nshards < 1 || nshards > 100000)
 				return opt_error(&data_cmd, "--shards: expected an integer 1..100000, got \"%s\"",
-						 optarg);
+						 SBUF_CLIP(optarg));
 			break;
 		case 'h':
 			opt_usage(stdout, &data_cmd);
@@ -73,6 +74,8 @@ int cmd_data(int argc, char **argv)
 				 "unknown subcommand '%s'", argv[optind]);
 	if (argc - optind != 3)
 		return opt_error(&data_cmd, "convert takes an image file and a label file");
+	if (opt_check_operands(&data_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	if (!out)
 		return opt_error(&data_cmd, "convert needs --output <dir>");
 	st = data_load_idx(&d, argv[optind + 1], argv[optind + 2], &err);

@@ -2,17 +2,18 @@
  * make the run directory, start the backend, run the loop.  Shell. */
 #include "trainer/cmd.h"      // defines: cmd_train
 #include "trainer/backend.h"  // defines: backend_init
-#include "trainer/kernels/cpu_isa.h" // defines: cpu_isa_parse, CPU_ISA_NAMES
 #include "trainer/backend_cuda.h" // defines: be_cuda_built, be_cuda_device_count
 #include "trainer/comm.h"     // defines: struct comm, comm_init, comm_hooks, comm_finish
 #include "trainer/comm_cuda.h" // defines: struct comm_cuda, comm_cuda_*
 #include "trainer/train.h"    // defines: train_run, struct train_config
+#include "trainer/train_env.h" // defines: train_env_check
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_private_dir, fileio_write_atomic, fileio_exists
 #include "common/opt.h"          // defines: struct opt, opt_next, opt_usage, opt_error
-#include "common/sbuf.h"         // defines: struct sbuf
+#include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
+#include "common/spec/template.h" // defines: TEMPLATE_OVERRIDE_FORM
 #include "common/spec/specfile.h"   // defines: specfile_load, specfile_overrides_*, SPECFILE_RUN_SPEC
 
 #include <errno.h>
@@ -59,7 +60,7 @@ static int parse_count(const char *arg, const char *what, int64_t max, int64_t *
 	v = strtoll(arg, &end, 10);
 	if (errno || end == arg || *end || v < 1 || v > max)
 		return opt_error(&train_cmd, "%s: expected an integer 1..%lld, got \"%s\"", what,
-				 (long long)max, arg);
+				 (long long)max, SBUF_CLIP(arg));
 	*out = v;
 	return 0;
 }
@@ -73,7 +74,7 @@ static void add_why_no_gpu(struct sbuf *sb)
 	if (!be_cuda_built())
 		sbuf_addstr(sb, "this trainer was built without CUDA");
 	else if (v)
-		sbuf_addf(sb, "no GPU is visible (CUDA_VISIBLE_DEVICES=%s)", v);
+		sbuf_addf(sb, "no GPU is visible (CUDA_VISIBLE_DEVICES=%s)", SBUF_CLIP(v));
 	else
 		sbuf_addstr(sb, "no GPU is visible (CUDA_VISIBLE_DEVICES unset)");
 }
@@ -131,20 +132,6 @@ static int load_spec(const char *arg, const struct specfile_overrides *sets, str
 	return st;
 }
 
-/* A misspelt HPCTRAIN_MAX_CPU_ISA is a usage error, found before the
- * run directory is made rather than when the backend starts. */
-static int check_isa_cap(void)
-{
-	const char *cap = getenv("HPCTRAIN_MAX_CPU_ISA");
-	enum cpu_isa isa;
-
-	if (!cap || !*cap || !cpu_isa_parse(cap, &isa))
-		return HPT_EXIT_OK;
-	fprintf(stderr, "hpctrain train: HPCTRAIN_MAX_CPU_ISA: unknown instruction set \"%s\"; "
-			"expected one of %s\n", cap, CPU_ISA_NAMES);
-	return HPT_EXIT_USAGE;
-}
-
 /* What the command line asked for. */
 struct train_args {
 	struct specfile_overrides sets;
@@ -153,6 +140,26 @@ struct train_args {
 	int64_t max_steps, threads;
 	bool fresh, quiet, help;
 };
+
+/* The trainer's environment, before the run directory is made: a
+ * misspelt variable is a usage error, an OMP_NUM_THREADS above the CPUs
+ * is clamped (train_env.h); a->threads becomes the count in force. */
+static int check_env(struct train_args *a)
+{
+	struct sbuf err = SBUF_INIT, warn = SBUF_INIT;
+	int threads = 0, st = HPT_EXIT_OK;
+
+	if (train_env_check(a->threads, &threads, &err, &warn)) {
+		fprintf(stderr, "hpctrain train: %s\n", err.buf);
+		st = HPT_EXIT_USAGE;
+	} else if (warn.len) {
+		fprintf(stderr, "hpctrain train: warning: %s\n", warn.buf);
+	}
+	a->threads = threads;
+	sbuf_release(&err);
+	sbuf_release(&warn);
+	return st;
+}
 
 /* 0 with a filled, or a status (usage error printed).  --help prints
  * the usage and sets a->help. */
@@ -164,7 +171,9 @@ static int parse_args(int argc, char **argv, struct train_args *a)
 	while ((c = opt_next(&train_cmd, argc, argv)) != -1) {
 		switch (c) {
 		case 's':
-			specfile_overrides_add(&a->sets, optarg);
+			if (specfile_overrides_add(&a->sets, optarg))
+				return opt_error(&train_cmd, "--set: expected " TEMPLATE_OVERRIDE_FORM
+						 ", got '%s'", SBUF_CLIP(optarg));
 			break;
 		case OPT_RUN:
 			a->run = optarg;
@@ -174,7 +183,7 @@ static int parse_args(int argc, char **argv, struct train_args *a)
 				return st;
 			break;
 		case OPT_THREADS:
-			if ((st = parse_count(optarg, "--threads", 4096, &a->threads)))
+			if ((st = parse_count(optarg, "--threads", TRAIN_ENV_MAX_THREADS, &a->threads)))
 				return st;
 			break;
 		case OPT_FRESH:
@@ -194,6 +203,8 @@ static int parse_args(int argc, char **argv, struct train_args *a)
 	if (optind != argc - 1)
 		return opt_error(&train_cmd, optind >= argc ? "no job spec given"
 							      : "more than one job spec given");
+	if (opt_check_operands(&train_cmd, argc, argv, optind))
+		return HPT_EXIT_USAGE;
 	a->spec = argv[optind];
 	return HPT_EXIT_OK;
 }
@@ -303,7 +314,7 @@ int cmd_train(int argc, char **argv)
 	int st = parse_args(argc, argv, &a);
 
 	if (!st && !a.help)
-		st = check_isa_cap();
+		st = check_env(&a);
 	if (!st && !a.help)
 		st = resolve_job(&a, &job, &resolved, hash);
 	if (!st && !a.help)

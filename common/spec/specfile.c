@@ -6,16 +6,20 @@
 #include "common/fileio.h"       // defines: fileio_read
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "common/spec/spec.h"         // defines: spec_load
+#include "common/spec/template.h"     // defines: template_override_is_valid
 #include "common/spec/template_dir.h" // defines: template_dir_is_name, template_dir_find
 #include "common/spec/ynode.h"     // defines: YNODE_MAX_BYTES
 
 #include <stdlib.h>
 #include <string.h>
 
-void specfile_overrides_add(struct specfile_overrides *o, const char *arg)
+int specfile_overrides_add(struct specfile_overrides *o, const char *arg)
 {
+	if (!template_override_is_valid(arg))
+		return -1;
 	o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
 	o->v[o->n++] = (struct spec_override){ .arg = arg, .where = xasprintf("--set %s", arg) };
+	return 0;
 }
 
 void specfile_overrides_release(struct specfile_overrides *o)

@@ -25,8 +25,10 @@ struct specfile_overrides {
 #define SPECFILE_OVERRIDES_INIT { NULL, 0 }
 
 /* Records one --set argument (arg must outlive the struct, as optarg
- * does); diagnostics will name it "--set ARG". */
-void specfile_overrides_add(struct specfile_overrides *o, const char *arg);
+ * does); diagnostics will name it "--set ARG".  -1, recording nothing,
+ * when arg is not KEY.PATH=VALUE (TEMPLATE_OVERRIDE_FORM): the caller
+ * reports a usage error. */
+int specfile_overrides_add(struct specfile_overrides *o, const char *arg);
 void specfile_overrides_release(struct specfile_overrides *o);
 
 /* Reads one spec argument's text (a file, "-" or a template name) into

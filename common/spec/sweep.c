@@ -2,7 +2,7 @@
  * Core: see sweep.h. */
 #include "common/spec/sweep.h"       // defines: struct sweep, sweep_parse
 #include "common/diag.h"             // defines: diag_add
-#include "common/sbuf.h"             // defines: struct sbuf, x* allocators
+#include "common/sbuf.h"             // defines: struct sbuf, x* allocators, sbuf_clip
 #include "common/spec/spec.h"        // defines: struct spec_override
 #include "common/spec/spec_scalar.h" // defines: spec_parse_int
 #include "common/spec/ynode.h"       // defines: struct ynode, ynode_parse
@@ -45,9 +45,11 @@ static bool key_is_shared(const char *key)
 
 static int check_key(const struct ynode *k, struct diag_list *dl)
 {
+	char clip[SBUF_CLIP_SIZE];
+
 	if (!key_is_path(k->str)) {
 		diag_add(dl, AT(k), "sweep", "\"%s\" is not a key path (names of [A-Za-z0-9_-] joined "
-			 "by '.')", k->str);
+			 "by '.')", sbuf_clip(k->str, clip));
 		return -1;
 	}
 	if (key_is_shared(k->str)) {
@@ -153,26 +155,64 @@ static int parse_section(struct sweep *s, const struct ynode *sec, struct diag_l
 	return rc;
 }
 
+/* Whether a flag's bare list has an empty value: ",1", "1,,2", "1,"
+ * (YAML's flow list would drop a trailing comma without a word). */
+static bool has_empty_value(const char *list)
+{
+	size_t n = strlen(list);
+
+	return !n || *list == ',' || list[n - 1] == ',' || strstr(list, ",,");
+}
+
+/* The --sweep flag before flag number i that sweeps key, or NULL. */
+static const char *earlier_flag(const struct sweep *s, size_t i, const char *key, size_t len)
+{
+	for (size_t j = 0; j < i; j++) {
+		const char *arg = s->flags[j] + strlen("--sweep ");
+
+		if (strlen(arg) > len && arg[len] == '=' && !strncmp(arg, key, len))
+			return s->flags[j];
+	}
+	return NULL;
+}
+
 /* One --sweep KEY=V1,V2 (or KEY=[V1, V2]): a tree { KEY: [V1, V2] }
- * whose nodes are named by the flag. */
+ * whose nodes are named by the flag.  0; SWEEP_BAD_FLAG when the flag is
+ * malformed (no '=', an empty key or value, a list YAML cannot read, a
+ * key that is no key path, a key another flag swept already: the later
+ * would silently win); -1 when it is well formed but the spec's rules
+ * refuse it (a key every point shares, a value that is no scalar). */
 static int parse_flag(struct sweep *s, const char *arg, struct diag_list *dl)
 {
-	const char *eq = strchr(arg, '='), *name;
+	const char *eq = strchr(arg, '='), *name, *dup;
 	struct ynode *list = NULL, *pair, *k;
 	struct sbuf text = SBUF_INIT;
+	char clip[SBUF_CLIP_SIZE];
 	int rc = -1;
 
 	s->flags = xrealloc(s->flags, (s->nflags + 1) * sizeof(*s->flags));
 	name = s->flags[s->nflags++] = xasprintf("--sweep %s", arg);
 	if (!eq || eq == arg) {
 		diag_add(dl, DIAG_ERROR, name, 0, 0, "", "expected KEY=V1,V2,... or KEY=[V1, V2]");
-		return -1;
+		return SWEEP_BAD_FLAG;
+	}
+	if (eq[1] != '[' && has_empty_value(eq + 1)) {
+		diag_add(dl, DIAG_ERROR, name, 0, 0, "", "an empty value: expected KEY=V1,V2,... with "
+			 "no empty item (quote one inside KEY=[V1, \"\"])");
+		return SWEEP_BAD_FLAG;
+	}
+	if ((dup = earlier_flag(s, s->nflags - 1, arg, (size_t)(eq - arg)))) {
+		diag_add(dl, DIAG_ERROR, name, 0, 0, "", "%.*s is swept twice, also by %s: give one "
+			 "--sweep per key", (int)(eq - arg > 60 ? 60 : eq - arg), arg,
+			 sbuf_clip(dup, clip));
+		return SWEEP_BAD_FLAG;
 	}
 	/* a bare V1,V2 is a YAML flow list without its brackets */
 	if (eq[1] == '[')
 		sbuf_addstr(&text, eq + 1);
 	else
 		sbuf_addf(&text, "[%s]", eq + 1);
+	rc = SWEEP_BAD_FLAG;
 	if (ynode_parse(name, text.buf, text.len, &list, dl))
 		goto out;
 	if (!list)
@@ -186,7 +226,14 @@ static int parse_flag(struct sweep *s, const char *arg, struct diag_list *dl)
 	list->line = list->col = 0;
 	for (size_t i = 0; i < list->nkids; i++)
 		list->kids[i]->line = list->kids[i]->col = 0;
-	if (!check_key(k, dl) && !check_values(k, list, dl)) {
+	if (!key_is_path(k->str) || list->kind != YNODE_SEQ || !list->nkids) {
+		/* malformed ("a b=1", "a=[]", "a={x: 1}"): rc stays SWEEP_BAD_FLAG */
+		if (check_key(k, dl) == 0)
+			check_values(k, list, dl);
+		goto out;
+	}
+	rc = -1;
+	if ((check_key(k, dl) | check_values(k, list, dl)) == 0) {
 		axis_put(s, k, list);
 		rc = 0;
 	}
@@ -197,6 +244,7 @@ out:
 
 static int check_sizes(const struct sweep *s, struct diag_list *dl)
 {
+	char clip[SBUF_CLIP_SIZE];
 	size_t total = 1;
 
 	for (size_t k = 0; k < s->naxes; k++) {
@@ -205,7 +253,7 @@ static int check_sizes(const struct sweep *s, struct diag_list *dl)
 		if (s->mode == SWEEP_ZIP && a->n != s->axes[0].n) {
 			diag_add(dl, DIAG_ERROR, a->key_at->where, a->key_at->line, a->key_at->col,
 				 a->key, "zip pairs lists of one length: this one has %zu values, "
-				 "%s has %zu", a->n, s->axes[0].key, s->axes[0].n);
+				 "%s has %zu", a->n, sbuf_clip(s->axes[0].key, clip), s->axes[0].n);
 			return -1;
 		}
 		total = s->mode == SWEEP_ZIP ? a->n : total * a->n;
@@ -223,7 +271,7 @@ int sweep_parse(const char *where, const char *text, size_t len, const char *con
 		struct diag_list *dl)
 {
 	struct ynode *root = NULL;
-	int rc = 0;
+	bool malformed = false, refused = false;
 
 	memset(out, 0, sizeof(*out));
 	if (ynode_parse(where, text, len, &root, dl))
@@ -231,17 +279,24 @@ int sweep_parse(const char *where, const char *text, size_t len, const char *con
 	if (root) {
 		own_tree(out, root);
 		if (root->kind == YNODE_MAP && ynode_get(root, "sweep"))
-			rc |= parse_section(out, ynode_get(root, "sweep"), dl);
+			refused = parse_section(out, ynode_get(root, "sweep"), dl) != 0;
 	}
-	for (size_t i = 0; i < nflags; i++)
-		rc |= parse_flag(out, flags[i], dl);
+	for (size_t i = 0; i < nflags; i++) {
+		int rc = parse_flag(out, flags[i], dl);
+
+		malformed |= rc == SWEEP_BAD_FLAG;
+		refused |= rc != 0;
+	}
 	if (zip)
 		out->mode = SWEEP_ZIP;
 	if (max_parallel >= 0)
 		out->max_parallel = max_parallel;
-	if (!rc && out->naxes)
-		rc = check_sizes(out, dl);
-	return rc ? -1 : 0;
+	/* a malformed flag first: the command line is wrong whatever the spec says */
+	if (malformed)
+		return SWEEP_BAD_FLAG;
+	if (refused)
+		return -1;
+	return out->naxes ? check_sizes(out, dl) : 0;
 }
 
 void sweep_release(struct sweep *s)

@@ -57,7 +57,15 @@ struct sweep {
  * outlive out) and the --sweep flags (KEY=V1,V2,... or KEY=[YAML list]).
  * zip, when set, asks for zip mode whatever the file says; max_parallel
  * >= 0 replaces the file's.  Returns 0 (naxes 0 when nothing sweeps), or
- * -1 after recording every problem, positioned, in dl. */
+ * -1 after recording every problem, positioned, in dl; SWEEP_BAD_FLAG
+ * when a --sweep flag is malformed (a usage error, not a bad spec): no
+ * '=', an empty key, value or list ("a=", "a=1,,2", "a=1,", "a=[]"), a
+ * key that is no key path, a list YAML cannot read, or the same key
+ * swept by two flags (the later would win unseen).  A well-formed flag
+ * the spec's rules refuse (a key every point shares, a value that is no
+ * scalar, too many points) is -1, as a --set of a bad value is.  A flag
+ * still replaces the file's axis of its key. */
+#define SWEEP_BAD_FLAG (-2)
 int sweep_parse(const char *where, const char *text, size_t len, const char *const *flags,
 		size_t nflags, int zip, int64_t max_parallel, struct sweep *out,
 		struct diag_list *dl);

@@ -404,6 +404,16 @@ static int split_override(const char *arg, struct sbuf *key, const char **value)
 	}
 }
 
+bool template_override_is_valid(const char *arg)
+{
+	struct sbuf key = SBUF_INIT;
+	const char *value;
+	bool ok = !split_override(arg, &key, &value);
+
+	sbuf_release(&key);
+	return ok;
+}
+
 static struct ynode *parse_override_value(const char *arg, const char *value, struct diag_list *dl)
 {
 	struct ynode *v = NULL;
@@ -473,8 +483,7 @@ static int apply_override(struct ynode *root, struct params *ps,
 	int rc = -1;
 
 	if (split_override(set->arg, &key, &value)) {
-		diag_add(dl, DIAG_ERROR, arg, 0, 0, "",
-			 "expected KEY.PATH=VALUE, KEY.PATH being names of [A-Za-z0-9_-] joined by '.'");
+		diag_add(dl, DIAG_ERROR, arg, 0, 0, "", "expected " TEMPLATE_OVERRIDE_FORM);
 		goto out;
 	}
 	v = set->value ? copy_scalar(set->value, set->value->where, set->value->line,

@@ -19,6 +19,7 @@
 #ifndef HPT_TEMPLATE_H
 #define HPT_TEMPLATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct diag_list;
@@ -31,5 +32,12 @@ struct ynode;
  * problem in dl; *root is always a valid (possibly partial) tree. */
 int template_resolve(struct ynode **root, const struct spec_override *sets, size_t nsets,
 		     struct diag_list *dl);
+
+/* Whether a --set argument has the form KEY.PATH=VALUE: the shells check
+ * it while parsing options, so a malformed one is a usage error; one that
+ * is well formed but names a bad key or value is the spec's (status 3). */
+bool template_override_is_valid(const char *arg);
+#define TEMPLATE_OVERRIDE_FORM \
+	"KEY.PATH=VALUE, KEY.PATH being names of [A-Za-z0-9_-] joined by '.'"
 
 #endif

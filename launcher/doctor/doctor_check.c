@@ -5,7 +5,7 @@
 #include "launcher/doctor/doctor.h"   // defines: doctor_check_nics, doctor_check_gpus
 #include "launcher/rank/contract.h" // defines: contract_check_names
 #include "common/fileio.h"     // defines: fileio_read
-#include "common/sbuf.h"       // defines: struct sbuf, xstrdup
+#include "common/sbuf.h"       // defines: struct sbuf, xstrdup, sbuf_clip
 
 #include <dirent.h>
 #include <errno.h>
@@ -226,22 +226,33 @@ void doctor_check_nics(const char *root, const struct doctor_nic_input *in, stru
 }
 
 /* Slurm's GPU list: "0,1" or ranges "0-3"; -1 when malformed. */
+/* A decimal GPU index: digits only, below 2^20; -1 otherwise. */
+static long gpu_index(const char *s, char **end)
+{
+	size_t n = strspn(s, "0123456789");
+	long v = n && n < 8 ? strtol(s, NULL, 10) : -1;
+
+	*end = (char *)s + n;
+	return v < 1l << 20 ? v : -1;
+}
+
+/* Slurm's granted GPUs, "0,2" or "0-3": -1 for anything else (a sign,
+ * blanks, a range that runs backwards, a trailing comma), which strtoul
+ * would have read. */
 static int parse_minors(const char *s, unsigned *v, size_t max)
 {
 	size_t n = 0;
 
 	while (s && *s) {
 		char *end;
-		unsigned long a = strtoul(s, &end, 10), b = a;
+		long a = gpu_index(s, &end), b = a;
 
-		if (end == s)
-			return -1;
 		if (*end == '-')
-			b = strtoul(end + 1, &end, 10);
-		for (unsigned long k = a; k <= b && n < max; k++)
-			v[n++] = (unsigned)k;
-		if (*end && *end != ',')
+			b = gpu_index(end + 1, &end);
+		if (a < 0 || b < a || (*end && *end != ',') || (*end == ',' && !end[1]))
 			return -1;
+		for (long k = a; k <= b && n < max; k++)
+			v[n++] = (unsigned)k;
 		s = *end ? end + 1 : end;
 	}
 	return (int)n;
@@ -256,7 +267,10 @@ void doctor_check_gpus(const char *root, const char *granted, size_t topo_gpus, 
 	char *drv = at_root(root, "/proc/driver/nvidia");
 
 	if (n < 0) {
-		doctor_note(out, DOCTOR_WARN, "cannot read Slurm's GPU list '%s'", granted);
+		char clip[SBUF_CLIP_SIZE];
+
+		doctor_note(out, DOCTOR_WARN, "cannot read Slurm's GPU list '%s'",
+			    sbuf_clip(granted, clip));
 	} else if (!n && !topo_gpus && !n_driver) {
 		doctor_note(out, DOCTOR_SKIP, "no GPU on this node, and none granted");
 	} else if (access(drv, F_OK)) {

@@ -1,7 +1,7 @@
 /* doctor_grade.c - doctor's pure core: cells and their grades, the
  * comparisons across nodes, the table and the JSON (see doctor.h). */
 #include "launcher/doctor/doctor.h" // defines: struct doctor_node, doctor_compare, doctor_table
-#include "common/sbuf.h"     // defines: struct sbuf, xstrdup
+#include "common/sbuf.h"     // defines: struct sbuf, xstrdup, sbuf_add_printable
 
 #include <math.h>
 #include <stdarg.h>
@@ -208,34 +208,62 @@ static void end_row(struct sbuf *out)
 	sbuf_addch(out, '\n');
 }
 
-void doctor_table(const struct doctor_node *nodes, size_t n, bool verbose, struct sbuf *out)
+/* Node names come from every node's environment, reasons quote paths,
+ * interface names and variables: escaped (sbuf_add_printable) before
+ * they reach a terminal. */
+static char *printable(const char *s)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	sbuf_add_printable(&sb, s);
+	return sbuf_detach(&sb, NULL);
+}
+
+/* The lines under the table: each cell's reason, warnings and failures
+ * only unless verbose. */
+static void add_reasons(const struct doctor_node *nodes, char *const *names, size_t n, int w,
+			bool verbose, struct sbuf *out)
 {
 	bool first = true;
-	int w = 4;
 
-	for (size_t i = 0; i < n; i++)
-		if ((int)strlen(nodes[i].node) > w)
-			w = (int)strlen(nodes[i].node);
-	sbuf_addf(out, "%-*s", w, "node");
-	for (int c = 0; c < DOCTOR_NCHECKS; c++)
-		sbuf_addf(out, "  %-8s", doctor_check_name(c));
-	end_row(out);
-	for (size_t i = 0; i < n; i++) {
-		sbuf_addf(out, "%-*s", w, nodes[i].node);
-		for (int c = 0; c < DOCTOR_NCHECKS; c++)
-			sbuf_addf(out, "  %-8s", doctor_grade_name(nodes[i].cell[c].grade));
-		end_row(out);
-	}
 	for (size_t i = 0; i < n; i++)
 		for (int c = 0; c < DOCTOR_NCHECKS; c++) {
 			const struct doctor_cell *cell = &nodes[i].cell[c];
 
 			if (!cell->reason || (!verbose && cell->grade < DOCTOR_WARN))
 				continue;
-			sbuf_addf(out, "%s%-*s  %-8s  %-4s  %s\n", first ? "\n" : "", w, nodes[i].node,
-				  doctor_check_name(c), doctor_grade_name(cell->grade), cell->reason);
+			sbuf_addf(out, "%s%-*s  %-8s  %-4s  ", first ? "\n" : "", w, names[i],
+				  doctor_check_name(c), doctor_grade_name(cell->grade));
+			sbuf_add_printable(out, cell->reason);
+			sbuf_addch(out, '\n');
 			first = false;
 		}
+}
+
+void doctor_table(const struct doctor_node *nodes, size_t n, bool verbose, struct sbuf *out)
+{
+	char **names = xcalloc(n + 1, sizeof(*names));
+	int w = 4;
+
+	for (size_t i = 0; i < n; i++) {
+		names[i] = printable(nodes[i].node);
+		if ((int)strlen(names[i]) > w)
+			w = (int)strlen(names[i]);
+	}
+	sbuf_addf(out, "%-*s", w, "node");
+	for (int c = 0; c < DOCTOR_NCHECKS; c++)
+		sbuf_addf(out, "  %-8s", doctor_check_name(c));
+	end_row(out);
+	for (size_t i = 0; i < n; i++) {
+		sbuf_addf(out, "%-*s", w, names[i]);
+		for (int c = 0; c < DOCTOR_NCHECKS; c++)
+			sbuf_addf(out, "  %-8s", doctor_grade_name(nodes[i].cell[c].grade));
+		end_row(out);
+	}
+	add_reasons(nodes, names, n, w, verbose, out);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
 }
 
 json_t *doctor_node_json(const struct doctor_node *n)

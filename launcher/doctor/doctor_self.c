@@ -9,7 +9,7 @@
 #include "common/spec/spec.h"             // defines: struct job
 #include "launcher/doctor/doctor_env.h"   // defines: doctor_env_get, doctor_env_slurm_ready
 #include "launcher/doctor/doctor_probe.h" // defines: doctor_probe_bind, doctor_probe_gemm
-#include "launcher/rank/envplan.h"        // defines: envplan_cvd_parse, envplan_narrow_request
+#include "launcher/rank/envplan.h"        // defines: envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
 #include "launcher/rank/policy.h"         // defines: policy_from_spec
 #include "launcher/slurm/slurm.h"         // defines: hpt_slurm_munge_socket
 #include "topology/probe.h"               // defines: probe_load_live, probe_keep_release
@@ -38,6 +38,27 @@ void doctor_self_release(struct doctor_self *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* The inherited CUDA_VISIBLE_DEVICES as launch takes it (cmd_launch.c):
+ * one the plan cannot use fails the binding check with the reason, MIG
+ * instances warn; binding.gpu none leaves it alone.  -1 when refused. */
+static int plan_cvd(struct doctor_self *s, const struct plan_request *req,
+		    struct envplan_cvd *cvd)
+{
+	const char *v = getenv("CUDA_VISIBLE_DEVICES");
+	struct sbuf why = SBUF_INIT;
+	int rc;
+
+	envplan_cvd_parse(&s->topo, v, cvd);
+	if (req->policy.gpu == PLAN_GPU_NONE)
+		return 0;
+	rc = envplan_cvd_check(&s->topo, cvd, v ? v : "", &why);
+	if (rc)
+		doctor_note(&s->me.cell[DOCTOR_BINDING], rc < 0 ? DOCTOR_FAIL : DOCTOR_WARN, "%s",
+			    why.buf);
+	sbuf_release(&why);
+	return rc < 0 ? -1 : 0;
+}
+
 static void plan_node(struct doctor_self *s, const struct doctor_self_opts *o)
 {
 	struct plan_request req = { .policy = PLAN_POLICY_INIT };
@@ -54,15 +75,16 @@ static void plan_node(struct doctor_self *s, const struct doctor_self_opts *o)
 		policy_from_spec(&req.policy, &o->job->binding);
 	req.ranks = o->ranks_per_node > 0 ? (unsigned)o->ranks_per_node
 		    : o->job ? (unsigned)o->job->resources.ranks_per_node : 1;
-	envplan_cvd_parse(&s->topo, getenv("CUDA_VISIBLE_DEVICES"), &cvd);
+	if (plan_cvd(s, &req, &cvd))
+		goto out;
 	envplan_narrow_request(&req, &s->topo, &cvd);
 	if (plan_slices(&s->topo, &req, &s->plan, &dl))
 		doctor_note(c, DOCTOR_FAIL, "no binding plan for %u rank(s): %s", req.ranks,
 			    dl.n ? dl.v[0].msg : "?");
 	else
 		s->have_plan = true;
-	envplan_cvd_release(&cvd);
 out:
+	envplan_cvd_release(&cvd);
 	diag_list_release(&dl);
 }
 

@@ -2,7 +2,7 @@
  * Core: see envplan.h for every variable and the reason it is set. */
 #include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_*, envplan_narrow_request
 #include "launcher/rank/env_list.h" // defines: struct env_list, env_list_set
-#include "common/sbuf.h"         // defines: struct sbuf, x* allocators
+#include "common/sbuf.h"         // defines: struct sbuf, x* allocators, sbuf_clip
 #include "common/spec/spec.h"         // defines: struct job_env (its fields)
 #include "launcher/rank/rank.h"    // defines: struct rank_info, rank_master_port
 #include "topology/bitmap.h"  // defines: bitmap_*
@@ -10,24 +10,36 @@
 #include "topology/topo.h"    // defines: struct node_topo, topo_nic_name
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+static bool is_index(const char *e)
+{
+	size_t n = strspn(e, "0123456789");
+
+	return n && n < 10 && !e[n];
+}
+
+/* The GPU an entry names, as CUDA reads it: a decimal index (PCI bus
+ * order, as CUDA_DEVICE_ORDER=PCI_BUS_ID makes it), or "GPU-" and the
+ * GPU's UUID or a prefix of it that fits one GPU only; else -1. */
 static int gpu_by_entry(const struct node_topo *t, const char *e)
 {
-	char *end;
-	long i;
+	int found = -1;
 
 	if (!strncmp(e, "GPU-", 4)) {
 		for (size_t g = 0; g < t->n_gpus; g++)
-			if (t->gpus[g].uuid && !strcmp(t->gpus[g].uuid, e))
-				return (int)g;
-		return -1;
+			if (t->gpus[g].uuid && !strncmp(t->gpus[g].uuid, e, strlen(e))) {
+				if (found >= 0 || !e[4])
+					return -1;
+				found = (int)g;
+			}
+		return found;
 	}
-	i = strtol(e, &end, 10);
-	if (end == e || *end || i < 0 || (size_t)i >= t->n_gpus)
+	if (!is_index(e) || strtoul(e, NULL, 10) >= t->n_gpus)
 		return -1;
-	return (int)i;
+	return (int)strtoul(e, NULL, 10);
 }
 
 void envplan_cvd_parse(const struct node_topo *t, const char *cvd, struct envplan_cvd *out)
@@ -68,6 +80,72 @@ void envplan_narrow_request(struct plan_request *req, const struct node_topo *t,
 		req->visible_gpus = cvd->gpus;
 		req->n_visible_gpus = cvd->n;
 	}
+}
+
+static bool topo_has_uuids(const struct node_topo *t)
+{
+	for (size_t g = 0; g < t->n_gpus; g++)
+		if (t->gpus[g].uuid)
+			return true;
+	return false;
+}
+
+/* Why entry i cannot be planned over, in why; false when it can (MIG
+ * instances, and any index or UUID on a node without GPUs, can only be
+ * shared out: envplan_cvd_check). */
+static bool entry_refused(const struct node_topo *t, const struct envplan_cvd *m, size_t i,
+			  struct sbuf *why)
+{
+	const char *e = m->entries[i];
+	char clip[SBUF_CLIP_SIZE];
+
+	if (m->gpus[i] >= 0) {
+		for (size_t j = 0; j < i; j++)
+			if (m->gpus[j] == m->gpus[i]) {
+				sbuf_addf(why, "%s and %s both name GPU %d", m->entries[j], e, m->gpus[i]);
+				return true;
+			}
+		return false;
+	}
+	if (!is_index(e) && strncmp(e, "GPU-", 4) && strncmp(e, "MIG-", 4))
+		sbuf_addf(why, "\"%s\" is neither a GPU index nor a GPU-/MIG- UUID", sbuf_clip(e, clip));
+	else if (!t->n_gpus || !strncmp(e, "MIG-", 4))
+		return false;
+	else if (is_index(e))
+		sbuf_addf(why, "GPU %s is not on this node, which has %zu (0-%zu)", sbuf_clip(e, clip),
+			  t->n_gpus, t->n_gpus - 1);
+	else if (!topo_has_uuids(t))
+		sbuf_addf(why, "%s cannot be placed: the topology records no GPU UUIDs",
+			  sbuf_clip(e, clip));
+	else
+		sbuf_addf(why, "%s is not the UUID (or a unique prefix of one) of any of this "
+			  "node's %zu GPUs", sbuf_clip(e, clip), t->n_gpus);
+	return true;
+}
+
+int envplan_cvd_check(const struct node_topo *t, const struct envplan_cvd *m, const char *cvd,
+		      struct sbuf *why)
+{
+	struct sbuf entry = SBUF_INIT;
+	char clip[SBUF_CLIP_SIZE];
+	size_t mig = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < m->n && !rc; i++) {
+		if (entry_refused(t, m, i, &entry)) {
+			sbuf_addf(why, "CUDA_VISIBLE_DEVICES=%s: %s", sbuf_clip(cvd, clip), entry.buf);
+			rc = -1;
+		}
+		mig += !strncmp(m->entries[i], "MIG-", 4);
+	}
+	if (!rc && mig && t->n_gpus) {
+		sbuf_addf(why, "CUDA_VISIBLE_DEVICES=%s: MIG instances cannot be placed on this "
+			  "node's GPUs; ranks share the entries out, and cores and NICs are planned "
+			  "over every GPU", sbuf_clip(cvd, clip));
+		rc = 1;
+	}
+	sbuf_release(&entry);
+	return rc;
 }
 
 /* Whole cores inside s; hyperthreads do not make OpenMP threads faster. */

@@ -6,7 +6,8 @@
  * set, and why:
  *
  *   CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER   the rank's GPU, in PCI bus order;
- *       an inherited list (Slurm's) is mapped into, never widened
+ *       an inherited list (Slurm's) is mapped into, never widened, and
+ *       refused when the plan cannot use it (envplan_cvd_check)
  *   NCCL_IB_HCA      "=mlx5_0,mlx5_1": the rank's rail, exact names (a bare
  *                    mlx5_1 would also match mlx5_10)
  *   UCX_NET_DEVICES  the nearest port, "mlx5_0:1" (or an interface name)
@@ -26,14 +27,16 @@
 #include <stddef.h>
 
 struct job_env;
+struct sbuf;
 struct node_topo;
 struct plan;
 struct plan_request;
 struct rank_info;
 
 /* An inherited CUDA_VISIBLE_DEVICES split into entries, each mapped to a
- * GPU of the topology (index into topo->gpus) when possible: a number is
- * the GPU's PCI-order index, "GPU-<uuid>" matches its UUID. */
+ * GPU of the topology (index into topo->gpus) when possible: a decimal
+ * number is the GPU's PCI-order index, "GPU-<uuid>" matches its UUID or
+ * a prefix of it that fits one GPU only (as CUDA reads them). */
 struct envplan_cvd {
 	char **entries;
 	int *gpus;     /* -1 where an entry names no GPU of the topology */
@@ -46,11 +49,28 @@ struct envplan_cvd {
 void envplan_cvd_parse(const struct node_topo *t, const char *cvd, struct envplan_cvd *out);
 void envplan_cvd_release(struct envplan_cvd *m);
 
+/* Whether the plan can honour an inherited list (cvd is its text, for
+ * the message).  0: every entry names a GPU of the topology, once (the
+ * plan then covers exactly those), or the topology shows no GPU (hwloc
+ * may not see the devices Slurm hands out: ranks share the entries out,
+ * and no core or NIC is planned for a GPU).  1: it names MIG instances,
+ * which no topology places: ranks share them out while cores and NICs
+ * are planned over every GPU, which why says, for a warning.  -1: the
+ * plan cannot use it, and why says which entry and why: not a GPU index
+ * or UUID ("garbage"), an index beyond the node's GPUs ("99"), a UUID
+ * none of them has or that the topology cannot tell (no UUIDs recorded),
+ * one GPU named twice.  Such a list would reach the program while cores
+ * and NICs were planned for other GPUs; launch refuses it (status 7),
+ * doctor fails its binding check. */
+int envplan_cvd_check(const struct node_topo *t, const struct envplan_cvd *m, const char *cvd,
+		      struct sbuf *why);
+
 /* Plans only over the GPUs an inherited list allows: when Slurm narrowed
  * CUDA_VISIBLE_DEVICES to GPUs the topology knows (every entry mapped),
  * req's visible_gpus borrow cvd's, so cvd must outlive the planning;
  * else req is left alone: the plan covers every GPU, and envplan_build
- * shares out the entries it cannot map. */
+ * shares out the entries it cannot map (those envplan_cvd_check lets
+ * pass: MIG instances, or a topology without GPUs). */
 void envplan_narrow_request(struct plan_request *req, const struct node_topo *t,
 			    const struct envplan_cvd *cvd);
 

@@ -1,10 +1,13 @@
 /* rank.c - rank, local rank and world from Slurm or Open MPI variables.
- * Core: reads variables through a callback, never getenv() itself. */
+ * Core: reads variables through a callback, never getenv() itself.
+ * Every number is read strictly (common/envvar.h): a malformed one is
+ * refused by name, never read as 0 or as another variable's stand-in. */
 #include "launcher/rank/rank.h" // defines: struct rank_info, rank_from_env
 #include "common/diag.h"      // defines: diag_add
-#include "common/sbuf.h"      // defines: struct sbuf, xstrdup
+#include "common/envvar.h"    // defines: envvar_int
+#include "common/sbuf.h"      // defines: struct sbuf, xstrdup, sbuf_clip
 
-#include <ctype.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,20 +29,34 @@ void rank_info_release(struct rank_info *ri)
 	memset(ri, 0, sizeof(*ri));
 }
 
-/* Reads an unsigned decimal variable; -1 when unset, -2 when malformed. */
-static long get_uint(const char *(*get)(void *, const char *), void *ctx, const char *name)
-{
-	const char *s = get(ctx, name);
-	char *end;
-	unsigned long v;
+/* Ranks, tasks and nodes stay below this, as in every launcher we know
+ * of; it keeps products and sums of them far from overflow. */
+#define RANK_MAX (INT64_C(1) << 30)
 
-	if (!s)
-		return -1;
-	if (!isdigit((unsigned char)*s))
-		return -2;
-	v = strtoul(s, &end, 10);
-	if (*end || v > 1u << 30)
-		return -2;
+/* The variables of one source, read strictly: a malformed one is
+ * recorded (naming it and its value) and the source refused after
+ * reading the rest, so every bad variable is reported at once. */
+struct vars {
+	const char *(*get)(void *ctx, const char *name);
+	void *ctx;
+	struct diag_list *dl;
+	bool bad;
+};
+
+/* An unsigned decimal variable in min..RANK_MAX: -1 when unset, -2
+ * when malformed (recorded). */
+static long var_uint(struct vars *vs, const char *name, long min)
+{
+	const char *s = vs->get(vs->ctx, name);
+	struct sbuf err = SBUF_INIT;
+	int64_t v = -1;
+
+	if (s && envvar_int(name, s, min, RANK_MAX, &v, &err) != ENVVAR_OK) {
+		diag_add(vs->dl, DIAG_ERROR, "", 0, 0, "", "%s", err.buf);
+		vs->bad = true;
+		v = -2;
+	}
+	sbuf_release(&err);
 	return (long)v;
 }
 
@@ -74,24 +91,37 @@ char *rank_first_host(const char *list)
 	return sbuf_detach(&host, NULL);
 }
 
+/* A count of the list: digits only, 1..RANK_MAX; 0 when malformed. */
+static unsigned long list_count(const char *s, char **end)
+{
+	size_t n = strspn(s, "0123456789");
+	unsigned long v;
+
+	*end = (char *)s;
+	if (!n || n > 10)
+		return 0;
+	v = strtoul(s, end, 10);
+	return v <= (unsigned long)RANK_MAX ? v : 0;
+}
+
 unsigned rank_tasks_on_node(const char *list, unsigned node)
 {
-	unsigned seen = 0;
+	unsigned long seen = 0;
 
 	while (*list) {
 		char *end;
-		unsigned long count = strtoul(list, &end, 10), times = 1;
+		unsigned long count = list_count(list, &end), times = 1;
 
-		if (end == list)
+		if (!count && *list != '0')
 			return 0;
 		if (!strncmp(end, "(x", 2)) {
-			times = strtoul(end + 2, &end, 10);
+			times = list_count(end + 2, &end);
 			if (*end++ != ')' || !times)
 				return 0;
 		}
 		if (node < seen + times)
 			return (unsigned)count;
-		seen += (unsigned)times;
+		seen += times; /* at most RANK_MAX per entry, and node < 2^32: no overflow */
 		if (*end == ',')
 			end++;
 		else if (*end)
@@ -120,10 +150,56 @@ static const char *first_of(const char *(*get)(void *, const char *), void *ctx,
 	return v ? v : get(ctx, b);
 }
 
-static int bad_var(struct diag_list *dl, const char *name, const char *why)
+static int bad_var(struct diag_list *dl, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad_var(struct diag_list *dl, const char *name, const char *fmt, ...)
 {
-	diag_add(dl, DIAG_ERROR, "environment", 0, 0, name, "%s", why);
+	va_list ap;
+
+	va_start(ap, fmt);
+	diag_vadd(dl, DIAG_ERROR, "", 0, 0, name, fmt, ap);
+	va_end(ap);
 	return -1;
+}
+
+/* The step's tasks and nodes: SLURM_STEP_NUM_* in a step, else the
+ * job's SLURM_NTASKS and SLURM_NNODES; *from names the one read. */
+static long step_count(struct vars *vs, const char *step_var, const char *job_var,
+		       const char **from)
+{
+	long v = var_uint(vs, step_var, 1);
+
+	*from = step_var;
+	if (v == -1) {
+		v = var_uint(vs, job_var, 1);
+		*from = job_var;
+	}
+	return v;
+}
+
+/* Whether the Slurm variables agree; -1 after saying which does not. */
+static int check_slurm(struct vars *vs, long rank, long world, const char *world_var, long local,
+		       long node, long nodes, const char *nodes_var)
+{
+	if (vs->bad)
+		return -1;
+	if (world < 0)
+		return bad_var(vs->dl, "SLURM_PROCID", "needs SLURM_STEP_NUM_TASKS or SLURM_NTASKS "
+			       "too, and neither is set");
+	if (rank >= world)
+		return bad_var(vs->dl, "SLURM_PROCID", "%ld is not below %s (%ld)", rank, world_var,
+			       world);
+	if (local < 0)
+		return bad_var(vs->dl, "SLURM_LOCALID", "is not set");
+	if (node < 0)
+		return bad_var(vs->dl, "SLURM_NODEID", "is not set");
+	if (nodes < 0)
+		return bad_var(vs->dl, "SLURM_STEP_NUM_NODES", "is not set, nor SLURM_NNODES");
+	if (node >= nodes)
+		return bad_var(vs->dl, "SLURM_NODEID", "%ld is not below %s (%ld)", node, nodes_var,
+			       nodes);
+	return 0;
 }
 
 /* Inside a Slurm job step: srun sets SLURM_STEP_ID for every task; the
@@ -131,29 +207,27 @@ static int bad_var(struct diag_list *dl, const char *name, const char *why)
 static int from_slurm(const char *(*get)(void *, const char *), void *ctx,
 		      const char *hostname, struct rank_info *ri, struct diag_list *dl)
 {
-	long rank = get_uint(get, ctx, "SLURM_PROCID");
-	long world = get_uint(get, ctx, "SLURM_STEP_NUM_TASKS");
-	long local = get_uint(get, ctx, "SLURM_LOCALID");
-	long node = get_uint(get, ctx, "SLURM_NODEID");
-	long nodes = get_uint(get, ctx, "SLURM_STEP_NUM_NODES");
-	const char *tpn = first_of(get, ctx, "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE");
+	struct vars vs = { get, ctx, dl, false };
+	const char *world_var, *nodes_var;
+	long rank = var_uint(&vs, "SLURM_PROCID", 0);
+	long world = step_count(&vs, "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", &world_var);
+	long local = var_uint(&vs, "SLURM_LOCALID", 0);
+	long node = var_uint(&vs, "SLURM_NODEID", 0);
+	long nodes = step_count(&vs, "SLURM_STEP_NUM_NODES", "SLURM_NNODES", &nodes_var);
+	const char *tpn_var = get(ctx, "SLURM_STEP_TASKS_PER_NODE") ? "SLURM_STEP_TASKS_PER_NODE"
+								    : "SLURM_TASKS_PER_NODE";
+	const char *tpn = get(ctx, tpn_var);
 	const char *list = first_of(get, ctx, "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST");
 	const char *name = get(ctx, "SLURMD_NODENAME");
+	char clip[SBUF_CLIP_SIZE];
 	unsigned local_size;
 
-	if (world < 0)
-		world = get_uint(get, ctx, "SLURM_NTASKS");
-	if (nodes < 0)
-		nodes = get_uint(get, ctx, "SLURM_NNODES");
-	if (rank < 0 || world < 1)
-		return bad_var(dl, "SLURM_PROCID", "needs SLURM_NTASKS or SLURM_STEP_NUM_TASKS too");
-	if (rank >= world)
-		return bad_var(dl, "SLURM_PROCID", "is not below the number of tasks");
-	if (local < 0 || node < 0 || nodes < 1 || node >= nodes)
-		return bad_var(dl, "SLURM_LOCALID", "SLURM_LOCALID, SLURM_NODEID and SLURM_NNODES are missing or inconsistent");
+	if (check_slurm(&vs, rank, world, world_var, local, node, nodes, nodes_var))
+		return -1;
 	local_size = tpn ? rank_tasks_on_node(tpn, (unsigned)node) : 0;
 	if (!local_size || (unsigned)local >= local_size)
-		return bad_var(dl, "SLURM_STEP_TASKS_PER_NODE", "does not give this node more tasks than SLURM_LOCALID");
+		return bad_var(dl, tpn_var, "\"%s\" does not give node %ld more tasks than "
+			       "SLURM_LOCALID (%ld)", tpn ? sbuf_clip(tpn, clip) : "", node, local);
 	ri->source = RANK_SOURCE_SLURM;
 	ri->rank = (unsigned)rank;
 	ri->world_size = (unsigned)world;
@@ -173,16 +247,27 @@ static int from_slurm(const char *(*get)(void *, const char *), void *ctx,
 static int from_ompi(const char *(*get)(void *, const char *), void *ctx,
 		     const char *hostname, struct rank_info *ri, struct diag_list *dl)
 {
-	long rank = get_uint(get, ctx, "OMPI_COMM_WORLD_RANK");
-	long world = get_uint(get, ctx, "OMPI_COMM_WORLD_SIZE");
-	long local = get_uint(get, ctx, "OMPI_COMM_WORLD_LOCAL_RANK");
-	long local_size = get_uint(get, ctx, "OMPI_COMM_WORLD_LOCAL_SIZE");
+	struct vars vs = { get, ctx, dl, false };
+	long rank = var_uint(&vs, "OMPI_COMM_WORLD_RANK", 0);
+	long world = var_uint(&vs, "OMPI_COMM_WORLD_SIZE", 1);
+	long local = var_uint(&vs, "OMPI_COMM_WORLD_LOCAL_RANK", 0);
+	long local_size = var_uint(&vs, "OMPI_COMM_WORLD_LOCAL_SIZE", 1);
 	const char *ns = first_of(get, ctx, "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid");
 
-	if (world < 1 || rank < 0 || rank >= world)
-		return bad_var(dl, "OMPI_COMM_WORLD_RANK", "is missing or not below OMPI_COMM_WORLD_SIZE");
-	if (local < 0 || local_size < 1 || local >= local_size || local_size > world)
-		return bad_var(dl, "OMPI_COMM_WORLD_LOCAL_RANK", "is missing or not below OMPI_COMM_WORLD_LOCAL_SIZE");
+	if (vs.bad)
+		return -1;
+	if (world < 0)
+		return bad_var(dl, "OMPI_COMM_WORLD_SIZE", "is not set");
+	if (rank >= world)
+		return bad_var(dl, "OMPI_COMM_WORLD_RANK", "%ld is not below OMPI_COMM_WORLD_SIZE (%ld)",
+			       rank, world);
+	if (local < 0 || local_size < 0)
+		return bad_var(dl, local < 0 ? "OMPI_COMM_WORLD_LOCAL_RANK" : "OMPI_COMM_WORLD_LOCAL_SIZE",
+			       "is not set");
+	if (local >= local_size || local_size > world)
+		return bad_var(dl, "OMPI_COMM_WORLD_LOCAL_RANK", "%ld is not below "
+			       "OMPI_COMM_WORLD_LOCAL_SIZE (%ld), or that is above OMPI_COMM_WORLD_SIZE "
+			       "(%ld)", local, local_size, world);
 	ri->source = RANK_SOURCE_OMPI;
 	ri->rank = (unsigned)rank;
 	ri->world_size = (unsigned)world;

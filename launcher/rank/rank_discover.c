@@ -85,7 +85,7 @@ static int from_pmix(struct rank_info *ri, const char *hostname)
 	 * of the process itself (PMIx 4 standard, section 6.1). */
 	if (get_u32(&wild, PMIX_JOB_SIZE, &world) || get_u32(&wild, PMIX_LOCAL_SIZE, &local_size) ||
 	    get_u32(&me, PMIX_LOCAL_RANK, &local) || !world || !local_size || me.rank >= world ||
-	    local >= local_size)
+	    local >= local_size || local_size > world || world > 1u << 30) /* as rank.c bounds them */
 		goto out;
 	if (get_u32(&me, PMIX_NODEID, &node))
 		node = 0;

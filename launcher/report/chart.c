@@ -5,6 +5,8 @@
 #include "common/sbuf.h"           // defines: struct sbuf, x* allocators
 
 #include <cairo.h>
+#include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,28 +86,43 @@ bool chart_has_data(const struct chart *c)
 	return false;
 }
 
+/* hi - lo, halved: finite for any two finite numbers, where hi - lo
+ * itself overflows to inf for -1e308 and 1e308 (and a chart came out
+ * blank).  Every span below is taken this way. */
+static double half_span(double lo, double hi)
+{
+	return hi / 2 - lo / 2;
+}
+
 size_t chart_nice_ticks(double lo, double hi, size_t max, double *t, double *a, double *b)
 {
 	static const double steps[] = { 1, 2, 5, 10 };
-	double span = hi - lo, mag, step = 1;
+	double half = half_span(lo, hi), mag, step = 1;
 	size_t n = 0;
 
-	if (!(span > 0)) {
+	if (!(half > 0)) {
 		double pad = fabs(lo) > 0 ? fabs(lo) * 0.1 : 1;
 
-		lo -= pad;
-		hi += pad;
-		span = hi - lo;
+		lo = fmax(lo - pad, -DBL_MAX);
+		hi = fmin(hi + pad, DBL_MAX);
+		half = half_span(lo, hi);
 	}
-	mag = pow(10, floor(log10(span / (double)(max > 1 ? max - 1 : 1))));
+	/* log10 of the span per gap, the span counted in halves */
+	mag = pow(10, floor(log10(half / (double)(max > 1 ? max - 1 : 1)) + log10(2.0)));
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (!isfinite(steps[i] * mag))
+			break; /* 10 x 1e308: keep the step before */
 		step = steps[i] * mag;
 		if (ceil(hi / step) - floor(lo / step) + 1 <= (double)max)
 			break;
 	}
 	*a = floor(lo / step) * step;
 	*b = ceil(hi / step) * step;
-	for (double v = *a; v <= *b + step * 1e-9 && n < max; v += step)
+	if (!isfinite(*a)) /* a round tick beyond the largest double */
+		*a = lo;
+	if (!isfinite(*b))
+		*b = hi;
+	for (double v = *a; isfinite(v) && v - *b <= step * 1e-9 && n < max; v += step)
 		t[n++] = fabs(v) < step * 1e-9 ? 0 : v;
 	return n;
 }
@@ -143,10 +160,12 @@ void chart_fit(struct chart *c)
 	/* markers at the ends would be cut in half by the frame */
 	for (size_t i = 0; i < c->nseries && isfinite(xlo); i++)
 		if (c->series[i].points) {
-			double pad = (xhi - xlo) * 0.04;
+			double pad = half_span(xlo, xhi) * 0.08;
 
 			xlo -= xlo >= 0 && xlo - pad < 0 ? xlo : pad;
 			xhi += pad;
+			xlo = fmax(xlo, -DBL_MAX);
+			xhi = fmin(xhi, DBL_MAX);
 			break;
 		}
 	if (c->nxnames) {
@@ -178,7 +197,7 @@ double chart_map_x(const struct chart *c, double x)
 	double l, t, r, b;
 
 	chart_area(c, &l, &t, &r, &b);
-	return l + (x - c->x0) / (c->x1 - c->x0) * (r - l);
+	return l + half_span(c->x0, x) / half_span(c->x0, c->x1) * (r - l);
 }
 
 double chart_map_y(const struct chart *c, double y)
@@ -186,7 +205,7 @@ double chart_map_y(const struct chart *c, double y)
 	double l, t, r, b;
 
 	chart_area(c, &l, &t, &r, &b);
-	return b - (y - c->y0) / (c->y1 - c->y0) * (b - t);
+	return b - half_span(c->y0, y) / half_span(c->y0, c->y1) * (b - t);
 }
 
 /* Whole numbers as they are (80000, not 8e+04), others %g with at most

@@ -1,10 +1,11 @@
 /* report_data.c - parse metrics.jsonl into series (see report_data.h).
- * Core: no I/O. */
+ * Core: no I/O but report_read's, from a stream its caller opened. */
 #include "launcher/report/report_data.h" // defines: report_parse, struct report_run
-#include "common/sbuf.h"          // defines: x* allocators
+#include "common/sbuf.h"          // defines: struct sbuf, x* allocators
 
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,23 +134,79 @@ static json_t *load_line(const char *line, size_t n, size_t *bad)
 	return NULL;
 }
 
+void report_run_init(struct report_run *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->test_accuracy = r->test_loss = NAN;
+	r->mean_samples_per_s = r->global_samples_per_s = NAN;
+}
+
+void report_add_line(struct report_run *r, const char *line, size_t n)
+{
+	json_t *o = n ? load_line(line, n, &r->bad_lines) : NULL;
+
+	if (o)
+		take(r, o);
+	json_decref(o);
+}
+
 void report_parse(const char *text, size_t len, struct report_run *out)
 {
 	const char *end = text + len;
 
-	memset(out, 0, sizeof(*out));
-	out->test_accuracy = out->test_loss = NAN;
-	out->mean_samples_per_s = out->global_samples_per_s = NAN;
+	report_run_init(out);
 	for (const char *line = text; line < end;) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
-		json_t *o = n ? load_line(line, n, &out->bad_lines) : NULL;
 
-		if (o)
-			take(out, o);
-		json_decref(o);
+		report_add_line(out, line, n);
 		line += n + 1;
 	}
+}
+
+/* Appends the bytes of [p, end) up to a newline to line, unless line is
+ * over REPORT_LINE_MAX already (the rest of such a line is dropped, and
+ * the line counted as not a record).  Returns where the scan stopped. */
+static const char *take_bytes(struct sbuf *line, bool *too_long, const char *p, const char *end)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	size_t n = (size_t)((nl ? nl : end) - p);
+
+	if (!*too_long && line->len + n > REPORT_LINE_MAX) {
+		*too_long = true;
+		sbuf_release(line);
+	}
+	if (!*too_long)
+		sbuf_add(line, p, n);
+	return p + n;
+}
+
+int report_read(FILE *fp, struct report_run *out)
+{
+	struct sbuf line = SBUF_INIT;
+	bool too_long = false;
+	char chunk[65536];
+	size_t got;
+
+	report_run_init(out);
+	while ((got = fread(chunk, 1, sizeof(chunk), fp)) > 0) {
+		for (const char *p = chunk, *end = chunk + got; p < end;) {
+			p = take_bytes(&line, &too_long, p, end);
+			if (p == end)
+				break; /* the line goes on in the next chunk */
+			p++;
+			out->bad_lines += too_long;
+			if (!too_long)
+				report_add_line(out, line.buf, line.len);
+			sbuf_reset(&line);
+			too_long = false;
+		}
+	}
+	out->bad_lines += too_long;
+	if (!too_long && line.len) /* a last line without its newline */
+		report_add_line(out, line.buf, line.len);
+	sbuf_release(&line);
+	return ferror(fp) ? -1 : 0;
 }
 
 void report_run_release(struct report_run *r)

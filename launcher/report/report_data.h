@@ -1,6 +1,7 @@
 /* report_data.h - a run's metrics.jsonl as series, for hpctrain report.
  *
- * Core: text in, arrays out (no I/O).  The format is the trainer's (see
+ * Core: text in, arrays out (no I/O but report_read's, from a stream
+ * its caller opened).  The format is the trainer's (see
  * trainer/metrics.h and hpctrain-report(1), METRICS FORMAT), which any
  * program may write.  A requeued run appends to its file and logs again
  * the steps after the checkpoint it resumed from: a step record at or
@@ -15,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* One logged step.  NAN where the record lacks the field. */
 struct report_step {
@@ -45,6 +47,20 @@ struct report_run {
 
 /* Parses text (len bytes) into *out.  Always succeeds. */
 void report_parse(const char *text, size_t len, struct report_run *out);
+
+/* The same, one line at a time: report_run_init, then report_add_line
+ * for each line (without its newline). */
+void report_run_init(struct report_run *r);
+void report_add_line(struct report_run *r, const char *line, size_t n);
+
+/* Reads metrics.jsonl from fp, a line at a time, into *out: memory goes
+ * to the records kept and the longest line, not to the file, so a long
+ * run's file of any size can be read.  A line over REPORT_LINE_MAX is
+ * dropped unread and counted in bad_lines (nothing the trainer writes
+ * comes near it: 100,000 ranks' rates are under 2 MiB).  0, or -1 when
+ * reading failed (ferror; errno says why); *out holds what was read. */
+#define REPORT_LINE_MAX (64u << 20)
+int report_read(FILE *fp, struct report_run *out);
 void report_run_release(struct report_run *r);
 
 /* Whether any step has that field (comm_ms, rank rates). */

@@ -2,10 +2,11 @@
  * Core: see progress.h (progress_load is its one reader). */
 #include "launcher/runs/progress.h" // defines: struct run_progress, progress_*
 #include "common/fileio.h"     // defines: fileio_open_regular
-#include "common/sbuf.h"       // defines: struct sbuf
+#include "common/sbuf.h"       // defines: struct sbuf, sbuf_add_number
 
 #include <fcntl.h>
 #include <jansson.h>
+#include <math.h> /* isfinite, a macro: the login-node binary links no libm */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -125,8 +126,17 @@ double progress_queue_eta_s(const struct queued_point *pt, size_t n, size_t cap)
 
 void progress_add_duration(struct sbuf *out, double s)
 {
-	long long t = (long long)(s + 0.5);
+	long long t;
 
+	/* a pace from metrics.jsonl can be anything: no cast beyond long long */
+	if (!(s >= 0) || s >= 1e12) {
+		if (s >= 1e12 && isfinite(s))
+			sbuf_addf(out, "%.3gh", s / 3600);
+		else
+			sbuf_addch(out, '-');
+		return;
+	}
+	t = (long long)(s + 0.5);
 	if (t >= 3600)
 		sbuf_addf(out, "%lldh%02lldm", t / 3600, t / 60 % 60);
 	else if (t >= 60)
@@ -143,10 +153,20 @@ void progress_format(const char *state, const struct run_progress *p, struct sbu
 	if (!p->step_seen)
 		return;
 	sbuf_addf(out, "  step %lld", (long long)p->step);
-	if (p->total_steps > 0)
-		sbuf_addf(out, "/%lld (%d%%)", (long long)p->total_steps,
-			  (int)(100 * p->step / p->total_steps));
-	sbuf_addf(out, "  %.0f samples/s", p->samples_per_s);
+	if (p->total_steps > 0) {
+		/* in double: 100 * step overflows int64 for a step of 2^57 */
+		double pct = 100.0 * (double)p->step / (double)p->total_steps;
+
+		sbuf_addf(out, "/%lld (", (long long)p->total_steps);
+		if (pct > -1e12 && pct < 1e12)
+			sbuf_addf(out, "%lld", (long long)pct);
+		else
+			sbuf_add_number(out, pct, 0);
+		sbuf_addstr(out, "%)");
+	}
+	sbuf_addstr(out, "  ");
+	sbuf_add_number(out, p->samples_per_s, 0);
+	sbuf_addstr(out, " samples/s");
 	if (eta > 0 && !p->summary_seen) {
 		sbuf_addstr(out, "  ETA ");
 		progress_add_duration(out, eta);

@@ -52,10 +52,13 @@ struct queued_point {
  * cluster. */
 double progress_queue_eta_s(const struct queued_point *pt, size_t n, size_t cap);
 
-/* "1m12s": a duration as the progress line writes it. */
+/* "1m12s": a duration as the progress line writes it; "-" for one that
+ * is negative or not a number, "2.78e+304h" for one too long to count
+ * (a pace in metrics.jsonl may be anything). */
 void progress_add_duration(struct sbuf *out, double s);
 
-/* "RUNNING  step 120/500 (24%)  2345 samples/s  ETA 1m12s". */
+/* "RUNNING  step 120/500 (24%)  2345 samples/s  ETA 1m12s"; a rate that
+ * is not finite prints as "-", a huge one in %g form (sbuf_add_number). */
 void progress_format(const char *state, const struct run_progress *p, struct sbuf *out);
 
 /* The final (or, before the summary, latest) test accuracy and loss;

@@ -3,7 +3,7 @@
  * returns 0 or a common/exitcode.h status with Slurm's reason in err). */
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_submit, struct hpt_slurm_job
 #include "common/exitcode.h"    // defines: HPT_EXIT_UNAVAILABLE, HPT_EXIT_REJECTED
-#include "common/sbuf.h"        // defines: struct sbuf, xstrdup
+#include "common/sbuf.h"        // defines: struct sbuf, xstrdup, SBUF_CLIP
 #include "launcher/slurm/render.h" // defines: struct render_opts
 
 #include <slurm/slurm.h>
@@ -261,7 +261,7 @@ int hpt_slurm_hostlist_check(const char *s, struct sbuf *err)
 
 	if (!*s || strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-[],") !=
 		       strlen(s) || hpt_slurm_hostlist(s, NULL, 0, &out)) {
-		sbuf_addf(err, "'%s' is not a Slurm hostlist such as node[1-3,7]", s);
+		sbuf_addf(err, "'%s' is not a Slurm hostlist such as node[1-3,7]", SBUF_CLIP(s));
 		rc = -1;
 	}
 	sbuf_release(&out);

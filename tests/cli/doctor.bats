@@ -63,6 +63,20 @@ doctor_srun() { # NODES ARGS...
 	run -$EX_NO_INPUT "$HPT" doctor --spec "$BATS_TEST_TMPDIR/none.yaml"
 }
 
+@test "a malformed SLURM_STEP_NUM_TASKS is a usage error naming it, not read as a count" {
+	for v in 2x -2 " 2" ""; do
+		SLURM_STEP_NUM_TASKS=$v run -"$EX_USAGE" --separate-stderr "$HPT" doctor --timeout 30
+		[ "$stderr" = "hpctrain doctor: SLURM_STEP_NUM_TASKS: expected an integer 1..1073741824, got \"$v\"" ]
+	done
+	SLURM_STEP_NUM_TASKS=4 run -"$EX_USAGE" --separate-stderr "$HPT" doctor --timeout 30
+	[ "$stderr" = "hpctrain doctor: 4 tasks but no MPI wire-up: run it as 'srun --mpi=pmix hpctrain doctor'" ]
+}
+
+@test "a CUDA_VISIBLE_DEVICES the plan cannot use fails the binding check with the reason" {
+	CUDA_VISIBLE_DEVICES=garbage run -1 "$HPT" doctor --timeout 60
+	[[ "$output" == *' binding   FAIL  CUDA_VISIBLE_DEVICES=garbage: "garbage" is neither a GPU index nor a GPU-/MIG- UUID'* ]]
+}
+
 @test "on a recorded tree: a DOWN port of a named HCA fails the node, with the reason and exit 1" {
 	NCCL_IB_HCA=mlx5_1 run -1 --separate-stderr "$HPT" doctor --root "$FIXTURE" --no-ledger
 	[[ "$output" == *"nics      FAIL  mlx5_1 port 1 is DOWN"* ]]

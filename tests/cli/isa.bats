@@ -174,3 +174,14 @@ cnn_head() {
 	[[ "$output" == *'HPCTRAIN_MAX_CPU_ISA: unknown instruction set "avx3"; expected one of avx2, avx512_core'* ]]
 	[ ! -d "$BATS_FILE_TMPDIR/runs" ] || [ -z "$(ls "$BATS_FILE_TMPDIR/runs")" ]
 }
+
+@test "oneDNN's undocumented sse41 and avx caps and a bad HPCTRAIN_GPU_SHARE are usage errors" {
+	for cap in sse41 avx; do
+		HPCTRAIN_MAX_CPU_ISA=$cap run -"$EX_USAGE" --separate-stderr "$HPT" train --max-steps 1 \
+			"$BATS_FILE_TMPDIR/isa.yaml"
+		[ "$stderr" = "hpctrain train: HPCTRAIN_MAX_CPU_ISA: unknown instruction set \"$cap\"; expected one of avx2, avx512_core, avx512_core_bf16, avx512_core_amx, all" ]
+	done
+	HPCTRAIN_GPU_SHARE=yes run -"$EX_USAGE" --separate-stderr "$HPT" train --max-steps 1 \
+		"$BATS_FILE_TMPDIR/isa.yaml"
+	[ "$stderr" = 'hpctrain train: HPCTRAIN_GPU_SHARE: expected one of 0, 1, got "yes"' ]
+}

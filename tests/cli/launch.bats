@@ -210,6 +210,52 @@ field() {
 	[ "${stderr_lines[0]}" = "hpctrain launch: --nic: unknown policy 'rial'" ]
 }
 
+@test "a CUDA_VISIBLE_DEVICES the plan cannot use is refused; one it can is planned over exactly" {
+	H100=$FIX/224em64t-2n56c2t-dgxh100.xml
+	slurm=(SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_PROCID=1 SLURM_LOCALID=1 SLURM_NODEID=0
+	       SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=2 SLURM_STEP_TASKS_PER_NODE=2)
+	run -7 --separate-stderr env "${slurm[@]}" CUDA_VISIBLE_DEVICES=garbage \
+		"$HPT" launch --topology "$DGXA100" --dry-run -- prog
+	[ "$stderr" = 'hpctrain launch: CUDA_VISIBLE_DEVICES=garbage: "garbage" is neither a GPU index nor a GPU-/MIG- UUID' ]
+	[ -z "$output" ]
+	run -7 --separate-stderr env "${slurm[@]}" CUDA_VISIBLE_DEVICES=99,100 \
+		"$HPT" launch --topology "$DGXA100" --dry-run -- prog
+	[ "$stderr" = "hpctrain launch: CUDA_VISIBLE_DEVICES=99,100: GPU 99 is not on this node, which has 8 (0-7)" ]
+	# UUIDs: the A100 fixture records none, the H100 one has other GPUs
+	uuid=GPU-0badc0de-0000-0000-0000-000000000000
+	run -7 --separate-stderr env "${slurm[@]}" CUDA_VISIBLE_DEVICES=$uuid \
+		"$HPT" launch --topology "$DGXA100" --dry-run -- prog
+	[ "$stderr" = "hpctrain launch: CUDA_VISIBLE_DEVICES=$uuid: $uuid cannot be placed: the topology records no GPU UUIDs" ]
+	run -7 --separate-stderr env "${slurm[@]}" CUDA_VISIBLE_DEVICES=$uuid \
+		"$HPT" launch --topology "$H100" --dry-run -- prog
+	[[ "$stderr" == *"$uuid is not the UUID (or a unique prefix of one) of any of this node's 8 GPUs" ]]
+	# the H100's own UUIDs: rank 1 gets the second one and that GPU's cores
+	run -0 --separate-stderr env "${slurm[@]}" \
+		CUDA_VISIBLE_DEVICES=GPU-5eed0006-1f2e-4d3c-8b4a-000100000006,GPU-5eed0007 \
+		"$HPT" launch --topology "$H100" --dry-run -- prog
+	echo "$output" | jq -e '.env.CUDA_VISIBLE_DEVICES == "GPU-5eed0007" and .slice.gpu == 7' >/dev/null
+	want=$(CUDA_VISIBLE_DEVICES=6,7 env "${slurm[@]}" "$HPT" launch --topology "$H100" --dry-run -- prog |
+		jq -r .slice.cpus)
+	[ "$(echo "$output" | jq -r .slice.cpus)" = "$want" ]
+	# --gpu none leaves the variable alone, as documented
+	run -0 env "${slurm[@]}" CUDA_VISIBLE_DEVICES=garbage "$HPT" launch --gpu none \
+		--topology "$DGXA100" --dry-run -- prog
+}
+
+@test "a malformed rank variable is a usage error naming it, its value and the command" {
+	run --separate-stderr env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_PROCID=1 SLURM_NTASKS=abc \
+		SLURM_LOCALID=-1 SLURM_NODEID=0 SLURM_NNODES=1 SLURM_TASKS_PER_NODE=2 \
+		"$HPT" launch --dry-run -- prog
+	[ "$status" -eq "$EX_USAGE" ]
+	[ "${stderr_lines[0]}" = 'hpctrain launch: SLURM_NTASKS: expected an integer 1..1073741824, got "abc"' ]
+	[ "${stderr_lines[1]}" = 'hpctrain launch: SLURM_LOCALID: expected an integer 0..1073741824, got "-1"' ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	# SLURM_NTASKS set and valid: the complaint is about SLURM_PROCID's value
+	run --separate-stderr env SLURM_STEP_ID=0 SLURM_PROCID=9 SLURM_NTASKS=8 "$HPT" launch -- true
+	[ "$status" -eq "$EX_USAGE" ]
+	[ "$stderr" = "hpctrain launch: SLURM_PROCID: 9 is not below SLURM_NTASKS (8)" ]
+}
+
 @test "under srun --mpi=pmix ranks come from the step across two slurmd" {
 	need_slurm
 	run srun --mpi=pmix -N2 -n4 --ntasks-per-node=2 "$HPT" launch --verbose -- "$HELP/whoami.sh"

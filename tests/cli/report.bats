@@ -97,6 +97,22 @@ png_size() {
 	cmp "$W/mine.png" "$W/out/comm.png"
 }
 
+@test "report prints a figure not logged as - and a huge one short, and still draws a chart of +-1e308" {
+	mkdir "$W/huge"
+	printf 'version: 1\nname: huge\ncommand: [true]\n' >"$W/huge/resolved.yaml"
+	cat >"$W/huge/metrics.jsonl" <<'EOF'
+{"event":"step","step":1,"epoch":0,"loss":-1e308,"accuracy":0.1,"lr":0.1,"samples_per_s":1e308}
+{"event":"step","step":2,"epoch":0,"loss":1e308,"accuracy":0.2,"lr":0.1,"samples_per_s":5}
+{"event":"step","step":3,"epoch":0,"loss":1e308,"accuracy":0.3,"lr":0.1}
+{"event":"summary","steps":3,"test_accuracy":0.3,"mean_samples_per_s":1.7e308,"ranks":1}
+EOF
+	run -0 "$HPT" report "$W/huge"
+	[ "${lines[1]}" = "  3 logged steps, last step 3: loss 1e+308, - samples/s" ]
+	[ "${lines[2]}" = "  final: test accuracy 0.3000, test loss -, 1.7e+308 samples/s per rank" ]
+	[ "${lines[3]}" = "  $W/huge/report/loss.png" ] # drawn: test_report checks its pixels
+	[[ "$output" != *nan* ]]
+}
+
 @test "report --json prints the summary and the charts, drawn or not" {
 	cp -r "$FIX/metrics/dp2" "$W/dp2"
 	run -0 --separate-stderr "$HPT" report --json "$W/dp2"

@@ -47,6 +47,14 @@ SPEC
 	[ "$id $state $ex $name $rundir" = "$JOB COMPLETED 0 row $DIR" ]
 }
 
+@test "status escapes the control characters in what Slurm hands it, such as a job's name" {
+	need_slurm
+	job=$(sbatch --parsable -J $'evil\e[2J\a' -t 1 --wrap true)
+	run -0 "$HPT" status "$job"
+	[[ "${lines[1]}" == "$job "*' evil\x1b[2J\x07 '* ]]
+	[[ "$output" != *$'\e'* ]]
+}
+
 @test "status --wait exits 1 for a job that FAILED and shows the program's exit code" {
 	need_slurm
 	write_spec job.yaml fails 1 1 '[sh, -c, "exit 3"]'
@@ -87,4 +95,19 @@ SPEC
 @test "status rejects two arguments with the usage status" {
 	run -2 --separate-stderr "$HPT" status 1 2
 	[ "${stderr_lines[0]}" = "hpctrain status: one run, sweep or job id at a time" ]
+}
+
+@test "an empty name is a usage error, not a name that is not there, in every command" {
+	for cmd in status logs cancel rerun report autopsy validate submit train "template show"; do
+		# shellcheck disable=SC2086 # the words of "template show"
+		run -2 --separate-stderr "$HPT" $cmd ''
+		[ "${stderr_lines[0]}" = "hpctrain ${cmd% *}: an empty argument names nothing" ]
+	done
+	run -2 --separate-stderr "$HPT" cancel 1 ''
+	[ "${stderr_lines[0]}" = "hpctrain cancel: an empty argument names nothing" ]
+	for opt in "launch --run" "launch --spec" "topo --input" "report -o" "train --run"; do
+		# shellcheck disable=SC2086
+		run -2 --separate-stderr "$HPT" ${opt} '' x
+		[[ "${stderr_lines[0]}" == "hpctrain ${opt% *}: option '--"*"' needs a value, not an empty one" ]]
+	done
 }

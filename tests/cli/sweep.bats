@@ -27,6 +27,20 @@ most_at_once() {
 		 | length] | max'
 }
 
+@test "a malformed --sweep is a usage error, a key swept twice is refused naming both, and a huge one is quoted short" {
+	cd "$BATS_TEST_TMPDIR"
+	write_spec job.yaml bad 1 1 '[true]'
+	for sw in x =1,2 env.N= env.N=1,,2 env.N=1,2, "env.N=[]" "env.N=[1," "a b=1"; do
+		run -"$EX_USAGE" --separate-stderr "$HPT" submit --dry-run --sweep "$sw" job.yaml
+		[[ "${stderr_lines[0]}" == "--sweep $sw:"* ]]
+	done
+	run -"$EX_USAGE" --separate-stderr "$HPT" submit --dry-run --sweep env.N=1,2 --sweep env.N=3 job.yaml
+	[ "$stderr" = "--sweep env.N=3: env.N is swept twice, also by --sweep env.N=1,2: give one --sweep per key" ]
+	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" submit --dry-run --sweep "env.N=$(seq -s, 1 20000)" job.yaml
+	[ "$stderr" = "--sweep env.N=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,... (108907 bytes): env.N: the sweep has more than 10000 points" ]
+	[ ! -e runs ]
+}
+
 @test "a 2x3 grid of the fmnist template is one array of 6 tasks, 2 at a time, and status shows each point's test accuracy" {
 	need_slurm
 	run -0 --separate-stderr "$HPT" submit fmnist-cpu --set params.ranks=1 \

@@ -52,7 +52,7 @@ DGXA100=$FIX/256amd64-8n16c2t-dgxa100.xml
 @test "topo plan refuses more ranks than cores with the topology status" {
 	run --separate-stderr "$HPT" topo --input "$FIX/24em64t-2n6c2t-pci.xml" plan --ranks-per-node 13 --gpu none
 	[ "$status" -eq 7 ]
-	[[ "$stderr" == "plan: ranks: "* ]]
+	[[ "$stderr" == "hpctrain topo: plan: ranks: "* ]]
 }
 
 @test "topo --gres-conf prints one gres line per GPU" {
@@ -125,6 +125,10 @@ DGXA100=$FIX/256amd64-8n16c2t-dgxa100.xml
 	run --separate-stderr "$HPT" topo --input "$tmp"
 	rm -f "$tmp"
 	[ "$status" -eq 7 ]
+	[[ "$stderr" == "hpctrain topo: $tmp: cannot read as hwloc XML"* ]]
+	run -7 --separate-stderr "$HPT" topo plan --ranks-per-node 13 --cpu exclusive \
+		--input "$BATS_TEST_DIRNAME/../fixtures/24em64t-2n6c2t-pci.xml"
+	[ "$stderr" = "hpctrain topo: plan: ranks: 13 ranks need 13 allowed cores with cpu: exclusive, but only 12 are allowed" ]
 }
 
 @test "topo plan with a bad policy is a usage error" {

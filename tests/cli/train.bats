@@ -39,6 +39,30 @@ spec() {
 	[[ "$stderr" == "hpctrain train: no job spec given"* ]]
 }
 
+@test "an OMP_NUM_THREADS above the CPUs is clamped with a warning; a malformed one is a usage error" {
+	spec "$W/s.yaml" mlp synthetic 1 "batch_per_rank: 500"
+	cpus=$(nproc)
+	[ "$cpus" -le 4096 ] || cpus=4096
+	# 100000 crashed libgomp, 2^31-1 grew to 17 GB: both run on the CPUs there are
+	for n in 100000 2147483647 99999999999999999999; do
+		OMP_NUM_THREADS=$n run -0 --separate-stderr timeout 300 "$HPT" train --max-steps 2 \
+			--fresh --run "$W/run" "$W/s.yaml"
+		# libgomp may complain first, when it loads, of a value beyond its int
+		printf '%s\n' "${stderr_lines[@]}" | grep -Fqx "hpctrain train: warning: OMP_NUM_THREADS: $n is more than the $cpus CPUs this process may run on; using $cpus threads"
+		[[ "$stderr" == *"hpctrain train: mlp on synthetic "*", $cpus threads;"* ]]
+	done
+	# --threads decides: no warning about a variable it overrides
+	OMP_NUM_THREADS=100000 run -0 --separate-stderr "$HPT" train -q --threads 1 --max-steps 1 \
+		--fresh --run "$W/run" "$W/s.yaml"
+	[ -z "$stderr" ]
+	for v in abc 0 -3 4,2 " 2" 0x10; do
+		OMP_NUM_THREADS=$v run -"$EX_USAGE" --separate-stderr "$HPT" train --max-steps 1 \
+			--run "$W/bad" "$W/s.yaml"
+		[ "${stderr_lines[-1]}" = "hpctrain train: OMP_NUM_THREADS: expected an integer 1..4096, got \"$v\"" ]
+	done
+	[ ! -e "$W/bad" ]
+}
+
 @test "train mlp on the synthetic set gets within 3.5 points of its 96.25% bound in 2 epochs" {
 	spec "$W/s.yaml" mlp synthetic 2 "batch_per_rank: 64" \
 		"optimizer: {name: sgd, lr: 0.05, momentum: 0.9, schedule: cosine}"

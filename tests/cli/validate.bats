@@ -103,6 +103,17 @@ teardown() {
 	[ "${stderr_lines[1]}" = "--set resources.nodes=four: resources.nodes: expected an integer 1..65536, got \"four\"" ]
 }
 
+@test "a malformed --set is a usage error; a huge one is quoted short" {
+	for set in novalue =1 "a b=1" "resources..nodes=1"; do
+		run -"$EX_USAGE" --separate-stderr "$HPT" validate --set "$set" fmnist-cpu
+		[ "${stderr_lines[0]}" = "hpctrain validate: --set: expected KEY.PATH=VALUE, KEY.PATH being names of [A-Za-z0-9_-] joined by '.', got '$set'" ]
+	done
+	big=$(head -c 100000 /dev/zero | tr '\0' x)
+	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" validate --set "name=$big" fmnist-cpu
+	[ "${#stderr}" -lt 300 ]
+	[[ "$stderr" == "--set name=xxxx"*"... (100011 bytes): name: \"xxxx"*"...\" must be 1 to 64 characters"* ]]
+}
+
 @test "validate --json prints one parseable document with errors and hashes" {
 	run --separate-stderr "$HPT" validate --json "$TEMPLATES/fmnist-cpu.yaml" "$SPECS/bad-many.yaml"
 	[ "$status" -eq "$EX_BAD_SPEC" ]

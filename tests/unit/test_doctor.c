@@ -122,9 +122,13 @@ static void gpus__granted_against_driver_and_devices(void **state)
 	doctor_check_gpus(r, "0,1,2", 2, &c);
 	assert_reason_has(&c, "Slurm granted 3 GPU(s), the driver sees 2");
 	cell_release(&c);
-	doctor_check_gpus(r, "0,x", 2, &c);
-	assert_int_equal(c.grade, DOCTOR_WARN);
-	cell_release(&c);
+	/* what strtoul would read: "x", a sign, a blank, a backward range */
+	for (size_t i = 0; i < 5; i++) {
+		doctor_check_gpus(r, (const char *[]){ "0,x", "-1", "0, 1", "3-1", "0,1," }[i], 2, &c);
+		assert_int_equal(c.grade, DOCTOR_WARN);
+		assert_reason_has(&c, "cannot read Slurm's GPU list");
+		cell_release(&c);
+	}
 	/* no driver: skipped, with the reason */
 	doctor_check_gpus("/nonexistent-root", "0,1", 2, &c);
 	assert_int_equal(c.grade, DOCTOR_SKIP);
@@ -245,6 +249,27 @@ static void compare__grades_clock_offsets(void **state)
 	assert_int_equal(n[2].cell[DOCTOR_SERVICES].grade, DOCTOR_FAIL);
 	assert_reason_has(&n[2].cell[DOCTOR_SERVICES], "clock +3.250 s off node1's");
 	release_nodes(n, 3);
+}
+
+/* A node name or a reason from outside cannot redraw the terminal. */
+static void output__table_escapes_control_characters(void **state)
+{
+	struct doctor_node n[1];
+	struct sbuf t = SBUF_INIT;
+
+	(void)state;
+	make_nodes(n, 1);
+	free(n[0].node);
+	n[0].node = xstrdup("n\x1b[2J");
+	doctor_note(&n[0].cell[DOCTOR_NICS], DOCTOR_FAIL, "interface e\rth0\x07 is down");
+	doctor_table(n, 1, false, &t);
+	assert_string_equal(t.buf,
+		"node      gpus      nics      binding   compute   network   files     services\n"
+		"n\\x1b[2J  skip      FAIL      skip      skip      skip      skip      skip\n"
+		"\n"
+		"n\\x1b[2J  nics      FAIL  interface e\\rth0\\x07 is down\n");
+	release_nodes(n, 1);
+	sbuf_release(&t);
 }
 
 static void output__table_and_json_round_trip(void **state)
@@ -395,6 +420,7 @@ int main(void)
 		cmocka_unit_test(compare__names_the_slow_pair_and_blames_the_common_end),
 		cmocka_unit_test(compare__grades_clock_offsets),
 		cmocka_unit_test(output__table_and_json_round_trip),
+		cmocka_unit_test(output__table_escapes_control_characters),
 		cmocka_unit_test(verdict__names_the_failed_nodes_and_their_hostlist),
 		cmocka_unit_test(verdict__of_healthy_nodes_excludes_nothing),
 		cmocka_unit_test(verdict__gives_a_node_that_failed_two_checks_its_first_failed_check),

@@ -76,7 +76,46 @@ static void launch__refuses_inconsistent_slurm_variables(void **state)
 	(void)state;
 	assert_int_equal(rank_from_env(fake_get, env, "h", &ri, &dl), -1);
 	diag_format(&dl.v[0], &msg);
-	assert_string_equal(msg.buf, "environment: SLURM_PROCID: is not below the number of tasks");
+	assert_string_equal(msg.buf, "SLURM_PROCID: 9 is not below SLURM_STEP_NUM_TASKS (8)");
+	sbuf_release(&msg);
+	rank_info_release(&ri);
+	diag_list_release(&dl);
+}
+
+/* Every malformed number is named with its value, and a malformed
+ * SLURM_STEP_NUM_TASKS is not replaced by SLURM_NTASKS (nor blamed on it). */
+static void launch__names_each_malformed_rank_variable(void **state)
+{
+	const char *env[] = { "SLURM_STEP_ID=0", "SLURM_PROCID=-1", "SLURM_STEP_NUM_TASKS=8x",
+			      "SLURM_NTASKS=8", "SLURM_LOCALID= 1", "SLURM_NODEID=0",
+			      "SLURM_NNODES=99999999999999999999", "SLURM_TASKS_PER_NODE=8", NULL };
+	const char *ompi[] = { "OMPI_COMM_WORLD_RANK=0x1", "OMPI_COMM_WORLD_SIZE=2",
+			       "OMPI_COMM_WORLD_LOCAL_RANK=0", "OMPI_COMM_WORLD_LOCAL_SIZE=0", NULL };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct rank_info ri;
+	struct sbuf msg = SBUF_INIT;
+
+	(void)state;
+	assert_int_equal(rank_from_env(fake_get, env, "h", &ri, &dl), -1);
+	assert_int_equal(dl.n, 4);
+	diag_format(&dl.v[0], &msg);
+	assert_string_equal(msg.buf, "SLURM_PROCID: expected an integer 0..1073741824, got \"-1\"");
+	sbuf_reset(&msg);
+	diag_format(&dl.v[1], &msg);
+	assert_string_equal(msg.buf, "SLURM_STEP_NUM_TASKS: expected an integer 1..1073741824, "
+			    "got \"8x\"");
+	sbuf_reset(&msg);
+	diag_format(&dl.v[3], &msg);
+	assert_string_equal(msg.buf, "SLURM_NNODES: expected an integer 1..1073741824, "
+			    "got \"99999999999999999999\"");
+	diag_list_release(&dl);
+	rank_info_release(&ri);
+	assert_int_equal(rank_from_env(fake_get, ompi, "h", &ri, &dl), -1);
+	assert_int_equal(dl.n, 2);
+	sbuf_reset(&msg);
+	diag_format(&dl.v[1], &msg);
+	assert_string_equal(msg.buf, "OMPI_COMM_WORLD_LOCAL_SIZE: expected an integer "
+			    "1..1073741824, got \"0\"");
 	sbuf_release(&msg);
 	rank_info_release(&ri);
 	diag_list_release(&dl);
@@ -122,6 +161,12 @@ static void launch__parses_slurm_host_and_task_lists(void **state)
 	assert_int_equal(rank_tasks_on_node("2(x3),1", 3), 1);
 	assert_int_equal(rank_tasks_on_node("2(x3),1", 4), 0);
 	assert_int_equal(rank_tasks_on_node("x", 0), 0);
+	/* what strtoul would take: a sign, blanks, counts beyond any step */
+	assert_int_equal(rank_tasks_on_node("-1", 0), 0);
+	assert_int_equal(rank_tasks_on_node(" 2", 0), 0);
+	assert_int_equal(rank_tasks_on_node("2(x-1),1", 0), 0);
+	assert_int_equal(rank_tasks_on_node("18446744073709551617", 0), 0);
+	assert_int_equal(rank_tasks_on_node("2(x4294967296),1", 5), 0);
 }
 
 static void launch__derives_an_unprivileged_port_from_the_job(void **state)
@@ -312,12 +357,99 @@ static void launch__plans_only_over_the_gpus_slurm_allowed(void **state)
 	free(path);
 }
 
+static void load_fixture(const char *name, struct node_topo *t)
+{
+	const char *dir = getenv("HPT_FIXTURES") ? getenv("HPT_FIXTURES") : "tests/fixtures";
+	char *path = xasprintf("%s/%s", dir, name);
+	struct diag_list dl = DIAG_LIST_INIT;
+
+	topo_init(t);
+	assert_int_equal(probe_load(path, t, &dl), 0);
+	diag_list_release(&dl);
+	free(path);
+}
+
+/* cvd against t: envplan_cvd_check's answer, and its words in why. */
+static int check_cvd(const struct node_topo *t, const char *cvd, struct sbuf *why)
+{
+	struct envplan_cvd m;
+	int rc;
+
+	sbuf_reset(why);
+	envplan_cvd_parse(t, cvd, &m);
+	rc = envplan_cvd_check(t, &m, cvd, why);
+	envplan_cvd_release(&m);
+	return rc;
+}
+
+static void launch__refuses_a_device_list_the_plan_cannot_use(void **state)
+{
+	struct node_topo a100, h100, none;
+	struct sbuf why = SBUF_INIT;
+
+	(void)state;
+	load_fixture("256amd64-8n16c2t-dgxa100.xml", &a100); /* no GPU UUIDs recorded */
+	load_fixture("224em64t-2n56c2t-dgxh100.xml", &h100); /* UUIDs GPU-5eed000N-... */
+	topo_init(&none);
+	assert_int_equal(check_cvd(&a100, "garbage", &why), -1);
+	assert_string_equal(why.buf, "CUDA_VISIBLE_DEVICES=garbage: \"garbage\" is neither a GPU "
+			    "index nor a GPU-/MIG- UUID");
+	assert_int_equal(check_cvd(&a100, "99,100", &why), -1);
+	assert_string_equal(why.buf, "CUDA_VISIBLE_DEVICES=99,100: GPU 99 is not on this node, "
+			    "which has 8 (0-7)");
+	assert_int_equal(check_cvd(&a100, "1,+2", &why), -1);
+	assert_int_equal(check_cvd(&a100, "3,3", &why), -1);
+	assert_string_equal(why.buf, "CUDA_VISIBLE_DEVICES=3,3: 3 and 3 both name GPU 3");
+	assert_int_equal(check_cvd(&a100, "GPU-5eed0000-1f2e-4d3c-8b4a-000100000000", &why), -1);
+	assert_non_null(strstr(why.buf, "the topology records no GPU UUIDs"));
+	assert_int_equal(check_cvd(&h100, "GPU-5eed0000-1f2e-4d3c-8b4a-000100000000,GPU-ffff", &why),
+			 -1);
+	assert_string_equal(why.buf + strlen(why.buf) - strlen("GPU-ffff is not the UUID (or a unique "
+			    "prefix of one) of any of this node's 8 GPUs"), "GPU-ffff is not the UUID "
+			    "(or a unique prefix of one) of any of this node's 8 GPUs");
+	/* "GPU-5eed000" fits all eight: ambiguous, as CUDA finds it */
+	assert_int_equal(check_cvd(&h100, "GPU-5eed000", &why), -1);
+	/* usable: exact GPUs, by index or UUID (a unique prefix too) */
+	assert_int_equal(check_cvd(&a100, "6,7", &why), 0);
+	assert_int_equal(check_cvd(&h100, "GPU-5eed0003-1f2e-4d3c-8b4a-000100000003,GPU-5eed0005", &why),
+			 0);
+	assert_int_equal(check_cvd(&a100, "", &why), 0);
+	assert_int_equal(check_cvd(&a100, "NoDevFiles", &why), 0);
+	/* MIG instances: shared out, with the warning; a GPU-less topology shares any */
+	assert_int_equal(check_cvd(&a100, "MIG-a,MIG-b", &why), 1);
+	assert_non_null(strstr(why.buf, "MIG instances cannot be placed"));
+	assert_int_equal(check_cvd(&none, "0,1,GPU-abc,MIG-x", &why), 0);
+	assert_int_equal(check_cvd(&none, "0,garbage", &why), -1);
+	topo_release(&a100);
+	topo_release(&h100);
+	topo_release(&none);
+	sbuf_release(&why);
+}
+
+static void launch__plans_over_exactly_the_gpus_a_uuid_list_names(void **state)
+{
+	struct node_topo h100;
+	struct envplan_cvd m;
+	struct plan_request req = { .ranks = 2 };
+
+	(void)state;
+	load_fixture("224em64t-2n56c2t-dgxh100.xml", &h100);
+	envplan_cvd_parse(&h100, "GPU-5eed0006,GPU-5eed0002-1f2e-4d3c-8b4a-000100000002", &m);
+	envplan_narrow_request(&req, &h100, &m);
+	assert_int_equal(req.n_visible_gpus, 2);
+	assert_int_equal(req.visible_gpus[0], 6);
+	assert_int_equal(req.visible_gpus[1], 2);
+	envplan_cvd_release(&m);
+	topo_release(&h100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(launch__reads_slurm_step_variables),
 		cmocka_unit_test(launch__ignores_slurm_variables_outside_a_step),
 		cmocka_unit_test(launch__refuses_inconsistent_slurm_variables),
+		cmocka_unit_test(launch__names_each_malformed_rank_variable),
 		cmocka_unit_test(launch__reads_open_mpi_variables),
 		cmocka_unit_test(launch__parses_slurm_host_and_task_lists),
 		cmocka_unit_test(launch__derives_an_unprivileged_port_from_the_job),
@@ -326,6 +458,8 @@ int main(void)
 		cmocka_unit_test(launch__lets_the_spec_env_win_and_gpu_none_leave_cuda_alone),
 		cmocka_unit_test(launch__splits_an_unresolvable_device_list_among_ranks),
 		cmocka_unit_test(launch__plans_only_over_the_gpus_slurm_allowed),
+		cmocka_unit_test(launch__refuses_a_device_list_the_plan_cannot_use),
+		cmocka_unit_test(launch__plans_over_exactly_the_gpus_a_uuid_list_names),
 	};
 
 	return cmocka_run_group_tests_name("test_launch", tests, NULL, NULL);

@@ -56,6 +56,32 @@ static void progress__a_finished_run_has_no_eta(void **state)
 	assert_true(progress_eta_s(&p) < 0);
 }
 
+/* Figures a program wrote into metrics.jsonl may be anything: no
+ * 309-digit rate, no overflowing percentage, no ETA cast past long long. */
+static void progress__huge_figures_print_short(void **state)
+{
+	struct run_progress p;
+	struct sbuf line = SBUF_INIT;
+
+	(void)state;
+	parse(&p, "{\"event\":\"step\",\"step\":4611686018427387904,"
+		  "\"total_steps\":4611686018427387905,\"samples_per_s\":1e308,\"step_ms\":1e308}\n");
+	progress_format("RUNNING", &p, &line);
+	assert_string_equal(line.buf, "RUNNING  step 4611686018427387904/4611686018427387905 (100%)  "
+			    "1e+308 samples/s  ETA 2.78e+301h");
+	sbuf_reset(&line);
+	parse(&p, "{\"event\":\"step\",\"step\":9223372036854775807,\"total_steps\":1,"
+		  "\"samples_per_s\":-1e300}\n");
+	progress_format("RUNNING", &p, &line);
+	assert_string_equal(line.buf, "RUNNING  step 9223372036854775807/1 (9.223e+20%)  -1e+300 samples/s");
+	sbuf_reset(&line);
+	progress_add_duration(&line, -1);
+	sbuf_addch(&line, ' ');
+	progress_add_duration(&line, 0.0 / 0.0);
+	assert_string_equal(line.buf, "- -");
+	sbuf_release(&line);
+}
+
 static void progress__durations_read_as_hours_minutes_seconds(void **state)
 {
 	struct sbuf out = SBUF_INIT;
@@ -144,6 +170,7 @@ int main(void)
 		cmocka_unit_test(progress__reads_the_last_records_from_a_torn_tail),
 		cmocka_unit_test(progress__a_finished_run_has_no_eta),
 		cmocka_unit_test(progress__durations_read_as_hours_minutes_seconds),
+		cmocka_unit_test(progress__huge_figures_print_short),
 		cmocka_unit_test(progress__a_sweep_queue_runs_cap_points_at_once),
 		cmocka_unit_test(progress__a_sweep_without_a_pace_has_no_eta),
 		cmocka_unit_test(progress__more_running_than_the_cap_keeps_their_slots),

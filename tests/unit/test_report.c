@@ -1,6 +1,7 @@
 /* test_report.c - launcher/report/report_data and chart: metrics.jsonl
  * parsing (torn lines, steps repeated after a resume, records with only
- * the required fields, a resumed run of the trainer), ticks, the legend's
+ * the required fields, a resumed run of the trainer, a stream read in
+ * pieces, a line too long), ticks (a range beyond DBL_MAX too), the legend's
  * place, and a chart decoded with libpng to find its curve where the data
  * puts it. */
 #include <stdarg.h>
@@ -166,6 +167,72 @@ static void report__reads_a_resumed_run_of_the_trainer(void **state)
 	free(path);
 }
 
+/* report_read takes the file in 64 KiB reads: a record of 40,000 ranks'
+ * rates spans several of them, others straddle a boundary, the last has no
+ * newline; it reads what report_parse reads of the whole text. */
+static void report__reads_a_stream_whose_lines_cross_its_reads(void **state)
+{
+	struct sbuf text = SBUF_INIT;
+	struct report_run whole, streamed;
+	FILE *fp = tmpfile();
+
+	(void)state;
+	assert_non_null(fp);
+	for (int step = 1; step <= 400; step++) {
+		sbuf_addf(&text, "{\"event\":\"step\",\"step\":%d,\"loss\":%d.5", step, step);
+		if (step == 200) {
+			sbuf_addstr(&text, ",\"rank_samples_per_s\":[0");
+			for (int r = 1; r < 40000; r++)
+				sbuf_addf(&text, ",%d", r);
+			sbuf_addch(&text, ']');
+		}
+		sbuf_addstr(&text, "}\n");
+	}
+	sbuf_addstr(&text, "{\"event\":\"summary\",\"test_accuracy\":0.5,\"ranks\":20000}");
+	assert_true(text.len > 3 * 65536);
+	assert_int_equal(fwrite(text.buf, 1, text.len, fp), text.len);
+	rewind(fp);
+	assert_int_equal(report_read(fp, &streamed), 0);
+	report_parse(text.buf, text.len, &whole);
+	assert_int_equal(streamed.nsteps, 400);
+	assert_int_equal(streamed.nsteps, whole.nsteps);
+	for (size_t i = 0; i < streamed.nsteps; i++)
+		assert_true(streamed.steps[i].loss == whole.steps[i].loss);
+	assert_int_equal(streamed.steps[199].nranks, 40000);
+	assert_true(streamed.steps[199].rank_rates[39999] == 39999);
+	assert_true(streamed.summary && streamed.test_accuracy == 0.5 && streamed.ranks == 20000);
+	assert_int_equal(streamed.bad_lines, 0);
+	report_run_release(&streamed);
+	report_run_release(&whole);
+	fclose(fp);
+	sbuf_release(&text);
+}
+
+/* A line beyond REPORT_LINE_MAX is dropped unread, and counted. */
+static void report__drops_a_line_too_long_to_be_a_record(void **state)
+{
+	static const char rec[] = "{\"event\":\"step\",\"step\":1,\"loss\":2}\n";
+	size_t big = REPORT_LINE_MAX + 10;
+	char *junk = malloc(big);
+	struct report_run r;
+	FILE *fp = tmpfile();
+
+	(void)state;
+	assert_non_null(fp);
+	assert_non_null(junk);
+	memset(junk, 'x', big);
+	assert_int_equal(fwrite(rec, 1, sizeof(rec) - 1, fp), sizeof(rec) - 1);
+	assert_int_equal(fwrite(junk, 1, big, fp), big);
+	fputs("\n{\"event\":\"step\",\"step\":2,\"loss\":1}\n", fp);
+	rewind(fp);
+	assert_int_equal(report_read(fp, &r), 0);
+	assert_int_equal(r.nsteps, 2);
+	assert_int_equal(r.bad_lines, 1);
+	report_run_release(&r);
+	fclose(fp);
+	free(junk);
+}
+
 static void report__ticks_are_round_and_cover_the_data(void **state)
 {
 	double t[CHART_MAX_TICKS], a, b;
@@ -258,6 +325,53 @@ static void report__draws_the_curve_where_the_data_says(void **state)
 	sbuf_release(&err);
 }
 
+/* -1e308 to 1e308 spans more than the largest double: the range, the
+ * ticks and the pixels stay finite, NaN and inf points are skipped, and
+ * the curve is drawn where the data says (the chart came out blank). */
+static void report__a_range_beyond_the_largest_double_is_still_drawn(void **state)
+{
+	char dir[] = "/tmp/test_report.XXXXXX", path[64];
+	double x[6] = { 0, 1, 2, 3, 4, 5 }, y[6] = { -1e308, NAN, 1e308, INFINITY, 1e308, 1e308 };
+	struct sbuf err = SBUF_INIT;
+	struct chart c;
+	struct image im;
+	double l, t, r, b;
+	int col, row;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/loss.png", dir);
+	chart_init(&c, "loss", "step", "loss", 640, 360);
+	chart_add(&c, "training", x, y, 6);
+	chart_fit(&c);
+	assert_true(isfinite(c.y0) && isfinite(c.y1) && c.y0 <= -1e308 && c.y1 >= 1e308);
+	assert_true(c.nyt >= 2);
+	for (size_t i = 0; i < c.nyt; i++)
+		assert_true(isfinite(c.yt[i]));
+	chart_area(&c, &l, &t, &r, &b);
+	assert_true(chart_map_y(&c, -1e308) <= b && chart_map_y(&c, -1e308) > (t + b) / 2);
+	assert_true(chart_map_y(&c, 1e308) >= t && chart_map_y(&c, 1e308) < (t + b) / 2);
+	assert_int_equal(chart_write_png(&c, path, &err), 0);
+	decode(path, &im);
+	/* from step 4 to 5 the curve runs along 1e308 */
+	col = (int)lround(chart_map_x(&c, 4.5));
+	row = (int)lround(chart_map_y(&c, 1e308));
+	assert_true(curve_in(&im, col, row - 2, row + 2));
+	/* and nothing comes of the NaN and inf points: no line from step 0 to 2 */
+	col = (int)lround(chart_map_x(&c, 1));
+	assert_false(curve_in(&im, col, (int)t, (int)b));
+	free(im.px);
+	chart_release(&c);
+	unlink(path);
+	rmdir(dir);
+	sbuf_release(&err);
+	/* huge on one side only, and a single huge value */
+	chart_nice_ticks(0, 1.7e308, 7, (double[CHART_MAX_TICKS]){ 0 }, &l, &r);
+	assert_true(isfinite(l) && isfinite(r) && r >= 1.7e308);
+	assert_true(chart_nice_ticks(1.7e308, 1.7e308, 7, (double[CHART_MAX_TICKS]){ 0 }, &l, &r) >= 1);
+	assert_true(isfinite(l) && isfinite(r) && l < r);
+}
+
 static void report__ranks_get_whole_ticks(void **state)
 {
 	double x[] = { 1, 2 }, y[] = { 100, 180 };
@@ -326,10 +440,13 @@ int main(void)
 		cmocka_unit_test(report__keeps_a_record_glued_to_a_torn_line),
 		cmocka_unit_test(report__reads_records_with_only_the_required_fields),
 		cmocka_unit_test(report__reads_a_resumed_run_of_the_trainer),
+		cmocka_unit_test(report__reads_a_stream_whose_lines_cross_its_reads),
+		cmocka_unit_test(report__drops_a_line_too_long_to_be_a_record),
 		cmocka_unit_test(report__ticks_are_round_and_cover_the_data),
 		cmocka_unit_test(report__ranks_get_whole_ticks),
 		cmocka_unit_test(report__the_legend_goes_where_the_curves_are_not),
 		cmocka_unit_test(report__draws_the_curve_where_the_data_says),
+		cmocka_unit_test(report__a_range_beyond_the_largest_double_is_still_drawn),
 		cmocka_unit_test(report__says_why_a_file_cannot_be_written),
 	};
 

@@ -1,9 +1,12 @@
 /* test_sbuf.c - the growable byte buffer (common/sbuf.c): its invariants
  * (never NULL, always NUL-terminated, len < alloc), growth across many
- * appends and long formatted text, binary contents, detach and reset. */
+ * appends and long formatted text, binary contents, detach and reset;
+ * and the helpers for text from outside: control characters escaped,
+ * numbers a summary can print, huge arguments clipped in messages. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +115,59 @@ static void sbuf__x_allocators_copy_and_format(void **state)
 	free(c);
 }
 
+static void sbuf__escapes_control_characters_and_keeps_utf8(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	(void)state;
+	sbuf_add_printable(&sb, "job\x1b[2J\x07\tname\n\x7f");
+	assert_string_equal(sb.buf, "job\\x1b[2J\\x07\\tname\\n\\x7f");
+	sbuf_reset(&sb);
+	/* UTF-8 kept; C1's CSI (U+009B), a lone 0x9b and a cut sequence are not */
+	sbuf_add_printable(&sb, "na\xc3\xafve \xe2\x82\xac \xc2\x9b \x9b \xe2\x82");
+	assert_string_equal(sb.buf, "na\xc3\xafve \xe2\x82\xac \\xc2\\x9b \\x9b \\xe2\\x82");
+	sbuf_release(&sb);
+}
+
+static void sbuf__prints_non_finite_numbers_as_a_dash_and_huge_ones_short(void **state)
+{
+	static const struct { double v; int dec; const char *want; } cases[] = {
+		{ 1116.4, 0, "1116" }, { 0.61234, 4, "0.6123" }, { -2.5, 1, "-2.5" },
+		{ NAN, 0, "-" }, { INFINITY, 4, "-" }, { -INFINITY, 0, "-" },
+		{ 1e308, 0, "1e+308" }, { -1.7e308, 4, "-1.7e+308" }, { 999999999999.0, 0, "999999999999" },
+	};
+	struct sbuf sb = SBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sbuf_reset(&sb);
+		sbuf_add_number(&sb, cases[i].v, cases[i].dec);
+		assert_string_equal(sb.buf, cases[i].want);
+	}
+	sbuf_release(&sb);
+}
+
+static void sbuf__clips_a_huge_argument_to_its_start_and_length(void **state)
+{
+	char buf[SBUF_CLIP_SIZE], *big = xmalloc(109462);
+	const char *c;
+
+	(void)state;
+	assert_string_equal(sbuf_clip("lr=0.1,0.2", buf), "lr=0.1,0.2");
+	memset(big, 'x', 109461);
+	big[109461] = '\0';
+	c = sbuf_clip(big, buf);
+	assert_ptr_equal(c, buf);
+	assert_int_equal(strlen(c), 80 + strlen("... (109461 bytes)"));
+	assert_string_equal(c + 80, "... (109461 bytes)");
+	/* a character across the cut is left out whole */
+	memcpy(big + 79, "\xc3\xa9", 2);
+	assert_string_equal(sbuf_clip(big, buf) + 79, "... (109461 bytes)");
+	memcpy(big + 78, "\xe2\x82\xac", 3);
+	assert_string_equal(sbuf_clip(big, buf) + 78, "... (109461 bytes)");
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +177,9 @@ int main(void)
 		cmocka_unit_test(sbuf__holds_binary_data_with_nul_bytes),
 		cmocka_unit_test(sbuf__detach_hands_over_and_reset_empties),
 		cmocka_unit_test(sbuf__x_allocators_copy_and_format),
+		cmocka_unit_test(sbuf__escapes_control_characters_and_keeps_utf8),
+		cmocka_unit_test(sbuf__prints_non_finite_numbers_as_a_dash_and_huge_ones_short),
+		cmocka_unit_test(sbuf__clips_a_huge_argument_to_its_start_and_length),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -152,7 +152,7 @@ static void sweep__refuses_what_cannot_be_swept(void **state)
 
 	(void)state;
 	parse(&p, spec, flags, 2, 0);
-	assert_int_equal(p.rc, -1);
+	assert_int_equal(p.rc, SWEEP_BAD_FLAG); /* "novalue": the command line first */
 	assert_text(&p.text, "job.yaml:4:9: sweep.mode: expected grid or zip");
 	assert_text(&p.text, "job.yaml:5:17: sweep.max_parallel: expected an integer 0..10000");
 	assert_text(&p.text, "job.yaml:6:15: train.seed: an empty list: a sweep axis needs at least one value");
@@ -163,6 +163,53 @@ static void sweep__refuses_what_cannot_be_swept(void **state)
 	assert_text(&p.text, "--sweep output.dir=a,b: sweep: a sweep cannot vary output.dir");
 	assert_text(&p.text, "--sweep novalue: expected KEY=V1,V2,... or KEY=[V1, V2]");
 	parsed_release(&p);
+}
+
+/* A malformed flag is a usage error, apart from the spec's rules. */
+static void sweep__a_malformed_flag_is_told_apart_from_a_refused_one(void **state)
+{
+	static const char *const bad[] = { "x", "=1,2", "train.seed=", "train.seed=1,,2",
+					   "train.seed=1,2,", "train.seed=,1", "train.seed=[]",
+					   "train.seed=[1,", "a b=1" };
+	const char *const twice[] = { "train.seed=1,2", "train.seed=3,4" };
+	const char *const refused[] = { "name=a,b" };
+	struct parsed p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		parse(&p, SPEC, &bad[i], 1, 0);
+		assert_int_equal(p.rc, SWEEP_BAD_FLAG);
+		parsed_release(&p);
+	}
+	parse(&p, SPEC, twice, 2, 0);
+	assert_int_equal(p.rc, SWEEP_BAD_FLAG);
+	assert_text(&p.text, "--sweep train.seed=3,4: train.seed is swept twice, also by "
+		    "--sweep train.seed=1,2: give one --sweep per key");
+	parsed_release(&p);
+	parse(&p, SPEC, refused, 1, 0);
+	assert_int_equal(p.rc, -1);
+	parsed_release(&p);
+}
+
+/* A refusal quotes the flag clipped, not 100 KB of values. */
+static void sweep__a_huge_flag_is_quoted_short(void **state)
+{
+	struct sbuf flag = SBUF_INIT;
+	const char *flags[1];
+	struct parsed p;
+
+	(void)state;
+	sbuf_addstr(&flag, "train.seed=1");
+	for (int i = 2; i <= 20000; i++)
+		sbuf_addf(&flag, ",%d", i);
+	flags[0] = flag.buf;
+	parse(&p, "version: 1\nname: s\n", flags, 1, 0);
+	assert_int_equal(p.rc, -1);
+	assert_true(p.text.len < 300);
+	assert_text(&p.text, "... (");
+	assert_text(&p.text, "the sweep has more than 10000 points");
+	parsed_release(&p);
+	sbuf_release(&flag);
 }
 
 static void sweep__zip_needs_lists_of_one_length(void **state)
@@ -226,6 +273,8 @@ int main(void)
 		cmocka_unit_test(sweep__zip_pairs_lists_and_flags_replace_axes),
 		cmocka_unit_test(sweep__a_bad_point_is_reported_where_its_value_is),
 		cmocka_unit_test(sweep__refuses_what_cannot_be_swept),
+		cmocka_unit_test(sweep__a_malformed_flag_is_told_apart_from_a_refused_one),
+		cmocka_unit_test(sweep__a_huge_flag_is_quoted_short),
 		cmocka_unit_test(sweep__zip_needs_lists_of_one_length),
 		cmocka_unit_test(sweep__a_spec_without_one_has_no_axes),
 		cmocka_unit_test(sweep__labels_a_records_point_values),

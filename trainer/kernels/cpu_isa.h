@@ -22,9 +22,10 @@ enum cpu_isa {
 };
 
 /* Parses a cap as oneDNN spells it (case-insensitive): avx2, avx2_vnni,
- * avx512_core, avx512_core_vnni, avx512_core_bf16, avx512_core_amx,
- * sse41, avx or all; the VNNI rungs add nothing the trainer uses and map
- * to the rung below them.  Returns 0, or -1 for an unknown name. */
+ * avx512_core, avx512_core_vnni, avx512_core_bf16, avx512_core_amx or
+ * all; the VNNI rungs add nothing the trainer uses and map to the rung
+ * below them.  Returns 0, or -1 for another name (oneDNN's sse41 and avx
+ * too: hpctrain-train(1) documents the list above). */
 int cpu_isa_parse(const char *name, enum cpu_isa *isa);
 /* The canonical name: "avx2", "avx512_core", ..., "all". */
 const char *cpu_isa_name(enum cpu_isa isa);
