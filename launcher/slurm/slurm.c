@@ -438,17 +438,31 @@ static bool task_list_has(const char *list, int64_t task)
 	return false;
 }
 
+/* v is in by_id's order: the tasks' own records by task, then the
+ * array's pending records (one, or a few).  The own records are
+ * searched by halves: status finds each of a sweep's points in its
+ * array's records, and a scan per point was O(points x tasks). */
 const struct hpt_slurm_job *hpt_slurm_task_in(const struct hpt_slurm_job *v, size_t n,
 					      int64_t task)
 {
 	const struct hpt_slurm_job *pending = NULL;
+	size_t own = n, lo = 0, hi;
 
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].array_task == task)
-			return &v[i];
-		if (v[i].array_task < 0 && task_list_has(v[i].array_pending, task))
-			pending = &v[i];
+	while (own && v[own - 1].array_task < 0)
+		own--;
+	for (hi = own; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].array_task == task)
+			return &v[mid];
+		if (v[mid].array_task < task)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	for (size_t i = own; i < n; i++)
+		if (task_list_has(v[i].array_pending, task))
+			pending = &v[i];
 	return pending;
 }
 

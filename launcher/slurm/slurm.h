@@ -104,8 +104,9 @@ int hpt_slurm_job_all(uint32_t job_id, struct hpt_slurm_job **v, size_t *n, stru
 int hpt_slurm_array_task(uint32_t array_id, int64_t task, struct hpt_slurm_job *out,
 			 struct sbuf *err);
 
-/* In v (an array's records, from hpt_slurm_job_all): task's own record,
- * else the pending record that holds it, else NULL. */
+/* In v (an array's records, from hpt_slurm_job_all and in its order):
+ * task's own record, else the pending record that holds it, else NULL.
+ * O(log n + pending records). */
 const struct hpt_slurm_job *hpt_slurm_task_in(const struct hpt_slurm_job *v, size_t n,
 					      int64_t task);
 
