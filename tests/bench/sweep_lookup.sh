@@ -22,7 +22,10 @@ make_sweep() {
 	awk -v dir="$1" -v n="$2" 'BEGIN {
 		rec = dir "/sweep-5eed00000000.json"
 		printf "{\"sweep\": \"sweep-5eed00000000\", \"name\": \"bench\", \"mode\": \"grid\",\n" > rec
-		printf " \"axes\": [{\"key\": \"train.seed\", \"values\": []}],\n \"points\": [\n" > rec
+		printf " \"axes\": [{\"key\": \"train.seed\", \"values\": [" > rec
+		for (i = 0; i < n; i++)
+			printf "%s%d", i ? "," : "", i > rec
+		printf "]}],\n \"points\": [\n" > rec
 		for (i = 0; i < n; i++) {
 			h = sprintf("%012x", 0xabc000000000 + i * 7919)
 			printf "%s{\"index\": %d, \"params\": {\"train.seed\": %d}, \"run\": \"%s\", " \
