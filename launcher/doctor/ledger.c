@@ -228,6 +228,33 @@ size_t ledger_cooling(const json_t *doc, const char *cluster, time_t now, const 
 	return k;
 }
 
+void ledger_add_escaped(struct sbuf *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '\\')
+			sbuf_addstr(out, "\\\\");
+		else if (*p == '\n')
+			sbuf_addstr(out, "\\n");
+		else if (*p == '\t')
+			sbuf_addstr(out, "\\t");
+		else if (*p < 0x20 || *p == 0x7f)
+			sbuf_addf(out, "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* U+0080..U+009F, C1 */
+			sbuf_addf(out, "\\u%04x", *++p);
+		else
+			sbuf_addch(out, (char)*p);
+	}
+}
+
+/* s escaped (ledger_add_escaped), malloc'd. */
+static char *escaped(const char *s)
+{
+	struct sbuf out = SBUF_INIT;
+
+	ledger_add_escaped(&out, s);
+	return sbuf_detach(&out, NULL);
+}
+
 /* "6d 23h", "2h 10m", "45m", "30s". */
 static void add_span(struct sbuf *out, long s)
 {
@@ -276,14 +303,14 @@ static void fill_row(struct row *r, const char *cluster, const char *node, const
 	struct sbuf state = SBUF_INIT;
 
 	add_state(&state, e, now);
-	r->col[COL_CLUSTER] = xstrdup(cluster);
-	r->col[COL_NODE] = xstrdup(node);
+	r->col[COL_CLUSTER] = escaped(cluster);
+	r->col[COL_NODE] = escaped(node);
 	r->col[COL_FAILURES] = xasprintf("%lld", (long long)get_int(e, "failures"));
 	r->col[COL_CHECKS] = xasprintf("%lld", (long long)get_int(e, "checks"));
 	r->col[COL_SCORE] = json_is_number(score) ? xasprintf("%.2f", json_number_value(score))
 						  : xstrdup("-");
 	r->col[COL_STATE] = sbuf_detach(&state, NULL);
-	r->col[COL_REASON] = xstrdup(reason ? reason : "-");
+	r->col[COL_REASON] = escaped(reason ? reason : "-");
 }
 
 /* Each row's cells padded to the widest of their column, the last not. */
@@ -337,8 +364,13 @@ void ledger_cooling_note(const json_t *entry, const char *node, time_t now, stru
 	json_int_t until = json_integer_value(json_object_get(entry, "until"));
 	const char *why = json_string_value(json_object_get(entry, "reason"));
 
-	sbuf_addf(out, "excluding %s: it failed doctor %lld time(s), last: %s; cooling down for "
-		  "%lld min more ('hpctrain doctor --forget %s' clears it)", node,
-		  (long long)json_integer_value(json_object_get(entry, "failures")), why ? why : "?",
-		  (long long)((until - now + 59) / 60), node);
+	sbuf_addstr(out, "excluding ");
+	ledger_add_escaped(out, node);
+	sbuf_addf(out, ": it failed doctor %lld time(s), last: ",
+		  (long long)json_integer_value(json_object_get(entry, "failures")));
+	ledger_add_escaped(out, why ? why : "?");
+	sbuf_addf(out, "; cooling down for %lld min more ('hpctrain doctor --forget ",
+		  (long long)((until - now + 59) / 60));
+	ledger_add_escaped(out, node);
+	sbuf_addstr(out, "' clears it)");
 }

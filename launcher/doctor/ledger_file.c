@@ -91,7 +91,9 @@ static int read_locked(const char *path, json_t **doc, struct sbuf *err)
 		goto out;
 	}
 	if (!(*doc = json_loadb(text.buf, text.len, JSON_REJECT_DUPLICATES, &je))) {
-		sbuf_addf(err, "%s:%d:%d: not a node ledger: %s", path, je.line, je.column, je.text);
+		/* je.text quotes the file, which may hold a terminal's escapes */
+		sbuf_addf(err, "%s:%d:%d: not a node ledger: ", path, je.line, je.column);
+		ledger_add_escaped(err, je.text);
 		goto out;
 	}
 	if (checked(path, *doc, err)) {

@@ -80,6 +80,16 @@ doctor_srun() { # NODES ARGS...
 	jq -e '.version == 1' <<<"$output"
 }
 
+@test "the ledger's table escapes control characters" {
+	mkdir ledger
+	jq -n '{version: 1, clusters: {c: {"node\u001b1": {failures: 3, cooldown_s: 3600,
+		until: 1, reason: "nics: \u001b[2J\u001b]0;owned\u0007 \u009b1m down\n"}}}}' \
+		>"$HPCTRAIN_LEDGER"
+	run -0 "$HPT" doctor --ledger
+	[[ "$output" != *$'\e'* && "$output" != *$'\a'* && "$output" != *$'\xc2\x9b'* ]]
+	[[ "$output" == *'node\x1b1 '*'nics: \x1b[2J\x1b]0;owned\x07 \u009b1m down\n'* ]]
+}
+
 @test "a healthy allocation passes every check, and records both nodes in the ledger" {
 	need_slurm
 	local t0=$SECONDS

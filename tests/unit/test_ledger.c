@@ -256,6 +256,33 @@ static void ledger__format_says_empty_or_shows_a_line_per_node(void **state)
 	json_decref(doc);
 }
 
+/* The table and submit's note show what a terminal would act on
+ * escaped: a ledger is a file anyone may have written. */
+static void ledger__table_and_note_escape_control_characters(void **state)
+{
+	static const char reason[] = "nics: \x1b[2J\x1b]0;owned\x07 \xc2\x9b" "1m down\\ \r\n";
+	static const char want[] = "nics: \\x1b[2J\\x1b]0;owned\\x07 \\u009b1m down\\\\ \\x0d\\n";
+	struct sbuf out = SBUF_INIT;
+	json_t *doc = ledger_new();
+
+	(void)state;
+	fail_at(doc, "c\x1b", "n\t1", reason, T0);
+	ledger_format(doc, T0, &out);
+	assert_null(strpbrk(out.buf, "\x1b\x07\r\t"));
+	assert_null(strstr(out.buf, "\xc2\x9b"));
+	assert_non_null(strstr(out.buf, "c\\x1b"));
+	assert_non_null(strstr(out.buf, "n\\t1"));
+	assert_non_null(strstr(out.buf, want));
+	sbuf_reset(&out);
+	ledger_cooling_note(ledger_entry(doc, "c\x1b", "n\t1"), "n\t1", T0, &out);
+	assert_null(strpbrk(out.buf, "\x1b\x07\r\t\n"));
+	assert_non_null(strstr(out.buf, "excluding n\\t1: it failed doctor 1 time(s), last: "));
+	assert_non_null(strstr(out.buf, want));
+	assert_non_null(strstr(out.buf, "'hpctrain doctor --forget n\\t1' clears it)"));
+	sbuf_release(&out);
+	json_decref(doc);
+}
+
 static void ledger__load_of_a_missing_file_is_an_empty_ledger(void **state)
 {
 	char *paths[] = { testlib_tmp_at("missing.json"), testlib_tmp_at("no/such/dir/nodes.json") };
@@ -505,6 +532,7 @@ int main(void)
 		cmocka_unit_test(ledger__update_writes_pretty_private_json_or_nothing),
 		cmocka_unit_test(ledger__path_follows_the_environment),
 		cmocka_unit_test(ledger__concurrent_writers_lose_no_record),
+		cmocka_unit_test(ledger__table_and_note_escape_control_characters),
 	};
 
 	return cmocka_run_group_tests_name("test_ledger", tests, setup, teardown);
