@@ -1,5 +1,13 @@
 /* ledger.c - the node ledger's document: checking it, recording doctor
- * runs, cooldowns, forgetting, the table.  Core: see ledger.h. */
+ * runs, cooldowns, forgetting, the table.  Core: see ledger.h.
+ *
+ * The cooldown policy: a node's n-th failure keeps it out for
+ * LEDGER_COOLDOWN_BASE_S * 2^(n-1), at most LEDGER_COOLDOWN_MAX_S.
+ *
+ * A cooldown is never longer than the policy's week: ledger_clamp cuts
+ * an until beyond now + LEDGER_COOLDOWN_MAX_S (a file edited by hand,
+ * or written by another version: year 5138 was seen) when the ledger is
+ * read and when it is recorded. */
 #include "launcher/doctor/ledger.h" // defines: ledger_*, struct ledger_event
 #include "common/sbuf.h"     // defines: struct sbuf, xcalloc, xstrdup
 
@@ -123,6 +131,36 @@ static void set_int(json_t *e, const char *key, json_int_t v)
 	json_object_set_new(e, key, json_integer(v));
 }
 
+/* Bounds e's cooldown to the policy's: until at most now + the longest
+ * cooldown, cooldown_s at most the longest.  Whether it changed e. */
+static bool clamp_entry(json_t *e, time_t now)
+{
+	bool changed = false;
+
+	if (get_int(e, "until") > now + LEDGER_COOLDOWN_MAX_S) {
+		set_int(e, "until", now + LEDGER_COOLDOWN_MAX_S);
+		changed = true;
+	}
+	if (get_int(e, "cooldown_s") > LEDGER_COOLDOWN_MAX_S) {
+		set_int(e, "cooldown_s", LEDGER_COOLDOWN_MAX_S);
+		changed = true;
+	}
+	return changed;
+}
+
+size_t ledger_clamp(json_t *doc, time_t now)
+{
+	json_t *clusters = json_object_get(doc, "clusters"), *c, *e;
+	const char *cname, *node;
+	size_t n = 0;
+
+	json_object_foreach(clusters, cname, c)
+		json_object_foreach(c, node, e)
+			if (json_is_object(e))
+				n += clamp_entry(e, now);
+	return n;
+}
+
 static void record_one(json_t *e, const struct ledger_event *ev, time_t now)
 {
 	json_int_t failures;
@@ -152,6 +190,7 @@ void ledger_record(json_t *doc, const char *cluster, const struct ledger_event *
 {
 	json_t *c = child(child(doc, "clusters"), cluster);
 
+	ledger_clamp(doc, now);
 	for (size_t i = 0; i < n; i++)
 		if (ev[i].node && *ev[i].node)
 			record_one(child(c, ev[i].node), &ev[i], now);

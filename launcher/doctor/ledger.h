@@ -55,9 +55,15 @@ long ledger_cooldown(long failures);
  * last_checked=now, last_score (when >= 0); a failed node gets
  * failures+1, last_failure=now, reason, cooldown_s=ledger_cooldown(failures),
  * until=now+cooldown_s.  A node that passes keeps its cooldown (it was
- * checked while someone forced it in) but its streak is noted: last_ok=now. */
+ * checked while someone forced it in) but its streak is noted: last_ok=now.
+ * Every entry of doc is clamped first (ledger_clamp). */
 void ledger_record(json_t *doc, const char *cluster, const struct ledger_event *ev, size_t n,
 		   time_t now);
+
+/* Bounds every entry's cooldown to the policy's: an until beyond
+ * now + LEDGER_COOLDOWN_MAX_S becomes that, a cooldown_s beyond
+ * LEDGER_COOLDOWN_MAX_S becomes it.  Returns how many entries changed. */
+size_t ledger_clamp(json_t *doc, time_t now);
 
 /* Appends s with what a terminal would act on escaped: control
  * characters as \n, \t or \xHH, C1 controls (U+0080..U+009F) as
@@ -96,16 +102,18 @@ void ledger_format(const json_t *doc, time_t now, struct sbuf *out);
 int ledger_path(struct sbuf *out, struct sbuf *err);
 
 /* Reads the ledger under a shared flock of PATH.lock; a missing file is
- * an empty ledger.  0, or HPT_EXIT_IO with err naming the path (and for
- * a corrupt file the line and column). */
+ * an empty ledger.  Entries are clamped (ledger_clamp) to the clock's
+ * now.  0, or HPT_EXIT_IO with err naming the path (and for a corrupt
+ * file the line and column). */
 int ledger_load(const char *path, json_t **doc, struct sbuf *err);
 
 /* Read-modify-write under an exclusive flock of PATH.lock (created 0600,
- * its directory made 0700): reads the ledger (missing = ledger_new()),
- * calls fn(doc, arg), and when fn returns 0 writes the result atomically
- * (mode 0600).  0; fn's non-zero return, with nothing written;
- * HPT_EXIT_IO with err; or HPT_EXIT_INTERNAL with err when what fn left
- * is not a ledger (ledger_check), which is then not written either. */
+ * its directory made 0700): reads the ledger (missing = ledger_new();
+ * clamped as ledger_load's), calls fn(doc, arg), and when fn returns 0
+ * writes the result atomically (mode 0600).  0; fn's non-zero return,
+ * with nothing written; HPT_EXIT_IO with err; or HPT_EXIT_INTERNAL with
+ * err when what fn left is not a ledger (ledger_check), which is then
+ * not written either. */
 int ledger_update(const char *path, int (*fn)(json_t *doc, void *arg), void *arg,
 		  struct sbuf *err);
 

@@ -101,6 +101,7 @@ static int read_locked(const char *path, json_t **doc, struct sbuf *err)
 		*doc = NULL;
 		goto out;
 	}
+	ledger_clamp(*doc, time(NULL));
 	rc = 0;
 out:
 	sbuf_release(&text);

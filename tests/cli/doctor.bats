@@ -80,14 +80,15 @@ doctor_srun() { # NODES ARGS...
 	jq -e '.version == 1' <<<"$output"
 }
 
-@test "the ledger's table escapes control characters" {
+@test "the ledger's table escapes control characters, and shows an until in 5138 as a week" {
 	mkdir ledger
-	jq -n '{version: 1, clusters: {c: {"node\u001b1": {failures: 3, cooldown_s: 3600,
-		until: 1, reason: "nics: \u001b[2J\u001b]0;owned\u0007 \u009b1m down\n"}}}}' \
+	jq -n '{version: 1, clusters: {c: {"node\u001b1": {failures: 3, cooldown_s: 99999999,
+		until: 99999999999, reason: "nics: \u001b[2J\u001b]0;owned\u0007 \u009b1m down\n"}}}}' \
 		>"$HPCTRAIN_LEDGER"
 	run -0 "$HPT" doctor --ledger
 	[[ "$output" != *$'\e'* && "$output" != *$'\a'* && "$output" != *$'\xc2\x9b'* ]]
 	[[ "$output" == *'node\x1b1 '*'nics: \x1b[2J\x1b]0;owned\x07 \u009b1m down\n'* ]]
+	[[ "$output" == *"(7d 0h left)"* || "$output" == *"(6d 23h left)"* ]]
 }
 
 @test "a healthy allocation passes every check, and records both nodes in the ledger" {

@@ -256,6 +256,44 @@ static void ledger__format_says_empty_or_shows_a_line_per_node(void **state)
 	json_decref(doc);
 }
 
+#define Y5138 "99999999999" /* epoch seconds in the year 5138 */
+
+/* A cooldown is never longer than the policy's week, whoever wrote it. */
+static void ledger__until_beyond_a_week_is_clamped(void **state)
+{
+	static const char text[] = "{\"version\": 1, \"clusters\": {\"c\": {\"n1\": {\"failures\": 3, "
+				   "\"until\": " Y5138 ", \"cooldown_s\": 99999999}, \"n2\": {\"until\": 5}}}}\n";
+	char *path = testlib_tmp_at("far.json");
+	struct sbuf err = SBUF_INIT, out = SBUF_INIT;
+	json_t *doc = json_loads(text, 0, NULL);
+	time_t now;
+
+	(void)state;
+	assert_int_equal(ledger_clamp(doc, T0), 1);
+	assert_int_equal(field(doc, "c", "n1", "until"), T0 + LEDGER_COOLDOWN_MAX_S);
+	assert_int_equal(field(doc, "c", "n1", "cooldown_s"), LEDGER_COOLDOWN_MAX_S);
+	assert_int_equal(field(doc, "c", "n2", "until"), 5);
+	assert_int_equal(ledger_clamp(doc, T0), 0);
+	ledger_format(doc, T0, &out);
+	assert_non_null(strstr(out.buf, "cooling until 2026-12-01 12:50 (7d 0h left)"));
+	json_decref(doc);
+	/* recording clamps every entry, not only the nodes recorded */
+	doc = json_loads(text, 0, NULL);
+	pass_at(doc, "c", "n3", 1, T0);
+	assert_int_equal(field(doc, "c", "n1", "until"), T0 + LEDGER_COOLDOWN_MAX_S);
+	json_decref(doc);
+	/* and so does reading the file */
+	assert_int_equal(fileio_write_atomic(path, text, strlen(text), 0600, 0, &err), 0);
+	now = time(NULL);
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	assert_true(field(doc, "c", "n1", "until") >= now + LEDGER_COOLDOWN_MAX_S);
+	assert_true(field(doc, "c", "n1", "until") <= time(NULL) + LEDGER_COOLDOWN_MAX_S);
+	json_decref(doc);
+	sbuf_release(&out);
+	sbuf_release(&err);
+	free(path);
+}
+
 /* The table and submit's note show what a terminal would act on
  * escaped: a ledger is a file anyone may have written. */
 static void ledger__table_and_note_escape_control_characters(void **state)
@@ -532,6 +570,7 @@ int main(void)
 		cmocka_unit_test(ledger__update_writes_pretty_private_json_or_nothing),
 		cmocka_unit_test(ledger__path_follows_the_environment),
 		cmocka_unit_test(ledger__concurrent_writers_lose_no_record),
+		cmocka_unit_test(ledger__until_beyond_a_week_is_clamped),
 		cmocka_unit_test(ledger__table_and_note_escape_control_characters),
 	};
 
