@@ -4,6 +4,23 @@
  * The cooldown policy: a node's n-th failure keeps it out for
  * LEDGER_COOLDOWN_BASE_S * 2^(n-1), at most LEDGER_COOLDOWN_MAX_S.
  *
+ * One failure seen by several doctors counts once.  Doctors that run at
+ * once on one bad node (the preflights of jobs that started together,
+ * a doctor per allocation) each record its failure, and counting each
+ * doubled the cooldown once per doctor: four of them made an hour
+ * eight.  So a failure recorded less than LEDGER_SAME_FAILURE_S after
+ * the node's current cooldown began (until - cooldown_s, and not before
+ * it) is that same failure again: checks, last_checked, last_failure,
+ * last_score and the reason are recorded, failures, cooldown_s and
+ * until stay.  The window is anchored where the cooldown began, not at
+ * the last failure, so failures every few minutes still double.  Ten
+ * minutes is longer than a doctor run takes (its --timeout defaults to
+ * 60 s) and shorter than the first cooldown, so a node that fails again
+ * after its first cooldown always counts again.  Rejected: counting a
+ * failure only once the cooldown is over (a node that keeps failing
+ * while forced in with --no-ledger would never lengthen its cooldown),
+ * and one window since last_failure (it slides with every failure).
+ *
  * A cooldown is never longer than the policy's week: ledger_clamp cuts
  * an until beyond now + LEDGER_COOLDOWN_MAX_S (a file edited by hand,
  * or written by another version: year 5138 was seen) when the ledger is
@@ -131,6 +148,15 @@ static void set_int(json_t *e, const char *key, json_int_t v)
 	json_object_set_new(e, key, json_integer(v));
 }
 
+/* Whether a failure at now is the one that began e's current cooldown,
+ * seen again (see the top of this file). */
+static bool is_same_failure(const json_t *e, time_t now)
+{
+	json_int_t cooldown = get_int(e, "cooldown_s"), began = get_int(e, "until") - cooldown;
+
+	return cooldown > 0 && began <= now && now - began < LEDGER_SAME_FAILURE_S;
+}
+
 /* Bounds e's cooldown to the policy's: until at most now + the longest
  * cooldown, cooldown_s at most the longest.  Whether it changed e. */
 static bool clamp_entry(json_t *e, time_t now)
@@ -164,6 +190,7 @@ size_t ledger_clamp(json_t *doc, time_t now)
 static void record_one(json_t *e, const struct ledger_event *ev, time_t now)
 {
 	json_int_t failures;
+	bool same;
 
 	set_int(e, "checks", get_int(e, "checks") + 1);
 	set_int(e, "last_checked", now);
@@ -173,14 +200,17 @@ static void record_one(json_t *e, const struct ledger_event *ev, time_t now)
 		set_int(e, "last_ok", now);
 		return;
 	}
-	failures = get_int(e, "failures") + 1;
-	set_int(e, "failures", failures);
+	same = is_same_failure(e, now);
 	set_int(e, "last_failure", now);
 	/* A failure without a reason must not show an older one as its own. */
 	if (ev->reason)
 		json_object_set_new(e, "reason", json_string(ev->reason));
 	else
 		json_object_del(e, "reason");
+	if (same)
+		return;
+	failures = get_int(e, "failures") + 1;
+	set_int(e, "failures", failures);
 	set_int(e, "cooldown_s", ledger_cooldown((long)failures));
 	set_int(e, "until", now + ledger_cooldown((long)failures));
 }

@@ -39,6 +39,7 @@ struct ledger_event {
 #define LEDGER_VERSION 1
 #define LEDGER_COOLDOWN_BASE_S 3600        /* first failure: 1 h */
 #define LEDGER_COOLDOWN_MAX_S (7 * 86400)  /* doubling stops at a week */
+#define LEDGER_SAME_FAILURE_S 600          /* failures this soon after a cooldown began are its own */
 
 /* {"version": 1, "clusters": {}}: a new reference. */
 json_t *ledger_new(void);
@@ -53,10 +54,13 @@ long ledger_cooldown(long failures);
 
 /* Records a doctor run on cluster: every node gets checks+1,
  * last_checked=now, last_score (when >= 0); a failed node gets
- * failures+1, last_failure=now, reason, cooldown_s=ledger_cooldown(failures),
- * until=now+cooldown_s.  A node that passes keeps its cooldown (it was
- * checked while someone forced it in) but its streak is noted: last_ok=now.
- * Every entry of doc is clamped first (ledger_clamp). */
+ * last_failure=now, reason, and, unless its current cooldown began less
+ * than LEDGER_SAME_FAILURE_S before now (the same failure, seen by
+ * another doctor: see ledger.c), failures+1,
+ * cooldown_s=ledger_cooldown(failures), until=now+cooldown_s.  A node
+ * that passes keeps its cooldown (it was checked while someone forced
+ * it in) but its streak is noted: last_ok=now.  Every entry of doc is
+ * clamped first (ledger_clamp). */
 void ledger_record(json_t *doc, const char *cluster, const struct ledger_event *ev, size_t n,
 		   time_t now);
 

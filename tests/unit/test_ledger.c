@@ -64,8 +64,9 @@ static void ledger__cooldown_doubles_from_an_hour_and_stops_at_a_week(void **sta
 
 	(void)state;
 	assert_int_equal(ledger_cooldown(0), 0);
+	/* an hour apart: each failure counts (see ledger__failures_at_once_count_once) */
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		time_t now = T0 + (time_t)i * 60;
+		time_t now = T0 + (time_t)i * HOUR;
 
 		fail_at(doc, "c", "n1", "nics: mlx5_0 port 1 is DOWN", now);
 		assert_int_equal(field(doc, "c", "n1", "failures"), i + 1);
@@ -113,7 +114,7 @@ static void ledger__cooling_lists_nodes_before_their_until_sorted(void **state)
 	(void)state;
 	fail_at(doc, "c", "n-b", NULL, T0);
 	fail_at(doc, "c", "n-c", NULL, T0);
-	fail_at(doc, "c", "n-a", NULL, T0 - 60);
+	fail_at(doc, "c", "n-a", NULL, T0 - HOUR);
 	fail_at(doc, "c", "n-a", NULL, T0); /* second failure: two hours */
 	pass_at(doc, "c", "n-ok", 1, T0);
 	fail_at(doc, "other", "n-z", NULL, T0);
@@ -143,8 +144,8 @@ static void ledger__cooling_note_says_why_and_for_how_long(void **state)
 
 	(void)state;
 	fail_at(doc, "c", "n1", "nics: mlx5_0 port 1 is DOWN", T0);
-	fail_at(doc, "c", "n1", "gpus: /dev/nvidia1 is missing", T0 + 10);
-	ledger_cooling_note(ledger_entry(doc, "c", "n1"), "n1", T0 + 10 + 30, &out);
+	fail_at(doc, "c", "n1", "gpus: /dev/nvidia1 is missing", T0 + 1200);
+	ledger_cooling_note(ledger_entry(doc, "c", "n1"), "n1", T0 + 1200 + 30, &out);
 	assert_string_equal(out.buf, "excluding n1: it failed doctor 2 time(s), last: gpus: "
 			    "/dev/nvidia1 is missing; cooling down for 120 min more ('hpctrain "
 			    "doctor --forget n1' clears it)");
@@ -247,12 +248,46 @@ static void ledger__format_says_empty_or_shows_a_line_per_node(void **state)
 	fail_at(doc, "alpha", "gpu-b", "nics: mlx5_0 port 1 is DOWN", T0 - 2 * HOUR);
 	ledger_record(doc, "alpha", &ev, 1, T0 - 1200);
 	fail_at(doc, "beta", "n1", "gemm: 0.42 of the fastest", T0 - 60);
-	for (int i = 0; i < 9; i++) /* the ninth: a week, from a day ago */
-		fail_at(doc, "beta", "n2", NULL, T0 - 24 * HOUR);
+	for (int i = 0; i < 9; i++) /* hours apart; the ninth: a week, from a day ago */
+		fail_at(doc, "beta", "n2", NULL, T0 - (32 - i) * HOUR);
 	sbuf_reset(&out);
 	ledger_format(doc, T0, &out);
 	assert_string_equal(out.buf, want);
 	sbuf_release(&out);
+	json_decref(doc);
+}
+
+/* Four doctors failing one node at once double its cooldown once: a
+ * failure within LEDGER_SAME_FAILURE_S of the cooldown's start is that
+ * failure again; the window does not slide with each failure. */
+static void ledger__failures_at_once_count_once(void **state)
+{
+	static const time_t at[] = { 0, 10, 30, LEDGER_SAME_FAILURE_S - 1 };
+	json_t *doc = ledger_new();
+	const json_t *e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		fail_at(doc, "c", "n1", i < 3 ? "nics: mlx5_0 port 1 is DOWN" : "gpus: 7 of 8",
+			T0 + at[i]);
+	e = ledger_entry(doc, "c", "n1");
+	assert_int_equal(field(doc, "c", "n1", "failures"), 1);
+	assert_int_equal(field(doc, "c", "n1", "checks"), 4);
+	assert_int_equal(field(doc, "c", "n1", "cooldown_s"), HOUR);
+	assert_int_equal(field(doc, "c", "n1", "until"), T0 + HOUR);
+	assert_int_equal(field(doc, "c", "n1", "last_failure"), T0 + LEDGER_SAME_FAILURE_S - 1);
+	assert_string_equal(json_string_value(json_object_get(e, "reason")), "gpus: 7 of 8");
+	/* the window is the cooldown's first ten minutes, then a failure counts */
+	fail_at(doc, "c", "n1", NULL, T0 + LEDGER_SAME_FAILURE_S);
+	assert_int_equal(field(doc, "c", "n1", "failures"), 2);
+	assert_int_equal(field(doc, "c", "n1", "cooldown_s"), 2 * HOUR);
+	assert_int_equal(field(doc, "c", "n1", "until"), T0 + LEDGER_SAME_FAILURE_S + 2 * HOUR);
+	/* ... and starts a window of its own */
+	fail_at(doc, "c", "n1", NULL, T0 + LEDGER_SAME_FAILURE_S + 60);
+	assert_int_equal(field(doc, "c", "n1", "failures"), 2);
+	/* another node is another failure */
+	fail_at(doc, "c", "n2", NULL, T0 + 10);
+	assert_int_equal(field(doc, "c", "n2", "failures"), 1);
 	json_decref(doc);
 }
 
@@ -493,7 +528,7 @@ static void writer(const char *path, int id)
 
 	snprintf(node, sizeof(node), "n%d", id);
 	for (int i = 0; i < UPDATES; i++) {
-		a.now = T0 + i;
+		a.now = T0 + (time_t)i * HOUR; /* each failure counts */
 		if (ledger_update(path, record, &a, &err)) {
 			fprintf(stderr, "writer %d: %s\n", id, err.buf);
 			_exit(1);
@@ -555,6 +590,40 @@ static void ledger__concurrent_writers_lose_no_record(void **state)
 	free(path);
 }
 
+/* Writers that fail one node at once, as doctors of jobs started
+ * together do: one failure, one hour, every check counted. */
+static void ledger__concurrent_failures_of_one_node_count_once(void **state)
+{
+	char *path = testlib_tmp_at("once/nodes.json");
+	pid_t pids[WRITERS];
+	struct sbuf err = SBUF_INIT;
+	json_t *doc;
+
+	(void)state;
+	for (int i = 0; i < WRITERS; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (!pids[i]) {
+			struct record_arg a = { "c", { "bad", true, "nics: down", 0.5 }, T0 + i, 0 };
+
+			_exit(ledger_update(path, record, &a, &err) ? 1 : 0);
+		}
+	}
+	for (int i = 0; i < WRITERS; i++) {
+		int status;
+
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	assert_int_equal(field(doc, "c", "bad", "checks"), WRITERS);
+	assert_int_equal(field(doc, "c", "bad", "failures"), 1);
+	assert_int_equal(field(doc, "c", "bad", "cooldown_s"), HOUR);
+	json_decref(doc);
+	sbuf_release(&err);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -570,8 +639,10 @@ int main(void)
 		cmocka_unit_test(ledger__update_writes_pretty_private_json_or_nothing),
 		cmocka_unit_test(ledger__path_follows_the_environment),
 		cmocka_unit_test(ledger__concurrent_writers_lose_no_record),
+		cmocka_unit_test(ledger__failures_at_once_count_once),
 		cmocka_unit_test(ledger__until_beyond_a_week_is_clamped),
 		cmocka_unit_test(ledger__table_and_note_escape_control_characters),
+		cmocka_unit_test(ledger__concurrent_failures_of_one_node_count_once),
 	};
 
 	return cmocka_run_group_tests_name("test_ledger", tests, setup, teardown);
