@@ -105,6 +105,13 @@ void ledger_format(const json_t *doc, time_t now, struct sbuf *out);
  * $HOME/.local/state/hpctrain/nodes.json.  0, or -1 with err (no HOME). */
 int ledger_path(struct sbuf *out, struct sbuf *err);
 
+/* path is resolved first (realpath): a symlinked ledger is read and
+ * rewritten where it points, and stays a link; a link to nothing is
+ * refused.  The file and PATH.lock are opened without following a link
+ * and refused when either is a link, not a regular file, or another
+ * user's (HPT_EXIT_IO with err saying so): a directory others can write
+ * must not let them choose what we create, replace or believe. */
+
 /* Reads the ledger under a shared flock of PATH.lock; a missing file is
  * an empty ledger.  Entries are clamped (ledger_clamp) to the clock's
  * now.  0, or HPT_EXIT_IO with err naming the path (and for a corrupt

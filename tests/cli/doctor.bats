@@ -22,6 +22,15 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
+teardown() {
+	[ -z "${SHARED:-}" ] || rm -rf "$SHARED"
+}
+
+# as_nobody CMD...: CMD as another user, the attacker of a shared directory.
+as_nobody() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+}
+
 # in_node N CMD...: runs CMD in node N's network namespace.
 in_node() {
 	local n=$1
@@ -89,6 +98,29 @@ doctor_srun() { # NODES ARGS...
 	[[ "$output" != *$'\e'* && "$output" != *$'\a'* && "$output" != *$'\xc2\x9b'* ]]
 	[[ "$output" == *'node\x1b1 '*'nics: \x1b[2J\x1b]0;owned\x07 \u009b1m down\n'* ]]
 	[[ "$output" == *"(7d 0h left)"* || "$output" == *"(6d 23h left)"* ]]
+}
+
+@test "a symlinked ledger stays a link; another user's lock link or ledger is refused" {
+	[ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null || skip "needs root and setpriv"
+	mkdir real ledger
+	printf '{"version": 1, "clusters": {"c": {"node2": {"failures": 1}}}}\n' >real/nodes.json
+	ln -s "$PWD/real/nodes.json" "$HPCTRAIN_LEDGER"
+	run -0 "$HPT" doctor --forget node2
+	[ -L "$HPCTRAIN_LEDGER" ]
+	jq -e '.clusters == {}' real/nodes.json
+	# a directory another user can write: nobody plants a link where the lock goes
+	SHARED=$(mktemp -d /tmp/hpt-shared.XXXXXX)
+	chmod 0777 "$SHARED"
+	as_nobody ln -s "$BATS_TEST_TMPDIR/victim" "$SHARED/nodes.json.lock"
+	HPCTRAIN_LEDGER=$SHARED/nodes.json run -$EX_IO "$HPT" doctor --forget node2
+	[[ "$output" == *"nodes.json.lock is a symbolic link: refusing to follow it"* ]]
+	HPCTRAIN_LEDGER=$SHARED/nodes.json run -$EX_IO "$HPT" doctor --ledger
+	[ ! -e victim ]
+	rm "$SHARED/nodes.json.lock"
+	# ... or a ledger of their own making
+	as_nobody sh -c "echo '{\"version\": 1, \"clusters\": {}}' >'$SHARED/nodes.json'"
+	HPCTRAIN_LEDGER=$SHARED/nodes.json run -$EX_IO "$HPT" doctor --ledger
+	[[ "$output" == *"nodes.json belongs to uid $(id -u nobody), not to you (uid 0): refusing it"* ]]
 }
 
 @test "a healthy allocation passes every check, and records both nodes in the ledger" {

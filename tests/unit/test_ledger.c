@@ -624,6 +624,87 @@ static void ledger__concurrent_failures_of_one_node_count_once(void **state)
 	free(path);
 }
 
+/* A user's own link to a ledger elsewhere stays a link: the file it
+ * names is rewritten, and locked beside it. */
+static void ledger__a_symlinked_ledger_is_rewritten_where_it_points(void **state)
+{
+	char *target = testlib_tmp_at("real/nodes.json"), *link = testlib_tmp_at("link/nodes.json");
+	char *lock = xasprintf("%s.lock", target), *dir = testlib_tmp_at("link");
+	struct record_arg a = { "c", { "n1", true, "r", 0.5 }, T0, 0 };
+	struct sbuf err = SBUF_INIT;
+	struct stat st;
+	json_t *doc;
+
+	(void)state;
+	assert_int_equal(ledger_update(target, record, &a, &err), 0);
+	assert_int_equal(fileio_mkdirs(dir, 0700, &err), 0);
+	assert_int_equal(symlink(target, link), 0);
+	a.ev.node = "n2";
+	assert_int_equal(ledger_update(link, record, &a, &err), 0);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(ledger_load(target, &doc, &err), 0);
+	assert_non_null(ledger_entry(doc, "c", "n1"));
+	assert_non_null(ledger_entry(doc, "c", "n2"));
+	json_decref(doc);
+	assert_true(fileio_exists(lock));
+	sbuf_release(&err);
+	free(dir);
+	free(lock);
+	free(link);
+	free(target);
+}
+
+/* In a directory others can write, nothing planted there is followed,
+ * created through, or believed. */
+static void ledger__refuses_a_planted_lock_link_a_dangling_link_and_another_users_file(void **state)
+{
+	char *path = testlib_tmp_at("shared-dir/nodes.json"), *lock = xasprintf("%s.lock", path);
+	char *victim = testlib_tmp_at("victim"), *dangling = testlib_tmp_at("shared-dir/other.json");
+	char *dir = testlib_tmp_at("shared-dir");
+	struct record_arg a = { "c", { "n1", true, "r", 0.5 }, T0, 0 };
+	struct sbuf err = SBUF_INIT;
+	json_t *doc = NULL;
+
+	(void)state;
+	assert_int_equal(fileio_mkdirs(dir, 0777, &err), 0);
+	assert_int_equal(symlink(victim, lock), 0);
+	assert_int_equal(ledger_update(path, record, &a, &err), HPT_EXIT_IO);
+	assert_non_null(strstr(err.buf, ".lock is a symbolic link: refusing to follow it"));
+	sbuf_reset(&err);
+	assert_int_equal(ledger_load(path, &doc, &err), HPT_EXIT_IO);
+	assert_false(fileio_exists(victim));
+	assert_int_equal(unlink(lock), 0);
+	/* a link to nothing would create its target */
+	assert_int_equal(symlink(victim, dangling), 0);
+	sbuf_reset(&err);
+	assert_int_equal(ledger_update(dangling, record, &a, &err), HPT_EXIT_IO);
+	assert_non_null(strstr(err.buf, "is a symbolic link to nothing"));
+	assert_false(fileio_exists(victim));
+	/* another user's ledger or lock */
+	if (geteuid() != 0) {
+		print_message("not root: another user's file is not tried\n");
+		goto out;
+	}
+	assert_int_equal(ledger_update(path, record, &a, &err), 0);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	sbuf_reset(&err);
+	assert_int_equal(ledger_load(path, &doc, &err), HPT_EXIT_IO);
+	assert_non_null(strstr(err.buf, "belongs to uid 65534, not to you (uid 0): refusing it"));
+	assert_int_equal(chown(path, 0, 0), 0);
+	assert_int_equal(chown(lock, 65534, 65534), 0);
+	sbuf_reset(&err);
+	assert_int_equal(ledger_update(path, record, &a, &err), HPT_EXIT_IO);
+	assert_non_null(strstr(err.buf, ".lock belongs to uid 65534"));
+out:
+	sbuf_release(&err);
+	free(dir);
+	free(dangling);
+	free(victim);
+	free(lock);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -643,6 +724,9 @@ int main(void)
 		cmocka_unit_test(ledger__until_beyond_a_week_is_clamped),
 		cmocka_unit_test(ledger__table_and_note_escape_control_characters),
 		cmocka_unit_test(ledger__concurrent_failures_of_one_node_count_once),
+		cmocka_unit_test(ledger__a_symlinked_ledger_is_rewritten_where_it_points),
+		cmocka_unit_test(
+			ledger__refuses_a_planted_lock_link_a_dangling_link_and_another_users_file),
 	};
 
 	return cmocka_run_group_tests_name("test_ledger", tests, setup, teardown);
