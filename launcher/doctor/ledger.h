@@ -122,10 +122,28 @@ int ledger_load(const char *path, json_t **doc, struct sbuf *err);
  * its directory made 0700): reads the ledger (missing = ledger_new();
  * clamped as ledger_load's), calls fn(doc, arg), and when fn returns 0
  * writes the result atomically (mode 0600).  0; fn's non-zero return,
- * with nothing written; HPT_EXIT_IO with err; or HPT_EXIT_INTERNAL with
- * err when what fn left is not a ledger (ledger_check), which is then
- * not written either. */
+ * with nothing written; HPT_EXIT_IO with err (a corrupt file among
+ * them: see ledger_repair); or HPT_EXIT_INTERNAL with err when what fn
+ * left is not a ledger (ledger_check), which is then not written either. */
 int ledger_update(const char *path, int (*fn)(json_t *doc, void *arg), void *arg,
 		  struct sbuf *err);
+
+enum ledger_repair_flags {
+	LEDGER_REPAIR_RESET = 1 << 0, /* start empty even from a whole ledger */
+};
+
+/* ledger_update that repairs: a file that is there but no node ledger
+ * (not JSON, ledger_check refuses it, too large) is kept as
+ * PATH.corrupt-YYYYmmddTHHMMSSZ, and fn gets an empty ledger; with
+ * LEDGER_REPAIR_RESET a whole ledger is kept too, as PATH.reset-TIME,
+ * and fn gets an empty one.  A backup is a hard link of the old file,
+ * so it is whole or absent, made mode 0600, never over another file.
+ * note gets one line saying what was kept where (the corrupt file's
+ * complaint first), nothing when nothing was.  Once a file was kept,
+ * the ledger is rewritten even when fn returns non-zero (then empty),
+ * and fn's return is returned.  A file that cannot be read (a link,
+ * another user's, I/O) is not repaired: HPT_EXIT_IO as ledger_update. */
+int ledger_repair(const char *path, enum ledger_repair_flags flags,
+		  int (*fn)(json_t *doc, void *arg), void *arg, struct sbuf *note, struct sbuf *err);
 
 #endif

@@ -13,13 +13,14 @@
  * ledger is rewritten where it points and stays a link; the file and
  * the lock are then opened with O_NOFOLLOW, and refused when they are
  * links, not regular files, or another user's. */
-#include "launcher/doctor/ledger.h" // defines: ledger_path, ledger_load, ledger_update
+#include "launcher/doctor/ledger.h" // defines: ledger_path, ledger_load, ledger_update, ledger_repair
 #include "common/exitcode.h" // defines: HPT_EXIT_IO, HPT_EXIT_INTERNAL
 #include "common/fileio.h"   // defines: fileio_write_atomic, fileio_mkdirs
 #include "common/sbuf.h"     // defines: struct sbuf
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -165,12 +166,14 @@ static int read_all(int fd, const char *path, struct sbuf *out, struct sbuf *err
 	return 0;
 }
 
-/* The text of an opened ledger as a checked, clamped document.  0 or
- * HPT_EXIT_IO with err. */
-static int parse(const char *path, const struct sbuf *text, json_t **doc, struct sbuf *err)
+/* The text of an opened ledger as a checked, clamped document; *corrupt
+ * set when the file is there but no node ledger.  0 or HPT_EXIT_IO. */
+static int parse(const char *path, const struct sbuf *text, json_t **doc, bool *corrupt,
+		 struct sbuf *err)
 {
 	json_error_t je;
 
+	*corrupt = true;
 	if (text->len > LEDGER_MAX_BYTES) {
 		sbuf_addf(err, "%s: larger than %u MiB, not a node ledger", path,
 			  LEDGER_MAX_BYTES >> 20);
@@ -187,27 +190,28 @@ static int parse(const char *path, const struct sbuf *text, json_t **doc, struct
 		*doc = NULL;
 		return HPT_EXIT_IO;
 	}
+	*corrupt = false;
 	ledger_clamp(*doc, time(NULL));
 	return 0;
 }
 
-/* Reads and checks path, the lock held; a missing file is ledger_new(). */
-static int read_locked(const char *path, json_t **doc, struct sbuf *err)
+/* Reads and checks path, the lock held; a missing file is ledger_new().
+ * *fd is the open file (-1 when none), for a backup; *corrupt as parse. */
+static int read_locked(const char *path, int *fd, json_t **doc, bool *corrupt, struct sbuf *err)
 {
 	struct sbuf text = SBUF_INIT;
-	int fd, rc = HPT_EXIT_IO;
+	int rc = HPT_EXIT_IO;
 
 	*doc = NULL;
-	if ((fd = open_nofollow(path, O_RDONLY, err)) < 0 && errno == ENOENT) {
+	*corrupt = false;
+	if ((*fd = open_nofollow(path, O_RDONLY, err)) < 0 && errno == ENOENT) {
 		*doc = ledger_new();
 		return 0;
 	}
-	if (fd < 0 && (errno == EACCES || errno == EROFS))
+	if (*fd < 0 && (errno == EACCES || errno == EROFS))
 		sbuf_addf(err, "cannot open %s: %s", path, strerror(errno));
-	if (fd >= 0 && !check_own(fd, path, err) && !read_all(fd, path, &text, err))
-		rc = parse(path, &text, doc, err);
-	if (fd >= 0)
-		close(fd);
+	if (*fd >= 0 && !check_own(*fd, path, err) && !read_all(*fd, path, &text, err))
+		rc = parse(path, &text, doc, corrupt, err);
 	sbuf_release(&text);
 	return rc;
 }
@@ -215,7 +219,8 @@ static int read_locked(const char *path, json_t **doc, struct sbuf *err)
 int ledger_load(const char *path, json_t **doc, struct sbuf *err)
 {
 	char *real = resolve(path, err);
-	int lock, rc = HPT_EXIT_IO;
+	int lock, fd = -1, rc = HPT_EXIT_IO;
+	bool corrupt;
 
 	*doc = NULL;
 	if (!real)
@@ -228,8 +233,10 @@ int ledger_load(const char *path, json_t **doc, struct sbuf *err)
 		*doc = ledger_new();
 		rc = 0;
 	} else if (lock >= 0 || errno == EACCES || errno == EROFS) {
-		rc = read_locked(real, doc, err);
+		rc = read_locked(real, &fd, doc, &corrupt, err);
 	}
+	if (fd >= 0)
+		close(fd);
 	if (lock >= 0)
 		close(lock);
 	free(real);
@@ -271,27 +278,117 @@ static int write_doc(const char *path, const json_t *doc, struct sbuf *err)
 	return rc;
 }
 
-int ledger_update(const char *path, int (*fn)(json_t *doc, void *arg), void *arg,
+/* Keeps the file open at fd (path's) as PATH.KIND-YYYYmmddTHHMMSSZ[-N]:
+ * a hard link, so it is whole or absent, made 0600 and never replacing
+ * a file; its name appended to out.  0 or HPT_EXIT_IO with err. */
+static int backup(const char *path, int fd, const char *kind, struct sbuf *out,
 		  struct sbuf *err)
 {
+	time_t now = time(NULL);
+	char when[32];
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm);
+	for (int i = 1; i < 100; i++) {
+		char *name = i == 1 ? xasprintf("%s.%s-%s", path, kind, when)
+				    : xasprintf("%s.%s-%s-%d", path, kind, when, i);
+
+		if (!link(path, name) && !fchmod(fd, 0600)) {
+			sbuf_addstr(out, name);
+			free(name);
+			return 0;
+		}
+		if (errno != EEXIST) {
+			sbuf_addf(err, "cannot keep %s as %s: %s", path, name, strerror(errno));
+			free(name);
+			return HPT_EXIT_IO;
+		}
+		free(name);
+	}
+	sbuf_addf(err, "cannot keep %s: too many backups of this second", path);
+	return HPT_EXIT_IO;
+}
+
+/* Under the lock: a corrupt file (why holds why it is), or with
+ * LEDGER_REPAIR_RESET any file, kept aside and replaced by an empty
+ * ledger in *doc; what was done said in note.  Whether it was; when
+ * the backup fails, *rc is HPT_EXIT_IO and why says so too. */
+static bool repair(const char *path, int fd, bool corrupt, enum ledger_repair_flags flags,
+		   json_t **doc, int *rc, struct sbuf *note, struct sbuf *why)
+{
+	struct sbuf kept = SBUF_INIT, fail = SBUF_INIT;
+
+	if (fd < 0 || (!corrupt && !(flags & LEDGER_REPAIR_RESET)))
+		return false;
+	if ((*rc = backup(path, fd, corrupt ? "corrupt" : "reset", &kept, &fail))) {
+		sbuf_addf(why, "%s%s", why->len ? "; " : "", fail.buf);
+		goto out;
+	}
+	if (corrupt)
+		sbuf_addf(note, "%s; kept it as %s, and the ledger starts empty", why->buf, kept.buf);
+	else
+		sbuf_addf(note, "kept the ledger %s as %s, and it starts empty", path, kept.buf);
+	json_decref(*doc);
+	*doc = ledger_new();
+out:
+	sbuf_release(&kept);
+	sbuf_release(&fail);
+	return !*rc;
+}
+
+/* ledger_update and ledger_repair: repairing is a repair's flags with
+ * note, or plain (note NULL). */
+static int update(const char *path, enum ledger_repair_flags flags, struct sbuf *note,
+		  int (*fn)(json_t *doc, void *arg), void *arg, struct sbuf *err)
+{
+	struct sbuf why = SBUF_INIT;
 	json_t *doc = NULL;
 	char *real;
-	int lock, rc;
+	int lock, fd = -1, rc = HPT_EXIT_IO;
+	bool corrupt, repaired = false;
 
 	if (make_parent(path, err) || !(real = resolve(path, err)))
 		return HPT_EXIT_IO;
 	if ((lock = lock_open(real, LOCK_EX, err)) < 0) {
 		if (errno == ENOENT || errno == EACCES || errno == EROFS)
 			sbuf_addf(err, "cannot lock %s.lock: %s", real, strerror(errno));
-		free(real);
-		return HPT_EXIT_IO;
+		goto out;
 	}
-	if (!(rc = read_locked(real, &doc, err)) && !(rc = fn(doc, arg))) {
-		/* What fn made is checked as a reader would, before it replaces the file. */
-		rc = checked(real, doc, err) ? HPT_EXIT_INTERNAL : write_doc(real, doc, err);
+	rc = read_locked(real, &fd, &doc, &corrupt, &why);
+	if (note && (corrupt || (!rc && (flags & LEDGER_REPAIR_RESET))))
+		repaired = repair(real, fd, corrupt, flags, &doc, &rc, note, &why);
+	if (rc && !repaired)
+		sbuf_addstr(err, why.buf);
+	if (!rc && (rc = fn(doc, arg)) && repaired) {
+		/* the repair stands whatever fn made of the empty ledger */
+		json_decref(doc);
+		doc = ledger_new();
 	}
-	json_decref(doc);
+	/* What fn made is checked as a reader would, before it replaces the file. */
+	if (!rc || repaired) {
+		int wrc = checked(real, doc, err) ? HPT_EXIT_INTERNAL : write_doc(real, doc, err);
+
+		rc = wrc ? wrc : rc;
+	}
 	close(lock);
+out:
+	if (fd >= 0)
+		close(fd);
+	json_decref(doc);
+	sbuf_release(&why);
 	free(real);
 	return rc;
+}
+
+int ledger_update(const char *path, int (*fn)(json_t *doc, void *arg), void *arg,
+		  struct sbuf *err)
+{
+	return update(path, 0, NULL, fn, arg, err);
+}
+
+int ledger_repair(const char *path, enum ledger_repair_flags flags,
+		  int (*fn)(json_t *doc, void *arg), void *arg, struct sbuf *note, struct sbuf *err)
+{
+	return update(path, flags, note, fn, arg, err);
 }

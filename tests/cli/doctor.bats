@@ -89,6 +89,35 @@ doctor_srun() { # NODES ARGS...
 	jq -e '.version == 1' <<<"$output"
 }
 
+@test "a corrupt ledger fails with its line and column; --forget and --reset repair it, keeping a backup" {
+	mkdir ledger
+	printf '{\n "version": 1,\n "clusters": {,\n' >"$HPCTRAIN_LEDGER"
+	cp "$HPCTRAIN_LEDGER" corrupt.json
+	run -$EX_IO "$HPT" doctor --ledger
+	[[ "$output" == *"nodes.json:3:"*": not a node ledger: "* ]]
+	run -$EX_IO "$HPT" doctor --ledger --json
+	run -0 --separate-stderr "$HPT" doctor --forget node2
+	[ "$output" = "forgot node2" ]
+	local kept=(ledger/nodes.json.corrupt-*)
+	[ "${#kept[@]}" -eq 1 ]
+	[[ "$stderr" == *"nodes.json:3:"*"; kept it as "*"/${kept[0]}, and the ledger starts empty" ]]
+	[ "$(stat -c %a "${kept[0]}")" = 600 ]
+	cmp corrupt.json "${kept[0]}"
+	run -0 "$HPT" doctor --ledger
+	[[ "$output" == *"the ledger is empty"* ]]
+	# --reset repairs the same way; of a whole ledger, it keeps a backup too
+	echo garbage >"$HPCTRAIN_LEDGER"
+	run -0 --separate-stderr "$HPT" doctor --reset
+	[ "$output" = "the ledger $HPCTRAIN_LEDGER is empty" ]
+	[[ "$stderr" == *"nodes.json:1:"*": not a node ledger: "*"; kept it as "*"nodes.json.corrupt-"* ]]
+	printf '{"version": 1, "clusters": {"c": {"node1": {"failures": 1}}}}\n' >"$HPCTRAIN_LEDGER"
+	run -0 --separate-stderr "$HPT" doctor --reset
+	[[ "$stderr" == *"kept the ledger "*"nodes.json as "*"nodes.json.reset-"*", and it starts empty" ]]
+	jq -e '.clusters.c.node1.failures == 1' ledger/nodes.json.reset-*
+	jq -e '.clusters == {}' "$HPCTRAIN_LEDGER"
+	run -$EX_USAGE "$HPT" doctor --reset --forget node1
+}
+
 @test "the ledger's table escapes control characters, and shows an until in 5138 as a week" {
 	mkdir ledger
 	jq -n '{version: 1, clusters: {c: {"node\u001b1": {failures: 3, cooldown_s: 99999999,

@@ -624,6 +624,100 @@ static void ledger__concurrent_failures_of_one_node_count_once(void **state)
 	free(path);
 }
 
+static int forget_n1(json_t *doc, void *arg)
+{
+	(void)arg;
+	return ledger_forget(doc, NULL, "n1") ? 0 : 1;
+}
+
+static int clear_all(json_t *doc, void *arg)
+{
+	(void)arg;
+	json_object_set_new(doc, "clusters", json_object());
+	return 0;
+}
+
+/* The one backup in dir matching pattern, its name malloc'd. */
+static char *one_backup(const char *pattern)
+{
+	char *pat = testlib_tmp_at(pattern), *name;
+	glob_t g;
+
+	assert_int_equal(glob(pat, 0, NULL, &g), 0);
+	assert_int_equal(g.gl_pathc, 1);
+	name = xstrdup(g.gl_pathv[0]);
+	globfree(&g);
+	free(pat);
+	return name;
+}
+
+/* A corrupt ledger fails every update (exit 8), but a repair keeps it
+ * aside, whole and private, and starts an empty one. */
+static void ledger__repair_keeps_a_corrupt_file_aside_and_starts_empty(void **state)
+{
+	static const char broken[] = "{\n \"version\": 1,\n \"clusters\": {\n  \"c\": {,\n";
+	char *path = testlib_tmp_at("fix/nodes.json"), *dir = testlib_tmp_at("fix"), *kept;
+	struct sbuf err = SBUF_INIT, note = SBUF_INIT, text = SBUF_INIT;
+	struct record_arg a = { "c", { "n2", true, "r", 0.5 }, T0, 0 };
+	json_t *doc, *empty = ledger_new();
+
+	(void)state;
+	assert_int_equal(fileio_mkdirs(dir, 0700, &err), 0);
+	assert_int_equal(fileio_write_atomic(path, broken, strlen(broken), 0644, 0, &err), 0);
+	assert_int_equal(ledger_update(path, record, &a, &err), HPT_EXIT_IO);
+	/* n1 went with the corrupt file: fn's "not there" is returned */
+	assert_int_equal(ledger_repair(path, 0, forget_n1, NULL, &note, &err), 1);
+	kept = one_backup("fix/nodes.json.corrupt-*");
+	assert_non_null(strstr(note.buf, ":4:"));
+	assert_non_null(strstr(note.buf, "not a node ledger"));
+	assert_non_null(strstr(note.buf, kept));
+	assert_int_equal(mode_of(kept), 0600);
+	assert_int_equal(fileio_read(kept, 1 << 20, &text, &err), 0);
+	assert_string_equal(text.buf, broken);
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	assert_true(json_equal(doc, empty));
+	json_decref(doc);
+	/* a whole ledger is left as it is, and fn's "not there" returned */
+	sbuf_reset(&note);
+	assert_int_equal(ledger_update(path, record, &a, &err), 0);
+	assert_int_equal(ledger_repair(path, 0, forget_n1, NULL, &note, &err), 1);
+	assert_string_equal(note.buf, "");
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	assert_non_null(ledger_entry(doc, "c", "n2"));
+	json_decref(doc);
+	json_decref(empty);
+	sbuf_release(&err);
+	sbuf_release(&note);
+	sbuf_release(&text);
+	free(kept);
+	free(dir);
+	free(path);
+}
+
+static void ledger__reset_keeps_a_whole_ledger_aside(void **state)
+{
+	char *path = testlib_tmp_at("reset/nodes.json"), *kept;
+	struct sbuf err = SBUF_INIT, note = SBUF_INIT;
+	struct record_arg a = { "c", { "n1", true, "r", 0.5 }, T0, 0 };
+	json_t *doc;
+
+	(void)state;
+	assert_int_equal(ledger_update(path, record, &a, &err), 0);
+	assert_int_equal(ledger_repair(path, LEDGER_REPAIR_RESET, clear_all, NULL, &note, &err), 0);
+	kept = one_backup("reset/nodes.json.reset-*");
+	assert_non_null(strstr(note.buf, kept));
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	assert_null(ledger_entry(doc, "c", "n1"));
+	json_decref(doc);
+	assert_int_equal(ledger_load(kept, &doc, &err), 0);
+	assert_non_null(ledger_entry(doc, "c", "n1"));
+	json_decref(doc);
+	sbuf_release(&err);
+	sbuf_release(&note);
+	free(kept);
+	free(path);
+}
+
 /* A user's own link to a ledger elsewhere stays a link: the file it
  * names is rewritten, and locked beside it. */
 static void ledger__a_symlinked_ledger_is_rewritten_where_it_points(void **state)
@@ -724,6 +818,8 @@ int main(void)
 		cmocka_unit_test(ledger__until_beyond_a_week_is_clamped),
 		cmocka_unit_test(ledger__table_and_note_escape_control_characters),
 		cmocka_unit_test(ledger__concurrent_failures_of_one_node_count_once),
+		cmocka_unit_test(ledger__repair_keeps_a_corrupt_file_aside_and_starts_empty),
+		cmocka_unit_test(ledger__reset_keeps_a_whole_ledger_aside),
 		cmocka_unit_test(ledger__a_symlinked_ledger_is_rewritten_where_it_points),
 		cmocka_unit_test(
 			ledger__refuses_a_planted_lock_link_a_dangling_link_and_another_users_file),
