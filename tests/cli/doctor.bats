@@ -245,6 +245,24 @@ release_cgroup() {
 	[[ "$output" != *"--exclude"* ]]
 }
 
+@test "a ledger node the cluster does not have is not excluded: submit warns and succeeds" {
+	need_slurm
+	local cluster
+	cluster=$(scontrol show config | awk '$1 == "ClusterName" { print $3 }')
+	mkdir -p ledger
+	jq -n --arg c "$cluster" '{version: 1, clusters: {($c): {
+		ghost9: {failures: 1, cooldown_s: 3600, until: 99999999999, reason: "gone"},
+		node2: {failures: 2, cooldown_s: 7200, until: 99999999999, reason: "nics: down"}}}}' \
+		>"$HPCTRAIN_LEDGER"
+	write_spec job.yaml ghost 1 1 '[true]'
+	run -0 --separate-stderr "$HPT" submit --json job.yaml
+	[[ "$stderr" == *"hpctrain: warning: not excluding ghost9, which the node ledger holds but cluster $cluster has no node of that name ('hpctrain doctor --forget ghost9' clears it)"* ]]
+	# an until in the year 5138 is a week
+	[[ "$stderr" == *"hpctrain: excluding node2: it failed doctor 2 time(s), last: nics: down; cooling down for 10080 min more"* ]]
+	jq -e '.exclude == "node2"' <<<"$output"
+	"$HPT" cancel "$(jq -r .job_id <<<"$output")" >/dev/null
+}
+
 @test "two doctor runs at once lose no ledger entry" {
 	need_slurm
 	doctor_srun node1 --no-ledger >/dev/null # warm up
