@@ -8,9 +8,10 @@
  * once on one bad node (the preflights of jobs that started together,
  * a doctor per allocation) each record its failure, and counting each
  * doubled the cooldown once per doctor: four of them made an hour
- * eight.  So a failure recorded less than LEDGER_SAME_FAILURE_S after
- * the node's current cooldown began (until - cooldown_s, and not before
- * it) is that same failure again: checks, last_checked, last_failure,
+ * eight.  So a failure recorded less than LEDGER_SAME_FAILURE_S from
+ * the start of the node's current cooldown (until - cooldown_s; before
+ * it too, since a doctor that read the clock first may take the lock
+ * last) is that same failure again: checks, last_checked, last_failure,
  * last_score and the reason are recorded, failures, cooldown_s and
  * until stay.  The window is anchored where the cooldown began, not at
  * the last failure, so failures every few minutes still double.  Ten
@@ -154,7 +155,8 @@ static bool is_same_failure(const json_t *e, time_t now)
 {
 	json_int_t cooldown = get_int(e, "cooldown_s"), began = get_int(e, "until") - cooldown;
 
-	return cooldown > 0 && began <= now && now - began < LEDGER_SAME_FAILURE_S;
+	return cooldown > 0 && now - began < LEDGER_SAME_FAILURE_S &&
+	       began - now < LEDGER_SAME_FAILURE_S;
 }
 
 /* Bounds e's cooldown to the policy's: until at most now + the longest
