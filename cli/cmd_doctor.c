@@ -26,7 +26,7 @@
 #include "launcher/doctor/doctor_record.h"    // defines: doctor_record_ledger
 #include "launcher/doctor/doctor_self.h"      // defines: struct doctor_self, doctor_self_check
 #include "launcher/doctor/doctor_verdict.h"   // defines: struct doctor_verdict, doctor_verdict_make
-#include "launcher/doctor/ledger.h"           // defines: ledger_update, ledger_forget, ledger_format
+#include "launcher/doctor/ledger.h"           // defines: ledger_repair, ledger_forget, ledger_format
 #include "topology/plan.h"                    // defines: PLAN_MAX_RANKS
 
 #include <errno.h>
@@ -38,13 +38,15 @@
 #include <unistd.h>
 
 enum { OPT_SPEC = 256, OPT_PREFLIGHT, OPT_RANKS, OPT_SCRATCH, OPT_MIN_FREE, OPT_TIMEOUT,
-       OPT_EXCLUDE_FILE, OPT_LEDGER, OPT_FORGET, OPT_NO_LEDGER, OPT_STRAGGLER, OPT_ROOT };
+       OPT_EXCLUDE_FILE, OPT_LEDGER, OPT_FORGET, OPT_RESET, OPT_NO_LEDGER, OPT_STRAGGLER,
+       OPT_ROOT };
 
 static const char *const doctor_usage[] = {
 	"srun --mpi=pmix --ntasks-per-node=1 hpctrain doctor [--spec <file>] [options]",
 	"hpctrain doctor [--spec <file>] [--json] [--exclude-file <file>]",
 	"hpctrain doctor --ledger [--json]",
 	"hpctrain doctor --forget <node>",
+	"hpctrain doctor --reset",
 	NULL,
 };
 
@@ -70,7 +72,10 @@ static const struct opt doctor_opts[] = {
 	{ "verbose", no_argument, NULL, 'v', NULL, "give the reason of every cell, not only problems" },
 	{ "no-ledger", no_argument, NULL, OPT_NO_LEDGER, NULL, "do not record this run in the node ledger" },
 	{ "ledger", no_argument, NULL, OPT_LEDGER, NULL, "show the node ledger and exit" },
-	{ "forget", required_argument, NULL, OPT_FORGET, "NODE", "clear a node's ledger entry and exit" },
+	{ "forget", required_argument, NULL, OPT_FORGET, "NODE",
+	  "clear a node's ledger entry and exit (a corrupt ledger is kept aside and started anew)" },
+	{ "reset", no_argument, NULL, OPT_RESET, NULL,
+	  "empty the ledger, keeping the old file beside it, and exit" },
 	{ "root", required_argument, NULL, OPT_ROOT, "DIR",
 	  "read sysfs and /proc below DIR (recorded trees, for tests)" },
 	OPT_HELP,
@@ -89,7 +94,7 @@ static const struct opt_cmd doctor_cmd = {
  * the checks found on this node is self's (launcher/doctor/doctor_self.h). */
 struct doctor {
 	const char *spec, *run, *scratch, *exclude_file, *forget, *root;
-	bool json, verbose, ledger_show, no_ledger;
+	bool json, verbose, ledger_show, no_ledger, reset;
 	long ranks;
 	double min_free_gb, timeout_s;
 	struct doctor_limits lim;
@@ -230,6 +235,39 @@ static int forget_node(json_t *doc, void *arg)
 	return ledger_forget(doc, NULL, node) ? 0 : 1;
 }
 
+static int reset_all(json_t *doc, void *arg)
+{
+	(void)arg;
+	json_object_set_new(doc, "clusters", json_object());
+	return 0;
+}
+
+/* --forget NODE or --reset, repairing a corrupt ledger on the way. */
+static int ledger_change(struct doctor *d, const char *path)
+{
+	struct sbuf err = SBUF_INIT, note = SBUF_INIT;
+	int status = d->reset ? ledger_repair(path, LEDGER_REPAIR_RESET, reset_all, NULL, &note, &err)
+			      : ledger_repair(path, 0, forget_node, (void *)d->forget, &note, &err);
+
+	if (note.len)
+		fprintf(stderr, "hpctrain doctor: %s\n", note.buf);
+	if (status == 1 && !note.len) {
+		fprintf(stderr, "hpctrain doctor: %s is not in the ledger %s\n", d->forget, path);
+		status = HPT_EXIT_NO_INPUT;
+	} else if (status && status != 1) {
+		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+	} else if (d->reset) {
+		printf("the ledger %s is empty\n", path);
+	} else {
+		/* not in a ledger that was corrupt: forgotten with the rest of it */
+		status = 0;
+		printf("forgot %s\n", d->forget);
+	}
+	sbuf_release(&err);
+	sbuf_release(&note);
+	return status;
+}
+
 static int ledger_command(struct doctor *d)
 {
 	struct sbuf path = SBUF_INIT, err = SBUF_INIT, out = SBUF_INIT;
@@ -239,16 +277,8 @@ static int ledger_command(struct doctor *d)
 	if (ledger_path(&path, &err)) {
 		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
 		status = HPT_EXIT_NO_INPUT;
-	} else if (d->forget) {
-		status = ledger_update(path.buf, forget_node, (void *)d->forget, &err);
-		if (status == 1) {
-			fprintf(stderr, "hpctrain doctor: %s is not in the ledger %s\n", d->forget, path.buf);
-			status = HPT_EXIT_NO_INPUT;
-		} else if (status) {
-			fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
-		} else {
-			printf("forgot %s\n", d->forget);
-		}
+	} else if (d->forget || d->reset) {
+		status = ledger_change(d, path.buf);
 	} else if ((status = ledger_load(path.buf, &doc, &err))) {
 		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
 	} else if (d->json) {
@@ -304,6 +334,7 @@ static int parse_args(struct doctor *d, int argc, char **argv)
 		case OPT_FORGET: d->forget = optarg; break;
 		case OPT_ROOT: d->root = optarg; break;
 		case OPT_LEDGER: d->ledger_show = true; break;
+		case OPT_RESET: d->reset = true; break;
 		case OPT_NO_LEDGER: d->no_ledger = true; break;
 		case 'j': d->json = true; break;
 		case 'v': d->verbose = true; break;
@@ -337,8 +368,10 @@ static int parse_args(struct doctor *d, int argc, char **argv)
 		return opt_error(&doctor_cmd, "unexpected argument '%s'", SBUF_CLIP(argv[optind]));
 	if (d->spec && d->run)
 		return opt_error(&doctor_cmd, "--spec and --preflight both name a spec; give one");
-	if ((d->ledger_show || d->forget) && (d->spec || d->run))
-		return opt_error(&doctor_cmd, "--ledger and --forget take no spec");
+	if ((d->ledger_show || d->forget || d->reset) && (d->spec || d->run))
+		return opt_error(&doctor_cmd, "--ledger, --forget and --reset take no spec");
+	if ((d->ledger_show + !!d->forget + d->reset) > 1)
+		return opt_error(&doctor_cmd, "--ledger, --forget and --reset exclude each other");
 	return 0;
 }
 
@@ -388,7 +421,7 @@ int cmd_doctor(int argc, char **argv)
 	status = parse_args(&d, argc, argv);
 	if (status)
 		return status < 0 ? HPT_EXIT_OK : status;
-	if (d.ledger_show || d.forget) {
+	if (d.ledger_show || d.forget || d.reset) {
 		status = ledger_command(&d);
 		goto out;
 	}

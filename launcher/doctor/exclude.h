@@ -1,8 +1,9 @@
 /* exclude.h - the nodes a submission leaves out: the user's --exclude
  * and the nodes of this cluster that the node ledger holds in cooldown.
  *
- * Shell: reads the ledger file and Slurm's configuration (the cluster's
- * name; hpt_slurm_init first).  submit, rerun and a sweep build the list
+ * Shell: reads the ledger file and asks the controller (the cluster's
+ * name and, when the ledger holds nodes in cooldown, its node names;
+ * hpt_slurm_init first).  submit, rerun and a sweep build the list
  * once, before they render, so every attempt's script and options carry
  * it from their one render.
  */
@@ -14,11 +15,13 @@
 struct sbuf;
 
 /* Appends to list the Slurm hostlist of user's hosts (a hostlist, or
- * NULL) and, with ledger, of the nodes the ledger holds in cooldown on
- * this cluster; nothing when there are none.  notes gets one line per
- * node left out and why, and a warning when the ledger could not be
- * read (not a failure).  0, or HPT_EXIT_USAGE with err when the lists
- * do not merge into a hostlist. */
+ * NULL, passed on as given) and, with ledger, of the nodes the ledger
+ * holds in cooldown on this cluster that the controller has; nothing
+ * when there are none.  notes gets one line per node left out and why,
+ * a warning per ledger node the controller does not have (left out of
+ * the list: Slurm would refuse the job over it), and a warning when the
+ * ledger could not be read (not a failure).  0, or HPT_EXIT_USAGE with
+ * err when the lists do not merge into a hostlist. */
 int exclude_build(const char *user, bool ledger, struct sbuf *list, struct sbuf *notes,
 		  struct sbuf *err);
 

@@ -1,5 +1,31 @@
 /* ledger.c - the node ledger's document: checking it, recording doctor
- * runs, cooldowns, forgetting, the table.  Core: see ledger.h. */
+ * runs, cooldowns, forgetting, the table.  Core: see ledger.h.
+ *
+ * The cooldown policy: a node's n-th failure keeps it out for
+ * LEDGER_COOLDOWN_BASE_S * 2^(n-1), at most LEDGER_COOLDOWN_MAX_S.
+ *
+ * One failure seen by several doctors counts once.  Doctors that run at
+ * once on one bad node (the preflights of jobs that started together,
+ * a doctor per allocation) each record its failure, and counting each
+ * doubled the cooldown once per doctor: four of them made an hour
+ * eight.  So a failure recorded less than LEDGER_SAME_FAILURE_S from
+ * the start of the node's current cooldown (until - cooldown_s; before
+ * it too, since a doctor that read the clock first may take the lock
+ * last) is that same failure again: checks, last_checked, last_failure,
+ * last_score and the reason are recorded, failures, cooldown_s and
+ * until stay.  The window is anchored where the cooldown began, not at
+ * the last failure, so failures every few minutes still double.  Ten
+ * minutes is longer than a doctor run takes (its --timeout defaults to
+ * 60 s) and shorter than the first cooldown, so a node that fails again
+ * after its first cooldown always counts again.  Rejected: counting a
+ * failure only once the cooldown is over (a node that keeps failing
+ * while forced in with --no-ledger would never lengthen its cooldown),
+ * and one window since last_failure (it slides with every failure).
+ *
+ * A cooldown is never longer than the policy's week: ledger_clamp cuts
+ * an until beyond now + LEDGER_COOLDOWN_MAX_S (a file edited by hand,
+ * or written by another version: year 5138 was seen) when the ledger is
+ * read and when it is recorded. */
 #include "launcher/doctor/ledger.h" // defines: ledger_*, struct ledger_event
 #include "common/sbuf.h"     // defines: struct sbuf, xcalloc, xstrdup
 
@@ -123,9 +149,50 @@ static void set_int(json_t *e, const char *key, json_int_t v)
 	json_object_set_new(e, key, json_integer(v));
 }
 
+/* Whether a failure at now is the one that began e's current cooldown,
+ * seen again (see the top of this file). */
+static bool is_same_failure(const json_t *e, time_t now)
+{
+	json_int_t cooldown = get_int(e, "cooldown_s"), began = get_int(e, "until") - cooldown;
+
+	return cooldown > 0 && now - began < LEDGER_SAME_FAILURE_S &&
+	       began - now < LEDGER_SAME_FAILURE_S;
+}
+
+/* Bounds e's cooldown to the policy's: until at most now + the longest
+ * cooldown, cooldown_s at most the longest.  Whether it changed e. */
+static bool clamp_entry(json_t *e, time_t now)
+{
+	bool changed = false;
+
+	if (get_int(e, "until") > now + LEDGER_COOLDOWN_MAX_S) {
+		set_int(e, "until", now + LEDGER_COOLDOWN_MAX_S);
+		changed = true;
+	}
+	if (get_int(e, "cooldown_s") > LEDGER_COOLDOWN_MAX_S) {
+		set_int(e, "cooldown_s", LEDGER_COOLDOWN_MAX_S);
+		changed = true;
+	}
+	return changed;
+}
+
+size_t ledger_clamp(json_t *doc, time_t now)
+{
+	json_t *clusters = json_object_get(doc, "clusters"), *c, *e;
+	const char *cname, *node;
+	size_t n = 0;
+
+	json_object_foreach(clusters, cname, c)
+		json_object_foreach(c, node, e)
+			if (json_is_object(e))
+				n += clamp_entry(e, now);
+	return n;
+}
+
 static void record_one(json_t *e, const struct ledger_event *ev, time_t now)
 {
 	json_int_t failures;
+	bool same;
 
 	set_int(e, "checks", get_int(e, "checks") + 1);
 	set_int(e, "last_checked", now);
@@ -135,14 +202,17 @@ static void record_one(json_t *e, const struct ledger_event *ev, time_t now)
 		set_int(e, "last_ok", now);
 		return;
 	}
-	failures = get_int(e, "failures") + 1;
-	set_int(e, "failures", failures);
+	same = is_same_failure(e, now);
 	set_int(e, "last_failure", now);
 	/* A failure without a reason must not show an older one as its own. */
 	if (ev->reason)
 		json_object_set_new(e, "reason", json_string(ev->reason));
 	else
 		json_object_del(e, "reason");
+	if (same)
+		return;
+	failures = get_int(e, "failures") + 1;
+	set_int(e, "failures", failures);
 	set_int(e, "cooldown_s", ledger_cooldown((long)failures));
 	set_int(e, "until", now + ledger_cooldown((long)failures));
 }
@@ -152,6 +222,7 @@ void ledger_record(json_t *doc, const char *cluster, const struct ledger_event *
 {
 	json_t *c = child(child(doc, "clusters"), cluster);
 
+	ledger_clamp(doc, now);
 	for (size_t i = 0; i < n; i++)
 		if (ev[i].node && *ev[i].node)
 			record_one(child(c, ev[i].node), &ev[i], now);
@@ -228,6 +299,33 @@ size_t ledger_cooling(const json_t *doc, const char *cluster, time_t now, const 
 	return k;
 }
 
+void ledger_add_escaped(struct sbuf *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '\\')
+			sbuf_addstr(out, "\\\\");
+		else if (*p == '\n')
+			sbuf_addstr(out, "\\n");
+		else if (*p == '\t')
+			sbuf_addstr(out, "\\t");
+		else if (*p < 0x20 || *p == 0x7f)
+			sbuf_addf(out, "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* U+0080..U+009F, C1 */
+			sbuf_addf(out, "\\u%04x", *++p);
+		else
+			sbuf_addch(out, (char)*p);
+	}
+}
+
+/* s escaped (ledger_add_escaped), malloc'd. */
+static char *escaped(const char *s)
+{
+	struct sbuf out = SBUF_INIT;
+
+	ledger_add_escaped(&out, s);
+	return sbuf_detach(&out, NULL);
+}
+
 /* "6d 23h", "2h 10m", "45m", "30s". */
 static void add_span(struct sbuf *out, long s)
 {
@@ -276,14 +374,14 @@ static void fill_row(struct row *r, const char *cluster, const char *node, const
 	struct sbuf state = SBUF_INIT;
 
 	add_state(&state, e, now);
-	r->col[COL_CLUSTER] = xstrdup(cluster);
-	r->col[COL_NODE] = xstrdup(node);
+	r->col[COL_CLUSTER] = escaped(cluster);
+	r->col[COL_NODE] = escaped(node);
 	r->col[COL_FAILURES] = xasprintf("%lld", (long long)get_int(e, "failures"));
 	r->col[COL_CHECKS] = xasprintf("%lld", (long long)get_int(e, "checks"));
 	r->col[COL_SCORE] = json_is_number(score) ? xasprintf("%.2f", json_number_value(score))
 						  : xstrdup("-");
 	r->col[COL_STATE] = sbuf_detach(&state, NULL);
-	r->col[COL_REASON] = xstrdup(reason ? reason : "-");
+	r->col[COL_REASON] = escaped(reason ? reason : "-");
 }
 
 /* Each row's cells padded to the widest of their column, the last not. */
@@ -337,8 +435,13 @@ void ledger_cooling_note(const json_t *entry, const char *node, time_t now, stru
 	json_int_t until = json_integer_value(json_object_get(entry, "until"));
 	const char *why = json_string_value(json_object_get(entry, "reason"));
 
-	sbuf_addf(out, "excluding %s: it failed doctor %lld time(s), last: %s; cooling down for "
-		  "%lld min more ('hpctrain doctor --forget %s' clears it)", node,
-		  (long long)json_integer_value(json_object_get(entry, "failures")), why ? why : "?",
-		  (long long)((until - now + 59) / 60), node);
+	sbuf_addstr(out, "excluding ");
+	ledger_add_escaped(out, node);
+	sbuf_addf(out, ": it failed doctor %lld time(s), last: ",
+		  (long long)json_integer_value(json_object_get(entry, "failures")));
+	ledger_add_escaped(out, why ? why : "?");
+	sbuf_addf(out, "; cooling down for %lld min more ('hpctrain doctor --forget ",
+		  (long long)((until - now + 59) / 60));
+	ledger_add_escaped(out, node);
+	sbuf_addstr(out, "' clears it)");
 }

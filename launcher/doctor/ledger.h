@@ -39,6 +39,7 @@ struct ledger_event {
 #define LEDGER_VERSION 1
 #define LEDGER_COOLDOWN_BASE_S 3600        /* first failure: 1 h */
 #define LEDGER_COOLDOWN_MAX_S (7 * 86400)  /* doubling stops at a week */
+#define LEDGER_SAME_FAILURE_S 600          /* failures this soon after a cooldown began are its own */
 
 /* {"version": 1, "clusters": {}}: a new reference. */
 json_t *ledger_new(void);
@@ -53,11 +54,26 @@ long ledger_cooldown(long failures);
 
 /* Records a doctor run on cluster: every node gets checks+1,
  * last_checked=now, last_score (when >= 0); a failed node gets
- * failures+1, last_failure=now, reason, cooldown_s=ledger_cooldown(failures),
- * until=now+cooldown_s.  A node that passes keeps its cooldown (it was
- * checked while someone forced it in) but its streak is noted: last_ok=now. */
+ * last_failure=now, reason, and, unless its current cooldown began less
+ * than LEDGER_SAME_FAILURE_S before now (the same failure, seen by
+ * another doctor: see ledger.c), failures+1,
+ * cooldown_s=ledger_cooldown(failures), until=now+cooldown_s.  A node
+ * that passes keeps its cooldown (it was checked while someone forced
+ * it in) but its streak is noted: last_ok=now.  Every entry of doc is
+ * clamped first (ledger_clamp). */
 void ledger_record(json_t *doc, const char *cluster, const struct ledger_event *ev, size_t n,
 		   time_t now);
+
+/* Bounds every entry's cooldown to the policy's: an until beyond
+ * now + LEDGER_COOLDOWN_MAX_S becomes that, a cooldown_s beyond
+ * LEDGER_COOLDOWN_MAX_S becomes it.  Returns how many entries changed. */
+size_t ledger_clamp(json_t *doc, time_t now);
+
+/* Appends s with what a terminal would act on escaped: control
+ * characters as \n, \t or \xHH, C1 controls (U+0080..U+009F) as
+ * \u00HH, a backslash as two.  A reason and a node name come from a
+ * file anyone may have written. */
+void ledger_add_escaped(struct sbuf *out, const char *s);
 
 /* Removes node from cluster (or from every cluster when cluster is
  * NULL), and a cluster left empty; returns how many entries went. */
@@ -89,18 +105,45 @@ void ledger_format(const json_t *doc, time_t now, struct sbuf *out);
  * $HOME/.local/state/hpctrain/nodes.json.  0, or -1 with err (no HOME). */
 int ledger_path(struct sbuf *out, struct sbuf *err);
 
+/* path is resolved first (realpath): a symlinked ledger is read and
+ * rewritten where it points, and stays a link; a link to nothing is
+ * refused.  The file and PATH.lock are opened without following a link
+ * and refused when either is a link, not a regular file, or another
+ * user's (HPT_EXIT_IO with err saying so): a directory others can write
+ * must not let them choose what we create, replace or believe. */
+
 /* Reads the ledger under a shared flock of PATH.lock; a missing file is
- * an empty ledger.  0, or HPT_EXIT_IO with err naming the path (and for
- * a corrupt file the line and column). */
+ * an empty ledger.  Entries are clamped (ledger_clamp) to the clock's
+ * now.  0, or HPT_EXIT_IO with err naming the path (and for a corrupt
+ * file the line and column). */
 int ledger_load(const char *path, json_t **doc, struct sbuf *err);
 
 /* Read-modify-write under an exclusive flock of PATH.lock (created 0600,
- * its directory made 0700): reads the ledger (missing = ledger_new()),
- * calls fn(doc, arg), and when fn returns 0 writes the result atomically
- * (mode 0600).  0; fn's non-zero return, with nothing written;
- * HPT_EXIT_IO with err; or HPT_EXIT_INTERNAL with err when what fn left
- * is not a ledger (ledger_check), which is then not written either. */
+ * its directory made 0700): reads the ledger (missing = ledger_new();
+ * clamped as ledger_load's), calls fn(doc, arg), and when fn returns 0
+ * writes the result atomically (mode 0600).  0; fn's non-zero return,
+ * with nothing written; HPT_EXIT_IO with err (a corrupt file among
+ * them: see ledger_repair); or HPT_EXIT_INTERNAL with err when what fn
+ * left is not a ledger (ledger_check), which is then not written either. */
 int ledger_update(const char *path, int (*fn)(json_t *doc, void *arg), void *arg,
 		  struct sbuf *err);
+
+enum ledger_repair_flags {
+	LEDGER_REPAIR_RESET = 1 << 0, /* start empty even from a whole ledger */
+};
+
+/* ledger_update that repairs: a file that is there but no node ledger
+ * (not JSON, ledger_check refuses it, too large) is kept as
+ * PATH.corrupt-YYYYmmddTHHMMSSZ, and fn gets an empty ledger; with
+ * LEDGER_REPAIR_RESET a whole ledger is kept too, as PATH.reset-TIME,
+ * and fn gets an empty one.  A backup is a hard link of the old file,
+ * so it is whole or absent, made mode 0600, never over another file.
+ * note gets one line saying what was kept where (the corrupt file's
+ * complaint first), nothing when nothing was.  Once a file was kept,
+ * the ledger is rewritten even when fn returns non-zero (then empty),
+ * and fn's return is returned.  A file that cannot be read (a link,
+ * another user's, I/O) is not repaired: HPT_EXIT_IO as ledger_update. */
+int ledger_repair(const char *path, enum ledger_repair_flags flags,
+		  int (*fn)(json_t *doc, void *arg), void *arg, struct sbuf *note, struct sbuf *err);
 
 #endif

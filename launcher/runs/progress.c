@@ -77,6 +77,30 @@ static double run_length_s(const struct run_progress *p)
 	return (double)p->total_steps * p->step_ms / 1e3;
 }
 
+/* Restores the min-heap h[0..n) below i: the slot that frees first on top. */
+static void sift_down(double *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		double t;
+
+		if (l < n && h[l] < h[m])
+			m = l;
+		if (l + 1 < n && h[l + 1] < h[m])
+			m = l + 1;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* The slots are a min-heap: O(n log slots).  A scan of the slots per
+ * queued point was O(n^2) for an array without a cap (a slot per
+ * point), 10^8 steps per poll of status --wait at 10,000 points.  Which
+ * of two equal slots takes a point does not change the slots' values. */
 double progress_queue_eta_s(const struct queued_point *pt, size_t n, size_t cap)
 {
 	double mean = 0, *slot, eta = 0;
@@ -106,16 +130,14 @@ double progress_queue_eta_s(const struct queued_point *pt, size_t n, size_t cap)
 			continue;
 		slot[k++] = left >= 0 ? left : mean;
 	}
+	for (size_t k = nslot / 2; k-- > 0;)
+		sift_down(slot, nslot, k);
 	/* the queue in task order, each to the slot that frees first */
 	for (size_t i = 0; i < n; i++) {
-		size_t first = 0;
-
 		if (pt[i].done || pt[i].running)
 			continue;
-		for (size_t k = 1; k < nslot; k++)
-			if (slot[k] < slot[first])
-				first = k;
-		slot[first] += mean;
+		slot[0] += mean;
+		sift_down(slot, nslot, 0);
 	}
 	for (size_t k = 0; k < nslot; k++)
 		if (slot[k] > eta)

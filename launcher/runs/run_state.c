@@ -47,35 +47,53 @@ size_t run_state_array_cap(json_t *doc, unsigned long job_id)
 	return 0;
 }
 
-/* O(rows x arrays): a sweep has a few hundred points in a few arrays. */
+/* A row by its job, for grouping. */
+struct job_row {
+	unsigned long id;
+	size_t i;
+};
+
+static int by_job(const void *a, const void *b)
+{
+	const struct job_row *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The rows grouped by job (each group in row order) by sorting:
+ * O(rows log rows + jobs x arrays).  A scan of the rows per job was
+ * O(rows x jobs), and a sweep whose points were each rerun has as many
+ * jobs as points. */
 double run_state_eta_s(const struct run_state *w)
 {
-	struct queued_point *pt = xcalloc(w->n, sizeof(*pt));
-	bool *seen = xcalloc(w->n, sizeof(*seen));
+	struct queued_point *pt = xcalloc(w->n + 1, sizeof(*pt));
+	struct job_row *jr = xcalloc(w->n + 1, sizeof(*jr));
 	double eta = -1;
+	size_t k = 0;
 
-	for (size_t i = 0; i < w->n; i++) {
-		unsigned long id = w->rows[i].ref->job_id;
+	for (size_t i = 0; i < w->n; i++)
+		if (w->rows[i].ref->job_id)
+			jr[k++] = (struct job_row){ w->rows[i].ref->job_id, i };
+	qsort(jr, k, sizeof(*jr), by_job);
+	for (size_t g = 0; g < k;) {
+		unsigned long id = jr[g].id;
 		size_t n = 0;
 		double e;
 
-		if (seen[i] || !id)
-			continue;
-		for (size_t j = i; j < w->n; j++) {
-			const struct run_state_row *r = &w->rows[j];
+		for (; g < k && jr[g].id == id; g++, n++) {
+			const struct run_state_row *r = &w->rows[jr[g].i];
 
-			if (r->ref->job_id != id)
-				continue;
-			seen[j] = true;
 			pt[n].prog = &r->prog;
 			pt[n].done = run_state_row_is_done(r);
-			pt[n++].running = r->known && strcmp(r->job.state, "PENDING");
+			pt[n].running = r->known && strcmp(r->job.state, "PENDING");
 		}
 		e = progress_queue_eta_s(pt, n, run_state_array_cap(w->doc, id));
 		if (e > eta)
 			eta = e;
 	}
-	free(seen);
+	free(jr);
 	free(pt);
 	return eta;
 }

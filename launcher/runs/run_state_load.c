@@ -12,11 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One job's records, loaded once per poll however many points it runs. */
+/* One job's records, loaded once per poll however many points it runs;
+ * self is its record of the job id itself (a run's own job), or NULL. */
 struct job_cache {
 	unsigned long id;
+	bool loaded;
 	struct hpt_slurm_job *v;
 	size_t n;
+	const struct hpt_slurm_job *self;
 };
 
 static void cache_release(struct job_cache *c, size_t n)
@@ -29,11 +32,61 @@ static void cache_release(struct job_cache *c, size_t n)
 	free(c);
 }
 
-static int load_row(struct run_state_row *r, struct job_cache **cache, size_t *nc,
+static int by_id(const void *a, const void *b)
+{
+	unsigned long x = ((const struct job_cache *)a)->id, y = ((const struct job_cache *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One entry per job id of w's rows, sorted by id, nothing loaded yet;
+ * *n gets the count.  O(rows log rows): a sweep may have as many jobs
+ * as points (each point rerun on its own), and a scan of the entries
+ * per row was O(rows x jobs). */
+static struct job_cache *cache_make(const struct run_state *w, size_t *n)
+{
+	struct job_cache *c = xcalloc(w->n + 1, sizeof(*c));
+	size_t k = 0;
+
+	for (size_t i = 0; i < w->n; i++)
+		if (w->rows[i].ref->job_id)
+			c[k++].id = w->rows[i].ref->job_id;
+	if (k > 1)
+		qsort(c, k, sizeof(*c), by_id);
+	*n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!*n || c[*n - 1].id != c[i].id)
+			c[(*n)++].id = c[i].id;
+	return c;
+}
+
+/* id's entry, its records loaded on first use.  0 or a status. */
+static int cache_get(struct job_cache *cache, size_t nc, unsigned long id,
+		     struct job_cache **out, struct sbuf *err)
+{
+	struct job_cache key = { .id = id }, *c = bsearch(&key, cache, nc, sizeof(*c), by_id);
+	int status;
+
+	*out = c;
+	if (!c || c->loaded)
+		return 0;
+	c->loaded = true;
+	status = hpt_slurm_job_all((uint32_t)c->id, &c->v, &c->n, err);
+	/* forgotten (MinJobAge): the row says so; anything else fails */
+	if (status && status != HPT_EXIT_NO_INPUT)
+		return status;
+	sbuf_reset(err);
+	for (size_t i = 0; !c->self && i < c->n; i++)
+		if (c->v[i].job_id == c->id)
+			c->self = &c->v[i];
+	return 0;
+}
+
+static int load_row(struct run_state_row *r, struct job_cache *cache, size_t nc,
 		    struct sbuf *err)
 {
 	const struct hpt_slurm_job *found = NULL;
-	struct job_cache *c = NULL;
+	struct job_cache *c;
 	int status;
 
 	hpt_slurm_job_release(&r->job);
@@ -42,24 +95,12 @@ static int load_row(struct run_state_row *r, struct job_cache **cache, size_t *n
 		progress_load(r->ref->rd.dir, &r->prog);
 	if (!r->ref->job_id)
 		return 0;
-	for (size_t i = 0; i < *nc && !c; i++)
-		if ((*cache)[i].id == r->ref->job_id)
-			c = &(*cache)[i];
-	if (!c) {
-		*cache = xrealloc(*cache, (*nc + 1) * sizeof(**cache));
-		c = &(*cache)[(*nc)++];
-		c->id = r->ref->job_id;
-		status = hpt_slurm_job_all((uint32_t)c->id, &c->v, &c->n, err);
-		/* forgotten (MinJobAge): the row says so; anything else fails */
-		if (status && status != HPT_EXIT_NO_INPUT)
-			return status;
-		sbuf_reset(err);
-	}
+	if ((status = cache_get(cache, nc, r->ref->job_id, &c, err)) || !c)
+		return status;
 	if (r->ref->task >= 0)
 		found = hpt_slurm_task_in(c->v, c->n, r->ref->task);
-	for (size_t i = 0; !found && i < c->n; i++)
-		if (c->v[i].job_id == r->ref->job_id)
-			found = &c->v[i];
+	if (!found)
+		found = c->self;
 	if (found) {
 		hpt_slurm_job_copy(&r->job, found);
 		r->job.array_task = r->ref->task >= 0 ? r->ref->task : found->array_task;
@@ -70,12 +111,12 @@ static int load_row(struct run_state_row *r, struct job_cache **cache, size_t *n
 
 int run_state_load_rows(struct run_state *w, struct sbuf *err)
 {
-	struct job_cache *cache = NULL;
-	size_t nc = 0;
+	size_t nc;
+	struct job_cache *cache = cache_make(w, &nc);
 	int status = 0;
 
 	for (size_t i = 0; i < w->n && !status; i++)
-		status = load_row(&w->rows[i], &cache, &nc, err);
+		status = load_row(&w->rows[i], cache, nc, err);
 	cache_release(cache, nc);
 	return status;
 }

@@ -235,6 +235,41 @@ int hpt_slurm_munge_socket(struct sbuf *out, struct sbuf *err)
 	return 0;
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int hpt_slurm_node_names(char ***names, size_t *n, struct sbuf *err)
+{
+	node_info_msg_t *msg = NULL;
+
+	*names = NULL;
+	*n = 0;
+	/* SHOW_ALL: a node of a hidden partition is still a name --exclude takes */
+	if (slurm_load_node((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+		return failure("list the cluster's nodes", NULL, err);
+	*names = xcalloc(msg->record_count + 1, sizeof(**names));
+	for (uint32_t i = 0; i < msg->record_count; i++)
+		if (msg->node_array[i].name) /* a slot of no node (a future or removed one) */
+			(*names)[(*n)++] = xstrdup(msg->node_array[i].name);
+	slurm_free_node_info_msg(msg);
+	qsort(*names, *n, sizeof(**names), by_name);
+	return 0;
+}
+
+bool hpt_slurm_node_names_has(char *const *names, size_t n, const char *node)
+{
+	return n && bsearch(&node, names, n, sizeof(*names), by_name);
+}
+
+void hpt_slurm_node_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 int hpt_slurm_hostlist(const char *prev, const char *const *add, size_t n, struct sbuf *out)
 {
 	hostlist_t hl = slurm_hostlist_create(prev && *prev ? prev : NULL);
@@ -438,17 +473,31 @@ static bool task_list_has(const char *list, int64_t task)
 	return false;
 }
 
+/* v is in by_id's order: the tasks' own records by task, then the
+ * array's pending records (one, or a few).  The own records are
+ * searched by halves: status finds each of a sweep's points in its
+ * array's records, and a scan per point was O(points x tasks). */
 const struct hpt_slurm_job *hpt_slurm_task_in(const struct hpt_slurm_job *v, size_t n,
 					      int64_t task)
 {
 	const struct hpt_slurm_job *pending = NULL;
+	size_t own = n, lo = 0, hi;
 
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].array_task == task)
-			return &v[i];
-		if (v[i].array_task < 0 && task_list_has(v[i].array_pending, task))
-			pending = &v[i];
+	while (own && v[own - 1].array_task < 0)
+		own--;
+	for (hi = own; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].array_task == task)
+			return &v[mid];
+		if (v[mid].array_task < task)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	for (size_t i = own; i < n; i++)
+		if (task_list_has(v[i].array_pending, task))
+			pending = &v[i];
 	return pending;
 }
 

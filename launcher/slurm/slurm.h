@@ -58,6 +58,14 @@ int hpt_slurm_max_array_size(uint32_t *out, struct sbuf *err);
  * appended to out; nothing when Slurm uses munge's default.  0 or a status. */
 int hpt_slurm_munge_socket(struct sbuf *out, struct sbuf *err);
 
+/* The names of every node the controller has (hidden partitions'
+ * too), sorted: *names is allocated (NULL when none).  0 or a status.
+ * Free with hpt_slurm_node_names_free. */
+int hpt_slurm_node_names(char ***names, size_t *n, struct sbuf *err);
+/* Whether node is one of names (sorted, as hpt_slurm_node_names gives them). */
+bool hpt_slurm_node_names_has(char *const *names, size_t n, const char *node);
+void hpt_slurm_node_names_free(char **names, size_t n);
+
 /* Slurm's hostlist form ("node[1-3,7]") of the hosts of prev (a hostlist
  * or NULL) and add[0..n), each once, sorted, appended to out.  No
  * controller needed.  0, or -1 for a list libslurm cannot parse. */
@@ -104,8 +112,9 @@ int hpt_slurm_job_all(uint32_t job_id, struct hpt_slurm_job **v, size_t *n, stru
 int hpt_slurm_array_task(uint32_t array_id, int64_t task, struct hpt_slurm_job *out,
 			 struct sbuf *err);
 
-/* In v (an array's records, from hpt_slurm_job_all): task's own record,
- * else the pending record that holds it, else NULL. */
+/* In v (an array's records, from hpt_slurm_job_all and in its order):
+ * task's own record, else the pending record that holds it, else NULL.
+ * O(log n + pending records). */
 const struct hpt_slurm_job *hpt_slurm_task_in(const struct hpt_slurm_job *v, size_t n,
 					      int64_t task);
 

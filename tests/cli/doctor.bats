@@ -22,6 +22,15 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
+teardown() {
+	[ -z "${SHARED:-}" ] || rm -rf "$SHARED"
+}
+
+# as_nobody CMD...: CMD as another user, the attacker of a shared directory.
+as_nobody() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+}
+
 # in_node N CMD...: runs CMD in node N's network namespace.
 in_node() {
 	local n=$1
@@ -92,6 +101,69 @@ doctor_srun() { # NODES ARGS...
 	[[ "$output" == *"node9 is not in the ledger"* ]]
 	run -0 "$HPT" doctor --ledger --json
 	jq -e '.version == 1' <<<"$output"
+}
+
+@test "a corrupt ledger fails with its line and column; --forget and --reset repair it, keeping a backup" {
+	mkdir ledger
+	printf '{\n "version": 1,\n "clusters": {,\n' >"$HPCTRAIN_LEDGER"
+	cp "$HPCTRAIN_LEDGER" corrupt.json
+	run -$EX_IO "$HPT" doctor --ledger
+	[[ "$output" == *"nodes.json:3:"*": not a node ledger: "* ]]
+	run -$EX_IO "$HPT" doctor --ledger --json
+	run -0 --separate-stderr "$HPT" doctor --forget node2
+	[ "$output" = "forgot node2" ]
+	local kept=(ledger/nodes.json.corrupt-*)
+	[ "${#kept[@]}" -eq 1 ]
+	[[ "$stderr" == *"nodes.json:3:"*"; kept it as "*"/${kept[0]}, and the ledger starts empty" ]]
+	[ "$(stat -c %a "${kept[0]}")" = 600 ]
+	cmp corrupt.json "${kept[0]}"
+	run -0 "$HPT" doctor --ledger
+	[[ "$output" == *"the ledger is empty"* ]]
+	# --reset repairs the same way; of a whole ledger, it keeps a backup too
+	echo garbage >"$HPCTRAIN_LEDGER"
+	run -0 --separate-stderr "$HPT" doctor --reset
+	[ "$output" = "the ledger $HPCTRAIN_LEDGER is empty" ]
+	[[ "$stderr" == *"nodes.json:1:"*": not a node ledger: "*"; kept it as "*"nodes.json.corrupt-"* ]]
+	printf '{"version": 1, "clusters": {"c": {"node1": {"failures": 1}}}}\n' >"$HPCTRAIN_LEDGER"
+	run -0 --separate-stderr "$HPT" doctor --reset
+	[[ "$stderr" == *"kept the ledger "*"nodes.json as "*"nodes.json.reset-"*", and it starts empty" ]]
+	jq -e '.clusters.c.node1.failures == 1' ledger/nodes.json.reset-*
+	jq -e '.clusters == {}' "$HPCTRAIN_LEDGER"
+	run -$EX_USAGE "$HPT" doctor --reset --forget node1
+}
+
+@test "the ledger's table escapes control characters, and shows an until in 5138 as a week" {
+	mkdir ledger
+	jq -n '{version: 1, clusters: {c: {"node\u001b1": {failures: 3, cooldown_s: 99999999,
+		until: 99999999999, reason: "nics: \u001b[2J\u001b]0;owned\u0007 \u009b1m down\n"}}}}' \
+		>"$HPCTRAIN_LEDGER"
+	run -0 "$HPT" doctor --ledger
+	[[ "$output" != *$'\e'* && "$output" != *$'\a'* && "$output" != *$'\xc2\x9b'* ]]
+	[[ "$output" == *'node\x1b1 '*'nics: \x1b[2J\x1b]0;owned\x07 \u009b1m down\n'* ]]
+	[[ "$output" == *"(7d 0h left)"* || "$output" == *"(6d 23h left)"* ]]
+}
+
+@test "a symlinked ledger stays a link; another user's lock link or ledger is refused" {
+	[ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null || skip "needs root and setpriv"
+	mkdir real ledger
+	printf '{"version": 1, "clusters": {"c": {"node2": {"failures": 1}}}}\n' >real/nodes.json
+	ln -s "$PWD/real/nodes.json" "$HPCTRAIN_LEDGER"
+	run -0 "$HPT" doctor --forget node2
+	[ -L "$HPCTRAIN_LEDGER" ]
+	jq -e '.clusters == {}' real/nodes.json
+	# a directory another user can write: nobody plants a link where the lock goes
+	SHARED=$(mktemp -d /tmp/hpt-shared.XXXXXX)
+	chmod 0777 "$SHARED"
+	as_nobody ln -s "$BATS_TEST_TMPDIR/victim" "$SHARED/nodes.json.lock"
+	HPCTRAIN_LEDGER=$SHARED/nodes.json run -$EX_IO "$HPT" doctor --forget node2
+	[[ "$output" == *"nodes.json.lock is a symbolic link: refusing to follow it"* ]]
+	HPCTRAIN_LEDGER=$SHARED/nodes.json run -$EX_IO "$HPT" doctor --ledger
+	[ ! -e victim ]
+	rm "$SHARED/nodes.json.lock"
+	# ... or a ledger of their own making
+	as_nobody sh -c "echo '{\"version\": 1, \"clusters\": {}}' >'$SHARED/nodes.json'"
+	HPCTRAIN_LEDGER=$SHARED/nodes.json run -$EX_IO "$HPT" doctor --ledger
+	[[ "$output" == *"nodes.json belongs to uid $(id -u nobody), not to you (uid 0): refusing it"* ]]
 }
 
 @test "a healthy allocation passes every check, and records both nodes in the ledger" {
@@ -185,6 +257,24 @@ release_cgroup() {
 	"$HPT" cancel "$(jq -r .job_id <<<"$output")" >/dev/null
 	run -0 --separate-stderr "$HPT" submit --dry-run --no-ledger job.yaml
 	[[ "$output" != *"--exclude"* ]]
+}
+
+@test "a ledger node the cluster does not have is not excluded: submit warns and succeeds" {
+	need_slurm
+	local cluster
+	cluster=$(scontrol show config | awk '$1 == "ClusterName" { print $3 }')
+	mkdir -p ledger
+	jq -n --arg c "$cluster" '{version: 1, clusters: {($c): {
+		ghost9: {failures: 1, cooldown_s: 3600, until: 99999999999, reason: "gone"},
+		node2: {failures: 2, cooldown_s: 7200, until: 99999999999, reason: "nics: down"}}}}' \
+		>"$HPCTRAIN_LEDGER"
+	write_spec job.yaml ghost 1 1 '[true]'
+	run -0 --separate-stderr "$HPT" submit --json job.yaml
+	[[ "$stderr" == *"hpctrain: warning: not excluding ghost9, which the node ledger holds but cluster $cluster has no node of that name ('hpctrain doctor --forget ghost9' clears it)"* ]]
+	# an until in the year 5138 is a week
+	[[ "$stderr" == *"hpctrain: excluding node2: it failed doctor 2 time(s), last: nics: down; cooling down for 10080 min more"* ]]
+	jq -e '.exclude == "node2"' <<<"$output"
+	"$HPT" cancel "$(jq -r .job_id <<<"$output")" >/dev/null
 }
 
 @test "two doctor runs at once lose no ledger entry" {

@@ -64,8 +64,9 @@ static void ledger__cooldown_doubles_from_an_hour_and_stops_at_a_week(void **sta
 
 	(void)state;
 	assert_int_equal(ledger_cooldown(0), 0);
+	/* an hour apart: each failure counts (see ledger__failures_at_once_count_once) */
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		time_t now = T0 + (time_t)i * 60;
+		time_t now = T0 + (time_t)i * HOUR;
 
 		fail_at(doc, "c", "n1", "nics: mlx5_0 port 1 is DOWN", now);
 		assert_int_equal(field(doc, "c", "n1", "failures"), i + 1);
@@ -113,7 +114,7 @@ static void ledger__cooling_lists_nodes_before_their_until_sorted(void **state)
 	(void)state;
 	fail_at(doc, "c", "n-b", NULL, T0);
 	fail_at(doc, "c", "n-c", NULL, T0);
-	fail_at(doc, "c", "n-a", NULL, T0 - 60);
+	fail_at(doc, "c", "n-a", NULL, T0 - HOUR);
 	fail_at(doc, "c", "n-a", NULL, T0); /* second failure: two hours */
 	pass_at(doc, "c", "n-ok", 1, T0);
 	fail_at(doc, "other", "n-z", NULL, T0);
@@ -143,8 +144,8 @@ static void ledger__cooling_note_says_why_and_for_how_long(void **state)
 
 	(void)state;
 	fail_at(doc, "c", "n1", "nics: mlx5_0 port 1 is DOWN", T0);
-	fail_at(doc, "c", "n1", "gpus: /dev/nvidia1 is missing", T0 + 10);
-	ledger_cooling_note(ledger_entry(doc, "c", "n1"), "n1", T0 + 10 + 30, &out);
+	fail_at(doc, "c", "n1", "gpus: /dev/nvidia1 is missing", T0 + 1200);
+	ledger_cooling_note(ledger_entry(doc, "c", "n1"), "n1", T0 + 1200 + 30, &out);
 	assert_string_equal(out.buf, "excluding n1: it failed doctor 2 time(s), last: gpus: "
 			    "/dev/nvidia1 is missing; cooling down for 120 min more ('hpctrain "
 			    "doctor --forget n1' clears it)");
@@ -247,11 +248,110 @@ static void ledger__format_says_empty_or_shows_a_line_per_node(void **state)
 	fail_at(doc, "alpha", "gpu-b", "nics: mlx5_0 port 1 is DOWN", T0 - 2 * HOUR);
 	ledger_record(doc, "alpha", &ev, 1, T0 - 1200);
 	fail_at(doc, "beta", "n1", "gemm: 0.42 of the fastest", T0 - 60);
-	for (int i = 0; i < 9; i++) /* the ninth: a week, from a day ago */
-		fail_at(doc, "beta", "n2", NULL, T0 - 24 * HOUR);
+	for (int i = 0; i < 9; i++) /* hours apart; the ninth: a week, from a day ago */
+		fail_at(doc, "beta", "n2", NULL, T0 - (32 - i) * HOUR);
 	sbuf_reset(&out);
 	ledger_format(doc, T0, &out);
 	assert_string_equal(out.buf, want);
+	sbuf_release(&out);
+	json_decref(doc);
+}
+
+/* Four doctors failing one node at once double its cooldown once: a
+ * failure within LEDGER_SAME_FAILURE_S of the cooldown's start is that
+ * failure again; the window does not slide with each failure. */
+static void ledger__failures_at_once_count_once(void **state)
+{
+	static const time_t at[] = { 0, 10, 30, LEDGER_SAME_FAILURE_S - 1 };
+	json_t *doc = ledger_new();
+	const json_t *e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		fail_at(doc, "c", "n1", i < 3 ? "nics: mlx5_0 port 1 is DOWN" : "gpus: 7 of 8",
+			T0 + at[i]);
+	e = ledger_entry(doc, "c", "n1");
+	assert_int_equal(field(doc, "c", "n1", "failures"), 1);
+	assert_int_equal(field(doc, "c", "n1", "checks"), 4);
+	assert_int_equal(field(doc, "c", "n1", "cooldown_s"), HOUR);
+	assert_int_equal(field(doc, "c", "n1", "until"), T0 + HOUR);
+	assert_int_equal(field(doc, "c", "n1", "last_failure"), T0 + LEDGER_SAME_FAILURE_S - 1);
+	assert_string_equal(json_string_value(json_object_get(e, "reason")), "gpus: 7 of 8");
+	/* the window is the cooldown's first ten minutes, then a failure counts */
+	fail_at(doc, "c", "n1", NULL, T0 + LEDGER_SAME_FAILURE_S);
+	assert_int_equal(field(doc, "c", "n1", "failures"), 2);
+	assert_int_equal(field(doc, "c", "n1", "cooldown_s"), 2 * HOUR);
+	assert_int_equal(field(doc, "c", "n1", "until"), T0 + LEDGER_SAME_FAILURE_S + 2 * HOUR);
+	/* ... and starts a window of its own */
+	fail_at(doc, "c", "n1", NULL, T0 + LEDGER_SAME_FAILURE_S + 60);
+	assert_int_equal(field(doc, "c", "n1", "failures"), 2);
+	/* another node is another failure */
+	fail_at(doc, "c", "n2", NULL, T0 + 10);
+	assert_int_equal(field(doc, "c", "n2", "failures"), 1);
+	json_decref(doc);
+}
+
+#define Y5138 "99999999999" /* epoch seconds in the year 5138 */
+
+/* A cooldown is never longer than the policy's week, whoever wrote it. */
+static void ledger__until_beyond_a_week_is_clamped(void **state)
+{
+	static const char text[] = "{\"version\": 1, \"clusters\": {\"c\": {\"n1\": {\"failures\": 3, "
+				   "\"until\": " Y5138 ", \"cooldown_s\": 99999999}, \"n2\": {\"until\": 5}}}}\n";
+	char *path = testlib_tmp_at("far.json");
+	struct sbuf err = SBUF_INIT, out = SBUF_INIT;
+	json_t *doc = json_loads(text, 0, NULL);
+	time_t now;
+
+	(void)state;
+	assert_int_equal(ledger_clamp(doc, T0), 1);
+	assert_int_equal(field(doc, "c", "n1", "until"), T0 + LEDGER_COOLDOWN_MAX_S);
+	assert_int_equal(field(doc, "c", "n1", "cooldown_s"), LEDGER_COOLDOWN_MAX_S);
+	assert_int_equal(field(doc, "c", "n2", "until"), 5);
+	assert_int_equal(ledger_clamp(doc, T0), 0);
+	ledger_format(doc, T0, &out);
+	assert_non_null(strstr(out.buf, "cooling until 2026-12-01 12:50 (7d 0h left)"));
+	json_decref(doc);
+	/* recording clamps every entry, not only the nodes recorded */
+	doc = json_loads(text, 0, NULL);
+	pass_at(doc, "c", "n3", 1, T0);
+	assert_int_equal(field(doc, "c", "n1", "until"), T0 + LEDGER_COOLDOWN_MAX_S);
+	json_decref(doc);
+	/* and so does reading the file */
+	assert_int_equal(fileio_write_atomic(path, text, strlen(text), 0600, 0, &err), 0);
+	now = time(NULL);
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	assert_true(field(doc, "c", "n1", "until") >= now + LEDGER_COOLDOWN_MAX_S);
+	assert_true(field(doc, "c", "n1", "until") <= time(NULL) + LEDGER_COOLDOWN_MAX_S);
+	json_decref(doc);
+	sbuf_release(&out);
+	sbuf_release(&err);
+	free(path);
+}
+
+/* The table and submit's note show what a terminal would act on
+ * escaped: a ledger is a file anyone may have written. */
+static void ledger__table_and_note_escape_control_characters(void **state)
+{
+	static const char reason[] = "nics: \x1b[2J\x1b]0;owned\x07 \xc2\x9b" "1m down\\ \r\n";
+	static const char want[] = "nics: \\x1b[2J\\x1b]0;owned\\x07 \\u009b1m down\\\\ \\x0d\\n";
+	struct sbuf out = SBUF_INIT;
+	json_t *doc = ledger_new();
+
+	(void)state;
+	fail_at(doc, "c\x1b", "n\t1", reason, T0);
+	ledger_format(doc, T0, &out);
+	assert_null(strpbrk(out.buf, "\x1b\x07\r\t"));
+	assert_null(strstr(out.buf, "\xc2\x9b"));
+	assert_non_null(strstr(out.buf, "c\\x1b"));
+	assert_non_null(strstr(out.buf, "n\\t1"));
+	assert_non_null(strstr(out.buf, want));
+	sbuf_reset(&out);
+	ledger_cooling_note(ledger_entry(doc, "c\x1b", "n\t1"), "n\t1", T0, &out);
+	assert_null(strpbrk(out.buf, "\x1b\x07\r\t\n"));
+	assert_non_null(strstr(out.buf, "excluding n\\t1: it failed doctor 1 time(s), last: "));
+	assert_non_null(strstr(out.buf, want));
+	assert_non_null(strstr(out.buf, "'hpctrain doctor --forget n\\t1' clears it)"));
 	sbuf_release(&out);
 	json_decref(doc);
 }
@@ -428,7 +528,7 @@ static void writer(const char *path, int id)
 
 	snprintf(node, sizeof(node), "n%d", id);
 	for (int i = 0; i < UPDATES; i++) {
-		a.now = T0 + i;
+		a.now = T0 + (time_t)i * HOUR; /* each failure counts */
 		if (ledger_update(path, record, &a, &err)) {
 			fprintf(stderr, "writer %d: %s\n", id, err.buf);
 			_exit(1);
@@ -490,6 +590,215 @@ static void ledger__concurrent_writers_lose_no_record(void **state)
 	free(path);
 }
 
+/* Writers that fail one node at once, as doctors of jobs started
+ * together do: one failure, one hour, every check counted. */
+static void ledger__concurrent_failures_of_one_node_count_once(void **state)
+{
+	char *path = testlib_tmp_at("once/nodes.json");
+	pid_t pids[WRITERS];
+	struct sbuf err = SBUF_INIT;
+	json_t *doc;
+
+	(void)state;
+	for (int i = 0; i < WRITERS; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (!pids[i]) {
+			struct record_arg a = { "c", { "bad", true, "nics: down", 0.5 }, T0 + i, 0 };
+
+			_exit(ledger_update(path, record, &a, &err) ? 1 : 0);
+		}
+	}
+	for (int i = 0; i < WRITERS; i++) {
+		int status;
+
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	assert_int_equal(field(doc, "c", "bad", "checks"), WRITERS);
+	assert_int_equal(field(doc, "c", "bad", "failures"), 1);
+	assert_int_equal(field(doc, "c", "bad", "cooldown_s"), HOUR);
+	json_decref(doc);
+	sbuf_release(&err);
+	free(path);
+}
+
+static int forget_n1(json_t *doc, void *arg)
+{
+	(void)arg;
+	return ledger_forget(doc, NULL, "n1") ? 0 : 1;
+}
+
+static int clear_all(json_t *doc, void *arg)
+{
+	(void)arg;
+	json_object_set_new(doc, "clusters", json_object());
+	return 0;
+}
+
+/* The one backup in dir matching pattern, its name malloc'd. */
+static char *one_backup(const char *pattern)
+{
+	char *pat = testlib_tmp_at(pattern), *name;
+	glob_t g;
+
+	assert_int_equal(glob(pat, 0, NULL, &g), 0);
+	assert_int_equal(g.gl_pathc, 1);
+	name = xstrdup(g.gl_pathv[0]);
+	globfree(&g);
+	free(pat);
+	return name;
+}
+
+/* A corrupt ledger fails every update (exit 8), but a repair keeps it
+ * aside, whole and private, and starts an empty one. */
+static void ledger__repair_keeps_a_corrupt_file_aside_and_starts_empty(void **state)
+{
+	static const char broken[] = "{\n \"version\": 1,\n \"clusters\": {\n  \"c\": {,\n";
+	char *path = testlib_tmp_at("fix/nodes.json"), *dir = testlib_tmp_at("fix"), *kept;
+	struct sbuf err = SBUF_INIT, note = SBUF_INIT, text = SBUF_INIT;
+	struct record_arg a = { "c", { "n2", true, "r", 0.5 }, T0, 0 };
+	json_t *doc, *empty = ledger_new();
+
+	(void)state;
+	assert_int_equal(fileio_mkdirs(dir, 0700, &err), 0);
+	assert_int_equal(fileio_write_atomic(path, broken, strlen(broken), 0644, 0, &err), 0);
+	assert_int_equal(ledger_update(path, record, &a, &err), HPT_EXIT_IO);
+	/* n1 went with the corrupt file: fn's "not there" is returned */
+	assert_int_equal(ledger_repair(path, 0, forget_n1, NULL, &note, &err), 1);
+	kept = one_backup("fix/nodes.json.corrupt-*");
+	assert_non_null(strstr(note.buf, ":4:"));
+	assert_non_null(strstr(note.buf, "not a node ledger"));
+	assert_non_null(strstr(note.buf, kept));
+	assert_int_equal(mode_of(kept), 0600);
+	assert_int_equal(fileio_read(kept, 1 << 20, &text, &err), 0);
+	assert_string_equal(text.buf, broken);
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	assert_true(json_equal(doc, empty));
+	json_decref(doc);
+	/* a whole ledger is left as it is, and fn's "not there" returned */
+	sbuf_reset(&note);
+	assert_int_equal(ledger_update(path, record, &a, &err), 0);
+	assert_int_equal(ledger_repair(path, 0, forget_n1, NULL, &note, &err), 1);
+	assert_string_equal(note.buf, "");
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	assert_non_null(ledger_entry(doc, "c", "n2"));
+	json_decref(doc);
+	json_decref(empty);
+	sbuf_release(&err);
+	sbuf_release(&note);
+	sbuf_release(&text);
+	free(kept);
+	free(dir);
+	free(path);
+}
+
+static void ledger__reset_keeps_a_whole_ledger_aside(void **state)
+{
+	char *path = testlib_tmp_at("reset/nodes.json"), *kept;
+	struct sbuf err = SBUF_INIT, note = SBUF_INIT;
+	struct record_arg a = { "c", { "n1", true, "r", 0.5 }, T0, 0 };
+	json_t *doc;
+
+	(void)state;
+	assert_int_equal(ledger_update(path, record, &a, &err), 0);
+	assert_int_equal(ledger_repair(path, LEDGER_REPAIR_RESET, clear_all, NULL, &note, &err), 0);
+	kept = one_backup("reset/nodes.json.reset-*");
+	assert_non_null(strstr(note.buf, kept));
+	assert_int_equal(ledger_load(path, &doc, &err), 0);
+	assert_null(ledger_entry(doc, "c", "n1"));
+	json_decref(doc);
+	assert_int_equal(ledger_load(kept, &doc, &err), 0);
+	assert_non_null(ledger_entry(doc, "c", "n1"));
+	json_decref(doc);
+	sbuf_release(&err);
+	sbuf_release(&note);
+	free(kept);
+	free(path);
+}
+
+/* A user's own link to a ledger elsewhere stays a link: the file it
+ * names is rewritten, and locked beside it. */
+static void ledger__a_symlinked_ledger_is_rewritten_where_it_points(void **state)
+{
+	char *target = testlib_tmp_at("real/nodes.json"), *link = testlib_tmp_at("link/nodes.json");
+	char *lock = xasprintf("%s.lock", target), *dir = testlib_tmp_at("link");
+	struct record_arg a = { "c", { "n1", true, "r", 0.5 }, T0, 0 };
+	struct sbuf err = SBUF_INIT;
+	struct stat st;
+	json_t *doc;
+
+	(void)state;
+	assert_int_equal(ledger_update(target, record, &a, &err), 0);
+	assert_int_equal(fileio_mkdirs(dir, 0700, &err), 0);
+	assert_int_equal(symlink(target, link), 0);
+	a.ev.node = "n2";
+	assert_int_equal(ledger_update(link, record, &a, &err), 0);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(ledger_load(target, &doc, &err), 0);
+	assert_non_null(ledger_entry(doc, "c", "n1"));
+	assert_non_null(ledger_entry(doc, "c", "n2"));
+	json_decref(doc);
+	assert_true(fileio_exists(lock));
+	sbuf_release(&err);
+	free(dir);
+	free(lock);
+	free(link);
+	free(target);
+}
+
+/* In a directory others can write, nothing planted there is followed,
+ * created through, or believed. */
+static void ledger__refuses_a_planted_lock_link_a_dangling_link_and_another_users_file(void **state)
+{
+	char *path = testlib_tmp_at("shared-dir/nodes.json"), *lock = xasprintf("%s.lock", path);
+	char *victim = testlib_tmp_at("victim"), *dangling = testlib_tmp_at("shared-dir/other.json");
+	char *dir = testlib_tmp_at("shared-dir");
+	struct record_arg a = { "c", { "n1", true, "r", 0.5 }, T0, 0 };
+	struct sbuf err = SBUF_INIT;
+	json_t *doc = NULL;
+
+	(void)state;
+	assert_int_equal(fileio_mkdirs(dir, 0777, &err), 0);
+	assert_int_equal(symlink(victim, lock), 0);
+	assert_int_equal(ledger_update(path, record, &a, &err), HPT_EXIT_IO);
+	assert_non_null(strstr(err.buf, ".lock is a symbolic link: refusing to follow it"));
+	sbuf_reset(&err);
+	assert_int_equal(ledger_load(path, &doc, &err), HPT_EXIT_IO);
+	assert_false(fileio_exists(victim));
+	assert_int_equal(unlink(lock), 0);
+	/* a link to nothing would create its target */
+	assert_int_equal(symlink(victim, dangling), 0);
+	sbuf_reset(&err);
+	assert_int_equal(ledger_update(dangling, record, &a, &err), HPT_EXIT_IO);
+	assert_non_null(strstr(err.buf, "is a symbolic link to nothing"));
+	assert_false(fileio_exists(victim));
+	/* another user's ledger or lock */
+	if (geteuid() != 0) {
+		print_message("not root: another user's file is not tried\n");
+		goto out;
+	}
+	assert_int_equal(ledger_update(path, record, &a, &err), 0);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	sbuf_reset(&err);
+	assert_int_equal(ledger_load(path, &doc, &err), HPT_EXIT_IO);
+	assert_non_null(strstr(err.buf, "belongs to uid 65534, not to you (uid 0): refusing it"));
+	assert_int_equal(chown(path, 0, 0), 0);
+	assert_int_equal(chown(lock, 65534, 65534), 0);
+	sbuf_reset(&err);
+	assert_int_equal(ledger_update(path, record, &a, &err), HPT_EXIT_IO);
+	assert_non_null(strstr(err.buf, ".lock belongs to uid 65534"));
+out:
+	sbuf_release(&err);
+	free(dir);
+	free(dangling);
+	free(victim);
+	free(lock);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +814,15 @@ int main(void)
 		cmocka_unit_test(ledger__update_writes_pretty_private_json_or_nothing),
 		cmocka_unit_test(ledger__path_follows_the_environment),
 		cmocka_unit_test(ledger__concurrent_writers_lose_no_record),
+		cmocka_unit_test(ledger__failures_at_once_count_once),
+		cmocka_unit_test(ledger__until_beyond_a_week_is_clamped),
+		cmocka_unit_test(ledger__table_and_note_escape_control_characters),
+		cmocka_unit_test(ledger__concurrent_failures_of_one_node_count_once),
+		cmocka_unit_test(ledger__repair_keeps_a_corrupt_file_aside_and_starts_empty),
+		cmocka_unit_test(ledger__reset_keeps_a_whole_ledger_aside),
+		cmocka_unit_test(ledger__a_symlinked_ledger_is_rewritten_where_it_points),
+		cmocka_unit_test(
+			ledger__refuses_a_planted_lock_link_a_dangling_link_and_another_users_file),
 	};
 
 	return cmocka_run_group_tests_name("test_ledger", tests, setup, teardown);

@@ -3,7 +3,7 @@
  * Works in a fresh directory under $TMPDIR (or /tmp), removed at the end. */
 #include "tests/unit/testlib.h"
 
-#include "common/fileio.h"      // defines: fileio_exists
+#include "common/fileio.h"      // defines: fileio_exists, fileio_mkdirs, fileio_write_atomic
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "common/exitcode.h"    // defines: HPT_EXIT_USAGE
 #include "launcher/runs/rundir.h" // defines: rundir_create, rundir_open
@@ -300,6 +300,78 @@ static void runref__lists_the_candidates_of_an_ambiguous_name(void **state)
 	sbuf_release(&err);
 }
 
+#define BIG 2000
+
+/* A plain write: no fsync, so 2,000 files take milliseconds. */
+static void put(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	assert_int_equal(fputs(text, fp) >= 0, 1);
+	assert_int_equal(fclose(fp), 0);
+}
+
+/* OUTPUT/big: BIG runs, listed in its sweep record in an order of their
+ * own (hash i*7919), as a sweep of 2,000 points leaves them. */
+static void make_big(void)
+{
+	struct sbuf err = SBUF_INIT;
+	json_t *points = json_array(), *doc;
+	char *text;
+
+	assert_int_equal(chdir(testlib_tmp), 0);
+	assert_int_equal(fileio_mkdirs("out/big", 0700, &err), 0);
+	for (int i = 0; i < BIG; i++) {
+		char run[13], *path;
+
+		snprintf(run, sizeof(run), "%012llx", 0xabc000000000ULL + (unsigned long long)i * 7919);
+		path = xasprintf("out/big/%s", run);
+		assert_int_equal(mkdir(path, 0700), 0);
+		free(path);
+		path = xasprintf("out/big/%s/resolved.yaml", run);
+		put(path, RESOLVED);
+		free(path);
+		json_array_append_new(points, json_pack("{s:i, s:s}", "index", i, "run", run));
+	}
+	doc = json_pack("{s:s, s:o}", "sweep", "sweep-b16b16b16b16", "points", points);
+	text = json_dumps(doc, JSON_COMPACT);
+	assert_int_equal(fileio_write_atomic("out/big/sweep-b16b16b16b16.json", text, strlen(text),
+					     0600, 0, &err), 0);
+	free(text);
+	json_decref(doc);
+	setenv("HPCTRAIN_OUTPUT_DIR", "out", 1);
+	sbuf_release(&err);
+}
+
+static void runref__resolves_a_sweep_of_two_thousand_points_by_its_name(void **state)
+{
+	struct runref r = RUNREF_INIT, *v = NULL;
+	struct sbuf err = SBUF_INIT;
+	json_t *doc = NULL;
+	size_t n = 0;
+
+	(void)state;
+	make_big();
+	assert_int_equal(runref_resolve("big", &r, &err), 0);
+	assert_int_equal(r.kind, RUNREF_SWEEP);
+	assert_non_null(strstr(r.sweep, "/out/big/sweep-b16b16b16b16.json"));
+	assert_int_equal(runref_sweep_points(r.sweep, &doc, &v, &n, &err), 0);
+	assert_int_equal(n, BIG);
+	assert_non_null(strstr(v[0].rd.run, "/out/big/abc000000000"));
+	assert_non_null(strstr(v[BIG - 1].rd.run, "/out/big/abc000f18c41")); /* 1999 * 7919 */
+	runref_release_all(v, n);
+	json_decref(doc);
+	runref_release(&r);
+	/* one run more, outside the sweep: the name is no longer the sweep's alone */
+	assert_int_equal(mkdir("out/big/0123456789ab", 0700), 0);
+	put("out/big/0123456789ab/resolved.yaml", RESOLVED);
+	assert_int_equal(runref_resolve("big", &r, &err), HPT_EXIT_USAGE);
+	assert_non_null(strstr(err.buf, "big names 2001 runs and 1 sweep; say which:"));
+	runref_release(&r);
+	sbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +393,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(runref__lists_the_candidates_of_an_ambiguous_name,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			runref__resolves_a_sweep_of_two_thousand_points_by_its_name, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("test_rundir", tests, NULL, NULL);
