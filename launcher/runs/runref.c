@@ -3,6 +3,7 @@
 #include "launcher/runs/runref.h"       // defines: runref_resolve
 #include "common/exitcode.h"       // defines: HPT_EXIT_NO_INPUT, HPT_EXIT_USAGE
 #include "common/fileio.h"         // defines: fileio_exists
+#include "common/jsonfile.h"       // defines: jsonfile_load
 #include "common/sbuf.h"           // defines: struct sbuf, xasprintf
 #include "common/spec/specfile.h"  // defines: SPECFILE_RUN_SPEC
 #include "launcher/runs/sweep_record.h" // defines: sweep_record_load, sweep_record_is_name
@@ -217,14 +218,20 @@ static bool runs_all_swept(const struct found *f, size_t *read)
 	return all;
 }
 
-/* One candidate line: what it is and when it was submitted. */
+/* One candidate line: what it is and when it was submitted.  An
+ * unreadable record (a FIFO, torn JSON) only leaves its details out. */
 static void describe(const char *path, bool sweep, struct sbuf *out)
 {
+	struct sbuf ignored = SBUF_INIT;
 	json_t *doc = NULL;
 	char *sub = sweep ? NULL : xasprintf("%s/submit.json", path);
 	const char *when = NULL;
 
-	doc = json_load_file(sweep ? path : sub, 0, NULL);
+	if (sweep)
+		sweep_record_load(path, &doc, &ignored);
+	else
+		doc = jsonfile_load(sub, 1 << 20, 0, &ignored);
+	sbuf_release(&ignored);
 	if (sweep) {
 		json_t *arrays = json_object_get(doc, "arrays");
 
