@@ -225,7 +225,6 @@ void doctor_check_nics(const char *root, const struct doctor_nic_input *in, stru
 	free_names(ifs, n_ifs);
 }
 
-/* Slurm's GPU list: "0,1" or ranges "0-3"; -1 when malformed. */
 /* A decimal GPU index: digits only, below 2^20; -1 otherwise. */
 static long gpu_index(const char *s, char **end)
 {

@@ -278,8 +278,9 @@ int rundir_open(const char *arg, struct rundir *out, struct sbuf *err)
 	/* DIR/attempts/N is a later attempt of DIR */
 	slash = strrchr(dir, '/');
 	if (slash && slash - dir > 9 && !strncmp(slash - 9, "/attempts", 9) &&
-	    strspn(slash + 1, "0123456789") == strlen(slash + 1) && slash[1]) {
-		out->attempt = atoi(slash + 1);
+	    strspn(slash + 1, "0123456789") == strlen(slash + 1) && slash[1] &&
+	    strlen(slash + 1) < 7) { /* no attempt number beyond an int */
+		out->attempt = (int)strtol(slash + 1, NULL, 10);
 		out->run = xstrndup(dir, (size_t)(slash - 9 - dir));
 		out->dir = dir;
 		return 0;
