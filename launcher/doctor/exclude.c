@@ -1,7 +1,7 @@
 /* exclude.c - the nodes a submission leaves out (exclude.h).  Shell. */
 #include "launcher/doctor/exclude.h" // defines: exclude_build
 #include "common/exitcode.h"         // defines: HPT_EXIT_USAGE
-#include "common/sbuf.h"             // defines: struct sbuf
+#include "common/sbuf.h"             // defines: struct sbuf, sbuf_add_printable
 #include "launcher/doctor/ledger.h"  // defines: ledger_load, ledger_cooling, ledger_cooling_note
 #include "launcher/slurm/slurm.h"    // defines: hpt_slurm_hostlist, hpt_slurm_node_names
 
@@ -35,10 +35,10 @@ static size_t known_nodes(const char **nodes, size_t n, const char *cluster, str
 			continue;
 		}
 		sbuf_addstr(notes, "hpctrain: warning: not excluding ");
-		ledger_add_escaped(notes, nodes[i]);
+		sbuf_add_printable(notes, nodes[i]);
 		sbuf_addf(notes, ", which the node ledger holds but cluster %s has no node of that "
 			  "name ('hpctrain doctor --forget ", cluster);
-		ledger_add_escaped(notes, nodes[i]);
+		sbuf_add_printable(notes, nodes[i]);
 		sbuf_addstr(notes, "' clears it)\n");
 	}
 	hpt_slurm_node_names_free(names, nn);

@@ -27,7 +27,7 @@
  * or written by another version: year 5138 was seen) when the ledger is
  * read and when it is recorded. */
 #include "launcher/doctor/ledger.h" // defines: ledger_*, struct ledger_event
-#include "common/sbuf.h"     // defines: struct sbuf, xcalloc, xstrdup
+#include "common/sbuf.h"     // defines: struct sbuf, sbuf_add_printable, xcalloc, xstrdup
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,30 +299,14 @@ size_t ledger_cooling(const json_t *doc, const char *cluster, time_t now, const 
 	return k;
 }
 
-void ledger_add_escaped(struct sbuf *out, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '\\')
-			sbuf_addstr(out, "\\\\");
-		else if (*p == '\n')
-			sbuf_addstr(out, "\\n");
-		else if (*p == '\t')
-			sbuf_addstr(out, "\\t");
-		else if (*p < 0x20 || *p == 0x7f)
-			sbuf_addf(out, "\\x%02x", *p);
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* U+0080..U+009F, C1 */
-			sbuf_addf(out, "\\u%04x", *++p);
-		else
-			sbuf_addch(out, (char)*p);
-	}
-}
-
-/* s escaped (ledger_add_escaped), malloc'd. */
+/* s with what a terminal would act on escaped (sbuf_add_printable):
+ * a reason and a node name come from a file anyone may have written.
+ * malloc'd. */
 static char *escaped(const char *s)
 {
 	struct sbuf out = SBUF_INIT;
 
-	ledger_add_escaped(&out, s);
+	sbuf_add_printable(&out, s);
 	return sbuf_detach(&out, NULL);
 }
 
@@ -436,12 +420,12 @@ void ledger_cooling_note(const json_t *entry, const char *node, time_t now, stru
 	const char *why = json_string_value(json_object_get(entry, "reason"));
 
 	sbuf_addstr(out, "excluding ");
-	ledger_add_escaped(out, node);
+	sbuf_add_printable(out, node);
 	sbuf_addf(out, ": it failed doctor %lld time(s), last: ",
 		  (long long)json_integer_value(json_object_get(entry, "failures")));
-	ledger_add_escaped(out, why ? why : "?");
+	sbuf_add_printable(out, why ? why : "?");
 	sbuf_addf(out, "; cooling down for %lld min more ('hpctrain doctor --forget ",
 		  (long long)((until - now + 59) / 60));
-	ledger_add_escaped(out, node);
+	sbuf_add_printable(out, node);
 	sbuf_addstr(out, "' clears it)");
 }

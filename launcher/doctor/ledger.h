@@ -69,12 +69,6 @@ void ledger_record(json_t *doc, const char *cluster, const struct ledger_event *
  * LEDGER_COOLDOWN_MAX_S becomes it.  Returns how many entries changed. */
 size_t ledger_clamp(json_t *doc, time_t now);
 
-/* Appends s with what a terminal would act on escaped: control
- * characters as \n, \t or \xHH, C1 controls (U+0080..U+009F) as
- * \u00HH, a backslash as two.  A reason and a node name come from a
- * file anyone may have written. */
-void ledger_add_escaped(struct sbuf *out, const char *s);
-
 /* Removes node from cluster (or from every cluster when cluster is
  * NULL), and a cluster left empty; returns how many entries went. */
 int ledger_forget(json_t *doc, const char *cluster, const char *node);

@@ -16,7 +16,7 @@
 #include "launcher/doctor/ledger.h" // defines: ledger_path, ledger_load, ledger_update, ledger_repair
 #include "common/exitcode.h" // defines: HPT_EXIT_IO, HPT_EXIT_INTERNAL
 #include "common/fileio.h"   // defines: fileio_write_atomic, fileio_mkdirs
-#include "common/sbuf.h"     // defines: struct sbuf
+#include "common/sbuf.h"     // defines: struct sbuf, sbuf_add_printable
 
 #include <errno.h>
 #include <fcntl.h>
@@ -182,7 +182,7 @@ static int parse(const char *path, const struct sbuf *text, json_t **doc, bool *
 	if (!(*doc = json_loadb(text->buf, text->len, JSON_REJECT_DUPLICATES, &je))) {
 		/* je.text quotes the file, which may hold a terminal's escapes */
 		sbuf_addf(err, "%s:%d:%d: not a node ledger: ", path, je.line, je.column);
-		ledger_add_escaped(err, je.text);
+		sbuf_add_printable(err, je.text);
 		return HPT_EXIT_IO;
 	}
 	if (checked(path, *doc, err)) {

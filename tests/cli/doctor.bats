@@ -139,7 +139,7 @@ doctor_srun() { # NODES ARGS...
 		>"$HPCTRAIN_LEDGER"
 	run -0 "$HPT" doctor --ledger
 	[[ "$output" != *$'\e'* && "$output" != *$'\a'* && "$output" != *$'\xc2\x9b'* ]]
-	[[ "$output" == *'node\x1b1 '*'nics: \x1b[2J\x1b]0;owned\x07 \u009b1m down\n'* ]]
+	[[ "$output" == *'node\x1b1 '*'nics: \x1b[2J\x1b]0;owned\x07 \xc2\x9b1m down\n'* ]]
 	[[ "$output" == *"(7d 0h left)"* || "$output" == *"(6d 23h left)"* ]]
 }
 

@@ -334,7 +334,7 @@ static void ledger__until_beyond_a_week_is_clamped(void **state)
 static void ledger__table_and_note_escape_control_characters(void **state)
 {
 	static const char reason[] = "nics: \x1b[2J\x1b]0;owned\x07 \xc2\x9b" "1m down\\ \r\n";
-	static const char want[] = "nics: \\x1b[2J\\x1b]0;owned\\x07 \\u009b1m down\\\\ \\x0d\\n";
+	static const char want[] = "nics: \\x1b[2J\\x1b]0;owned\\x07 \\xc2\\x9b1m down\\ \\r\\n";
 	struct sbuf out = SBUF_INIT;
 	json_t *doc = ledger_new();
 
