@@ -66,9 +66,7 @@ static void say_open_failed(const char *path, int saved, unsigned flags, struct 
 		sbuf_addf(err, "cannot open %s: %s", path, strerror(saved));
 }
 
-/* fstat, the checks flags ask for, then blocking I/O again; closes fd
- * and returns -1 with err when a check fails. */
-static int vet(int fd, const char *path, unsigned flags, struct sbuf *err)
+int fileio_vet_fd(int fd, const char *path, unsigned flags, struct sbuf *err)
 {
 	struct stat st;
 	int fl;
@@ -99,7 +97,7 @@ int fileio_open_regular(const char *path, unsigned flags, struct sbuf *err)
 		say_open_failed(path, errno, flags, err);
 		return -1;
 	}
-	return vet(fd, path, flags, err);
+	return fileio_vet_fd(fd, path, flags, err);
 }
 
 int fileio_check_regular(const char *path, struct sbuf *err)
@@ -112,8 +110,7 @@ int fileio_check_regular(const char *path, struct sbuf *err)
 	return 0;
 }
 
-/* Reads fd to its end or to max + 1 bytes. */
-static int read_to(int fd, const char *path, size_t max, struct sbuf *out, struct sbuf *err)
+int fileio_read_fd(int fd, const char *path, size_t max, struct sbuf *out, struct sbuf *err)
 {
 	while (out->len <= max) {
 		size_t want = max + 1 - out->len < 65536 ? max + 1 - out->len : 65536;
@@ -148,12 +145,12 @@ int fileio_read_flags(const char *path, size_t max, unsigned flags, struct sbuf 
 			sbuf_addf(err, "cannot read %s: it is a directory", path);
 			return -1;
 		}
-		return read_to(STDIN_FILENO, path, max, out, err);
+		return fileio_read_fd(STDIN_FILENO, path, max, out, err);
 	}
 	fd = fileio_open_regular(path, flags, err);
 	if (fd < 0)
 		return -1;
-	rc = read_to(fd, path, max, out, err);
+	rc = fileio_read_fd(fd, path, max, out, err);
 	close(fd);
 	return rc;
 }
@@ -187,7 +184,7 @@ int fileio_open_append(const char *path, struct sbuf *err)
 		say_open_failed(path, errno, FILEIO_NOFOLLOW, err);
 		return -1;
 	}
-	return vet(fd, path, FILEIO_OWNED, err);
+	return fileio_vet_fd(fd, path, FILEIO_OWNED, err);
 }
 
 static int write_all(int fd, const char *p, size_t len)

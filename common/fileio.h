@@ -32,6 +32,16 @@ enum fileio_flags {
  * x: it is a FIFO, not a regular file"). */
 int fileio_open_regular(const char *path, unsigned flags, struct sbuf *err);
 
+/* The checks fileio_open_regular makes after its open(2) (a regular
+ * file; FILEIO_OWNED as above), on a descriptor the caller opened itself
+ * (created, or read-write, as a lock is): fd, made blocking again, or -1
+ * with fd closed and err. */
+int fileio_vet_fd(int fd, const char *path, unsigned flags, struct sbuf *err);
+
+/* Reads fd to its end, or to max + 1 bytes so that a caller can tell
+ * "too large", appending to out.  0, or -1 with err naming path. */
+int fileio_read_fd(int fd, const char *path, size_t max, struct sbuf *out, struct sbuf *err);
+
 /* 0 when path opens as fileio_open_regular(path, 0) would, else -1 with
  * its message: for a command that answers "no such input" (status 4)
  * before handing the path to a reader that says less. */

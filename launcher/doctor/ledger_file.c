@@ -12,10 +12,10 @@
  * plant: PATH is resolved first (realpath), so a user's own symlinked
  * ledger is rewritten where it points and stays a link; the file and
  * the lock are then opened with O_NOFOLLOW, and refused when they are
- * links, not regular files, or another user's. */
+ * links, not regular files, another user's or writable by others. */
 #include "launcher/doctor/ledger.h" // defines: ledger_path, ledger_load, ledger_update, ledger_repair
 #include "common/exitcode.h" // defines: HPT_EXIT_IO, HPT_EXIT_INTERNAL
-#include "common/fileio.h"   // defines: fileio_write_atomic, fileio_mkdirs
+#include "common/fileio.h"   // defines: fileio_vet_fd, fileio_read_fd, fileio_write_atomic, fileio_mkdirs
 #include "common/sbuf.h"     // defines: struct sbuf, sbuf_add_printable
 
 #include <errno.h>
@@ -70,28 +70,6 @@ static char *resolve(const char *path, struct sbuf *err)
 	return NULL;
 }
 
-/* 0 when fd (opened at path, without following a link) is a regular
- * file of this user's, else -1 with err. */
-static int check_own(int fd, const char *path, struct sbuf *err)
-{
-	struct stat st;
-
-	if (fstat(fd, &st)) {
-		sbuf_addf(err, "cannot stat %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		sbuf_addf(err, "%s is not a regular file: refusing it", path);
-		return -1;
-	}
-	if (st.st_uid != geteuid()) {
-		sbuf_addf(err, "%s belongs to uid %u, not to you (uid %u): refusing it", path,
-			  (unsigned)st.st_uid, (unsigned)geteuid());
-		return -1;
-	}
-	return 0;
-}
-
 /* open(2) of path with O_NOFOLLOW (and O_NONBLOCK: a FIFO planted there
  * must not hang us), its refusal of a link said in err; -1 with errno
  * set, and nothing said for ENOENT, EACCES and EROFS, which the caller
@@ -116,11 +94,8 @@ static int lock_open(const char *path, int how, struct sbuf *err)
 	char *lock = xasprintf("%s.lock", path);
 	int fd = open_nofollow(lock, O_RDWR | O_CREAT, err), e = errno;
 
-	if (fd >= 0 && check_own(fd, lock, err)) {
-		close(fd);
-		fd = -1;
+	if (fd >= 0 && (fd = fileio_vet_fd(fd, lock, FILEIO_OWNED, err)) < 0)
 		e = EPERM;
-	}
 	while (fd >= 0 && flock(fd, how))
 		if ((e = errno) != EINTR) {
 			sbuf_addf(err, "cannot lock %s: %s", lock, strerror(e));
@@ -142,28 +117,6 @@ static int checked(const char *path, const json_t *doc, struct sbuf *err)
 		sbuf_addf(err, "%s: %s", path, why.buf);
 	sbuf_release(&why);
 	return rc;
-}
-
-/* Reads fd whole, up to LEDGER_MAX_BYTES + 1 bytes.  0 or -1 with err. */
-static int read_all(int fd, const char *path, struct sbuf *out, struct sbuf *err)
-{
-	while (out->len <= LEDGER_MAX_BYTES) {
-		ssize_t n;
-
-		sbuf_grow(out, 65536);
-		n = read(fd, out->buf + out->len, 65536);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			sbuf_addf(err, "cannot read %s: %s", path, strerror(errno));
-			return -1;
-		}
-		if (!n)
-			break;
-		out->len += (size_t)n;
-		out->buf[out->len] = '\0';
-	}
-	return 0;
 }
 
 /* The text of an opened ledger as a checked, clamped document; *corrupt
@@ -210,7 +163,8 @@ static int read_locked(const char *path, int *fd, json_t **doc, bool *corrupt, s
 	}
 	if (*fd < 0 && (errno == EACCES || errno == EROFS))
 		sbuf_addf(err, "cannot open %s: %s", path, strerror(errno));
-	if (*fd >= 0 && !check_own(*fd, path, err) && !read_all(*fd, path, &text, err))
+	if (*fd >= 0 && (*fd = fileio_vet_fd(*fd, path, FILEIO_OWNED, err)) >= 0 &&
+	    !fileio_read_fd(*fd, path, LEDGER_MAX_BYTES, &text, err))
 		rc = parse(path, &text, doc, corrupt, err);
 	sbuf_release(&text);
 	return rc;
