@@ -112,3 +112,39 @@ need_lmod() {
 	grep -qxF "hpctrain: environment.venv $BATS_TEST_TMPDIR/empty has no bin directory" "$DIR"/logs/batch-*.out
 	[ ! -e "$DIR/logs/rank-0.out" ]
 }
+
+# env_block FILE: the environment lines of FILE's --dry-run script, into
+# block.sh, to run without Slurm.
+env_block() {
+	"$HPT" submit --dry-run "$1" | sed -n '/^# environment:/,/^set -u$/p' >block.sh
+	[ -s block.sh ]
+}
+
+@test "a node without a module command ends the script with status 5 and one line" {
+	[ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null || skip "needs root and unshare"
+	cd "$BATS_TEST_TMPDIR"
+	write_spec job.yaml nocmd 1 1 '[true]' 'environment: {modules: [hptlua/1.0]}'
+	env_block job.yaml
+	mkdir empty
+	# Debian's Lmod hidden in a mount namespace of this test's own
+	run -5 --separate-stderr unshare -m bash -c \
+		'mount --bind empty /usr/share/lmod && env -i PATH=/usr/bin:/bin bash -c "set -u; . ./block.sh"'
+	[ "$stderr" = "hpctrain: environment.modules is set but this node has no module command" ]
+}
+
+@test "the site's own module function is used first, then the init script of LMOD_PKG" {
+	cd "$BATS_TEST_TMPDIR"
+	write_spec job.yaml site 1 1 '[true]' 'environment: {modules: [gcc/12.2]}'
+	env_block job.yaml
+	module() { echo "site module $*"; }
+	export -f module
+	# an init script that exists would be sourced only without the function
+	mkdir -p lmod/init
+	printf 'module() { echo "init module $*"; }\n' >lmod/init/bash
+	LMOD_PKG=$PWD/lmod run -0 --separate-stderr bash -c 'set -u; . ./block.sh'
+	[ "$output" = $'site module load gcc/12.2\nsite module is-loaded gcc/12.2' ]
+	# without it, $LMOD_PKG's init script before Debian's
+	unset -f module
+	LMOD_PKG=$PWD/lmod run -0 --separate-stderr bash -c 'set -u; . ./block.sh'
+	[ "$output" = $'init module load gcc/12.2\ninit module is-loaded gcc/12.2' ]
+}
