@@ -66,6 +66,13 @@ struct job_argv {
 	size_t n;
 };
 
+/* Site software without a container: loaded by the batch script before
+ * its first step, so every step (preflight and ranks) runs inside it. */
+struct job_environment {
+	struct job_argv modules; /* module names in load order; n == 0: none */
+	char *venv;              /* absolute virtualenv path; NULL: none */
+};
+
 struct job_resources {
 	int64_t nodes;
 	int64_t ranks_per_node;
@@ -152,6 +159,7 @@ struct job {
 	struct job_resources resources;
 	struct job_binding binding;
 	struct job_env env;
+	struct job_environment environment;
 	struct job_train train;
 	struct job_argv command;
 	struct job_preempt preempt;

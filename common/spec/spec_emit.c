@@ -78,6 +78,21 @@ static void map_end(struct emit *e)
 	emit(e, &ev);
 }
 
+/* A SPEC_LIST: [] when empty (a list, never null: null reads back as
+ * none too, but one spelling keeps one hash), else one quoted item a line. */
+static void emit_list(struct emit *e, const struct job_argv *a)
+{
+	yaml_event_t ev;
+
+	yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+					     a->n ? YAML_BLOCK_SEQUENCE_STYLE : YAML_FLOW_SEQUENCE_STYLE);
+	emit(e, &ev);
+	for (size_t i = 0; i < a->n; i++)
+		quoted(e, a->v[i]);
+	yaml_sequence_end_event_initialize(&ev);
+	emit(e, &ev);
+}
+
 static void emit_value(struct emit *e, const struct spec_field *f, const void *p)
 {
 	struct sbuf t = SBUF_INIT;
@@ -149,6 +164,9 @@ static void emit_value(struct emit *e, const struct spec_field *f, const void *p
 		emit(e, &ev);
 		break;
 	}
+	case SPEC_LIST:
+		emit_list(e, p);
+		break;
 	case SPEC_SECTION:
 		break;
 	}

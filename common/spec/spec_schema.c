@@ -78,6 +78,31 @@ static const char *check_path(const char *s)
 	return NULL;
 }
 
+/* A virtualenv is named by where it is on the compute nodes; a relative
+ * path would mean the run directory there, not where the spec was. */
+static const char *check_abs_path(const char *s)
+{
+	if (s[0] != '/')
+		return "must be an absolute path";
+	return check_path(s);
+}
+
+/* A module name reaches `module load` as one quoted word.  It must not
+ * start with '-' (an option to module) or '/' (a modulefile path, not a
+ * name), and holds only what Lmod and Environment Modules names use. */
+static const char *check_module(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 256)
+		return "must be 1 to 256 characters";
+	if (!isalnum((unsigned char)s[0]))
+		return "must start with a letter or digit";
+	if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-/@:") != n)
+		return "may hold only letters, digits and . _ + - / @ :";
+	return NULL;
+}
+
 static const char *check_dataset(const char *s)
 {
 	if (!strcmp(s, "fashion-mnist") || !strcmp(s, "synthetic") || !strcmp(s, "hep-synthetic"))
@@ -144,6 +169,13 @@ const struct spec_field spec_fields[] = {
 
 	{ .path = "env", .type = SPEC_ENV, .off = O(env), .def = "{}",
 	  .help = "environment variables set for every rank, last (NAME: value)" },
+
+	SECTION("environment", "site software loaded before the job's steps, without a container"),
+	{ .path = "environment.modules", .type = SPEC_LIST, .off = O(environment.modules), .def = "[]",
+	  .check = check_module,
+	  .help = "environment modules to load, in order (module load NAME), e.g. [gcc/12.2]" },
+	STR("environment.venv", environment.venv, F_NULLABLE, check_abs_path, "null",
+	    "absolute path of a Python virtualenv whose bin/ goes first on PATH"),
 
 	SECTION("train", "the bundled trainer (ignored when command is set)"),
 	ENUM("train.model", train.model, train_model_names, "cnn", "model to train"),
@@ -301,6 +333,7 @@ static void describe_type(const struct spec_field *f, struct sbuf *out)
 		sbuf_addstr(out, "mapping of strings");
 		break;
 	case SPEC_ARGV:
+	case SPEC_LIST:
 		sbuf_addstr(out, "list of strings");
 		break;
 	}

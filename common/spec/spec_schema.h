@@ -26,6 +26,7 @@ enum spec_type {
 	SPEC_MEM,     /* int64_t MiB, Slurm size syntax; 0 = null */
 	SPEC_ENV,     /* struct job_env */
 	SPEC_ARGV,    /* struct job_argv; n == 0 = null */
+	SPEC_LIST,    /* struct job_argv, each item passing check(); n == 0 = [] */
 };
 
 enum spec_field_flags {
@@ -44,7 +45,7 @@ struct spec_field {
 	unsigned flags;
 	const char *const *names; /* SPEC_ENUM, NULL-terminated */
 	const char *def;          /* default as YAML text; NULL for sections */
-	/* SPEC_STR: returns NULL if s is acceptable, else why not. */
+	/* SPEC_STR, SPEC_LIST items: returns NULL if s is acceptable, else why not. */
 	const char *(*check)(const char *s);
 	const char *help;
 };

@@ -19,6 +19,7 @@
 #define SPEC_MAX_ENV 256
 #define SPEC_MAX_ARGS 4096
 #define SPEC_MAX_VALUE 4096
+#define SPEC_MAX_ITEMS 256
 
 static int expected(struct sbuf *why, const char *what, const struct ynode *n)
 {
@@ -232,6 +233,65 @@ static int set_argv(const struct ynode *n, struct job_argv *a, struct sbuf *why,
 	return 0;
 }
 
+/* One item of a SPEC_LIST, checked by f->check before it is kept. */
+static int list_item(const struct spec_field *f, const char *s, size_t len, struct job_argv *a,
+		     struct sbuf *why)
+{
+	char *item = xstrndup(s, len);
+	const char *bad = f->check ? f->check(item) : NULL;
+
+	if (bad) {
+		sbuf_addf(why, "item %zu, \"", a->n + 1);
+		sbuf_add_printable(why, SBUF_CLIP(item));
+		sbuf_addf(why, "\", %s", bad);
+		free(item);
+		return -1;
+	}
+	a->v = xrealloc(a->v, (a->n + 2) * sizeof(*a->v));
+	a->v[a->n++] = item;
+	a->v[a->n] = NULL;
+	return 0;
+}
+
+/* A list of checked words: a YAML list, or one string split on blanks
+ * (so --set KEY="a b" works as it does for command), or null for none. */
+static int set_list(const struct spec_field *f, const struct ynode *n, struct job_argv *a,
+		    struct sbuf *why, const struct ynode **at)
+{
+	if (ynode_is_null(n))
+		return 0;
+	if (n->kind == YNODE_SCALAR) {
+		for (const char *p = n->str; *p;) {
+			size_t len;
+
+			p += strspn(p, " \t\n");
+			len = strcspn(p, " \t\n");
+			if (len && list_item(f, p, len, a, why))
+				return -1;
+			p += len;
+		}
+		return 0;
+	}
+	if (n->kind != YNODE_SEQ)
+		return expected(why, "a list of strings, a string, or null", n);
+	if (n->nkids > SPEC_MAX_ITEMS) {
+		sbuf_addf(why, "more than %d items", SPEC_MAX_ITEMS);
+		return -1;
+	}
+	for (size_t i = 0; i < n->nkids; i++) {
+		const struct ynode *k = n->kids[i];
+
+		*at = k;
+		if (k->kind != YNODE_SCALAR || ynode_is_null(k)) {
+			sbuf_addf(why, "item %zu: ", i + 1);
+			return expected(why, "a string", k);
+		}
+		if (list_item(f, k->str, k->len, a, why))
+			return -1;
+	}
+	return 0;
+}
+
 void spec_value_release(const struct spec_field *f, void *dst)
 {
 	switch (f->type) {
@@ -251,7 +311,8 @@ void spec_value_release(const struct spec_field *f, void *dst)
 		env->n = 0;
 		break;
 	}
-	case SPEC_ARGV: {
+	case SPEC_ARGV:
+	case SPEC_LIST: {
 		struct job_argv *a = dst;
 
 		for (size_t i = 0; i < a->n; i++)
@@ -313,6 +374,8 @@ int spec_value_set(const struct spec_field *f, const struct ynode *n, void *dst,
 		return set_env(n, dst, why, at);
 	case SPEC_ARGV:
 		return set_argv(n, dst, why, at);
+	case SPEC_LIST:
+		return set_list(f, n, dst, why, at);
 	case SPEC_SECTION:
 		break;
 	}

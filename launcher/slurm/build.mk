@@ -3,7 +3,8 @@
 # Debian 12's libslurm-dev has no slurm.pc: launcher/slurm/slurm.pc
 # stands in, by path.
 
-SLURM_CORE  = launcher/slurm/render.c launcher/slurm/render_array.c
+SLURM_CORE  = launcher/slurm/render.c launcher/slurm/render_array.c \
+              launcher/slurm/render_environment.c
 SLURM_SHELL = launcher/slurm/slurm.c
 SLURM_PC   := $(if $(shell $(PKG_CONFIG) --exists slurm 2>/dev/null && echo y),slurm,launcher/slurm/slurm.pc)
 
@@ -12,6 +13,8 @@ HPCTRAIN_PKGS += $(SLURM_PC)
 # (tests/cluster/).
 DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libpmix-dev \
                  openmpi-bin libopenmpi-dev iproute2 util-linux
+# environment.modules is tested against Debian's Lmod (tests/cli/environment.bats).
+DEBIAN_PKGS   += lmod
 
 UNIT_TESTS += test_render
 UNIT_SRC_test_render = $(SLURM_CORE) $(SPEC_CORE)

@@ -342,7 +342,9 @@ int render_job(const struct job *job, const struct render_ctx *ctx, struct rende
 	if (bad)
 		goto fail;
 	add_header(job, ctx, opts, &s);
-	if (add_env(job, &s, err))
+	/* Modules and venv first, the spec's env after them: env is "set
+	 * last" and may override what a module set. */
+	if (render_environment(job, &s, err) || add_env(job, &s, err))
 		goto fail;
 	add_preflight(job, &s);
 	add_step(job, opts, &s);

@@ -83,6 +83,13 @@ int render_job(const struct job *job, const struct render_ctx *ctx, struct rende
 int render_batch_script(const struct job *job, const struct render_ctx *ctx, struct sbuf *out,
 			struct diag_list *err);
 
+/* The lines that load environment.modules and put environment.venv
+ * first on PATH (render_environment.c), appended to out; nothing when
+ * the job has neither.  render_job places them before the first step.
+ * Returns 0, or -1 with a diagnostic for a module name that starts with
+ * '-' or a relative venv (which the spec core refuses first). */
+int render_environment(const struct job *job, struct sbuf *out, struct diag_list *err);
+
 /* A sweep's array job (render_array.c).  Its tasks' batch logs, relative
  * to the array's working directory, whose entry %a links to the task's run. */
 #define RENDER_ARRAY_LOG "%a/logs/batch-%j.out"

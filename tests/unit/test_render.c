@@ -211,6 +211,114 @@ static void render__single_quotes_every_env_value_and_command_argument(void **st
 	sbuf_release(&s);
 }
 
+/* The block environment renders, from its comment to its set -u. */
+static const char *environment_block(const char *script, struct sbuf *out)
+{
+	const char *a = strstr(script, "\n# environment:"), *b = a ? strstr(a, "\nset -u\n") : NULL;
+
+	if (!a || !b)
+		fail_msg("no environment block in\n%s", script);
+	sbuf_add(out, a + 1, (size_t)(b - a) + 7);
+	return out->buf;
+}
+
+/* Golden: the module command found (the site's function first), each
+ * module loaded and confirmed on its own so the failure names it, the
+ * venv's bin first on PATH with nothing sourced, all before any step
+ * and before the spec's env, which may override what a module set. */
+static void render__loads_each_module_then_the_venv_before_any_step(void **state)
+{
+	struct sbuf s = SBUF_INIT, block = SBUF_INIT;
+	const char *want =
+		"# environment: site software for every step (preflight and ranks)\n"
+		"set +u\n"
+		"if ! declare -F module >/dev/null; then\n"
+		"\tfor init in \"${LMOD_PKG:+$LMOD_PKG/init/bash}\" \"${MODULESHOME:+$MODULESHOME/init/bash}\" \\\n"
+		"\t\t/usr/share/lmod/lmod/init/bash; do\n"
+		"\t\t[ -n \"$init\" ] && [ -r \"$init\" ] && . \"$init\" && break\n"
+		"\tdone\n"
+		"fi\n"
+		"if ! declare -F module >/dev/null; then\n"
+		"\techo 'hpctrain: environment.modules is set but this node has no module command' >&2\n"
+		"\texit 5\n"
+		"fi\n"
+		"module load 'gcc/12.2' && module is-loaded 'gcc/12.2' || {\n"
+		"\tprintf 'hpctrain: module %s did not load\\n' 'gcc/12.2' >&2\n"
+		"\texit 4\n"
+		"}\n"
+		"module load 'py-torch/2.1+cuda@12:x' && module is-loaded 'py-torch/2.1+cuda@12:x' || {\n"
+		"\tprintf 'hpctrain: module %s did not load\\n' 'py-torch/2.1+cuda@12:x' >&2\n"
+		"\texit 4\n"
+		"}\n"
+		"export VIRTUAL_ENV='/opt/v e/it'\\''s$(id)`id`'\n"
+		"if [ ! -d \"$VIRTUAL_ENV/bin\" ]; then\n"
+		"\tprintf 'hpctrain: environment.venv %s has no bin directory\\n' \"$VIRTUAL_ENV\" >&2\n"
+		"\texit 4\n"
+		"fi\n"
+		"export PATH=\"$VIRTUAL_ENV/bin:$PATH\"\n"
+		"unset PYTHONHOME\n"
+		"set -u\n";
+
+	(void)state;
+	render_ok("version: 1\nname: a\nresources: {nodes: 2}\nenv: {X: y}\n"
+		  "environment:\n  modules: [gcc/12.2, \"py-torch/2.1+cuda@12:x\"]\n"
+		  "  venv: \"/opt/v e/it's$(id)`id`\"\n",
+		  &s);
+	assert_string_equal(environment_block(s.buf, &block), want);
+	assert_true(strstr(s.buf, "# environment:") < strstr(s.buf, "export X="));
+	assert_true(strstr(s.buf, "export X=") < strstr(s.buf, "doctor --preflight"));
+	assert_true(strstr(s.buf, "doctor --preflight") < strstr(s.buf, "launch --supervise"));
+	assert_null(strstr(s.buf, "activate"));
+	sbuf_release(&block);
+	sbuf_release(&s);
+}
+
+/* Only what is set: no module lines for a venv alone, and nothing at all
+ * (the scripts of existing specs unchanged) without either. */
+static void render__writes_environment_lines_only_for_what_is_set(void **state)
+{
+	struct sbuf none = SBUF_INIT, venv = SBUF_INIT;
+
+	(void)state;
+	render_ok(MINIMAL "environment: {modules: [], venv: null}\n", &none);
+	assert_null(strstr(none.buf, "environment"));
+	assert_null(strstr(none.buf, "set +u"));
+	render_ok(MINIMAL "environment: {venv: /opt/v}\n", &venv);
+	assert_null(strstr(venv.buf, "module"));
+	assert_has_line(venv.buf, "export VIRTUAL_ENV='/opt/v'");
+	sbuf_release(&none);
+	sbuf_release(&venv);
+}
+
+/* Values the spec core refuses, put in by hand: the renderer's own
+ * check keeps them from changing what a line means. */
+static void render__refuses_a_module_read_as_an_option_and_a_relative_venv(void **state)
+{
+	struct loaded l;
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf s = SBUF_INIT;
+
+	(void)state;
+	load(&l, MINIMAL "environment: {modules: [gcc]}\n");
+	assert_int_equal(l.rc, 0);
+	free(l.job.environment.modules.v[0]);
+	l.job.environment.modules.v[0] = strdup("--force");
+	assert_int_equal(render_batch_script(&l.job, &ctx, &s, &dl), -1);
+	assert_int_equal(s.len, 0);
+	assert_string_equal(dl.v[0].path, "environment.modules");
+	diag_list_release(&dl);
+	loaded_release(&l);
+	load(&l, MINIMAL "environment: {venv: /v}\n");
+	free(l.job.environment.venv);
+	l.job.environment.venv = strdup("v");
+	assert_int_equal(render_batch_script(&l.job, &ctx, &s, &dl), -1);
+	assert_int_equal(s.len, 0);
+	assert_string_equal(dl.v[0].path, "environment.venv");
+	sbuf_release(&s);
+	diag_list_release(&dl);
+	loaded_release(&l);
+}
+
 static void render__runs_the_bundled_trainer_without_a_command(void **state)
 {
 	struct sbuf s = SBUF_INIT;
@@ -365,6 +473,9 @@ int main(void)
 		cmocka_unit_test(render__refuses_a_relative_hpctrain_path_and_a_bad_hash),
 		cmocka_unit_test(render__shell_quote_keeps_every_byte),
 		cmocka_unit_test(render__runs_doctor_first_on_multi_node_jobs),
+		cmocka_unit_test(render__loads_each_module_then_the_venv_before_any_step),
+		cmocka_unit_test(render__writes_environment_lines_only_for_what_is_set),
+		cmocka_unit_test(render__refuses_a_module_read_as_an_option_and_a_relative_venv),
 		cmocka_unit_test(render__puts_the_exclude_list_on_its_sbatch_line),
 		cmocka_unit_test(render__makes_an_array_that_runs_each_task_in_its_point_run),
 	};

@@ -220,6 +220,42 @@ static void spec__reads_command_as_an_argument_list(void **state)
 		    "job.yaml:3:14: command: argument 2: expected a string, got a mapping");
 }
 
+static void spec__reads_environment_modules_as_checked_names_and_venv_as_an_absolute_path(
+	void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	check_ok(MINIMAL, &l);
+	assert_int_equal(l.job.environment.modules.n, 0);
+	assert_null(l.job.environment.venv);
+	loaded_release(&l);
+	check_ok(MINIMAL "environment: {modules: [gcc/12.2, py-torch/2.1+cuda@x], venv: /opt/v}\n", &l);
+	assert_int_equal(l.job.environment.modules.n, 2);
+	assert_string_equal(l.job.environment.modules.v[1], "py-torch/2.1+cuda@x");
+	assert_string_equal(l.job.environment.venv, "/opt/v");
+	loaded_release(&l);
+	check_ok(MINIMAL "environment: {modules: gcc/12.2  openmpi}\n", &l);
+	assert_int_equal(l.job.environment.modules.n, 2);
+	assert_string_equal(l.job.environment.modules.v[1], "openmpi");
+	loaded_release(&l);
+	/* Nothing a shell or `module` could read as more than a name. */
+	check_error(MINIMAL "environment: {modules: [gcc, \"$(id)\"]}\n",
+		    "job.yaml:3:30: environment.modules: item 2, \"$(id)\", must start with a letter or digit");
+	check_error(MINIMAL "environment: {modules: [\"gcc'x\"]}\n",
+		    "job.yaml:3:25: environment.modules: item 1, \"gcc'x\", "
+		    "may hold only letters, digits and . _ + - / @ :");
+	check_error(MINIMAL "environment: {modules: [\"gcc\\nx\"]}\n",
+		    "job.yaml:3:25: environment.modules: item 1, \"gcc\\nx\", "
+		    "may hold only letters, digits and . _ + - / @ :");
+	check_error(MINIMAL "environment: {modules: \"--force gcc\"}\n",
+		    "job.yaml:3:24: environment.modules: item 1, \"--force\", must start with a letter or digit");
+	check_error(MINIMAL "environment: {modules: [{a: b}]}\n",
+		    "job.yaml:3:25: environment.modules: item 1: expected a string, got a mapping");
+	check_error(MINIMAL "environment: {venv: venvs/torch}\n",
+		    "job.yaml:3:21: environment.venv: \"venvs/torch\" must be an absolute path");
+}
+
 static void spec__suggests_the_key_that_was_meant(void **state)
 {
 	(void)state;
@@ -406,6 +442,7 @@ int main(void)
 		cmocka_unit_test(spec__parses_memory_sizes_in_slurm_units),
 		cmocka_unit_test(spec__reads_env_as_sorted_strings),
 		cmocka_unit_test(spec__reads_command_as_an_argument_list),
+		cmocka_unit_test(spec__reads_environment_modules_as_checked_names_and_venv_as_an_absolute_path),
 		cmocka_unit_test(spec__suggests_the_key_that_was_meant),
 		cmocka_unit_test(spec__reports_duplicate_keys_with_the_first_position),
 		cmocka_unit_test(spec__requires_version_and_name),
