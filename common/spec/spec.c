@@ -194,6 +194,10 @@ static void check_combinations(struct walk *w)
 		diag_add(w->dl, DIAG_WARNING, where, line, col, "supervise.stall_timeout_s",
 			 "%lld s is not shorter than resources.time (%lld s): a stall is never reported",
 			 (long long)j->supervise.stall_timeout_s, (long long)j->resources.time_s);
+	if (!j->container.image && (j->container.mounts.n || j->container.workdir ||
+				    j->container.digest || j->container.writable))
+		diag_add(w->dl, DIAG_WARNING, where, line, col, "container",
+			 "ignored because container.image is null");
 	if (j->command.n && seen_path(w, "train"))
 		diag_add(w->dl, DIAG_WARNING, where, line, col, "train",
 			 "ignored because command is set");

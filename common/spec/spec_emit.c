@@ -133,15 +133,18 @@ static void emit_value(struct emit *e, const struct spec_field *f, const void *p
 		map_end(e);
 		break;
 	}
-	case SPEC_ARGV: {
+	case SPEC_ARGV:
+	case SPEC_LIST: {
 		const struct job_argv *a = p;
 		yaml_event_t ev;
 
-		if (!a->n) {
+		if (!a->n && f->type == SPEC_ARGV) {
 			plain(e, "null");
 			break;
 		}
-		yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+		yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+						     a->n ? YAML_BLOCK_SEQUENCE_STYLE
+							  : YAML_FLOW_SEQUENCE_STYLE);
 		emit(e, &ev);
 		for (size_t i = 0; i < a->n; i++)
 			quoted(e, a->v[i]);

@@ -26,6 +26,7 @@ enum spec_type {
 	SPEC_MEM,     /* int64_t MiB, Slurm size syntax; 0 = null */
 	SPEC_ENV,     /* struct job_env */
 	SPEC_ARGV,    /* struct job_argv; n == 0 = null */
+	SPEC_LIST,    /* struct job_argv of strings each passing check(); n == 0 = empty */
 };
 
 enum spec_field_flags {

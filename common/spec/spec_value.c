@@ -232,6 +232,38 @@ static int set_argv(const struct ynode *n, struct job_argv *a, struct sbuf *why,
 	return 0;
 }
 
+/* A list whose items each pass f->check: null or [] is empty. */
+static int set_list(const struct spec_field *f, const struct ynode *n, struct job_argv *a,
+		    struct sbuf *why, const struct ynode **at)
+{
+	if (ynode_is_null(n))
+		return 0;
+	if (n->kind != YNODE_SEQ)
+		return expected(why, "a list of strings", n);
+	if (n->nkids > SPEC_MAX_ARGS) {
+		sbuf_addf(why, "more than %d items", SPEC_MAX_ARGS);
+		return -1;
+	}
+	for (size_t i = 0; i < n->nkids; i++) {
+		const struct ynode *k = n->kids[i];
+		const char *bad;
+
+		*at = k;
+		if (k->kind != YNODE_SCALAR || ynode_is_null(k)) {
+			sbuf_addf(why, "item %zu: ", i + 1);
+			return expected(why, "a string", k);
+		}
+		if ((bad = f->check ? f->check(k->str) : NULL)) {
+			sbuf_addf(why, "item %zu: ", i + 1);
+			spec_quote_got(k, why);
+			sbuf_addf(why, " %s", bad);
+			return -1;
+		}
+		argv_push(a, k->str, k->len);
+	}
+	return 0;
+}
+
 void spec_value_release(const struct spec_field *f, void *dst)
 {
 	switch (f->type) {
@@ -251,7 +283,8 @@ void spec_value_release(const struct spec_field *f, void *dst)
 		env->n = 0;
 		break;
 	}
-	case SPEC_ARGV: {
+	case SPEC_ARGV:
+	case SPEC_LIST: {
 		struct job_argv *a = dst;
 
 		for (size_t i = 0; i < a->n; i++)
@@ -313,6 +346,8 @@ int spec_value_set(const struct spec_field *f, const struct ynode *n, void *dst,
 		return set_env(n, dst, why, at);
 	case SPEC_ARGV:
 		return set_argv(n, dst, why, at);
+	case SPEC_LIST:
+		return set_list(f, n, dst, why, at);
 	case SPEC_SECTION:
 		break;
 	}
