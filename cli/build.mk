@@ -19,7 +19,8 @@ CLI_REPORT = cli/cmd_report.c cli/report_out.c cli/report_sweep.c cli/report_mai
 HPCTRAIN_SRC = $(CLI_MAIN) $(CLI_LAUNCH) $(CLI_SUBMIT) $(SPEC_CORE) $(SPEC_SHELL) \
                $(TOPO_CORE) $(TOPO_SHELL) $(RANK_CORE) $(RANK_SHELL) $(SUPERVISE_CORE) \
                $(SUPERVISE_SHELL) $(SLURM_CORE) $(SLURM_SHELL) $(RUNS_CORE) $(RUNS_SHELL) \
-               $(LEDGER_CORE) $(LEDGER_SHELL) $(EXCLUDE_SRC)
+               $(LEDGER_CORE) $(LEDGER_SHELL) $(EXCLUDE_SRC) $(CONTAINER_CORE) \
+               $(CONTAINER_SHELL)
 DOCTOR_SRC   = $(CLI_DOCTOR) $(DOCTOR_CORE) $(DOCTOR_SHELL) $(DOCTOR_PROBE) $(LEDGER_CORE) \
                $(LEDGER_SHELL) $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) \
                $(SPEC_SHELL) $(SLURM_CORE) $(SLURM_SHELL) launcher/runs/rundir.c
