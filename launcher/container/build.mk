@@ -5,7 +5,8 @@
 # (container_digest.c).
 
 CONTAINER_CORE  = launcher/container/container_argv.c
-CONTAINER_SHELL = launcher/container/container_image.c launcher/container/container_digest.c
+CONTAINER_SHELL = launcher/container/container_image.c launcher/container/container_digest.c \
+                  launcher/container/container_wrap.c
 
 # The runtimes the tests start for real (tests/cli/container.bats):
 # Charliecloud, SquashFS images for its refusal, Podman under runc (crun
