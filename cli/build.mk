@@ -8,7 +8,8 @@
 # `hpctrain doctor` and `hpctrain report` exec the last two, so the
 # login-node binary links none of MPI, oneDNN, munge or cairo.
 
-CLI_MAIN   = cli/main.c cli/json_print.c cli/cmd_validate.c cli/cmd_template.c cli/cmd_topo.c
+CLI_MAIN   = cli/main.c cli/json_print.c cli/cmd_validate.c cli/cmd_template.c cli/cmd_topo.c \
+             cli/image_pin.c
 CLI_LAUNCH = cli/cmd_launch.c cli/cmd_autopsy.c
 CLI_SUBMIT = cli/cmd_submit.c cli/submit_report.c cli/submit_sweep.c cli/cmd_status.c \
              cli/status_watch.c cli/ticker.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c

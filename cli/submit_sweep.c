@@ -11,6 +11,7 @@
 #include "common/exitcode.h"             // defines: enum hpt_exit
 #include "common/sbuf.h"                 // defines: struct sbuf
 #include "common/spec/spec.h"            // defines: spec_load
+#include "cli/image_pin.h"                // defines: image_pin
 #include "common/spec/specfile.h"        // defines: struct specfile_overrides
 #include "common/spec/sweep.h"           // defines: struct sweep, sweep_point
 #include "launcher/runs/attempt.h"       // defines: attempt_resolve, attempt_render
@@ -64,7 +65,9 @@ static int load_point(const struct sweep_request *req, size_t i,
 	attempt_init(&pt->at);
 	pt->index = i;
 	status = spec_load(req->where, req->text, req->len, all, n + sp.n, &pt->at.job, &mine)
-			 ? HPT_EXIT_BAD_SPEC : attempt_resolve(&pt->at);
+			 ? HPT_EXIT_BAD_SPEC : image_pin(&pt->at.job, "submit", 0);
+	if (!status)
+		status = attempt_resolve(&pt->at);
 	diag_merge(dl, &mine);
 	diag_list_release(&mine);
 	free(all);

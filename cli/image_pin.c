@@ -1,0 +1,77 @@
+/* image_pin.c - a job's container image pinned by its content digest:
+ * see image_pin.h.  Calls launcher/container and prints. */
+#include "cli/image_pin.h"                        // defines: image_pin, image_pin_digest
+#include "common/exitcode.h"                      // defines: enum hpt_exit
+#include "common/sbuf.h"                          // defines: struct sbuf, xstrdup
+#include "launcher/container/container_digest.h"  // defines: container_digest, container_digest_cache_path
+#include "launcher/container/container_image.h"   // defines: container_image_kind, container_image_runtime
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each line of a multi-line note, prefixed. */
+static void print_lines(const char *cmd, const char *text)
+{
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+
+		fprintf(stderr, "hpctrain %s: %.*s\n", cmd, (int)n, text);
+		text += n + (text[n] == '\n');
+	}
+}
+
+int image_pin_digest(const struct job *job, const char *cmd, char out[CONTAINER_DIGEST_SIZE])
+{
+	const char *image = job->container.image;
+	struct sbuf note = SBUF_INIT, err = SBUF_INIT;
+	enum container_image_kind kind;
+	char *cache = NULL;
+	int status = HPT_EXIT_OK;
+
+	out[0] = '\0';
+	if (!image)
+		return HPT_EXIT_OK;
+	if (container_image_kind(image, &kind, &err)) {
+		status = HPT_EXIT_NO_INPUT;
+	} else {
+		cache = container_digest_cache_path();
+		if (container_digest(image, kind, cache, out, &note, &err))
+			status = HPT_EXIT_NO_INPUT;
+	}
+	print_lines(cmd, note.buf);
+	if (status)
+		fprintf(stderr, "hpctrain %s: %s\n", cmd, err.buf);
+	free(cache);
+	sbuf_release(&note);
+	sbuf_release(&err);
+	return status;
+}
+
+static void check_runtime(const struct job *job, const char *cmd)
+{
+	struct sbuf err = SBUF_INIT;
+	int got;
+
+	if (container_image_runtime(job->container.runtime, &got, &err))
+		fprintf(stderr, "hpctrain %s: note: not checked: %s on this host; it must be on "
+			"the compute nodes\n", cmd, err.buf);
+	if (job->container.image[0] != '/')
+		fprintf(stderr, "hpctrain %s: note: not checked: the image reference %s is "
+			"pulled by the runtime, not here\n", cmd, job->container.image);
+	sbuf_release(&err);
+}
+
+int image_pin(struct job *job, const char *cmd, int check)
+{
+	char digest[CONTAINER_DIGEST_SIZE];
+	int status = image_pin_digest(job, cmd, digest);
+
+	if (status || !job->container.image)
+		return status;
+	if (check)
+		check_runtime(job, cmd);
+	free(job->container.digest);
+	job->container.digest = xstrdup(digest);
+	return HPT_EXIT_OK;
+}
