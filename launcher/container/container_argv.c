@@ -166,7 +166,11 @@ static int podman(const struct container_input *in, const struct job_argv *m,
 	push(out, "--network=host");
 	push(out, "--ipc=host");
 	push(out, "--pid=host");
-	push(out, "--ulimit=host"); /* memlock for RDMA; root here lacks CAP_SYS_RESOURCE */
+	/* podman's own defaults (nproc=32768, nofile raised to the maximum)
+	 * fail where root lacks CAP_SYS_RESOURCE, and so does "host": the
+	 * site says which limits work */
+	for (size_t i = 0; i < in->nulimits; i++)
+		push_opt(out, "--ulimit", in->podman_ulimits[i]);
 	if (!in->c->writable)
 		push(out, "--read-only");
 	push(out, "--volume=/tmp:/tmp");

@@ -43,6 +43,8 @@ struct container_input {
 	unsigned local_size;           /* ranks on this node (ch-run --join when > 1) */
 	const char *join_tag;          /* the same for a step's ranks on a node, or NULL */
 	const char *podman_runtime;    /* podman --runtime (e.g. runc), or NULL */
+	const char *const *podman_ulimits; /* podman --ulimit values (nofile=N:N) */
+	size_t nulimits;
 	const char *const *env_names;  /* enroot: variables to pass in (--env NAME) */
 	size_t nenv;
 	char *const *argv;             /* the program, NULL-terminated */

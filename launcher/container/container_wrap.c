@@ -75,6 +75,25 @@ static char *workdir(const struct job *job, const char *run, char *const *data, 
 	return run ? xstrdup(run) : NULL;
 }
 
+/* HPCTRAIN_PODMAN_ULIMITS, split on ',' (limits hold no commas). */
+static size_t podman_ulimits(char ***out)
+{
+	const char *s = getenv("HPCTRAIN_PODMAN_ULIMITS");
+	size_t n = 0;
+
+	*out = NULL;
+	while (s && *s) {
+		size_t len = strcspn(s, ",");
+
+		if (len) {
+			*out = xrealloc(*out, (n + 1) * sizeof(**out));
+			(*out)[n++] = xstrndup(s, len);
+		}
+		s += len + (s[len] == ',');
+	}
+	return n;
+}
+
 /* SLURM_JOB_ID.SLURM_STEP_ID: the same for a step's ranks on a node. */
 static char *join_tag(void)
 {
@@ -88,7 +107,7 @@ static int build(const struct container_wrap_in *w, struct container_input *in,
 {
 	const struct job_container *c = &w->job->container;
 	char *run = w->run ? realpath(w->run, NULL) : NULL, *data[2], *wd, *tag = join_tag();
-	char **names = NULL;
+	char **names = NULL, **ulimits;
 	const char *pr = getenv("HPCTRAIN_PODMAN_RUNTIME");
 	int rc;
 
@@ -104,6 +123,8 @@ static int build(const struct container_wrap_in *w, struct container_input *in,
 	in->local_size = w->local_size;
 	in->join_tag = tag;
 	in->podman_runtime = pr && *pr ? pr : NULL;
+	in->nulimits = podman_ulimits(&ulimits);
+	in->podman_ulimits = (const char *const *)ulimits;
 	in->nenv = env_names(&names);
 	in->env_names = (const char *const *)names;
 	in->argv = w->argv;
@@ -112,6 +133,9 @@ static int build(const struct container_wrap_in *w, struct container_input *in,
 		free(names[i]);
 	for (size_t i = 0; i < in->ndata; i++)
 		free(data[i]);
+	for (size_t i = 0; i < in->nulimits; i++)
+		free(ulimits[i]);
+	free(ulimits);
 	free(names);
 	free(run);
 	free(wd);

@@ -9,6 +9,7 @@
 static char *const program[] = { "python3", "train.py", "--lr", "$(id)", "a b", NULL };
 static const char *const data[] = { "/data/fmnist" };
 static const char *const env_names[] = { "RANK", "WORLD_SIZE" };
+static const char *const ulimits[] = { "nofile=1024:1024", "nproc=4096:4096" };
 
 /* One rank of two on its node, bound to cores 4-7 on NUMA node 1. */
 static struct container_input input(struct job_container *c, int runtime,
@@ -18,7 +19,7 @@ static struct container_input input(struct job_container *c, int runtime,
 		.c = c, .runtime = runtime, .kind = kind, .run_dir = "/srv/runs/j/0123",
 		.data_dirs = data, .ndata = 1, .workdir = "/srv/runs/j/0123", .cpus = "4-7",
 		.mems = "1", .gpus = true, .local_size = 2, .join_tag = "42.0",
-		.podman_runtime = "runc", .env_names = env_names, .nenv = 2, .argv = program,
+		.podman_runtime = "runc", .podman_ulimits = ulimits, .nulimits = 2, .env_names = env_names, .nenv = 2, .argv = program,
 	};
 	return in;
 }
@@ -138,7 +139,8 @@ static void container__podman_gets_the_host_env_and_the_plans_cpuset(void **stat
 
 	(void)state;
 	check_argv(&in, "podman|--runtime=runc|run|--rm|--env-host|--network=host|--ipc=host"
-			"|--pid=host|--ulimit=host|--read-only|--volume=/tmp:/tmp"
+			"|--pid=host|--ulimit=nofile=1024:1024|--ulimit=nproc=4096:4096"
+			"|--read-only|--volume=/tmp:/tmp"
 			"|--volume=/srv/runs/j/0123:/srv/runs/j/0123"
 			"|--volume=/data/fmnist:/data/fmnist|--cpuset-cpus=4-7|--cpuset-mems=1"
 			"|--device=nvidia.com/gpu=all|--workdir=/srv/runs/j/0123|--rootfs|/img/torch"
@@ -147,13 +149,14 @@ static void container__podman_gets_the_host_env_and_the_plans_cpuset(void **stat
 	c.writable = true;
 	in.kind = CONTAINER_IMAGE_REF;
 	in.podman_runtime = NULL;
+	in.nulimits = 0;
 	in.cpus = in.mems = NULL;
 	in.gpus = false;
 	in.run_dir = NULL;
 	in.ndata = 0;
 	in.workdir = NULL;
 	check_argv(&in, "podman|run|--rm|--env-host|--network=host|--ipc=host|--pid=host"
-			"|--ulimit=host|--volume=/tmp:/tmp|docker.io/library/debian@sha256:0123"
+			"|--volume=/tmp:/tmp|docker.io/library/debian@sha256:0123"
 			"|python3|train.py|--lr|$(id)|a b");
 	c.image = "/img/torch.sif";
 	in.kind = CONTAINER_IMAGE_SIF;
