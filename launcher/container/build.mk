@@ -15,3 +15,8 @@ DEBIAN_PKGS += charliecloud-runtime squashfs-tools podman runc
 
 UNIT_TESTS += test_container
 UNIT_SRC_test_container = $(CONTAINER_CORE) common/sbuf.c
+
+# The digest and its cache, in a temporary directory.
+UNIT_TESTS += test_container_digest
+UNIT_SRC_test_container_digest = launcher/container/container_digest.c common/fileio.c \
+                                 common/jsonfile.c common/sbuf.c
