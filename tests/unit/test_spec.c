@@ -235,6 +235,12 @@ static void spec__reads_the_container_section_and_checks_each_field(void **state
 	assert_true(l.job.container.writable);
 	assert_null(l.job.container.digest);
 	loaded_release(&l);
+	load(&l, MINIMAL "container: {image: /srv/img}\n");
+	assert_int_equal(l.rc, 0);
+	assert_diag(&l, "job.yaml:1:1: warning: container.image: the bundled trainer is started "
+		    "inside the image by its path on the host, so the image must hold hpctrain "
+		    "there; or set command");
+	loaded_release(&l);
 	check_error(MINIMAL "container: {image: -x}\n",
 		    "job.yaml:3:20: container.image: \"-x\" must be an absolute path or an image "
 		    "reference starting with a letter or digit");
