@@ -33,8 +33,7 @@ static void push_program(struct job_argv *a, char *const *argv)
 		push(a, argv[i]);
 }
 
-/* Every mount as "SRC:DST", in a fixed order, each DST once. */
-static void gather_mounts(const struct container_input *in, struct job_argv *m)
+void container_argv_mounts(const struct container_input *in, struct job_argv *m)
 {
 	struct job_argv all = { NULL, 0 };
 
@@ -197,7 +196,7 @@ int container_argv_build(const struct container_input *in, struct job_argv *out,
 	int rc = -1;
 
 	container_argv_release(out);
-	gather_mounts(in, &m);
+	container_argv_mounts(in, &m);
 	switch (in->runtime) {
 	case CONTAINER_CHARLIECLOUD:
 		rc = charliecloud(in, &m, out, err);

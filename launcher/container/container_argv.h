@@ -59,6 +59,11 @@ struct container_input {
 int container_argv_build(const struct container_input *in, struct job_argv *out,
 			 struct sbuf *err);
 
+/* The mounts container_argv_build gives every runtime, as "SRC:DST":
+ * the run directory, the data directories, container.mounts, in that
+ * order, each DST once.  Appends to out. */
+void container_argv_mounts(const struct container_input *in, struct job_argv *out);
+
 void container_argv_release(struct job_argv *a);
 
 #endif

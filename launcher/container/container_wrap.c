@@ -102,6 +102,35 @@ static char *join_tag(void)
 	return job && step ? xasprintf("%s.%s", job, step) : NULL;
 }
 
+/* ch-run mounts onto directories of the image and, the image being
+ * read-only, fails to make a missing one with "can't mkdir ... Read-only
+ * file system"; name what is missing and what to do instead. */
+static int check_mount_points(const struct container_input *in, struct sbuf *err)
+{
+	struct job_argv m = { NULL, 0 };
+	int rc = 0;
+
+	if (in->runtime != CONTAINER_CHARLIECLOUD || in->kind != CONTAINER_IMAGE_DIR ||
+	    in->c->writable)
+		return 0;
+	container_argv_mounts(in, &m);
+	for (size_t i = 0; i < m.n && !rc; i++) {
+		const char *dst = strchr(m.v[i], ':') + 1;
+		char *at = xasprintf("%s%s", in->c->image, dst);
+		struct stat st;
+
+		if (stat(at, &st) || !S_ISDIR(st.st_mode)) {
+			sbuf_addf(err, "the image %s has no directory %s to mount %.*s on; make it "
+				  "in the image (mkdir -p %s): ch-run cannot in a read-only image",
+				  in->c->image, dst, (int)(strchr(m.v[i], ':') - m.v[i]), m.v[i], at);
+			rc = CONTAINER_WRAP_REFUSED;
+		}
+		free(at);
+	}
+	container_argv_release(&m);
+	return rc;
+}
+
 static int build(const struct container_wrap_in *w, struct container_input *in,
 		 struct job_argv *out, struct sbuf *err)
 {
@@ -128,7 +157,9 @@ static int build(const struct container_wrap_in *w, struct container_input *in,
 	in->nenv = env_names(&names);
 	in->env_names = (const char *const *)names;
 	in->argv = w->argv;
-	rc = container_argv_build(in, out, err) ? CONTAINER_WRAP_REFUSED : 0;
+	rc = check_mount_points(in, err);
+	if (!rc && container_argv_build(in, out, err))
+		rc = CONTAINER_WRAP_REFUSED;
 	for (size_t i = 0; i < in->nenv; i++)
 		free(names[i]);
 	for (size_t i = 0; i < in->ndata; i++)

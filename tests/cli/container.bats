@@ -91,6 +91,16 @@ field() {
 	[ ! -e "$run/started" ]
 }
 
+@test "a charliecloud image without the run directory's mount point is refused, naming it" {
+	need_ch
+	local run
+	run=$(make_run nomount "$WORK/img" charliecloud)
+	rmdir "$WORK/img$run"
+	run "$HPT" launch --run "$run" -- true
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[ "$output" = "hpctrain launch: rank 0: the image $WORK/img has no directory $run to mount $run on; make it in the image (mkdir -p $WORK/img$run): ch-run cannot in a read-only image" ]
+}
+
 @test "launch without the runtime in PATH exits 127 with one line naming it" {
 	need_ch
 	local run
