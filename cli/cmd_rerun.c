@@ -5,7 +5,7 @@
  * submits; a sweep goes to cli/submit_sweep.c. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"       // defines: cmd_rerun
-#include "cli/image_pin.h"     // defines: image_pin_digest
+#include "cli/image_pin.h"     // defines: image_pin_unchanged
 #include "cli/submit_report.h" // defines: submit_report, submit_report_exclude
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
@@ -26,7 +26,7 @@ enum { OPT_EXCLUDE = 256, OPT_NO_LEDGER, OPT_ALL, OPT_IMAGE_CHANGED_OK };
 
 static const char *const rerun_usage[] = {
 	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--json] (<run> | <jobid> | <name>)",
-	"hpctrain rerun [--all] [--exclude <nodes>] [--no-ledger] [--json] <sweep>",
+	"hpctrain rerun [--all] [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--json] <sweep>",
 	NULL,
 };
 
@@ -52,28 +52,6 @@ static const struct opt_cmd rerun_cmd = {
 	.opts = rerun_opts,
 };
 
-/* The run's image must still be the one its hash names: another image
- * at the same path would make this attempt another run under the old
- * name.  The run keeps its recorded digest either way. */
-static int check_image(const struct job *job, int changed_ok)
-{
-	char now[CONTAINER_DIGEST_SIZE];
-	const char *was = job->container.digest ? job->container.digest : "none";
-	int status = image_pin_digest(job, "rerun", now);
-
-	if (status || !job->container.image || !strcmp(now, was))
-		return status;
-	if (changed_ok) {
-		fprintf(stderr, "hpctrain rerun: warning: the image %s changed (the run has %s, the "
-			"image now %s); running it anyway\n", job->container.image, was, now);
-		return HPT_EXIT_OK;
-	}
-	fprintf(stderr, "hpctrain rerun: the image %s changed: the run has %s, the image now %s; "
-		"submit the spec again for a new run, or pass --image-changed-ok\n",
-		job->container.image, was, now);
-	return HPT_EXIT_BAD_SPEC;
-}
-
 /* A new attempt of run: its spec re-resolved as it was, rendered once
  * with the nodes to leave out, submitted. */
 static int rerun(const struct rundir *found, const char *exclude, int ledger, int json,
@@ -88,7 +66,7 @@ static int rerun(const struct rundir *found, const char *exclude, int ledger, in
 	attempt_init(&at);
 	status = attempt_load_run(&at, found, &dl, &err);
 	if (!status)
-		status = check_image(&at.job, changed_ok);
+		status = image_pin_unchanged(&at.job, "rerun", changed_ok);
 	if (!status && !(status = hpt_slurm_init(&err))) {
 		status = submit_report_exclude(exclude, ledger, &at.exclude, &err);
 		if (!status)
@@ -134,7 +112,8 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 		status = HPT_EXIT_INTERNAL;
 	} else if (ref.kind == RUNREF_SWEEP) {
 		struct sweep_request req = { .where = ref.sweep, .exclude = exclude,
-					     .no_ledger = !ledger, .json = json, .hpctrain = exe };
+					     .no_ledger = !ledger, .json = json, .hpctrain = exe,
+					     .image_changed_ok = changed_ok };
 
 		status = submit_sweep_rerun(&req, ref.sweep, all);
 	} else {

@@ -1,6 +1,6 @@
 /* image_pin.c - a job's container image pinned by its content digest:
  * see image_pin.h.  Calls launcher/container and prints. */
-#include "cli/image_pin.h"                        // defines: image_pin, image_pin_digest
+#include "cli/image_pin.h"                        // defines: image_pin, image_pin_digest, image_pin_unchanged
 #include "common/exitcode.h"                      // defines: enum hpt_exit
 #include "common/sbuf.h"                          // defines: struct sbuf, xstrdup
 #include "launcher/container/container_digest.h"  // defines: container_digest, container_digest_cache_path
@@ -74,4 +74,26 @@ int image_pin(struct job *job, const char *cmd, int check)
 	free(job->container.digest);
 	job->container.digest = xstrdup(digest);
 	return HPT_EXIT_OK;
+}
+
+/* The run's image must still be the one its hash names: another image
+ * at the same path would make this attempt another run under the old
+ * name.  The run keeps its recorded digest either way. */
+int image_pin_unchanged(const struct job *job, const char *cmd, int changed_ok)
+{
+	char now[CONTAINER_DIGEST_SIZE];
+	const char *was = job->container.digest ? job->container.digest : "none";
+	int status = image_pin_digest(job, cmd, now);
+
+	if (status || !job->container.image || !strcmp(now, was))
+		return status;
+	if (changed_ok) {
+		fprintf(stderr, "hpctrain %s: warning: the image %s changed (the run has %s, the "
+			"image now %s); running it anyway\n", cmd, job->container.image, was, now);
+		return HPT_EXIT_OK;
+	}
+	fprintf(stderr, "hpctrain %s: the image %s changed: the run has %s, the image now %s; "
+		"submit the spec again for a new run, or pass --image-changed-ok\n", cmd,
+		job->container.image, was, now);
+	return HPT_EXIT_BAD_SPEC;
 }

@@ -20,4 +20,10 @@ int image_pin_digest(const struct job *job, const char *cmd, char out[CONTAINER_
  * it cannot pull. */
 int image_pin(struct job *job, const char *cmd, int check_runtime);
 
+/* A run's job must still name its image's content: 0 when it does (or
+ * has no image, or changed_ok, after a warning naming both digests);
+ * HPT_EXIT_BAD_SPEC naming both; HPT_EXIT_NO_INPUT for a missing
+ * image.  The job's recorded digest is left as it is. */
+int image_pin_unchanged(const struct job *job, const char *cmd, int changed_ok);
+
 #endif
