@@ -4,6 +4,7 @@
 #include "common/exitcode.h"                      // defines: enum hpt_exit
 #include "common/sbuf.h"                          // defines: struct sbuf, xstrdup
 #include "launcher/container/container_digest.h"  // defines: container_digest, container_digest_cache_path
+#include "launcher/container/container_argv.h"    // defines: container_argv_build
 #include "launcher/container/container_image.h"   // defines: container_image_kind, container_image_runtime
 
 #include <stdio.h>
@@ -62,10 +63,38 @@ static void check_runtime(const struct job *job, const char *cmd)
 	sbuf_release(&err);
 }
 
+/* A runtime named in the spec that cannot start this kind of image (a
+ * SquashFS under charliecloud, say) would be refused by every rank at
+ * launch; the builder launch uses says so now, before a run exists. */
+static int check_runtime_takes_image(const struct job *job, const char *cmd)
+{
+	static char *const prog[] = { "true", NULL };
+	struct container_input in = { .c = &job->container, .runtime = job->container.runtime,
+				      .argv = prog };
+	struct job_argv argv = { NULL, 0 };
+	struct sbuf err = SBUF_INIT;
+	int status = HPT_EXIT_OK;
+
+	if (job->container.runtime == CONTAINER_AUTO ||
+	    container_image_kind(job->container.image, &in.kind, &err))
+		goto out; /* a missing image is image_pin_digest's to report */
+	if (container_argv_build(&in, &argv, &err)) {
+		fprintf(stderr, "hpctrain %s: %s\n", cmd, err.buf);
+		status = HPT_EXIT_BAD_SPEC;
+	}
+	container_argv_release(&argv);
+out:
+	sbuf_release(&err);
+	return status;
+}
+
 int image_pin(struct job *job, const char *cmd, int check)
 {
 	char digest[CONTAINER_DIGEST_SIZE];
-	int status = image_pin_digest(job, cmd, digest);
+	int status = job->container.image ? check_runtime_takes_image(job, cmd) : HPT_EXIT_OK;
+
+	if (!status)
+		status = image_pin_digest(job, cmd, digest);
 
 	if (status || !job->container.image)
 		return status;

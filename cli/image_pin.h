@@ -14,7 +14,8 @@
 int image_pin_digest(const struct job *job, const char *cmd, char out[CONTAINER_DIGEST_SIZE]);
 
 /* image_pin_digest, then job->container.digest set to it, so that the
- * resolved form and the run's hash name the image's content.  With
+ * resolved form and the run's hash name the image's content.  A runtime
+ * the spec names that cannot start the image is HPT_EXIT_BAD_SPEC.  With
  * check_runtime (validate), also looks for the runtime in PATH and says
  * what it could not check here: a runtime this host lacks, a reference
  * it cannot pull. */

@@ -79,16 +79,23 @@ field() {
 	[ "$status" -eq 7 ]
 }
 
-@test "a SquashFS image under charliecloud is refused before anything starts" {
+@test "a SquashFS image under charliecloud is refused by launch before anything starts, and by validate when named" {
 	need_ch
 	command -v mksquashfs >/dev/null || skip "no mksquashfs (squashfs-tools)"
 	local run sqfs=$WORK/img.sqfs
 	[ -e "$sqfs" ] || mksquashfs "$WORK/img" "$sqfs" -noappend -quiet >/dev/null
-	run=$(make_run sqfs "$sqfs" charliecloud)
+	# auto: ch-run is the first runtime found, so launch must refuse;
+	# validate cannot know the compute node's runtime and lets it pass
+	run=$(make_run sqfs "$sqfs")
 	run "$HPT" launch --run "$run" -- sh -c 'echo started >started'
 	[ "$status" -eq "$EX_BAD_SPEC" ]
 	[ "$output" = "hpctrain launch: rank 0: refusing the SquashFS image $sqfs under charliecloud: ch-run would stay behind as its FUSE server, so signals and kills would not reach the program; unpack it into a directory (ch-convert) for now" ]
 	[ ! -e "$run/started" ]
+	printf 'version: 1\nname: sqfs\ncommand: [sh]\ncontainer: {image: %s, runtime: charliecloud}\n' \
+		"$sqfs" >"$WORK/sqfs-ch.yaml"
+	run "$HPT" validate "$WORK/sqfs-ch.yaml"
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[[ "$output" == "hpctrain validate: refusing the SquashFS image $sqfs under charliecloud: "* ]]
 }
 
 @test "a charliecloud image without the run directory's mount point is refused, naming it" {
