@@ -3,7 +3,9 @@
  * rank_discover.c), probe and plan (the same code as `hpctrain topo
  * plan`), binding, then execvp() with no fork, so signals and the exit
  * status belong to the program; or, with --supervise, fork it and watch
- * it (launcher/supervise/supervise.h). */
+ * it (launcher/supervise/supervise.h).  A job with container.image runs
+ * the program through its runtime (launcher/container/container_wrap.h),
+ * wrapped after the plan is applied. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_load_run
