@@ -71,6 +71,20 @@ field() {
 	done
 }
 
+@test "a step's ranks on a node join one charliecloud namespace; without a step, each has its own" {
+	need_ch
+	local run ns='echo "rank=$RANK mnt=$(ls -l /proc/self/ns/mnt | sed "s/.*-> //")"'
+	run=$(make_run join "$WORK/img" charliecloud)
+	SLURM_JOB_ID=4242 SLURM_STEP_ID=0 run mpirun -x SLURM_JOB_ID -x SLURM_STEP_ID -np 2 \
+		"$HPT" launch --run "$run" -- sh -c "$ns"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | grep -c '^rank=')" -eq 2 ]
+	[ "$(printf '%s\n' "$output" | sed -n 's/^rank=[01] mnt=//p' | sort -u | wc -l)" -eq 1 ]
+	run mpirun -np 2 "$HPT" launch --run "$run" -- sh -c "$ns"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | sed -n 's/^rank=[01] mnt=//p' | sort -u | wc -l)" -eq 2 ]
+}
+
 @test "launch --supervise in a charliecloud image returns the program's own status" {
 	need_ch
 	local run
