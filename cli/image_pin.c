@@ -2,6 +2,7 @@
  * see image_pin.h.  Calls launcher/container and prints. */
 #include "cli/image_pin.h"                        // defines: image_pin, image_pin_digest, image_pin_unchanged
 #include "common/exitcode.h"                      // defines: enum hpt_exit
+#include "common/fileio.h"                        // defines: fileio_exists
 #include "common/sbuf.h"                          // defines: struct sbuf, xstrdup
 #include "launcher/container/container_digest.h"  // defines: container_digest, container_digest_cache_path
 #include "launcher/container/container_argv.h"    // defines: container_argv_build
@@ -88,10 +89,27 @@ out:
 	return status;
 }
 
+/* "images/torch" is a reference by the schema's rule (a path is
+ * absolute), but when it names something here the user meant a path,
+ * which every node would read relative to another directory. */
+static int check_not_relative(const struct job *job, const char *cmd)
+{
+	const char *image = job->container.image;
+
+	if (image[0] == '/' || !fileio_exists(image))
+		return HPT_EXIT_OK;
+	fprintf(stderr, "hpctrain %s: container.image %s names a file or directory here, but a "
+		"path image must be absolute; a relative one is read as a reference\n", cmd, image);
+	return HPT_EXIT_BAD_SPEC;
+}
+
 int image_pin(struct job *job, const char *cmd, int check)
 {
 	char digest[CONTAINER_DIGEST_SIZE];
-	int status = job->container.image ? check_runtime_takes_image(job, cmd) : HPT_EXIT_OK;
+	int status = job->container.image ? check_not_relative(job, cmd) : HPT_EXIT_OK;
+
+	if (!status && job->container.image)
+		status = check_runtime_takes_image(job, cmd);
 
 	if (!status)
 		status = image_pin_digest(job, cmd, digest);

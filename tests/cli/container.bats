@@ -180,6 +180,16 @@ field() {
 	[ "${lines[0]}" = "hpctrain rerun: warning: the image $img changed (the run has $was, the image now $now); running it anyway" ]
 }
 
+@test "a relative path that exists is refused as an image, not read as a reference" {
+	mkdir -p "$BATS_TEST_TMPDIR/images/torch"
+	printf 'version: 1\nname: rel\ncommand: [sh]\ncontainer: {image: images/torch}\n' \
+		>"$BATS_TEST_TMPDIR/rel.yaml"
+	cd "$BATS_TEST_TMPDIR"
+	run "$HPT" validate rel.yaml
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[ "$output" = "hpctrain validate: container.image images/torch names a file or directory here, but a path image must be absolute; a relative one is read as a reference" ]
+}
+
 @test "a reference without @sha256: is recorded as unpinned, with a warning" {
 	printf 'version: 1\nname: r\ncommand: [sh]\ncontainer: {image: docker.io/library/debian:12}\n' \
 		>"$BATS_TEST_TMPDIR/r.yaml"
