@@ -8,7 +8,8 @@
 # `hpctrain doctor` and `hpctrain report` exec the last two, so the
 # login-node binary links none of MPI, oneDNN, munge or cairo.
 
-CLI_MAIN   = cli/main.c cli/json_print.c cli/cmd_validate.c cli/cmd_template.c cli/cmd_topo.c
+CLI_MAIN   = cli/main.c cli/json_print.c cli/cmd_validate.c cli/cmd_template.c cli/cmd_topo.c \
+             cli/image_pin.c
 CLI_LAUNCH = cli/cmd_launch.c cli/cmd_autopsy.c
 CLI_SUBMIT = cli/cmd_submit.c cli/submit_report.c cli/submit_sweep.c cli/cmd_status.c \
              cli/status_watch.c cli/ticker.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c
@@ -19,7 +20,8 @@ CLI_REPORT = cli/cmd_report.c cli/report_out.c cli/report_sweep.c cli/report_mai
 HPCTRAIN_SRC = $(CLI_MAIN) $(CLI_LAUNCH) $(CLI_SUBMIT) $(SPEC_CORE) $(SPEC_SHELL) \
                $(TOPO_CORE) $(TOPO_SHELL) $(RANK_CORE) $(RANK_SHELL) $(SUPERVISE_CORE) \
                $(SUPERVISE_SHELL) $(SLURM_CORE) $(SLURM_SHELL) $(RUNS_CORE) $(RUNS_SHELL) \
-               $(LEDGER_CORE) $(LEDGER_SHELL) $(EXCLUDE_SRC)
+               $(LEDGER_CORE) $(LEDGER_SHELL) $(EXCLUDE_SRC) $(CONTAINER_CORE) \
+               $(CONTAINER_SHELL)
 DOCTOR_SRC   = $(CLI_DOCTOR) $(DOCTOR_CORE) $(DOCTOR_SHELL) $(DOCTOR_PROBE) $(LEDGER_CORE) \
                $(LEDGER_SHELL) $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) \
                $(SPEC_SHELL) $(SLURM_CORE) $(SLURM_SHELL) launcher/runs/rundir.c

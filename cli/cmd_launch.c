@@ -3,7 +3,9 @@
  * rank_discover.c), probe and plan (the same code as `hpctrain topo
  * plan`), binding, then execvp() with no fork, so signals and the exit
  * status belong to the program; or, with --supervise, fork it and watch
- * it (launcher/supervise/supervise.h). */
+ * it (launcher/supervise/supervise.h).  A job with container.image runs
+ * the program through its runtime (launcher/container/container_wrap.h),
+ * wrapped after the plan is applied. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_load_run
@@ -18,12 +20,15 @@
 #include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
 #include "launcher/rank/rank.h"    // defines: rank_discover, struct rank_info
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
+#include "launcher/container/container_argv.h" // defines: container_argv_release
+#include "launcher/container/container_wrap.h" // defines: container_wrap
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
 #include "launcher/rank/policy.h"  // defines: policy_from_spec
 #include "topology/probe.h"   // defines: probe_load
 #include "topology/topo.h"    // defines: struct node_topo
 
 #include <errno.h>
+#include <pwd.h>
 #include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -86,6 +91,7 @@ struct launch {
 	struct env_list env;         /* what the program gets: the plan's, then the spec's env */
 	struct env_list planned_env; /* the plan's alone, for the contract */
 	struct bind_result bound;
+	struct job_argv wrapped;     /* the program in the job's container, when it has one */
 };
 
 /* --run: the supervisor writes into the run, and its resolved.yaml sets
@@ -322,6 +328,46 @@ static int exec_program(char **argv)
 	return HPT_EXIT_NOEXEC;
 }
 
+/* ch-run refuses to start without $USER, which batch steps may lack. */
+static void ensure_user(void)
+{
+	struct passwd *pw;
+
+	if (!getenv("USER") && (pw = getpwuid(getuid())))
+		setenv("USER", pw->pw_name, 1);
+}
+
+/* The program inside the job's container, after planning, so that a
+ * runtime that resets affinity (podman) is given the plan's cpuset. */
+static int wrap_program(struct launch *l, char **argv)
+{
+	const struct slice *s = &l->plan.slices[l->ri.local_rank];
+	struct sbuf cpus = SBUF_INIT, mems = SBUF_INIT, err = SBUF_INIT;
+	struct container_wrap_in in = { .job = &l->job, .run = l->run,
+					.local_size = l->ri.local_size, .argv = argv };
+	static const int status_of[] = { [CONTAINER_WRAP_NO_RUNTIME] = HPT_EXIT_NOTFOUND,
+					 [CONTAINER_WRAP_NO_IMAGE] = HPT_EXIT_NO_INPUT,
+					 [CONTAINER_WRAP_REFUSED] = HPT_EXIT_BAD_SPEC };
+	int rc;
+
+	if (l->bound.cpu_applied) {
+		bitmap_format_list(&s->cpuset, &cpus);
+		in.cpus = cpus.buf;
+	}
+	if (l->bound.mem_applied) {
+		bitmap_format_list(&s->nodeset, &mems);
+		in.mems = mems.buf;
+	}
+	ensure_user();
+	rc = container_wrap(&in, &l->wrapped, &err);
+	if (rc)
+		fprintf(stderr, "hpctrain launch: rank %u: %s\n", l->ri.rank, err.buf);
+	sbuf_release(&cpus);
+	sbuf_release(&mems);
+	sbuf_release(&err);
+	return rc ? status_of[rc] : HPT_EXIT_OK;
+}
+
 /* The plan next to what this process got, once the binding and the
  * environment are in place; each difference is a warning in the rank's
  * log (and, supervised, in its liveness file).  A new reference. */
@@ -357,6 +403,7 @@ static void launch_release(struct launch *l)
 	env_list_release(&l->env);
 	env_list_release(&l->planned_env);
 	bind_result_release(&l->bound);
+	container_argv_release(&l->wrapped);
 }
 
 static int run(struct launch *l, char **argv)
@@ -407,6 +454,11 @@ static int run(struct launch *l, char **argv)
 	l->hwloc_topo = NULL;
 	if ((status = set_env(l)))
 		return status;
+	if (l->have_job && l->job.container.image) {
+		if ((status = wrap_program(l, argv)))
+			return status;
+		argv = l->wrapped.v;
+	}
 	contract = check_contract(l);
 	if (l->supervise)
 		status = supervise_program(l, contract, argv);

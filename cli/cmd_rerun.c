@@ -5,6 +5,7 @@
  * submits; a sweep goes to cli/submit_sweep.c. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"       // defines: cmd_rerun
+#include "cli/image_pin.h"     // defines: image_pin_unchanged
 #include "cli/submit_report.h" // defines: submit_report, submit_report_exclude
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
@@ -21,11 +22,11 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { OPT_EXCLUDE = 256, OPT_NO_LEDGER, OPT_ALL };
+enum { OPT_EXCLUDE = 256, OPT_NO_LEDGER, OPT_ALL, OPT_IMAGE_CHANGED_OK };
 
 static const char *const rerun_usage[] = {
-	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--json] (<run> | <jobid> | <name>)",
-	"hpctrain rerun [--all] [--exclude <nodes>] [--no-ledger] [--json] <sweep>",
+	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--json] (<run> | <jobid> | <name>)",
+	"hpctrain rerun [--all] [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--json] <sweep>",
 	NULL,
 };
 
@@ -36,6 +37,8 @@ static const struct opt rerun_opts[] = {
 	  "do not leave out the nodes that hpctrain doctor's ledger holds in cooldown" },
 	{ "all", no_argument, NULL, OPT_ALL, NULL,
 	  "for a sweep: run every point again, not only those that did not complete" },
+	{ "image-changed-ok", no_argument, NULL, OPT_IMAGE_CHANGED_OK, NULL,
+	  "run again even though the container image's content differs from the run's" },
 	{ "json", no_argument, NULL, 'j', NULL, "print the new attempt's record as JSON" },
 	OPT_HELP,
 	OPT_END,
@@ -52,7 +55,7 @@ static const struct opt_cmd rerun_cmd = {
 /* A new attempt of run: its spec re-resolved as it was, rendered once
  * with the nodes to leave out, submitted. */
 static int rerun(const struct rundir *found, const char *exclude, int ledger, int json,
-		 const char *exe)
+		 int changed_ok, const char *exe)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf err = SBUF_INIT;
@@ -62,6 +65,8 @@ static int rerun(const struct rundir *found, const char *exclude, int ledger, in
 
 	attempt_init(&at);
 	status = attempt_load_run(&at, found, &dl, &err);
+	if (!status)
+		status = image_pin_unchanged(&at.job, "rerun", changed_ok);
 	if (!status && !(status = hpt_slurm_init(&err))) {
 		status = submit_report_exclude(exclude, ledger, &at.exclude, &err);
 		if (!status)
@@ -84,7 +89,8 @@ static int rerun(const struct rundir *found, const char *exclude, int ledger, in
 }
 
 /* What the user named: a run, a job's run, or a sweep. */
-static int rerun_of(const char *arg, const char *exclude, int ledger, int json, int all)
+static int rerun_of(const char *arg, const char *exclude, int ledger, int json, int all,
+		    int changed_ok)
 {
 	struct sbuf err = SBUF_INIT;
 	struct runref ref = RUNREF_INIT;
@@ -106,11 +112,12 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 		status = HPT_EXIT_INTERNAL;
 	} else if (ref.kind == RUNREF_SWEEP) {
 		struct sweep_request req = { .where = ref.sweep, .exclude = exclude,
-					     .no_ledger = !ledger, .json = json, .hpctrain = exe };
+					     .no_ledger = !ledger, .json = json, .hpctrain = exe,
+					     .image_changed_ok = changed_ok };
 
 		status = submit_sweep_rerun(&req, ref.sweep, all);
 	} else {
-		status = rerun(&ref.rd, exclude, ledger, json, exe);
+		status = rerun(&ref.rd, exclude, ledger, json, changed_ok, exe);
 	}
 	runref_release(&ref);
 	sbuf_release(&err);
@@ -119,7 +126,7 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 
 int cmd_rerun(int argc, char **argv)
 {
-	int c, json = 0, ledger = 1, all = 0;
+	int c, json = 0, ledger = 1, all = 0, changed_ok = 0;
 	const char *exclude = NULL;
 	struct sbuf err = SBUF_INIT;
 
@@ -143,6 +150,9 @@ int cmd_rerun(int argc, char **argv)
 		case OPT_ALL:
 			all = 1;
 			break;
+		case OPT_IMAGE_CHANGED_OK:
+			changed_ok = 1;
+			break;
 		case 'h':
 			opt_usage(stdout, &rerun_cmd);
 			return HPT_EXIT_OK;
@@ -154,5 +164,5 @@ int cmd_rerun(int argc, char **argv)
 		return opt_error(&rerun_cmd, optind >= argc ? "no run given" : "one run at a time");
 	if (opt_check_operands(&rerun_cmd, argc, argv, optind))
 		return HPT_EXIT_USAGE;
-	return rerun_of(argv[optind], exclude, ledger, json, all);
+	return rerun_of(argv[optind], exclude, ledger, json, all, changed_ok);
 }

@@ -5,6 +5,7 @@
  * (launcher/runs/attempt_submit); a sweep goes to cli/submit_sweep.c. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_submit
+#include "cli/image_pin.h"    // defines: image_pin
 #include "cli/submit_report.h" // defines: submit_report, submit_report_exclude
 #include "cli/submit_sweep.h"  // defines: submit_sweep
 #include "common/spec/sweep.h" // defines: struct sweep, sweep_parse, SWEEP_BAD_FLAG
@@ -279,6 +280,8 @@ static int submit_one(struct submit_args *a, const char *where, const struct sbu
 	if (spec_load(where, text->buf, text->len, a->sets.v, a->sets.n, &at.job, &dl))
 		status = HPT_EXIT_BAD_SPEC;
 	if (!status)
+		status = image_pin(&at.job, "submit", 0);
+	if (!status)
 		status = attempt_resolve(&at);
 	if (!status && a->dry_run) {
 		at.exclude = a->exclude ? xstrdup(a->exclude) : NULL;
@@ -319,7 +322,7 @@ int cmd_submit(int argc, char **argv)
 		status = opt_error(&submit_cmd, "--topology takes one job, not a sweep");
 	if (!status && sw.naxes) {
 		struct sweep_request req = { where.buf, text.buf, text.len, &a.sets, &sw,
-					     a.exclude, a.no_ledger, a.dry_run, a.json, exe };
+					     a.exclude, a.no_ledger, a.dry_run, a.json, exe, 0 };
 
 		status = submit_sweep(&req);
 	} else if (!status) {

@@ -2,6 +2,7 @@
  * Shell: reads files, calls the spec core, reports. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_validate
+#include "cli/image_pin.h"    // defines: image_pin
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/opt.h"          // defines: struct opt, opt_next
@@ -96,6 +97,8 @@ static int validate_one(const char *arg, const struct validate_opts *o, int many
 	char hash[65] = "";
 	int status = specfile_load(arg, &o->sets, &job, &dl, &where);
 
+	if (!status)
+		status = image_pin(&job, "validate", 1);
 	if (!status) {
 		if (spec_emit_resolved(&job, &resolved)) {
 			diag_add(&dl, DIAG_ERROR, where.buf, 0, 0, "", "cannot emit the resolved form");

@@ -18,6 +18,7 @@ struct sweep_request {
 	const char *exclude; /* --exclude, or NULL */
 	int no_ledger, dry_run, json;
 	const char *hpctrain; /* absolute path of this executable */
+	int image_changed_ok; /* rerun: submit points whose image changed */
 };
 
 /* Loads every point; one bad point refuses the whole sweep
@@ -29,8 +30,8 @@ int submit_sweep(const struct sweep_request *req);
 
 /* `hpctrain rerun SWEEP`: new attempts of the points of the sweep record
  * whose latest attempt ended without completing (all: every point that
- * has ended), as arrays again; req gives --exclude, --no-ledger, --json
- * and the executable (its spec and sweep are unused).  Returns an exit
+ * has ended), as arrays again; req gives --exclude, --no-ledger, --json,
+ * --image-changed-ok and the executable (its spec and sweep are unused).  Returns an exit
  * status (0 also when nothing needed a rerun). */
 int submit_sweep_rerun(const struct sweep_request *req, const char *record, int all);
 

@@ -2,7 +2,8 @@
 # lint-layers.sh - the include rule of the tree, checked: dependencies
 # point one way, commands -> launcher/topology/trainer -> spec -> base,
 # and inside launcher/ from concern to concern (doctor -> runs -> slurm,
-# doctor -> rank -> topology; supervise and report stand apart); and no
+# doctor -> rank -> topology; supervise, report and container stand
+# apart); and no
 # header includes itself through others.  Prints each offence as
 # FILE:LINE and exits 1 when there is one.
 #
@@ -13,6 +14,7 @@
 #   launcher/rank/       common/, topology/, launcher/rank/
 #   launcher/supervise/  common/, launcher/supervise/
 #   launcher/report/     common/, launcher/report/
+#   launcher/container/  common/, launcher/container/
 #   trainer/             common/, trainer/
 #   topology/            common/, topology/
 #   common/spec/         common/, common/spec/
@@ -36,6 +38,7 @@ function layer_allows(file, inc) {
 	if (file ~ /^launcher\/rank\//) return inc ~ /^(common|topology|launcher\/rank)\//
 	if (file ~ /^launcher\/supervise\//) return inc ~ /^(common|launcher\/supervise)\//
 	if (file ~ /^launcher\/report\//) return inc ~ /^(common|launcher\/report)\//
+	if (file ~ /^launcher\/container\//) return inc ~ /^(common|launcher\/container)\//
 	return 0
 }
 /^[ \t]*#[ \t]*include[ \t]*"/ {

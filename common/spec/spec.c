@@ -194,6 +194,16 @@ static void check_combinations(struct walk *w)
 		diag_add(w->dl, DIAG_WARNING, where, line, col, "supervise.stall_timeout_s",
 			 "%lld s is not shorter than resources.time (%lld s): a stall is never reported",
 			 (long long)j->supervise.stall_timeout_s, (long long)j->resources.time_s);
+	if (!j->container.image && (j->container.mounts.n || j->container.workdir ||
+				    j->container.digest || j->container.writable))
+		diag_add(w->dl, DIAG_WARNING, where, line, col, "container",
+			 "ignored because container.image is null");
+	/* The batch script starts the trainer as "$HPT" train: a host path,
+	 * which a container sees only when its image holds it too. */
+	if (j->container.image && !j->command.n)
+		diag_add(w->dl, DIAG_WARNING, where, line, col, "container.image",
+			 "the bundled trainer is started inside the image by its path on the "
+			 "host, so the image must hold hpctrain there; or set command");
 	if (j->command.n && seen_path(w, "train"))
 		diag_add(w->dl, DIAG_WARNING, where, line, col, "train",
 			 "ignored because command is set");

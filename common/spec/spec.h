@@ -41,6 +41,10 @@ enum lr_scaling { LR_SCALING_NONE, LR_SCALING_LINEAR };
 enum grad_compress { COMPRESS_NONE, COMPRESS_FP16, COMPRESS_BF16 };
 enum preempt_signal { PREEMPT_USR2, PREEMPT_TERM, PREEMPT_INT };
 enum preempt_after { PREEMPT_AFTER_REQUEUE, PREEMPT_AFTER_FAIL };
+/* auto is first, then the order `auto` tries them in (launcher/container). */
+enum container_runtime { CONTAINER_AUTO, CONTAINER_CHARLIECLOUD, CONTAINER_APPTAINER,
+			 CONTAINER_ENROOT, CONTAINER_PODMAN, CONTAINER_NRUNTIMES };
+enum container_gpus { CONTAINER_GPUS_AUTO, CONTAINER_GPUS_TRUE, CONTAINER_GPUS_FALSE };
 
 /* The string each enum value is spelled as in a spec. */
 extern const char *const bind_gpu_names[], *const bind_cpu_names[], *const bind_mem_names[],
@@ -48,7 +52,8 @@ extern const char *const bind_gpu_names[], *const bind_cpu_names[], *const bind_
 	*const train_batchnorm_names[], *const train_device_names[], *const opt_name_names[],
 	*const lr_schedule_names[], *const lr_scaling_names[], *const grad_compress_names[],
 	*const preempt_signal_names[], *const preempt_after_names[],
-	*const preflight_mode_names[];
+	*const preflight_mode_names[], *const container_runtime_names[],
+	*const container_gpus_names[];
 
 struct job_env_var {
 	char *name;
@@ -147,6 +152,20 @@ struct job_preflight {
 	double min_free_gb;      /* less free space fails the files check */
 };
 
+/* The container each rank's program runs in; image NULL: none.  digest
+ * is the image's content ("sha256:HEX", or "unpinned" for a reference
+ * without one), filled in by validate and submit so that the run's hash
+ * names the image's content, not its path. */
+struct job_container {
+	char *image;          /* an absolute path, or a reference for a runtime that pulls */
+	int runtime;          /* enum container_runtime */
+	struct job_argv mounts; /* "SRC" or "SRC:DST", absolute paths; n == 0: none */
+	char *workdir;        /* NULL: the caller's working directory */
+	int gpus;             /* enum container_gpus */
+	bool writable;
+	char *digest;
+};
+
 struct job_output {
 	char *dir;
 	int64_t log_every_steps;
@@ -165,6 +184,7 @@ struct job {
 	struct job_preempt preempt;
 	struct job_supervise supervise;
 	struct job_preflight preflight;
+	struct job_container container;
 	struct job_output output;
 };
 

@@ -78,21 +78,6 @@ static void map_end(struct emit *e)
 	emit(e, &ev);
 }
 
-/* A SPEC_LIST: [] when empty (a list, never null: null reads back as
- * none too, but one spelling keeps one hash), else one quoted item a line. */
-static void emit_list(struct emit *e, const struct job_argv *a)
-{
-	yaml_event_t ev;
-
-	yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
-					     a->n ? YAML_BLOCK_SEQUENCE_STYLE : YAML_FLOW_SEQUENCE_STYLE);
-	emit(e, &ev);
-	for (size_t i = 0; i < a->n; i++)
-		quoted(e, a->v[i]);
-	yaml_sequence_end_event_initialize(&ev);
-	emit(e, &ev);
-}
-
 static void emit_value(struct emit *e, const struct spec_field *f, const void *p)
 {
 	struct sbuf t = SBUF_INIT;
@@ -148,15 +133,19 @@ static void emit_value(struct emit *e, const struct spec_field *f, const void *p
 		map_end(e);
 		break;
 	}
-	case SPEC_ARGV: {
+	case SPEC_ARGV:
+	case SPEC_LIST: {
 		const struct job_argv *a = p;
 		yaml_event_t ev;
 
-		if (!a->n) {
+		/* an empty SPEC_LIST is [], never null: one spelling, one hash */
+		if (!a->n && f->type == SPEC_ARGV) {
 			plain(e, "null");
 			break;
 		}
-		yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+		yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+						     a->n ? YAML_BLOCK_SEQUENCE_STYLE
+							  : YAML_FLOW_SEQUENCE_STYLE);
 		emit(e, &ev);
 		for (size_t i = 0; i < a->n; i++)
 			quoted(e, a->v[i]);
@@ -164,9 +153,6 @@ static void emit_value(struct emit *e, const struct spec_field *f, const void *p
 		emit(e, &ev);
 		break;
 	}
-	case SPEC_LIST:
-		emit_list(e, p);
-		break;
 	case SPEC_SECTION:
 		break;
 	}

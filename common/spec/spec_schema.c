@@ -25,6 +25,9 @@ const char *const grad_compress_names[] = { "none", "fp16", "bf16", NULL };
 const char *const preempt_signal_names[] = { "USR2", "TERM", "INT", NULL };
 const char *const preempt_after_names[] = { "requeue", "fail", NULL };
 const char *const preflight_mode_names[] = { "auto", "true", "false", NULL };
+const char *const container_runtime_names[] = { "auto", "charliecloud", "apptainer", "enroot",
+						"podman", NULL };
+const char *const container_gpus_names[] = { "auto", "true", "false", NULL };
 
 /* A job name becomes a Slurm job name and a directory under runs/, so it
  * must be both: no slash, no leading dot or dash, nothing a shell or
@@ -78,15 +81,6 @@ static const char *check_path(const char *s)
 	return NULL;
 }
 
-/* A virtualenv is named by where it is on the compute nodes; a relative
- * path would mean the run directory there, not where the spec was. */
-static const char *check_abs_path(const char *s)
-{
-	if (s[0] != '/')
-		return "must be an absolute path";
-	return check_path(s);
-}
-
 /* A module name reaches `module load` as one quoted word.  It must not
  * start with '-' (an option to module) or '/' (a modulefile path, not a
  * name), and holds only what Lmod and Environment Modules names use. */
@@ -110,6 +104,64 @@ static const char *check_dataset(const char *s)
 	if (!strchr(s, '/'))
 		return "must be fashion-mnist, synthetic, hep-synthetic, or a path containing '/'";
 	return check_path(s);
+}
+
+/* A path named by where it is on the compute nodes (a virtualenv, a
+ * directory inside an image): a relative one would mean the run
+ * directory there, not where the spec was written. */
+static const char *check_abs_path(const char *s)
+{
+	const char *bad = check_path(s);
+
+	if (bad)
+		return bad;
+	return s[0] == '/' ? NULL : "must be an absolute path";
+}
+
+/* Every image string becomes one argv element of a runtime, so it may
+ * not start with '-' (an option to the runtime); a path is absolute so
+ * that every node and every step reads the same file. */
+static const char *check_image(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (s[0] == '/')
+		return check_path(s);
+	if (!n || n > 1024)
+		return "must be an absolute path or an image reference of 1 to 1024 bytes";
+	if (!isalnum((unsigned char)s[0]))
+		return "must be an absolute path or an image reference starting with a letter or digit";
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= 0x20 || s[i] == 0x7f)
+			return "must not hold spaces or control characters";
+	return NULL;
+}
+
+/* SRC or SRC:DST, both absolute: runtimes split on ':' (and apptainer
+ * on ','), so neither may appear inside a path. */
+static const char *check_mount(const char *s)
+{
+	const char *colon = strchr(s, ':'), *bad = check_path(s);
+
+	if (bad)
+		return bad;
+	if (strchr(s, ','))
+		return "must not hold ','";
+	if (s[0] != '/' || (colon && colon[1] != '/'))
+		return "must be SRC or SRC:DST with absolute paths";
+	if (colon && strchr(colon + 1, ':'))
+		return "must be SRC or SRC:DST with one ':'";
+	return NULL;
+}
+
+static const char *check_digest(const char *s)
+{
+	if (!strcmp(s, "unpinned"))
+		return NULL;
+	if (strncmp(s, "sha256:", 7) || strlen(s) != 71 ||
+	    strspn(s + 7, "0123456789abcdef") != 64)
+		return "must be sha256: and 64 lowercase hex digits, or unpinned";
+	return NULL;
 }
 
 #define O(m) offsetof(struct job, m)
@@ -264,6 +316,25 @@ const struct spec_field spec_fields[] = {
 	    "node-local scratch whose free space doctor checks; null for $TMPDIR, else /tmp"),
 	NUM("preflight.min_free_gb", preflight.min_free_gb, 0, 1e6, 0, "1",
 	    "less free space (GB) in the run directory or scratch fails the node"),
+
+	SECTION("container", "the container image each rank's program runs in"),
+	STR("container.image", container.image, F_NULLABLE, check_image, "null",
+	    "a directory, SquashFS or SIF file (absolute path), or an image reference; "
+	    "null runs on the host"),
+	ENUM("container.runtime", container.runtime, container_runtime_names, "auto",
+	     "auto: the first installed of charliecloud, apptainer, enroot, podman"),
+	{ .path = "container.mounts", .type = SPEC_LIST, .off = O(container.mounts), .def = "[]",
+	  .check = check_mount,
+	  .help = "more directories to mount inside (SRC or SRC:DST); the run directory and the "
+		  "data directory always are, at the same path" },
+	STR("container.workdir", container.workdir, F_NULLABLE, check_abs_path, "null",
+	    "working directory inside; null for the directory launch runs in"),
+	ENUM("container.gpus", container.gpus, container_gpus_names, "auto",
+	     "make the GPUs visible inside; auto: when resources.gpus_per_node > 0"),
+	BOOL("container.writable", container.writable, "false",
+	     "let the program write into the image"),
+	STR("container.digest", container.digest, F_NULLABLE, check_digest, "null",
+	    "the image's content digest, filled in by validate and submit"),
 
 	SECTION("output", "where results go"),
 	STR("output.dir", output.dir, 0, check_path, "runs",

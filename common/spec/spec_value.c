@@ -185,6 +185,17 @@ static void argv_push(struct job_argv *a, const char *s, size_t len)
 	a->v[a->n] = NULL;
 }
 
+
+/* Moves *p to its next blank-separated word and sets *len to the word's
+ * length; false at the end.  A string given for a list (--set KEY="a b")
+ * is read as its words. */
+static bool next_word(const char **p, size_t *len)
+{
+	*p += strspn(*p, " \t\n");
+	*len = strcspn(*p, " \t\n");
+	return *len > 0;
+}
+
 /* A string command is split on blanks, with no shell syntax at all: a
  * spec never reaches a shell.  Arguments with spaces need the list form. */
 static int set_argv(const struct ynode *n, struct job_argv *a, struct sbuf *why,
@@ -195,15 +206,10 @@ static int set_argv(const struct ynode *n, struct job_argv *a, struct sbuf *why,
 	if (ynode_is_null(n))
 		return 0;
 	if (n->kind == YNODE_SCALAR) {
-		for (const char *p = n->str; *p;) {
-			size_t len;
+		size_t len;
 
-			p += strspn(p, " \t\n");
-			len = strcspn(p, " \t\n");
-			if (len)
-				argv_push(a, p, len);
-			p += len;
-		}
+		for (const char *p = n->str; next_word(&p, &len); p += len)
+			argv_push(a, p, len);
 	} else if (n->kind == YNODE_SEQ) {
 		if (n->nkids > SPEC_MAX_ARGS) {
 			sbuf_addf(why, "more than %d arguments", SPEC_MAX_ARGS);
@@ -261,15 +267,11 @@ static int set_list(const struct spec_field *f, const struct ynode *n, struct jo
 	if (ynode_is_null(n))
 		return 0;
 	if (n->kind == YNODE_SCALAR) {
-		for (const char *p = n->str; *p;) {
-			size_t len;
+		size_t len;
 
-			p += strspn(p, " \t\n");
-			len = strcspn(p, " \t\n");
-			if (len && list_item(f, p, len, a, why))
+		for (const char *p = n->str; next_word(&p, &len); p += len)
+			if (list_item(f, p, len, a, why))
 				return -1;
-			p += len;
-		}
 		return 0;
 	}
 	if (n->kind != YNODE_SEQ)

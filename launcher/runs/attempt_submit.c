@@ -29,6 +29,13 @@ static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint3
 			 "sha256", a->sha256, "run", rd->run, "dir", rd->dir,
 			 "attempt", rd->attempt, "exclude", a->exclude, "preflight_resubmits",
 			 a->resubmits);
+	/* The image's content as submitted: rerun and a reader of the
+	 * record can tell when the image at that path has changed since. */
+	if (rec && a->job.container.image)
+		json_object_set_new(rec, "container",
+				    json_pack("{s:s, s:s?, s:s}", "image", a->job.container.image,
+					      "digest", a->job.container.digest, "runtime",
+					      container_runtime_names[a->job.container.runtime]));
 	if (rec && task >= 0) {
 		json_object_set_new(rec, "array_task_id", json_integer(task));
 		json_object_set_new(rec, "sweep", json_string(sweep));

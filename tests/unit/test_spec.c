@@ -256,6 +256,43 @@ static void spec__reads_environment_modules_as_checked_names_and_venv_as_an_abso
 		    "job.yaml:3:21: environment.venv: \"venvs/torch\" must be an absolute path");
 }
 
+static void spec__reads_the_container_section_and_checks_each_field(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	check_ok(MINIMAL "container: {image: /srv/img, runtime: podman, mounts: [/d, \"/a:/b\"],"
+		 " workdir: /w, gpus: false, writable: true}\n", &l);
+	assert_string_equal(l.job.container.image, "/srv/img");
+	assert_int_equal(l.job.container.runtime, CONTAINER_PODMAN);
+	assert_int_equal(l.job.container.mounts.n, 2);
+	assert_string_equal(l.job.container.mounts.v[1], "/a:/b");
+	assert_int_equal(l.job.container.gpus, CONTAINER_GPUS_FALSE);
+	assert_true(l.job.container.writable);
+	assert_null(l.job.container.digest);
+	loaded_release(&l);
+	load(&l, MINIMAL "container: {image: /srv/img}\n");
+	assert_int_equal(l.rc, 0);
+	assert_diag(&l, "job.yaml:1:1: warning: container.image: the bundled trainer is started "
+		    "inside the image by its path on the host, so the image must hold hpctrain "
+		    "there; or set command");
+	loaded_release(&l);
+	check_error(MINIMAL "container: {image: -x}\n",
+		    "job.yaml:3:20: container.image: \"-x\" must be an absolute path or an image "
+		    "reference starting with a letter or digit");
+	check_error(MINIMAL "container: {image: /i, mounts: [/a, \"/b:c\"]}\n",
+		    "job.yaml:3:37: container.mounts: item 2, \"/b:c\", must be SRC or SRC:DST "
+		    "with absolute paths");
+	/* a string is split on blanks, as command's and environment.modules' are */
+	check_ok(MINIMAL "container: {image: /i, mounts: /a /b:/c}\n", &l);
+	assert_int_equal(l.job.container.mounts.n, 2);
+	assert_string_equal(l.job.container.mounts.v[1], "/b:/c");
+	loaded_release(&l);
+	check_error(MINIMAL "container: {image: /i, digest: sha256:12}\n",
+		    "job.yaml:3:32: container.digest: \"sha256:12\" must be sha256: and 64 "
+		    "lowercase hex digits, or unpinned");
+}
+
 static void spec__suggests_the_key_that_was_meant(void **state)
 {
 	(void)state;
@@ -443,6 +480,7 @@ int main(void)
 		cmocka_unit_test(spec__reads_env_as_sorted_strings),
 		cmocka_unit_test(spec__reads_command_as_an_argument_list),
 		cmocka_unit_test(spec__reads_environment_modules_as_checked_names_and_venv_as_an_absolute_path),
+		cmocka_unit_test(spec__reads_the_container_section_and_checks_each_field),
 		cmocka_unit_test(spec__suggests_the_key_that_was_meant),
 		cmocka_unit_test(spec__reports_duplicate_keys_with_the_first_position),
 		cmocka_unit_test(spec__requires_version_and_name),

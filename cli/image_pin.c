@@ -1,0 +1,146 @@
+/* image_pin.c - a job's container image pinned by its content digest:
+ * see image_pin.h.  Calls launcher/container and prints. */
+#include "cli/image_pin.h"                        // defines: image_pin, image_pin_digest, image_pin_unchanged
+#include "common/exitcode.h"                      // defines: enum hpt_exit
+#include "common/fileio.h"                        // defines: fileio_exists
+#include "common/sbuf.h"                          // defines: struct sbuf, xstrdup
+#include "launcher/container/container_digest.h"  // defines: container_digest, container_digest_cache_path
+#include "launcher/container/container_argv.h"    // defines: container_argv_build
+#include "launcher/container/container_image.h"   // defines: container_image_kind, container_image_runtime
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Each line of a multi-line note, prefixed. */
+static void print_lines(const char *cmd, const char *text)
+{
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+
+		fprintf(stderr, "hpctrain %s: %.*s\n", cmd, (int)n, text);
+		text += n + (text[n] == '\n');
+	}
+}
+
+int image_pin_digest(const struct job *job, const char *cmd, char out[CONTAINER_DIGEST_SIZE])
+{
+	const char *image = job->container.image;
+	struct sbuf note = SBUF_INIT, err = SBUF_INIT;
+	enum container_image_kind kind;
+	char *cache = NULL;
+	int status = HPT_EXIT_OK;
+
+	out[0] = '\0';
+	if (!image)
+		return HPT_EXIT_OK;
+	if (container_image_kind(image, &kind, &err)) {
+		status = HPT_EXIT_NO_INPUT;
+	} else {
+		cache = container_digest_cache_path();
+		if (container_digest(image, kind, cache, out, &note, &err))
+			status = HPT_EXIT_NO_INPUT;
+	}
+	print_lines(cmd, note.buf);
+	if (status)
+		fprintf(stderr, "hpctrain %s: %s\n", cmd, err.buf);
+	free(cache);
+	sbuf_release(&note);
+	sbuf_release(&err);
+	return status;
+}
+
+static void check_runtime(const struct job *job, const char *cmd)
+{
+	struct sbuf err = SBUF_INIT;
+	int got;
+
+	if (container_image_runtime(job->container.runtime, &got, &err))
+		fprintf(stderr, "hpctrain %s: note: not checked: %s on this host; it must be on "
+			"the compute nodes\n", cmd, err.buf);
+	if (job->container.image[0] != '/')
+		fprintf(stderr, "hpctrain %s: note: not checked: the image reference %s is "
+			"pulled by the runtime, not here\n", cmd, job->container.image);
+	sbuf_release(&err);
+}
+
+/* A runtime named in the spec that cannot start this kind of image (a
+ * SquashFS under charliecloud, say) would be refused by every rank at
+ * launch; the builder launch uses says so now, before a run exists. */
+static int check_runtime_takes_image(const struct job *job, const char *cmd)
+{
+	static char *const prog[] = { "true", NULL };
+	struct container_input in = { .c = &job->container, .runtime = job->container.runtime,
+				      .argv = prog };
+	struct job_argv argv = { NULL, 0 };
+	struct sbuf err = SBUF_INIT;
+	int status = HPT_EXIT_OK;
+
+	if (job->container.runtime == CONTAINER_AUTO ||
+	    container_image_kind(job->container.image, &in.kind, &err))
+		goto out; /* a missing image is image_pin_digest's to report */
+	if (container_argv_build(&in, &argv, &err)) {
+		fprintf(stderr, "hpctrain %s: %s\n", cmd, err.buf);
+		status = HPT_EXIT_BAD_SPEC;
+	}
+	container_argv_release(&argv);
+out:
+	sbuf_release(&err);
+	return status;
+}
+
+/* "images/torch" is a reference by the schema's rule (a path is
+ * absolute), but when it names something here the user meant a path,
+ * which every node would read relative to another directory. */
+static int check_not_relative(const struct job *job, const char *cmd)
+{
+	const char *image = job->container.image;
+
+	if (image[0] == '/' || !fileio_exists(image))
+		return HPT_EXIT_OK;
+	fprintf(stderr, "hpctrain %s: container.image %s names a file or directory here, but a "
+		"path image must be absolute; a relative one is read as a reference\n", cmd, image);
+	return HPT_EXIT_BAD_SPEC;
+}
+
+int image_pin(struct job *job, const char *cmd, int check)
+{
+	char digest[CONTAINER_DIGEST_SIZE];
+	int status = job->container.image ? check_not_relative(job, cmd) : HPT_EXIT_OK;
+
+	if (!status && job->container.image)
+		status = check_runtime_takes_image(job, cmd);
+
+	if (!status)
+		status = image_pin_digest(job, cmd, digest);
+
+	if (status || !job->container.image)
+		return status;
+	if (check)
+		check_runtime(job, cmd);
+	free(job->container.digest);
+	job->container.digest = xstrdup(digest);
+	return HPT_EXIT_OK;
+}
+
+/* The run's image must still be the one its hash names: another image
+ * at the same path would make this attempt another run under the old
+ * name.  The run keeps its recorded digest either way. */
+int image_pin_unchanged(const struct job *job, const char *cmd, int changed_ok)
+{
+	char now[CONTAINER_DIGEST_SIZE];
+	const char *was = job->container.digest ? job->container.digest : "none";
+	int status = image_pin_digest(job, cmd, now);
+
+	if (status || !job->container.image || !strcmp(now, was))
+		return status;
+	if (changed_ok) {
+		fprintf(stderr, "hpctrain %s: warning: the image %s changed (the run has %s, the "
+			"image now %s); running it anyway\n", cmd, job->container.image, was, now);
+		return HPT_EXIT_OK;
+	}
+	fprintf(stderr, "hpctrain %s: the image %s changed: the run has %s, the image now %s; "
+		"submit the spec again for a new run, or pass --image-changed-ok\n", cmd,
+		job->container.image, was, now);
+	return HPT_EXIT_BAD_SPEC;
+}

@@ -1,0 +1,22 @@
+# launcher/container/build.mk - the container a rank's program runs in:
+# each runtime's command line (container_argv.c, pure), what an image is
+# and which runtime a node has (container_image.c), and the image's
+# content digest, the part of a run's identity its spec cannot hold
+# (container_digest.c).
+
+CONTAINER_CORE  = launcher/container/container_argv.c
+CONTAINER_SHELL = launcher/container/container_image.c launcher/container/container_digest.c \
+                  launcher/container/container_wrap.c
+
+# The runtimes the tests start for real (tests/cli/container.bats):
+# Charliecloud, SquashFS images for its refusal, Podman under runc (crun
+# cannot start containers on the test machines).
+DEBIAN_PKGS += charliecloud-runtime squashfs-tools podman runc
+
+UNIT_TESTS += test_container
+UNIT_SRC_test_container = $(CONTAINER_CORE) common/sbuf.c
+
+# The digest and its cache, in a temporary directory.
+UNIT_TESTS += test_container_digest
+UNIT_SRC_test_container_digest = launcher/container/container_digest.c common/fileio.c \
+                                 common/jsonfile.c common/sbuf.c

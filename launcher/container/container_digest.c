@@ -1,0 +1,319 @@
+/* container_digest.c - an image's content digest, and its cache.
+ * Shell: see container_digest.h. */
+#include "launcher/container/container_digest.h" // defines: container_digest, container_digest_cache_path
+#include "common/fileio.h"   // defines: fileio_open_regular, fileio_write_atomic, fileio_private_dir
+#include "common/jsonfile.h" // defines: jsonfile_load
+#include "common/sbuf.h"     // defines: struct sbuf, xasprintf
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CACHE_MAX (16u << 20)
+#define TREE_MAX_DEPTH 256
+
+struct entry {
+	char *rel; /* "." for the root, else "a/b" */
+	struct stat st;
+};
+
+struct tree {
+	struct entry *v;
+	size_t n;
+};
+
+static void hex_of(const unsigned char *md, char out[65])
+{
+	for (int i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+static void sha256_hex(const void *data, size_t len, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+	hex_of(md, out);
+}
+
+/* A file's SHA-256, read in 1 MiB pieces: an image may be many GB. */
+static int file_sha256(const char *path, unsigned flags, char out[65], struct sbuf *err)
+{
+	int fd = fileio_open_regular(path, flags, err), rc = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned char md[EVP_MAX_MD_SIZE];
+	size_t cap = 1u << 20;
+	char *buf = xmalloc(cap);
+	ssize_t got;
+
+	if (fd < 0 || !ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+		rc = -1;
+		goto out;
+	}
+	while ((got = read(fd, buf, cap)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			sbuf_addf(err, "cannot read %s: %s", path, strerror(errno));
+			rc = -1;
+			goto out;
+		}
+		EVP_DigestUpdate(ctx, buf, (size_t)got);
+	}
+	EVP_DigestFinal_ex(ctx, md, NULL);
+	hex_of(md, out);
+out:
+	if (fd >= 0)
+		close(fd);
+	EVP_MD_CTX_free(ctx);
+	free(buf);
+	return rc;
+}
+
+static void tree_add(struct tree *t, const char *rel, const struct stat *st)
+{
+	t->v = xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
+	t->v[t->n].rel = xstrdup(rel);
+	t->v[t->n++].st = *st;
+}
+
+static void tree_release(struct tree *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i].rel);
+	free(t->v);
+}
+
+/* Every entry under root/rel, links not followed. */
+static int tree_walk(const char *root, const char *rel, int depth, struct tree *t,
+		     struct sbuf *err)
+{
+	char *dir = xasprintf("%s/%s", root, rel);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int rc = 0;
+
+	if (!d || depth > TREE_MAX_DEPTH) {
+		sbuf_addf(err, "cannot read %s: %s", dir, d ? "nested too deep" : strerror(errno));
+		rc = -1;
+	}
+	while (!rc && (de = readdir(d))) {
+		char *sub, *path;
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		sub = strcmp(rel, ".") ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+		path = xasprintf("%s/%s", root, sub);
+		if (lstat(path, &st)) {
+			sbuf_addf(err, "cannot read %s: %s", path, strerror(errno));
+			rc = -1;
+		} else {
+			tree_add(t, sub, &st);
+			if (S_ISDIR(st.st_mode))
+				rc = tree_walk(root, sub, depth + 1, t, err);
+		}
+		free(sub);
+		free(path);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	return rc;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->rel, ((const struct entry *)b)->rel);
+}
+
+/* What the cache compares: every entry's stat data that a change to its
+ * content would move (a rewrite changes mtime; a replacement the inode). */
+static void tree_fingerprint(const struct tree *t, char out[65])
+{
+	struct sbuf s = SBUF_INIT;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct stat *st = &t->v[i].st;
+
+		sbuf_addf(&s, "%s%c%o %lld %lld.%09ld %llu\n", t->v[i].rel, 0, (unsigned)st->st_mode,
+			  (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+			  (unsigned long long)st->st_ino);
+	}
+	sha256_hex(s.buf, s.len, out);
+	sbuf_release(&s);
+}
+
+/* One record per entry: path, mode, size (0 for a directory, whose size
+ * depends on the file system), then a file's hash or a link's target. */
+static int tree_hash(const char *root, const struct tree *t, char out[65], struct sbuf *err)
+{
+	struct sbuf s = SBUF_INIT;
+	int rc = 0;
+
+	for (size_t i = 0; i < t->n && !rc; i++) {
+		const struct stat *st = &t->v[i].st;
+		char *path = xasprintf("%s/%s", root, t->v[i].rel), hex[65] = "", target[4097];
+		ssize_t n;
+
+		sbuf_addf(&s, "%s%c%o%c%lld%c", t->v[i].rel, 0, (unsigned)st->st_mode, 0,
+			  S_ISDIR(st->st_mode) ? 0LL : (long long)st->st_size, 0);
+		if (S_ISREG(st->st_mode) && !(rc = file_sha256(path, FILEIO_NOFOLLOW, hex, err))) {
+			sbuf_addstr(&s, hex);
+		} else if (S_ISLNK(st->st_mode)) {
+			n = readlink(path, target, sizeof(target) - 1);
+			if (n < 0) {
+				sbuf_addf(err, "cannot read %s: %s", path, strerror(errno));
+				rc = -1;
+			} else {
+				sbuf_add(&s, target, (size_t)n);
+			}
+		}
+		sbuf_addch(&s, '\n');
+		free(path);
+	}
+	if (!rc)
+		sha256_hex(s.buf, s.len, out);
+	sbuf_release(&s);
+	return rc;
+}
+
+char *container_digest_cache_path(void)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (xdg && xdg[0] == '/')
+		return xasprintf("%s/hpctrain/image-digests.json", xdg);
+	if (home && home[0] == '/')
+		return xasprintf("%s/.cache/hpctrain/image-digests.json", home);
+	return NULL;
+}
+
+static int is_digest(const char *s)
+{
+	return s && strlen(s) == 71 && !strncmp(s, "sha256:", 7) &&
+	       strspn(s + 7, "0123456789abcdef") == 64;
+}
+
+/* The cached digest of image when its fingerprint still matches: an
+ * entry is used only when both strings have their exact form. */
+static int cache_get(json_t *cache, const char *image, const char *fp, char *out)
+{
+	json_t *e = json_object_get(json_object_get(cache, "images"), image);
+	const char *f = json_string_value(json_object_get(e, "fingerprint"));
+	const char *d = json_string_value(json_object_get(e, "digest"));
+
+	if (!f || strcmp(f, fp) || !is_digest(d))
+		return -1;
+	strcpy(out, d);
+	return 0;
+}
+
+static json_t *cache_load(const char *cache, struct sbuf *note)
+{
+	struct sbuf err = SBUF_INIT;
+	json_t *doc = NULL;
+
+	if (cache && fileio_exists(cache)) {
+		doc = jsonfile_load(cache, CACHE_MAX, FILEIO_NOFOLLOW | FILEIO_OWNED, &err);
+		if (!doc)
+			sbuf_addf(note, "ignoring the digest cache: %s\n", err.buf);
+		else if (!json_is_object(json_object_get(doc, "images"))) {
+			sbuf_addf(note, "ignoring the digest cache %s: no \"images\" object\n", cache);
+			json_decref(doc);
+			doc = NULL;
+		}
+	}
+	sbuf_release(&err);
+	return doc ? doc : json_pack("{s:i, s:{}}", "version", 1, "images");
+}
+
+static void cache_store(json_t *doc, const char *cache, const char *image, const char *fp,
+			const char *digest, struct sbuf *note)
+{
+	struct sbuf err = SBUF_INIT;
+	char *dir = xstrdup(cache), *slash = strrchr(dir, '/'), *text;
+
+	json_object_set_new(json_object_get(doc, "images"), image,
+			    json_pack("{s:s, s:s}", "fingerprint", fp, "digest", digest));
+	text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS);
+	*slash = '\0';
+	if (!text || fileio_private_dir(dir, &err) ||
+	    fileio_write_atomic(cache, text, strlen(text), 0600, 0, &err))
+		sbuf_addf(note, "the digest was not cached: %s\n", err.len ? err.buf : "out of memory");
+	free(text);
+	free(dir);
+	sbuf_release(&err);
+}
+
+static void reference_digest(const char *image, char out[CONTAINER_DIGEST_SIZE],
+			     struct sbuf *note)
+{
+	const char *at = strstr(image, "@sha256:");
+
+	if (at && strlen(at + 1) == 71 && is_digest(at + 1)) {
+		strcpy(out, at + 1);
+		return;
+	}
+	strcpy(out, CONTAINER_DIGEST_UNPINNED);
+	sbuf_addf(note, "warning: the image reference %s cannot be pinned (it has no @sha256: "
+		  "digest); it is recorded as unpinned, and the run may start another image\n",
+		  image);
+}
+
+/* The image's stat fingerprint, its tree for a directory.  The image
+ * itself may be a link (img.sqfs -> img-v2.sqfs); nothing inside it is
+ * followed. */
+static int fingerprint(const char *image, enum container_image_kind kind, struct tree *t,
+		       char fp[65], struct sbuf *err)
+{
+	struct stat st;
+
+	if (stat(image, &st)) {
+		sbuf_addf(err, "container image %s: %s", image, strerror(errno));
+		return -1;
+	}
+	tree_add(t, ".", &st);
+	if (kind == CONTAINER_IMAGE_DIR && tree_walk(image, ".", 0, t, err))
+		return -1;
+	qsort(t->v, t->n, sizeof(*t->v), entry_cmp);
+	tree_fingerprint(t, fp);
+	return 0;
+}
+
+int container_digest(const char *image, enum container_image_kind kind, const char *cache,
+		     char out[CONTAINER_DIGEST_SIZE], struct sbuf *note, struct sbuf *err)
+{
+	struct tree t = { NULL, 0 };
+	json_t *doc = NULL;
+	char fp[65], hex[65];
+	int rc = 0;
+
+	if (kind == CONTAINER_IMAGE_REF) {
+		reference_digest(image, out, note);
+		return 0;
+	}
+	if ((rc = fingerprint(image, kind, &t, fp, err)))
+		goto out;
+	doc = cache_load(cache, note);
+	if (!cache_get(doc, image, fp, out))
+		goto out;
+	rc = kind == CONTAINER_IMAGE_DIR ? tree_hash(image, &t, hex, err)
+					 : file_sha256(image, 0, hex, err);
+	if (rc)
+		goto out;
+	snprintf(out, CONTAINER_DIGEST_SIZE, "sha256:%s", hex);
+	if (cache)
+		cache_store(doc, cache, image, fp, out, note);
+out:
+	json_decref(doc);
+	tree_release(&t);
+	return rc;
+}

@@ -1,0 +1,186 @@
+/* container_wrap.c - a rank's program in its container: see
+ * container_wrap.h.  Shell. */
+#include "launcher/container/container_wrap.h"  // defines: container_wrap
+#include "launcher/container/container_argv.h"  // defines: container_argv_build
+#include "launcher/container/container_image.h" // defines: container_image_kind, container_image_runtime
+#include "common/sbuf.h" // defines: struct sbuf, xasprintf
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* The variables a runtime that passes none on (enroot) must be told
+ * of: all of them, as the host runtimes pass them. */
+static size_t env_names(char ***names)
+{
+	size_t n = 0;
+
+	for (char **e = environ; *e; e++)
+		n++;
+	*names = xcalloc(n + 1, sizeof(**names));
+	for (size_t i = 0; i < n; i++)
+		(*names)[i] = xstrndup(environ[i], strcspn(environ[i], "="));
+	return n;
+}
+
+static int is_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n] || n == 1);
+}
+
+/* Absolute, resolved paths of the directories mounted at their own path:
+ * the run, then the data set's directory (a file data set: its folder).
+ * One that does not exist is left out: the program reports it. */
+static size_t data_dirs(const struct job *job, char *dirs[2])
+{
+	const char *cand[2] = { job->train.data_dir,
+				strchr(job->train.dataset, '/') ? job->train.dataset : NULL };
+	size_t n = 0;
+
+	for (int i = 0; i < 2; i++) {
+		char *p = cand[i] ? realpath(cand[i], NULL) : NULL;
+		char *slash;
+		struct stat st;
+
+		if (p && !stat(p, &st) && !S_ISDIR(st.st_mode) && (slash = strrchr(p, '/')) &&
+		    slash != p)
+			*slash = '\0'; /* a file: mount its folder */
+		if (p)
+			dirs[n++] = p;
+	}
+	return n;
+}
+
+/* container.workdir; else the caller's directory when it is mounted at
+ * its own path; else the run directory (what the batch script is in). */
+static char *workdir(const struct job *job, const char *run, char *const *data, size_t ndata)
+{
+	char cwd[PATH_MAX];
+
+	if (job->container.workdir)
+		return xstrdup(job->container.workdir);
+	if (getcwd(cwd, sizeof(cwd))) {
+		if (run && is_under(cwd, run))
+			return xstrdup(cwd);
+		for (size_t i = 0; i < ndata; i++)
+			if (is_under(cwd, data[i]))
+				return xstrdup(cwd);
+	}
+	return run ? xstrdup(run) : NULL;
+}
+
+/* HPCTRAIN_PODMAN_ULIMITS, split on ',' (limits hold no commas). */
+static size_t podman_ulimits(char ***out)
+{
+	const char *s = getenv("HPCTRAIN_PODMAN_ULIMITS");
+	size_t n = 0;
+
+	*out = NULL;
+	while (s && *s) {
+		size_t len = strcspn(s, ",");
+
+		if (len) {
+			*out = xrealloc(*out, (n + 1) * sizeof(**out));
+			(*out)[n++] = xstrndup(s, len);
+		}
+		s += len + (s[len] == ',');
+	}
+	return n;
+}
+
+/* SLURM_JOB_ID.SLURM_STEP_ID: the same for a step's ranks on a node. */
+static char *join_tag(void)
+{
+	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+
+	return job && step ? xasprintf("%s.%s", job, step) : NULL;
+}
+
+/* ch-run mounts onto directories of the image and, the image being
+ * read-only, fails to make a missing one with "can't mkdir ... Read-only
+ * file system"; name what is missing and what to do instead. */
+static int check_mount_points(const struct container_input *in, struct sbuf *err)
+{
+	struct job_argv m = { NULL, 0 };
+	int rc = 0;
+
+	if (in->runtime != CONTAINER_CHARLIECLOUD || in->kind != CONTAINER_IMAGE_DIR ||
+	    in->c->writable)
+		return 0;
+	container_argv_mounts(in, &m);
+	for (size_t i = 0; i < m.n && !rc; i++) {
+		const char *dst = strchr(m.v[i], ':') + 1;
+		char *at = xasprintf("%s%s", in->c->image, dst);
+		struct stat st;
+
+		if (stat(at, &st) || !S_ISDIR(st.st_mode)) {
+			sbuf_addf(err, "the image %s has no directory %s to mount %.*s on; make it "
+				  "in the image (mkdir -p %s): ch-run cannot in a read-only image",
+				  in->c->image, dst, (int)(strchr(m.v[i], ':') - m.v[i]), m.v[i], at);
+			rc = CONTAINER_WRAP_REFUSED;
+		}
+		free(at);
+	}
+	container_argv_release(&m);
+	return rc;
+}
+
+static int build(const struct container_wrap_in *w, struct container_input *in,
+		 struct job_argv *out, struct sbuf *err)
+{
+	const struct job_container *c = &w->job->container;
+	char *run = w->run ? realpath(w->run, NULL) : NULL, *data[2], *wd, *tag = join_tag();
+	char **names = NULL, **ulimits;
+	const char *pr = getenv("HPCTRAIN_PODMAN_RUNTIME");
+	int rc;
+
+	in->ndata = data_dirs(w->job, data);
+	wd = workdir(w->job, run, data, in->ndata);
+	in->run_dir = run;
+	in->data_dirs = (const char *const *)data;
+	in->workdir = wd;
+	in->cpus = w->cpus;
+	in->mems = w->mems;
+	in->gpus = c->gpus == CONTAINER_GPUS_TRUE ||
+		   (c->gpus == CONTAINER_GPUS_AUTO && w->job->resources.gpus_per_node > 0);
+	in->local_size = w->local_size;
+	in->join_tag = tag;
+	in->podman_runtime = pr && *pr ? pr : NULL;
+	in->nulimits = podman_ulimits(&ulimits);
+	in->podman_ulimits = (const char *const *)ulimits;
+	in->nenv = env_names(&names);
+	in->env_names = (const char *const *)names;
+	in->argv = w->argv;
+	rc = check_mount_points(in, err);
+	if (!rc && container_argv_build(in, out, err))
+		rc = CONTAINER_WRAP_REFUSED;
+	for (size_t i = 0; i < in->nenv; i++)
+		free(names[i]);
+	for (size_t i = 0; i < in->ndata; i++)
+		free(data[i]);
+	for (size_t i = 0; i < in->nulimits; i++)
+		free(ulimits[i]);
+	free(ulimits);
+	free(names);
+	free(run);
+	free(wd);
+	free(tag);
+	return rc;
+}
+
+int container_wrap(const struct container_wrap_in *w, struct job_argv *out, struct sbuf *err)
+{
+	struct container_input in = { .c = &w->job->container };
+
+	if (container_image_runtime(w->job->container.runtime, &in.runtime, err))
+		return CONTAINER_WRAP_NO_RUNTIME;
+	if (container_image_kind(w->job->container.image, &in.kind, err))
+		return CONTAINER_WRAP_NO_IMAGE;
+	return build(w, &in, out, err);
+}

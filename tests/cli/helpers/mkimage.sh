@@ -1,0 +1,33 @@
+#!/bin/sh
+# mkimage.sh DIR - a tiny container image, offline, in about a second:
+# the host's dash (as sh), a few coreutils, sed and taskset with the
+# libraries ldd names, on Debian 12's merged /usr, plus the mount points
+# and files ch-run and podman --rootfs expect.  Used by container.bats,
+# which caches it under build/.
+set -eu
+dir=$1
+rm -rf "$dir.tmp"
+mkdir -p "$dir.tmp/usr/bin" "$dir.tmp/usr/lib" "$dir.tmp/usr/lib64"
+for d in bin lib lib64; do ln -s "usr/$d" "$dir.tmp/$d"; done
+for d in dev proc sys tmp etc home mnt run root var/tmp; do mkdir -p "$dir.tmp/$d"; done
+: >"$dir.tmp/etc/passwd"
+: >"$dir.tmp/etc/group"
+: >"$dir.tmp/etc/hosts"
+: >"$dir.tmp/etc/resolv.conf"
+for p in dash cat env pwd ls sleep true false echo sed taskset id hostname; do
+	src=
+	for d in /usr/bin /usr/sbin /bin /sbin; do
+		[ -x "$d/$p" ] && { src=$(readlink -f "$d/$p"); break; }
+	done
+	[ -n "$src" ] || { echo "mkimage.sh: no $p on this host" >&2; exit 1; }
+	cp "$src" "$dir.tmp/usr/bin/$p"
+	ldd "$src" | awk '/=> \// { print $3 } /^[ \t]*\/lib/ { print $1 }' | while read -r lib; do
+		real=$(readlink -f "$lib")
+		dest=$dir.tmp$lib
+		mkdir -p "${dest%/*}"
+		[ -e "$dest" ] || cp "$real" "$dest"
+	done
+done
+ln -s dash "$dir.tmp/usr/bin/sh"
+rm -rf "$dir"
+mv "$dir.tmp" "$dir"
