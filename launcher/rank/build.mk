@@ -4,7 +4,8 @@
 
 RANK_CORE  = launcher/rank/rank.c launcher/rank/envplan.c launcher/rank/env_list.c \
              launcher/rank/policy.c launcher/rank/contract.c launcher/rank/precision.c
-RANK_SHELL = launcher/rank/rank_discover.c launcher/rank/bind.c launcher/rank/contract_got.c
+RANK_SHELL = launcher/rank/rank_discover.c launcher/rank/bind.c launcher/rank/contract_got.c \
+             launcher/rank/contract_inside.c
 
 HPCTRAIN_PKGS += pmix
 DEBIAN_PKGS   += libpmix-dev openmpi-bin libopenmpi-dev
