@@ -18,7 +18,12 @@
  *     to as a sign of progress (the bundled trainer does, every step);
  *   - when no rank has made progress for stall_s, records its program's
  *     stacks (launcher/stacks.h), waits for the other ranks' stacks,
- *     writes run_dir/autopsy.txt (the lowest rank does) and exits 76.
+ *     writes run_dir/autopsy.txt (the lowest rank does) and exits 76;
+ *   - given a target (a program a runtime runs under its own monitor,
+ *     podman's conmon), reads liveness and stacks from the program's
+ *     host PID, checks its contract there, and ends the target after a
+ *     kill and at the end.  launch (cli/) wires the container code in,
+ *     so supervise/ includes nothing of launcher/container/.
  */
 #ifndef HPT_SUPERVISE_H
 #define HPT_SUPERVISE_H
