@@ -3,11 +3,12 @@
  * container_squash.h.  Shell. */
 #include "launcher/container/container_squash.h" // defines: container_squash_mount, container_squash_release
 #include "launcher/container/container_image.h"  // defines: container_image_in_path
-#include "common/fileio.h" // defines: fileio_private_dir
+#include "common/fileio.h" // defines: fileio_private_dir, fileio_read_fd
 #include "common/sbuf.h"   // defines: struct sbuf, xasprintf
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -17,9 +18,11 @@
 
 #define MOUNT_TRIES 5 /* a release between our mount and our shared lock: mount again */
 
-/* Runs argv with stdin and stdout on /dev/null (stderr stays: the rank's
- * log says why squashfuse failed); its exit status, or -1. */
-static int run_quiet(char *const *argv)
+/* Runs argv with stdin and stdout on /dev/null and stderr into errfd
+ * (-1: /dev/null as well); its exit status, or -1.  squashfuse stays as
+ * a daemon: it must hold none of the rank's own output open, or a
+ * launcher waiting for the end of a step's output would wait for it. */
+static int run_quiet(char *const *argv, int errfd)
 {
 	pid_t pid = fork();
 	int st;
@@ -32,6 +35,7 @@ static int run_quiet(char *const *argv)
 		if (null >= 0) {
 			dup2(null, 0);
 			dup2(null, 1);
+			dup2(errfd >= 0 ? errfd : null, 2);
 		}
 		execvp(argv[0], argv);
 		_exit(127);
@@ -59,10 +63,10 @@ static void unmount(const char *dir)
 {
 	char *const argv[] = { "fusermount", "-u", "-q", (char *)dir, NULL };
 
-	if (run_quiet(argv)) {
+	if (run_quiet(argv, -1)) {
 		char *const lazy[] = { "fusermount", "-u", "-z", "-q", (char *)dir, NULL };
 
-		run_quiet(lazy); /* a dead server: detach it all the same */
+		run_quiet(lazy, -1); /* a dead server: detach it all the same */
 	}
 	rmdir(dir);
 }
@@ -104,7 +108,8 @@ static char *key_of(const char *image, const char *key)
 static int mount_locked(const char *image, const char *dir, const char *base, struct sbuf *err)
 {
 	char *const argv[] = { "squashfuse", (char *)image, (char *)dir, NULL };
-	int state = mount_state(dir, base), rc;
+	int state = mount_state(dir, base), rc, efd;
+	char tmp[4200];
 
 	if (state > 0)
 		return 0;
@@ -114,13 +119,27 @@ static int mount_locked(const char *image, const char *dir, const char *base, st
 		sbuf_addf(err, "cannot make the mount point %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	rc = run_quiet(argv);
+	/* squashfuse's complaint, in an unlinked file of our own folder */
+	snprintf(tmp, sizeof(tmp), "%s/.squashfuse-XXXXXX", base);
+	efd = mkostemp(tmp, O_CLOEXEC);
+	if (efd >= 0)
+		unlink(tmp);
+	rc = run_quiet(argv, efd);
 	if (rc || mount_state(dir, base) <= 0) {
-		sbuf_addf(err, "squashfuse %s %s failed (exit status %d)", image, dir, rc);
+		struct sbuf msg = SBUF_INIT, ignored = SBUF_INIT;
+
+		if (efd >= 0 && lseek(efd, 0, SEEK_SET) == 0)
+			fileio_read_fd(efd, tmp, 512, &msg, &ignored);
+		sbuf_addf(err, "squashfuse %s %s failed (exit status %d)%s%.*s", image, dir, rc,
+			  msg.len ? ": " : "", (int)strcspn(msg.buf, "\n"), msg.buf);
+		sbuf_release(&msg);
+		sbuf_release(&ignored);
 		rmdir(dir);
-		return -1;
+		rc = -1;
 	}
-	return 0;
+	if (efd >= 0)
+		close(efd);
+	return rc ? -1 : 0;
 }
 
 int container_squash_mount(const char *image, const char *key, struct container_squash *m,

@@ -367,6 +367,18 @@ no_container_left() {
 	[ ! -e "$run/started" ]
 }
 
+@test "a SquashFS file squashfuse cannot mount is refused with squashfuse's reason, leaving no mount point" {
+	need_squashfuse
+	local run bad=$WORK/bad.sqfs
+	printf 'hsqs%01020d' 0 >"$bad"
+	run=$(make_run badsq "$bad" charliecloud)
+	run timeout 30 "$HPT" launch --run "$run" -- true
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[[ "$output" == "hpctrain launch: rank 0: refusing the SquashFS image $bad under charliecloud: "*"(squashfuse $bad ${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)/"*" failed (exit status "*"): "?* ]]
+	no_mount_left
+	[ -z "$(ls "${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)" | grep -v '\.lock$')" ]
+}
+
 @test "podman: USR2 reaches the program under conmon, its handler checkpoints, launch exits 75 and no container is left" {
 	need_podman
 	local run
