@@ -13,4 +13,10 @@ DEBIAN_PKGS   += libpmix-dev openmpi-bin libopenmpi-dev
 UNIT_TESTS += test_launch test_contract test_precision
 UNIT_SRC_test_launch   = $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
 UNIT_SRC_test_contract = $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
+
+# The contract read from a process by its PID: this test's own.
+UNIT_TESTS += test_contract_inside
+UNIT_SRC_test_contract_inside = $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) \
+                                launcher/rank/contract_inside.c launcher/rank/contract_got.c \
+                                common/fileio.c
 UNIT_SRC_test_precision = launcher/rank/precision.c topology/cpufeat.c $(SPEC_CORE)
