@@ -340,6 +340,22 @@ no_container_left() {
 	[ -z "$(ls "${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)" | grep -v '\.lock$')" ]
 }
 
+@test "without --supervise the SquashFS mount stays for the next launch of the image, which unmounts it at its end" {
+	need_squashfuse
+	local run sqfs
+	run=$(make_run keep-sq "$WORK/img" charliecloud)
+	sqfs=$(squash keep-sq)
+	run=$(make_run keep-sq "$sqfs" charliecloud)
+	run timeout 30 "$HPT" launch --run "$run" -- sh -c 'cat /marker'
+	[ "$status" -eq 0 ]
+	[ "$output" = inside ]
+	grep -q "hpctrain-squash-" /proc/mounts
+	run timeout 30 "$HPT" launch --supervise --run "$run" -- sh -c 'cat /marker'
+	[ "$status" -eq 0 ]
+	[ "$output" = inside ]
+	no_mount_left
+}
+
 @test "a stalled Python program in a SquashFS image: the autopsy names its file:line inside the image, and no mount is left" {
 	need_squashfuse
 	local run sqfs
