@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +23,16 @@
 /* Runs argv with stdin and stdout on /dev/null and stderr into errfd
  * (-1: /dev/null as well); its exit status, or -1.  squashfuse stays as
  * a daemon: it must hold none of the rank's own output open, or a
- * launcher waiting for the end of a step's output would wait for it. */
-static int run_quiet(char *const *argv, int errfd)
+ * launcher waiting for the end of a step's output would wait for it.
+ * With immune set, the signals a step's processes may all be sent
+ * (scancel, a preemption signal to the whole step) are ignored, which
+ * exec keeps and libfuse respects (it installs its handlers only over
+ * SIG_DFL): the image goes only with fusermount -u, never from under a
+ * program writing its checkpoint ("Transport endpoint is not
+ * connected"). */
+static int run_quiet(char *const *argv, int errfd, bool immune)
 {
+	static const int sigs[] = { SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2 };
 	pid_t pid = fork();
 	int st;
 
@@ -37,6 +46,8 @@ static int run_quiet(char *const *argv, int errfd)
 			dup2(null, 1);
 			dup2(errfd >= 0 ? errfd : null, 2);
 		}
+		for (size_t i = 0; immune && i < sizeof(sigs) / sizeof(*sigs); i++)
+			signal(sigs[i], SIG_IGN);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
@@ -63,10 +74,10 @@ static void unmount(const char *dir)
 {
 	char *const argv[] = { "fusermount", "-u", "-q", (char *)dir, NULL };
 
-	if (run_quiet(argv, -1)) {
+	if (run_quiet(argv, -1, false)) {
 		char *const lazy[] = { "fusermount", "-u", "-z", "-q", (char *)dir, NULL };
 
-		run_quiet(lazy, -1); /* a dead server: detach it all the same */
+		run_quiet(lazy, -1, false); /* a dead server: detach it all the same */
 	}
 	rmdir(dir);
 }
@@ -104,6 +115,14 @@ static char *key_of(const char *image, const char *key)
 	return k;
 }
 
+/* Is fd still the file at path (not one the last rank removed)? */
+static bool same_file(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return !fstat(fd, &a) && !lstat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* Under LOCK_EX: mounted when this returns 0. */
 static int mount_locked(const char *image, const char *dir, const char *base, struct sbuf *err)
 {
@@ -124,7 +143,7 @@ static int mount_locked(const char *image, const char *dir, const char *base, st
 	efd = mkostemp(tmp, O_CLOEXEC);
 	if (efd >= 0)
 		unlink(tmp);
-	rc = run_quiet(argv, efd);
+	rc = run_quiet(argv, efd, true);
 	if (rc || mount_state(dir, base) <= 0) {
 		struct sbuf msg = SBUF_INIT, ignored = SBUF_INIT;
 
@@ -158,19 +177,28 @@ int container_squash_mount(const char *image, const char *key, struct container_
 	k = key_of(image, key);
 	lock = xasprintf("%s/%s.lock", base, k);
 	dir = xasprintf("%s/%s", base, k);
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		sbuf_addf(err, "cannot open %s: %s", lock, strerror(errno));
-		goto out;
-	}
 	for (int i = 0; i < MOUNT_TRIES && rc; i++) {
-		if (flock(fd, LOCK_EX) || mount_locked(image, dir, base, err))
+		if (fd < 0 && (fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+			sbuf_addf(err, "cannot open %s: %s", lock, strerror(errno));
 			goto out;
+		}
+		if (flock(fd, LOCK_EX))
+			goto out;
+		if (!same_file(fd, lock)) {
+			/* the last rank out removed it after we opened it */
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		if (mount_locked(image, dir, base, err)) {
+			unlink(lock); /* held LOCK_EX: no rank has the image */
+			goto out;
+		}
 		/* flock converts by unlocking first: a last rank may unmount
 		 * in between, so look again under the shared lock */
 		if (flock(fd, LOCK_SH))
 			goto out;
-		rc = mount_state(dir, base) > 0 ? 0 : -1;
+		rc = mount_state(dir, base) > 0 && same_file(fd, lock) ? 0 : -1;
 	}
 	if (rc)
 		sbuf_addf(err, "the mount of %s at %s kept going away", image, dir);
@@ -200,8 +228,16 @@ void container_squash_release(struct container_squash *m)
 {
 	if (!m || !m->dir)
 		return;
-	if (m->lock_fd >= 0 && !flock(m->lock_fd, LOCK_EX | LOCK_NB))
-		unmount(m->dir); /* no other rank holds it */
+	if (m->lock_fd >= 0 && !flock(m->lock_fd, LOCK_EX | LOCK_NB)) {
+		/* no other rank holds it; one that opened the lock file
+		 * meanwhile finds it gone once it has the lock, and makes
+		 * another */
+		char *lock = xasprintf("%s.lock", m->dir);
+
+		unmount(m->dir);
+		unlink(lock);
+		free(lock);
+	}
 	if (m->lock_fd >= 0)
 		close(m->lock_fd);
 	free(m->dir);

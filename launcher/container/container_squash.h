@@ -17,7 +17,9 @@
  * supervisor does; without --supervise the descriptor stays open across
  * exec, so the program holds it).  container_squash_release takes
  * LOCK_EX without waiting: it gets it only when no other rank holds the
- * image, and then unmounts (fusermount -u) and removes the mount point.
+ * image, and then unmounts (fusermount -u) and removes the mount point
+ * and the lock file (a rank that opened it before finds, once it holds
+ * the lock, that the path names another file or none, and starts over).
  * The kernel drops the lock of a process that dies, so a killed rank
  * never keeps the count up.  A mount no rank released (every rank of the
  * node KILLed, or only unsupervised ranks) stays for the next launch of

@@ -327,6 +327,26 @@ no_container_left() {
 	no_mount_left
 }
 
+@test "squashfuse ignores the signals a step's processes all get: the program still reads its image after TERM and USR2 to it" {
+	need_squashfuse
+	local run sqfs fuse
+	run=$(make_run sig-sq "$WORK/img" charliecloud)
+	sqfs=$(squash sig-sq)
+	run=$(make_run sig-sq "$sqfs" charliecloud)
+	timeout 30 "$HPT" launch --supervise --run "$run" -- \
+		sh -c ': >ready; while [ ! -e go ]; do sleep 0.1; done; cat /marker' >"$run/out" 2>&1 &
+	until_file "$run/ready"
+	fuse=$(pgrep -f "^squashfuse $sqfs ")
+	[ -n "$fuse" ]
+	kill -TERM "$fuse"
+	kill -USR2 "$fuse"
+	kill -HUP "$fuse"
+	: >"$run/go"
+	wait $!
+	[ "$(cat "$run/out")" = inside ]
+	no_mount_left
+}
+
 @test "two ranks share one squashfuse mount and the last one out unmounts it, though one's program was killed" {
 	need_squashfuse
 	local run sqfs
@@ -337,7 +357,7 @@ no_container_left() {
 		sh -c 'echo "rank=$RANK root=$(sed -n "s/^squashfuse \/ .*/squashfuse/p" /proc/mounts)"; [ "$RANK" = 1 ] && kill -KILL $$; sleep 0.5'
 	[ "$(printf '%s\n' "$output" | grep -c '^rank=[01] root=squashfuse$')" -eq 2 ]
 	no_mount_left
-	[ -z "$(ls "${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)" | grep -v '\.lock$')" ]
+	[ -z "$(ls -A "${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)")" ]
 }
 
 @test "without --supervise the SquashFS mount stays for the next launch of the image, which unmounts it at its end" {
@@ -392,7 +412,7 @@ no_container_left() {
 	[ "$status" -eq "$EX_BAD_SPEC" ]
 	[[ "$output" == "hpctrain launch: rank 0: refusing the SquashFS image $bad under charliecloud: "*"(squashfuse $bad ${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)/"*" failed (exit status "*"): "?* ]]
 	no_mount_left
-	[ -z "$(ls "${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)" | grep -v '\.lock$')" ]
+	[ -z "$(ls -A "${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)")" ]
 }
 
 @test "podman: USR2 reaches the program under conmon, its handler checkpoints, launch exits 75 and no container is left" {
