@@ -425,6 +425,17 @@ no_container_left() {
 	no_container_left
 }
 
+@test "podman: TERM to the supervisor ends the program with 143 and leaves no container and no process" {
+	need_podman
+	local run prog
+	run=$(make_run term-pod "$WORK/img" podman)
+	supervised_then "$run" TERM sh -c ': >ready; exec sleep 600'
+	[ "$status" -eq 143 ]
+	prog=$(field_of "$run" pid)
+	[ ! -e "/proc/$prog" ] || [ "$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$prog/status")" = Z ]
+	no_container_left
+}
+
 @test "podman: a stall autopsy reads the program's stacks and CPU time, not podman's, and removes the container" {
 	need_podman
 	local run cpu
