@@ -16,12 +16,13 @@
 #include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/rank/bind.h"    // defines: bind_apply
-#include "launcher/rank/contract.h" // defines: contract_check, contract_got_read
+#include "launcher/rank/contract.h" // defines: contract_check, contract_got_read, contract_inside_check
 #include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
 #include "launcher/rank/rank.h"    // defines: rank_discover, struct rank_info
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
-#include "launcher/container/container_argv.h" // defines: container_argv_release
-#include "launcher/container/container_wrap.h" // defines: container_wrap
+#include "launcher/container/container_wrap.h" // defines: container_wrap, container_wrap_release
+#include "launcher/container/container_squash.h" // defines: container_squash_inherit
+#include "launcher/container/container_podman.h" // defines: container_podman_pid, container_podman_remove
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
 #include "launcher/rank/policy.h"  // defines: policy_from_spec
 #include "topology/probe.h"   // defines: probe_load
@@ -91,7 +92,7 @@ struct launch {
 	struct env_list env;         /* what the program gets: the plan's, then the spec's env */
 	struct env_list planned_env; /* the plan's alone, for the contract */
 	struct bind_result bound;
-	struct job_argv wrapped;     /* the program in the job's container, when it has one */
+	struct container_run wrapped; /* the program in the job's container, when it has one */
 };
 
 /* --run: the supervisor writes into the run, and its resolved.yaml sets
@@ -298,13 +299,54 @@ static int set_env(const struct launch *l)
 static const int preempt_signals[] = { [PREEMPT_USR2] = SIGUSR2, [PREEMPT_TERM] = SIGTERM,
 				       [PREEMPT_INT] = SIGINT };
 
+static pid_t podman_find(void *arg)
+{
+	const struct launch *l = arg;
+
+	return container_podman_pid(l->wrapped.podman_name);
+}
+
+static void podman_end(void *arg)
+{
+	const struct launch *l = arg;
+
+	container_podman_remove(l->wrapped.podman_name);
+}
+
+/* The contract read again from the program podman started; each
+ * difference is a warning in the rank's log, as before the runtime. */
+static json_t *inside_check(void *arg, pid_t pid)
+{
+	const struct launch *l = arg;
+	struct contract_plan plan = {
+		.slice = &l->plan.slices[l->ri.local_rank],
+		.cpus_bound = l->bound.cpu_applied,
+		.mems_bound = l->bound.mem_applied,
+		.env = &l->planned_env,
+	};
+	json_t *c = contract_inside_check(&l->topo, &plan, pid), *w = json_object_get(c, "warnings");
+
+	for (size_t i = 0; i < json_array_size(w); i++)
+		fprintf(stderr, "hpctrain launch: rank %u: inside the container: warning: %s\n",
+			l->ri.rank, json_string_value(json_array_get(w, i)));
+	return c;
+}
+
 /* Preemption needs the spec (its signal, lead_s, after_signal); without
- * one the supervisor only forwards signals. */
+ * one the supervisor only forwards signals.  A podman program is found
+ * by its container's name, checked inside, and its container removed. */
 static int supervise_program(const struct launch *l, json_t *contract, char **argv)
 {
+	struct supervise_target target = { podman_find, podman_end, (void *)l };
+	struct supervise_inside inside = { inside_check, (void *)l };
 	struct supervise_opts o = { .run_dir = l->run, .rank = l->ri.rank,
 				    .world = l->ri.world_size, .host = l->ri.hostname,
 				    .contract = contract };
+
+	if (l->wrapped.podman_name) {
+		o.target = &target;
+		o.inside = &inside;
+	}
 
 	if (l->have_job) {
 		o.preempt_signal = preempt_signals[l->job.preempt.signal];
@@ -343,7 +385,7 @@ static int wrap_program(struct launch *l, char **argv)
 {
 	const struct slice *s = &l->plan.slices[l->ri.local_rank];
 	struct sbuf cpus = SBUF_INIT, mems = SBUF_INIT, err = SBUF_INIT;
-	struct container_wrap_in in = { .job = &l->job, .run = l->run,
+	struct container_wrap_in in = { .job = &l->job, .run = l->run, .rank = l->ri.rank,
 					.local_size = l->ri.local_size, .argv = argv };
 	static const int status_of[] = { [CONTAINER_WRAP_NO_RUNTIME] = HPT_EXIT_NOTFOUND,
 					 [CONTAINER_WRAP_NO_IMAGE] = HPT_EXIT_NO_INPUT,
@@ -403,7 +445,8 @@ static void launch_release(struct launch *l)
 	env_list_release(&l->env);
 	env_list_release(&l->planned_env);
 	bind_result_release(&l->bound);
-	container_argv_release(&l->wrapped);
+	/* after the program: the node's last rank unmounts the image */
+	container_wrap_release(&l->wrapped);
 }
 
 static int run(struct launch *l, char **argv)
@@ -457,13 +500,16 @@ static int run(struct launch *l, char **argv)
 	if (l->have_job && l->job.container.image) {
 		if ((status = wrap_program(l, argv)))
 			return status;
-		argv = l->wrapped.v;
+		argv = l->wrapped.argv.v;
 	}
 	contract = check_contract(l);
-	if (l->supervise)
+	if (l->supervise) {
 		status = supervise_program(l, contract, argv);
-	else
+	} else {
+		/* the program, in launch's place, holds the mounted image */
+		container_squash_inherit(&l->wrapped.squash);
 		status = exec_program(argv);
+	}
 	json_decref(contract);
 	return status;
 }
@@ -474,6 +520,7 @@ int cmd_launch(int argc, char **argv)
 	int c, status;
 
 	memset(&l, 0, sizeof(l));
+	l.wrapped = (struct container_run)CONTAINER_RUN_INIT;
 	topo_init(&l.topo);
 	plan_init(&l.plan);
 	l.topology = getenv("HPCTRAIN_TOPOLOGY");

@@ -70,8 +70,10 @@ static void check_runtime(const struct job *job, const char *cmd)
 static int check_runtime_takes_image(const struct job *job, const char *cmd)
 {
 	static char *const prog[] = { "true", NULL };
+	/* launch mounts a SquashFS image for ch-run (squashfuse) and
+	 * refuses it on a node without squashfuse: not knowable here */
 	struct container_input in = { .c = &job->container, .runtime = job->container.runtime,
-				      .argv = prog };
+				      .squash_dir = job->container.image, .argv = prog };
 	struct job_argv argv = { NULL, 0 };
 	struct sbuf err = SBUF_INIT;
 	int status = HPT_EXIT_OK;

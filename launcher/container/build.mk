@@ -2,16 +2,21 @@
 # each runtime's command line (container_argv.c, pure), what an image is
 # and which runtime a node has (container_image.c), and the image's
 # content digest, the part of a run's identity its spec cannot hold
-# (container_digest.c).
+# (container_digest.c), a SquashFS image mounted once per node outside
+# ch-run (container_squash.c), podman's program found and its container
+# removed for the supervisor (container_podman.c), and one rank's
+# program wrapped (container_wrap.c).
 
 CONTAINER_CORE  = launcher/container/container_argv.c
 CONTAINER_SHELL = launcher/container/container_image.c launcher/container/container_digest.c \
+                  launcher/container/container_squash.c launcher/container/container_podman.c \
                   launcher/container/container_wrap.c
 
 # The runtimes the tests start for real (tests/cli/container.bats):
-# Charliecloud, SquashFS images for its refusal, Podman under runc (crun
-# cannot start containers on the test machines).
-DEBIAN_PKGS += charliecloud-runtime squashfs-tools podman runc
+# Charliecloud, SquashFS images mounted by squashfuse (fuse3 brings
+# fusermount), Podman under runc (crun cannot start containers on the
+# test machines).
+DEBIAN_PKGS += charliecloud-runtime squashfs-tools squashfuse fuse3 podman runc
 
 UNIT_TESTS += test_container
 UNIT_SRC_test_container = $(CONTAINER_CORE) common/sbuf.c

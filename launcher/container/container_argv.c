@@ -65,14 +65,18 @@ void container_argv_mounts(const struct container_input *in, struct job_argv *m)
 static int charliecloud(const struct container_input *in, const struct job_argv *m,
 			struct job_argv *out, struct sbuf *err)
 {
-	if (in->kind == CONTAINER_IMAGE_SQUASHFS) {
+	const char *image = in->c->image;
+
+	if (in->kind == CONTAINER_IMAGE_SQUASHFS && !in->squash_dir) {
 		sbuf_addf(err, "refusing the SquashFS image %s under charliecloud: ch-run would "
 			  "stay behind as its FUSE server, so signals and kills would not reach "
 			  "the program; unpack it into a directory (ch-convert) for now",
 			  in->c->image);
 		return -1;
 	}
-	if (in->kind != CONTAINER_IMAGE_DIR) {
+	if (in->kind == CONTAINER_IMAGE_SQUASHFS)
+		image = in->squash_dir; /* mounted outside: ch-run execs in place */
+	else if (in->kind != CONTAINER_IMAGE_DIR) {
 		sbuf_addf(err, "charliecloud cannot start the %s %s; give it a directory image",
 			  container_image_kind_names[in->kind], in->c->image);
 		return -1;
@@ -94,7 +98,7 @@ static int charliecloud(const struct container_input *in, const struct job_argv 
 		push_opt(out, "--join-tag", in->join_tag);
 		free(n);
 	}
-	push(out, in->c->image);
+	push(out, image);
 	push(out, "--");
 	return 0;
 }
@@ -161,6 +165,8 @@ static int podman(const struct container_input *in, const struct job_argv *m,
 		push_opt(out, "--runtime", in->podman_runtime);
 	push(out, "run");
 	push(out, "--rm");
+	if (in->name)
+		push_opt(out, "--name", in->name);
 	push(out, "--env-host");
 	push(out, "--network=host");
 	push(out, "--ipc=host");

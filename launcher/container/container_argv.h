@@ -34,6 +34,9 @@ struct container_input {
 	const struct job_container *c; /* c->image is not NULL */
 	int runtime;                   /* enum container_runtime, not CONTAINER_AUTO */
 	enum container_image_kind kind;
+	const char *squash_dir;        /* a SquashFS image mounted outside ch-run
+					* (squashfuse), given to ch-run as a
+					* directory; NULL: none, and refused */
 	const char *run_dir;           /* absolute, or NULL: mounted at its own path */
 	const char *const *data_dirs;  /* absolute, each mounted at its own path */
 	size_t ndata;
@@ -43,6 +46,9 @@ struct container_input {
 	unsigned local_size;           /* ranks on this node (ch-run --join when > 1) */
 	const char *join_tag;          /* the same for a step's ranks on a node, or NULL */
 	const char *podman_runtime;    /* podman --runtime (e.g. runc), or NULL */
+	const char *name;              /* podman --name, which the supervisor finds
+					* the program and removes the container
+					* by; NULL: podman names it */
 	const char *const *podman_ulimits; /* podman --ulimit values (nofile=N:N) */
 	size_t nulimits;
 	const char *const *env_names;  /* enroot: variables to pass in (--env NAME) */
@@ -53,9 +59,9 @@ struct container_input {
 /* Fills out (released first) with the full command line: the runtime's
  * program, its options, the image, then argv unchanged.  Returns 0, or
  * -1 with err saying why this runtime cannot start this image (a
- * SquashFS image under Charliecloud: ch-run would stay behind as its
- * FUSE server, out of the supervisor's reach; a reference under a
- * runtime that does not pull). */
+ * SquashFS image under Charliecloud that is not mounted at squash_dir:
+ * ch-run would stay behind as its FUSE server, out of the supervisor's
+ * reach; a reference under a runtime that does not pull). */
 int container_argv_build(const struct container_input *in, struct job_argv *out,
 			 struct sbuf *err);
 

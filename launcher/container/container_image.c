@@ -1,6 +1,6 @@
 /* container_image.c - the image's kind and the node's runtime.
  * Shell: see container_image.h. */
-#include "launcher/container/container_image.h" // defines: container_image_kind, container_image_runtime
+#include "launcher/container/container_image.h" // defines: container_image_kind, container_image_runtime, container_image_in_path
 #include "common/fileio.h" // defines: fileio_open_regular, fileio_read_fd
 #include "common/sbuf.h"   // defines: struct sbuf
 
@@ -63,8 +63,7 @@ int container_image_kind(const char *image, enum container_image_kind *kind, str
 	return file_kind(image, kind, err);
 }
 
-/* PATH as execvp(3) searches it; an empty entry is the current directory. */
-static int in_path(const char *prog)
+int container_image_in_path(const char *prog)
 {
 	const char *path = getenv("PATH"), *p;
 	struct sbuf f = SBUF_INIT;
@@ -87,7 +86,7 @@ static int in_path(const char *prog)
 int container_image_runtime(int wanted, int *got, struct sbuf *err)
 {
 	if (wanted != CONTAINER_AUTO) {
-		if (in_path(programs[wanted])) {
+		if (container_image_in_path(programs[wanted])) {
 			*got = wanted;
 			return 0;
 		}
@@ -96,7 +95,7 @@ int container_image_runtime(int wanted, int *got, struct sbuf *err)
 		return -1;
 	}
 	for (int r = CONTAINER_AUTO + 1; r < CONTAINER_NRUNTIMES; r++)
-		if (in_path(programs[r])) {
+		if (container_image_in_path(programs[r])) {
 			*got = r;
 			return 0;
 		}

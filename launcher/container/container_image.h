@@ -20,6 +20,10 @@ int container_image_kind(const char *image, enum container_image_kind *kind, str
 /* The program a runtime is started by ("ch-run", "apptainer", ...). */
 const char *container_image_program(int runtime);
 
+/* 1 when prog is an executable in PATH as execvp(3) searches it (an
+ * empty entry is the current directory), else 0. */
+int container_image_in_path(const char *prog);
+
 /* wanted (enum container_runtime) as this node has it: auto is the first
  * of charliecloud, apptainer, enroot and podman whose program is in
  * PATH.  0 and *got, or -1 with err saying which program was not found. */

@@ -1,8 +1,10 @@
 /* container_wrap.c - a rank's program in its container: see
- * container_wrap.h.  Shell. */
+ * container_wrap.h.  Shell; a SquashFS image under Charliecloud is
+ * mounted first (container_squash.c). */
 #include "launcher/container/container_wrap.h"  // defines: container_wrap
 #include "launcher/container/container_argv.h"  // defines: container_argv_build
 #include "launcher/container/container_image.h" // defines: container_image_kind, container_image_runtime
+#include "launcher/container/container_squash.h" // defines: container_squash_mount
 #include "common/sbuf.h" // defines: struct sbuf, xasprintf
 
 #include <limits.h>
@@ -110,13 +112,15 @@ static int check_mount_points(const struct container_input *in, struct sbuf *err
 	struct job_argv m = { NULL, 0 };
 	int rc = 0;
 
-	if (in->runtime != CONTAINER_CHARLIECLOUD || in->kind != CONTAINER_IMAGE_DIR ||
-	    in->c->writable)
+	const char *image = in->squash_dir ? in->squash_dir : in->c->image;
+
+	if (in->runtime != CONTAINER_CHARLIECLOUD || in->c->writable ||
+	    (in->kind != CONTAINER_IMAGE_DIR && !in->squash_dir))
 		return 0;
 	container_argv_mounts(in, &m);
 	for (size_t i = 0; i < m.n && !rc; i++) {
 		const char *dst = strchr(m.v[i], ':') + 1;
-		char *at = xasprintf("%s%s", in->c->image, dst);
+		char *at = xasprintf("%s%s", image, dst);
 		struct stat st;
 
 		if (stat(at, &st) || !S_ISDIR(st.st_mode)) {
@@ -174,13 +178,43 @@ static int build(const struct container_wrap_in *w, struct container_input *in,
 	return rc;
 }
 
-int container_wrap(const struct container_wrap_in *w, struct job_argv *out, struct sbuf *err)
+int container_wrap(const struct container_wrap_in *w, struct container_run *out,
+		   struct sbuf *err)
 {
-	struct container_input in = { .c = &w->job->container };
+	const struct job_container *c = &w->job->container;
+	struct container_input in = { .c = c };
+	struct container_squash *sq = &out->squash;
+	struct sbuf why = SBUF_INIT;
+	char *tag;
+	int rc;
 
-	if (container_image_runtime(w->job->container.runtime, &in.runtime, err))
+	if (container_image_runtime(c->runtime, &in.runtime, err))
 		return CONTAINER_WRAP_NO_RUNTIME;
-	if (container_image_kind(w->job->container.image, &in.kind, err))
+	if (container_image_kind(c->image, &in.kind, err))
 		return CONTAINER_WRAP_NO_IMAGE;
-	return build(w, &in, out, err);
+	if (in.runtime == CONTAINER_CHARLIECLOUD && in.kind == CONTAINER_IMAGE_SQUASHFS &&
+	    !container_squash_mount(c->image, c->digest, sq, &why))
+		in.squash_dir = sq->dir;
+	if (in.runtime == CONTAINER_PODMAN) {
+		tag = join_tag();
+		out->podman_name = xasprintf("hpctrain-%s-r%u-%d", tag ? tag : "local", w->rank,
+					     (int)getpid());
+		in.name = out->podman_name;
+		free(tag);
+	}
+	rc = build(w, &in, &out->argv, err);
+	if (rc && why.len)
+		sbuf_addf(err, " (%s)", why.buf); /* why it was not mounted */
+	if (rc)
+		container_wrap_release(out);
+	sbuf_release(&why);
+	return rc;
+}
+
+void container_wrap_release(struct container_run *r)
+{
+	container_argv_release(&r->argv);
+	container_squash_release(&r->squash);
+	free(r->podman_name);
+	r->podman_name = NULL;
 }

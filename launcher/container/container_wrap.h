@@ -9,12 +9,14 @@
 #define HPT_CONTAINER_WRAP_H
 
 #include "common/spec/spec.h" // defines: struct job, struct job_argv
+#include "launcher/container/container_squash.h" // defines: struct container_squash
 
 struct sbuf;
 
 struct container_wrap_in {
 	const struct job *job;   /* job->container.image is not NULL */
 	const char *run;         /* launch --run, or NULL */
+	unsigned rank;           /* names a podman container */
 	const char *cpus, *mems; /* the plan's lists, or NULL where not bound */
 	unsigned local_size;
 	char *const *argv;       /* the program */
@@ -27,8 +29,27 @@ enum container_wrap_error {
 	CONTAINER_WRAP_REFUSED,        /* this runtime cannot start this image */
 };
 
-/* The full command line into out (released first): 0, or an enum
- * container_wrap_error with err in one line. */
-int container_wrap(const struct container_wrap_in *in, struct job_argv *out, struct sbuf *err);
+/* What a wrapped program runs as, and what the caller releases once it
+ * has ended (container_wrap_release). */
+struct container_run {
+	struct job_argv argv;          /* the full command line */
+	struct container_squash squash; /* a SquashFS image mounted for ch-run, held */
+	char *podman_name;             /* podman's container (--name), or NULL */
+};
+
+#define CONTAINER_RUN_INIT { { NULL, 0 }, CONTAINER_SQUASH_INIT, NULL }
+
+/* The full command line into out (CONTAINER_RUN_INIT before): 0, or an
+ * enum container_wrap_error with err in one line.  A SquashFS image
+ * under Charliecloud is mounted with squashfuse first and held in
+ * out->squash; without squashfuse it is refused, saying so.  Podman's
+ * container is named hpctrain-JOB.STEP-rRANK-PID (JOB.STEP "local"
+ * outside a Slurm step), for the supervisor to find and remove. */
+int container_wrap(const struct container_wrap_in *in, struct container_run *out,
+		   struct sbuf *err);
+
+/* Releases the command line and the name, and lets go of the mounted
+ * image (the node's last rank unmounts it).  Accepts CONTAINER_RUN_INIT. */
+void container_wrap_release(struct container_run *r);
 
 #endif

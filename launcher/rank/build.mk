@@ -4,7 +4,8 @@
 
 RANK_CORE  = launcher/rank/rank.c launcher/rank/envplan.c launcher/rank/env_list.c \
              launcher/rank/policy.c launcher/rank/contract.c launcher/rank/precision.c
-RANK_SHELL = launcher/rank/rank_discover.c launcher/rank/bind.c launcher/rank/contract_got.c
+RANK_SHELL = launcher/rank/rank_discover.c launcher/rank/bind.c launcher/rank/contract_got.c \
+             launcher/rank/contract_inside.c
 
 HPCTRAIN_PKGS += pmix
 DEBIAN_PKGS   += libpmix-dev openmpi-bin libopenmpi-dev
@@ -12,4 +13,10 @@ DEBIAN_PKGS   += libpmix-dev openmpi-bin libopenmpi-dev
 UNIT_TESTS += test_launch test_contract test_precision
 UNIT_SRC_test_launch   = $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
 UNIT_SRC_test_contract = $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) common/fileio.c
+
+# The contract read from a process by its PID: this test's own.
+UNIT_TESTS += test_contract_inside
+UNIT_SRC_test_contract_inside = $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) \
+                                launcher/rank/contract_inside.c launcher/rank/contract_got.c \
+                                common/fileio.c
 UNIT_SRC_test_precision = launcher/rank/precision.c topology/cpufeat.c $(SPEC_CORE)

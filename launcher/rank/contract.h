@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct env_list;
 struct node_topo;
@@ -49,6 +50,15 @@ struct contract_got {
  * point into the environment.  Release with contract_got_release. */
 void contract_got_read(struct contract_got *got);
 void contract_got_release(struct contract_got *got);
+
+/* In contract_inside.c (shell): the same check on process pid, the
+ * program a container runtime started (its /proc/PID/status, environ
+ * and root), re-pinning it to the planned CPUs where the runtime moved
+ * it and the kernel allows: contract_check's object with "pid" and
+ * "repinned" added, and a warning saying what was done; NULL when pid
+ * cannot be read.  A new reference. */
+json_t *contract_inside_check(const struct node_topo *t, const struct contract_plan *plan,
+			      pid_t pid);
 
 /* {"planned": {...}, "got": {...}, "warnings": ["...", ...]}; the node's
  * HCA names are t's NICs' OpenFabrics names.  A new reference. */

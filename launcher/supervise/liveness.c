@@ -40,6 +40,8 @@ int liveness_write(const char *dir, const struct liveness *l, struct sbuf *err)
 	json_object_set_new(doc, "signal", l->signal ? json_integer(l->signal) : json_null());
 	if (l->contract)
 		json_object_set(doc, "contract", l->contract);
+	if (l->inside)
+		json_object_set(doc, "contract_inside", l->inside);
 	sbuf_addf(&path, "%s/rank-%u.json", dir, l->rank);
 	/* a mkstemp file renamed over the name: never the fixed temporary
 	 * name .rank-N.json.tmp, which a link could have been planted at */

@@ -36,6 +36,8 @@ struct liveness {
 	int exit_status;          /* -1 while running; 128+N for signal N */
 	int signal;               /* the signal that ended the program, or 0 */
 	json_t *contract;         /* borrowed: plan against what the rank got */
+	json_t *inside;           /* borrowed: the same read from the program
+				   * inside its runtime (contract_inside), or NULL */
 };
 
 /* Writes DIR/rank-N.json.  0, or -1 with err. */

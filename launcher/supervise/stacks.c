@@ -169,15 +169,20 @@ static char *source_line(const char *file, unsigned line)
 	return s;
 }
 
-size_t stacks_add_python(struct rank_stacks *r, const char *text, size_t len)
+size_t stacks_add_python(struct rank_stacks *r, const char *text, size_t len, const char *root)
 {
 	r->n_python = autopsy_parse_faulthandler(text, len, &r->python);
 	for (size_t i = 0; i < r->n_python; i++)
 		for (size_t k = 0; k < r->python[i].n; k++) {
 			struct stack_frame *f = &r->python[i].f[k];
+			char *path;
 
-			if (f->file && f->file[0] != '<' && f->line)
-				f->text = source_line(f->file, f->line);
+			if (!f->file || f->file[0] == '<' || !f->line)
+				continue;
+			path = root && f->file[0] == '/' ? xasprintf("%s%s", root, f->file)
+							 : xstrdup(f->file);
+			f->text = source_line(path, f->line);
+			free(path);
 		}
 	return r->n_python;
 }

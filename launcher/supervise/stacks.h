@@ -27,8 +27,10 @@ int stacks_capture_native(pid_t pid, struct rank_stacks *r);
 int stacks_is_python(pid_t pid);
 
 /* Parses a faulthandler dump from the program's stderr text into
- * r->python and reads each frame's source line.  Returns the number of
- * Python threads found. */
-size_t stacks_add_python(struct rank_stacks *r, const char *text, size_t len);
+ * r->python and reads each frame's source line, an absolute file under
+ * root when root is not NULL (the program's root directory, e.g. a
+ * container's, held open as "/proc/self/fd/N" since the program is gone
+ * by now).  Returns the number of Python threads found. */
+size_t stacks_add_python(struct rank_stacks *r, const char *text, size_t len, const char *root);
 
 #endif

@@ -48,6 +48,9 @@ struct sup {
 	struct sbuf capture;   /* stderr kept while faulthandler dumps */
 	bool capturing;
 	bool stopping;         /* the supervisor itself is ending the program */
+	pid_t prog;            /* a target's program (o->target), 0 while not known */
+	double next_find;      /* when to look for it again */
+	json_t *inside;        /* o->inside's record, once read */
 };
 
 int64_t supervise_grace(int64_t lead_s)
@@ -83,6 +86,38 @@ static void say(const struct sup *s, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+#define FIND_PERIOD_S 0.2 /* a runtime starts its program within a second or so */
+
+/* The program's PID: the child's, or a target's once it is known (the
+ * inside check runs then, once); 0 while a target's is not known. */
+static pid_t program(struct sup *s)
+{
+	const struct supervise_target *t = s->o->target;
+
+	if (!t)
+		return s->pid;
+	if (!s->prog && !s->exited) {
+		s->prog = t->find(t->arg);
+		s->next_find = now() + FIND_PERIOD_S;
+		if (s->prog > 0) {
+			s->live.pid = s->prog;
+			if (s->o->inside && !s->inside)
+				s->inside = s->o->inside->check(s->o->inside->arg, s->prog);
+			s->live.inside = s->inside;
+		} else {
+			s->prog = 0;
+		}
+	}
+	return s->prog;
+}
+
+/* What holds the program (a container) goes: after a kill, and at the end. */
+static void end_target(struct sup *s)
+{
+	if (s->o->target && s->o->target->end)
+		s->o->target->end(s->o->target->arg);
+}
+
 static void write_live(struct sup *s, const char *state)
 {
 	struct sbuf err = SBUF_INIT;
@@ -92,8 +127,8 @@ static void write_live(struct sup *s, const char *state)
 	if (!s->ranks_dir[0])
 		return;
 	s->live.updated = now();
-	if (!s->exited && s->pid > 0) {
-		double cpu = liveness_cpu_seconds(s->pid);
+	if (!s->exited && s->pid > 0 && program(s) > 0) {
+		double cpu = liveness_cpu_seconds(program(s));
 
 		if (cpu >= 0)
 			s->live.cpu_s = cpu;
@@ -260,7 +295,8 @@ static void reap(struct sup *s)
 	if (!s->exited && wait4(s->pid, &st, WNOHANG, &ru) == s->pid) {
 		s->exited = true;
 		s->status = st;
-		s->live.cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		if (!s->o->target) /* else the runtime's client's: keep the program's last */
+			s->live.cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
 				(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	}
 }
@@ -419,15 +455,24 @@ static bool lowest_with_stacks(const struct sup *s)
  * ranks/rank-N.stacks.json and the lowest rank writes autopsy.txt. */
 static void autopsy_and_stop(struct sup *s, const char *reason)
 {
-	struct rank_stacks r = { .rank = s->o->rank, .pid = s->pid };
+	pid_t pid = program(s) > 0 ? program(s) : s->pid;
+	struct rank_stacks r = { .rank = s->o->rank, .pid = pid };
 	struct sbuf path = SBUF_INIT, err = SBUF_INIT, text = SBUF_INIT;
-	bool python = stacks_is_python(s->pid);
+	bool python = stacks_is_python(pid);
+	char rootpath[64], root[64] = "";
+	int rootfd;
 
+	/* The program's root (a container's image), kept open: its source
+	 * files are read after it has gone. */
+	snprintf(rootpath, sizeof(rootpath), "/proc/%d/root", (int)pid);
+	rootfd = open(rootpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd >= 0)
+		snprintf(root, sizeof(root), "/proc/self/fd/%d", rootfd);
 	s->stopping = true;
 	r.host = xstrdup(s->o->host);
 	r.reason = xstrdup(reason);
 	r.complete = !python;
-	stacks_capture_native(s->pid, &r);
+	stacks_capture_native(pid, &r);
 	if (r.error)
 		say(s, "%s", r.error);
 	sbuf_addf(&path, "%s/rank-%u.stacks.json", s->ranks_dir, s->o->rank);
@@ -439,18 +484,23 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 		barrier(s);
 	if (python && !s->exited) {
 		s->capturing = true;
-		kill(s->pid, SIGABRT);
+		kill(pid, SIGABRT);
 		wait_exit(s, PY_DUMP_S);
-		stacks_add_python(&r, s->capture.buf, s->capture.len);
+		stacks_add_python(&r, s->capture.buf, s->capture.len, root[0] ? root : NULL);
 		r.complete = true;
 		sbuf_reset(&err);
 		if (s->ranks_dir[0] && stackfile_write(path.buf, &r, &err))
 			say(s, "%s", err.buf);
 	}
 	if (!s->exited) {
+		if (pid != s->pid)
+			kill(pid, SIGKILL);
+		end_target(s);
 		kill(s->pid, SIGKILL);
 		wait_exit(s, 10);
 	}
+	if (rootfd >= 0)
+		close(rootfd);
 	if (s->ranks_dir[0] && lowest_with_stacks(s)) {
 		sbuf_reset(&err);
 		wait_complete(s);
@@ -477,6 +527,8 @@ static int poll_timeout_ms(const struct sup *s, double t)
 		next = s->next_write;
 	if (s->preempting && s->o->grace_s && s->deadline < next)
 		next = s->deadline;
+	if (s->o->target && !s->prog && s->next_find < next)
+		next = s->next_find;
 	if (s->o->stall_s && s->ranks_dir[0]) {
 		double stall = s->live.last_progress + (double)s->o->stall_s;
 
@@ -506,6 +558,8 @@ static int watch(struct sup *s)
 		if (s->exited)
 			break;
 		t = now();
+		if (s->o->target && !s->prog && t >= s->next_find)
+			program(s);
 		check_heartbeat(s);
 		if (s->preempting && s->o->grace_s && t >= s->deadline) {
 			say(s, "the program ignored the preemption signal for %lld s; recording its "
@@ -580,6 +634,7 @@ int supervise_run(const struct supervise_opts *o, char **argv)
 		status = watch(&s);
 		drain(&s);
 		status = final_status(&s, status);
+		end_target(&s);
 	} else if (s.ranks_dir[0]) {
 		s.live.exit_status = status;
 		write_live(&s, "exited");
@@ -590,5 +645,6 @@ int supervise_run(const struct supervise_opts *o, char **argv)
 	if (s.sfd >= 0)
 		close(s.sfd);
 	sbuf_release(&s.capture);
+	json_decref(s.inside);
 	return status;
 }

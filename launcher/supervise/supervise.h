@@ -18,7 +18,12 @@
  *     to as a sign of progress (the bundled trainer does, every step);
  *   - when no rank has made progress for stall_s, records its program's
  *     stacks (launcher/stacks.h), waits for the other ranks' stacks,
- *     writes run_dir/autopsy.txt (the lowest rank does) and exits 76.
+ *     writes run_dir/autopsy.txt (the lowest rank does) and exits 76;
+ *   - given a target (a program a runtime runs under its own monitor,
+ *     podman's conmon), reads liveness and stacks from the program's
+ *     host PID, checks its contract there, and ends the target after a
+ *     kill and at the end.  launch (cli/) wires the container code in,
+ *     so supervise/ includes nothing of launcher/container/.
  */
 #ifndef HPT_SUPERVISE_H
 #define HPT_SUPERVISE_H
@@ -26,6 +31,31 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+/* A program that is not the supervisor's child: a runtime (podman) that
+ * starts it under a monitor of its own (conmon) and stays in between.
+ * The supervisor forwards signals to its child as ever (podman proxies
+ * them and exits with the program's status), but reads liveness, stacks
+ * and the contract from the program's host PID, sends the autopsy's
+ * SIGABRT and KILL there, and calls end when it kills the program and
+ * once when it is done, so that nothing outlives the step. */
+struct supervise_target {
+	/* the program's host PID, or 0 while it is not known yet */
+	pid_t (*find)(void *arg);
+	/* ends the program and what holds it (podman rm -f); idempotent */
+	void (*end)(void *arg);
+	void *arg;
+};
+
+/* Read once the program's PID is known (its own or a target's): the
+ * binding it really got against the plan, for a runtime that may reset
+ * it.  check may re-pin the program and returns a new reference
+ * (warnings, what was done) to record in the liveness file, or NULL. */
+struct supervise_inside {
+	json_t *(*check)(void *arg, pid_t pid);
+	void *arg;
+};
 
 struct supervise_opts {
 	const char *run_dir;   /* the run (attempt) directory, or NULL */
@@ -36,6 +66,8 @@ struct supervise_opts {
 	bool after_requeue;    /* preempt.after_signal: requeue */
 	int64_t stall_s;       /* 0: never declare a stall; needs run_dir */
 	json_t *contract;      /* borrowed, copied into the liveness file */
+	const struct supervise_target *target; /* NULL: the program is the child */
+	const struct supervise_inside *inside; /* NULL: no check inside */
 };
 
 /* Runs argv (the environment already set) and returns the status to exit

@@ -1,7 +1,10 @@
 #!/usr/bin/env bats
 # container.bats - jobs in a container: `hpctrain launch` through the real
-# Charliecloud (and Podman under runc, where it can start), the refusals,
-# and the image's digest in the run's identity (validate, rerun).
+# Charliecloud (directory images, and SquashFS ones mounted by squashfuse)
+# and Podman under runc, where it can start; the supervisor reaching the
+# program inside (preemption, the stall autopsy, nothing left after a
+# kill); the contract read inside; the refusals; and the image's digest
+# in the run's identity (validate, rerun).
 # The image is made offline by helpers/mkimage.sh and cached under build/;
 # each file run copies it, so changing the copy changes no other test.
 
@@ -25,6 +28,28 @@ setup_file() {
 	export WORK XDG_CACHE_HOME=$WORK/cache
 	cp -a "$cache/img" "$WORK/img"
 	echo inside >"$WORK/img/marker"
+	# A program that checkpoints on USR2 (its handler writes a file into
+	# the run directory, its cwd) and one that stalls after using 1 s of
+	# CPU, both inside the image.
+	cat >"$WORK/img/preempt.py" <<-'EOF'
+	import signal, sys, time
+	def checkpoint(sig, frame):
+	    open("checkpointed", "w").write("by the program's handler\n")
+	    sys.exit(75)
+	signal.signal(signal.SIGUSR2, checkpoint)
+	open("ready", "w").close()
+	while True:
+	    time.sleep(0.05)
+	EOF
+	cat >"$WORK/img/stall.py" <<-'EOF'
+	import time
+	def wait_forever():
+	    time.sleep(3600)
+	while time.process_time() < 1.0:
+	    pass
+	open("ready", "w").close()
+	wait_forever()
+	EOF
 }
 
 teardown_file() {
@@ -36,14 +61,15 @@ need_ch() {
 	command -v ch-run >/dev/null || skip "no ch-run (charliecloud-runtime)"
 }
 
-# make_run NAME IMAGE [RUNTIME]: a run directory with the resolved spec of
-# a job in IMAGE, and its path as a mount point inside the image.
+# make_run NAME IMAGE [RUNTIME [STALL_S]]: a run directory with the
+# resolved spec of a job in IMAGE (supervise.stall_timeout_s STALL_S), and
+# its path as a mount point inside the image.
 make_run() {
 	local run=$WORK/runs/$1
 	mkdir -p "$run" "$WORK/img$run"
 	chmod 700 "$WORK/runs" "$run"
-	printf 'version: 1\nname: %s\ncommand: [sh]\ncontainer: {image: %s, runtime: %s}\n' \
-		"$1" "$2" "${3:-auto}" >"$WORK/$1.yaml"
+	printf 'version: 1\nname: %s\ncommand: [sh]\nsupervise: {stall_timeout_s: %s}\ncontainer: {image: %s, runtime: %s}\n' \
+		"$1" "${4:-0}" "$2" "${3:-auto}" >"$WORK/$1.yaml"
 	"$HPT" validate --print-resolved "$WORK/$1.yaml" >"$run/resolved.yaml"
 	echo "$run"
 }
@@ -93,23 +119,14 @@ field() {
 	[ "$status" -eq 7 ]
 }
 
-@test "a SquashFS image under charliecloud is refused by launch before anything starts, and by validate when named" {
-	need_ch
-	command -v mksquashfs >/dev/null || skip "no mksquashfs (squashfs-tools)"
-	local run sqfs=$WORK/img.sqfs
-	[ -e "$sqfs" ] || mksquashfs "$WORK/img" "$sqfs" -noappend -quiet >/dev/null
-	# auto: ch-run is the first runtime found, so launch must refuse;
-	# validate cannot know the compute node's runtime and lets it pass
-	run=$(make_run sqfs "$sqfs")
-	run "$HPT" launch --run "$run" -- sh -c 'echo started >started'
-	[ "$status" -eq "$EX_BAD_SPEC" ]
-	[ "$output" = "hpctrain launch: rank 0: refusing the SquashFS image $sqfs under charliecloud: ch-run would stay behind as its FUSE server, so signals and kills would not reach the program; unpack it into a directory (ch-convert) for now" ]
-	[ ! -e "$run/started" ]
+@test "validate lets a SquashFS image under charliecloud pass: launch mounts it" {
+	need_squashfuse
+	local sqfs
+	sqfs=$(squash validate-sq)
 	printf 'version: 1\nname: sqfs\ncommand: [sh]\ncontainer: {image: %s, runtime: charliecloud}\n' \
 		"$sqfs" >"$WORK/sqfs-ch.yaml"
 	run "$HPT" validate "$WORK/sqfs-ch.yaml"
-	[ "$status" -eq "$EX_BAD_SPEC" ]
-	[[ "$output" == "hpctrain validate: refusing the SquashFS image $sqfs under charliecloud: "* ]]
+	[ "$status" -eq 0 ]
 }
 
 @test "a charliecloud image without the run directory's mount point is refused, naming it" {
@@ -215,4 +232,242 @@ field() {
 		[ "$(field cwd "$line")" = "$run" ]
 		[ "$(cat "$run/rank-$r.txt")" = "$r" ]
 	done
+}
+
+# Helpers for a supervised rank run in the background.
+need_podman() {
+	need_ch
+	command -v podman >/dev/null && command -v runc >/dev/null || skip "no podman and runc"
+	export HPCTRAIN_PODMAN_RUNTIME=runc
+	export HPCTRAIN_PODMAN_ULIMITS="nofile=$(ulimit -Hn):$(ulimit -Hn),nproc=4096:4096"
+}
+
+need_squashfuse() {
+	need_ch
+	command -v mksquashfs >/dev/null && command -v squashfuse >/dev/null &&
+		command -v fusermount >/dev/null || skip "no squashfs-tools, squashfuse and fuse3"
+}
+
+# squash NAME: $WORK/img (with every run's mount point made so far) as an
+# uncompressed SquashFS file, which mksquashfs writes in a blink.
+squash() {
+	mksquashfs "$WORK/img" "$WORK/$1.sqfs" -noappend -quiet -noI -noD -noF -noX >/dev/null
+	echo "$WORK/$1.sqfs"
+}
+
+# until_file FILE: waits (10 s at most) for FILE to exist.
+until_file() {
+	for _ in $(seq 100); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# field_of RUN KEY: KEY of RUN/ranks/rank-0.json (a number or a string).
+field_of() {
+	sed -n "s/^ *\"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$1/ranks/rank-0.json" | head -1
+}
+
+# supervised_then RUN SIGNAL PROGRAM...: launch --supervise PROGRAM for
+# RUN in the background, once the program says it is ready (RUN/ready)
+# send SIGNAL to the supervisor; sets status and output.
+supervised_then() {
+	local run=$1 sig=$2 pid sup
+	shift 2
+	timeout 60 "$HPT" launch --supervise --run "$run" -- "$@" >"$run/out" 2>&1 &
+	pid=$!
+	until_file "$run/ready" || { kill "$pid"; return 1; }
+	sup=$(field_of "$run" supervisor_pid)
+	kill -s "$sig" "$sup"
+	status=0
+	wait "$pid" || status=$?
+	output=$(cat "$run/out")
+}
+
+no_mount_left() {
+	! grep -q "hpctrain-squash-" /proc/mounts
+}
+
+no_container_left() {
+	[ -z "$(podman ps -a --filter name=hpctrain- --format '{{.Names}}')" ]
+}
+
+@test "USR2 reaches a Python program in a charliecloud directory image: its handler checkpoints and launch exits 75" {
+	need_ch
+	local run
+	run=$(make_run pre-dir "$WORK/img" charliecloud)
+	supervised_then "$run" USR2 python3 /preempt.py
+	[ "$status" -eq 75 ]
+	[ "$(cat "$run/checkpointed")" = "by the program's handler" ]
+}
+
+@test "a SquashFS image under charliecloud is mounted by squashfuse; USR2 reaches the program, which exits 75, and the mount goes" {
+	need_squashfuse
+	local run sqfs
+	run=$(make_run pre-sq "$WORK/img" charliecloud)
+	sqfs=$(squash pre-sq)
+	run=$(make_run pre-sq "$sqfs" charliecloud)
+	supervised_then "$run" USR2 python3 /preempt.py
+	[ "$status" -eq 75 ]
+	[ "$(cat "$run/checkpointed")" = "by the program's handler" ]
+	no_mount_left
+}
+
+@test "TERM to the supervisor of a SquashFS rank ends the program with 143 and leaves no mount and no process" {
+	need_squashfuse
+	local run sqfs prog
+	run=$(make_run term-sq "$WORK/img" charliecloud)
+	sqfs=$(squash term-sq)
+	run=$(make_run term-sq "$sqfs" charliecloud)
+	supervised_then "$run" TERM sh -c ': >ready; exec sleep 600'
+	[ "$status" -eq 143 ]
+	prog=$(field_of "$run" pid)
+	[ ! -e "/proc/$prog" ] || [ "$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$prog/status")" = Z ]
+	no_mount_left
+}
+
+@test "squashfuse ignores the signals a step's processes all get: the program still reads its image after TERM and USR2 to it" {
+	need_squashfuse
+	local run sqfs fuse
+	run=$(make_run sig-sq "$WORK/img" charliecloud)
+	sqfs=$(squash sig-sq)
+	run=$(make_run sig-sq "$sqfs" charliecloud)
+	timeout 30 "$HPT" launch --supervise --run "$run" -- \
+		sh -c ': >ready; while [ ! -e go ]; do sleep 0.1; done; cat /marker' >"$run/out" 2>&1 &
+	until_file "$run/ready"
+	fuse=$(pgrep -f "^squashfuse $sqfs ")
+	[ -n "$fuse" ]
+	kill -TERM "$fuse"
+	kill -USR2 "$fuse"
+	kill -HUP "$fuse"
+	: >"$run/go"
+	wait $!
+	[ "$(cat "$run/out")" = inside ]
+	no_mount_left
+}
+
+@test "two ranks share one squashfuse mount and the last one out unmounts it, though one's program was killed" {
+	need_squashfuse
+	local run sqfs
+	run=$(make_run two-sq "$WORK/img" charliecloud)
+	sqfs=$(squash two-sq)
+	run=$(make_run two-sq "$sqfs" charliecloud)
+	run timeout 60 mpirun -np 2 "$HPT" launch --supervise --run "$run" -- \
+		sh -c 'echo "rank=$RANK root=$(sed -n "s/^squashfuse \/ .*/squashfuse/p" /proc/mounts)"; [ "$RANK" = 1 ] && kill -KILL $$; sleep 0.5'
+	[ "$(printf '%s\n' "$output" | grep -c '^rank=[01] root=squashfuse$')" -eq 2 ]
+	no_mount_left
+	[ -z "$(ls -A "${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)")" ]
+}
+
+@test "without --supervise the SquashFS mount stays for the next launch of the image, which unmounts it at its end" {
+	need_squashfuse
+	local run sqfs
+	run=$(make_run keep-sq "$WORK/img" charliecloud)
+	sqfs=$(squash keep-sq)
+	run=$(make_run keep-sq "$sqfs" charliecloud)
+	run timeout 30 "$HPT" launch --run "$run" -- sh -c 'cat /marker'
+	[ "$status" -eq 0 ]
+	[ "$output" = inside ]
+	grep -q "hpctrain-squash-" /proc/mounts
+	run timeout 30 "$HPT" launch --supervise --run "$run" -- sh -c 'cat /marker'
+	[ "$status" -eq 0 ]
+	[ "$output" = inside ]
+	no_mount_left
+}
+
+@test "a stalled Python program in a SquashFS image: the autopsy names its file:line inside the image, and no mount is left" {
+	need_squashfuse
+	local run sqfs
+	run=$(make_run stall-sq "$WORK/img" charliecloud 2)
+	sqfs=$(squash stall-sq)
+	run=$(make_run stall-sq "$sqfs" charliecloud 2)
+	run timeout 60 "$HPT" launch --supervise --run "$run" -- python3 /stall.py
+	[ "$status" -eq 76 ]
+	[[ "$output" == *"rank 0 in clock_nanosleep from stall.py:3 (time.sleep(3600))"* ]]
+	grep -q '#0  wait_forever at /stall.py:3' "$run/autopsy.txt"
+	no_mount_left
+}
+
+@test "a SquashFS image under charliecloud without squashfuse in PATH is refused, saying so" {
+	need_squashfuse
+	local run sqfs
+	run=$(make_run nosqfuse "$WORK/img" charliecloud)
+	sqfs=$(squash nosqfuse)
+	run=$(make_run nosqfuse "$sqfs" charliecloud)
+	mkdir -p "$WORK/chonly"
+	ln -sf "$(command -v ch-run)" "$WORK/chonly/ch-run"
+	PATH=$WORK/chonly run "$HPT" launch --run "$run" -- sh -c ': >started'
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[ "$output" = "hpctrain launch: rank 0: refusing the SquashFS image $sqfs under charliecloud: ch-run would stay behind as its FUSE server, so signals and kills would not reach the program; unpack it into a directory (ch-convert) for now (no squashfuse (and fusermount) in PATH to mount it outside ch-run)" ]
+	[ ! -e "$run/started" ]
+}
+
+@test "a SquashFS file squashfuse cannot mount is refused with squashfuse's reason, leaving no mount point" {
+	need_squashfuse
+	local run bad=$WORK/bad.sqfs
+	printf 'hsqs%01020d' 0 >"$bad"
+	run=$(make_run badsq "$bad" charliecloud)
+	run timeout 30 "$HPT" launch --run "$run" -- true
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[[ "$output" == "hpctrain launch: rank 0: refusing the SquashFS image $bad under charliecloud: "*"(squashfuse $bad ${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)/"*" failed (exit status "*"): "?* ]]
+	no_mount_left
+	[ -z "$(ls -A "${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)")" ]
+}
+
+@test "podman: USR2 reaches the program under conmon, its handler checkpoints, launch exits 75 and no container is left" {
+	need_podman
+	local run
+	run=$(make_run pre-pod "$WORK/img" podman)
+	supervised_then "$run" USR2 python3 /preempt.py
+	[ "$status" -eq 75 ]
+	[ "$(cat "$run/checkpointed")" = "by the program's handler" ]
+	no_container_left
+}
+
+@test "podman: TERM to the supervisor ends the program with 143 and leaves no container and no process" {
+	need_podman
+	local run prog
+	run=$(make_run term-pod "$WORK/img" podman)
+	supervised_then "$run" TERM sh -c ': >ready; exec sleep 600'
+	[ "$status" -eq 143 ]
+	prog=$(field_of "$run" pid)
+	[ ! -e "/proc/$prog" ] || [ "$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$prog/status")" = Z ]
+	no_container_left
+}
+
+@test "podman: a stall autopsy reads the program's stacks and CPU time, not podman's, and removes the container" {
+	need_podman
+	local run cpu
+	run=$(make_run stall-pod "$WORK/img" podman 3)
+	run timeout 60 "$HPT" launch --supervise --run "$run" -- python3 /stall.py
+	[ "$status" -eq 76 ]
+	[[ "$output" == *"rank 0 in clock_nanosleep from stall.py:3 (time.sleep(3600))"* ]]
+	grep -q '#0  wait_forever at /stall.py:3' "$run/autopsy.txt"
+	! grep -q podman "$run/autopsy.txt" || false
+	cpu=$(field_of "$run" cpu_s)
+	# the program spun for 1 s of its own CPU time before it stalled
+	awk -v c="$cpu" 'BEGIN { exit !(c >= 0.9) }'
+	no_container_left
+}
+
+@test "podman: a runtime that moves the program to other CPUs is caught by the contract inside" {
+	need_podman
+	local run real
+	run=$(make_run cpuset "$WORK/img" podman)
+	# a podman that overrides the plan's --cpuset-cpus, as a site's
+	# wrapper or containers.conf might: every rank gets CPU 1
+	mkdir -p "$WORK/cpuset-bin"
+	real=$(command -v podman)
+	printf '#!/bin/sh\nfor a; do shift; case $a in --cpuset-cpus=*) a=--cpuset-cpus=1 ;; esac; set -- "$@" "$a"; done\nexec %s "$@"\n' \
+		"$real" >"$WORK/cpuset-bin/podman"
+	chmod +x "$WORK/cpuset-bin/podman"
+	PATH=$WORK/cpuset-bin:$PATH run timeout 60 mpirun -x PATH -np 2 "$HPT" launch --supervise \
+		--run "$run" -- sh -c 'sleep 1'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"hpctrain launch: rank 0: inside the container: warning: the program runs on CPUs 1, not the planned 0 "* ]]
+	[[ "$output" == *"hpctrain launch: rank 0: inside the container: warning: the runtime set the program's CPUs to 1 and it cannot be re-pinned to the planned 0: Invalid argument"* ]]
+	grep -q '"contract_inside"' "$run/ranks/rank-0.json"
+	grep -q "re-pinned to the planned 0" "$run/ranks/rank-0.json"
+	no_container_left
 }

@@ -81,6 +81,22 @@ static void container__charliecloud_binds_run_and_data_dirs_at_their_paths(void 
 			"|python3|train.py|--lr|$(id)|a b");
 }
 
+/* Mounted outside by launch (squashfuse), the SquashFS image is a
+ * directory to ch-run, which then execs in place. */
+static void container__charliecloud_starts_a_squashfs_image_mounted_outside(void **state)
+{
+	struct job_container c = section("/img/torch.sqfs", NULL, 0);
+	struct container_input in = input(&c, CONTAINER_CHARLIECLOUD, CONTAINER_IMAGE_SQUASHFS);
+
+	(void)state;
+	in.squash_dir = "/tmp/hpctrain-squash-0/0123";
+	in.local_size = 1;
+	in.ndata = 0;
+	check_argv(&in, "ch-run|--bind=/srv/runs/j/0123:/srv/runs/j/0123|--cd=/srv/runs/j/0123"
+			"|--unset-env=LD_PRELOAD|/tmp/hpctrain-squash-0/0123|--"
+			"|python3|train.py|--lr|$(id)|a b");
+}
+
 static void container__charliecloud_refuses_squashfs_and_references(void **state)
 {
 	struct job_container c = section("/img/torch.sqfs", NULL, 0);
@@ -138,7 +154,9 @@ static void container__podman_gets_the_host_env_and_the_plans_cpuset(void **stat
 	struct container_input in = input(&c, CONTAINER_PODMAN, CONTAINER_IMAGE_DIR);
 
 	(void)state;
-	check_argv(&in, "podman|--runtime=runc|run|--rm|--env-host|--network=host|--ipc=host"
+	in.name = "hpctrain-42.0-r3-977";
+	check_argv(&in, "podman|--runtime=runc|run|--rm|--name=hpctrain-42.0-r3-977"
+			"|--env-host|--network=host|--ipc=host"
 			"|--pid=host|--ulimit=nofile=1024:1024|--ulimit=nproc=4096:4096"
 			"|--read-only|--volume=/tmp:/tmp"
 			"|--volume=/srv/runs/j/0123:/srv/runs/j/0123"
@@ -155,6 +173,7 @@ static void container__podman_gets_the_host_env_and_the_plans_cpuset(void **stat
 	in.run_dir = NULL;
 	in.ndata = 0;
 	in.workdir = NULL;
+	in.name = NULL;
 	check_argv(&in, "podman|run|--rm|--env-host|--network=host|--ipc=host|--pid=host"
 			"|--volume=/tmp:/tmp|docker.io/library/debian@sha256:0123"
 			"|python3|train.py|--lr|$(id)|a b");
@@ -168,6 +187,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(container__charliecloud_binds_run_and_data_dirs_at_their_paths),
+		cmocka_unit_test(container__charliecloud_starts_a_squashfs_image_mounted_outside),
 		cmocka_unit_test(container__charliecloud_refuses_squashfs_and_references),
 		cmocka_unit_test(container__apptainer_execs_with_nv_and_binds),
 		cmocka_unit_test(container__enroot_starts_a_squashfs_image_with_mounts_and_env),

@@ -1,9 +1,11 @@
 #!/bin/sh
 # mkimage.sh DIR - a tiny container image, offline, in about a second:
-# the host's dash (as sh), a few coreutils, sed and taskset with the
-# libraries ldd names, on Debian 12's merged /usr, plus the mount points
-# and files ch-run and podman --rootfs expect.  Used by container.bats,
-# which caches it under build/.
+# the host's dash (as sh), a few coreutils, sed, taskset and python3.11
+# (its standard library without tests, idlelib, tkinter, ensurepip and
+# caches, for the supervisor's Python stacks inside) with the libraries
+# ldd names, on Debian 12's merged /usr, plus the mount points and files
+# ch-run and podman --rootfs expect.  Used by container.bats, which
+# caches it under build/.
 set -eu
 dir=$1
 rm -rf "$dir.tmp"
@@ -14,7 +16,7 @@ for d in dev proc sys tmp etc home mnt run root var/tmp; do mkdir -p "$dir.tmp/$
 : >"$dir.tmp/etc/group"
 : >"$dir.tmp/etc/hosts"
 : >"$dir.tmp/etc/resolv.conf"
-for p in dash cat env pwd ls sleep true false echo sed taskset id hostname; do
+for p in dash cat env pwd ls sleep true false echo sed taskset id hostname python3.11; do
 	src=
 	for d in /usr/bin /usr/sbin /bin /sbin; do
 		[ -x "$d/$p" ] && { src=$(readlink -f "$d/$p"); break; }
@@ -29,5 +31,10 @@ for p in dash cat env pwd ls sleep true false echo sed taskset id hostname; do
 	done
 done
 ln -s dash "$dir.tmp/usr/bin/sh"
+ln -s python3.11 "$dir.tmp/usr/bin/python3"
+(cd /usr/lib && tar cf - --exclude=test --exclude=tests --exclude=idlelib \
+	--exclude=tkinter --exclude=ensurepip --exclude=__pycache__ \
+	--exclude=site-packages --exclude=dist-packages python3.11) |
+	(cd "$dir.tmp/usr/lib" && tar xf -)
 rm -rf "$dir"
 mv "$dir.tmp" "$dir"

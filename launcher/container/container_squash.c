@@ -1,0 +1,245 @@
+/* container_squash.c - a SquashFS image mounted once per node with
+ * squashfuse, shared by its ranks and unmounted by the last: see
+ * container_squash.h.  Shell. */
+#include "launcher/container/container_squash.h" // defines: container_squash_mount, container_squash_release
+#include "launcher/container/container_image.h"  // defines: container_image_in_path
+#include "common/fileio.h" // defines: fileio_private_dir, fileio_read_fd
+#include "common/sbuf.h"   // defines: struct sbuf, xasprintf
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MOUNT_TRIES 5 /* a release between our mount and our shared lock: mount again */
+
+/* Runs argv with stdin and stdout on /dev/null and stderr into errfd
+ * (-1: /dev/null as well); its exit status, or -1.  squashfuse stays as
+ * a daemon: it must hold none of the rank's own output open, or a
+ * launcher waiting for the end of a step's output would wait for it.
+ * With immune set, the signals a step's processes may all be sent
+ * (scancel, a preemption signal to the whole step) are ignored, which
+ * exec keeps and libfuse respects (it installs its handlers only over
+ * SIG_DFL): the image goes only with fusermount -u, never from under a
+ * program writing its checkpoint ("Transport endpoint is not
+ * connected"). */
+static int run_quiet(char *const *argv, int errfd, bool immune)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2 };
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(errfd >= 0 ? errfd : null, 2);
+		}
+		for (size_t i = 0; immune && i < sizeof(sigs) / sizeof(*sigs); i++)
+			signal(sigs[i], SIG_IGN);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* 1 mounted and alive, 0 not mounted, -1 mounted but its server gone
+ * (ENOTCONN) or unreadable: dir's device differs from its folder's. */
+static int mount_state(const char *dir, const char *base)
+{
+	struct stat a, b;
+
+	if (stat(dir, &a))
+		return errno == ENOENT ? 0 : -1;
+	if (stat(base, &b))
+		return -1;
+	return a.st_dev != b.st_dev;
+}
+
+static void unmount(const char *dir)
+{
+	char *const argv[] = { "fusermount", "-u", "-q", (char *)dir, NULL };
+
+	if (run_quiet(argv, -1, false)) {
+		char *const lazy[] = { "fusermount", "-u", "-z", "-q", (char *)dir, NULL };
+
+		run_quiet(lazy, -1, false); /* a dead server: detach it all the same */
+	}
+	rmdir(dir);
+}
+
+/* DIR/hpctrain-squash-UID, private. */
+static char *base_dir(struct sbuf *err)
+{
+	const char *dirs[] = { getenv("XDG_RUNTIME_DIR"), getenv("TMPDIR"), "/tmp" };
+
+	for (size_t i = 0; i < 3; i++)
+		if (dirs[i] && dirs[i][0] == '/') {
+			char *b = xasprintf("%s/hpctrain-squash-%u", dirs[i], (unsigned)getuid());
+
+			if (!fileio_private_dir(b, err))
+				return b;
+			free(b);
+			return NULL;
+		}
+	return NULL;
+}
+
+/* The digest's hex, or the image's path with '/' as '_' when there is
+ * none (a launch from a spec file that validate did not pin). */
+static char *key_of(const char *image, const char *key)
+{
+	const char *hex = key ? strchr(key, ':') : NULL;
+	char *k;
+
+	if (hex && strlen(hex + 1) >= 16)
+		return xstrndup(hex + 1, 32);
+	k = xstrdup(image);
+	for (char *p = k; *p; p++)
+		if (*p == '/')
+			*p = '_';
+	return k;
+}
+
+/* Is fd still the file at path (not one the last rank removed)? */
+static bool same_file(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return !fstat(fd, &a) && !lstat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Under LOCK_EX: mounted when this returns 0. */
+static int mount_locked(const char *image, const char *dir, const char *base, struct sbuf *err)
+{
+	char *const argv[] = { "squashfuse", (char *)image, (char *)dir, NULL };
+	int state = mount_state(dir, base), rc, efd;
+	char tmp[4200];
+
+	if (state > 0)
+		return 0;
+	if (state < 0)
+		unmount(dir);
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		sbuf_addf(err, "cannot make the mount point %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/* squashfuse's complaint, in an unlinked file of our own folder */
+	snprintf(tmp, sizeof(tmp), "%s/.squashfuse-XXXXXX", base);
+	efd = mkostemp(tmp, O_CLOEXEC);
+	if (efd >= 0)
+		unlink(tmp);
+	rc = run_quiet(argv, efd, true);
+	if (rc || mount_state(dir, base) <= 0) {
+		struct sbuf msg = SBUF_INIT, ignored = SBUF_INIT;
+
+		if (efd >= 0 && lseek(efd, 0, SEEK_SET) == 0)
+			fileio_read_fd(efd, tmp, 512, &msg, &ignored);
+		sbuf_addf(err, "squashfuse %s %s failed (exit status %d)%s%.*s", image, dir, rc,
+			  msg.len ? ": " : "", (int)strcspn(msg.buf, "\n"), msg.buf);
+		sbuf_release(&msg);
+		sbuf_release(&ignored);
+		rmdir(dir);
+		rc = -1;
+	}
+	if (efd >= 0)
+		close(efd);
+	return rc ? -1 : 0;
+}
+
+int container_squash_mount(const char *image, const char *key, struct container_squash *m,
+			   struct sbuf *err)
+{
+	char *base = NULL, *k = NULL, *lock = NULL, *dir = NULL;
+	int fd = -1, rc = -1;
+
+	*m = (struct container_squash)CONTAINER_SQUASH_INIT;
+	if (!container_image_in_path("squashfuse") || !container_image_in_path("fusermount")) {
+		sbuf_addf(err, "no squashfuse (and fusermount) in PATH to mount it outside ch-run");
+		return -1;
+	}
+	if (!(base = base_dir(err)))
+		goto out;
+	k = key_of(image, key);
+	lock = xasprintf("%s/%s.lock", base, k);
+	dir = xasprintf("%s/%s", base, k);
+	for (int i = 0; i < MOUNT_TRIES && rc; i++) {
+		if (fd < 0 && (fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
+			sbuf_addf(err, "cannot open %s: %s", lock, strerror(errno));
+			goto out;
+		}
+		if (flock(fd, LOCK_EX))
+			goto out;
+		if (!same_file(fd, lock)) {
+			/* the last rank out removed it after we opened it */
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		if (mount_locked(image, dir, base, err)) {
+			unlink(lock); /* held LOCK_EX: no rank has the image */
+			goto out;
+		}
+		/* flock converts by unlocking first: a last rank may unmount
+		 * in between, so look again under the shared lock */
+		if (flock(fd, LOCK_SH))
+			goto out;
+		rc = mount_state(dir, base) > 0 && same_file(fd, lock) ? 0 : -1;
+	}
+	if (rc)
+		sbuf_addf(err, "the mount of %s at %s kept going away", image, dir);
+out:
+	if (rc && err->len == 0)
+		sbuf_addf(err, "cannot mount %s: %s", image, strerror(errno));
+	if (!rc) {
+		m->dir = dir;
+		m->lock_fd = fd;
+		dir = NULL;
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	free(base);
+	free(k);
+	free(lock);
+	free(dir);
+	return rc;
+}
+
+int container_squash_inherit(struct container_squash *m)
+{
+	return m->lock_fd >= 0 ? fcntl(m->lock_fd, F_SETFD, 0) : 0;
+}
+
+void container_squash_release(struct container_squash *m)
+{
+	if (!m || !m->dir)
+		return;
+	if (m->lock_fd >= 0 && !flock(m->lock_fd, LOCK_EX | LOCK_NB)) {
+		/* no other rank holds it; one that opened the lock file
+		 * meanwhile finds it gone once it has the lock, and makes
+		 * another */
+		char *lock = xasprintf("%s.lock", m->dir);
+
+		unmount(m->dir);
+		unlink(lock);
+		free(lock);
+	}
+	if (m->lock_fd >= 0)
+		close(m->lock_fd);
+	free(m->dir);
+	*m = (struct container_squash)CONTAINER_SQUASH_INIT;
+}

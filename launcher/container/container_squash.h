@@ -1,0 +1,58 @@
+/* container_squash.h - a SquashFS image mounted with squashfuse outside
+ * ch-run, once per node, for the ranks of the node to share.
+ *
+ * Shell.  ch-run given a SquashFS file forks and stays behind as its
+ * FUSE server, so the supervisor's signals and kills reach ch-run, not
+ * the program.  Mounted here first, the image is a directory to ch-run,
+ * which then execs in place: the program keeps the supervisor as its
+ * parent.
+ *
+ * Where: DIR/hpctrain-squash-UID/KEY, DIR being $XDG_RUNTIME_DIR, else
+ * $TMPDIR, else /tmp (node-local), the folder private (0700, refused
+ * when another user owns it or others may write it), KEY the image's
+ * content digest (another image is another mount point).
+ *
+ * Sharing: KEY.lock, flock(2)ed.  The first rank mounts under LOCK_EX;
+ * every rank then holds LOCK_SH for as long as it runs the image (the
+ * supervisor does; without --supervise the descriptor stays open across
+ * exec, so the program holds it).  container_squash_release takes
+ * LOCK_EX without waiting: it gets it only when no other rank holds the
+ * image, and then unmounts (fusermount -u) and removes the mount point
+ * and the lock file (a rank that opened it before finds, once it holds
+ * the lock, that the path names another file or none, and starts over).
+ * The kernel drops the lock of a process that dies, so a killed rank
+ * never keeps the count up.  A mount no rank released (every rank of the
+ * node KILLed, or only unsupervised ranks) stays for the next launch of
+ * that image on the node, which reuses it and unmounts it at its end; a
+ * mount whose squashfuse died (ENOTCONN) is unmounted and made again.
+ */
+#ifndef HPT_CONTAINER_SQUASH_H
+#define HPT_CONTAINER_SQUASH_H
+
+struct sbuf;
+
+struct container_squash {
+	char *dir;   /* the mount point, NULL when nothing is mounted */
+	int lock_fd; /* KEY.lock, held LOCK_SH; -1 when none */
+};
+
+#define CONTAINER_SQUASH_INIT { NULL, -1 }
+
+/* Mounts image (a SquashFS file) at the node's mount point for key (a
+ * digest, "sha256:HEX"; NULL: the image's path names it), or finds it
+ * mounted, and holds it.  0, or -1 with err in one line (no squashfuse
+ * in PATH, a mount that failed, a mount point not ours). */
+int container_squash_mount(const char *image, const char *key, struct container_squash *m,
+			   struct sbuf *err);
+
+/* Lets the lock's descriptor stay open across exec, for a program
+ * exec'd in place of launch (no supervisor) to hold the image: 0 or -1.
+ * Otherwise it is close-on-exec, so that squashfuse, ch-run and the
+ * program's children never hold the count up after the supervisor. */
+int container_squash_inherit(struct container_squash *m);
+
+/* Lets go of the image; the last rank of the node to let go unmounts
+ * it.  Accepts a zeroed or CONTAINER_SQUASH_INIT struct. */
+void container_squash_release(struct container_squash *m);
+
+#endif
