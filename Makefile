@@ -181,4 +181,6 @@ clean:
 .PHONY: all deps lint check test-bins demo bench fuzz install uninstall clean stamp-force
 .DELETE_ON_ERROR:
 
--include $(shell find build -name '*.d' 2>/dev/null)
+# Only the compilers' files: container images cached under build/images
+# hold directories named *.d (etc/rc2.d) and files of their own.
+-include $(shell find build -path build/images -prune -o -name '*.d' -type f -print 2>/dev/null)
