@@ -402,9 +402,10 @@ static int run_doctor(struct doctor *d)
 	o.min_free_gb = d->min_free_gb;
 	o.timeout_s = d->timeout_s;
 	/* the container probe may take all of --timeout and is killed
-	 * then: the whole run's alarm waits for it, then starts again */
+	 * then (a podman container is removed, up to 30 s more): the whole
+	 * run's alarm waits for it, then starts again */
 	if (o.job && o.job->container.image)
-		alarm((unsigned)(2 * d->timeout_s + 5));
+		alarm((unsigned)(2 * d->timeout_s + 40));
 	doctor_self_check(&d->self, &o);
 	alarm((unsigned)d->timeout_s);
 	doctor_exchange_probe(&d->self, d->rank, d->size, d->timeout_s);

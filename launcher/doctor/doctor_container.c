@@ -202,6 +202,56 @@ static int run_probe(char *const *argv, double timeout_s, struct sbuf *out, bool
 	return WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
 }
 
+/* podman runs the program under conmon, not as a child of `podman run`:
+ * killing podman at the deadline leaves the container running.  So the
+ * probe's podman writes its container id to a fresh file (podman refuses
+ * an existing one), which podman_remove hands to `podman rm -f`.  dir
+ * is left "" when no directory could be made: then nothing is added. */
+static void podman_cidfile(struct job_argv *cmd, char *dir, size_t n)
+{
+	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	size_t at = 0;
+	char *opt;
+
+	dir[0] = '\0';
+	if (strcmp(cmd->v[0], "podman"))
+		return;
+	while (at < cmd->n && strcmp(cmd->v[at], "run"))
+		at++;
+	if (at == cmd->n || (size_t)snprintf(dir, n, "%s/hpctrain-doctor.XXXXXX", tmp) >= n ||
+	    !mkdtemp(dir)) {
+		dir[0] = '\0';
+		return;
+	}
+	opt = xasprintf("--cidfile=%s/cid", dir);
+	cmd->v = xrealloc(cmd->v, (cmd->n + 2) * sizeof(*cmd->v));
+	memmove(&cmd->v[at + 2], &cmd->v[at + 1], (cmd->n - at) * sizeof(*cmd->v));
+	cmd->v[at + 1] = opt;
+	cmd->n++;
+}
+
+/* `podman [--runtime R] rm -f --cidfile DIR/cid` for a probe killed at
+ * the deadline; its failure is part of the cell's reason. */
+static void podman_remove(const struct job_argv *cmd, const char *dir, struct doctor_cell *out)
+{
+	struct job_argv rm = { NULL, 0 };
+	struct sbuf text = SBUF_INIT;
+	bool timed_out;
+	int rc;
+
+	for (size_t i = 0; i < cmd->n && strcmp(cmd->v[i], "run"); i++)
+		want_add(&rm, xstrdup(cmd->v[i]));
+	want_add(&rm, xstrdup("rm"));
+	want_add(&rm, xstrdup("-f"));
+	want_add(&rm, xasprintf("--cidfile=%s/cid", dir));
+	rc = run_probe(rm.v, 30, &text, &timed_out);
+	if (rc)
+		doctor_note(out, DOCTOR_FAIL, "podman rm of the probe's container failed%s: %.*s",
+			    timed_out ? " (timed out)" : "", (int)strcspn(text.buf, "\n"), text.buf);
+	container_argv_release(&rm);
+	sbuf_release(&text);
+}
+
 void doctor_container_check(const struct job *job, const char *run, const char *granted,
 			    double timeout_s, struct doctor_cell *out)
 {
@@ -212,6 +262,7 @@ void doctor_container_check(const struct job *job, const char *run, const char *
 					  .timeout_s = timeout_s };
 	const char *slash;
 	struct passwd *pw;
+	char cid_dir[64] = "";
 
 	if (!job || !job->container.image) {
 		doctor_note(out, DOCTOR_SKIP, "no container.image in the spec");
@@ -235,11 +286,14 @@ void doctor_container_check(const struct job *job, const char *run, const char *
 	}
 	slash = strrchr(cmd.v[0], '/');
 	r.runtime = slash ? slash + 1 : cmd.v[0];
+	podman_cidfile(&cmd, cid_dir, sizeof(cid_dir));
 	r.status = run_probe(cmd.v, timeout_s, &text, &r.timed_out);
 	if (r.status < 0 && !r.timed_out) {
 		doctor_note(out, DOCTOR_FAIL, "cannot start %s: %s", cmd.v[0], strerror(errno));
 		goto out;
 	}
+	if (r.timed_out && cid_dir[0])
+		podman_remove(&cmd, cid_dir, out);
 	r.output = text.buf;
 	r.want = (const char *const *)want.v;
 	r.n_want = want.n;
@@ -250,4 +304,11 @@ out:
 	container_argv_release(&cmd);
 	sbuf_release(&err);
 	sbuf_release(&text);
+	if (cid_dir[0]) {
+		char *f = xasprintf("%s/cid", cid_dir);
+
+		unlink(f);
+		rmdir(cid_dir);
+		free(f);
+	}
 }

@@ -388,3 +388,19 @@ hang_image() {
 	[[ "$output" == *"exclude: node1"* ]]
 	jq -e '.clusters[] | (.node1 | has("until"))' "$HPCTRAIN_LEDGER"
 }
+
+@test "under podman (runc) a good image passes, and a hanging one is cut at --timeout with its container removed" {
+	need_image
+	command -v podman >/dev/null && command -v runc >/dev/null || skip "no podman and runc"
+	export HPCTRAIN_PODMAN_RUNTIME=runc
+	export HPCTRAIN_PODMAN_ULIMITS="nofile=$(ulimit -Hn):$(ulimit -Hn),nproc=4096:4096"
+	container_spec job.yaml "$IMG" podman
+	PMIX_RANK=0 run -0 timeout 120 "$HPT" doctor --spec job.yaml --no-ledger --verbose --timeout 60
+	[[ "$output" == *"  container  ok    podman started /bin/sh in $IMG; 0 device(s) and PMIx visible inside"* ]]
+	hang_image hang
+	container_spec job.yaml "$BATS_TEST_TMPDIR/hang" podman
+	run -1 timeout 120 "$HPT" doctor --spec job.yaml --no-ledger --timeout 3
+	[[ "$output" == *"  container  FAIL  podman did not finish /bin/sh in $BATS_TEST_TMPDIR/hang within 3 s: killed at --timeout"* ]]
+	[ -z "$(podman ps -q --filter "ancestor=$BATS_TEST_TMPDIR/hang")" ]
+	run -1 pgrep -f "sleep 600"
+}
