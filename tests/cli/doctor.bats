@@ -358,11 +358,13 @@ need_image() {
 	[[ "$output" == *"  container  FAIL  container image $BATS_TEST_TMPDIR/notimg is neither a directory, a SquashFS"* ]]
 }
 
-# hang_image DIR: the test image whose /bin/sh never returns.
+# hang_image DIR: the test image whose /bin/sh never returns; HANG is
+# its sleep's command line, this test's own, for pgrep.
 hang_image() {
+	HANG="sleep 600.$$"
 	cp -a "$IMG" "$1"
 	rm "$1/usr/bin/sh"
-	printf '#!/usr/bin/dash\nexec sleep 600\n' >"$1/usr/bin/sh"
+	printf '#!/usr/bin/dash\nexec %s\n' "$HANG" >"$1/usr/bin/sh"
 	chmod 755 "$1/usr/bin/sh"
 }
 
@@ -372,7 +374,7 @@ hang_image() {
 	container_spec job.yaml "$BATS_TEST_TMPDIR/hang"
 	run -1 timeout 120 "$HPT" doctor --spec job.yaml --no-ledger --timeout 2
 	[[ "$output" == *"  container  FAIL  ch-run did not finish /bin/sh in $BATS_TEST_TMPDIR/hang within 2 s: killed at --timeout"* ]]
-	run -1 pgrep -f "sleep 600"
+	run -1 pgrep -f -x "$HANG"
 }
 
 @test "on a Slurm node PMIx reaches inside the image; a hanging image fails the node into the ledger" {
@@ -402,5 +404,5 @@ hang_image() {
 	run -1 timeout 120 "$HPT" doctor --spec job.yaml --no-ledger --timeout 3
 	[[ "$output" == *"  container  FAIL  podman did not finish /bin/sh in $BATS_TEST_TMPDIR/hang within 3 s: killed at --timeout"* ]]
 	[ -z "$(podman ps -q --filter "ancestor=$BATS_TEST_TMPDIR/hang")" ]
-	run -1 pgrep -f "sleep 600"
+	run -1 pgrep -f -x "$HANG"
 }
