@@ -148,6 +148,13 @@ demo:
 	@$(MAKE) --no-print-directory all
 	@sh tests/demo.sh
 
+# A directory image of this build's trainer for templates/fmnist-container.yaml:
+# make train-image IMAGE=/scratch/me/hpctrain-image (an absolute path).
+train-image: all
+	@test -n "$(IMAGE)" || { echo "make train-image: give IMAGE=DIR" >&2; exit 2; }
+	@sh tests/cli/helpers/mktrainimage.sh "$(IMAGE)" bin
+	@echo "train-image: $(abspath $(IMAGE)); hpctrain submit fmnist-container --set params.image=$(abspath $(IMAGE))"
+
 bench:
 	@sh tests/deps.sh $(DEBIAN_PKGS) $(BENCH_PKGS)
 	@$(MAKE) --no-print-directory all $(BENCH_TARGETS)
@@ -178,7 +185,9 @@ uninstall:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps lint check test-bins demo bench fuzz install uninstall clean stamp-force
+.PHONY: all deps lint check test-bins demo train-image bench fuzz install uninstall clean stamp-force
 .DELETE_ON_ERROR:
 
--include $(shell find build -name '*.d' 2>/dev/null)
+# Only the compilers' files: container images cached under build/images
+# hold directories named *.d (etc/rc2.d) and files of their own.
+-include $(shell find build -path build/images -prune -o -name '*.d' -type f -print 2>/dev/null)

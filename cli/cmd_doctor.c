@@ -5,7 +5,8 @@
  * on one node.  This file parses the options, sets up MPI and the
  * timeout, calls launcher/doctor/ and prints: each task checks its node
  * (doctor_self.c), then measures and exchanges over MPI
- * (doctor_exchange.c); the first task grades across nodes
+ * (doctor_exchange.c); the container probe on each node
+ * (doctor_container.c) is killed at --timeout; the first task grades across nodes
  * (doctor_grade.c), prints the table or the JSON, records the node
  * ledger (doctor_verdict.c, doctor_record.c) and, as a job's preflight
  * step, submits the run again without the nodes that failed
@@ -52,7 +53,8 @@ static const char *const doctor_usage[] = {
 
 static const struct opt doctor_opts[] = {
 	{ "spec", required_argument, NULL, OPT_SPEC, "FILE",
-	  "check for this job: its binding, env (NCCL/UCX names), ranks and preflight keys" },
+	  "check for this job: its binding, env (NCCL/UCX names), ranks, preflight keys "
+	  "and container" },
 	{ "preflight", required_argument, NULL, OPT_PREFLIGHT, "RUN",
 	  "run as the job's first step: the spec is RUN/resolved.yaml; record RUN/preflight.json "
 	  "and resubmit without failed nodes" },
@@ -86,7 +88,7 @@ static const struct opt_cmd doctor_cmd = {
 	.name = "doctor",
 	.usage = doctor_usage,
 	.summary = "Check every node of an allocation (GPUs, NICs, binding, compute, network, files, "
-		   "munge and clocks) and keep a ledger of nodes that failed.",
+		   "munge, clocks and the job's container) and keep a ledger of nodes that failed.",
 	.opts = doctor_opts,
 };
 
@@ -398,7 +400,14 @@ static int run_doctor(struct doctor *d)
 		MPI_Comm_size(MPI_COMM_WORLD, &d->size);
 	}
 	o.min_free_gb = d->min_free_gb;
+	o.timeout_s = d->timeout_s;
+	/* the container probe may take all of --timeout and is killed
+	 * then (a podman container is removed, up to 30 s more): the whole
+	 * run's alarm waits for it, then starts again */
+	if (o.job && o.job->container.image)
+		alarm((unsigned)(2 * d->timeout_s + 40));
 	doctor_self_check(&d->self, &o);
+	alarm((unsigned)d->timeout_s);
 	doctor_exchange_probe(&d->self, d->rank, d->size, d->timeout_s);
 	nodes = doctor_exchange_gather(&d->self.me, d->rank, d->size, &n);
 	status = d->rank == 0 ? report(d, nodes, n) : HPT_EXIT_OK;

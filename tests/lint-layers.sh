@@ -2,13 +2,13 @@
 # lint-layers.sh - the include rule of the tree, checked: dependencies
 # point one way, commands -> launcher/topology/trainer -> spec -> base,
 # and inside launcher/ from concern to concern (doctor -> runs -> slurm,
-# doctor -> rank -> topology; supervise, report and container stand
-# apart); and no
+# doctor -> rank -> topology, doctor -> container; supervise, report and
+# container stand apart from the rest); and no
 # header includes itself through others.  Prints each offence as
 # FILE:LINE and exits 1 when there is one.
 #
 #   cli/                 may include anything
-#   launcher/doctor/     common/, topology/, launcher/{rank,runs,slurm,doctor}/
+#   launcher/doctor/     common/, topology/, launcher/{rank,runs,slurm,container,doctor}/
 #   launcher/runs/       common/, launcher/{slurm,runs}/
 #   launcher/slurm/      common/, launcher/slurm/
 #   launcher/rank/       common/, topology/, launcher/rank/
@@ -32,7 +32,7 @@ function layer_allows(file, inc) {
 	if (file ~ /^topology\//) return inc ~ /^(common|topology)\//
 	if (file ~ /^trainer\//) return inc ~ /^(common|trainer)\//
 	if (file ~ /^launcher\/doctor\//)
-		return inc ~ /^(common|topology|launcher\/(rank|runs|slurm|doctor))\//
+		return inc ~ /^(common|topology|launcher\/(rank|runs|slurm|container|doctor))\//
 	if (file ~ /^launcher\/runs\//) return inc ~ /^(common|launcher\/(slurm|runs))\//
 	if (file ~ /^launcher\/slurm\//) return inc ~ /^(common|launcher\/slurm)\//
 	if (file ~ /^launcher\/rank\//) return inc ~ /^(common|topology|launcher\/rank)\//

@@ -25,3 +25,8 @@ UNIT_SRC_test_container = $(CONTAINER_CORE) common/sbuf.c
 UNIT_TESTS += test_container_digest
 UNIT_SRC_test_container_digest = launcher/container/container_digest.c common/fileio.c \
                                  common/jsonfile.c common/sbuf.c
+
+# The MPI-in-a-container test (tests/cli/container.bats) builds a Debian
+# image with Open MPI and mpi4py once, from the mirror apt uses (no registry),
+# under build/images (tests/cli/helpers/mkmpiimage.sh).
+DEBIAN_PKGS += debootstrap

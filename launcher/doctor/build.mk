@@ -7,16 +7,19 @@
 # preflight's record and resubmission (doctor_preflight), and the
 # measurements and exchange between nodes (doctor_probe: MPI,
 # oneDNN's sgemm, libmunge) with the code that runs them on each node
-# (doctor_self) and across nodes (doctor_exchange), which only
+# (doctor_self) and across nodes (doctor_exchange), the job's container
+# probed on each node (doctor_container; graded by the pure
+# doctor_container_grade), which only
 # bin/hpctrain-doctor links.  The ledger: nodes that failed doctor, per
 # cluster, with their cooldowns and GEMM scores (ledger.c, pure), in a
 # file rewritten under a lock (ledger_file.c); submit and rerun read it.
 
-DOCTOR_CORE  = launcher/doctor/doctor_grade.c launcher/doctor/doctor_verdict.c
+DOCTOR_CORE  = launcher/doctor/doctor_grade.c launcher/doctor/doctor_verdict.c \
+               launcher/doctor/doctor_container_grade.c
 DOCTOR_SHELL = launcher/doctor/doctor_check.c launcher/doctor/doctor_env.c \
                launcher/doctor/doctor_record.c launcher/doctor/doctor_preflight.c
 DOCTOR_PROBE = launcher/doctor/doctor_probe.c launcher/doctor/doctor_self.c \
-               launcher/doctor/doctor_exchange.c
+               launcher/doctor/doctor_exchange.c launcher/doctor/doctor_container.c
 LEDGER_CORE  = launcher/doctor/ledger.c
 LEDGER_SHELL = launcher/doctor/ledger_file.c
 # What submit and rerun leave out: --exclude and the ledger's nodes in

@@ -11,6 +11,7 @@
 
 static const char *const check_names[DOCTOR_NCHECKS] = {
 	"gpus", "nics", "binding", "compute", "network", "files", "services",
+	"container",
 };
 static const char *const grade_names[] = { "skip", "ok", "warn", "FAIL" };
 

@@ -1,12 +1,13 @@
 /* doctor_self.c - the checks one task of `hpctrain doctor` makes of its
  * own node (see doctor_self.h): the binding plan for the job's ranks,
  * tried slot by slot; the planned NICs and the NCCL/UCX names; the
- * granted GPUs; free space; munge; a one-core GEMM.
+ * granted GPUs; free space; munge; a one-core GEMM; the job's container.
  * Shell: hwloc, the environment, and doctor_probe.c's measurements. */
 #include "launcher/doctor/doctor_self.h"  // defines: struct doctor_self, doctor_self_check
 #include "common/diag.h"                  // defines: struct diag_list
 #include "common/sbuf.h"                  // defines: struct sbuf, xrealloc, xstrdup
 #include "common/spec/spec.h"             // defines: struct job
+#include "launcher/doctor/doctor_container.h" // defines: doctor_container_check
 #include "launcher/doctor/doctor_env.h"   // defines: doctor_env_get, doctor_env_slurm_ready
 #include "launcher/doctor/doctor_probe.h" // defines: doctor_probe_bind, doctor_probe_gemm
 #include "launcher/rank/envplan.h"        // defines: envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
@@ -203,6 +204,8 @@ void doctor_self_check(struct doctor_self *s, const struct doctor_self_opts *o)
 	check_binding(s);
 	check_files(s, o);
 	check_munge_local(s);
+	doctor_container_check(o->job, o->run, getenv("SLURM_STEP_GPUS") ? getenv("SLURM_STEP_GPUS")
+			       : getenv("SLURM_JOB_GPUS"), o->timeout_s, &s->me.cell[DOCTOR_CONTAINER]);
 	s->me.gemm_gflops = doctor_probe_gemm(512, 3, 0.15);
 	if (s->me.gemm_gflops < 0)
 		doctor_note(&s->me.cell[DOCTOR_COMPUTE], DOCTOR_FAIL, "oneDNN's sgemm failed");

@@ -1,5 +1,6 @@
 /* doctor_self.h - the checks each task of `hpctrain doctor` makes of its
- * own node: GPUs, NICs, binding, files, munge and a one-core GEMM, into
+ * own node: GPUs, NICs, binding, files, munge, a one-core GEMM and the
+ * job's container, into
  * one struct doctor_node that the exchange between nodes then carries.
  *
  * Shell (doctor_self.c): hwloc, the kernel's binding calls, sysfs and
@@ -26,6 +27,7 @@ struct doctor_self_opts {
 	const char *scratch;   /* node-local scratch, or NULL: the spec's, $TMPDIR, /tmp */
 	double min_free_gb;    /* less free space fails the files check */
 	long ranks_per_node;   /* binding slots to check; <= 0: the spec's, else 1 */
+	double timeout_s;      /* the container probe is killed after it */
 };
 
 /* This node: its result and what the checks found on the way.  me is

@@ -3,12 +3,15 @@
 # Charliecloud (directory images, and SquashFS ones mounted by squashfuse)
 # and Podman under runc, where it can start; the supervisor reaching the
 # program inside (preemption, the stall autopsy, nothing left after a
-# kill); the contract read inside; the refusals; and the image's digest
-# in the run's identity (validate, rerun).
+# kill); the contract read inside; the refusals; the image's digest in
+# the run's identity (validate, rerun); and on a one-node local Slurm,
+# an MPI program in a debootstrap image started by srun --mpi=pmix, and
+# a job on a node without the runtime.
 # The image is made offline by helpers/mkimage.sh and cached under build/;
 # each file run copies it, so changing the copy changes no other test.
 
 load common
+load slurm_cluster
 
 ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -18,6 +21,7 @@ EX_NOTFOUND=127
 setup_file() {
 	local cache=$ROOT/build/test-image
 	command -v ch-run >/dev/null || return 0
+	cluster_up single
 	if [ ! -d "$cache/img" ] || [ "$BATS_TEST_DIRNAME/helpers/mkimage.sh" -nt "$cache/img" ]; then
 		mkdir -p "$cache"
 		sh "$BATS_TEST_DIRNAME/helpers/mkimage.sh" "$cache/img"
@@ -53,6 +57,7 @@ setup_file() {
 }
 
 teardown_file() {
+	cluster_down
 	[ -n "${WORK:-}" ] && rm -rf "$WORK"
 	return 0
 }
@@ -101,7 +106,9 @@ field() {
 	need_ch
 	local run ns='echo "rank=$RANK mnt=$(ls -l /proc/self/ns/mnt | sed "s/.*-> //")"'
 	run=$(make_run join "$WORK/img" charliecloud)
-	SLURM_JOB_ID=4242 SLURM_STEP_ID=0 run mpirun -x SLURM_JOB_ID -x SLURM_STEP_ID -np 2 \
+	# a job id of this run's own: ch-run keeps a join's state in
+	# /dev/shm/ch-run_shm-TAG, and a killed earlier run may have left one
+	SLURM_JOB_ID=$((900000 + $$)) SLURM_STEP_ID=0 run mpirun -x SLURM_JOB_ID -x SLURM_STEP_ID -np 2 \
 		"$HPT" launch --run "$run" -- sh -c "$ns"
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "$output" | grep -c '^rank=')" -eq 2 ]
@@ -470,4 +477,57 @@ no_container_left() {
 	grep -q '"contract_inside"' "$run/ranks/rank-0.json"
 	grep -q "re-pinned to the planned 0" "$run/ranks/rank-0.json"
 	no_container_left
+}
+
+# --- jobs on the local Slurm ---
+
+# The Debian image with Open MPI and mpi4py (helpers/mkmpiimage.sh, about
+# a minute once), cached under build/images; MPIIMG is a hard-linked copy
+# for this test, so what a job does to it stays out of the cache.
+need_mpi_image() {
+	local cache=$ROOT/build/images/mpi rc=0
+	if [ ! -d "$cache" ] || [ "$BATS_TEST_DIRNAME/helpers/mkmpiimage.sh" -nt "$cache" ]; then
+		timeout 900 sh "$BATS_TEST_DIRNAME/helpers/mkmpiimage.sh" "$cache" 2>"$BATS_TEST_TMPDIR/mk.err" || rc=$?
+		[ "$rc" -ne 77 ] || skip "no MPI image: $(cat "$BATS_TEST_TMPDIR/mk.err")"
+		[ "$rc" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/mk.err"; return 1; }
+	fi
+	MPIIMG=$WORK/mpi-$BATS_TEST_NUMBER
+	cp -al "$cache" "$MPIIMG"
+}
+
+@test "an MPI program in a debootstrap image, started by srun --mpi=pmix through hpctrain, gets each rank over PMIx" {
+	need_ch
+	need_slurm
+	need_mpi_image
+	# writable: the run directory is under /tmp, which ch-run binds
+	# itself, but launch wants its mount point in the image (made by
+	# the job, not known before submit: the image's digest names it)
+	write_spec job.yaml mpi 1 2 '[python3, -c, "from mpi4py import MPI; c=MPI.COMM_WORLD; print(c.Get_rank(), c.Get_size())"]' \
+		"container: {image: $MPIIMG, runtime: charliecloud, writable: true}"
+	submit_json job.yaml
+	run -0 timeout 300 "$HPT" status --wait "$DIR"
+	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "0 2" ] || { cat "$DIR"/logs/*; false; }
+	[ "$(grep -v warning "$DIR/logs/rank-1.out")" = "1 2" ]
+}
+
+@test "a job on a node without the runtime fails at the start with one line per rank naming it" {
+	need_ch
+	need_slurm
+	local d f
+	# the node's PATH: everything the host has but ch-run
+	mkdir nobin
+	for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+		for f in "$d"/*; do
+			[ "${f##*/}" = ch-run ] || [ -e "nobin/${f##*/}" ] || ln -s "$f" "nobin/${f##*/}"
+		done
+	done
+	write_spec job.yaml nort 1 2 '[sh, -c, "echo started"]' \
+		"env: {PATH: $PWD/nobin}
+container: {image: $WORK/img, runtime: charliecloud}"
+	submit_json job.yaml
+	run timeout 300 "$HPT" status --wait "$DIR"
+	[ "$status" -ne 124 ]
+	[[ "$output" == *"FAILED"*"127"* ]]
+	[ "$(cat "$DIR/logs/rank-0.out")" = "hpctrain launch: rank 0: container runtime charliecloud: ch-run not found in PATH" ]
+	[ "$(cat "$DIR/logs/rank-1.out")" = "hpctrain launch: rank 1: container runtime charliecloud: ch-run not found in PATH" ]
 }

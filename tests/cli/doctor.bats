@@ -297,3 +297,112 @@ release_cgroup() {
 	run -0 "$HPT" submit --dry-run --exclude 'node[1,3]' job.yaml
 	[[ "$output" == *"#SBATCH --exclude=node[1,3]"* ]]
 }
+
+# --- the container cell: the job's image on this node ---
+
+# container_spec FILE IMAGE [RUNTIME]: a spec whose ranks run in IMAGE.
+container_spec() {
+	printf 'version: 1\nname: ctr\ncommand: [sh]\ncontainer: {image: %s, runtime: %s}\n' \
+		"$2" "${3:-charliecloud}" >"$1"
+}
+
+# The test image of container.bats (helpers/mkimage.sh), cached under build/.
+need_image() {
+	command -v ch-run >/dev/null || skip "no ch-run (charliecloud-runtime)"
+	local cache=$BATS_TEST_DIRNAME/../../build/test-image
+	if [ ! -d "$cache/img" ] || [ "$BATS_TEST_DIRNAME/helpers/mkimage.sh" -nt "$cache/img" ]; then
+		mkdir -p "$cache"
+		sh "$BATS_TEST_DIRNAME/helpers/mkimage.sh" "$cache/img"
+	fi
+	IMG=$(cd "$cache/img" && pwd)
+	export USER=${USER:-root}
+}
+
+@test "doctor without container.image skips the container cell" {
+	run -0 "$HPT" doctor --no-ledger --verbose --timeout 60
+	[[ "$output" == *"node  gpus      nics      binding   compute   network   files     services  container"* ]]
+	[[ "$output" == *"  container  skip  no container.image in the spec"* ]]
+}
+
+@test "a good charliecloud image passes the container cell, PMIx's directory seen inside" {
+	need_image
+	container_spec job.yaml "$IMG"
+	PMIX_RANK=0 PMIX_SERVER_TMPDIR=$BATS_TEST_TMPDIR run -0 timeout 120 \
+		"$HPT" doctor --spec job.yaml --no-ledger --verbose --timeout 60
+	[[ "$output" == *"  container  ok    ch-run started /bin/sh in $IMG; 0 device(s) and PMIx visible inside"* ]]
+}
+
+@test "a PMIx directory the image cannot see fails the container cell, naming it" {
+	need_image
+	mkdir -p /var/tmp/hpt-pmix-$$
+	container_spec job.yaml "$IMG"
+	PMIX_SERVER_TMPDIR=/var/tmp/hpt-pmix-$$ run -1 timeout 120 \
+		"$HPT" doctor --spec job.yaml --no-ledger --timeout 60
+	rmdir /var/tmp/hpt-pmix-$$
+	[[ "$output" == *"  container  FAIL  not visible inside: PMIx rendezvous directory /var/tmp/hpt-pmix-$$ (bind it: container.mounts)"* ]]
+	[[ "$output" == *"exclude: "* ]]
+}
+
+@test "a missing runtime or image, or a file that is no image, fails the container cell with the reason" {
+	need_image
+	container_spec job.yaml "$IMG"
+	run -1 /usr/bin/timeout 120 env PATH=/nonexistent "$HPT" doctor --spec job.yaml --no-ledger \
+		--timeout 60
+	[[ "$output" == *"  container  FAIL  container runtime charliecloud: ch-run not found in PATH"* ]]
+	container_spec job.yaml "$BATS_TEST_TMPDIR/no-such-image"
+	run -1 timeout 120 "$HPT" doctor --spec job.yaml --no-ledger --timeout 60
+	[[ "$output" == *"  container  FAIL  container image $BATS_TEST_TMPDIR/no-such-image: No such file or directory"* ]]
+	echo 'not an image' >notimg
+	container_spec job.yaml "$BATS_TEST_TMPDIR/notimg"
+	run -1 timeout 120 "$HPT" doctor --spec job.yaml --no-ledger --timeout 60
+	[[ "$output" == *"  container  FAIL  container image $BATS_TEST_TMPDIR/notimg is neither a directory, a SquashFS"* ]]
+}
+
+# hang_image DIR: the test image whose /bin/sh never returns; HANG is
+# its sleep's command line, this test's own, for pgrep.
+hang_image() {
+	HANG="sleep 600.$$"
+	cp -a "$IMG" "$1"
+	rm "$1/usr/bin/sh"
+	printf '#!/usr/bin/dash\nexec %s\n' "$HANG" >"$1/usr/bin/sh"
+	chmod 755 "$1/usr/bin/sh"
+}
+
+@test "a program that hangs in the image is killed at --timeout and fails the cell" {
+	need_image
+	hang_image hang
+	container_spec job.yaml "$BATS_TEST_TMPDIR/hang"
+	run -1 timeout 120 "$HPT" doctor --spec job.yaml --no-ledger --timeout 2
+	[[ "$output" == *"  container  FAIL  ch-run did not finish /bin/sh in $BATS_TEST_TMPDIR/hang within 2 s: killed at --timeout"* ]]
+	run -1 pgrep -f -x "$HANG"
+}
+
+@test "on a Slurm node PMIx reaches inside the image; a hanging image fails the node into the ledger" {
+	need_slurm
+	need_image
+	container_spec job.yaml "$IMG"
+	run -0 --separate-stderr doctor_srun node1 --spec job.yaml --no-ledger --verbose
+	[[ "$output" == *"node1  container  ok    ch-run started /bin/sh in $IMG; 0 device(s) and PMIx visible inside"* ]]
+	hang_image hang
+	container_spec job.yaml "$BATS_TEST_TMPDIR/hang"
+	run -1 --separate-stderr doctor_srun node1 --spec job.yaml --timeout 2
+	[[ "$output" == *"node1  container  FAIL  ch-run did not finish /bin/sh in $BATS_TEST_TMPDIR/hang within 2 s"* ]]
+	[[ "$output" == *"exclude: node1"* ]]
+	jq -e '.clusters[] | (.node1 | has("until"))' "$HPCTRAIN_LEDGER"
+}
+
+@test "under podman (runc) a good image passes, and a hanging one is cut at --timeout with its container removed" {
+	need_image
+	command -v podman >/dev/null && command -v runc >/dev/null || skip "no podman and runc"
+	export HPCTRAIN_PODMAN_RUNTIME=runc
+	export HPCTRAIN_PODMAN_ULIMITS="nofile=$(ulimit -Hn):$(ulimit -Hn),nproc=4096:4096"
+	container_spec job.yaml "$IMG" podman
+	PMIX_RANK=0 run -0 timeout 120 "$HPT" doctor --spec job.yaml --no-ledger --verbose --timeout 60
+	[[ "$output" == *"  container  ok    podman started /bin/sh in $IMG; 0 device(s) and PMIx visible inside"* ]]
+	hang_image hang
+	container_spec job.yaml "$BATS_TEST_TMPDIR/hang" podman
+	run -1 timeout 120 "$HPT" doctor --spec job.yaml --no-ledger --timeout 3
+	[[ "$output" == *"  container  FAIL  podman did not finish /bin/sh in $BATS_TEST_TMPDIR/hang within 3 s: killed at --timeout"* ]]
+	[ -z "$(podman ps -q --filter "ancestor=$BATS_TEST_TMPDIR/hang")" ]
+	run -1 pgrep -f -x "$HANG"
+}

@@ -14,7 +14,7 @@ teardown() {
 @test "template list names every bundled template with its summary" {
 	run "$HPT" template list
 	[ "$status" -eq 0 ]
-	for t in fmnist-cpu fmnist-gpu hepcnn-multinode cpu-multinode; do
+	for t in fmnist-cpu fmnist-gpu hepcnn-multinode cpu-multinode torch-container fmnist-container; do
 		echo "$output" | grep -q "^$t  *[a-zA-Z]"
 	done
 }
@@ -66,4 +66,54 @@ teardown() {
 	echo "$output" | grep -q '^fmnist-cpu  *mine$'
 	HPCTRAIN_TEMPLATE_PATH=$TMP run "$HPT" validate --print-resolved fmnist-cpu
 	[[ "$output" == *'name: "mine"'* ]]
+}
+
+@test "torch-container validates with its image reference, recorded unpinned; a missing image path exits 4" {
+	run --separate-stderr "$HPT" validate --print-resolved torch-container
+	[ "$status" -eq 0 ]
+	[[ "$output" == *$'command:\n- "python3"\n- "/workspace/train.py"\n'* ]]
+	[[ "$output" == *'image: "docker.io/pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime"'* ]]
+	[[ "$output" == *'  runtime: podman'* ]]
+	[[ "$output" == *'digest: "unpinned"'* ]]
+	[[ "$stderr" == *"warning: the image reference docker.io/pytorch/pytorch:2.3.1-cuda12.1-cudnn8-runtime cannot be pinned"* ]]
+	run --separate-stderr "$HPT" validate --print-resolved torch-container \
+		--set params.image="$TMP/gone" --set params.runtime=charliecloud
+	[ "$status" -eq "$EX_NO_INPUT" ]
+	[ "$stderr" = "hpctrain validate: container image $TMP/gone: No such file or directory" ]
+}
+
+@test "fmnist-container validates without an image, and trains two ranks inside one made by mktrainimage.sh" {
+	command -v ch-run >/dev/null || skip "no ch-run (charliecloud-runtime)"
+	local root=$BATS_TEST_DIRNAME/../.. cache work run
+	run -0 "$HPT" validate fmnist-container
+	cache=$(cd "$root" && pwd)/build/images/train
+	if [ ! -d "$cache" ] || [ "$BATS_TEST_DIRNAME/helpers/mktrainimage.sh" -nt "$cache" ] ||
+		[ "$root/bin/hpctrain-train" -nt "$cache" ] || [ "$root/bin/hpctrain" -nt "$cache" ]; then
+		sh "$BATS_TEST_DIRNAME/helpers/mktrainimage.sh" "$cache"
+	fi
+	# a hard-linked copy, outside /tmp (ch-run binds /tmp itself): the run
+	# directory reaches the trainer through launch's own mount, whose
+	# point is made in the image before its digest is taken
+	work=$(mktemp -d "$(cd "$root" && pwd)/build/template-bats.XXXXXX")
+	cp -al "$cache" "$work/img"
+	run=$work/runs/f
+	mkdir -p "$run" "$work/img$run"
+	chmod 700 "$work/runs" "$run"
+	run --separate-stderr "$HPT" validate --print-resolved fmnist-container --set params.image="$work/img" \
+		--set params.runtime=charliecloud --set params.epochs=1 --set train.max_steps=3 \
+		--set train.allreduce.stall_timeout_s=60
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"warning: container.image: the bundled trainer is started inside the image by its path on the host"* ]]
+	printf '%s\n' "$output" >"$run/resolved.yaml"
+	cd "$run"
+	USER=${USER:-root} OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		OMPI_MCA_btl_vader_single_copy_mechanism=none \
+		run timeout 300 mpirun -x OMPI_MCA_btl_vader_single_copy_mechanism -np 2 \
+		"$HPT" launch --run "$run" -- "$HPT" train "$run/resolved.yaml" --run "$run"
+	cd /
+	rm -rf "$work/img"
+	[ "$status" -eq 0 ] || { echo "$output"; rm -rf "$work"; false; }
+	[[ "$output" == *"test accuracy "*" after 3 steps"* ]]
+	jq -e 'select(.event == "summary") | .ranks == 2 and .steps == 3' "$run/metrics.jsonl"
+	rm -rf "$work"
 }

@@ -5,6 +5,7 @@
 #include "tests/unit/testlib.h"
 #include "launcher/doctor/doctor.h"         // defines: doctor_check_*, doctor_compare
 #include "launcher/doctor/doctor_verdict.h" // defines: struct doctor_verdict, doctor_verdict_make
+#include "launcher/doctor/doctor_container.h" // defines: doctor_container_grade
 #include "common/sbuf.h"     // defines: struct sbuf, xasprintf
 
 #include <stdlib.h>
@@ -264,8 +265,8 @@ static void output__table_escapes_control_characters(void **state)
 	doctor_note(&n[0].cell[DOCTOR_NICS], DOCTOR_FAIL, "interface e\rth0\x07 is down");
 	doctor_table(n, 1, false, &t);
 	assert_string_equal(t.buf,
-		"node      gpus      nics      binding   compute   network   files     services\n"
-		"n\\x1b[2J  skip      FAIL      skip      skip      skip      skip      skip\n"
+		"node      gpus      nics      binding   compute   network   files     services  container\n"
+		"n\\x1b[2J  skip      FAIL      skip      skip      skip      skip      skip      skip\n"
 		"\n"
 		"n\\x1b[2J  nics      FAIL  interface e\\rth0\\x07 is down\n");
 	release_nodes(n, 1);
@@ -284,9 +285,9 @@ static void output__table_and_json_round_trip(void **state)
 	doctor_note(&n[0].cell[DOCTOR_FILES], DOCTOR_OK, "scratch /tmp: 80.0 GB free of 100.0");
 	doctor_table(n, 2, false, &t);
 	assert_string_equal(t.buf,
-		"node   gpus      nics      binding   compute   network   files     services\n"
-		"node1  skip      skip      skip      skip      skip      ok        skip\n"
-		"node2  skip      FAIL      skip      skip      skip      skip      skip\n"
+		"node   gpus      nics      binding   compute   network   files     services  container\n"
+		"node1  skip      skip      skip      skip      skip      ok        skip      skip\n"
+		"node2  skip      FAIL      skip      skip      skip      skip      skip      skip\n"
 		"\n"
 		"node2  nics      FAIL  mlx5_1 port 1 is DOWN\n");
 	doc = doctor_json(n, 2, "node2");
@@ -406,6 +407,93 @@ static void verdict__has_no_score_when_the_best_gemm_is_0(void **state)
 	release_nodes(n, 2);
 }
 
+/* --- the container cell (doctor_container_grade.c) --- */
+
+static const char *const ctr_want[] = { "/dev/nvidia0", "/dev/infiniband/uverbs0",
+					"env:PMIX_RANK", "/var/spool/slurmd/pmix.7.0" };
+
+static struct doctor_container_run ctr_run(const char *output)
+{
+	struct doctor_container_run r = {
+		.runtime = "ch-run", .image = "/img", .timeout_s = 5, .output = output,
+		.want = ctr_want, .n_want = 4,
+	};
+	return r;
+}
+
+static void container__passes_when_every_device_and_pmix_is_seen_inside(void **state)
+{
+	struct doctor_container_run r = ctr_run("+/dev/nvidia0\n+/dev/infiniband/uverbs0\n"
+						"+env:PMIX_RANK\n+/var/spool/slurmd/pmix.7.0\n");
+	struct doctor_cell c = { 0 };
+
+	(void)state;
+	doctor_container_grade(&r, &c);
+	assert_int_equal(c.grade, DOCTOR_OK);
+	assert_string_equal(c.reason, "ch-run started /bin/sh in /img; 2 device(s) and PMIx "
+			    "visible inside");
+	free(c.reason);
+}
+
+static void container__names_each_device_and_pmix_part_not_seen_inside(void **state)
+{
+	struct doctor_container_run r = ctr_run("-/dev/nvidia0\n+/dev/infiniband/uverbs0\n"
+						"-env:PMIX_RANK\n");
+	struct doctor_cell c = { 0 };
+
+	(void)state;
+	doctor_container_grade(&r, &c);
+	assert_int_equal(c.grade, DOCTOR_FAIL);
+	assert_reason_has(&c, "not visible inside: device /dev/nvidia0 of this node");
+	assert_reason_has(&c, "not visible inside: PMIx variable PMIX_RANK");
+	assert_reason_has(&c, "the probe said nothing of PMIx rendezvous directory "
+			  "/var/spool/slurmd/pmix.7.0 (bind it: container.mounts)");
+	free(c.reason);
+}
+
+static void container__fails_a_probe_cut_at_the_timeout(void **state)
+{
+	struct doctor_container_run r = ctr_run("+/dev/nvidia0\n");
+	struct doctor_cell c = { 0 };
+
+	(void)state;
+	r.timed_out = true;
+	doctor_container_grade(&r, &c);
+	assert_int_equal(c.grade, DOCTOR_FAIL);
+	assert_string_equal(c.reason, "ch-run did not finish /bin/sh in /img within 5 s: killed "
+			    "at --timeout");
+	free(c.reason);
+}
+
+static void container__fails_a_probe_that_exits_nonzero_with_its_first_line(void **state)
+{
+	struct doctor_container_run r = ctr_run("ch-run[9]: error: can't execve(2): /bin/sh: No "
+						"such file or directory (ch-run.c:1)\nmore\n");
+	struct doctor_cell c = { 0 };
+
+	(void)state;
+	r.status = 1;
+	doctor_container_grade(&r, &c);
+	assert_int_equal(c.grade, DOCTOR_FAIL);
+	assert_string_equal(c.reason, "ch-run could not run /bin/sh in /img (exit 1): ch-run[9]: "
+			    "error: can't execve(2): /bin/sh: No such file or directory "
+			    "(ch-run.c:1)");
+	free(c.reason);
+}
+
+static void container__with_nothing_to_look_for_passes_on_the_start_alone(void **state)
+{
+	struct doctor_container_run r = ctr_run("");
+	struct doctor_cell c = { 0 };
+
+	(void)state;
+	r.n_want = 0;
+	doctor_container_grade(&r, &c);
+	assert_int_equal(c.grade, DOCTOR_OK);
+	assert_string_equal(c.reason, "ch-run started /bin/sh in /img; 0 device(s) visible inside");
+	free(c.reason);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +514,11 @@ int main(void)
 		cmocka_unit_test(verdict__gives_a_node_that_failed_two_checks_its_first_failed_check),
 		cmocka_unit_test(verdict__scores_gemm_against_the_fastest_node),
 		cmocka_unit_test(verdict__has_no_score_when_the_best_gemm_is_0),
+		cmocka_unit_test(container__passes_when_every_device_and_pmix_is_seen_inside),
+		cmocka_unit_test(container__names_each_device_and_pmix_part_not_seen_inside),
+		cmocka_unit_test(container__fails_a_probe_cut_at_the_timeout),
+		cmocka_unit_test(container__fails_a_probe_that_exits_nonzero_with_its_first_line),
+		cmocka_unit_test(container__with_nothing_to_look_for_passes_on_the_start_alone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
