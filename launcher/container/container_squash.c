@@ -100,19 +100,31 @@ static char *base_dir(struct sbuf *err)
 }
 
 /* The digest's hex, or the image's path with '/' as '_' when there is
- * none (a launch from a spec file that validate did not pin). */
+ * none (a launch from a spec file that validate did not pin); then the
+ * node's name (SLURMD_NODENAME, else the host's): a mount is the node's
+ * own, and where nodes share the base directory (one host's
+ * network-namespace nodes; a shared TMPDIR) one node's ranks holding the
+ * lock must not keep another node's from mounting. */
 static char *key_of(const char *image, const char *key)
 {
-	const char *hex = key ? strchr(key, ':') : NULL;
-	char *k;
+	const char *hex = key ? strchr(key, ':') : NULL, *node = getenv("SLURMD_NODENAME");
+	char host[256] = "", *k, *out;
 
-	if (hex && strlen(hex + 1) >= 16)
-		return xstrndup(hex + 1, 32);
-	k = xstrdup(image);
-	for (char *p = k; *p; p++)
-		if (*p == '/')
-			*p = '_';
-	return k;
+	if (hex && strlen(hex + 1) >= 16) {
+		k = xstrndup(hex + 1, 32);
+	} else {
+		k = xstrdup(image);
+		for (char *p = k; *p; p++)
+			if (*p == '/')
+				*p = '_';
+	}
+	if ((!node || !*node) && !gethostname(host, sizeof(host) - 1))
+		node = host;
+	if (!node || !*node || strchr(node, '/'))
+		return k;
+	out = xasprintf("%s-%s", k, node);
+	free(k);
+	return out;
 }
 
 /* Is fd still the file at path (not one the last rank removed)? */
