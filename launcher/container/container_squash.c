@@ -18,7 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MOUNT_TRIES 5 /* a release between our mount and our shared lock: mount again */
+#define MOUNT_TRIES 20 /* a release between our mount and our shared lock, or another
+			* rank mounting: look again */
 
 /* Runs argv with stdin and stdout on /dev/null and stderr into errfd
  * (-1: /dev/null as well); its exit status, or -1.  squashfuse stays as
@@ -194,8 +195,21 @@ int container_squash_mount(const char *image, const char *key, struct container_
 			sbuf_addf(err, "cannot open %s: %s", lock, strerror(errno));
 			goto out;
 		}
-		if (flock(fd, LOCK_EX))
+		/* Mounted already: share it at once.  Waiting for LOCK_EX
+		 * here would wait for every rank holding it shared, that
+		 * is, for their programs' end: a node's ranks ran one after
+		 * the other, and ch-run --join peers found the first gone. */
+		if (flock(fd, LOCK_SH))
 			goto out;
+		if (same_file(fd, lock) && mount_state(dir, base) > 0) {
+			rc = 0;
+			break;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			if (errno != EWOULDBLOCK)
+				goto out;
+			continue; /* another rank mounts: wait for it, shared */
+		}
 		if (!same_file(fd, lock)) {
 			/* the last rank out removed it after we opened it */
 			close(fd);
