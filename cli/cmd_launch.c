@@ -470,6 +470,7 @@ static int run(struct launch *l, char **argv)
 	in.gpu_none = l->policy.gpu == PLAN_GPU_NONE;
 	in.nic_none = l->policy.nic == PLAN_NIC_NONE;
 	in.socket_ifname = l->socket_ifname;
+	in.nccl_net_set = getenv("NCCL_NET") != NULL;
 	envplan_build(&in, &l->planned_env);
 	in.user = l->have_job ? &l->job.env : NULL;
 	envplan_build(&in, &l->env);

@@ -18,7 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MOUNT_TRIES 5 /* a release between our mount and our shared lock: mount again */
+#define MOUNT_TRIES 20 /* a release between our mount and our shared lock, or another
+			* rank mounting: look again */
 
 /* Runs argv with stdin and stdout on /dev/null and stderr into errfd
  * (-1: /dev/null as well); its exit status, or -1.  squashfuse stays as
@@ -100,19 +101,31 @@ static char *base_dir(struct sbuf *err)
 }
 
 /* The digest's hex, or the image's path with '/' as '_' when there is
- * none (a launch from a spec file that validate did not pin). */
+ * none (a launch from a spec file that validate did not pin); then the
+ * node's name (SLURMD_NODENAME, else the host's): a mount is the node's
+ * own, and where nodes share the base directory (one host's
+ * network-namespace nodes; a shared TMPDIR) one node's ranks holding the
+ * lock must not keep another node's from mounting. */
 static char *key_of(const char *image, const char *key)
 {
-	const char *hex = key ? strchr(key, ':') : NULL;
-	char *k;
+	const char *hex = key ? strchr(key, ':') : NULL, *node = getenv("SLURMD_NODENAME");
+	char host[256] = "", *k, *out;
 
-	if (hex && strlen(hex + 1) >= 16)
-		return xstrndup(hex + 1, 32);
-	k = xstrdup(image);
-	for (char *p = k; *p; p++)
-		if (*p == '/')
-			*p = '_';
-	return k;
+	if (hex && strlen(hex + 1) >= 16) {
+		k = xstrndup(hex + 1, 32);
+	} else {
+		k = xstrdup(image);
+		for (char *p = k; *p; p++)
+			if (*p == '/')
+				*p = '_';
+	}
+	if ((!node || !*node) && !gethostname(host, sizeof(host) - 1))
+		node = host;
+	if (!node || !*node || strchr(node, '/'))
+		return k;
+	out = xasprintf("%s-%s", k, node);
+	free(k);
+	return out;
 }
 
 /* Is fd still the file at path (not one the last rank removed)? */
@@ -182,8 +195,21 @@ int container_squash_mount(const char *image, const char *key, struct container_
 			sbuf_addf(err, "cannot open %s: %s", lock, strerror(errno));
 			goto out;
 		}
-		if (flock(fd, LOCK_EX))
+		/* Mounted already: share it at once.  Waiting for LOCK_EX
+		 * here would wait for every rank holding it shared, that
+		 * is, for their programs' end: a node's ranks ran one after
+		 * the other, and ch-run --join peers found the first gone. */
+		if (flock(fd, LOCK_SH))
 			goto out;
+		if (same_file(fd, lock) && mount_state(dir, base) > 0) {
+			rc = 0;
+			break;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			if (errno != EWOULDBLOCK)
+				goto out;
+			continue; /* another rank mounts: wait for it, shared */
+		}
 		if (!same_file(fd, lock)) {
 			/* the last rank out removed it after we opened it */
 			close(fd);

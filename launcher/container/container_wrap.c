@@ -96,17 +96,30 @@ static size_t podman_ulimits(char ***out)
 	return n;
 }
 
-/* SLURM_JOB_ID.SLURM_STEP_ID: the same for a step's ranks on a node. */
+/* SLURM_JOB_ID.SLURM_STEP_ID.NODE: the same for a step's ranks on a
+ * node.  The node's name too: ch-run keeps a join's state in /dev/shm,
+ * and where nodes share one (network-namespace nodes of one host), ranks
+ * of another node would join this node's namespaces, and a mixed count
+ * leaves the state behind for the next job of that id. */
 static char *join_tag(void)
 {
 	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+	const char *node = getenv("SLURMD_NODENAME");
+	char host[256] = "";
 
-	return job && step ? xasprintf("%s.%s", job, step) : NULL;
+	if (!job || !step)
+		return NULL;
+	if ((!node || !*node) && !gethostname(host, sizeof(host) - 1))
+		node = host;
+	return node && *node ? xasprintf("%s.%s.%s", job, step, node) : xasprintf("%s.%s", job, step);
 }
 
 /* ch-run mounts onto directories of the image and, the image being
  * read-only, fails to make a missing one with "can't mkdir ... Read-only
- * file system"; name what is missing and what to do instead. */
+ * file system"; name what is missing and what to do instead.  A DST
+ * under /tmp needs nothing in the image: ch-run binds the host's /tmp
+ * first, so the host's directory is there (and a run directory under
+ * /tmp can be named before the image is made, whose digest names it). */
 static int check_mount_points(const struct container_input *in, struct sbuf *err)
 {
 	struct job_argv m = { NULL, 0 };
@@ -123,7 +136,7 @@ static int check_mount_points(const struct container_input *in, struct sbuf *err
 		char *at = xasprintf("%s%s", image, dst);
 		struct stat st;
 
-		if (stat(at, &st) || !S_ISDIR(st.st_mode)) {
+		if (strncmp(dst, "/tmp/", 5) && (stat(at, &st) || !S_ISDIR(st.st_mode))) {
 			sbuf_addf(err, "the image %s has no directory %s to mount %.*s on; make it "
 				  "in the image (mkdir -p %s): ch-run cannot in a read-only image",
 				  in->c->image, dst, (int)(strchr(m.v[i], ':') - m.v[i]), m.v[i], at);

@@ -215,8 +215,14 @@ static void set_nics(const struct envplan_input *in, const struct slice *s, stru
 		if (nic->n_ofed)
 			sbuf_addf(&hca, "%s%s", hca.len ? "," : "=", nic->ofed[0]);
 	}
-	if (hca.len)
+	if (hca.len) {
 		env_list_set(out, "NCCL_IB_HCA", hca.buf);
+		/* planned HCAs: NCCL must fail, not fall back to sockets
+		 * without a word; a user's NCCL_NET (caller, or the spec's
+		 * env, set after this) says otherwise */
+		if (!in->nccl_net_set)
+			env_list_set(out, "NCCL_NET", "IB");
+	}
 	first = &t->nics[s->nics[0]];
 	sbuf_reset(&hca);
 	if (first->n_ofed)

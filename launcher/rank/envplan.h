@@ -82,6 +82,7 @@ struct envplan_input {
 	bool gpu_none;                /* binding.gpu: none: leave GPU variables alone */
 	bool nic_none;                /* binding.nic: none */
 	bool socket_ifname;
+	bool nccl_net_set;            /* the caller's environment has NCCL_NET */
 	const struct job_env *user;   /* the spec's env:, or NULL */
 };
 

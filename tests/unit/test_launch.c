@@ -290,6 +290,24 @@ static void launch__maps_into_a_gpu_list_slurm_narrowed(void **state)
 	dgx_release(&d);
 }
 
+static void launch__forces_nccl_onto_the_planned_hcas_unless_the_user_chose(void **state)
+{
+	struct job_env_var vars[] = { { "NCCL_NET", "Socket" } };
+	struct job_env user = { vars, 1 };
+	struct dgx d;
+
+	(void)state;
+	/* HCAs planned: NCCL_NET=IB, so NCCL fails rather than use sockets */
+	dgx_env(&d, 0, NULL, 0, NULL);
+	assert_non_null(env_list_get(&d.env, "NCCL_IB_HCA"));
+	assert_string_equal(env_list_get(&d.env, "NCCL_NET"), "IB");
+	dgx_release(&d);
+	/* the spec's env wins */
+	dgx_env(&d, 0, NULL, 0, &user);
+	assert_string_equal(env_list_get(&d.env, "NCCL_NET"), "Socket");
+	dgx_release(&d);
+}
+
 static void launch__lets_the_spec_env_win_and_gpu_none_leave_cuda_alone(void **state)
 {
 	struct job_env_var vars[] = { { "OMP_NUM_THREADS", "3" }, { "NCCL_DEBUG", "INFO" } };
@@ -455,6 +473,7 @@ int main(void)
 		cmocka_unit_test(launch__derives_an_unprivileged_port_from_the_job),
 		cmocka_unit_test(launch__gives_each_dgx_a100_rank_its_gpu_rail_and_cores),
 		cmocka_unit_test(launch__maps_into_a_gpu_list_slurm_narrowed),
+		cmocka_unit_test(launch__forces_nccl_onto_the_planned_hcas_unless_the_user_chose),
 		cmocka_unit_test(launch__lets_the_spec_env_win_and_gpu_none_leave_cuda_alone),
 		cmocka_unit_test(launch__splits_an_unresolvable_device_list_among_ranks),
 		cmocka_unit_test(launch__plans_only_over_the_gpus_slurm_allowed),
