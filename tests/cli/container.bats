@@ -138,10 +138,17 @@ field() {
 
 @test "a charliecloud image without the run directory's mount point is refused, naming it" {
 	need_ch
-	local run
-	run=$(make_run nomount "$WORK/img" charliecloud)
-	rmdir "$WORK/img$run"
+	local base run
+	# outside /tmp, wherever the tree is: ch-run binds /tmp itself, so a
+	# run under it needs no mount point in the image
+	base=$(mktemp -d /var/tmp/hpctrain-nomount.XXXXXX)
+	run=$base/nomount
+	mkdir -m 700 "$run"
+	printf 'version: 1\nname: nomount\ncommand: [sh]\ncontainer: {image: %s, runtime: charliecloud}\n' \
+		"$WORK/img" >"$WORK/nomount.yaml"
+	"$HPT" validate --print-resolved "$WORK/nomount.yaml" >"$run/resolved.yaml"
 	run "$HPT" launch --run "$run" -- true
+	rm -rf "$base"
 	[ "$status" -eq "$EX_BAD_SPEC" ]
 	[ "$output" = "hpctrain launch: rank 0: the image $WORK/img has no directory $run to mount $run on; make it in the image (mkdir -p $WORK/img$run): ch-run cannot in a read-only image" ]
 }
