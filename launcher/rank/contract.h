@@ -49,6 +49,9 @@ struct contract_got {
  * binding and after the program's environment was set; the env values
  * point into the environment.  Release with contract_got_release. */
 void contract_got_read(struct contract_got *got);
+/* The network interfaces this process sees, into got->ifnames (also
+ * for a program inside a container sharing the host's network). */
+void contract_got_read_ifnames(struct contract_got *got);
 void contract_got_release(struct contract_got *got);
 
 /* In contract_inside.c (shell): the same check on process pid, the

@@ -46,7 +46,7 @@ static void read_mems(struct contract_got *got)
 	sbuf_release(&err);
 }
 
-static void read_ifnames(struct contract_got *got)
+void contract_got_read_ifnames(struct contract_got *got)
 {
 	struct if_nameindex *ifs = if_nameindex(), *i;
 	const char **names = NULL;
@@ -69,7 +69,7 @@ void contract_got_read(struct contract_got *got)
 	bitmap_init(&got->mems);
 	read_cpus(got);
 	read_mems(got);
-	read_ifnames(got);
+	contract_got_read_ifnames(got);
 	got->cuda_visible_devices = getenv("CUDA_VISIBLE_DEVICES");
 	got->nccl_ib_hca = getenv("NCCL_IB_HCA");
 	got->nccl_socket_ifname = getenv("NCCL_SOCKET_IFNAME");

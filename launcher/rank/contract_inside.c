@@ -7,14 +7,13 @@
  * re-pinned to the plan where the kernel lets us (sched_setaffinity on
  * each of its threads: within its cgroup's cpuset), else warned of.
  * Shell; the comparison is contract_check's (contract.c). */
-#include "launcher/rank/contract.h" // defines: contract_inside_check, contract_check
+#include "launcher/rank/contract.h" // defines: contract_inside_check, contract_check, contract_got_read_ifnames
 #include "topology/plan.h"   // defines: struct slice
 #include "common/fileio.h" // defines: fileio_read
 #include "common/sbuf.h"   // defines: struct sbuf, xasprintf
 
 #include <dirent.h>
 #include <errno.h>
-#include <net/if.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,22 +45,6 @@ static const char *environ_get(const struct sbuf *env, const char *var)
 		if (!strncmp(env->buf + i, var, n) && env->buf[i + n] == '=')
 			return env->buf + i + n + 1;
 	return NULL;
-}
-
-static void read_ifnames(struct contract_got *got)
-{
-	struct if_nameindex *ifs = if_nameindex(), *i;
-	const char **names = NULL;
-	size_t n = 0;
-
-	for (i = ifs; i && i->if_index; i++) {
-		names = xrealloc(names, (n + 1) * sizeof(*names));
-		names[n++] = xstrdup(i->if_name);
-	}
-	if (ifs)
-		if_freenameindex(ifs);
-	got->ifnames = names;
-	got->n_ifnames = n;
 }
 
 /* sched_setaffinity on every thread of pid: 0, or an errno. */
@@ -111,7 +94,7 @@ static int read_got(pid_t pid, struct contract_got *got, struct sbuf *env)
 		got->nccl_socket_ifname = environ_get(env, "NCCL_SOCKET_IFNAME");
 		got->ucx_net_devices = environ_get(env, "UCX_NET_DEVICES");
 	}
-	read_ifnames(got);
+	contract_got_read_ifnames(got);
 	sbuf_release(&status);
 	sbuf_release(&err);
 	return rc;
