@@ -111,9 +111,11 @@ MPI_LIBS      = $(shell mpicc --showme:link 2>/dev/null)
 # kernels (optimizer, batch-norm statistics) round as the C kernels do.
 # The builder's CPPFLAGS and CFLAGS reach the host compiler one by one
 # (-Xcompiler=FLAG), so a packager's hardening covers the .cu files too.
+# nvcc splits an -Xcompiler value at commas, so a flag holding one
+# (-Wp,-D_FORTIFY_SOURCE=2, -fsanitize=address,undefined) goes double-quoted.
 NVCC_FLAGS    = -O2 -std=c++17 $(CUDA_ARCHS) --fmad=false -I. -DHAVE_CUDA -DOMPI_SKIP_MPICXX \
                 $(MPI_CFLAGS) -Xcompiler -Wall,-Wextra$(if $(filter 1,$(WERROR)),$(comma)-Werror) -Wno-deprecated-declarations \
-                $(addprefix -Xcompiler=,$(CPPFLAGS) $(CFLAGS))
+                $(foreach f,$(CPPFLAGS) $(CFLAGS),$(if $(findstring $(comma),$(f)),'-Xcompiler="$(f)"',-Xcompiler=$(f)))
 CUDA_LIBS     = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudnn -lcublasLt \
                 -lnccl -lcudart $(MPI_LIBS) -lstdc++
 TEST_BINS    += build/tests/test_cuda
