@@ -154,6 +154,7 @@ rank_pid() {
 	kill -TERM "$p"
 	st=0
 	wait "$p" || st=$?
+	cat "$W/err"
 	[ "$st" -eq 75 ]
 	grep -q 'preempted (SIGTERM)' "$W/err"
 	ls "$W/r/checkpoints/"ckpt-*.bin
@@ -222,7 +223,9 @@ rank_pid() {
 	submit_json job.yaml
 	wait_steps "$DIR" 20
 	scancel --signal=USR2 "$JOB"
-	run -0 "$HPT" status --wait --json "$JOB"
+	run "$HPT" status --wait --json "$JOB"
+	# on a failure, what the job itself said
+	[ "$status" -eq 0 ] || { echo "$output"; tail -n 40 "$DIR"/logs/*; false; }
 	jq -e '.jobs[0].state == "COMPLETED" and .jobs[0].restarts == 1' <<<"$output"
 	grep -q 'preempted (SIGUSR2)' "$DIR"/logs/*
 	spec "$W/s.yaml" cnn 32 600
