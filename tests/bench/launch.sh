@@ -10,7 +10,9 @@
 # with squashfuse outside ch-run, against the same done by hand and
 # against ch-run's own SquashFS path (it forks and stays as the FUSE
 # server); podman --rootfs under runc (HPCTRAIN_PODMAN_RUNTIME, runc
-# unless set: crun cannot start containers on the test machines).  All
+# unless set: crun cannot start containers on the test machines), also
+# launched without --supervise, whose podman inspect and podman rm are
+# podman's own cost, not the runtime's.  All
 # variants are interleaved in one run, so all see the same machine.  The
 # two ranks start in parallel, so the difference in wall time is the
 # cost each rank adds.  Goal: <= 15 ms per rank for each.  Each variant
@@ -149,10 +151,14 @@ if [ -n "$img" ]; then
 			mpirun -np 2 "$@" --read-only --volume=/tmp:/tmp --cpuset-cpus="$cpus" --rootfs "$img" /bin/true
 		}
 		v_hpod() { mpirun -np 2 "$HPT" launch --supervise --spec "$tmp/pod.yaml" -- /bin/true; }
+		# without the supervisor, which asks podman inspect for the
+		# program's PID and podman rm's the container at the end
+		v_xpod() { mpirun -np 2 "$HPT" launch --spec "$tmp/pod.yaml" -- /bin/true; }
 		spec pod "$img" podman
 		if add pod "mpirun -np 2 podman run --rootfs IMAGE-DIR /bin/true" &&
-			add hpod "mpirun -np 2 hpctrain launch --supervise (podman, dir)"; then
-			PAIRS="$PAIRS hpod:pod:podman_(dir)_over_podman_run"
+			add hpod "mpirun -np 2 hpctrain launch --supervise (podman, dir)" &&
+			add xpod "mpirun -np 2 hpctrain launch (podman, dir), no supervisor"; then
+			PAIRS="$PAIRS hpod:pod:podman_(dir)_over_podman_run xpod:pod:podman,_no_supervisor"
 			note "podman: $(podman --version | sed 's/ version//'), $HPCTRAIN_PODMAN_RUNTIME $("$HPCTRAIN_PODMAN_RUNTIME" --version | sed -n '1s/.*version //p'), $(podman info --format 'cgroups {{.Host.CgroupsVersion}} ({{.Host.CgroupManager}}), storage {{.Store.GraphDriverName}}' 2>/dev/null), ulimits $HPCTRAIN_PODMAN_ULIMITS"
 		else
 			skip "podman: skipped: it does not start a container here:
