@@ -18,6 +18,11 @@ CONTAINER_SHELL = launcher/container/container_image.c launcher/container/contai
 # test machines).
 DEBIAN_PKGS += charliecloud-runtime squashfs-tools squashfuse fuse3 podman runc
 
+# tests/bench/digest.sh hashes the image file with openssl dgst as well as
+# sha256sum: the digest is OpenSSL's SHA-256, which the CPU's SHA
+# extensions speed up and coreutils' does not use.
+BENCH_PKGS += openssl
+
 UNIT_TESTS += test_container
 UNIT_SRC_test_container = $(CONTAINER_CORE) common/sbuf.c
 
