@@ -303,7 +303,7 @@ static pid_t podman_find(void *arg)
 {
 	const struct launch *l = arg;
 
-	return container_podman_pid(l->wrapped.podman_name);
+	return container_podman_pid(l->wrapped.podman_pidfile);
 }
 
 static void podman_end(void *arg)
@@ -386,10 +386,12 @@ static int wrap_program(struct launch *l, char **argv)
 	const struct slice *s = &l->plan.slices[l->ri.local_rank];
 	struct sbuf cpus = SBUF_INIT, mems = SBUF_INIT, err = SBUF_INIT;
 	struct container_wrap_in in = { .job = &l->job, .run = l->run, .rank = l->ri.rank,
-					.local_size = l->ri.local_size, .argv = argv };
+					.local_size = l->ri.local_size, .supervised = l->supervise,
+					.argv = argv };
 	static const int status_of[] = { [CONTAINER_WRAP_NO_RUNTIME] = HPT_EXIT_NOTFOUND,
 					 [CONTAINER_WRAP_NO_IMAGE] = HPT_EXIT_NO_INPUT,
-					 [CONTAINER_WRAP_REFUSED] = HPT_EXIT_BAD_SPEC };
+					 [CONTAINER_WRAP_REFUSED] = HPT_EXIT_BAD_SPEC,
+					 [CONTAINER_WRAP_IO] = HPT_EXIT_IO };
 	int rc;
 
 	if (l->bound.cpu_applied) {

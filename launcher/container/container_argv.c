@@ -167,6 +167,8 @@ static int podman(const struct container_input *in, const struct job_argv *m,
 	push(out, "--rm");
 	if (in->name)
 		push_opt(out, "--name", in->name);
+	if (in->pidfile)
+		push_opt(out, "--pidfile", in->pidfile);
 	push(out, "--env-host");
 	push(out, "--network=host");
 	push(out, "--ipc=host");

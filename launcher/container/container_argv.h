@@ -49,6 +49,10 @@ struct container_input {
 	const char *name;              /* podman --name, which the supervisor finds
 					* the program and removes the container
 					* by; NULL: podman names it */
+	const char *pidfile;           /* podman --pidfile: where podman writes the
+					* program's host PID, which the supervisor
+					* reads instead of running podman inspect;
+					* NULL: none */
 	const char *const *podman_ulimits; /* podman --ulimit values (nofile=N:N) */
 	size_t nulimits;
 	const char *const *env_names;  /* enroot: variables to pass in (--env NAME) */

@@ -7,6 +7,7 @@
 #include "launcher/container/container_squash.h" // defines: container_squash_mount
 #include "common/sbuf.h" // defines: struct sbuf, xasprintf
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,24 @@ static char *join_tag(void)
  * under /tmp needs nothing in the image: ch-run binds the host's /tmp
  * first, so the host's directory is there (and a run directory under
  * /tmp can be named before the image is made, whose digest names it). */
+/* A directory of this rank's own (mkdtemp: 0700, a fresh name) for
+ * podman's --pidfile, which podman opens as a plain path. */
+static int podman_pidfile(struct container_run *out, struct sbuf *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *dir = xasprintf("%s/hpctrain-podman-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+
+	if (!mkdtemp(dir)) {
+		sbuf_addf(err, "cannot make a directory for podman's PID file (%s): %s", dir,
+			  strerror(errno));
+		free(dir);
+		return -1;
+	}
+	out->podman_dir = dir;
+	out->podman_pidfile = xasprintf("%s/pid", dir);
+	return 0;
+}
+
 static int check_mount_points(const struct container_input *in, struct sbuf *err)
 {
 	struct job_argv m = { NULL, 0 };
@@ -214,6 +233,11 @@ int container_wrap(const struct container_wrap_in *w, struct container_run *out,
 					     (int)getpid());
 		in.name = out->podman_name;
 		free(tag);
+		if (w->supervised && podman_pidfile(out, err)) {
+			container_wrap_release(out);
+			return CONTAINER_WRAP_IO;
+		}
+		in.pidfile = out->podman_pidfile;
 	}
 	rc = build(w, &in, &out->argv, err);
 	if (rc && why.len)
@@ -230,4 +254,11 @@ void container_wrap_release(struct container_run *r)
 	container_squash_release(&r->squash);
 	free(r->podman_name);
 	r->podman_name = NULL;
+	if (r->podman_pidfile)
+		unlink(r->podman_pidfile);
+	if (r->podman_dir)
+		rmdir(r->podman_dir);
+	free(r->podman_pidfile);
+	free(r->podman_dir);
+	r->podman_pidfile = r->podman_dir = NULL;
 }

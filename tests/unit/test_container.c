@@ -155,8 +155,9 @@ static void container__podman_gets_the_host_env_and_the_plans_cpuset(void **stat
 
 	(void)state;
 	in.name = "hpctrain-42.0-r3-977";
+	in.pidfile = "/tmp/hpctrain-podman-Ab12Cd/pid";
 	check_argv(&in, "podman|--runtime=runc|run|--rm|--name=hpctrain-42.0-r3-977"
-			"|--env-host|--network=host|--ipc=host"
+			"|--pidfile=/tmp/hpctrain-podman-Ab12Cd/pid|--env-host|--network=host|--ipc=host"
 			"|--pid=host|--ulimit=nofile=1024:1024|--ulimit=nproc=4096:4096"
 			"|--read-only|--volume=/tmp:/tmp"
 			"|--volume=/srv/runs/j/0123:/srv/runs/j/0123"
@@ -174,6 +175,7 @@ static void container__podman_gets_the_host_env_and_the_plans_cpuset(void **stat
 	in.ndata = 0;
 	in.workdir = NULL;
 	in.name = NULL;
+	in.pidfile = NULL;
 	check_argv(&in, "podman|run|--rm|--env-host|--network=host|--ipc=host|--pid=host"
 			"|--volume=/tmp:/tmp|docker.io/library/debian@sha256:0123"
 			"|python3|train.py|--lr|$(id)|a b");
