@@ -9,6 +9,8 @@
 # MODE=multi:  NODES slurmds n1..nN on this host (`slurmd -N nX`, one Port= each).
 # MODE=netns:  NODES slurmds node1..nodeN, each in its own network, UTS and mount
 #              namespace with its own hostname and IP, on a private bridge.
+#              $BASE/local is each node's own node-local scratch (a bind
+#              mount of $BASE/nodes/NODE/local in the node's namespace).
 # Every node has NGPUS fake GPUs: character devices (major 195) under
 # $BASE/dev, which is all gres/gpu needs to hand out CUDA_VISIBLE_DEVICES.
 # MAX_ARRAY_SIZE sets MaxArraySize (Slurm's default, 1001, unless given).
@@ -68,7 +70,7 @@ if [ -f "$BASE/.hpctrain-cluster" ] && alive "$BASE/run/slurmctld.pid"; then
 fi
 [ -e "$BASE" ] && [ ! -f "$BASE/.hpctrain-cluster" ] && [ -n "$(ls -A "$BASE")" ] &&
 	die "$BASE exists and is not a cluster directory; pick another BASE"
-mkdir -p "$BASE"/{etc,state,spool,log,run,dev,pmix}
+mkdir -p "$BASE"/{etc,state,spool,log,run,dev,pmix,local}
 chmod 0755 "$BASE"
 touch "$BASE/.hpctrain-cluster"
 # From here on a failure leaves a half-started cluster: take it down again.
@@ -220,7 +222,7 @@ echo $! >"$BASE/run/slurmctld.pid"
 i=0
 for n in $NODENAMES; do
 	i=$((i + 1))
-	mkdir -p "$BASE/spool/$n/pmix"
+	mkdir -p "$BASE/spool/$n/pmix" "$BASE/nodes/$n/local"
 	case $MODE in
 	single)
 		slurmd -D -f "$SLURM_CONF" </dev/null >"$BASE/log/slurmd-$n.out" 2>&1 & ;;
@@ -235,6 +237,7 @@ for n in $NODENAMES; do
 			hostname "$1"
 			mount --bind "$2/etc/hosts" /etc/hosts
 			mount --bind "$2/spool/$1/pmix" "$2/pmix"
+			mount --bind "$2/nodes/$1/local" "$2/local"
 			exec slurmd -D -f "$2/etc/slurm.conf"' sh "$n" "$BASE" \
 			</dev/null >"$BASE/log/slurmd-$n.out" 2>&1 & ;;
 	esac
