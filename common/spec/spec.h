@@ -31,6 +31,8 @@ enum bind_gpu { BIND_GPU_AUTO, BIND_GPU_NONE };
 enum bind_cpu { BIND_CPU_EXCLUSIVE, BIND_CPU_NODE, BIND_CPU_CORE_COMPLEX, BIND_CPU_NONE };
 enum bind_mem { BIND_MEM_LOCAL, BIND_MEM_PREFERRED, BIND_MEM_NONE };
 enum bind_nic { BIND_NIC_RAIL, BIND_NIC_SINGLE, BIND_NIC_NONE };
+/* What launch does when a rank did not get what was planned. */
+enum bind_contract { BIND_CONTRACT_WARN, BIND_CONTRACT_FAIL };
 enum model_kind { MODEL_MLP, MODEL_CNN, MODEL_HEPCNN, MODEL_RESNET_SMALL };
 enum train_precision { PRECISION_FP32, PRECISION_BF16, PRECISION_FP16 };
 enum train_batchnorm { BATCHNORM_LOCAL, BATCHNORM_SYNC };
@@ -48,7 +50,7 @@ enum container_gpus { CONTAINER_GPUS_AUTO, CONTAINER_GPUS_TRUE, CONTAINER_GPUS_F
 
 /* The string each enum value is spelled as in a spec. */
 extern const char *const bind_gpu_names[], *const bind_cpu_names[], *const bind_mem_names[],
-	*const bind_nic_names[], *const train_model_names[], *const train_precision_names[],
+	*const bind_nic_names[], *const bind_contract_names[], *const train_model_names[], *const train_precision_names[],
 	*const train_batchnorm_names[], *const train_device_names[], *const opt_name_names[],
 	*const lr_schedule_names[], *const lr_scaling_names[], *const grad_compress_names[],
 	*const preempt_signal_names[], *const preempt_after_names[],
@@ -92,6 +94,7 @@ struct job_resources {
 struct job_binding {
 	int gpu, cpu, memory, nic; /* enum bind_* */
 	bool socket_ifname;
+	int contract;              /* enum bind_contract */
 };
 
 struct job_optimizer {

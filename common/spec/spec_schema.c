@@ -14,6 +14,7 @@ const char *const bind_gpu_names[] = { "auto", "none", NULL };
 const char *const bind_cpu_names[] = { "exclusive", "node", "core-complex", "none", NULL };
 const char *const bind_mem_names[] = { "local", "preferred", "none", NULL };
 const char *const bind_nic_names[] = { "rail", "single", "none", NULL };
+const char *const bind_contract_names[] = { "warn", "fail", NULL };
 const char *const train_model_names[] = { "mlp", "cnn", "hepcnn", "resnet-small", NULL };
 const char *const train_precision_names[] = { "fp32", "bf16", "fp16", NULL };
 const char *const train_batchnorm_names[] = { "local", "sync", NULL };
@@ -218,6 +219,9 @@ const struct spec_field spec_fields[] = {
 	     "rail: the NICs closest to the rank's GPU; single: the one nearest; none"),
 	BOOL("binding.socket_ifname", binding.socket_ifname, "false",
 	     "also set NCCL_SOCKET_IFNAME to the rank's nearest network interface"),
+	ENUM("binding.contract", binding.contract, bind_contract_names, "warn",
+	     "warn: a rank that did not get its plan says so; fail: it ends before its program, "
+	     "or its program is ended"),
 
 	{ .path = "env", .type = SPEC_ENV, .off = O(env), .def = "{}",
 	  .help = "environment variables set for every rank, last (NAME: value)" },

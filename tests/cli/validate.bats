@@ -176,6 +176,15 @@ teardown() {
 	echo "$output" | grep -q $'^train.precision\tfp32|bf16|fp16\tfp32\t'
 }
 
+@test "validate takes binding.contract warn or fail, warn by default, and names the choices otherwise" {
+	run -0 "$HPT" validate --print-resolved fmnist-cpu
+	[[ "$output" == *$'\n  contract: warn\n'* ]]
+	run -0 "$HPT" validate --quiet --set binding.contract=fail fmnist-cpu
+	run --separate-stderr "$HPT" validate --set binding.contract=stop fmnist-cpu
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[[ "$stderr" == *'binding.contract: expected one of warn, fail, got "stop"'* ]]
+}
+
 @test "validate takes train.device auto, cpu or cuda and suggests the meant one for a typo" {
 	for d in auto cpu cuda; do
 		run "$HPT" validate --set train.device=$d fmnist-cpu

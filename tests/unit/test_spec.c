@@ -123,6 +123,18 @@ static void spec__suggests_the_nearest_enum_value(void **state)
 		    "job.yaml:3:16: binding.cpu: expected one of exclusive, node, core-complex, none, got a list");
 }
 
+static void spec__takes_binding_contract_warn_or_fail_only(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	check_ok(MINIMAL "binding: {contract: fail}\n", &l);
+	assert_int_equal(l.job.binding.contract, BIND_CONTRACT_FAIL);
+	loaded_release(&l);
+	check_error(MINIMAL "binding: {contract: error}\n",
+		    "job.yaml:3:21: binding.contract: expected one of warn, fail, got \"error\"");
+}
+
 static void spec__refuses_names_that_are_not_job_names_or_paths(void **state)
 {
 	(void)state;
@@ -374,6 +386,7 @@ static void spec__fills_every_default(void **state)
 	assert_int_equal(l.job.resources.memory_mb, 0);
 	assert_null(l.job.resources.partition);
 	assert_int_equal(l.job.binding.cpu, BIND_CPU_EXCLUSIVE);
+	assert_int_equal(l.job.binding.contract, BIND_CONTRACT_WARN);
 	assert_string_equal(l.job.train.dataset, "fashion-mnist");
 	assert_true(l.job.train.optimizer.lr == 0.05);
 	assert_true(l.job.train.allreduce.bucket_mb == 25);
@@ -474,6 +487,7 @@ int main(void)
 		cmocka_unit_test(spec__checks_numbers_with_open_and_closed_ends),
 		cmocka_unit_test(spec__accepts_only_true_and_false_as_booleans),
 		cmocka_unit_test(spec__suggests_the_nearest_enum_value),
+		cmocka_unit_test(spec__takes_binding_contract_warn_or_fail_only),
 		cmocka_unit_test(spec__refuses_names_that_are_not_job_names_or_paths),
 		cmocka_unit_test(spec__parses_and_normalises_slurm_time_limits),
 		cmocka_unit_test(spec__parses_memory_sizes_in_slurm_units),
