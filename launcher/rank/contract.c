@@ -5,6 +5,7 @@
 #include "topology/plan.h"     // defines: struct slice, plan_policy_memory_name
 #include "topology/topo.h"     // defines: struct node_topo, topo_nic_name
 #include "common/sbuf.h"       // defines: struct sbuf, xstrndup
+#include "common/spec/spec.h"  // defines: enum bind_contract
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -193,4 +194,102 @@ json_t *contract_check(const struct node_topo *t, const struct contract_plan *pl
 	free(hcas);
 	return json_pack("{s:o, s:o, s:o}", "planned", planned_json(t, plan), "got", got_json(got),
 			 "warnings", warnings);
+}
+
+static bool inside_has(const char *name, const char *const *inside, size_t n)
+{
+	for (size_t i = 0; name && i < n; i++)
+		if (!strcmp(inside[i], name))
+			return true;
+	return false;
+}
+
+/* One entry of an NCCL_IB_HCA list (len bytes at p): the HCAs of devs it
+ * selects, exactly or by prefix; a warning unless one of them can be
+ * opened inside. */
+static void check_hca_entry(const char *p, size_t len, bool exact,
+			    const struct contract_hca_dev *devs, size_t n_devs,
+			    const char *const *inside, size_t n_inside, json_t *warnings)
+{
+	const struct contract_hca_dev *first = NULL;
+
+	for (size_t i = 0; i < n_devs; i++) {
+		if (strncmp(devs[i].hca, p, len) || (exact && devs[i].hca[len]))
+			continue;
+		if (inside_has(devs[i].uverbs, inside, n_inside))
+			return;
+		if (!first)
+			first = &devs[i];
+	}
+	if (first && first->uverbs)
+		warn(warnings, "NCCL_IB_HCA names %.*s, but its device /dev/infiniband/%s is not "
+		     "inside the container: NCCL cannot use it", (int)len, p, first->uverbs);
+	else if (first)
+		warn(warnings, "NCCL_IB_HCA names %.*s, which has no /dev/infiniband/uverbs* "
+		     "device on this node to pass into the container", (int)len, p);
+}
+
+/* O(entries x HCAs x names inside), each a handful: no index. */
+void contract_check_hca_devices(const char *nccl_ib_hca, const struct contract_hca_dev *devs,
+				size_t n_devs, const char *const *inside, size_t n_inside,
+				json_t *warnings)
+{
+	const char *p = nccl_ib_hca;
+	bool exact = false;
+
+	if (!p || *p == '^')
+		return;
+	if (*p == '=')
+		exact = true, p++;
+	while (*p) {
+		size_t len = strcspn(p, ",:");
+
+		if (len)
+			check_hca_entry(p, len, exact, devs, n_devs, inside, n_inside, warnings);
+		p += strcspn(p, ",");
+		if (*p == ',')
+			p++;
+	}
+}
+
+static bool listed(const json_t *list, const char *s)
+{
+	for (size_t i = 0; s && i < json_array_size(list); i++)
+		if (!strcmp(json_string_value(json_array_get(list, i)), s))
+			return true;
+	return false;
+}
+
+void contract_mark_fixed(json_t *c, const json_t *after)
+{
+	json_t *w = json_object_get(c, "warnings"), *fixed = json_object_get(c, "fixed");
+	const json_t *still = json_object_get(after, "warnings");
+
+	if (!fixed) {
+		fixed = json_array();
+		json_object_set_new(c, "fixed", fixed);
+	}
+	for (size_t i = 0; i < json_array_size(w); i++) {
+		const char *s = json_string_value(json_array_get(w, i));
+
+		if (!listed(still, s) && !listed(fixed, s))
+			json_array_append_new(fixed, json_string(s));
+	}
+}
+
+bool contract_warning_holds(const json_t *c, size_t i)
+{
+	const char *s = json_string_value(json_array_get(json_object_get(c, "warnings"), i));
+
+	return s && !listed(json_object_get(c, "fixed"), s);
+}
+
+bool contract_is_broken(const json_t *c, int mode)
+{
+	if (mode != BIND_CONTRACT_FAIL)
+		return false;
+	for (size_t i = 0; i < json_array_size(json_object_get(c, "warnings")); i++)
+		if (contract_warning_holds(c, i))
+			return true;
+	return false;
 }

@@ -11,13 +11,13 @@
 #include "topology/plan.h"   // defines: struct slice
 #include "common/fileio.h" // defines: fileio_read
 #include "common/sbuf.h"   // defines: struct sbuf, xasprintf
+#include "topology/topo.h"   // defines: struct node_topo
 
 #include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* "NAME:\tLIST" of a /proc/PID/status text into b; true when found. */
 static bool status_list(const char *status, const char *name, struct bitmap *b)
@@ -100,51 +100,117 @@ static int read_got(pid_t pid, struct contract_got *got, struct sbuf *env)
 	return rc;
 }
 
+/* The names of dir's entries, not starting with '.'; *n of them. */
+static char **list_dir(const char *dir, size_t *n)
+{
+	struct dirent *e;
+	char **names = NULL;
+	DIR *d = opendir(dir);
+
+	*n = 0;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.') {
+			names = xrealloc(names, (*n + 1) * sizeof(*names));
+			names[(*n)++] = xstrdup(e->d_name);
+		}
+	if (d)
+		closedir(d);
+	return names;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* An HCA's user verbs device (uverbs0): the one entry of its device's
+ * infiniband_verbs folder in sysfs; NULL when there is none. */
+static char *uverbs_of(const char *sys_root, const char *hca)
+{
+	char *dir = xasprintf("%s/sys/class/infiniband/%s/device/infiniband_verbs", sys_root, hca);
+	size_t n;
+	char **names = list_dir(dir, &n), *dev = n ? xstrdup(names[0]) : NULL;
+
+	free_names(names, n);
+	free(dir);
+	return dev;
+}
+
+void contract_inside_check_hcas(const struct node_topo *t, const char *nccl_ib_hca,
+				const char *sys_root, const char *dev_dir, json_t *warnings)
+{
+	struct contract_hca_dev *devs = NULL;
+	size_t n = 0, n_inside;
+	char **inside;
+
+	if (!nccl_ib_hca || !*nccl_ib_hca)
+		return;
+	for (size_t i = 0; i < t->n_nics; i++)
+		for (size_t k = 0; k < t->nics[i].n_ofed; k++) {
+			devs = xrealloc(devs, (n + 1) * sizeof(*devs));
+			devs[n].hca = t->nics[i].ofed[k];
+			devs[n++].uverbs = uverbs_of(sys_root, t->nics[i].ofed[k]);
+		}
+	inside = list_dir(dev_dir, &n_inside);
+	contract_check_hca_devices(nccl_ib_hca, devs, n, (const char *const *)inside, n_inside,
+				   warnings);
+	for (size_t i = 0; i < n; i++)
+		free((char *)devs[i].uverbs);
+	free(devs);
+	free_names(inside, n_inside);
+}
+
+/* The program's CPUs against the plan: re-pinned where they differ, with
+ * a warning saying so, and what that put right marked fixed in c. */
+static void check_cpus(const struct node_topo *t, const struct contract_plan *plan, pid_t pid,
+		       struct contract_got *got, json_t *c)
+{
+	struct sbuf a = SBUF_INIT, b = SBUF_INIT;
+	int e = repin(pid, &plan->slice->cpuset);
+	char *msg;
+
+	bitmap_format_list(&got->cpus, &a);
+	bitmap_format_list(&plan->slice->cpuset, &b);
+	msg = e ? xasprintf("the runtime set the program's CPUs to %s and it cannot be "
+			    "re-pinned to the planned %s: %s", a.buf, b.buf, strerror(e))
+		: xasprintf("the runtime set the program's CPUs to %s; re-pinned to the "
+			    "planned %s", a.buf, b.buf);
+	json_array_append_new(json_object_get(c, "warnings"), json_string(msg));
+	if (!e) {
+		json_t *after;
+
+		bitmap_copy(&got->cpus, &plan->slice->cpuset);
+		after = contract_check(t, plan, got);
+		contract_mark_fixed(c, after);
+		json_decref(after);
+	}
+	json_object_set_new(c, "repinned", json_boolean(!e));
+	free(msg);
+	sbuf_release(&a);
+	sbuf_release(&b);
+}
+
 json_t *contract_inside_check(const struct node_topo *t, const struct contract_plan *plan,
 			      pid_t pid)
 {
 	struct contract_got got;
-	struct sbuf env = SBUF_INIT, a = SBUF_INIT, b = SBUF_INIT;
+	struct sbuf env = SBUF_INIT;
 	char ib[64];
-	struct stat st;
-	json_t *c, *w;
-	bool repinned = false;
+	json_t *c = NULL;
 
-	if (read_got(pid, &got, &env)) {
-		c = NULL;
+	if (read_got(pid, &got, &env))
 		goto out;
-	}
-	if (plan->cpus_bound && got.have_cpus && !bitmap_equal(&got.cpus, &plan->slice->cpuset)) {
-		int e = repin(pid, &plan->slice->cpuset);
-		char *msg;
-
-		bitmap_format_list(&got.cpus, &a);
-		bitmap_format_list(&plan->slice->cpuset, &b);
-		c = contract_check(t, plan, &got);
-		w = json_object_get(c, "warnings");
-		msg = e ? xasprintf("the runtime set the program's CPUs to %s and it cannot be "
-				    "re-pinned to the planned %s: %s", a.buf, b.buf, strerror(e))
-			: xasprintf("the runtime set the program's CPUs to %s; re-pinned to the "
-				    "planned %s", a.buf, b.buf);
-
-		repinned = !e;
-		json_array_append_new(w, json_string(msg));
-		free(msg);
-	} else {
-		c = contract_check(t, plan, &got);
-		w = json_object_get(c, "warnings");
-	}
+	c = contract_check(t, plan, &got);
+	json_object_set_new(c, "repinned", json_false());
+	if (plan->cpus_bound && got.have_cpus && !bitmap_equal(&got.cpus, &plan->slice->cpuset))
+		check_cpus(t, plan, pid, &got, c);
 	snprintf(ib, sizeof(ib), "/proc/%d/root/dev/infiniband", (int)pid);
-	if (plan->slice->n_nics && got.nccl_ib_hca && *got.nccl_ib_hca && stat(ib, &st))
-		json_array_append_new(w, json_string("NCCL_IB_HCA names HCAs, but the program has no "
-						     "/dev/infiniband inside: NCCL would fall back "
-						     "to sockets"));
+	contract_inside_check_hcas(t, got.nccl_ib_hca, "", ib, json_object_get(c, "warnings"));
 	json_object_set_new(c, "pid", json_integer(pid));
-	json_object_set_new(c, "repinned", json_boolean(repinned));
 out:
 	contract_got_release(&got);
 	sbuf_release(&env);
-	sbuf_release(&a);
-	sbuf_release(&b);
 	return c;
 }

@@ -6,6 +6,7 @@
 #include "launcher/rank/contract.h" // defines: contract_check
 #include "launcher/rank/env_list.h" // defines: struct env_list, env_list_set
 #include "topology/plan.h"     // defines: plan_slices
+#include "common/spec/spec.h"  // defines: enum bind_contract
 
 #include <string.h>
 
@@ -168,6 +169,73 @@ static void contract__a_changed_gpu_is_named(void **state)
 	node_release(&n);
 }
 
+/* The host's HCAs and their uverbs nodes; a container passed only some. */
+static char *hca_warnings(const char *nccl_ib_hca)
+{
+	static const struct contract_hca_dev devs[] = {
+		{ "mlx5_0", "uverbs0" }, { "mlx5_1", "uverbs1" }, { "mlx5_2", NULL },
+	};
+	static const char *const inside[] = { "rdma_cm", "uverbs1" };
+	json_t *w = json_array();
+	struct sbuf sb = SBUF_INIT;
+
+	contract_check_hca_devices(nccl_ib_hca, devs, 3, inside, 2, w);
+	for (size_t i = 0; i < json_array_size(w); i++)
+		sbuf_addf(&sb, "%s\n", json_string_value(json_array_get(w, i)));
+	json_decref(w);
+	return sbuf_detach(&sb, NULL);
+}
+
+static void contract__an_hca_whose_device_is_not_inside_the_container_is_named(void **state)
+{
+	char *w;
+
+	(void)state;
+	w = hca_warnings("=mlx5_0,mlx5_1:1");
+	assert_string_equal(w, "NCCL_IB_HCA names mlx5_0, but its device /dev/infiniband/uverbs0 "
+			       "is not inside the container: NCCL cannot use it\n");
+	free(w);
+	w = hca_warnings("=mlx5_2");
+	assert_string_equal(w, "NCCL_IB_HCA names mlx5_2, which has no /dev/infiniband/uverbs* "
+			       "device on this node to pass into the container\n");
+	free(w);
+	/* a prefix one of whose HCAs is inside, an exclusion, a name the
+	 * node lacks (contract_check's to name): nothing */
+	w = hca_warnings("mlx5");
+	assert_string_equal(w, "");
+	free(w);
+	w = hca_warnings("^mlx5_0");
+	assert_string_equal(w, "");
+	free(w);
+	w = hca_warnings("=mlx5_9");
+	assert_string_equal(w, "");
+	free(w);
+}
+
+static void contract__only_warnings_nothing_put_right_break_a_failing_contract(void **state)
+{
+	json_t *c = json_pack("{s:[s, s]}", "warnings", "moved", "no hca");
+	json_t *after = json_pack("{s:[s]}", "warnings", "no hca");
+	json_t *none = json_pack("{s:[]}", "warnings");
+
+	(void)state;
+	assert_false(contract_is_broken(NULL, BIND_CONTRACT_FAIL));
+	assert_false(contract_is_broken(none, BIND_CONTRACT_FAIL));
+	assert_true(contract_is_broken(c, BIND_CONTRACT_FAIL));
+	assert_false(contract_is_broken(c, BIND_CONTRACT_WARN));
+	contract_mark_fixed(c, after);
+	assert_false(contract_warning_holds(c, 0));
+	assert_true(contract_warning_holds(c, 1));
+	assert_false(contract_warning_holds(c, 2));
+	assert_true(contract_is_broken(c, BIND_CONTRACT_FAIL));
+	contract_mark_fixed(c, none);
+	assert_int_equal(json_array_size(json_object_get(c, "fixed")), 2);
+	assert_false(contract_is_broken(c, BIND_CONTRACT_FAIL));
+	json_decref(c);
+	json_decref(after);
+	json_decref(none);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +244,8 @@ int main(void)
 		cmocka_unit_test(contract__interfaces_and_ucx_devices_are_checked),
 		cmocka_unit_test(contract__narrowed_cpus_and_memory_nodes_are_named),
 		cmocka_unit_test(contract__a_changed_gpu_is_named),
+		cmocka_unit_test(contract__an_hca_whose_device_is_not_inside_the_container_is_named),
+		cmocka_unit_test(contract__only_warnings_nothing_put_right_break_a_failing_contract),
 	};
 
 	return cmocka_run_group_tests_name("test_contract", tests, NULL, NULL);

@@ -9,8 +9,10 @@
 #include "launcher/rank/contract.h" // defines: contract_inside_check
 #include "launcher/rank/env_list.h" // defines: struct env_list
 #include "topology/plan.h"     // defines: plan_slices
+#include "common/spec/spec.h"  // defines: enum bind_contract
 
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,6 +98,9 @@ static void contract_inside__a_process_moved_off_its_cpus_is_repinned_and_warned
 	assert_int_equal(json_array_size(w), 2);
 	sbuf_addf(&want, "re-pinned to the planned %d", first);
 	assert_non_null(strstr(json_string_value(json_array_get(w, 1)), want.buf));
+	/* re-pinned: both warnings put right, no failing contract broken */
+	assert_int_equal(json_array_size(json_object_get(c, "fixed")), 2);
+	assert_false(contract_is_broken(c, BIND_CONTRACT_FAIL));
 	assert_int_equal(sched_getaffinity(0, sizeof(now), &now), 0);
 	assert_int_equal(CPU_COUNT(&now), 1);
 	assert_true(CPU_ISSET(first, &now));
@@ -119,12 +124,52 @@ static void contract_inside__a_process_that_is_gone_reads_as_null(void **state)
 	node_release(&n);
 }
 
+/* mkdir -p ROOT/PATH: sysfs and /dev entries, as names in folders. */
+static void make(const char *root, const char *path)
+{
+	char *cmd = xasprintf("mkdir -p '%s/%s'", root, path);
+
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
+static void contract_inside__an_hca_whose_uverbs_device_is_not_inside_is_named(void **state)
+{
+	char root[] = "/tmp/test_contract_inside.XXXXXX", *dev, *rm;
+	struct node n;
+	json_t *w = json_array();
+
+	(void)state;
+	node_setup(&n);
+	assert_non_null(mkdtemp(root));
+	/* the host: mlx5_0 is uverbs0, mlx5_1 is uverbs1; inside: uverbs1 */
+	make(root, "sys/class/infiniband/mlx5_0/device/infiniband_verbs/uverbs0");
+	make(root, "sys/class/infiniband/mlx5_1/device/infiniband_verbs/uverbs1");
+	make(root, "inside/dev/infiniband/uverbs1");
+	dev = xasprintf("%s/inside/dev/infiniband", root);
+	contract_inside_check_hcas(&n.t, "=mlx5_0,mlx5_1", root, dev, w);
+	assert_int_equal(json_array_size(w), 1);
+	assert_string_equal(json_string_value(json_array_get(w, 0)),
+			    "NCCL_IB_HCA names mlx5_0, but its device /dev/infiniband/uverbs0 "
+			    "is not inside the container: NCCL cannot use it");
+	json_array_clear(w);
+	contract_inside_check_hcas(&n.t, "=mlx5_1", root, dev, w);
+	assert_int_equal(json_array_size(w), 0);
+	rm = xasprintf("rm -rf '%s'", root);
+	assert_int_equal(system(rm), 0);
+	free(rm);
+	free(dev);
+	json_decref(w);
+	node_release(&n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(contract_inside__a_process_on_its_planned_cpus_is_left_alone),
 		cmocka_unit_test(contract_inside__a_process_moved_off_its_cpus_is_repinned_and_warned_of),
 		cmocka_unit_test(contract_inside__a_process_that_is_gone_reads_as_null),
+		cmocka_unit_test(contract_inside__an_hca_whose_uverbs_device_is_not_inside_is_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
