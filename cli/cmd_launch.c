@@ -16,7 +16,7 @@
 #include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/rank/bind.h"    // defines: bind_apply
-#include "launcher/rank/contract.h" // defines: contract_check, contract_got_read, contract_inside_check
+#include "launcher/rank/contract.h" // defines: contract_check, contract_got_read, contract_inside_check, contract_is_broken
 #include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
 #include "launcher/rank/rank.h"    // defines: rank_discover, struct rank_info
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
@@ -313,9 +313,26 @@ static void podman_end(void *arg)
 	container_podman_remove(l->wrapped.podman_name);
 }
 
+/* Each warning of contract c on stderr after "rank N: " and where, as
+ * an error where it breaks the spec's binding.contract: fail; whether
+ * it does. */
+static bool say_contract(const struct launch *l, const json_t *c, const char *where)
+{
+	const json_t *w = json_object_get(c, "warnings");
+	bool broken = contract_is_broken(c, l->have_job ? l->job.binding.contract
+							: BIND_CONTRACT_WARN);
+
+	for (size_t i = 0; i < json_array_size(w); i++)
+		fprintf(stderr, "hpctrain launch: rank %u: %s%s: %s\n", l->ri.rank, where,
+			broken && contract_warning_holds(c, i) ? "error" : "warning",
+			json_string_value(json_array_get(w, i)));
+	return broken;
+}
+
 /* The contract read again from the program podman started; each
- * difference is a warning in the rank's log, as before the runtime. */
-static json_t *inside_check(void *arg, pid_t pid)
+ * difference is said as before the runtime, and one that breaks
+ * binding.contract: fail ends the program (HPT_EXIT_TOPOLOGY). */
+static json_t *inside_check(void *arg, pid_t pid, int *end_status)
 {
 	const struct launch *l = arg;
 	struct contract_plan plan = {
@@ -324,11 +341,10 @@ static json_t *inside_check(void *arg, pid_t pid)
 		.mems_bound = l->bound.mem_applied,
 		.env = &l->planned_env,
 	};
-	json_t *c = contract_inside_check(&l->topo, &plan, pid), *w = json_object_get(c, "warnings");
+	json_t *c = contract_inside_check(&l->topo, &plan, pid);
 
-	for (size_t i = 0; i < json_array_size(w); i++)
-		fprintf(stderr, "hpctrain launch: rank %u: inside the container: warning: %s\n",
-			l->ri.rank, json_string_value(json_array_get(w, i)));
+	if (say_contract(l, c, "inside the container: "))
+		*end_status = HPT_EXIT_TOPOLOGY;
 	return c;
 }
 
@@ -413,9 +429,10 @@ static int wrap_program(struct launch *l, char **argv)
 }
 
 /* The plan next to what this process got, once the binding and the
- * environment are in place; each difference is a warning in the rank's
- * log (and, supervised, in its liveness file).  A new reference. */
-static json_t *check_contract(const struct launch *l)
+ * environment are in place; each difference is said in the rank's log
+ * (and, supervised, kept in its liveness file).  A new reference, and
+ * *broken when it breaks binding.contract: fail. */
+static json_t *check_contract(const struct launch *l, bool *broken)
 {
 	struct contract_plan plan = {
 		.slice = &l->plan.slices[l->ri.local_rank],
@@ -424,14 +441,11 @@ static json_t *check_contract(const struct launch *l)
 		.env = &l->planned_env,
 	};
 	struct contract_got got;
-	json_t *c, *w;
+	json_t *c;
 
 	contract_got_read(&got);
 	c = contract_check(&l->topo, &plan, &got);
-	w = json_object_get(c, "warnings");
-	for (size_t i = 0; i < json_array_size(w); i++)
-		fprintf(stderr, "hpctrain launch: rank %u: warning: %s\n", l->ri.rank,
-			json_string_value(json_array_get(w, i)));
+	*broken = say_contract(l, c, "");
 	contract_got_release(&got);
 	return c;
 }
@@ -455,6 +469,7 @@ static int run(struct launch *l, char **argv)
 {
 	const struct slice *s;
 	json_t *contract;
+	bool broken;
 	struct envplan_input in = { 0 };
 	int status = load_job(l);
 
@@ -505,8 +520,12 @@ static int run(struct launch *l, char **argv)
 			return status;
 		argv = l->wrapped.argv.v;
 	}
-	contract = check_contract(l);
-	if (l->supervise) {
+	contract = check_contract(l, &broken);
+	if (broken) {
+		fprintf(stderr, "hpctrain launch: rank %u: binding.contract is fail: the program "
+			"is not started\n", l->ri.rank);
+		status = HPT_EXIT_TOPOLOGY;
+	} else if (l->supervise) {
 		status = supervise_program(l, contract, argv);
 	} else {
 		/* the program, in launch's place, holds the mounted image */

@@ -51,6 +51,7 @@ struct sup {
 	pid_t prog;            /* a target's program (o->target), 0 while not known */
 	double next_find;      /* when to look for it again */
 	json_t *inside;        /* o->inside's record, once read */
+	int end_status;        /* set by o->inside's check: end the program, exit with it */
 };
 
 int64_t supervise_grace(int64_t lead_s)
@@ -102,7 +103,8 @@ static pid_t program(struct sup *s)
 		if (s->prog > 0) {
 			s->live.pid = s->prog;
 			if (s->o->inside && !s->inside)
-				s->inside = s->o->inside->check(s->o->inside->arg, s->prog);
+				s->inside = s->o->inside->check(s->o->inside->arg, s->prog,
+								&s->end_status);
 			s->live.inside = s->inside;
 		} else {
 			s->prog = 0;
@@ -519,6 +521,23 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 	sbuf_release(&text);
 }
 
+/* The inside check said the program must not go on: end it and what
+ * holds it, as after a stall but with no stacks to record. */
+static bool end_on_inside_check(struct sup *s)
+{
+	if (!s->end_status || s->exited)
+		return false;
+	say(s, "the program broke its contract inside its runtime; ending it (exit status %d)",
+	    s->end_status);
+	s->stopping = true;
+	if (s->prog > 0)
+		kill(s->prog, SIGKILL);
+	end_target(s);
+	kill(s->pid, SIGKILL);
+	wait_exit(s, 10);
+	return true;
+}
+
 static int poll_timeout_ms(const struct sup *s, double t)
 {
 	double next = t + 3600;
@@ -540,7 +559,8 @@ static int poll_timeout_ms(const struct sup *s, double t)
 	return next <= t ? 0 : (int)((next - t) * 1000) + 1;
 }
 
-/* The loop: returns when the program has exited, or 76 after a stall. */
+/* The loop: returns when the program has exited, 76 after a stall, or
+ * the inside check's end_status once it ended the program. */
 static int watch(struct sup *s)
 {
 	while (!s->exited) {
@@ -548,6 +568,8 @@ static int watch(struct sup *s)
 				       { s->out[1], POLLIN, 0 } };
 		double t = now();
 
+		if (end_on_inside_check(s))
+			return s->end_status;
 		if (poll(p, 3, poll_timeout_ms(s, t)) < 0 && errno != EINTR)
 			return HPT_EXIT_INTERNAL;
 		if (p[0].revents)
@@ -560,6 +582,8 @@ static int watch(struct sup *s)
 		t = now();
 		if (s->o->target && !s->prog && t >= s->next_find)
 			program(s);
+		if (end_on_inside_check(s))
+			return s->end_status;
 		check_heartbeat(s);
 		if (s->preempting && s->o->grace_s && t >= s->deadline) {
 			say(s, "the program ignored the preemption signal for %lld s; recording its "
@@ -594,12 +618,19 @@ static void drain(struct sup *s)
 		}
 }
 
+/* stalled_status: watch's, 76 after a stall or the inside check's
+ * end_status, else -1. */
 static int final_status(struct sup *s, int stalled_status)
 {
 	int st = s->exited ? exit_status_of(s->status) : 128 + SIGKILL;
 
 	s->live.exit_status = st;
 	s->live.signal = s->exited && WIFSIGNALED(s->status) ? WTERMSIG(s->status) : 0;
+	if (s->end_status && stalled_status == s->end_status) {
+		s->live.exit_status = s->end_status;
+		write_live(s, "exited");
+		return s->end_status;
+	}
 	if (stalled_status > 0) {
 		write_live(s, "stalled");
 		return stalled_status;

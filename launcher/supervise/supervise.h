@@ -22,7 +22,8 @@
  *   - given a target (a program a runtime runs under its own monitor,
  *     podman's conmon), reads liveness and stacks from the program's
  *     host PID, checks its contract there, and ends the target after a
- *     kill and at the end.  launch (cli/) wires the container code in,
+ *     kill and at the end, or at once when the check says the program
+ *     must not go on.  launch (cli/) wires the container code in,
  *     so supervise/ includes nothing of launcher/container/.
  */
 #ifndef HPT_SUPERVISE_H
@@ -51,9 +52,12 @@ struct supervise_target {
 /* Read once the program's PID is known (its own or a target's): the
  * binding it really got against the plan, for a runtime that may reset
  * it.  check may re-pin the program and returns a new reference
- * (warnings, what was done) to record in the liveness file, or NULL. */
+ * (warnings, what was done) to record in the liveness file, or NULL.
+ * It sets *end_status (0 before the call) to end the program at once:
+ * the supervisor kills it, ends the target, says so in one line and
+ * returns that status (launch's binding.contract: fail). */
 struct supervise_inside {
-	json_t *(*check)(void *arg, pid_t pid);
+	json_t *(*check)(void *arg, pid_t pid, int *end_status);
 	void *arg;
 };
 
@@ -71,7 +75,8 @@ struct supervise_opts {
 };
 
 /* Runs argv (the environment already set) and returns the status to exit
- * with: the program's, 128+N, 75, 76, or 126/127 when it cannot start. */
+ * with: the program's, 128+N, 75, 76, the inside check's end_status, or
+ * 126/127 when it cannot start. */
 int supervise_run(const struct supervise_opts *o, char **argv);
 
 /* The grace a program gets after the preemption signal: lead_s less a

@@ -66,15 +66,15 @@ need_ch() {
 	command -v ch-run >/dev/null || skip "no ch-run (charliecloud-runtime)"
 }
 
-# make_run NAME IMAGE [RUNTIME [STALL_S]]: a run directory with the
-# resolved spec of a job in IMAGE (supervise.stall_timeout_s STALL_S), and
-# its path as a mount point inside the image.
+# make_run NAME IMAGE [RUNTIME [STALL_S [YAML]]]: a run directory with the
+# resolved spec of a job in IMAGE (supervise.stall_timeout_s STALL_S, and
+# the line YAML), and its path as a mount point inside the image.
 make_run() {
 	local run=$WORK/runs/$1
 	mkdir -p "$run" "$WORK/img$run"
 	chmod 700 "$WORK/runs" "$run"
-	printf 'version: 1\nname: %s\ncommand: [sh]\nsupervise: {stall_timeout_s: %s}\ncontainer: {image: %s, runtime: %s}\n' \
-		"$1" "${4:-0}" "$2" "${3:-auto}" >"$WORK/$1.yaml"
+	printf 'version: 1\nname: %s\ncommand: [sh]\nsupervise: {stall_timeout_s: %s}\ncontainer: {image: %s, runtime: %s}\n%s\n' \
+		"$1" "${4:-0}" "$2" "${3:-auto}" "${5:-}" >"$WORK/$1.yaml"
 	"$HPT" validate --print-resolved "$WORK/$1.yaml" >"$run/resolved.yaml"
 	echo "$run"
 }
@@ -483,6 +483,26 @@ no_container_left() {
 	[[ "$output" == *"hpctrain launch: rank 0: inside the container: warning: the runtime set the program's CPUs to 1 and it cannot be re-pinned to the planned 0: Invalid argument"* ]]
 	grep -q '"contract_inside"' "$run/ranks/rank-0.json"
 	grep -q "re-pinned to the planned 0" "$run/ranks/rank-0.json"
+	no_container_left
+}
+
+@test "podman: with binding.contract: fail, a program the runtime keeps off its CPUs is ended and launch exits 7" {
+	need_podman
+	local run real
+	run=$(make_run cpuset-fail "$WORK/img" podman 0 'binding: {contract: fail}')
+	mkdir -p "$WORK/cpuset-bin"
+	real=$(command -v podman)
+	printf '#!/bin/sh\nfor a; do shift; case $a in --cpuset-cpus=*) a=--cpuset-cpus=1 ;; esac; set -- "$@" "$a"; done\nexec %s "$@"\n' \
+		"$real" >"$WORK/cpuset-bin/podman"
+	chmod +x "$WORK/cpuset-bin/podman"
+	# rank 0 is planned on CPU 0 and moved to 1, which its cgroup keeps
+	PATH=$WORK/cpuset-bin:$PATH run timeout 60 mpirun -x PATH -np 2 "$HPT" launch --supervise \
+		--run "$run" -- sh -c 'sleep 30; touch ran'
+	[ "$status" -eq 7 ]
+	[[ "$output" == *"hpctrain launch: rank 0: inside the container: error: the runtime set the program's CPUs to 1 and it cannot be re-pinned to the planned 0: Invalid argument"* ]]
+	[[ "$output" == *"hpctrain launch: rank 0: the program broke its contract inside its runtime; ending it (exit status 7)"* ]]
+	[ ! -e "$run/ran" ]
+	grep -q '"exit_status": 7' "$run/ranks/rank-0.json"
 	no_container_left
 }
 

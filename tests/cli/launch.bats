@@ -185,6 +185,46 @@ field() {
 	rm -rf "$tmp"
 }
 
+@test "binding.contract: fail ends a rank whose env moved its GPU with status 7, before the program" {
+	tmp=$(mktemp -d)
+	printf 'version: 1\nname: t\nbinding: {contract: fail}\nenv: {CUDA_VISIBLE_DEVICES: "3"}\n' >"$tmp/j.yaml"
+	run -7 --separate-stderr env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_PROCID=7 SLURM_LOCALID=7 \
+		SLURM_NODEID=0 SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=8 SLURM_STEP_TASKS_PER_NODE=8 \
+		SLURM_STEP_NODELIST=dgx01 "$HPT" launch --topology "$DGXA100" --spec "$tmp/j.yaml" -- touch "$tmp/ran"
+	[[ "${stderr_lines[0]}" == "hpctrain launch: rank 7: error: CUDA_VISIBLE_DEVICES=7 was planned (GPU "*", but the program gets 3" ]]
+	[ "${stderr_lines[1]}" = "hpctrain launch: rank 7: binding.contract is fail: the program is not started" ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ ! -e "$tmp/ran" ]
+	rm -rf "$tmp"
+}
+
+# in_cpuset0 CMD...: CMD in a new cpuset cgroup (v1) of CPU 0 alone, for
+# a narrowing hwloc is told to ignore (HWLOC_ALLOW=all, as a site's
+# hwloc that cannot read its cgroup would); skips where none can be made.
+in_cpuset0() {
+	local cg=/sys/fs/cgroup/cpuset/hpctrain-bats-$$-$BATS_TEST_NUMBER rc=0
+	[ "$(nproc)" -ge 2 ] || skip "one CPU: nothing to narrow"
+	mkdir "$cg" 2>/dev/null || skip "cannot make a cpuset cgroup (needs root and cgroup v1)"
+	echo 0 >"$cg/cpuset.cpus" && echo 0 >"$cg/cpuset.mems" || { rmdir "$cg"; skip "cannot set a cpuset"; }
+	sh -c 'echo $$ >"$1/tasks" && shift && exec "$@"' sh "$cg" env HPCTRAIN_TOPO_CACHE=off HWLOC_ALLOW=all "$@" || rc=$?
+	rmdir "$cg"
+	return "$rc"
+}
+
+@test "binding.contract: fail ends a rank its cgroup keeps off the planned CPUs; warn runs it and says so" {
+	tmp=$(mktemp -d)
+	printf 'version: 1\nname: t\nbinding: {contract: fail}\n' >"$tmp/fail.yaml"
+	printf 'version: 1\nname: t\n' >"$tmp/warn.yaml"
+	run -7 --separate-stderr in_cpuset0 "$HPT" launch --spec "$tmp/fail.yaml" -- touch "$tmp/ran"
+	[[ "${stderr_lines[0]}" == "hpctrain launch: rank 0: error: the program runs on CPUs 0, not the planned 0-"* ]]
+	[ "${stderr_lines[1]}" = "hpctrain launch: rank 0: binding.contract is fail: the program is not started" ]
+	[ ! -e "$tmp/ran" ]
+	run -0 --separate-stderr in_cpuset0 "$HPT" launch --spec "$tmp/warn.yaml" -- touch "$tmp/ran"
+	[[ "$stderr" == "hpctrain launch: rank 0: warning: the program runs on CPUs 0, not the planned 0-"* ]]
+	[ -e "$tmp/ran" ]
+	rm -rf "$tmp"
+}
+
 @test "the program's exit status and arguments pass through unchanged" {
 	run "$HPT" launch -- sh -c 'exit 7'
 	[ "$status" -eq 7 ]
