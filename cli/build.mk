@@ -10,7 +10,7 @@
 
 CLI_MAIN   = cli/main.c cli/json_print.c cli/cmd_validate.c cli/cmd_template.c cli/cmd_topo.c \
              cli/image_pin.c
-CLI_LAUNCH = cli/cmd_launch.c cli/cmd_autopsy.c
+CLI_LAUNCH = cli/cmd_launch.c cli/launch_contract.c cli/launch_container.c cli/cmd_autopsy.c
 CLI_SUBMIT = cli/cmd_submit.c cli/submit_report.c cli/submit_sweep.c cli/cmd_status.c \
              cli/status_watch.c cli/ticker.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c
 CLI_DOCTOR = cli/cmd_doctor.c cli/doctor_main.c cli/json_print.c

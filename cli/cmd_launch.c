@@ -5,9 +5,11 @@
  * status belong to the program; or, with --supervise, fork it and watch
  * it (launcher/supervise/supervise.h).  A job with container.image runs
  * the program through its runtime (launcher/container/container_wrap.h),
- * wrapped after the plan is applied. */
+ * wrapped after the plan is applied (launch_container.c); what the rank
+ * got is checked against the plan first (launch_contract.c). */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
+#include "cli/launch.h"       // defines: struct launch, launch_contract_check, launch_container_wrap
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_load_run
 #include "common/diag.h"         // defines: struct diag_list, diag_report, diag_report_as
 #include "common/exitcode.h"     // defines: enum hpt_exit
@@ -16,20 +18,17 @@
 #include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/rank/bind.h"    // defines: bind_apply
-#include "launcher/rank/contract.h" // defines: contract_check, contract_got_read, contract_inside_check, contract_is_broken
 #include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
 #include "launcher/rank/rank.h"    // defines: rank_discover, struct rank_info
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
-#include "launcher/container/container_wrap.h" // defines: container_wrap, container_wrap_release
+#include "launcher/container/container_wrap.h" // defines: container_wrap_release
 #include "launcher/container/container_squash.h" // defines: container_squash_inherit
-#include "launcher/container/container_podman.h" // defines: container_podman_pid, container_podman_remove
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
 #include "launcher/rank/policy.h"  // defines: policy_from_spec
 #include "topology/probe.h"   // defines: probe_load
 #include "topology/topo.h"    // defines: struct node_topo
 
 #include <errno.h>
-#include <pwd.h>
 #include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -75,24 +74,6 @@ static const struct opt_cmd launch_cmd = {
 		"set its environment, and exec the program.",
 	.opts = launch_opts,
 	.stop_at_operand = 1,
-};
-
-struct launch {
-	const char *spec, *run, *topology, *report;
-	int dry_run, verbose, socket_ifname, supervise;
-	struct plan_policy policy;
-	const char *policy_flags[4]; /* cpu, gpu, nic, memory from the command line */
-	struct job job;
-	int have_job;
-	struct rank_info ri;
-	struct node_topo topo;
-	void *hwloc_topo; /* the live probe's, kept for binding */
-	struct plan plan;
-	struct envplan_cvd cvd;
-	struct env_list env;         /* what the program gets: the plan's, then the spec's env */
-	struct env_list planned_env; /* the plan's alone, for the contract */
-	struct bind_result bound;
-	struct container_run wrapped; /* the program in the job's container, when it has one */
 };
 
 /* --run: the supervisor writes into the run, and its resolved.yaml sets
@@ -299,62 +280,13 @@ static int set_env(const struct launch *l)
 static const int preempt_signals[] = { [PREEMPT_USR2] = SIGUSR2, [PREEMPT_TERM] = SIGTERM,
 				       [PREEMPT_INT] = SIGINT };
 
-static pid_t podman_find(void *arg)
-{
-	const struct launch *l = arg;
-
-	return container_podman_pid(l->wrapped.podman_pidfile);
-}
-
-static void podman_end(void *arg)
-{
-	const struct launch *l = arg;
-
-	container_podman_remove(l->wrapped.podman_name);
-}
-
-/* Each warning of contract c on stderr after "rank N: " and where, as
- * an error where it breaks the spec's binding.contract: fail; whether
- * it does. */
-static bool say_contract(const struct launch *l, const json_t *c, const char *where)
-{
-	const json_t *w = json_object_get(c, "warnings");
-	bool broken = contract_is_broken(c, l->have_job ? l->job.binding.contract
-							: BIND_CONTRACT_WARN);
-
-	for (size_t i = 0; i < json_array_size(w); i++)
-		fprintf(stderr, "hpctrain launch: rank %u: %s%s: %s\n", l->ri.rank, where,
-			broken && contract_warning_holds(c, i) ? "error" : "warning",
-			json_string_value(json_array_get(w, i)));
-	return broken;
-}
-
-/* The contract read again from the program podman started; each
- * difference is said as before the runtime, and one that breaks
- * binding.contract: fail ends the program (HPT_EXIT_TOPOLOGY). */
-static json_t *inside_check(void *arg, pid_t pid, int *end_status)
-{
-	const struct launch *l = arg;
-	struct contract_plan plan = {
-		.slice = &l->plan.slices[l->ri.local_rank],
-		.cpus_bound = l->bound.cpu_applied,
-		.mems_bound = l->bound.mem_applied,
-		.env = &l->planned_env,
-	};
-	json_t *c = contract_inside_check(&l->topo, &plan, pid);
-
-	if (say_contract(l, c, "inside the container: "))
-		*end_status = HPT_EXIT_TOPOLOGY;
-	return c;
-}
-
 /* Preemption needs the spec (its signal, lead_s, after_signal); without
  * one the supervisor only forwards signals.  A podman program is found
  * by its container's name, checked inside, and its container removed. */
 static int supervise_program(const struct launch *l, json_t *contract, char **argv)
 {
-	struct supervise_target target = { podman_find, podman_end, (void *)l };
-	struct supervise_inside inside = { inside_check, (void *)l };
+	struct supervise_target target = { launch_container_find, launch_container_end, (void *)l };
+	struct supervise_inside inside = { launch_contract_inside, (void *)l };
 	struct supervise_opts o = { .run_dir = l->run, .rank = l->ri.rank,
 				    .world = l->ri.world_size, .host = l->ri.hostname,
 				    .contract = contract };
@@ -384,70 +316,6 @@ static int exec_program(char **argv)
 	}
 	fprintf(stderr, "hpctrain launch: cannot execute %s: %s\n", argv[0], strerror(errno));
 	return HPT_EXIT_NOEXEC;
-}
-
-/* ch-run refuses to start without $USER, which batch steps may lack. */
-static void ensure_user(void)
-{
-	struct passwd *pw;
-
-	if (!getenv("USER") && (pw = getpwuid(getuid())))
-		setenv("USER", pw->pw_name, 1);
-}
-
-/* The program inside the job's container, after planning, so that a
- * runtime that resets affinity (podman) is given the plan's cpuset. */
-static int wrap_program(struct launch *l, char **argv)
-{
-	const struct slice *s = &l->plan.slices[l->ri.local_rank];
-	struct sbuf cpus = SBUF_INIT, mems = SBUF_INIT, err = SBUF_INIT;
-	struct container_wrap_in in = { .job = &l->job, .run = l->run, .rank = l->ri.rank,
-					.local_size = l->ri.local_size, .supervised = l->supervise,
-					.argv = argv };
-	static const int status_of[] = { [CONTAINER_WRAP_NO_RUNTIME] = HPT_EXIT_NOTFOUND,
-					 [CONTAINER_WRAP_NO_IMAGE] = HPT_EXIT_NO_INPUT,
-					 [CONTAINER_WRAP_REFUSED] = HPT_EXIT_BAD_SPEC,
-					 [CONTAINER_WRAP_IO] = HPT_EXIT_IO };
-	int rc;
-
-	if (l->bound.cpu_applied) {
-		bitmap_format_list(&s->cpuset, &cpus);
-		in.cpus = cpus.buf;
-	}
-	if (l->bound.mem_applied) {
-		bitmap_format_list(&s->nodeset, &mems);
-		in.mems = mems.buf;
-	}
-	ensure_user();
-	rc = container_wrap(&in, &l->wrapped, &err);
-	if (rc)
-		fprintf(stderr, "hpctrain launch: rank %u: %s\n", l->ri.rank, err.buf);
-	sbuf_release(&cpus);
-	sbuf_release(&mems);
-	sbuf_release(&err);
-	return rc ? status_of[rc] : HPT_EXIT_OK;
-}
-
-/* The plan next to what this process got, once the binding and the
- * environment are in place; each difference is said in the rank's log
- * (and, supervised, kept in its liveness file).  A new reference, and
- * *broken when it breaks binding.contract: fail. */
-static json_t *check_contract(const struct launch *l, bool *broken)
-{
-	struct contract_plan plan = {
-		.slice = &l->plan.slices[l->ri.local_rank],
-		.cpus_bound = l->bound.cpu_applied,
-		.mems_bound = l->bound.mem_applied,
-		.env = &l->planned_env,
-	};
-	struct contract_got got;
-	json_t *c;
-
-	contract_got_read(&got);
-	c = contract_check(&l->topo, &plan, &got);
-	*broken = say_contract(l, c, "");
-	contract_got_release(&got);
-	return c;
 }
 
 static void launch_release(struct launch *l)
@@ -516,11 +384,11 @@ static int run(struct launch *l, char **argv)
 	if ((status = set_env(l)))
 		return status;
 	if (l->have_job && l->job.container.image) {
-		if ((status = wrap_program(l, argv)))
+		if ((status = launch_container_wrap(l, argv)))
 			return status;
 		argv = l->wrapped.argv.v;
 	}
-	contract = check_contract(l, &broken);
+	contract = launch_contract_check(l, &broken);
 	if (broken) {
 		fprintf(stderr, "hpctrain launch: rank %u: binding.contract is fail: the program "
 			"is not started\n", l->ri.rank);

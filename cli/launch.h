@@ -1,0 +1,64 @@
+/* launch.h - one rank's launch as cmd_launch.c carries it, shared with
+ * the files that take a part of it off cmd_launch.c: the contract said
+ * and decided on (launch_contract.c), the program wrapped in its
+ * container (launch_container.c).  Private to cli/: a shell's state, no
+ * core takes it.
+ */
+#ifndef HPT_LAUNCH_H
+#define HPT_LAUNCH_H
+
+#include "common/spec/spec.h"                  // defines: struct job
+#include "launcher/container/container_wrap.h" // defines: struct container_run
+#include "launcher/rank/bind.h"                // defines: struct bind_result
+#include "launcher/rank/env_list.h"            // defines: struct env_list
+#include "launcher/rank/envplan.h"             // defines: struct envplan_cvd
+#include "launcher/rank/rank.h"                // defines: struct rank_info
+#include "topology/plan.h"                     // defines: struct plan, struct plan_policy
+#include "topology/topo.h"                     // defines: struct node_topo
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Filled in order by cmd_launch.c's run(): the options, the job, the
+ * rank, its node's topology and plan, the environment, the binding, the
+ * wrapped program; released by its launch_release. */
+struct launch {
+	const char *spec, *run, *topology, *report;
+	int dry_run, verbose, socket_ifname, supervise;
+	struct plan_policy policy;
+	const char *policy_flags[4]; /* cpu, gpu, nic, memory from the command line */
+	struct job job;
+	int have_job;
+	struct rank_info ri;
+	struct node_topo topo;
+	void *hwloc_topo; /* the live probe's, kept for binding */
+	struct plan plan;
+	struct envplan_cvd cvd;
+	struct env_list env;         /* what the program gets: the plan's, then the spec's env */
+	struct env_list planned_env; /* the plan's alone, for the contract */
+	struct bind_result bound;
+	struct container_run wrapped; /* the program in the job's container, when it has one */
+};
+
+/* In launch_contract.c: the plan next to what this process got, once
+ * the binding and the environment are in place; each difference said in
+ * the rank's log (and, supervised, kept in its liveness file).  A new
+ * reference, and *broken when it breaks binding.contract: fail. */
+json_t *launch_contract_check(const struct launch *l, bool *broken);
+
+/* In launch_contract.c: the supervisor's inside check (struct
+ * supervise_inside), arg a const struct launch *. */
+json_t *launch_contract_inside(void *arg, pid_t pid, int *end_status);
+
+/* In launch_container.c: the program inside the job's container into
+ * l->wrapped: 0, or the exit status, the reason said. */
+int launch_container_wrap(struct launch *l, char **argv);
+
+/* In launch_container.c: podman's program found and its container
+ * removed, for the supervisor (struct supervise_target), arg a const
+ * struct launch *. */
+pid_t launch_container_find(void *arg);
+void launch_container_end(void *arg);
+
+#endif

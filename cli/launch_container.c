@@ -1,0 +1,70 @@
+/* launch_container.c - a rank's program wrapped in its job's container
+ * runtime by `hpctrain launch`, and podman's program found and removed
+ * for its supervisor.  Shell; the command line is
+ * launcher/container/container_wrap.h's. */
+#include "cli/launch.h"           // defines: struct launch, launch_container_wrap
+#include "common/exitcode.h"      // defines: enum hpt_exit
+#include "common/sbuf.h"          // defines: struct sbuf
+#include "launcher/container/container_podman.h" // defines: container_podman_pid, container_podman_remove
+#include "launcher/container/container_wrap.h"   // defines: container_wrap
+
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+pid_t launch_container_find(void *arg)
+{
+	const struct launch *l = arg;
+
+	return container_podman_pid(l->wrapped.podman_pidfile);
+}
+
+void launch_container_end(void *arg)
+{
+	const struct launch *l = arg;
+
+	container_podman_remove(l->wrapped.podman_name);
+}
+
+/* ch-run refuses to start without $USER, which batch steps may lack. */
+static void ensure_user(void)
+{
+	struct passwd *pw;
+
+	if (!getenv("USER") && (pw = getpwuid(getuid())))
+		setenv("USER", pw->pw_name, 1);
+}
+
+/* The program inside the job's container, after planning, so that a
+ * runtime that resets affinity (podman) is given the plan's cpuset. */
+int launch_container_wrap(struct launch *l, char **argv)
+{
+	const struct slice *s = &l->plan.slices[l->ri.local_rank];
+	struct sbuf cpus = SBUF_INIT, mems = SBUF_INIT, err = SBUF_INIT;
+	struct container_wrap_in in = { .job = &l->job, .run = l->run, .rank = l->ri.rank,
+					.local_size = l->ri.local_size, .supervised = l->supervise,
+					.argv = argv };
+	static const int status_of[] = { [CONTAINER_WRAP_NO_RUNTIME] = HPT_EXIT_NOTFOUND,
+					 [CONTAINER_WRAP_NO_IMAGE] = HPT_EXIT_NO_INPUT,
+					 [CONTAINER_WRAP_REFUSED] = HPT_EXIT_BAD_SPEC,
+					 [CONTAINER_WRAP_IO] = HPT_EXIT_IO };
+	int rc;
+
+	if (l->bound.cpu_applied) {
+		bitmap_format_list(&s->cpuset, &cpus);
+		in.cpus = cpus.buf;
+	}
+	if (l->bound.mem_applied) {
+		bitmap_format_list(&s->nodeset, &mems);
+		in.mems = mems.buf;
+	}
+	ensure_user();
+	rc = container_wrap(&in, &l->wrapped, &err);
+	if (rc)
+		fprintf(stderr, "hpctrain launch: rank %u: %s\n", l->ri.rank, err.buf);
+	sbuf_release(&cpus);
+	sbuf_release(&mems);
+	sbuf_release(&err);
+	return rc ? status_of[rc] : HPT_EXIT_OK;
+}
