@@ -162,13 +162,43 @@ void contract_inside_check_hcas(const struct node_topo *t, const char *nccl_ib_h
 	free_names(inside, n_inside);
 }
 
+/* pid's Cpus_allowed_list into b; false when it cannot be read. */
+static bool read_cpus(pid_t pid, struct bitmap *b)
+{
+	struct sbuf status = SBUF_INIT, err = SBUF_INIT;
+	char path[64];
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	ok = !fileio_read(path, 1 << 16, &status, &err) &&
+	     status_list(status.buf, "Cpus_allowed_list", b);
+	sbuf_release(&status);
+	sbuf_release(&err);
+	return ok;
+}
+
+/* sched_setaffinity succeeds with what the cgroup allows of the mask:
+ * the program is re-pinned only when it now has the planned CPUs; 0, or
+ * an errno (EPERM when its cgroup kept it on others). */
+static int repin_checked(pid_t pid, const struct bitmap *cpus)
+{
+	struct bitmap now;
+	int e = repin(pid, cpus);
+
+	bitmap_init(&now);
+	if (!e && read_cpus(pid, &now) && !bitmap_equal(&now, cpus))
+		e = EPERM;
+	bitmap_release(&now);
+	return e;
+}
+
 /* The program's CPUs against the plan: re-pinned where they differ, with
  * a warning saying so, and what that put right marked fixed in c. */
 static void check_cpus(const struct node_topo *t, const struct contract_plan *plan, pid_t pid,
 		       struct contract_got *got, json_t *c)
 {
 	struct sbuf a = SBUF_INIT, b = SBUF_INIT;
-	int e = repin(pid, &plan->slice->cpuset);
+	int e = repin_checked(pid, &plan->slice->cpuset);
 	char *msg;
 
 	bitmap_format_list(&got->cpus, &a);

@@ -495,13 +495,16 @@ no_container_left() {
 	printf '#!/bin/sh\nfor a; do shift; case $a in --cpuset-cpus=*) a=--cpuset-cpus=1 ;; esac; set -- "$@" "$a"; done\nexec %s "$@"\n' \
 		"$real" >"$WORK/cpuset-bin/podman"
 	chmod +x "$WORK/cpuset-bin/podman"
-	# rank 0 is planned on CPU 0 and moved to 1, which its cgroup keeps
+	# rank 0 is planned on CPU 0 and moved to 1, which its cgroup keeps;
+	# rank 1, planned on 1, is left alone and ends first, so that
+	# mpirun kills no supervisor before it has removed its container
 	PATH=$WORK/cpuset-bin:$PATH run timeout 60 mpirun -x PATH -np 2 "$HPT" launch --supervise \
-		--run "$run" -- sh -c 'sleep 30; touch ran'
+		--run "$run" -- sh -c '[ "$RANK" = 1 ] || sleep 30; echo >ran-$RANK'
 	[ "$status" -eq 7 ]
 	[[ "$output" == *"hpctrain launch: rank 0: inside the container: error: the runtime set the program's CPUs to 1 and it cannot be re-pinned to the planned 0: Invalid argument"* ]]
 	[[ "$output" == *"hpctrain launch: rank 0: the program broke its contract inside its runtime; ending it (exit status 7)"* ]]
-	[ ! -e "$run/ran" ]
+	[ ! -e "$run/ran-0" ]
+	[ -e "$run/ran-1" ]
 	grep -q '"exit_status": 7' "$run/ranks/rank-0.json"
 	no_container_left
 }
