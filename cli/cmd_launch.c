@@ -9,7 +9,7 @@
  * got is checked against the plan first (launch_contract.c). */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
-#include "cli/launch.h"       // defines: struct launch, launch_contract_check, launch_container_wrap
+#include "cli/launch.h"       // defines: struct launch, launch_contract_check, launch_container_wrap, launch_container_report
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_load_run
 #include "common/diag.h"         // defines: struct diag_list, diag_report, diag_report_as
 #include "common/exitcode.h"     // defines: enum hpt_exit
@@ -21,7 +21,7 @@
 #include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
 #include "launcher/rank/rank.h"    // defines: rank_discover, struct rank_info
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
-#include "launcher/container/container_wrap.h" // defines: container_wrap_release
+#include "launcher/container/container_wrap.h" // defines: container_wrap_release, container_wrap_preview_release
 #include "launcher/container/container_squash.h" // defines: container_squash_inherit
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
 #include "launcher/rank/policy.h"  // defines: policy_from_spec
@@ -209,6 +209,7 @@ static json_t *report_json(const struct launch *l, char **argv)
 			"applied", "cpu", l->bound.cpu_applied, "cpu_note", l->bound.cpu_note,
 			"memory", l->bound.mem_applied, "memory_note", l->bound.mem_note,
 			"program", prog);
+	launch_container_report(l, doc);
 	free(slice_text);
 	sbuf_release(&policy);
 	return doc;
@@ -331,6 +332,7 @@ static void launch_release(struct launch *l)
 	bind_result_release(&l->bound);
 	/* after the program: the node's last rank unmounts the image */
 	container_wrap_release(&l->wrapped);
+	container_wrap_preview_release(&l->preview);
 }
 
 static int run(struct launch *l, char **argv)
@@ -372,22 +374,22 @@ static int run(struct launch *l, char **argv)
 		fprintf(stderr, "hpctrain launch: rank %u: %s\n", l->ri.rank, l->bound.cpu_note);
 		return HPT_EXIT_TOPOLOGY;
 	}
+	/* a dry run's too: its runtime's command line names the variables
+	 * (enroot), and the environment is launch's own, gone at its exit */
+	if ((status = set_env(l)))
+		return status;
+	if (l->have_job && l->job.container.image && (status = launch_container_wrap(l, argv)))
+		return status;
 	if (l->report && (status = write_report(l, argv)))
 		return status;
-	if (l->dry_run) {
+	if (l->dry_run)
 		return json_print(report_json(l, argv));
-	}
 	/* The exec'd program needs none of our memory; dropping the hwloc
 	 * topology first only keeps its file descriptors from leaking. */
 	probe_keep_release(l->hwloc_topo);
 	l->hwloc_topo = NULL;
-	if ((status = set_env(l)))
-		return status;
-	if (l->have_job && l->job.container.image) {
-		if ((status = launch_container_wrap(l, argv)))
-			return status;
+	if (l->wrapped.argv.n)
 		argv = l->wrapped.argv.v;
-	}
 	contract = launch_contract_check(l, &broken);
 	if (broken) {
 		fprintf(stderr, "hpctrain launch: rank %u: binding.contract is fail: the program "
@@ -411,6 +413,7 @@ int cmd_launch(int argc, char **argv)
 
 	memset(&l, 0, sizeof(l));
 	l.wrapped = (struct container_run)CONTAINER_RUN_INIT;
+	l.preview = (struct container_preview)CONTAINER_PREVIEW_INIT;
 	topo_init(&l.topo);
 	plan_init(&l.plan);
 	l.topology = getenv("HPCTRAIN_TOPOLOGY");

@@ -39,6 +39,7 @@ struct launch {
 	struct env_list planned_env; /* the plan's alone, for the contract */
 	struct bind_result bound;
 	struct container_run wrapped; /* the program in the job's container, when it has one */
+	struct container_preview preview; /* the same, as a dry run would run it */
 };
 
 /* In launch_contract.c: the plan next to what this process got, once
@@ -52,8 +53,14 @@ json_t *launch_contract_check(const struct launch *l, bool *broken);
 json_t *launch_contract_inside(void *arg, pid_t pid, int *end_status);
 
 /* In launch_container.c: the program inside the job's container into
- * l->wrapped: 0, or the exit status, the reason said. */
+ * l->wrapped (l->preview in a dry run): 0, or the exit status, the
+ * reason said. */
 int launch_container_wrap(struct launch *l, char **argv);
+
+/* In launch_container.c: "container_argv" (the runtime's command line)
+ * and, in a dry run of a SquashFS image under Charliecloud,
+ * "container_mount" (the squashfuse command first), into the report. */
+void launch_container_report(const struct launch *l, json_t *doc);
 
 /* In launch_container.c: podman's program found and its container
  * removed, for the supervisor (struct supervise_target), arg a const

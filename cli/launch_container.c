@@ -1,14 +1,16 @@
 /* launch_container.c - a rank's program wrapped in its job's container
- * runtime by `hpctrain launch`, and podman's program found and removed
- * for its supervisor.  Shell; the command line is
+ * runtime by `hpctrain launch` (or, in a dry run, the command line it
+ * would be, in the report), and podman's program found and removed for
+ * its supervisor.  Shell; the command line is
  * launcher/container/container_wrap.h's. */
 #include "cli/launch.h"           // defines: struct launch, launch_container_wrap
 #include "common/exitcode.h"      // defines: enum hpt_exit
 #include "common/sbuf.h"          // defines: struct sbuf
 #include "launcher/container/container_podman.h" // defines: container_podman_pid, container_podman_remove
-#include "launcher/container/container_wrap.h"   // defines: container_wrap
+#include "launcher/container/container_wrap.h"   // defines: container_wrap, container_wrap_preview
 
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -36,8 +38,19 @@ static void ensure_user(void)
 		setenv("USER", pw->pw_name, 1);
 }
 
+/* Whether the plan's CPUs (cpus) or NUMA nodes are bound: as bound, or
+ * in a dry run, as they would be (a live topology, a policy not none). */
+static bool bound(const struct launch *l, bool cpus)
+{
+	if (!l->dry_run)
+		return cpus ? l->bound.cpu_applied : l->bound.mem_applied;
+	return l->hwloc_topo && (cpus ? l->policy.cpu != PLAN_CPU_NONE
+				     : l->policy.memory != PLAN_MEMORY_NONE);
+}
+
 /* The program inside the job's container, after planning, so that a
- * runtime that resets affinity (podman) is given the plan's cpuset. */
+ * runtime that resets affinity (podman) is given the plan's cpuset; in
+ * a dry run, into l->preview, nothing started or mounted. */
 int launch_container_wrap(struct launch *l, char **argv)
 {
 	const struct slice *s = &l->plan.slices[l->ri.local_rank];
@@ -51,20 +64,41 @@ int launch_container_wrap(struct launch *l, char **argv)
 					 [CONTAINER_WRAP_IO] = HPT_EXIT_IO };
 	int rc;
 
-	if (l->bound.cpu_applied) {
+	if (bound(l, true)) {
 		bitmap_format_list(&s->cpuset, &cpus);
 		in.cpus = cpus.buf;
 	}
-	if (l->bound.mem_applied) {
+	if (bound(l, false)) {
 		bitmap_format_list(&s->nodeset, &mems);
 		in.mems = mems.buf;
 	}
 	ensure_user();
-	rc = container_wrap(&in, &l->wrapped, &err);
+	rc = l->dry_run ? container_wrap_preview(&in, &l->preview, &err)
+			: container_wrap(&in, &l->wrapped, &err);
 	if (rc)
 		fprintf(stderr, "hpctrain launch: rank %u: %s\n", l->ri.rank, err.buf);
 	sbuf_release(&cpus);
 	sbuf_release(&mems);
 	sbuf_release(&err);
 	return rc ? status_of[rc] : HPT_EXIT_OK;
+}
+
+/* An argument vector as a JSON array. */
+static json_t *argv_json(const struct job_argv *a)
+{
+	json_t *v = json_array();
+
+	for (size_t i = 0; i < a->n; i++)
+		json_array_append_new(v, json_string(a->v[i]));
+	return v;
+}
+
+void launch_container_report(const struct launch *l, json_t *doc)
+{
+	const struct job_argv *a = l->dry_run ? &l->preview.argv : &l->wrapped.argv;
+
+	if (a->n)
+		json_object_set_new(doc, "container_argv", argv_json(a));
+	if (l->preview.mount.n)
+		json_object_set_new(doc, "container_mount", argv_json(&l->preview.mount));
 }

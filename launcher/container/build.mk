@@ -5,7 +5,7 @@
 # (container_digest.c), a SquashFS image mounted once per node outside
 # ch-run (container_squash.c), podman's program found and its container
 # removed for the supervisor (container_podman.c), and one rank's
-# program wrapped (container_wrap.c).
+# program wrapped, or its command line previewed (container_wrap.c).
 
 CONTAINER_CORE  = launcher/container/container_argv.c
 CONTAINER_SHELL = launcher/container/container_image.c launcher/container/container_digest.c \

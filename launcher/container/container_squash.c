@@ -83,20 +83,26 @@ static void unmount(const char *dir)
 	rmdir(dir);
 }
 
-/* DIR/hpctrain-squash-UID, private. */
-static char *base_dir(struct sbuf *err)
+/* DIR/hpctrain-squash-UID, DIR the first absolute one of
+ * $XDG_RUNTIME_DIR, $TMPDIR and /tmp. */
+static char *base_path(void)
 {
 	const char *dirs[] = { getenv("XDG_RUNTIME_DIR"), getenv("TMPDIR"), "/tmp" };
+	size_t i = 0;
 
-	for (size_t i = 0; i < 3; i++)
-		if (dirs[i] && dirs[i][0] == '/') {
-			char *b = xasprintf("%s/hpctrain-squash-%u", dirs[i], (unsigned)getuid());
+	while (!dirs[i] || dirs[i][0] != '/')
+		i++;
+	return xasprintf("%s/hpctrain-squash-%u", dirs[i], (unsigned)getuid());
+}
 
-			if (!fileio_private_dir(b, err))
-				return b;
-			free(b);
-			return NULL;
-		}
+/* base_path, made private (or refused). */
+static char *base_dir(struct sbuf *err)
+{
+	char *b = base_path();
+
+	if (!fileio_private_dir(b, err))
+		return b;
+	free(b);
 	return NULL;
 }
 
@@ -243,6 +249,15 @@ out:
 	free(lock);
 	free(dir);
 	return rc;
+}
+
+char *container_squash_path(const char *image, const char *key)
+{
+	char *base = base_path(), *k = key_of(image, key), *dir = xasprintf("%s/%s", base, k);
+
+	free(base);
+	free(k);
+	return dir;
 }
 
 int container_squash_inherit(struct container_squash *m)

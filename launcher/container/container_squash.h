@@ -45,6 +45,10 @@ struct container_squash {
 int container_squash_mount(const char *image, const char *key, struct container_squash *m,
 			   struct sbuf *err);
 
+/* The mount point container_squash_mount would use for image and key,
+ * neither made nor looked at (launch --dry-run shows it).  Never NULL. */
+char *container_squash_path(const char *image, const char *key);
+
 /* Lets the lock's descriptor stay open across exec, for a program
  * exec'd in place of launch (no supervisor) to hold the image: 0 or -1.
  * Otherwise it is close-on-exec, so that squashfuse, ch-run and the

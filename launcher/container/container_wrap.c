@@ -1,10 +1,11 @@
-/* container_wrap.c - a rank's program in its container: see
- * container_wrap.h.  Shell; a SquashFS image under Charliecloud is
- * mounted first (container_squash.c). */
-#include "launcher/container/container_wrap.h"  // defines: container_wrap
+/* container_wrap.c - a rank's program in its container, or the command
+ * line it would be (a preview): see container_wrap.h.  Shell; a
+ * SquashFS image under Charliecloud is mounted first (container_squash.c),
+ * or, previewed, only named. */
+#include "launcher/container/container_wrap.h"  // defines: container_wrap, container_wrap_preview
 #include "launcher/container/container_argv.h"  // defines: container_argv_build
 #include "launcher/container/container_image.h" // defines: container_image_kind, container_image_runtime
-#include "launcher/container/container_squash.h" // defines: container_squash_mount
+#include "launcher/container/container_squash.h" // defines: container_squash_mount, container_squash_path
 #include "common/sbuf.h" // defines: struct sbuf, xasprintf
 
 #include <errno.h>
@@ -123,10 +124,16 @@ static char *join_tag(void)
  * /tmp can be named before the image is made, whose digest names it). */
 /* A directory of this rank's own (mkdtemp: 0700, a fresh name) for
  * podman's --pidfile, which podman opens as a plain path. */
-static int podman_pidfile(struct container_run *out, struct sbuf *err)
+static const char *podman_tmp(void)
 {
 	const char *tmp = getenv("TMPDIR");
-	char *dir = xasprintf("%s/hpctrain-podman-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+
+	return tmp && *tmp == '/' ? tmp : "/tmp";
+}
+
+static int podman_pidfile(struct container_run *out, struct sbuf *err)
+{
+	char *dir = xasprintf("%s/hpctrain-podman-XXXXXX", podman_tmp());
 
 	if (!mkdtemp(dir)) {
 		sbuf_addf(err, "cannot make a directory for podman's PID file (%s): %s", dir,
@@ -167,7 +174,10 @@ static int check_mount_points(const struct container_input *in, struct sbuf *err
 	return rc;
 }
 
-static int build(const struct container_wrap_in *w, struct container_input *in,
+/* The input's shell-gathered rest, then the command line; a directory
+ * image's mount points are looked at unless preview (an image not
+ * mounted has none to look at). */
+static int build(const struct container_wrap_in *w, struct container_input *in, bool preview,
 		 struct job_argv *out, struct sbuf *err)
 {
 	const struct job_container *c = &w->job->container;
@@ -193,7 +203,7 @@ static int build(const struct container_wrap_in *w, struct container_input *in,
 	in->nenv = env_names(&names);
 	in->env_names = (const char *const *)names;
 	in->argv = w->argv;
-	rc = check_mount_points(in, err);
+	rc = preview && in->squash_dir ? 0 : check_mount_points(in, err);
 	if (!rc && container_argv_build(in, out, err))
 		rc = CONTAINER_WRAP_REFUSED;
 	for (size_t i = 0; i < in->nenv; i++)
@@ -210,6 +220,16 @@ static int build(const struct container_wrap_in *w, struct container_input *in,
 	return rc;
 }
 
+/* hpctrain-JOB.STEP-rRANK-PID, for the supervisor to find. */
+static char *podman_name(unsigned rank)
+{
+	char *tag = join_tag(), *name = xasprintf("hpctrain-%s-r%u-%d", tag ? tag : "local", rank,
+						  (int)getpid());
+
+	free(tag);
+	return name;
+}
+
 int container_wrap(const struct container_wrap_in *w, struct container_run *out,
 		   struct sbuf *err)
 {
@@ -217,7 +237,6 @@ int container_wrap(const struct container_wrap_in *w, struct container_run *out,
 	struct container_input in = { .c = c };
 	struct container_squash *sq = &out->squash;
 	struct sbuf why = SBUF_INIT;
-	char *tag;
 	int rc;
 
 	if (container_image_runtime(c->runtime, &in.runtime, err))
@@ -228,18 +247,14 @@ int container_wrap(const struct container_wrap_in *w, struct container_run *out,
 	    !container_squash_mount(c->image, c->digest, sq, &why))
 		in.squash_dir = sq->dir;
 	if (in.runtime == CONTAINER_PODMAN) {
-		tag = join_tag();
-		out->podman_name = xasprintf("hpctrain-%s-r%u-%d", tag ? tag : "local", w->rank,
-					     (int)getpid());
-		in.name = out->podman_name;
-		free(tag);
+		in.name = out->podman_name = podman_name(w->rank);
 		if (w->supervised && podman_pidfile(out, err)) {
 			container_wrap_release(out);
 			return CONTAINER_WRAP_IO;
 		}
 		in.pidfile = out->podman_pidfile;
 	}
-	rc = build(w, &in, &out->argv, err);
+	rc = build(w, &in, false, &out->argv, err);
 	if (rc && why.len)
 		sbuf_addf(err, " (%s)", why.buf); /* why it was not mounted */
 	if (rc)
@@ -261,4 +276,45 @@ void container_wrap_release(struct container_run *r)
 	free(r->podman_pidfile);
 	free(r->podman_dir);
 	r->podman_pidfile = r->podman_dir = NULL;
+}
+
+int container_wrap_preview(const struct container_wrap_in *w, struct container_preview *out,
+			   struct sbuf *err)
+{
+	const struct job_container *c = &w->job->container;
+	struct container_input in = { .c = c, .runtime = c->runtime };
+	char *dir = NULL, *name = NULL, *pidfile = NULL;
+	int rc;
+
+	if (c->runtime == CONTAINER_AUTO && container_image_runtime(c->runtime, &in.runtime, err))
+		return CONTAINER_WRAP_NO_RUNTIME;
+	if (container_image_kind(c->image, &in.kind, err))
+		return CONTAINER_WRAP_NO_IMAGE;
+	if (in.runtime == CONTAINER_CHARLIECLOUD && in.kind == CONTAINER_IMAGE_SQUASHFS) {
+		in.squash_dir = dir = container_squash_path(c->image, c->digest);
+		out->mount.v = xcalloc(4, sizeof(*out->mount.v));
+		out->mount.v[0] = xstrdup("squashfuse");
+		out->mount.v[1] = xstrdup(c->image);
+		out->mount.v[2] = xstrdup(dir);
+		out->mount.n = 3;
+	}
+	if (in.runtime == CONTAINER_PODMAN) {
+		in.name = name = podman_name(w->rank);
+		/* the directory podman_pidfile would make, not made */
+		if (w->supervised)
+			in.pidfile = pidfile = xasprintf("%s/hpctrain-podman-XXXXXX/pid", podman_tmp());
+	}
+	rc = build(w, &in, true, &out->argv, err);
+	if (rc)
+		container_wrap_preview_release(out);
+	free(dir);
+	free(name);
+	free(pidfile);
+	return rc;
+}
+
+void container_wrap_preview_release(struct container_preview *p)
+{
+	container_argv_release(&p->argv);
+	container_argv_release(&p->mount);
 }

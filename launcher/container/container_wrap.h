@@ -1,5 +1,5 @@
 /* container_wrap.h - one rank's program wrapped in its job's container,
- * as hpctrain launch runs it.
+ * as hpctrain launch runs it (or, for --dry-run, previews it).
  * Shell: finds the runtime in PATH, looks at the image, resolves the
  * run and data directories and the working directory, reads the
  * environment's names and the step's ids, then hands all of it to the
@@ -56,6 +56,30 @@ struct container_run {
  * running podman inspect (about 40 ms a call). */
 int container_wrap(const struct container_wrap_in *in, struct container_run *out,
 		   struct sbuf *err);
+
+/* What container_wrap would run, worked out without starting, mounting
+ * or creating anything, for launch --dry-run. */
+struct container_preview {
+	struct job_argv argv;  /* the full command line, as container_wrap's */
+	struct job_argv mount; /* squashfuse IMAGE DIR, run first for a SquashFS
+				* image under Charliecloud; n == 0: none */
+};
+
+#define CONTAINER_PREVIEW_INIT { { NULL, 0 }, { NULL, 0 } }
+
+/* container_wrap's command line into out (CONTAINER_PREVIEW_INIT
+ * before), with its errors, but: a runtime the spec names need not be in
+ * PATH (auto still picks one from PATH, as a launch on this node would);
+ * a SquashFS image under Charliecloud is shown on the mount point
+ * container_squash_mount would use (container_squash_path), after the
+ * squashfuse command that would mount it, its mount points not looked
+ * at; podman's container is named as it would be, and not created, and
+ * its --pidfile (supervised) is in the directory's mkdtemp template. */
+int container_wrap_preview(const struct container_wrap_in *in, struct container_preview *out,
+			   struct sbuf *err);
+
+/* Accepts CONTAINER_PREVIEW_INIT. */
+void container_wrap_preview_release(struct container_preview *p);
 
 /* Releases the command line, the name and the PID file with its
  * directory, and lets go of the mounted

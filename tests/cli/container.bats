@@ -509,6 +509,109 @@ no_container_left() {
 	no_container_left
 }
 
+# --- launch --dry-run: the runtime's command line, nothing started ---
+
+# dry SPEC [ARGS]: launch --dry-run of SPEC as rank 0 of 1 on the
+# 2-NUMA fixture (so the plan's variables are the same on any machine),
+# with an environment of four variables, running `prog 'a b'`.
+dry() {
+	local spec=$1
+	shift
+	env -i PATH=/usr/bin:/bin USER=u HOME=/h TMPDIR="$BATS_TEST_TMPDIR/tmp" "$HPT" launch \
+		--topology "$BATS_TEST_DIRNAME/../fixtures/24em64t-2n6c2t-pci.xml" --dry-run \
+		--spec "$spec" "$@" -- prog 'a b'
+}
+
+# fake_squashfs FILE: a file with SquashFS's magic, all the kind check reads.
+fake_squashfs() {
+	{ printf hsqs; head -c 96 /dev/zero; } >"$1"
+}
+
+@test "launch --dry-run shows apptainer's and enroot's command lines where neither is installed" {
+	local img=$BATS_TEST_TMPDIR/img.sqfs
+	fake_squashfs "$img"
+	mkdir "$BATS_TEST_TMPDIR/data"
+	for rt in apptainer enroot; do
+		printf 'version: 1\nname: t\ncontainer: {image: %s, runtime: %s, mounts: ["%s:/data"]}\nenv: {A: "1"}\n' \
+			"$img" "$rt" "$BATS_TEST_TMPDIR/data" >"$BATS_TEST_TMPDIR/$rt.yaml"
+	done
+	run -0 dry "$BATS_TEST_TMPDIR/apptainer.yaml"
+	[ "$(echo "$output" | jq -c .container_argv)" = \
+		"[\"apptainer\",\"exec\",\"--bind=$BATS_TEST_TMPDIR/data:/data\",\"$img\",\"prog\",\"a b\"]" ]
+	echo "$output" | jq -e '.program == ["prog", "a b"] and (has("container_mount") | not)' >/dev/null
+	run -0 dry "$BATS_TEST_TMPDIR/enroot.yaml"
+	# enroot passes no variable it is not told of: every name, the plan's too
+	diff <(echo "$output" | jq -r '.container_argv[]' | sed "s|$BATS_TEST_TMPDIR|TMP|g") - <<-'EOF'
+	enroot
+	start
+	--mount=TMP/data:/data
+	--env=PATH
+	--env=USER
+	--env=HOME
+	--env=TMPDIR
+	--env=CUDA_VISIBLE_DEVICES
+	--env=CUDA_DEVICE_ORDER
+	--env=NCCL_IB_HCA
+	--env=NCCL_NET
+	--env=UCX_NET_DEVICES
+	--env=OMP_NUM_THREADS
+	--env=OMP_PLACES
+	--env=OMP_PROC_BIND
+	--env=RANK
+	--env=LOCAL_RANK
+	--env=WORLD_SIZE
+	--env=LOCAL_WORLD_SIZE
+	--env=NODE_RANK
+	--env=GROUP_RANK
+	--env=MASTER_ADDR
+	--env=MASTER_PORT
+	--env=HPCTRAIN_RANK
+	--env=HPCTRAIN_LOCAL_RANK
+	--env=HPCTRAIN_SLICE
+	--env=A
+	TMP/img.sqfs
+	prog
+	a b
+	EOF
+}
+
+@test "launch --dry-run of a SquashFS image under charliecloud shows squashfuse and ch-run on the mount point, mounting nothing" {
+	local img=$BATS_TEST_TMPDIR/img.sqfs dir
+	fake_squashfs "$img"
+	printf 'version: 1\nname: t\ncontainer: {image: %s, runtime: charliecloud}\n' "$img" >"$BATS_TEST_TMPDIR/j.yaml"
+	run -0 dry "$BATS_TEST_TMPDIR/j.yaml"
+	dir=$(echo "$output" | jq -r '.container_mount[2]')
+	[[ "$dir" == "$BATS_TEST_TMPDIR/tmp/hpctrain-squash-$(id -u)/"*img.sqfs* ]]
+	echo "$output" | jq -e --arg img "$img" --arg dir "$dir" '
+		.container_mount == ["squashfuse", $img, $dir] and
+		.container_argv == ["ch-run", "--unset-env=LD_PRELOAD", $dir, "--", "prog", "a b"]' >/dev/null
+	[ ! -e "$BATS_TEST_TMPDIR/tmp" ]
+}
+
+@test "launch --dry-run and --report show podman's command line with the plan's CPUs, and create no container" {
+	local rep=$BATS_TEST_TMPDIR/rep
+	mkdir "$BATS_TEST_TMPDIR/img"
+	printf 'version: 1\nname: t\ncontainer: {image: %s, runtime: podman}\n' "$BATS_TEST_TMPDIR/img" \
+		>"$BATS_TEST_TMPDIR/j.yaml"
+	run -0 "$HPT" launch --dry-run --report "$rep" --spec "$BATS_TEST_TMPDIR/j.yaml" -- prog
+	echo "$output" | jq -e --arg img "$BATS_TEST_TMPDIR/img" --arg cpus "$(echo "$output" | jq -r .slice.cpus)" '
+		.container_argv[0:2] == ["podman", "run"] and
+		(.container_argv | index("--cpuset-cpus=" + $cpus)) != null and
+		any(.container_argv[]; startswith("--name=hpctrain-local-r0-")) and
+		.container_argv[-3:] == ["--rootfs", $img, "prog"]' >/dev/null
+	[ "$(jq -c .container_argv "$rep/rank-00000.json")" = "$(echo "$output" | jq -c .container_argv)" ]
+	if command -v podman >/dev/null; then no_container_left; fi
+}
+
+@test "launch --dry-run with runtime auto and none in PATH says so and exits 127, as a launch would" {
+	mkdir "$BATS_TEST_TMPDIR/img" "$BATS_TEST_TMPDIR/bin"
+	printf 'version: 1\nname: t\ncontainer: {image: %s}\n' "$BATS_TEST_TMPDIR/img" >"$BATS_TEST_TMPDIR/j.yaml"
+	run -127 --separate-stderr env PATH="$BATS_TEST_TMPDIR/bin" "$HPT" launch --dry-run \
+		--spec "$BATS_TEST_TMPDIR/j.yaml" -- prog
+	[ "$stderr" = "hpctrain launch: rank 0: no container runtime found in PATH (tried ch-run, apptainer, enroot, podman)" ]
+	[ -z "$output" ]
+}
+
 # --- jobs on the local Slurm ---
 
 # The Debian image with Open MPI and mpi4py (helpers/mkmpiimage.sh, about
