@@ -19,7 +19,8 @@ enum hpt_exit {
 	HPT_EXIT_UNAVAILABLE = 5, /* a service (Slurm controller, PMIx server, munge) cannot be reached
 				   (in a batch script: no module command for environment.modules) */
 	HPT_EXIT_REJECTED = 6,    /* a service refused the request (e.g. Slurm rejected the job) */
-	HPT_EXIT_TOPOLOGY = 7,    /* the node topology cannot be loaded or the binding plan is infeasible */
+	HPT_EXIT_TOPOLOGY = 7,    /* the node topology cannot be loaded or the binding plan is infeasible
+				   (or, binding.contract: fail, a rank did not get its plan) */
 	HPT_EXIT_IO = 8,          /* writing an output file or directory failed (or a run directory
 				   another user owns or may write was refused) */
 	HPT_EXIT_INTERNAL = 70,   /* internal error: a bug in hpctrain, or out of memory */
