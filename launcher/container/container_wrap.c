@@ -37,16 +37,19 @@ static int is_under(const char *path, const char *dir)
 }
 
 /* Absolute, resolved paths of the directories mounted at their own path:
- * the run, then the data set's directory (a file data set: its folder).
- * One that does not exist is left out: the program reports it. */
-static size_t data_dirs(const struct job *job, char *dirs[2])
+ * the run, then the data set's directory (a file data set: its folder),
+ * then the caller's (w->dirs).  One that does not exist is left out: the
+ * program reports it.  dirs has room for 2 + w->ndirs. */
+static size_t data_dirs(const struct container_wrap_in *w, char **dirs)
 {
+	const struct job *job = w->job;
 	const char *cand[2] = { job->train.data_dir,
 				strchr(job->train.dataset, '/') ? job->train.dataset : NULL };
 	size_t n = 0;
 
-	for (int i = 0; i < 2; i++) {
-		char *p = cand[i] ? realpath(cand[i], NULL) : NULL;
+	for (size_t i = 0; i < 2 + w->ndirs; i++) {
+		const char *c = i < 2 ? cand[i] : w->dirs[i - 2];
+		char *p = c ? realpath(c, NULL) : NULL;
 		char *slash;
 		struct stat st;
 
@@ -152,12 +155,13 @@ static int build(const struct container_wrap_in *w, struct container_input *in,
 		 struct job_argv *out, struct sbuf *err)
 {
 	const struct job_container *c = &w->job->container;
-	char *run = w->run ? realpath(w->run, NULL) : NULL, *data[2], *wd, *tag = join_tag();
+	char *run = w->run ? realpath(w->run, NULL) : NULL, *wd, *tag = join_tag();
+	char **data = xcalloc(2 + w->ndirs, sizeof(*data));
 	char **names = NULL, **ulimits;
 	const char *pr = getenv("HPCTRAIN_PODMAN_RUNTIME");
 	int rc;
 
-	in->ndata = data_dirs(w->job, data);
+	in->ndata = data_dirs(w, data);
 	wd = workdir(w->job, run, data, in->ndata);
 	in->run_dir = run;
 	in->data_dirs = (const char *const *)data;
@@ -181,6 +185,7 @@ static int build(const struct container_wrap_in *w, struct container_input *in,
 		free(names[i]);
 	for (size_t i = 0; i < in->ndata; i++)
 		free(data[i]);
+	free(data);
 	for (size_t i = 0; i < in->nulimits; i++)
 		free(ulimits[i]);
 	free(ulimits);
@@ -194,13 +199,17 @@ static int build(const struct container_wrap_in *w, struct container_input *in,
 int container_wrap(const struct container_wrap_in *w, struct container_run *out,
 		   struct sbuf *err)
 {
-	const struct job_container *c = &w->job->container;
+	struct job_container staged = w->job->container;
+	const struct job_container *c = &staged;
 	struct container_input in = { .c = c };
 	struct container_squash *sq = &out->squash;
 	struct sbuf why = SBUF_INIT;
 	char *tag;
 	int rc;
 
+	/* the copy has the content container.digest names, at another path */
+	if (w->image)
+		staged.image = (char *)w->image;
 	if (container_image_runtime(c->runtime, &in.runtime, err))
 		return CONTAINER_WRAP_NO_RUNTIME;
 	if (container_image_kind(c->image, &in.kind, err))

@@ -20,6 +20,11 @@ struct container_wrap_in {
 	const char *cpus, *mems; /* the plan's lists, or NULL where not bound */
 	unsigned local_size;
 	char *const *argv;       /* the program */
+	const char *image;       /* start this copy of the image (container.stage), or NULL:
+				  * container.image */
+	const char *const *dirs; /* more directories mounted at their own path (the
+				  * node's data cache, sources read in its place) */
+	size_t ndirs;
 };
 
 /* Why a wrap failed, for launch's exit status. */
