@@ -3,7 +3,7 @@
 # point one way, commands -> launcher/topology/trainer -> spec -> base,
 # and inside launcher/ from concern to concern (doctor -> runs -> slurm,
 # doctor -> rank -> topology, doctor -> container; supervise, report and
-# container stand apart from the rest); and no
+# container stand apart from the rest; so does stage); and no
 # header includes itself through others.  Prints each offence as
 # FILE:LINE and exits 1 when there is one.
 #
@@ -15,6 +15,7 @@
 #   launcher/supervise/  common/, launcher/supervise/
 #   launcher/report/     common/, launcher/report/
 #   launcher/container/  common/, launcher/container/
+#   launcher/stage/      common/, launcher/stage/
 #   trainer/             common/, trainer/
 #   topology/            common/, topology/
 #   common/spec/         common/, common/spec/
@@ -39,6 +40,7 @@ function layer_allows(file, inc) {
 	if (file ~ /^launcher\/supervise\//) return inc ~ /^(common|launcher\/supervise)\//
 	if (file ~ /^launcher\/report\//) return inc ~ /^(common|launcher\/report)\//
 	if (file ~ /^launcher\/container\//) return inc ~ /^(common|launcher\/container)\//
+	if (file ~ /^launcher\/stage\//) return inc ~ /^(common|launcher\/stage)\//
 	return 0
 }
 /^[ \t]*#[ \t]*include[ \t]*"/ {
