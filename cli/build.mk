@@ -15,10 +15,7 @@ CLI_LAUNCH = cli/cmd_launch.c cli/cmd_autopsy.c
 CLI_SUBMIT = cli/cmd_submit.c cli/submit_report.c cli/submit_sweep.c cli/cmd_status.c \
              cli/status_watch.c cli/ticker.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c
 CLI_DOCTOR = cli/cmd_doctor.c cli/doctor_main.c cli/json_print.c
-CLI_STAGE  = cli/cmd_stage.c cli/stage_main.c cli/json_print.c
-# TODO(merge with the spec side of issue 28, once common/spec/spec.h has
-# struct job_data): add -DHPT_SPEC_HAS_DATA to the HPT_CFLAGS of
-# $(OBJ)/cli/cmd_stage.o, and CLI_STAGE += cli/stage_job.c
+CLI_STAGE  = cli/cmd_stage.c cli/stage_main.c cli/json_print.c cli/stage_job.c
 CLI_REPORT = cli/cmd_report.c cli/report_out.c cli/report_sweep.c cli/report_main.c \
              cli/json_print.c
 
@@ -39,7 +36,9 @@ STAGE_SRC    = $(CLI_STAGE) $(STAGE_CORE) $(STAGE_SHELL) $(STAGE_MPI) $(SPEC_COR
 TEST_BINS += bin/hpctrain-doctor bin/hpctrain-report bin/hpctrain-stage
 
 $(OBJ)/cli/cmd_doctor.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi munge)
-$(OBJ)/cli/cmd_stage.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
+# common/spec/spec.h has struct job_data: stage --run reads the job's entries.
+$(OBJ)/cli/cmd_stage.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi) -DHPT_SPEC_HAS_DATA
+$(OBJ)/cli/stage_job.o: HPT_CFLAGS += -DHPT_SPEC_HAS_DATA
 
 bin/hpctrain: $(call obj,$(HPCTRAIN_SRC))
 	@mkdir -p $(@D)

@@ -24,7 +24,8 @@ int stage_entries_from_job(const struct job *job, const char *tmpdir, unsigned u
 		}
 		stage_job_add(out, s->name, s->src, s->manifest, s->is_file);
 	}
-	/* TODO(issue 28, container.stage): the image as one more entry */
+	/* container.stage's image is one of the entries already: spec_load
+	 * adds it as "image" (SPEC_STAGE_IMAGE), and submit pins it */
 	out->cache = stage_cache_dir(d->cache_dir, d->to, job->preflight.scratch, tmpdir, uid);
 	out->max_bytes = d->cache_max_gb > 0 ? (uint64_t)(d->cache_max_gb * 1e9) : 0;
 	return 0;
