@@ -10,7 +10,7 @@
 # three, so the login-node binary links none of MPI, oneDNN, munge or cairo.
 
 CLI_MAIN   = cli/main.c cli/json_print.c cli/cmd_validate.c cli/cmd_template.c cli/cmd_topo.c \
-             cli/image_pin.c
+             cli/image_pin.c cli/data_pin.c
 CLI_LAUNCH = cli/cmd_launch.c cli/cmd_autopsy.c
 CLI_SUBMIT = cli/cmd_submit.c cli/submit_report.c cli/submit_sweep.c cli/cmd_status.c \
              cli/status_watch.c cli/ticker.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c
@@ -23,7 +23,7 @@ HPCTRAIN_SRC = $(CLI_MAIN) $(CLI_LAUNCH) $(CLI_SUBMIT) $(SPEC_CORE) $(SPEC_SHELL
                $(TOPO_CORE) $(TOPO_SHELL) $(RANK_CORE) $(RANK_SHELL) $(SUPERVISE_CORE) \
                $(SUPERVISE_SHELL) $(SLURM_CORE) $(SLURM_SHELL) $(RUNS_CORE) $(RUNS_SHELL) \
                $(LEDGER_CORE) $(LEDGER_SHELL) $(EXCLUDE_SRC) $(CONTAINER_CORE) \
-               $(CONTAINER_SHELL)
+               $(CONTAINER_SHELL) $(STAGE_CORE) $(STAGE_SHELL)
 DOCTOR_SRC   = $(CLI_DOCTOR) $(DOCTOR_CORE) $(DOCTOR_SHELL) $(DOCTOR_PROBE) $(LEDGER_CORE) \
                $(LEDGER_SHELL) $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) \
                $(SPEC_SHELL) $(SLURM_CORE) $(SLURM_SHELL) launcher/runs/rundir.c \
