@@ -5,7 +5,10 @@
  * status belong to the program; or, with --supervise, fork it and watch
  * it (launcher/supervise/supervise.h).  A job with container.image runs
  * the program through its runtime (launcher/container/container_wrap.h),
- * wrapped after the plan is applied. */
+ * wrapped after the plan is applied.  Each staged data.stage entry's
+ * copy on the node reaches the program as HPCTRAIN_DATA_<NAME>
+ * (launcher/rank/data_env.h); with container.stage the image's copy is
+ * the one started. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_load_run
@@ -17,6 +20,7 @@
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/rank/bind.h"    // defines: bind_apply
 #include "launcher/rank/contract.h" // defines: contract_check, contract_got_read, contract_inside_check
+#include "launcher/rank/data_env.h" // defines: struct data_env, data_env_plan, data_env_local_check, data_env_add
 #include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
 #include "launcher/rank/rank.h"    // defines: rank_discover, struct rank_info
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
@@ -91,6 +95,8 @@ struct launch {
 	struct envplan_cvd cvd;
 	struct env_list env;         /* what the program gets: the plan's, then the spec's env */
 	struct env_list planned_env; /* the plan's alone, for the contract */
+	struct data_env data;        /* the staged entries' paths on this node */
+	struct env_list data_env;    /* their HPCTRAIN_DATA_* variables */
 	struct bind_result bound;
 	struct container_run wrapped; /* the program in the job's container, when it has one */
 };
@@ -282,6 +288,10 @@ static void say_verbose(const struct launch *l)
 		fprintf(stderr, "hpctrain launch: rank %u: cpu %s\n", l->ri.rank, l->bound.cpu_note);
 	if (l->bound.mem_note && !l->bound.mem_applied)
 		fprintf(stderr, "hpctrain launch: rank %u: memory %s\n", l->ri.rank, l->bound.mem_note);
+	for (size_t i = 0; i < l->data.n; i++)
+		fprintf(stderr, "hpctrain launch: rank %u: data %s=%s (%s)\n", l->ri.rank,
+			l->data.v[i].var, l->data.v[i].path,
+			l->data.v[i].path == l->data.v[i].src ? "the source" : "staged");
 	sbuf_release(&cpus);
 }
 
@@ -386,7 +396,9 @@ static int wrap_program(struct launch *l, char **argv)
 	const struct slice *s = &l->plan.slices[l->ri.local_rank];
 	struct sbuf cpus = SBUF_INIT, mems = SBUF_INIT, err = SBUF_INIT;
 	struct container_wrap_in in = { .job = &l->job, .run = l->run, .rank = l->ri.rank,
-					.local_size = l->ri.local_size, .argv = argv };
+					.local_size = l->ri.local_size, .argv = argv,
+					.image = l->data.image };
+	const char **dirs = xcalloc(l->data.n + 1, sizeof(*dirs));
 	static const int status_of[] = { [CONTAINER_WRAP_NO_RUNTIME] = HPT_EXIT_NOTFOUND,
 					 [CONTAINER_WRAP_NO_IMAGE] = HPT_EXIT_NO_INPUT,
 					 [CONTAINER_WRAP_REFUSED] = HPT_EXIT_BAD_SPEC };
@@ -400,8 +412,17 @@ static int wrap_program(struct launch *l, char **argv)
 		bitmap_format_list(&s->nodeset, &mems);
 		in.mems = mems.buf;
 	}
+	/* the cache, and the sources of entries read in place of a copy,
+	 * at the paths HPCTRAIN_DATA_* name */
+	if (l->data.cache)
+		dirs[in.ndirs++] = l->data.cache;
+	for (size_t i = 0; i < l->data.n; i++)
+		if (l->data.v[i].path == l->data.v[i].src)
+			dirs[in.ndirs++] = l->data.v[i].src;
+	in.dirs = dirs;
 	ensure_user();
 	rc = container_wrap(&in, &l->wrapped, &err);
+	free(dirs);
 	if (rc)
 		fprintf(stderr, "hpctrain launch: rank %u: %s\n", l->ri.rank, err.buf);
 	sbuf_release(&cpus);
@@ -444,9 +465,26 @@ static void launch_release(struct launch *l)
 	envplan_cvd_release(&l->cvd);
 	env_list_release(&l->env);
 	env_list_release(&l->planned_env);
+	data_env_release(&l->data);
+	env_list_release(&l->data_env);
 	bind_result_release(&l->bound);
 	/* after the program: the node's last rank unmounts the image */
 	container_wrap_release(&l->wrapped);
+}
+
+/* Where each staged entry is on this node; a copy that is not there
+ * (no stage step ran) leaves the rank on its source, said once. */
+static void plan_data(struct launch *l)
+{
+	struct sbuf missing = SBUF_INIT;
+
+	data_env_plan(&l->job, getenv("TMPDIR"), (unsigned)getuid(), &l->data);
+	if (data_env_local_check(&l->data, &missing))
+		fprintf(stderr, "hpctrain launch: rank %u: warning: not staged on this node (no "
+			"stage step ran?): %s; reading the source on the shared file system\n",
+			l->ri.rank, missing.buf);
+	data_env_add(&l->data, &l->data_env);
+	sbuf_release(&missing);
 }
 
 static int run(struct launch *l, char **argv)
@@ -471,6 +509,9 @@ static int run(struct launch *l, char **argv)
 	in.nic_none = l->policy.nic == PLAN_NIC_NONE;
 	in.socket_ifname = l->socket_ifname;
 	in.nccl_net_set = getenv("NCCL_NET") != NULL;
+	if (l->have_job)
+		plan_data(l);
+	in.data = &l->data_env;
 	envplan_build(&in, &l->planned_env);
 	in.user = l->have_job ? &l->job.env : NULL;
 	envplan_build(&in, &l->env);

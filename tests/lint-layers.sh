@@ -11,7 +11,7 @@
 #   launcher/doctor/     common/, topology/, launcher/{rank,runs,slurm,container,doctor}/
 #   launcher/runs/       common/, launcher/{slurm,runs}/
 #   launcher/slurm/      common/, launcher/slurm/
-#   launcher/rank/       common/, topology/, launcher/rank/
+#   launcher/rank/       common/, topology/, launcher/rank/, launcher/stage/stage_path.h
 #   launcher/supervise/  common/, launcher/supervise/
 #   launcher/report/     common/, launcher/report/
 #   launcher/container/  common/, launcher/container/
@@ -21,6 +21,10 @@
 #   common/spec/         common/, common/spec/
 #   common/              common/ (not common/spec/)
 # (common/ above includes common/spec/.)  Nothing sits in launcher/ itself.
+# launcher/stage/stage_path.h is the one header of the stage engine that
+# a rank reads: pure, it says where a staged entry is on
+# a node and which variable names it, so launch cannot disagree with
+# the stage step that put it there.
 #
 # Usage: sh tests/lint-layers.sh [ROOT]   (ROOT defaults to .)
 cd "${1:-.}" || exit 2
@@ -36,7 +40,8 @@ function layer_allows(file, inc) {
 		return inc ~ /^(common|topology|launcher\/(rank|runs|slurm|container|doctor))\//
 	if (file ~ /^launcher\/runs\//) return inc ~ /^(common|launcher\/(slurm|runs))\//
 	if (file ~ /^launcher\/slurm\//) return inc ~ /^(common|launcher\/slurm)\//
-	if (file ~ /^launcher\/rank\//) return inc ~ /^(common|topology|launcher\/rank)\//
+	if (file ~ /^launcher\/rank\//)
+		return inc ~ /^(common|topology|launcher\/rank)\// || inc == "launcher/stage/stage_path.h"
 	if (file ~ /^launcher\/supervise\//) return inc ~ /^(common|launcher\/supervise)\//
 	if (file ~ /^launcher\/report\//) return inc ~ /^(common|launcher\/report)\//
 	if (file ~ /^launcher\/container\//) return inc ~ /^(common|launcher\/container)\//
