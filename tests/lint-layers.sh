@@ -16,15 +16,15 @@
 #   launcher/report/     common/, launcher/report/
 #   launcher/container/  common/, launcher/container/
 #   launcher/stage/      common/, launcher/stage/
-#   trainer/             common/, trainer/
+#   trainer/             common/, trainer/, launcher/stage/stage_path.h
 #   topology/            common/, topology/
 #   common/spec/         common/, common/spec/
 #   common/              common/ (not common/spec/)
 # (common/ above includes common/spec/.)  Nothing sits in launcher/ itself.
 # launcher/stage/stage_path.h is the one header of the stage engine that
-# a rank reads: pure, it says where a staged entry is on
-# a node and which variable names it, so launch cannot disagree with
-# the stage step that put it there.
+# a rank and the bundled trainer read: pure, it says where a staged
+# entry is on a node and which variable names it, so neither can
+# disagree with the stage step that put it there.
 #
 # Usage: sh tests/lint-layers.sh [ROOT]   (ROOT defaults to .)
 cd "${1:-.}" || exit 2
@@ -35,7 +35,7 @@ function layer_allows(file, inc) {
 	if (file ~ /^common\/spec\//) return inc ~ /^common\//
 	if (file ~ /^common\//) return inc ~ /^common\// && inc !~ /^common\/spec\//
 	if (file ~ /^topology\//) return inc ~ /^(common|topology)\//
-	if (file ~ /^trainer\//) return inc ~ /^(common|trainer)\//
+	if (file ~ /^trainer\//) return inc ~ /^(common|trainer)\// || inc == "launcher/stage/stage_path.h"
 	if (file ~ /^launcher\/doctor\//)
 		return inc ~ /^(common|topology|launcher\/(rank|runs|slurm|container|doctor))\//
 	if (file ~ /^launcher\/runs\//) return inc ~ /^(common|launcher\/(slurm|runs))\//
