@@ -36,8 +36,8 @@ enum { OPT_RUN = 256, OPT_CACHE, OPT_MAX_GB, OPT_ENTRY, OPT_VERIFY, OPT_REPORT, 
        OPT_CLEAR, OPT_MANIFEST };
 
 static const char *const stage_usage[] = {
-	"srun --ntasks-per-node=1 hpctrain stage --run <run>",
-	"hpctrain stage [--cache <dir>] [--max-gb <gb>] [--verify] [--report <file>] --entry <name>=<src>...",
+	"srun --mpi=pmix --ntasks-per-node=1 hpctrain stage --run <run>",
+	"hpctrain stage [<options>] --entry <name>=<src>...",
 	"hpctrain stage --list [--cache <dir>] [--json]",
 	"hpctrain stage --clear [--cache <dir>] [<hash>...]",
 	"hpctrain stage --manifest <src>",
@@ -50,8 +50,8 @@ static const struct opt stage_opts[] = {
 	{ "entry", required_argument, NULL, OPT_ENTRY, "NAME=SRC",
 	  "stage SRC (an absolute path) as NAME; SRC@sha256:HEX pins its manifest (repeatable)" },
 	{ "cache", required_argument, NULL, OPT_CACHE, "DIR",
-	  "the node's cache (%n: the node's name; default: $TMPDIR or /dev/shm, "
-	  "/hpctrain-cache-<uid>)" },
+	  "the node's cache (%n: the node's name; default: "
+	  "$TMPDIR/hpctrain-cache-<uid>, else under /dev/shm)" },
 	{ "max-gb", required_argument, NULL, OPT_MAX_GB, "GB",
 	  "evict least recently used entries not in use above GB (10^9 bytes) after staging" },
 	{ "verify", no_argument, NULL, OPT_VERIFY, NULL,
