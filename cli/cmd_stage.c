@@ -339,6 +339,22 @@ static void summary(const struct stage *st)
 		st->job.seconds);
 }
 
+/* HPCTRAIN_STAGE_DAMAGE=N: the tests' fault, this node's next N copies
+ * written with a flipped byte (verification must catch it). */
+static int damage_copies(void)
+{
+	const char *v = getenv("HPCTRAIN_STAGE_DAMAGE");
+	struct sbuf err = SBUF_INIT;
+	int64_t n = 0;
+
+	if (v && *v && envvar_int("HPCTRAIN_STAGE_DAMAGE", v, 0, 1000, &n, &err)) {
+		fprintf(stderr, "hpctrain stage: warning: %s; ignored\n", err.buf);
+		n = 0;
+	}
+	sbuf_release(&err);
+	return (int)n;
+}
+
 static int run_step(struct stage *st)
 {
 	struct sbuf err = SBUF_INIT, log = SBUF_INIT;
@@ -359,6 +375,7 @@ static int run_step(struct stage *st)
 	}
 	if (!st->run)
 		st->job.cache = cache_of(st);
+	st->job.damage = damage_copies();
 	status = stage_mpi_run(&st->job, st->mpi, &log, &err);
 	if (log.len)
 		fprintf(stderr, "%s", log.buf);

@@ -128,6 +128,30 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 	[ -z "$(find "$W/c" -mindepth 2 -maxdepth 2 -name '[0-9a-f]*' -type d)" ]
 }
 
+@test "a node whose copy fails verification fetches it again, and fails the second time" {
+	local h
+	h=$(hex "$W/src")
+	printf '#!/bin/sh\n[ "$OMPI_COMM_WORLD_RANK" != 1 ] || export HPCTRAIN_STAGE_DAMAGE=$DAMAGE\nexec "$W/node.sh" "$@"\n' >"$W/bad.sh"
+	chmod +x "$W/bad.sh"
+	export DAMAGE=1 W
+	run mpirun --oversubscribe --bind-to none -np 3 "$W/bad.sh" stage --cache "$W/c/%n" \
+		--report "$W/rep-%n.json" --entry ds="$W/src"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ds: the copy failed (the copy of "*" does not match the manifest (size or sha256)); fetching it again"* ]]
+	[ "$(rec n1 '.entries[0].refetched')" -eq 1 ]
+	[ "$(rec n2 '.entries[0].refetched')" -eq 0 ]
+	diff -r "$W/src" "$W/c/n1/$h"
+	rm -rf "$W/c"
+	export DAMAGE=2
+	run mpirun --oversubscribe --bind-to none -np 3 "$W/bad.sh" stage --cache "$W/c/%n" \
+		--report "$W/rep-%n.json" --entry ds="$W/src"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"hpctrain stage: n1: data entry ds: the copy failed twice on this node: the copy of "* ]]
+	[[ "$output" == *"hpctrain stage: n0: staging failed on another node (see its message)"* ]]
+	[ ! -e "$W/c/n1/$h" ]
+	[ -z "$(find "$W/c" -name '.tmp-*')" ]
+}
+
 @test "a file rewritten behind the scan's back is caught as it is read, on every node" {
 	local n
 	hex "$W/src" >/dev/null # the scan's cache now trusts every file
