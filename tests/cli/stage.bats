@@ -237,6 +237,48 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 	[ -d "$W/one/$hc" ]
 }
 
+@test "a file source is the one file of its entry, under each name it is staged as" {
+	local h
+	cp "$W/src/sub/deeper/big" "$W/one.bin"
+	cp "$W/src/sub/deeper/big" "$W/two.bin"
+	h=$(hex "$W/one.bin")
+	[ "$h" = "$(hex "$W/two.bin")" ] # the name is no part of the content
+	run "$HPT" stage --cache "$W/one" --entry a="$W/one.bin"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"a=$W/one/$h/one.bin"* ]]
+	run "$HPT" stage --cache "$W/one" --report "$W/r.json" --entry b="$W/two.bin"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"b=$W/one/$h/two.bin"* ]]
+	[ "$(jq -r '.entries[0].hit' "$W/r.json")" = true ]
+	cmp "$W/two.bin" "$W/one/$h/two.bin"
+}
+
+@test "--verify hashes a cached file whose damage kept its size and mtime" {
+	local h f
+	h=$(hex "$W/src")
+	"$HPT" stage --cache "$W/one" --entry ds="$W/src"
+	f=$W/one/$h/sub/deeper/big
+	touch -r "$f" "$W/when"
+	chmod u+w "$f"
+	printf '\001' | dd of="$f" bs=1 seek=5 conv=notrunc status=none
+	touch -r "$W/when" "$f"
+	run "$HPT" stage --cache "$W/one" --entry ds="$W/src"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *damaged* ]]
+	run "$HPT" stage --cache "$W/one" --verify --entry ds="$W/src"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ds: the cached copy was damaged (sub/deeper/big does not match its sha256)"* ]]
+	diff -r "$W/src" "$W/one/$h"
+}
+
+@test "stage --run says what this build lacks until the spec has a data section" {
+	mkdir -m 700 "$W/run"
+	printf 'version: 1\nname: s\ncommand: [true]\n' >"$W/run/resolved.yaml"
+	run "$HPT" stage --run "$W/run"
+	[ "$status" -eq "$EX_USAGE" ]
+	[[ "$output" == *"hpctrain stage: --run needs the job spec's data: section"* ]]
+}
+
 @test "stage refuses a missing source, a link inside one, and a bad --entry" {
 	ln -s /etc/passwd "$W/src/sub/link"
 	run "$HPT" stage --cache "$W/one" --entry ds="$W/src"
