@@ -17,6 +17,7 @@
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
 #include "common/sbuf.h"                   // defines: struct sbuf
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,12 @@ static char *scan_all(struct step *s, int *status, struct sbuf *err)
 	}
 	if (!*status)
 		text = json_dumps(a, JSON_COMPACT);
+	if (text && strlen(text) > INT_MAX) { /* MPI counts are ints: ~10^7 files */
+		free(text);
+		text = NULL;
+		sbuf_addstr(err, "the manifests exceed 2 GiB of JSON; stage fewer files per entry");
+		*status = HPT_EXIT_FAILURE;
+	}
 	json_decref(a);
 	return text ? text : xstrdup(err->buf);
 }
