@@ -36,8 +36,8 @@ enum { OPT_RUN = 256, OPT_CACHE, OPT_MAX_GB, OPT_ENTRY, OPT_VERIFY, OPT_REPORT, 
        OPT_CLEAR, OPT_MANIFEST };
 
 static const char *const stage_usage[] = {
-	"srun --ntasks-per-node=1 hpctrain stage --run <run>",
-	"hpctrain stage [--cache <dir>] [--max-gb <gb>] [--verify] [--report <file>] --entry <name>=<src>...",
+	"srun --mpi=pmix --ntasks-per-node=1 hpctrain stage --run <run>",
+	"hpctrain stage [<options>] --entry <name>=<src>...",
 	"hpctrain stage --list [--cache <dir>] [--json]",
 	"hpctrain stage --clear [--cache <dir>] [<hash>...]",
 	"hpctrain stage --manifest <src>",
@@ -50,8 +50,8 @@ static const struct opt stage_opts[] = {
 	{ "entry", required_argument, NULL, OPT_ENTRY, "NAME=SRC",
 	  "stage SRC (an absolute path) as NAME; SRC@sha256:HEX pins its manifest (repeatable)" },
 	{ "cache", required_argument, NULL, OPT_CACHE, "DIR",
-	  "the node's cache (%n: the node's name; default: $TMPDIR or /dev/shm, "
-	  "/hpctrain-cache-<uid>)" },
+	  "the node's cache (%n: the node's name; default: "
+	  "$TMPDIR/hpctrain-cache-<uid>, else under /dev/shm)" },
 	{ "max-gb", required_argument, NULL, OPT_MAX_GB, "GB",
 	  "evict least recently used entries not in use above GB (10^9 bytes) after staging" },
 	{ "verify", no_argument, NULL, OPT_VERIFY, NULL,
@@ -339,6 +339,22 @@ static void summary(const struct stage *st)
 		st->job.seconds);
 }
 
+/* HPCTRAIN_STAGE_DAMAGE=N: the tests' fault, this node's next N copies
+ * written with a flipped byte (verification must catch it). */
+static int damage_copies(void)
+{
+	const char *v = getenv("HPCTRAIN_STAGE_DAMAGE");
+	struct sbuf err = SBUF_INIT;
+	int64_t n = 0;
+
+	if (v && *v && envvar_int("HPCTRAIN_STAGE_DAMAGE", v, 0, 1000, &n, &err)) {
+		fprintf(stderr, "hpctrain stage: warning: %s; ignored\n", err.buf);
+		n = 0;
+	}
+	sbuf_release(&err);
+	return (int)n;
+}
+
 static int run_step(struct stage *st)
 {
 	struct sbuf err = SBUF_INIT, log = SBUF_INIT;
@@ -359,6 +375,7 @@ static int run_step(struct stage *st)
 	}
 	if (!st->run)
 		st->job.cache = cache_of(st);
+	st->job.damage = damage_copies();
 	status = stage_mpi_run(&st->job, st->mpi, &log, &err);
 	if (log.len)
 		fprintf(stderr, "%s", log.buf);

@@ -15,3 +15,9 @@ STAGE_SHELL = launcher/stage/stage_scan.c launcher/stage/stage_cache.c \
 STAGE_MPI   = launcher/stage/stage_mpi.c
 
 $(OBJ)/launcher/stage/stage_mpi.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
+UNIT_TESTS += test_stage_manifest test_stage_path test_stage_plan test_stage_cache
+UNIT_SRC_test_stage_manifest = $(STAGE_CORE) common/sbuf.c
+UNIT_SRC_test_stage_path     = $(STAGE_CORE) common/sbuf.c
+UNIT_SRC_test_stage_plan     = $(STAGE_CORE) common/sbuf.c
+UNIT_SRC_test_stage_cache    = $(STAGE_CORE) $(STAGE_SHELL) common/fileio.c common/jsonfile.c \
+                               common/isotime.c common/sbuf.c

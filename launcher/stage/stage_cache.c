@@ -384,6 +384,12 @@ int stage_cache_hold(const char *cache, const char *hash)
 			ufd = lock_open(use, LOCK_SH, false);
 		else
 			errno = ENOENT;
+		if (ufd >= 0) { /* a use: the record's mtime is the last one */
+			char *rec = entry_file(cache, hex, ".json");
+
+			utimensat(AT_FDCWD, rec, NULL, AT_SYMLINK_NOFOLLOW);
+			free(rec);
+		}
 		close(ffd);
 	}
 	free(fetch);

@@ -37,6 +37,7 @@ struct stage_job {
 	char *cache;         /* this node's cache directory */
 	uint64_t max_bytes;  /* evict least recently used entries above it; 0: no limit */
 	bool verify;         /* hash every cached file, not only those whose mtime moved */
+	int damage;          /* tests: damage this node's next N copies as they are written */
 
 	/* this node's totals, for the record */
 	double seconds;

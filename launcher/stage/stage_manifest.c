@@ -27,8 +27,11 @@ void stage_manifest_add(struct stage_manifest *m, const char *path, uint64_t siz
 {
 	struct stage_file *f;
 
-	/* grows one by one: realloc's own doubling keeps it amortised */
-	m->v = xrealloc(m->v, (m->n + 1) * sizeof(*m->v));
+	/* the struct has no capacity field (the agreed interface): grow to
+	 * the next power of two when n reaches one, so adding stays
+	 * amortised O(1) for a data set of millions of files */
+	if (m->n < 8 ? !m->v : !(m->n & (m->n - 1)))
+		m->v = xrealloc(m->v, (m->n < 8 ? 8 : 2 * m->n) * sizeof(*m->v));
 	f = &m->v[m->n++];
 	f->path = xstrdup(path);
 	f->size = size;

@@ -17,6 +17,7 @@
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
 #include "common/sbuf.h"                   // defines: struct sbuf
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,12 @@ static char *scan_all(struct step *s, int *status, struct sbuf *err)
 	}
 	if (!*status)
 		text = json_dumps(a, JSON_COMPACT);
+	if (text && strlen(text) > INT_MAX) { /* MPI counts are ints: ~10^7 files */
+		free(text);
+		text = NULL;
+		sbuf_addstr(err, "the manifests exceed 2 GiB of JSON; stage fewer files per entry");
+		*status = HPT_EXIT_FAILURE;
+	}
 	json_decref(a);
 	return text ? text : xstrdup(err->buf);
 }
@@ -146,8 +153,17 @@ static int manifests(struct step *s, struct sbuf *err)
 
 /* --- the cache --- */
 
+/* Claims the entries this node has not settled: without
+ * STAGE_CACHE_WAIT, those unclaimed (the first round, or a copy that
+ * failed), not waiting for another process's fetch (BUSY); with it, only
+ * the BUSY ones, waiting.  A wait never ends holding a fetch lock: a
+ * MISS found after it is let go and claimed again in the next round.
+ * So a rank blocked on another job's lock holds none its peers or that
+ * job could be waiting for, and two jobs sharing nodes cannot deadlock. */
 static int claim_all(struct step *s, unsigned flags, bool first, struct sbuf *err)
 {
+	bool wait = flags & STAGE_CACHE_WAIT;
+
 	for (size_t e = 0; e < s->j->n; e++) {
 		struct stage_entry *en = &s->j->v[e];
 		struct stage_claim *c = &s->claim[e];
@@ -155,9 +171,7 @@ static int claim_all(struct step *s, unsigned flags, bool first, struct sbuf *er
 		double t0 = now_s();
 		int rc;
 
-		if (c->state == STAGE_CLAIM_HIT || c->state == STAGE_CLAIM_MISS)
-			continue;
-		if (c->state == STAGE_CLAIM_BUSY && !(flags & STAGE_CACHE_WAIT))
+		if (c->state != (wait ? STAGE_CLAIM_BUSY : STAGE_CLAIM_NONE))
 			continue;
 		rc = stage_cache_claim(s->j->cache, &s->m[e], s->file_name[e],
 				       flags | (s->j->verify ? STAGE_CACHE_VERIFY : 0), c, &note, err);
@@ -170,8 +184,10 @@ static int claim_all(struct step *s, unsigned flags, bool first, struct sbuf *er
 			sbuf_addf(s->log, "%s: the cached copy was damaged (%s); fetching it again\n",
 				  en->name, note.buf);
 		}
-		if (first || (flags & STAGE_CACHE_WAIT))
+		if (first || wait)
 			en->hit = c->state == STAGE_CLAIM_HIT;
+		if (wait && c->state == STAGE_CLAIM_MISS)
+			stage_claim_release(c);
 		en->seconds += now_s() - t0;
 		sbuf_release(&note);
 	}
@@ -272,6 +288,7 @@ static int settle(struct step *s, size_t e, struct stage_sink *sink, struct sbuf
 	}
 	if (!sink->failed)
 		sbuf_addstr(&sink->err, why.buf);
+	stage_claim_release(&s->claim[e]); /* claimed again, without waiting, next round */
 	if (++s->failures[e] >= 2) {
 		sbuf_addf(err, "data entry %s: the copy failed twice on this node: %s", en->name,
 			  sink->err.buf);
@@ -306,6 +323,10 @@ static int transfer(struct step *s, size_t e, const unsigned char *lacks, int *c
 	if (place >= 0 && writes && stage_sink_open(&sink, s->j->cache, &s->m[e], s->file_name[e], &why)) {
 		sink.failed = true;
 		sbuf_addstr(&sink.err, why.buf);
+	}
+	if (place >= 0 && writes && s->j->damage > 0 && s->m[e].bytes) {
+		sink.damage = true;
+		s->j->damage--;
 	}
 	if (place == 0)
 		status = send_stream(s, e, next, writes ? &sink : NULL, &why);

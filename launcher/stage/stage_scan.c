@@ -118,7 +118,7 @@ static int add_file(const char *fpath, const struct stat *sb, const char *rel)
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != sb->st_ino ||
 	    st.st_size != sb->st_size || mtime_ns_of(&st) != mtime_ns_of(sb)) {
-		sbuf_addf(walk.err, "%s changed while the data set was scanned", fpath);
+		sbuf_addf(walk.err, "%s changed while it was read (its size or mtime moved)", fpath);
 		close(fd);
 		return HPT_EXIT_FAILURE;
 	}

@@ -140,6 +140,21 @@ int stage_sink_write(struct stage_sink *s, const void *buf, size_t n)
 		if (!n)
 			return 0;
 		k = f->size - s->off < n ? (size_t)(f->size - s->off) : n;
+		if (s->damage && k) {
+			/* a fault the tests inject: the byte as a bad disk or
+			 * link would have it, hashed as written */
+			unsigned char bad = p[0] ^ 1;
+
+			s->damage = false;
+			if (write(s->fd, &bad, 1) != 1)
+				return fail(s, "cannot write", rel_of(s));
+			EVP_DigestUpdate(s->ctx, &bad, 1);
+			s->off++;
+			s->bytes++;
+			p++;
+			n--;
+			k--;
+		}
 		EVP_DigestUpdate(s->ctx, p, k);
 		s->off += k;
 		s->bytes += k;

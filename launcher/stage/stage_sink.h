@@ -29,6 +29,7 @@ struct stage_sink {
 	int64_t *mtimes;     /* each file's mtime once written, in manifest order */
 	uint64_t bytes;      /* bytes written */
 	bool failed;
+	bool damage;         /* tests: write the stream's first byte flipped */
 	struct sbuf err;
 };
 
