@@ -36,9 +36,7 @@ STAGE_SRC    = $(CLI_STAGE) $(STAGE_CORE) $(STAGE_SHELL) $(STAGE_MPI) $(SPEC_COR
 TEST_BINS += bin/hpctrain-doctor bin/hpctrain-report bin/hpctrain-stage
 
 $(OBJ)/cli/cmd_doctor.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi munge)
-# common/spec/spec.h has struct job_data: stage --run reads the job's entries.
-$(OBJ)/cli/cmd_stage.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi) -DHPT_SPEC_HAS_DATA
-$(OBJ)/cli/stage_job.o: HPT_CFLAGS += -DHPT_SPEC_HAS_DATA
+$(OBJ)/cli/cmd_stage.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
 
 bin/hpctrain: $(call obj,$(HPCTRAIN_SRC))
 	@mkdir -p $(@D)

@@ -1,7 +1,6 @@
 /* stage_job.c - a job's data.stage entries as a staging step's entries
  * (see cli/stage_job.h).  Pure adapter: struct job in, struct stage_job
- * out.  Built only once common/spec/spec.h has struct job_data
- * (cli/build.mk, HPT_SPEC_HAS_DATA). */
+ * out. */
 #include "cli/stage_job.h"             // defines: stage_entries_from_job
 #include "common/exitcode.h"           // defines: HPT_EXIT_*
 #include "common/sbuf.h"               // defines: struct sbuf

@@ -5,8 +5,8 @@
 # second run is all hits; a flipped byte and a truncated file are fetched
 # again; a source that changes fails the step on every node, naming the
 # file; two stagings into one cache copy once; --list, --clear and
-# eviction keep an entry in use.  A data set of a few hundred small files
-# (a few MB) keeps it short.
+# eviction keep an entry in use; --run stages a run's pinned entries.
+# A data set of a few hundred small files (a few MB) keeps it short.
 
 load common
 
@@ -271,12 +271,27 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 	diff -r "$W/src" "$W/one/$h"
 }
 
-@test "stage --run says what this build lacks until the spec has a data section" {
+@test "stage --run stages a run's pinned data.stage entries where launch looks for them" {
 	mkdir -m 700 "$W/run"
-	printf 'version: 1\nname: s\ncommand: [true]\n' >"$W/run/resolved.yaml"
+	printf 'version: 1\nname: s\ncommand: [true]\nbinding: {cpu: none}\ndata: {stage: [{name: ds, src: %s}], cache: {dir: %s}}\n' \
+		"$W/src" "$W/cache" >"$W/s.yaml"
+	"$HPT" validate --print-resolved "$W/s.yaml" >"$W/run/resolved.yaml"
 	run "$HPT" stage --run "$W/run"
-	[ "$status" -eq "$EX_USAGE" ]
-	[[ "$output" == *"hpctrain stage: --run needs the job spec's data: section"* ]]
+	[ "$status" -eq 0 ]
+	h=$(sed -n 's/^    manifest: "sha256:\(.*\)"$/\1/p' "$W/run/resolved.yaml")
+	diff -r "$W/src" "$W/cache/$h"
+	jq -e --arg p "$W/cache/$h" '.entries[0].name == "ds" and .entries[0].path == $p' "$W/run/stage/"*.json
+	run --separate-stderr "$HPT" launch --run "$W/run" --dry-run -- prog
+	jq -e --arg p "$W/cache/$h" '.env.HPCTRAIN_DATA_DS == $p' <<<"$output"
+}
+
+@test "stage --run refuses an entry that submit did not pin" {
+	mkdir -m 700 "$W/run"
+	printf 'version: 1\nname: s\ncommand: [true]\ndata: {stage: [{name: ds, src: %s}]}\n' "$W/src" \
+		>"$W/run/resolved.yaml"
+	run "$HPT" stage --run "$W/run"
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[[ "$output" == *"data.stage ds: no pinned manifest; run the job through hpctrain submit"* ]]
 }
 
 @test "stage refuses a missing source, a link inside one, and a bad --entry" {
