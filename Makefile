@@ -1,7 +1,7 @@
 # hpctrain - build, test, install.
 #
 #   make            build bin/hpctrain and the programs it execs: bin/hpctrain-train,
-#                   bin/hpctrain-doctor and bin/hpctrain-report
+#                   bin/hpctrain-doctor, bin/hpctrain-report and bin/hpctrain-stage
 #   make deps       install missing Debian packages (apt-get, needs root)
 #   make check      deps + build + every test (unit, ASan/UBSan, CLI, docs, fuzz corpus)
 #   make demo       the most complete real job this version can run
@@ -73,7 +73,7 @@ SAN_FLAGS   = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 # Every program and test links with the builder's flags.
 LINK        = $(CC) $(CFLAGS) $(LDFLAGS)
 
-all: bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor bin/hpctrain-report
+all: bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor bin/hpctrain-report bin/hpctrain-stage
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(@D)
@@ -160,7 +160,7 @@ bench:
 	@$(MAKE) --no-print-directory all $(BENCH_TARGETS)
 	@sh tests/bench.sh
 
-PROGRAMS = hpctrain hpctrain-train hpctrain-doctor hpctrain-report
+PROGRAMS = hpctrain hpctrain-train hpctrain-doctor hpctrain-report hpctrain-stage
 MAN1     = $(notdir $(wildcard man/*.1))
 MAN5     = $(notdir $(wildcard man/*.5))
 TEMPLATES = $(notdir $(wildcard templates/*.yaml))

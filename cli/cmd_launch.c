@@ -6,7 +6,10 @@
  * it (launcher/supervise/supervise.h).  A job with container.image runs
  * the program through its runtime (launcher/container/container_wrap.h),
  * wrapped after the plan is applied (launch_container.c); what the rank
- * got is checked against the plan first (launch_contract.c). */
+ * got is checked against the plan first (launch_contract.c).  Each
+ * staged data.stage entry's copy on the node reaches the program as
+ * HPCTRAIN_DATA_<NAME> (launcher/rank/data_env.h); with container.stage
+ * the image's copy is the one started. */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_launch
 #include "cli/launch.h"       // defines: struct launch, launch_contract_check, launch_container_wrap, launch_container_report
@@ -18,6 +21,7 @@
 #include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/rank/bind.h"    // defines: bind_apply
+#include "launcher/rank/data_env.h" // defines: data_env_plan, data_env_local_check, data_env_add
 #include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
 #include "launcher/rank/rank.h"    // defines: rank_discover, struct rank_info
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
@@ -264,6 +268,10 @@ static void say_verbose(const struct launch *l)
 		fprintf(stderr, "hpctrain launch: rank %u: cpu %s\n", l->ri.rank, l->bound.cpu_note);
 	if (l->bound.mem_note && !l->bound.mem_applied)
 		fprintf(stderr, "hpctrain launch: rank %u: memory %s\n", l->ri.rank, l->bound.mem_note);
+	for (size_t i = 0; i < l->data.n; i++)
+		fprintf(stderr, "hpctrain launch: rank %u: data %s=%s (%s)\n", l->ri.rank,
+			l->data.v[i].var, l->data.v[i].path,
+			l->data.v[i].path == l->data.v[i].src ? "the source" : "staged");
 	sbuf_release(&cpus);
 }
 
@@ -329,10 +337,27 @@ static void launch_release(struct launch *l)
 	envplan_cvd_release(&l->cvd);
 	env_list_release(&l->env);
 	env_list_release(&l->planned_env);
+	data_env_release(&l->data);
+	env_list_release(&l->data_env);
 	bind_result_release(&l->bound);
 	/* after the program: the node's last rank unmounts the image */
 	container_wrap_release(&l->wrapped);
 	container_wrap_preview_release(&l->preview);
+}
+
+/* Where each staged entry is on this node; a copy that is not there
+ * (no stage step ran) leaves the rank on its source, said once. */
+static void plan_data(struct launch *l)
+{
+	struct sbuf missing = SBUF_INIT;
+
+	data_env_plan(&l->job, getenv("TMPDIR"), (unsigned)getuid(), &l->data);
+	if (data_env_local_check(&l->data, &missing))
+		fprintf(stderr, "hpctrain launch: rank %u: warning: not staged on this node (no "
+			"stage step ran?): %s; reading the source on the shared file system\n",
+			l->ri.rank, missing.buf);
+	data_env_add(&l->data, &l->data_env);
+	sbuf_release(&missing);
 }
 
 static int run(struct launch *l, char **argv)
@@ -358,6 +383,9 @@ static int run(struct launch *l, char **argv)
 	in.nic_none = l->policy.nic == PLAN_NIC_NONE;
 	in.socket_ifname = l->socket_ifname;
 	in.nccl_net_set = getenv("NCCL_NET") != NULL;
+	if (l->have_job)
+		plan_data(l);
+	in.data = &l->data_env;
 	envplan_build(&in, &l->planned_env);
 	in.user = l->have_job ? &l->job.env : NULL;
 	envplan_build(&in, &l->env);

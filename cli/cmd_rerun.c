@@ -6,6 +6,7 @@
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"       // defines: cmd_rerun
 #include "cli/image_pin.h"     // defines: image_pin_unchanged
+#include "cli/data_pin.h"      // defines: data_pin_unchanged
 #include "cli/submit_report.h" // defines: submit_report, submit_report_exclude
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
@@ -22,11 +23,11 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { OPT_EXCLUDE = 256, OPT_NO_LEDGER, OPT_ALL, OPT_IMAGE_CHANGED_OK };
+enum { OPT_EXCLUDE = 256, OPT_NO_LEDGER, OPT_ALL, OPT_IMAGE_CHANGED_OK, OPT_DATA_CHANGED_OK };
 
 static const char *const rerun_usage[] = {
-	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--json] (<run> | <jobid> | <name>)",
-	"hpctrain rerun [--all] [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--json] <sweep>",
+	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--data-changed-ok] [--json] (<run> | <jobid> | <name>)",
+	"hpctrain rerun [--all] [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--data-changed-ok] [--json] <sweep>",
 	NULL,
 };
 
@@ -39,6 +40,8 @@ static const struct opt rerun_opts[] = {
 	  "for a sweep: run every point again, not only those that did not complete" },
 	{ "image-changed-ok", no_argument, NULL, OPT_IMAGE_CHANGED_OK, NULL,
 	  "run again even though the container image's content differs from the run's" },
+	{ "data-changed-ok", no_argument, NULL, OPT_DATA_CHANGED_OK, NULL,
+	  "run again even though a data.stage entry's content differs from the run's" },
 	{ "json", no_argument, NULL, 'j', NULL, "print the new attempt's record as JSON" },
 	OPT_HELP,
 	OPT_END,
@@ -55,7 +58,7 @@ static const struct opt_cmd rerun_cmd = {
 /* A new attempt of run: its spec re-resolved as it was, rendered once
  * with the nodes to leave out, submitted. */
 static int rerun(const struct rundir *found, const char *exclude, int ledger, int json,
-		 int changed_ok, const char *exe)
+		 int changed_ok, int data_ok, const char *exe)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf err = SBUF_INIT;
@@ -67,6 +70,8 @@ static int rerun(const struct rundir *found, const char *exclude, int ledger, in
 	status = attempt_load_run(&at, found, &dl, &err);
 	if (!status)
 		status = image_pin_unchanged(&at.job, "rerun", changed_ok);
+	if (!status)
+		status = data_pin_unchanged(&at.job, "rerun", data_ok);
 	if (!status && !(status = hpt_slurm_init(&err))) {
 		status = submit_report_exclude(exclude, ledger, &at.exclude, &err);
 		if (!status)
@@ -90,7 +95,7 @@ static int rerun(const struct rundir *found, const char *exclude, int ledger, in
 
 /* What the user named: a run, a job's run, or a sweep. */
 static int rerun_of(const char *arg, const char *exclude, int ledger, int json, int all,
-		    int changed_ok)
+		    int changed_ok, int data_ok)
 {
 	struct sbuf err = SBUF_INIT;
 	struct runref ref = RUNREF_INIT;
@@ -113,11 +118,12 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 	} else if (ref.kind == RUNREF_SWEEP) {
 		struct sweep_request req = { .where = ref.sweep, .exclude = exclude,
 					     .no_ledger = !ledger, .json = json, .hpctrain = exe,
-					     .image_changed_ok = changed_ok };
+					     .image_changed_ok = changed_ok,
+					     .data_changed_ok = data_ok };
 
 		status = submit_sweep_rerun(&req, ref.sweep, all);
 	} else {
-		status = rerun(&ref.rd, exclude, ledger, json, changed_ok, exe);
+		status = rerun(&ref.rd, exclude, ledger, json, changed_ok, data_ok, exe);
 	}
 	runref_release(&ref);
 	sbuf_release(&err);
@@ -126,7 +132,7 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 
 int cmd_rerun(int argc, char **argv)
 {
-	int c, json = 0, ledger = 1, all = 0, changed_ok = 0;
+	int c, json = 0, ledger = 1, all = 0, changed_ok = 0, data_ok = 0;
 	const char *exclude = NULL;
 	struct sbuf err = SBUF_INIT;
 
@@ -153,6 +159,9 @@ int cmd_rerun(int argc, char **argv)
 		case OPT_IMAGE_CHANGED_OK:
 			changed_ok = 1;
 			break;
+		case OPT_DATA_CHANGED_OK:
+			data_ok = 1;
+			break;
 		case 'h':
 			opt_usage(stdout, &rerun_cmd);
 			return HPT_EXIT_OK;
@@ -164,5 +173,5 @@ int cmd_rerun(int argc, char **argv)
 		return opt_error(&rerun_cmd, optind >= argc ? "no run given" : "one run at a time");
 	if (opt_check_operands(&rerun_cmd, argc, argv, optind))
 		return HPT_EXIT_USAGE;
-	return rerun_of(argv[optind], exclude, ledger, json, all, changed_ok);
+	return rerun_of(argv[optind], exclude, ledger, json, all, changed_ok, data_ok);
 }

@@ -6,6 +6,7 @@
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_submit
 #include "cli/image_pin.h"    // defines: image_pin
+#include "cli/data_pin.h"     // defines: data_pin, data_pin_describe, data_pin_json
 #include "cli/submit_report.h" // defines: submit_report, submit_report_exclude
 #include "cli/submit_sweep.h"  // defines: submit_sweep
 #include "common/spec/sweep.h" // defines: struct sweep, sweep_parse, SWEEP_BAD_FLAG
@@ -119,9 +120,9 @@ static int plan_for(const struct job *job, const char *file, struct sbuf *text, 
 	return status;
 }
 
-static int dry_run(struct attempt *at, const struct submit_args *a)
+static int dry_run(struct attempt *at, const struct submit_args *a, const size_t *files)
 {
-	struct sbuf plan = SBUF_INIT;
+	struct sbuf plan = SBUF_INIT, staged = SBUF_INIT;
 	json_t *plan_json = NULL;
 	int status = HPT_EXIT_OK;
 
@@ -136,10 +137,14 @@ static int dry_run(struct attempt *at, const struct submit_args *a)
 
 		if (plan_json)
 			json_object_set_new(doc, "plan", plan_json);
+		json_object_set_new(doc, "stage", data_pin_json(&at->job, files));
 		status = json_print(doc);
 		goto out;
 	}
 	fputs(at->script.buf, stdout);
+	data_pin_describe(&at->job, files, &staged);
+	if (staged.len) /* comments, so that the output stays a valid script */
+		printf("\n%s", staged.buf);
 	if (a->topology) {
 		/* as comments, so that the output stays a valid script */
 		printf("\n# binding plan for each node, from %s:\n# ", a->topology);
@@ -151,6 +156,7 @@ static int dry_run(struct attempt *at, const struct submit_args *a)
 	}
 out:
 	sbuf_release(&plan);
+	sbuf_release(&staged);
 	return status;
 }
 
@@ -274,6 +280,7 @@ static int submit_one(struct submit_args *a, const char *where, const struct sbu
 {
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct attempt at;
+	size_t *files = NULL;
 	int status = HPT_EXIT_OK;
 
 	attempt_init(&at);
@@ -281,6 +288,10 @@ static int submit_one(struct submit_args *a, const char *where, const struct sbu
 		status = HPT_EXIT_BAD_SPEC;
 	if (!status)
 		status = image_pin(&at.job, "submit", 0);
+	if (!status) {
+		files = xcalloc(at.job.data.nstage + 1, sizeof(*files));
+		status = data_pin(&at.job, "submit", files);
+	}
 	if (!status)
 		status = attempt_resolve(&at);
 	if (!status && a->dry_run) {
@@ -289,7 +300,8 @@ static int submit_one(struct submit_args *a, const char *where, const struct sbu
 	}
 	diag_report(stderr, &dl);
 	if (!status)
-		status = a->dry_run ? dry_run(&at, a) : submit(&at, a, exe);
+		status = a->dry_run ? dry_run(&at, a, files) : submit(&at, a, exe);
+	free(files);
 	attempt_release(&at);
 	diag_list_release(&dl);
 	return status;
@@ -322,7 +334,7 @@ int cmd_submit(int argc, char **argv)
 		status = opt_error(&submit_cmd, "--topology takes one job, not a sweep");
 	if (!status && sw.naxes) {
 		struct sweep_request req = { where.buf, text.buf, text.len, &a.sets, &sw,
-					     a.exclude, a.no_ledger, a.dry_run, a.json, exe, 0 };
+					     a.exclude, a.no_ledger, a.dry_run, a.json, exe, 0, 0 };
 
 		status = submit_sweep(&req);
 	} else if (!status) {

@@ -3,6 +3,7 @@
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_validate
 #include "cli/image_pin.h"    // defines: image_pin
+#include "cli/data_pin.h"     // defines: data_pin
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/opt.h"          // defines: struct opt, opt_next
@@ -99,6 +100,8 @@ static int validate_one(const char *arg, const struct validate_opts *o, int many
 
 	if (!status)
 		status = image_pin(&job, "validate", 1);
+	if (!status)
+		status = data_pin(&job, "validate", NULL);
 	if (!status) {
 		if (spec_emit_resolved(&job, &resolved)) {
 			diag_add(&dl, DIAG_ERROR, where.buf, 0, 0, "", "cannot emit the resolved form");

@@ -10,6 +10,7 @@
 #include "common/spec/spec.h"                  // defines: struct job
 #include "launcher/container/container_wrap.h" // defines: struct container_run
 #include "launcher/rank/bind.h"                // defines: struct bind_result
+#include "launcher/rank/data_env.h"            // defines: struct data_env
 #include "launcher/rank/env_list.h"            // defines: struct env_list
 #include "launcher/rank/envplan.h"             // defines: struct envplan_cvd
 #include "launcher/rank/rank.h"                // defines: struct rank_info
@@ -37,6 +38,8 @@ struct launch {
 	struct envplan_cvd cvd;
 	struct env_list env;         /* what the program gets: the plan's, then the spec's env */
 	struct env_list planned_env; /* the plan's alone, for the contract */
+	struct data_env data;        /* the staged entries' paths on this node */
+	struct env_list data_env;    /* their HPCTRAIN_DATA_* variables */
 	struct bind_result bound;
 	struct container_run wrapped; /* the program in the job's container, when it has one */
 	struct container_preview preview; /* the same, as a dry run would run it */

@@ -57,7 +57,8 @@ int launch_container_wrap(struct launch *l, char **argv)
 	struct sbuf cpus = SBUF_INIT, mems = SBUF_INIT, err = SBUF_INIT;
 	struct container_wrap_in in = { .job = &l->job, .run = l->run, .rank = l->ri.rank,
 					.local_size = l->ri.local_size, .supervised = l->supervise,
-					.argv = argv };
+					.argv = argv, .image = l->data.image };
+	const char **dirs = xcalloc(l->data.n + 1, sizeof(*dirs));
 	static const int status_of[] = { [CONTAINER_WRAP_NO_RUNTIME] = HPT_EXIT_NOTFOUND,
 					 [CONTAINER_WRAP_NO_IMAGE] = HPT_EXIT_NO_INPUT,
 					 [CONTAINER_WRAP_REFUSED] = HPT_EXIT_BAD_SPEC,
@@ -72,9 +73,18 @@ int launch_container_wrap(struct launch *l, char **argv)
 		bitmap_format_list(&s->nodeset, &mems);
 		in.mems = mems.buf;
 	}
+	/* the cache, and the sources of entries read in place of a copy,
+	 * at the paths HPCTRAIN_DATA_* name */
+	if (l->data.cache)
+		dirs[in.ndirs++] = l->data.cache;
+	for (size_t i = 0; i < l->data.n; i++)
+		if (l->data.v[i].path == l->data.v[i].src)
+			dirs[in.ndirs++] = l->data.v[i].src;
+	in.dirs = dirs;
 	ensure_user();
 	rc = l->dry_run ? container_wrap_preview(&in, &l->preview, &err)
 			: container_wrap(&in, &l->wrapped, &err);
+	free(dirs);
 	if (rc)
 		fprintf(stderr, "hpctrain launch: rank %u: %s\n", l->ri.rank, err.buf);
 	sbuf_release(&cpus);

@@ -46,6 +46,8 @@ static const struct command commands[] = {
 	{ .name = "rerun", .fn = cmd_rerun, .summary = "submit a run again as a new attempt of the same run" },
 	{ .name = "doctor", .summary = "check every node of an allocation before it trains; keep a ledger of bad nodes (runs hpctrain-doctor)",
 	  .program = "doctor" },
+	{ .name = "stage", .summary = "copy data sets to every node's cache from one read of the shared file system (runs hpctrain-stage)",
+	  .program = "stage" },
 	{ .name = "report", .summary = "chart a run or a sweep as PNG files, with a text summary and report.md (runs hpctrain-report)",
 	  .program = "report" },
 	{ .name = "train", .summary = "train a model with the bundled trainer (runs hpctrain-train)",

@@ -12,6 +12,7 @@
 #include "common/sbuf.h"                 // defines: struct sbuf
 #include "common/spec/spec.h"            // defines: spec_load
 #include "cli/image_pin.h"                // defines: image_pin, image_pin_unchanged
+#include "cli/data_pin.h"                 // defines: data_pin, data_pin_unchanged
 #include "common/spec/specfile.h"        // defines: struct specfile_overrides
 #include "common/spec/sweep.h"           // defines: struct sweep, sweep_point
 #include "launcher/runs/attempt.h"       // defines: attempt_resolve, attempt_render
@@ -66,6 +67,8 @@ static int load_point(const struct sweep_request *req, size_t i,
 	pt->index = i;
 	status = spec_load(req->where, req->text, req->len, all, n + sp.n, &pt->at.job, &mine)
 			 ? HPT_EXIT_BAD_SPEC : image_pin(&pt->at.job, "submit", 0);
+	if (!status)
+		status = data_pin(&pt->at.job, "submit", NULL);
 	if (!status)
 		status = attempt_resolve(&pt->at);
 	diag_merge(dl, &mine);
@@ -307,7 +310,8 @@ int submit_sweep_rerun(const struct sweep_request *req, const char *record, int 
 		fprintf(stderr, "hpctrain rerun: nothing to rerun in %s: every point completed "
 			"(--all runs them all again)\n", pl.name);
 	for (size_t i = 0; !status && i < pl.n; i++)
-		status = image_pin_unchanged(&pl.p[i].at.job, "rerun", req->image_changed_ok);
+		if (!(status = image_pin_unchanged(&pl.p[i].at.job, "rerun", req->image_changed_ok)))
+			status = data_pin_unchanged(&pl.p[i].at.job, "rerun", req->data_changed_ok);
 	if (!status && pl.n)
 		status = submit_all(&pl, req);
 	hpt_slurm_fini();

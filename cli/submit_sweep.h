@@ -19,6 +19,7 @@ struct sweep_request {
 	int no_ledger, dry_run, json;
 	const char *hpctrain; /* absolute path of this executable */
 	int image_changed_ok; /* rerun: submit points whose image changed */
+	int data_changed_ok;  /* rerun: submit points whose staged data changed */
 };
 
 /* Loads every point; one bad point refuses the whole sweep

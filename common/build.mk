@@ -7,6 +7,7 @@
 # Pure cores, unit-tested directly; every binary links them.
 SPEC_CORE  = common/sbuf.c common/diag.c common/suggest.c common/isotime.c common/envvar.c \
              common/spec/ynode.c common/spec/spec_schema.c common/spec/spec_scalar.c common/spec/spec_value.c \
+             common/spec/spec_stage.c \
              common/spec/spec.c common/spec/spec_emit.c common/spec/template.c \
              common/spec/sweep.c
 # Their shells: files (and JSON files), options, the template directory, a
@@ -18,9 +19,10 @@ SPEC_SHELL = common/opt.c common/fileio.c common/jsonfile.c common/spec/template
 HPCTRAIN_PKGS += yaml-0.1 jansson libcrypto
 DEBIAN_PKGS   += libyaml-dev libjansson-dev libssl-dev zlib1g-dev
 
-UNIT_TESTS += test_spec test_template test_sweep test_ynode test_suggest test_diag test_sbuf \
+UNIT_TESTS += test_spec test_spec_stage test_template test_sweep test_ynode test_suggest test_diag test_sbuf \
               test_fileio test_envvar
 UNIT_SRC_test_spec      = $(SPEC_CORE)
+UNIT_SRC_test_spec_stage = $(SPEC_CORE)
 UNIT_SRC_test_template  = $(SPEC_CORE)
 UNIT_SRC_test_sweep     = $(SPEC_CORE)
 UNIT_SRC_test_ynode  = $(SPEC_CORE)

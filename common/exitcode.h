@@ -23,6 +23,8 @@ enum hpt_exit {
 				   (or, binding.contract: fail, a rank did not get its plan) */
 	HPT_EXIT_IO = 8,          /* writing an output file or directory failed (or a run directory
 				   another user owns or may write was refused) */
+	HPT_EXIT_CHANGED = 9,     /* stage: a data set differs from the manifest pinned at submit;
+				   submit the job again */
 	HPT_EXIT_INTERNAL = 70,   /* internal error: a bug in hpctrain, or out of memory */
 	HPT_EXIT_PREEMPTED = 75,  /* training stopped at a checkpoint on a preemption signal; requeue it */
 	HPT_EXIT_STALLED = 76,    /* launch --supervise: no rank made progress; stacks in RUN/autopsy.txt */

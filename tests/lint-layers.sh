@@ -3,7 +3,7 @@
 # point one way, commands -> launcher/topology/trainer -> spec -> base,
 # and inside launcher/ from concern to concern (doctor -> runs -> slurm,
 # doctor -> rank -> topology, doctor -> container; supervise, report and
-# container stand apart from the rest); and no
+# container stand apart from the rest; so does stage); and no
 # header includes itself through others.  Prints each offence as
 # FILE:LINE and exits 1 when there is one.
 #
@@ -11,15 +11,20 @@
 #   launcher/doctor/     common/, topology/, launcher/{rank,runs,slurm,container,doctor}/
 #   launcher/runs/       common/, launcher/{slurm,runs}/
 #   launcher/slurm/      common/, launcher/slurm/
-#   launcher/rank/       common/, topology/, launcher/rank/
+#   launcher/rank/       common/, topology/, launcher/rank/, launcher/stage/stage_path.h
 #   launcher/supervise/  common/, launcher/supervise/
 #   launcher/report/     common/, launcher/report/
 #   launcher/container/  common/, launcher/container/
-#   trainer/             common/, trainer/
+#   launcher/stage/      common/, launcher/stage/
+#   trainer/             common/, trainer/, launcher/stage/stage_path.h
 #   topology/            common/, topology/
 #   common/spec/         common/, common/spec/
 #   common/              common/ (not common/spec/)
 # (common/ above includes common/spec/.)  Nothing sits in launcher/ itself.
+# launcher/stage/stage_path.h is the one header of the stage engine that
+# a rank and the bundled trainer read: pure, it says where a staged
+# entry is on a node and which variable names it, so neither can
+# disagree with the stage step that put it there.
 #
 # Usage: sh tests/lint-layers.sh [ROOT]   (ROOT defaults to .)
 cd "${1:-.}" || exit 2
@@ -30,15 +35,17 @@ function layer_allows(file, inc) {
 	if (file ~ /^common\/spec\//) return inc ~ /^common\//
 	if (file ~ /^common\//) return inc ~ /^common\// && inc !~ /^common\/spec\//
 	if (file ~ /^topology\//) return inc ~ /^(common|topology)\//
-	if (file ~ /^trainer\//) return inc ~ /^(common|trainer)\//
+	if (file ~ /^trainer\//) return inc ~ /^(common|trainer)\// || inc == "launcher/stage/stage_path.h"
 	if (file ~ /^launcher\/doctor\//)
 		return inc ~ /^(common|topology|launcher\/(rank|runs|slurm|container|doctor))\//
 	if (file ~ /^launcher\/runs\//) return inc ~ /^(common|launcher\/(slurm|runs))\//
 	if (file ~ /^launcher\/slurm\//) return inc ~ /^(common|launcher\/slurm)\//
-	if (file ~ /^launcher\/rank\//) return inc ~ /^(common|topology|launcher\/rank)\//
+	if (file ~ /^launcher\/rank\//)
+		return inc ~ /^(common|topology|launcher\/rank)\// || inc == "launcher/stage/stage_path.h"
 	if (file ~ /^launcher\/supervise\//) return inc ~ /^(common|launcher\/supervise)\//
 	if (file ~ /^launcher\/report\//) return inc ~ /^(common|launcher\/report)\//
 	if (file ~ /^launcher\/container\//) return inc ~ /^(common|launcher\/container)\//
+	if (file ~ /^launcher\/stage\//) return inc ~ /^(common|launcher\/stage)\//
 	return 0
 }
 /^[ \t]*#[ \t]*include[ \t]*"/ {

@@ -28,7 +28,7 @@ echo "== build with dpkg-buildflags (hardening=+all)"
 eval "set -- $(DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --export=cmdline)"
 make -j2 --no-print-directory WERROR=1 "$@" all >"$copy/build.log" 2>&1 ||
 	{ tail -40 "$copy/build.log"; exit 1; }
-for prog in bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor bin/hpctrain-report; do
+for prog in bin/hpctrain bin/hpctrain-train bin/hpctrain-doctor bin/hpctrain-report bin/hpctrain-stage; do
 	# Debian 12's dpkg-buildflags (dpkg 1.21) has no -fcf-protection: its
 	# "branch" feature came with dpkg 1.22, so that check is left out.
 	hardening-check --nocfprotection "$prog" || { echo "packaging: $prog lacks a hardening flag" >&2; exit 1; }
@@ -57,6 +57,7 @@ check_install() {
 	make --no-print-directory "$@" install >/dev/null
 	for f in usr/lib/hpctrain/bin/hpctrain usr/lib/hpctrain/bin/hpctrain-train \
 		usr/lib/hpctrain/bin/hpctrain-doctor usr/lib/hpctrain/bin/hpctrain-report \
+		usr/lib/hpctrain/bin/hpctrain-stage \
 		usr/share/man/man1/hpctrain.1 usr/share/man/man5/hpctrain-job.5 \
 		usr/share/hpctrain/templates/fmnist-cpu.yaml; do
 		[ -f "$root/$f" ] || { echo "packaging: install left no $root/$f" >&2; exit 1; }

@@ -14,11 +14,13 @@ TRAIN_CPU_BACKEND = trainer/backend_cpu.c trainer/cpu_prim.c trainer/cpu_conv.c 
                 trainer/cpu_pool.c trainer/cpu_linear.c
 TRAIN_COMM    = trainer/comm.c trainer/watchdog.c trainer/comm_pack.c
 # The trainer's cores and shells (everything but main and the commands),
-# which the unit tests link as well.
+# which the unit tests link as well; and the stage engine's paths, by
+# which train.c finds a staged data set (HPCTRAIN_DATA_<NAME>).
 TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/model.c \
                 trainer/data.c trainer/data_idx.c trainer/data_shard.c trainer/optim.c \
                 trainer/ckpt.c trainer/metrics.c trainer/train.c trainer/amp.c \
-                trainer/gpu_plan.c $(SPEC_CORE) common/fileio.c
+                trainer/gpu_plan.c $(SPEC_CORE) common/fileio.c launcher/stage/stage_path.c \
+                launcher/stage/stage_manifest.c
 TRAIN_SRC     = $(TRAIN_LIB) trainer/main.c trainer/cmd_train.c trainer/train_env.c trainer/cmd_data.c \
                 common/opt.c common/spec/template_dir.c common/spec/specfile.c $(TRAIN_COMM)
 TRAIN_LIBS    = -ldnnl -lz -fopenmp -lm

@@ -18,7 +18,8 @@
 #include "common/exitcode.h"          // defines: HPT_EXIT_*
 #include "common/fileio.h"            // defines: fileio_private_dir
 #include "common/sbuf.h"              // defines: struct sbuf
-#include "common/spec/spec.h"              // defines: struct job
+#include "common/spec/spec.h"              // defines: struct job, spec_stage_dataset, spec_stage_find
+#include "launcher/stage/stage_path.h"     // defines: stage_env_name
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,11 +60,38 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* The spec's data set: fashion-mnist, a generated one, or a directory
- * of shards. */
+/* A data set named stage:NAME: the node's copy, which hpctrain launch
+ * names in HPCTRAIN_DATA_<NAME>; without it (the trainer started by
+ * hand), the entry's source, said once. */
+static int open_staged(struct trainer *t, const char *name, struct sbuf *err)
+{
+	const struct job_stage *e = spec_stage_find(&t->job->data, name);
+	char *var = stage_env_name(name);
+	const char *path = getenv(var);
+	int rc;
+
+	if (!e) { /* spec_load refuses such a spec */
+		sbuf_addf(err, "train.dataset stage:%s names no data.stage entry", name);
+		free(var);
+		return HPT_EXIT_BAD_SPEC;
+	}
+	if (!path || !*path) {
+		if (t->cfg->rank == 0)
+			fprintf(stderr, "hpctrain train: warning: %s is not set (not started by "
+				"hpctrain launch?); reading %s\n", var, e->src);
+		path = e->src;
+	}
+	rc = data_load_shards(&t->train, &t->test, path, err);
+	free(var);
+	return rc;
+}
+
+/* The spec's data set: fashion-mnist, a generated one, a staged entry,
+ * or a directory of shards. */
 static int open_data(struct trainer *t, struct sbuf *err)
 {
 	const struct job_train *tr = &t->job->train;
+	const char *staged = spec_stage_dataset(tr->dataset);
 
 	if (!strcmp(tr->dataset, "synthetic")) {
 		data_synthetic(&t->train, &t->test, DATA_SYNTHETIC);
@@ -73,6 +101,8 @@ static int open_data(struct trainer *t, struct sbuf *err)
 		data_synthetic(&t->train, &t->test, DATA_HEP_SYNTHETIC);
 		return 0;
 	}
+	if (staged)
+		return open_staged(t, staged, err);
 	if (!strcmp(tr->dataset, "fashion-mnist"))
 		return data_load_idx_pair(&t->train, &t->test, tr->data_dir ? tr->data_dir : FMNIST_DIR,
 					  err);

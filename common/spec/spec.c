@@ -169,6 +169,56 @@ static bool seen_path(const struct walk *w, const char *path)
 	return f && w->seen[field_index(f)];
 }
 
+/* container.stage makes the image one more data.stage entry, "image",
+ * so the stage step, the pinning and launch treat it as any other.  A
+ * resolved form already holds that entry: loading it again adds none. */
+static void add_stage_image(struct walk *w)
+{
+	struct job *j = w->job;
+	const struct job_stage *had = spec_stage_find(&j->data, SPEC_STAGE_IMAGE);
+	const char *where = w->root->where;
+	int line = w->root->line, col = w->root->col;
+	struct job_stage *e;
+
+	if (!j->container.image) {
+		diag_add(w->dl, DIAG_ERROR, where, line, col, "container.stage",
+			 "stages container.image, which is null");
+		return;
+	}
+	if (j->container.image[0] != '/') {
+		diag_add(w->dl, DIAG_ERROR, where, line, col, "container.stage",
+			 "stages an image file or directory; the reference \"%s\" is pulled by "
+			 "the runtime", j->container.image);
+		return;
+	}
+	if (had) {
+		if (strcmp(had->src, j->container.image))
+			diag_add(w->dl, DIAG_ERROR, where, line, col, "data.stage",
+				 "the name \"%s\" is the container image's when container.stage "
+				 "is true; name this entry otherwise", SPEC_STAGE_IMAGE);
+		return;
+	}
+	j->data.stage = xrealloc(j->data.stage, (j->data.nstage + 1) * sizeof(*j->data.stage));
+	e = &j->data.stage[j->data.nstage++];
+	memset(e, 0, sizeof(*e));
+	e->name = xstrdup(SPEC_STAGE_IMAGE);
+	e->src = xstrdup(j->container.image);
+}
+
+/* data.stage against the rest: the image entry, and a train.dataset
+ * that names an entry. */
+static void check_stage(struct walk *w)
+{
+	struct job *j = w->job;
+	const char *name = spec_stage_dataset(j->train.dataset);
+
+	if (j->container.stage)
+		add_stage_image(w);
+	if (name && !j->command.n && !spec_stage_find(&j->data, name))
+		diag_add(w->dl, DIAG_ERROR, w->root->where, w->root->line, w->root->col,
+			 "train.dataset", "%s names no data.stage entry", j->train.dataset);
+}
+
 /* Checks that involve more than one key.  Positions point at the root,
  * since the keys may come from defaults. */
 static void check_combinations(struct walk *w)
@@ -207,6 +257,7 @@ static void check_combinations(struct walk *w)
 	if (j->command.n && seen_path(w, "train"))
 		diag_add(w->dl, DIAG_WARNING, where, line, col, "train",
 			 "ignored because command is set");
+	check_stage(w);
 }
 
 int spec_load(const char *where, const char *text, size_t len,

@@ -48,6 +48,11 @@ enum container_runtime { CONTAINER_AUTO, CONTAINER_CHARLIECLOUD, CONTAINER_APPTA
 			 CONTAINER_ENROOT, CONTAINER_PODMAN, CONTAINER_NRUNTIMES };
 enum container_gpus { CONTAINER_GPUS_AUTO, CONTAINER_GPUS_TRUE, CONTAINER_GPUS_FALSE };
 
+/* The entry name container.stage gives the image in data.stage. */
+#define SPEC_STAGE_IMAGE "image"
+/* The train.dataset prefix naming a data.stage entry: "stage:NAME". */
+#define SPEC_STAGE_PREFIX "stage:"
+
 /* The string each enum value is spelled as in a spec. */
 extern const char *const bind_gpu_names[], *const bind_cpu_names[], *const bind_mem_names[],
 	*const bind_nic_names[], *const bind_contract_names[], *const train_model_names[], *const train_precision_names[],
@@ -167,6 +172,30 @@ struct job_container {
 	int gpus;             /* enum container_gpus */
 	bool writable;
 	char *digest;
+	bool stage;           /* copy the image to node-local storage (data.stage "image") */
+};
+
+/* One data.stage entry: a file or directory on the shared file system
+ * that the job's stage step copies once to each node's cache.  The
+ * pinned fields are filled in by validate and submit (cli/data_pin.c)
+ * from the source's manifest, so that the run's hash names the data's
+ * content; a resolved form holds all three or none. */
+struct job_stage {
+	char *name;     /* [a-z0-9_-]+, unique; HPCTRAIN_DATA_<NAME> at launch */
+	char *src;      /* absolute path on the shared file system */
+	char *manifest; /* "sha256:<hex>" of the manifest; NULL before pinning */
+	uint64_t bytes; /* pinned with the manifest */
+	bool is_file;   /* pinned with the manifest */
+};
+
+/* Data staged to node-local storage before the training step.  With
+ * container.stage, spec_load appends the image as the entry "image". */
+struct job_data {
+	struct job_stage *stage; /* in the spec's order */
+	size_t nstage;
+	char *to;                /* "auto" or an absolute path */
+	char *cache_dir;         /* data.cache.dir; NULL: the default under `to` */
+	double cache_max_gb;     /* 0: no limit */
 };
 
 struct job_output {
@@ -188,6 +217,7 @@ struct job {
 	struct job_supervise supervise;
 	struct job_preflight preflight;
 	struct job_container container;
+	struct job_data data;
 	struct job_output output;
 };
 
@@ -220,6 +250,12 @@ int spec_emit_resolved(const struct job *job, struct sbuf *out);
 
 /* Lowercase hex SHA-256 of text; out must hold 65 bytes. */
 void spec_hash(const char *text, size_t len, char out[65]);
+
+/* The data.stage entry called name, or NULL (spec_stage.c). */
+const struct job_stage *spec_stage_find(const struct job_data *d, const char *name);
+/* The entry name a train.dataset of the form stage:NAME gives, pointing
+ * into dataset; NULL for any other dataset. */
+const char *spec_stage_dataset(const char *dataset);
 
 /* The field table, for `validate --fields` and documentation checks. */
 struct spec_field;

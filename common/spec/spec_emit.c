@@ -78,6 +78,43 @@ static void map_end(struct emit *e)
 	emit(e, &ev);
 }
 
+/* data.stage: one block mapping per entry, name and src always, the
+ * pinned fields only once pinned, so a spec's form before validate or
+ * submit pin it reads as the user wrote it. */
+static void emit_stage(struct emit *e, const struct job_data *d)
+{
+	struct sbuf t = SBUF_INIT;
+	yaml_event_t ev;
+
+	yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+					     d->nstage ? YAML_BLOCK_SEQUENCE_STYLE
+						       : YAML_FLOW_SEQUENCE_STYLE);
+	emit(e, &ev);
+	for (size_t i = 0; i < d->nstage; i++) {
+		const struct job_stage *s = &d->stage[i];
+
+		map_start(e, YAML_BLOCK_MAPPING_STYLE);
+		plain(e, "name");
+		quoted(e, s->name);
+		plain(e, "src");
+		quoted(e, s->src);
+		if (s->manifest) {
+			plain(e, "manifest");
+			quoted(e, s->manifest);
+			sbuf_reset(&t);
+			sbuf_addf(&t, "%llu", (unsigned long long)s->bytes);
+			plain(e, "bytes");
+			plain(e, t.buf);
+			plain(e, "is_file");
+			plain(e, s->is_file ? "true" : "false");
+		}
+		map_end(e);
+	}
+	yaml_sequence_end_event_initialize(&ev);
+	emit(e, &ev);
+	sbuf_release(&t);
+}
+
 static void emit_value(struct emit *e, const struct spec_field *f, const void *p)
 {
 	struct sbuf t = SBUF_INIT;
@@ -95,6 +132,10 @@ static void emit_value(struct emit *e, const struct spec_field *f, const void *p
 		plain(e, t.buf);
 		break;
 	case SPEC_NUM:
+		if ((f->flags & F_NULLABLE) && *(const double *)p == 0) {
+			plain(e, "null");
+			break;
+		}
 		spec_format_num(*(const double *)p, &t);
 		plain(e, t.buf);
 		break;
@@ -153,6 +194,9 @@ static void emit_value(struct emit *e, const struct spec_field *f, const void *p
 		emit(e, &ev);
 		break;
 	}
+	case SPEC_STAGE:
+		emit_stage(e, p);
+		break;
 	case SPEC_SECTION:
 		break;
 	}

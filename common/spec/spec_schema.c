@@ -98,12 +98,20 @@ static const char *check_module(const char *s)
 	return NULL;
 }
 
+/* stage:NAME names a data.stage entry; spec.c checks that it exists. */
 static const char *check_dataset(const char *s)
 {
+	const char *staged = spec_stage_dataset(s);
+
 	if (!strcmp(s, "fashion-mnist") || !strcmp(s, "synthetic") || !strcmp(s, "hep-synthetic"))
 		return NULL;
+	if (staged)
+		return spec_stage_check_name(staged) ? "must be stage: and a data.stage entry's "
+						       "name (lowercase letters, digits, '_', '-')"
+						     : NULL;
 	if (!strchr(s, '/'))
-		return "must be fashion-mnist, synthetic, hep-synthetic, or a path containing '/'";
+		return "must be fashion-mnist, synthetic, hep-synthetic, stage:NAME, or a path "
+		       "containing '/'";
 	return check_path(s);
 }
 
@@ -153,6 +161,13 @@ static const char *check_mount(const char *s)
 	if (colon && strchr(colon + 1, ':'))
 		return "must be SRC or SRC:DST with one ':'";
 	return NULL;
+}
+
+static const char *check_stage_to(const char *s)
+{
+	if (!strcmp(s, "auto"))
+		return NULL;
+	return check_abs_path(s) ? "must be auto or an absolute path" : NULL;
 }
 
 static const char *check_digest(const char *s)
@@ -339,6 +354,21 @@ const struct spec_field spec_fields[] = {
 	     "let the program write into the image"),
 	STR("container.digest", container.digest, F_NULLABLE, check_digest, "null",
 	    "the image's content digest, filled in by validate and submit"),
+	BOOL("container.stage", container.stage, "false",
+	     "copy the image to each node's cache first (data.stage entry \"image\") and run that copy"),
+
+	SECTION("data", "data sets copied once per node to node-local storage before training"),
+	{ .path = "data.stage", .type = SPEC_STAGE, .off = O(data), .def = "[]",
+	  .help = "entries {name: NAME, src: /abs/path}, a file or directory each; "
+		  "the program finds a copy at $HPCTRAIN_DATA_NAME" },
+	STR("data.to", data.to, 0, check_stage_to, "auto",
+	    "node-local directory holding the cache; auto: preflight.scratch, else $TMPDIR, "
+	    "else /dev/shm"),
+	SECTION("data.cache", "the node cache later jobs reuse"),
+	STR("data.cache.dir", data.cache_dir, F_NULLABLE, check_abs_path, "null",
+	    "the cache directory itself; null: hpctrain-cache-UID under data.to"),
+	NUM("data.cache.max_gb", data.cache_max_gb, 0, 1e6, F_MIN_EXCL | F_NULLABLE, "null",
+	    "evict the least recently used entries above this size (GB); null: no limit"),
 
 	SECTION("output", "where results go"),
 	STR("output.dir", output.dir, 0, check_path, "runs",
@@ -410,6 +440,9 @@ static void describe_type(const struct spec_field *f, struct sbuf *out)
 	case SPEC_ARGV:
 	case SPEC_LIST:
 		sbuf_addstr(out, "list of strings");
+		break;
+	case SPEC_STAGE:
+		sbuf_addstr(out, "list of mappings");
 		break;
 	}
 	if (f->flags & F_NULLABLE)

@@ -18,7 +18,8 @@ enum spec_type {
 	SPEC_SECTION, /* a mapping of further keys */
 	SPEC_INT,     /* int64_t in [imin, imax] */
 	SPEC_AUTO_INT,/* int64_t in [imin, imax], or "auto" stored as 0 */
-	SPEC_NUM,     /* finite double in [dmin, dmax], ends per F_*_EXCL */
+	SPEC_NUM,     /* finite double in [dmin, dmax], ends per F_*_EXCL;
+		       * F_NULLABLE: null stored as 0, so 0 must be out of range */
 	SPEC_BOOL,    /* bool: true or false */
 	SPEC_ENUM,    /* int index into names */
 	SPEC_STR,     /* char *, checked by check(); NULL if F_NULLABLE and null */
@@ -27,6 +28,7 @@ enum spec_type {
 	SPEC_ENV,     /* struct job_env */
 	SPEC_ARGV,    /* struct job_argv; n == 0 = null */
 	SPEC_LIST,    /* struct job_argv, each item passing check(); n == 0 = [] */
+	SPEC_STAGE,   /* struct job_data's stage list (data.stage); off is O(data) */
 };
 
 enum spec_field_flags {
@@ -63,5 +65,14 @@ const struct spec_field *spec_field_find(const char *path);
 int spec_value_set(const struct spec_field *f, const struct ynode *n, void *dst,
 		   struct sbuf *why, const struct ynode **at);
 void spec_value_release(const struct spec_field *f, void *dst);
+
+/* data.stage's setter (spec_stage.c), as spec_value_set for the rest:
+ * d's list released first; -1 with why (naming the item) and *at. */
+struct job_data;
+int spec_stage_set(const struct ynode *n, struct job_data *d, struct sbuf *why,
+		   const struct ynode **at);
+void spec_stage_release(struct job_data *d);
+/* NULL when name is a valid data.stage name, else why not. */
+const char *spec_stage_check_name(const char *name);
 
 #endif

@@ -72,7 +72,11 @@ static int set_num(const struct spec_field *f, const struct ynode *n, double *ds
 	sbuf_addstr(&what, ", ");
 	spec_format_num(f->dmax, &what);
 	sbuf_addch(&what, f->flags & F_MAX_EXCL ? ')' : ']');
-	if (!is_plain(n) || ynode_is_null(n) || spec_parse_num(n->str, &v) ||
+	if (f->flags & F_NULLABLE)
+		sbuf_addstr(&what, " or null");
+	if ((f->flags & F_NULLABLE) && ynode_is_null(n))
+		*dst = 0;
+	else if (!is_plain(n) || ynode_is_null(n) || spec_parse_num(n->str, &v) ||
 	    v < f->dmin || v > f->dmax || ((f->flags & F_MIN_EXCL) && v == f->dmin) ||
 	    ((f->flags & F_MAX_EXCL) && v == f->dmax))
 		rc = expected(why, what.buf, n);
@@ -324,6 +328,9 @@ void spec_value_release(const struct spec_field *f, void *dst)
 		a->n = 0;
 		break;
 	}
+	case SPEC_STAGE:
+		spec_stage_release(dst);
+		break;
 	default:
 		break;
 	}
@@ -378,6 +385,8 @@ int spec_value_set(const struct spec_field *f, const struct ynode *n, void *dst,
 		return set_argv(n, dst, why, at);
 	case SPEC_LIST:
 		return set_list(f, n, dst, why, at);
+	case SPEC_STAGE:
+		return spec_stage_set(n, dst, why, at);
 	case SPEC_SECTION:
 		break;
 	}

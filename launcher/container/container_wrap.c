@@ -39,16 +39,19 @@ static int is_under(const char *path, const char *dir)
 }
 
 /* Absolute, resolved paths of the directories mounted at their own path:
- * the run, then the data set's directory (a file data set: its folder).
- * One that does not exist is left out: the program reports it. */
-static size_t data_dirs(const struct job *job, char *dirs[2])
+ * the run, then the data set's directory (a file data set: its folder),
+ * then the caller's (w->dirs).  One that does not exist is left out: the
+ * program reports it.  dirs has room for 2 + w->ndirs. */
+static size_t data_dirs(const struct container_wrap_in *w, char **dirs)
 {
+	const struct job *job = w->job;
 	const char *cand[2] = { job->train.data_dir,
 				strchr(job->train.dataset, '/') ? job->train.dataset : NULL };
 	size_t n = 0;
 
-	for (int i = 0; i < 2; i++) {
-		char *p = cand[i] ? realpath(cand[i], NULL) : NULL;
+	for (size_t i = 0; i < 2 + w->ndirs; i++) {
+		const char *c = i < 2 ? cand[i] : w->dirs[i - 2];
+		char *p = c ? realpath(c, NULL) : NULL;
 		char *slash;
 		struct stat st;
 
@@ -181,12 +184,13 @@ static int build(const struct container_wrap_in *w, struct container_input *in, 
 		 struct job_argv *out, struct sbuf *err)
 {
 	const struct job_container *c = &w->job->container;
-	char *run = w->run ? realpath(w->run, NULL) : NULL, *data[2], *wd, *tag = join_tag();
+	char *run = w->run ? realpath(w->run, NULL) : NULL, *wd, *tag = join_tag();
+	char **data = xcalloc(2 + w->ndirs, sizeof(*data));
 	char **names = NULL, **ulimits;
 	const char *pr = getenv("HPCTRAIN_PODMAN_RUNTIME");
 	int rc;
 
-	in->ndata = data_dirs(w->job, data);
+	in->ndata = data_dirs(w, data);
 	wd = workdir(w->job, run, data, in->ndata);
 	in->run_dir = run;
 	in->data_dirs = (const char *const *)data;
@@ -210,6 +214,7 @@ static int build(const struct container_wrap_in *w, struct container_input *in, 
 		free(names[i]);
 	for (size_t i = 0; i < in->ndata; i++)
 		free(data[i]);
+	free(data);
 	for (size_t i = 0; i < in->nulimits; i++)
 		free(ulimits[i]);
 	free(ulimits);
@@ -233,12 +238,16 @@ static char *podman_name(unsigned rank)
 int container_wrap(const struct container_wrap_in *w, struct container_run *out,
 		   struct sbuf *err)
 {
-	const struct job_container *c = &w->job->container;
+	struct job_container staged = w->job->container;
+	const struct job_container *c = &staged;
 	struct container_input in = { .c = c };
 	struct container_squash *sq = &out->squash;
 	struct sbuf why = SBUF_INIT;
 	int rc;
 
+	/* the copy has the content container.digest names, at another path */
+	if (w->image)
+		staged.image = (char *)w->image;
 	if (container_image_runtime(c->runtime, &in.runtime, err))
 		return CONTAINER_WRAP_NO_RUNTIME;
 	if (container_image_kind(c->image, &in.kind, err))
@@ -281,10 +290,15 @@ void container_wrap_release(struct container_run *r)
 int container_wrap_preview(const struct container_wrap_in *w, struct container_preview *out,
 			   struct sbuf *err)
 {
-	const struct job_container *c = &w->job->container;
+	struct job_container staged = w->job->container;
+	const struct job_container *c = &staged;
 	struct container_input in = { .c = c, .runtime = c->runtime };
 	char *dir = NULL, *name = NULL, *pidfile = NULL;
 	int rc;
+
+	/* as container_wrap: the node's staged copy, when there is one */
+	if (w->image)
+		staged.image = (char *)w->image;
 
 	if (c->runtime == CONTAINER_AUTO && container_image_runtime(c->runtime, &in.runtime, err))
 		return CONTAINER_WRAP_NO_RUNTIME;

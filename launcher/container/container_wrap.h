@@ -23,6 +23,11 @@ struct container_wrap_in {
 	unsigned local_size;
 	bool supervised;         /* a supervisor stays to find the program (podman --pidfile) */
 	char *const *argv;       /* the program */
+	const char *image;       /* start this copy of the image (container.stage), or NULL:
+				  * container.image */
+	const char *const *dirs; /* more directories mounted at their own path (the
+				  * node's data cache, sources read in its place) */
+	size_t ndirs;
 };
 
 /* Why a wrap failed, for launch's exit status. */

@@ -6,6 +6,9 @@ RANK_CORE  = launcher/rank/rank.c launcher/rank/envplan.c launcher/rank/env_list
              launcher/rank/policy.c launcher/rank/contract.c launcher/rank/precision.c
 RANK_SHELL = launcher/rank/rank_discover.c launcher/rank/bind.c launcher/rank/contract_got.c \
              launcher/rank/contract_inside.c
+# Where the staged data is on the node: apart from RANK_CORE, since it
+# links the stage engine's paths (launcher/stage), which only launch needs.
+RANK_DATA  = launcher/rank/data_env.c launcher/rank/data_env_local.c
 
 HPCTRAIN_PKGS += pmix
 DEBIAN_PKGS   += libpmix-dev openmpi-bin libopenmpi-dev

@@ -294,6 +294,8 @@ void envplan_build(const struct envplan_input *in, struct env_list *out)
 	env_list_set(out, "HPCTRAIN_SLICE", slice);
 	free(slice);
 	free(dev);
+	for (size_t i = 0; in->data && i < in->data->n; i++)
+		env_list_set(out, in->data->v[i].name, in->data->v[i].value);
 	for (size_t i = 0; in->user && i < in->user->n; i++)
 		env_list_set(out, in->user->v[i].name, in->user->v[i].value);
 }

@@ -16,6 +16,7 @@
  *   RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, NODE_RANK, GROUP_RANK,
  *   MASTER_ADDR, MASTER_PORT   as torchrun sets them
  *   HPCTRAIN_RANK, HPCTRAIN_LOCAL_RANK, HPCTRAIN_SLICE (JSON)
+ *   HPCTRAIN_DATA_<NAME>   each staged entry's path on the node (data_env.h)
  *   then the spec's env:, last, so the user always wins.
  */
 #ifndef HPT_ENVPLAN_H
@@ -83,6 +84,7 @@ struct envplan_input {
 	bool nic_none;                /* binding.nic: none */
 	bool socket_ifname;
 	bool nccl_net_set;            /* the caller's environment has NCCL_NET */
+	const struct env_list *data;  /* HPCTRAIN_DATA_* (data_env_add), or NULL */
 	const struct job_env *user;   /* the spec's env:, or NULL */
 };
 

@@ -108,6 +108,11 @@ int render_has_preflight(const struct job *job)
 	       (job->preflight.enabled == PREFLIGHT_AUTO && job->resources.nodes > 1);
 }
 
+int render_has_stage(const struct job *job)
+{
+	return job->data.nstage > 0 || job->container.stage;
+}
+
 int render_sbatch_options(const struct job *job, const char *exclude, struct render_opts *out,
 			  struct diag_list *err)
 {
@@ -306,6 +311,26 @@ static void add_preflight(const struct job *job, struct sbuf *s)
 		  (long long)job->resources.nodes);
 }
 
+/* After preflight, before training: hpctrain stage on every node, one
+ * task each, copies data.stage (the image among them, with
+ * container.stage) into the node's cache.  A failure ends the job with
+ * its status: training on a node without its data would only fail
+ * later, one rank at a time.  Its time is the job's time. */
+static void add_stage(const struct job *job, struct sbuf *s)
+{
+	if (!render_has_stage(job))
+		return;
+	sbuf_addf(s,
+		  "\n# stage: copy the data to each node's cache, one read of the shared file system\n"
+		  "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=%lld --ntasks-per-node=1 \\\n"
+		  "\t\"$HPT\" stage --run \"$RUN\" || {\n"
+		  "\tstatus=$?\n"
+		  "\techo \"hpctrain: staging failed (status $status): nothing was trained\" >&2\n"
+		  "\texit \"$status\"\n"
+		  "}\n",
+		  (long long)job->resources.nodes);
+}
+
 /* The one job step: srun starting hpctrain launch on every rank. */
 static void add_step(const struct job *job, const struct render_opts *opts, struct sbuf *s)
 {
@@ -347,6 +372,7 @@ int render_job(const struct job *job, const struct render_ctx *ctx, struct rende
 	if (render_environment(job, &s, err) || add_env(job, &s, err))
 		goto fail;
 	add_preflight(job, &s);
+	add_stage(job, &s);
 	add_step(job, opts, &s);
 	add_requeue(job, &s);
 	/* Nothing reaches out unless all of it rendered. */

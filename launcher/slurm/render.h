@@ -66,6 +66,9 @@ int render_sbatch_options(const struct job *job, const char *exclude, struct ren
 /* Does the job run hpctrain doctor as its first step?  preflight.enabled,
  * with auto meaning "when it spans more than one node". */
 int render_has_preflight(const struct job *job);
+/* Whether the script stages data (data.stage not empty, or
+ * container.stage) in a step of its own before training. */
+int render_has_stage(const struct job *job);
 void render_opts_release(struct render_opts *o);
 /* The record named name, or NULL. */
 const struct render_opt *render_opts_find(const struct render_opts *o, const char *name);

@@ -328,6 +328,25 @@ no_container_left() {
 	no_mount_left
 }
 
+@test "container.stage: after the stage step launch starts the image's node copy, with the cache inside" {
+	need_squashfuse
+	[ -x "${HPT%/*}/hpctrain-stage" ] || skip "no bin/hpctrain-stage"
+	local run=$WORK/runs/st-img sqfs out
+	mkdir -p "$run" "$WORK/img$run" "$WORK/img$WORK/stcache"
+	chmod 700 "$WORK/runs" "$run"
+	sqfs=$(squash st-img)
+	printf 'version: 1\nname: st-img\ncommand: [sh]\ncontainer: {image: %s, runtime: charliecloud, stage: true}\ndata: {cache: {dir: %s}}\n' \
+		"$sqfs" "$WORK/stcache" >"$WORK/st-img.yaml"
+	"$HPT" validate --print-resolved "$WORK/st-img.yaml" >"$run/resolved.yaml"
+	run -0 "$HPT" stage --run "$run"
+	rm "$sqfs" # only the copy is left to start
+	run -0 "$HPT" launch --supervise --run "$run" -- sh -c 'echo "data=$HPCTRAIN_DATA_IMAGE"; cat /marker; test -f "$HPCTRAIN_DATA_IMAGE" && echo seen'
+	out=$(printf '%s\n' "$output" | sed -n 's/^data=//p')
+	[[ "$out" == "$WORK/stcache/"*"/st-img.sqfs" ]]
+	printf '%s\n' "$output" | grep -qx seen
+	no_mount_left
+}
+
 @test "TERM to the supervisor of a SquashFS rank ends the program with 143 and leaves no mount and no process" {
 	need_squashfuse
 	local run sqfs prog

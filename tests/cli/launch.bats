@@ -157,6 +157,51 @@ field() {
 	rm -rf "$tmp"
 }
 
+@test "each staged entry is HPCTRAIN_DATA_NAME: its copy in the node's cache, else its source with one warning" {
+	tmp=$(mktemp -d)
+	hex=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+	mkdir "$tmp/src"
+	printf 'version: 1\nname: t\nbinding: {cpu: none}\ndata:\n  stage:\n  - {name: fm-x, src: %s, manifest: "sha256:%s", bytes: 3, is_file: false}\n  - {name: w, src: /no/w.bin, manifest: "sha256:%s", bytes: 3, is_file: true}\n  cache: {dir: %s}\n' \
+		"$tmp/src" "$hex" "$hex" "$tmp/cache" >"$tmp/j.yaml"
+	run --separate-stderr "$HPT" launch --spec "$tmp/j.yaml" --dry-run -- prog
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "hpctrain launch: rank 0: warning: not staged on this node (no stage step ran?): fm-x, w; reading the source on the shared file system" ]
+	jq -e --arg src "$tmp/src" '.env.HPCTRAIN_DATA_FM_X == $src and .env.HPCTRAIN_DATA_W == "/no/w.bin"' <<<"$output"
+	mkdir -p "$tmp/cache/$hex"
+	echo x >"$tmp/cache/$hex/w.bin"
+	run --separate-stderr "$HPT" launch --spec "$tmp/j.yaml" --dry-run --verbose -- prog
+	[ "$status" -eq 0 ]
+	jq -e --arg c "$tmp/cache/$hex" '.env.HPCTRAIN_DATA_FM_X == $c and .env.HPCTRAIN_DATA_W == ($c + "/w.bin")' <<<"$output"
+	[[ "$stderr" == *"hpctrain launch: rank 0: data HPCTRAIN_DATA_FM_X=$tmp/cache/$hex (staged)"* ]]
+	[[ "$stderr" != *warning* ]]
+	# data.to auto: under $TMPDIR, in hpctrain-cache-UID
+	sed -i '/cache:/d' "$tmp/j.yaml"
+	mkdir -p "$tmp/t/hpctrain-cache-$(id -u)/$hex"
+	TMPDIR=$tmp/t run --separate-stderr "$HPT" launch --spec "$tmp/j.yaml" --dry-run -- prog
+	jq -e --arg c "$tmp/t/hpctrain-cache-$(id -u)/$hex" '.env.HPCTRAIN_DATA_FM_X == $c' <<<"$output"
+	rm -rf "$tmp"
+}
+
+@test "after hpctrain stage --run, launch names the node's copy and warns of nothing" {
+	[ -x "${HPT%/*}/hpctrain-stage" ] || skip "no bin/hpctrain-stage"
+	tmp=$(mktemp -d)
+	export XDG_CACHE_HOME=$tmp/xdg
+	mkdir -p "$tmp/src/sub" "$tmp/runs/r"
+	chmod 700 "$tmp/runs" "$tmp/runs/r"
+	printf 'abc' >"$tmp/src/a"
+	printf 'de' >"$tmp/src/sub/b"
+	printf 'version: 1\nname: r\ncommand: [true]\nbinding: {cpu: none}\ndata: {stage: [{name: fm, src: %s}], cache: {dir: %s}}\n' \
+		"$tmp/src" "$tmp/cache" >"$tmp/r.yaml"
+	"$HPT" validate --print-resolved "$tmp/r.yaml" >"$tmp/runs/r/resolved.yaml"
+	run -0 "$HPT" stage --run "$tmp/runs/r"
+	run -0 --separate-stderr "$HPT" launch --run "$tmp/runs/r" --dry-run -- prog
+	[ -z "$stderr" ]
+	path=$(jq -r .env.HPCTRAIN_DATA_FM <<<"$output")
+	[[ "$path" == "$tmp/cache/"* ]]
+	[ "$(cat "$path/a")" = abc ] && [ "$(cat "$path/sub/b")" = de ]
+	rm -rf "$tmp"
+}
+
 @test "a launch as planned has no contract warning; an HCA the node lacks is named" {
 	run -0 "$HPT" launch -- true
 	[[ "$output" != *warning:* ]]

@@ -24,6 +24,28 @@ load slurm_cluster
 	[ "$(grep -v warning "$run/attempts/2/logs/rank-0.out")" = attempt ]
 }
 
+@test "rerun refuses a run whose staged data changed, naming both manifests, unless --data-changed-ok" {
+	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg
+	local dir=$BATS_TEST_TMPDIR run was now
+	mkdir -p "$dir/data" "$dir/runs/r"
+	chmod 700 "$dir/runs" "$dir/runs/r"
+	printf 'one' >"$dir/data/a"
+	printf 'version: 1\nname: r\ncommand: [true]\ndata: {stage: [{name: fm, src: %s}]}\n' \
+		"$dir/data" >"$dir/r.yaml"
+	"$HPT" validate --print-resolved "$dir/r.yaml" >"$dir/runs/r/resolved.yaml"
+	run="$dir/runs/r"
+	was=$(sed -n 's/^    manifest: "\(.*\)"$/\1/p' "$run/resolved.yaml")
+	printf 'two' >"$dir/data/a"
+	now=$("$HPT" validate --print-resolved "$dir/r.yaml" | sed -n 's/^    manifest: "\(.*\)"$/\1/p')
+	[ -n "$was" ] && [ -n "$now" ] && [ "$was" != "$now" ]
+	SLURM_CONF=$dir/no-slurm.conf run "$HPT" rerun "$run"
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[ "$output" = "hpctrain rerun: the data fm ($dir/data) changed: the run has $was, the data now $now; submit the spec again for a new run, or pass --data-changed-ok" ]
+	SLURM_CONF=$dir/no-slurm.conf run "$HPT" rerun --data-changed-ok "$run"
+	[ "$status" -ne "$EX_BAD_SPEC" ]
+	[ "${lines[0]}" = "hpctrain rerun: warning: the data fm ($dir/data) changed (the run has $was, the data now $now); running it anyway" ]
+}
+
 @test "rerun refuses a run whose resolved.yaml was edited" {
 	need_slurm
 	write_spec job.yaml edited 1 1 '[true]'

@@ -104,6 +104,35 @@ CASES
 	[ "$stderr" = "$xml: warning: train.precision: cannot tell whether this node's CPU has AVX512-BF16 or AMX-BF16 for bf16: the topology records no CPU flags (hpctrain topo --export-xml on the node saves them)" ]
 }
 
+@test "submit --dry-run says what would be staged, and the run's hash follows the data" {
+	cd "$BATS_TEST_TMPDIR"
+	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg
+	mkdir -p data/sub
+	printf 'abc' >data/a
+	printf 'defg' >data/sub/b
+	printf 'version: 1\nname: staged\ncommand: [true]\ndata: {stage: [{name: fm, src: %s}]}\n' \
+		"$PWD/data" >job.yaml
+	run -0 --separate-stderr "$HPT" submit --dry-run job.yaml
+	printf '%s\n' "$output" | bash -n
+	printf '%s\n' "$output" | grep -qF '"$HPT" stage --run "$RUN" || {'
+	printf '%s\n' "$output" | grep -q '^# staged to each node.s cache before training:$'
+	printf '%s\n' "$output" | grep -qE "^#   fm  $PWD/data  2 files, 7 bytes  sha256:[0-9a-f]{64}\$"
+	run -0 "$HPT" submit --dry-run --json job.yaml
+	jq -e --arg src "$PWD/data" '.stage == [.stage[0]] and .stage[0].name == "fm" and
+		.stage[0].src == $src and .stage[0].files == 2 and .stage[0].bytes == 7 and
+		(.stage[0].manifest | test("^sha256:[0-9a-f]{64}$")) and .stage[0].is_file == false' <<<"$output"
+	h1=$(jq -r .sha256 <<<"$output")
+	run -0 "$HPT" submit --dry-run --json job.yaml
+	[ "$(jq -r .sha256 <<<"$output")" = "$h1" ]
+	printf 'abd' >data/a
+	run -0 "$HPT" submit --dry-run --json job.yaml
+	[ "$(jq -r .sha256 <<<"$output")" != "$h1" ]
+	rm -r data
+	run "$HPT" submit --dry-run job.yaml
+	[ "$status" -eq "$EX_NO_INPUT" ]
+	[[ "${lines[0]}" == "hpctrain submit: data.stage fm: "*"$PWD/data"* ]]
+}
+
 @test "submit refuses --topology without --dry-run with the usage status" {
 	run -2 --separate-stderr "$HPT" submit --topology x.xml "$TEMPLATES/fmnist-cpu.yaml"
 	[ "${stderr_lines[0]}" = "hpctrain submit: --topology needs --dry-run" ]

@@ -134,6 +134,31 @@ PY
 	awk -v a="$acc" 'BEGIN { exit !(a >= 0.95) }'
 }
 
+@test "a dataset stage:NAME reads HPCTRAIN_DATA_NAME, else the entry's source with a warning" {
+	python3 - "$W" <<'PY'
+import gzip, struct, sys
+w = sys.argv[1]
+for split, n in (("train", 64), ("test", 16)):
+    imgs = bytes((i * 7 + j) % 200 for i in range(n) for j in range(64))
+    labs = bytes(i % 2 for i in range(n))
+    with gzip.open(f"{w}/{split}-img.gz", "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, 8, 8) + imgs)
+    with gzip.open(f"{w}/{split}-lab.gz", "wb") as f:
+        f.write(struct.pack(">II", 0x801, n) + labs)
+PY
+	"$HPT" data convert -o "$W/src" "$W/train-img.gz" "$W/train-lab.gz" >/dev/null
+	"$HPT" data convert -o "$W/src" --split test "$W/test-img.gz" "$W/test-lab.gz" >/dev/null
+	spec "$W/s.yaml" mlp '"stage:sh-1"' 1 "batch_per_rank: 16"
+	printf 'data: {stage: [{name: sh-1, src: %s}]}\n' "$W/src" >>"$W/s.yaml"
+	run --separate-stderr env -u HPCTRAIN_DATA_SH_1 "$HPT" train -q --run "$W/run1" "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "hpctrain train: warning: HPCTRAIN_DATA_SH_1 is not set (not started by hpctrain launch?); reading $W/src" ]
+	mv "$W/src" "$W/copy"
+	HPCTRAIN_DATA_SH_1=$W/copy run --separate-stderr "$HPT" train -q --run "$W/run2" "$W/s.yaml"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
 @test "a missing data directory fails with the no-input status naming the file" {
 	spec "$W/s.yaml" cnn fashion-mnist 1 "data_dir: $W/nowhere"
 	run --separate-stderr "$HPT" train --run "$W/run" "$W/s.yaml"

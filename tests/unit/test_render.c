@@ -79,6 +79,39 @@ static void render__runs_doctor_first_on_multi_node_jobs(void **state)
 	sbuf_release(&on);
 }
 
+/* The stage step, exactly: after preflight, before the training step,
+ * one task per node, and only for a job that stages something. */
+static void render__stages_data_after_preflight_and_before_training(void **state)
+{
+	static const char golden[] =
+		"\n# stage: copy the data to each node's cache, one read of the shared file system\n"
+		"srun --mpi=pmix --kill-on-bad-exit=1 --nodes=3 --ntasks-per-node=1 \\\n"
+		"\t\"$HPT\" stage --run \"$RUN\" || {\n"
+		"\tstatus=$?\n"
+		"\techo \"hpctrain: staging failed (status $status): nothing was trained\" >&2\n"
+		"\texit \"$status\"\n"
+		"}\n"
+		"\nmkdir -p logs\n";
+	struct sbuf data = SBUF_INIT, image = SBUF_INIT, none = SBUF_INIT;
+	const char *stage;
+
+	(void)state;
+	render_ok("version: 1\nname: a\nresources: {nodes: 3}\n"
+		  "data: {stage: [{name: fm, src: /shared/fm}]}\n", &data);
+	render_ok("version: 1\nname: a\ncommand: [x]\n"
+		  "container: {image: /i.sqfs, stage: true}\n", &image);
+	render_ok("version: 1\nname: a\nresources: {nodes: 3}\n", &none);
+	stage = strstr(data.buf, golden);
+	assert_non_null(stage);
+	assert_true(strstr(data.buf, "doctor --preflight") < stage);
+	assert_true(stage < strstr(data.buf, "launch --supervise"));
+	assert_has_line(image.buf, "\t\"$HPT\" stage --run \"$RUN\" || {");
+	assert_null(strstr(none.buf, " stage "));
+	sbuf_release(&data);
+	sbuf_release(&image);
+	sbuf_release(&none);
+}
+
 /* --exclude: a hostlist on its #SBATCH line, and nothing else gets there. */
 static void render__puts_the_exclude_list_on_its_sbatch_line(void **state)
 {
@@ -473,6 +506,7 @@ int main(void)
 		cmocka_unit_test(render__refuses_a_relative_hpctrain_path_and_a_bad_hash),
 		cmocka_unit_test(render__shell_quote_keeps_every_byte),
 		cmocka_unit_test(render__runs_doctor_first_on_multi_node_jobs),
+		cmocka_unit_test(render__stages_data_after_preflight_and_before_training),
 		cmocka_unit_test(render__loads_each_module_then_the_venv_before_any_step),
 		cmocka_unit_test(render__writes_environment_lines_only_for_what_is_set),
 		cmocka_unit_test(render__refuses_a_module_read_as_an_option_and_a_relative_venv),

@@ -147,7 +147,7 @@ static void spec__refuses_names_that_are_not_job_names_or_paths(void **state)
 		    "'.', '_' and '-'");
 	check_error(MINIMAL "train: {dataset: mnist}\n",
 		    "job.yaml:3:18: train.dataset: \"mnist\" must be fashion-mnist, synthetic, "
-		    "hep-synthetic, or a path containing '/'");
+		    "hep-synthetic, stage:NAME, or a path containing '/'");
 }
 
 static void spec__parses_and_normalises_slurm_time_limits(void **state)

@@ -1,0 +1,66 @@
+/* stage_job.h - what one staging step does on a node: the entries to
+ * stage (from a job's data.stage, or --entry on the command line), the
+ * node's cache, and what happened to each entry, for RUN/stage/<node>.json.
+ * Pure core (stage_job.c): no file, no MPI. */
+#ifndef HPT_STAGE_JOB_H
+#define HPT_STAGE_JOB_H
+
+#include "launcher/stage/stage_manifest.h" // defines: STAGE_HASH_SIZE
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sbuf;
+
+/* One data set.  manifest: "sha256:<hex>" pinned at submit (a step
+ * refuses a source whose manifest hash has moved since), or NULL. */
+struct stage_entry {
+	char *name;
+	char *src;
+	char *manifest;
+	bool is_file;
+
+	/* what the step did, for the record */
+	char hash[STAGE_HASH_SIZE];
+	char *path;          /* what HPCTRAIN_DATA_<NAME> names on this node */
+	bool hit;            /* the node had it before this step */
+	uint64_t bytes;      /* the data set's size */
+	double seconds;      /* spent on it by this node */
+	int refetched;       /* fetched again: damaged in the cache, or a copy that failed */
+};
+
+struct stage_job {
+	struct stage_entry *v;
+	size_t n;
+	char *cache;         /* this node's cache directory */
+	uint64_t max_bytes;  /* evict least recently used entries above it; 0: no limit */
+	bool verify;         /* hash every cached file, not only those whose mtime moved */
+	int damage;          /* tests: damage this node's next N copies as they are written */
+
+	/* this node's totals, for the record */
+	double seconds;
+	uint64_t bytes_read;     /* source bytes read (scan and transfer) */
+	uint64_t bytes_sent;
+	uint64_t bytes_received;
+};
+
+/* Adds an entry (strings copied; manifest may be NULL). */
+void stage_job_add(struct stage_job *j, const char *name, const char *src, const char *manifest,
+		   bool is_file);
+
+/* Parses "NAME=SRC" or "NAME=SRC@sha256:<64 hex>" (a pinned manifest)
+ * into j: NAME is [a-z0-9_-]+ and unique, SRC an absolute path.
+ * 0, or -1 with err. */
+int stage_job_parse_entry(struct stage_job *j, const char *arg, struct sbuf *err);
+
+/* Frees entries and cache; accepts a zeroed struct. */
+void stage_job_release(struct stage_job *j);
+
+/* The node's record (RUN/stage/<node>.json): {"node", "seconds",
+ * "bytes_read", "bytes_sent", "bytes_received", "cache", "entries": [{"name",
+ * "manifest", "path", "hit", "bytes", "seconds", "refetched"}]}. */
+json_t *stage_job_record(const struct stage_job *j, const char *node);
+
+#endif

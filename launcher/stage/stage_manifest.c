@@ -1,0 +1,229 @@
+/* stage_manifest.c - a data set's manifest: sealing (sort, check, hash)
+ * and its JSON form (see stage_manifest.h).
+ * Pure core: memory in, memory out; sha256 through libcrypto's EVP on
+ * bytes already in memory. */
+#include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
+#include "common/sbuf.h"                   // defines: struct sbuf, xrealloc, xstrdup
+
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LISTING_HEADER "hpctrain-stage-manifest 1\n"
+
+void stage_manifest_release(struct stage_manifest *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].path);
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+void stage_manifest_add(struct stage_manifest *m, const char *path, uint64_t size,
+			int64_t mtime_ns, const unsigned char sha256[32])
+{
+	struct stage_file *f;
+
+	/* the struct has no capacity field (the agreed interface): grow to
+	 * the next power of two when n reaches one, so adding stays
+	 * amortised O(1) for a data set of millions of files */
+	if (m->n < 8 ? !m->v : !(m->n & (m->n - 1)))
+		m->v = xrealloc(m->v, (m->n < 8 ? 8 : 2 * m->n) * sizeof(*m->v));
+	f = &m->v[m->n++];
+	f->path = xstrdup(path);
+	f->size = size;
+	f->mtime_ns = mtime_ns;
+	memcpy(f->sha256, sha256, 32);
+}
+
+void stage_manifest_hex_of(const unsigned char sha256[32], char out[65])
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (int i = 0; i < 32; i++) {
+		out[2 * i] = digits[sha256[i] >> 4];
+		out[2 * i + 1] = digits[sha256[i] & 15];
+	}
+	out[64] = '\0';
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int stage_manifest_parse_hex(const char *hex, unsigned char out[32])
+{
+	if (!hex || strlen(hex) != 64)
+		return -1;
+	for (int i = 0; i < 32; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+const char *stage_manifest_hex(const char *hash)
+{
+	unsigned char b[32];
+
+	if (!hash || strncmp(hash, "sha256:", 7) || stage_manifest_parse_hex(hash + 7, b))
+		return NULL;
+	return hash + 7;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct stage_file *)a)->path, ((const struct stage_file *)b)->path);
+}
+
+/* A relative path of non-empty components, none "." or "..". */
+static bool path_is_safe(const char *p)
+{
+	if (!*p || *p == '/')
+		return false;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += n;
+		if (*p == '/' && !*++p)
+			return false; /* a trailing slash */
+	}
+	return true;
+}
+
+int stage_manifest_seal(struct stage_manifest *m, struct sbuf *err)
+{
+	struct sbuf listing = SBUF_INIT;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char hex[65];
+
+	if (m->n)
+		qsort(m->v, m->n, sizeof(*m->v), by_path);
+	if (m->is_file && (m->n != 1 || *m->v[0].path)) {
+		sbuf_addstr(err, "a file source has one file, with the path \"\"");
+		return -1;
+	}
+	m->bytes = 0;
+	sbuf_addstr(&listing, LISTING_HEADER);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct stage_file *f = &m->v[i];
+
+		if (!m->is_file && !path_is_safe(f->path)) {
+			sbuf_addf(err, "unsafe path in a manifest: '%s'", SBUF_CLIP(f->path));
+			goto fail;
+		}
+		if (i && !strcmp(f->path, m->v[i - 1].path)) {
+			sbuf_addf(err, "the path '%s' is listed twice", SBUF_CLIP(f->path));
+			goto fail;
+		}
+		if (m->bytes + f->size < m->bytes) {
+			sbuf_addstr(err, "the sizes in a manifest overflow");
+			goto fail;
+		}
+		m->bytes += f->size;
+		stage_manifest_hex_of(f->sha256, hex);
+		sbuf_addf(&listing, "%" PRIu64 " %s ", f->size, hex);
+		sbuf_add(&listing, f->path, strlen(f->path) + 1); /* with its NUL */
+	}
+	EVP_Digest(listing.buf, listing.len, md, &mdlen, EVP_sha256(), NULL);
+	stage_manifest_hex_of(md, hex);
+	snprintf(m->hash, sizeof(m->hash), "sha256:%s", hex);
+	sbuf_release(&listing);
+	return 0;
+fail:
+	sbuf_release(&listing);
+	return -1;
+}
+
+long stage_manifest_find(const struct stage_manifest *m, const char *path)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(m->v[mid].path, path);
+
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+json_t *stage_manifest_to_json(const struct stage_manifest *m)
+{
+	json_t *files = json_array(), *j;
+	char hex[65];
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct stage_file *f = &m->v[i];
+
+		stage_manifest_hex_of(f->sha256, hex);
+		json_array_append_new(files, json_pack("{s:s, s:I, s:I, s:s}", "path", f->path,
+						       "size", (json_int_t)f->size, "mtime_ns",
+						       (json_int_t)f->mtime_ns, "sha256", hex));
+	}
+	j = json_pack("{s:i, s:s, s:b, s:I, s:o}", "version", 1, "hash", m->hash, "is_file",
+		      m->is_file, "bytes", (json_int_t)m->bytes, "files", files);
+	return j;
+}
+
+int stage_manifest_from_json(const json_t *j, struct stage_manifest *m, struct sbuf *err)
+{
+	const char *hash = NULL;
+	json_t *files = NULL, *f;
+	json_int_t version = 0, bytes = 0;
+	int is_file = 0;
+	size_t i;
+
+	stage_manifest_release(m);
+	if (json_unpack((json_t *)j, "{s:I, s:s, s:b, s:I, s:o}", "version", &version, "hash", &hash,
+			"is_file", &is_file, "bytes", &bytes, "files", &files) ||
+	    version != 1 || !json_is_array(files)) {
+		sbuf_addstr(err, "not a version 1 manifest (version, hash, is_file, bytes, files)");
+		return -1;
+	}
+	m->is_file = is_file;
+	json_array_foreach(files, i, f) {
+		const char *path, *hex;
+		json_int_t size, mtime;
+		unsigned char sha[32];
+
+		if (json_unpack(f, "{s:s, s:I, s:I, s:s}", "path", &path, "size", &size, "mtime_ns",
+				&mtime, "sha256", &hex) ||
+		    size < 0 || stage_manifest_parse_hex(hex, sha)) {
+			sbuf_addf(err, "manifest file %zu: expected path, size >= 0, mtime_ns and a "
+				  "sha256 of 64 hex digits", i);
+			goto fail;
+		}
+		stage_manifest_add(m, path, (uint64_t)size, mtime, sha);
+	}
+	if (stage_manifest_seal(m, err))
+		goto fail;
+	if ((json_int_t)m->bytes != bytes || strcmp(m->hash, hash)) {
+		sbuf_addf(err, "the manifest's hash or size does not match its files (says %s, is %s)",
+			  SBUF_CLIP(hash), m->hash);
+		goto fail;
+	}
+	return 0;
+fail:
+	stage_manifest_release(m);
+	return -1;
+}

@@ -1,0 +1,82 @@
+/* stage_manifest.h - what a staged data set is: its regular files, each
+ * with size and sha256, and one hash over them that names its cache entry.
+ * Pure core (stage_manifest.c): structs, JSON and hashing of bytes in
+ * memory; the scan of a real tree is stage_scan.c's.
+ *
+ * Invariants of a sealed manifest (stage_manifest_seal, or one read back
+ * by stage_manifest_from_json): v is sorted by path, bytewise, with no
+ * duplicates; every path is relative, made of non-empty components that
+ * are neither "." nor "..", or is "" for the one file of a file source
+ * (is_file, then n == 1); bytes is the sum of the sizes; hash is
+ * "sha256:<64 hex>" of the canonical listing below.  So a manifest read
+ * from a peer or a cache names nothing outside the directory it is
+ * copied into.
+ *
+ * The canonical listing is "hpctrain-stage-manifest 1\n", then per file
+ * "<size in decimal> <sha256 hex> <path>\0"; for a file source the one
+ * path is "".  mtimes are not part of it: touching a file without
+ * changing it keeps the entry (and the run's identity), and a copy on
+ * a node, with its own mtimes, has the same hash as its source. */
+#ifndef HPT_STAGE_MANIFEST_H
+#define HPT_STAGE_MANIFEST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sbuf;
+
+#define STAGE_HASH_SIZE 72            /* "sha256:" + 64 hex + NUL, padded */
+
+struct stage_file {
+	char *path;                   /* relative to the source; "" when the source is one file */
+	uint64_t size;
+	int64_t mtime_ns;             /* of the source file when hashed */
+	unsigned char sha256[32];
+};
+
+struct stage_manifest {
+	struct stage_file *v;         /* sorted by path (bytewise) */
+	size_t n;
+	uint64_t bytes;               /* sum of sizes */
+	bool is_file;                 /* the source is one regular file */
+	char hash[STAGE_HASH_SIZE];   /* "sha256:<hex>" of the canonical listing (paths, sizes,
+	                               * file hashes; not mtimes): names the cache entry */
+};
+
+/* Frees the files and zeroes m; accepts a zeroed struct. */
+void stage_manifest_release(struct stage_manifest *m);
+
+/* Appends a file (path copied) to an unsealed manifest. */
+void stage_manifest_add(struct stage_manifest *m, const char *path, uint64_t size,
+			int64_t mtime_ns, const unsigned char sha256[32]);
+
+/* Sorts, checks the invariants above, sums bytes and computes hash.
+ * 0, or -1 with err naming the offending path. */
+int stage_manifest_seal(struct stage_manifest *m, struct sbuf *err);
+
+/* The index of path in a sealed manifest, or -1 (binary search). */
+long stage_manifest_find(const struct stage_manifest *m, const char *path);
+
+/* {"bytes","files":[{"mtime_ns","path","sha256","size"}],"hash","is_file","version"}:
+ * a new reference; dump it with JSON_SORT_KEYS | JSON_COMPACT for the
+ * canonical text (what rank 0 broadcasts and the cache keeps). */
+json_t *stage_manifest_to_json(const struct stage_manifest *m);
+
+/* Reads j into m (released first), checking every field, the invariants
+ * above, and that "hash" is the hash of the listing: a manifest from a
+ * file or a peer is trusted only as far as it checks.  0, or -1 with err. */
+int stage_manifest_from_json(const json_t *j, struct stage_manifest *m, struct sbuf *err);
+
+/* The 64 lower-case hex digits of hash ("sha256:<hex>"), or NULL when
+ * hash is not of that form. */
+const char *stage_manifest_hex(const char *hash);
+
+/* Writes 64 hex digits and a NUL to out. */
+void stage_manifest_hex_of(const unsigned char sha256[32], char out[65]);
+
+/* 0 when hex is 64 hex digits, giving the 32 bytes; else -1. */
+int stage_manifest_parse_hex(const char *hex, unsigned char out[32]);
+
+#endif

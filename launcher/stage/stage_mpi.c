@@ -1,0 +1,460 @@
+/* stage_mpi.c - the staging step: manifests from rank 0, cache claims on
+ * every node, one read of each source streamed along a chain of the
+ * nodes that lack it, verified copies published (see stage_mpi.h).
+ * Shell: MPI (errors are fatal on MPI_COMM_WORLD: a failed or lost rank
+ * ends the step instead of hanging it), files through stage_cache,
+ * stage_sink and stage_source. */
+#include "launcher/stage/stage_mpi.h"      // defines: stage_mpi_run
+#include "launcher/stage/stage_cache.h"    // defines: struct stage_claim, stage_cache_*
+#include "launcher/stage/stage_evict.h"    // defines: stage_evict_lru
+#include "launcher/stage/stage_job.h"      // defines: struct stage_job, struct stage_entry
+#include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
+#include "launcher/stage/stage_path.h"     // defines: stage_entry_data_path, stage_path_basename
+#include "launcher/stage/stage_plan.h"     // defines: stage_plan_chain, stage_plan_place
+#include "launcher/stage/stage_scan.h"     // defines: stage_scan_counted
+#include "launcher/stage/stage_sink.h"     // defines: struct stage_sink, stage_sink_*
+#include "launcher/stage/stage_source.h"   // defines: struct stage_source, stage_source_*
+#include "common/exitcode.h"               // defines: HPT_EXIT_*
+#include "common/sbuf.h"                   // defines: struct sbuf
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* 4 chunks of 4 MiB in flight per rank: one being received, one being
+ * written and forwarded, two posted ahead; 16 MiB of memory. */
+#define CHUNK (4u << 20)
+#define NBUF 4
+/* A copy may fail once (fetched again in the next round); a third round
+ * serves an entry another job was fetching and then failed to publish. */
+#define MAX_ROUNDS 3
+enum { TAG_DATA = 0x5d1, TAG_ABORT = 0x5d2 };
+
+struct step {
+	struct stage_job *j;
+	bool mpi;
+	int rank, size;
+	struct stage_manifest *m;   /* per entry */
+	struct stage_claim *claim;  /* per entry */
+	int *failures;              /* per entry: this node's copies that failed */
+	char **file_name;           /* per entry: a file source's name in the entry */
+	unsigned char *buf[NBUF];
+	struct sbuf *log;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* --- collectives that degrade to nothing on one node --- */
+
+/* The worst status of all nodes. */
+static int agree(const struct step *s, int local)
+{
+	int worst = local;
+
+	if (s->mpi)
+		MPI_Allreduce(&local, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	return worst;
+}
+
+/* Rank 0's text (and status) to every node: *text is rank 0's on entry
+ * there, a new string elsewhere. */
+static void bcast_text(const struct step *s, int *status, char **text)
+{
+	int head[2] = { *status, *text ? (int)strlen(*text) : 0 };
+
+	if (!s->mpi)
+		return;
+	MPI_Bcast(head, 2, MPI_INT, 0, MPI_COMM_WORLD);
+	if (s->rank) {
+		*status = head[0];
+		*text = xcalloc((size_t)head[1] + 1, 1);
+	}
+	if (head[1])
+		MPI_Bcast(*text, head[1], MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
+/* --- manifests --- */
+
+static char *scan_all(struct step *s, int *status, struct sbuf *err)
+{
+	json_t *a = json_array();
+	char *text = NULL;
+
+	for (size_t e = 0; e < s->j->n && !*status; e++) {
+		const struct stage_entry *en = &s->j->v[e];
+		struct sbuf why = SBUF_INIT;
+
+		*status = stage_scan_counted(en->src, &s->m[e], &s->j->bytes_read, &why);
+		if (*status) {
+			sbuf_addf(err, "data entry %s: %s", en->name, why.buf);
+		} else if (en->manifest && strcmp(en->manifest, s->m[e].hash)) {
+			sbuf_addf(err, "data entry %s: %s changed since its manifest was pinned "
+				  "(pinned %.19s..., now %.19s...); submit the job again",
+				  en->name, en->src, en->manifest, s->m[e].hash);
+			*status = HPT_EXIT_CHANGED;
+		}
+		json_array_append_new(a, stage_manifest_to_json(&s->m[e]));
+		sbuf_release(&why);
+	}
+	if (!*status)
+		text = json_dumps(a, JSON_COMPACT);
+	if (text && strlen(text) > INT_MAX) { /* MPI counts are ints: ~10^7 files */
+		free(text);
+		text = NULL;
+		sbuf_addstr(err, "the manifests exceed 2 GiB of JSON; stage fewer files per entry");
+		*status = HPT_EXIT_FAILURE;
+	}
+	json_decref(a);
+	return text ? text : xstrdup(err->buf);
+}
+
+static int manifests(struct step *s, struct sbuf *err)
+{
+	int status = 0;
+	char *text = s->rank == 0 ? scan_all(s, &status, err) : NULL;
+	json_error_t jerr;
+	json_t *a;
+
+	bcast_text(s, &status, &text);
+	if (s->rank && status)
+		sbuf_addstr(err, text);
+	if (s->rank && !status) {
+		a = json_loads(text, 0, &jerr);
+		if (!json_is_array(a) || json_array_size(a) != s->j->n)
+			status = HPT_EXIT_INTERNAL;
+		for (size_t e = 0; !status && e < s->j->n; e++)
+			if (stage_manifest_from_json(json_array_get(a, e), &s->m[e], err))
+				status = HPT_EXIT_INTERNAL;
+		if (status)
+			sbuf_addstr(err, " (the manifests rank 0 sent do not check)");
+		json_decref(a);
+	}
+	free(text);
+	for (size_t e = 0; !status && e < s->j->n; e++) {
+		struct stage_entry *en = &s->j->v[e];
+
+		en->is_file = s->m[e].is_file;
+		en->bytes = s->m[e].bytes;
+		snprintf(en->hash, sizeof(en->hash), "%s", s->m[e].hash);
+		free(en->path);
+		en->path = stage_entry_data_path(s->j->cache, en->hash, en->src, en->is_file);
+		s->file_name[e] = en->is_file ? stage_path_basename(en->src) : NULL;
+	}
+	return agree(s, status);
+}
+
+/* --- the cache --- */
+
+/* Claims the entries this node has not settled: without
+ * STAGE_CACHE_WAIT, those unclaimed (the first round, or a copy that
+ * failed), not waiting for another process's fetch (BUSY); with it, only
+ * the BUSY ones, waiting.  A wait never ends holding a fetch lock: a
+ * MISS found after it is let go and claimed again in the next round.
+ * So a rank blocked on another job's lock holds none its peers or that
+ * job could be waiting for, and two jobs sharing nodes cannot deadlock. */
+static int claim_all(struct step *s, unsigned flags, bool first, struct sbuf *err)
+{
+	bool wait = flags & STAGE_CACHE_WAIT;
+
+	for (size_t e = 0; e < s->j->n; e++) {
+		struct stage_entry *en = &s->j->v[e];
+		struct stage_claim *c = &s->claim[e];
+		struct sbuf note = SBUF_INIT;
+		double t0 = now_s();
+		int rc;
+
+		if (c->state != (wait ? STAGE_CLAIM_BUSY : STAGE_CLAIM_NONE))
+			continue;
+		rc = stage_cache_claim(s->j->cache, &s->m[e], s->file_name[e],
+				       flags | (s->j->verify ? STAGE_CACHE_VERIFY : 0), c, &note, err);
+		if (rc) {
+			sbuf_release(&note);
+			return rc;
+		}
+		if (c->repaired) {
+			en->refetched++;
+			sbuf_addf(s->log, "%s: the cached copy was damaged (%s); fetching it again\n",
+				  en->name, note.buf);
+		}
+		if (first || wait)
+			en->hit = c->state == STAGE_CLAIM_HIT;
+		if (wait && c->state == STAGE_CLAIM_MISS)
+			stage_claim_release(c);
+		en->seconds += now_s() - t0;
+		sbuf_release(&note);
+	}
+	return 0;
+}
+
+/* --- the stream --- */
+
+static int send_stream(struct step *s, size_t e, int next, struct stage_sink *sink,
+		       struct sbuf *why)
+{
+	const struct stage_manifest *m = &s->m[e];
+	MPI_Request req[NBUF];
+	struct stage_source src;
+	uint64_t left = m->bytes, nch = stage_plan_chunks(left, CHUNK);
+	int status = 0;
+
+	for (int b = 0; b < NBUF; b++)
+		req[b] = MPI_REQUEST_NULL;
+	stage_source_open(&src, s->j->v[e].src, m);
+	for (uint64_t k = 0; k < nch; k++) {
+		int b = (int)(k % NBUF);
+		size_t n = left < CHUNK ? (size_t)left : CHUNK;
+
+		if (s->mpi)
+			MPI_Wait(&req[b], MPI_STATUS_IGNORE);
+		if (!status)
+			status = stage_source_read(&src, s->buf[b], n, why);
+		if (next >= 0) {
+			MPI_Isend(s->buf[b], status ? 0 : (int)n, MPI_BYTE, next,
+				  status ? TAG_ABORT : TAG_DATA, MPI_COMM_WORLD, &req[b]);
+			if (!status)
+				s->j->bytes_sent += n;
+		}
+		/* the send reads the buffer while this writes it out */
+		if (sink && !status)
+			stage_sink_write(sink, s->buf[b], n);
+		left -= n;
+	}
+	if (!status) /* the empty files after the last byte */
+		status = stage_source_read(&src, s->buf[0], 0, why);
+	if (s->mpi)
+		MPI_Waitall(NBUF, req, MPI_STATUSES_IGNORE);
+	s->j->bytes_read += src.bytes_read;
+	stage_source_release(&src);
+	return status;
+}
+
+static void recv_stream(struct step *s, size_t e, int prev, int next, struct stage_sink *sink)
+{
+	uint64_t nch = stage_plan_chunks(s->m[e].bytes, CHUNK);
+	MPI_Request rr[NBUF], sr[NBUF];
+	bool aborted = false;
+
+	for (int b = 0; b < NBUF; b++) {
+		rr[b] = sr[b] = MPI_REQUEST_NULL;
+		if ((uint64_t)b < nch)
+			MPI_Irecv(s->buf[b], CHUNK, MPI_BYTE, prev, MPI_ANY_TAG, MPI_COMM_WORLD, &rr[b]);
+	}
+	for (uint64_t k = 0; k < nch; k++) {
+		int b = (int)(k % NBUF), count = 0;
+		MPI_Status st;
+
+		MPI_Wait(&rr[b], &st);
+		MPI_Get_count(&st, MPI_BYTE, &count);
+		if (next >= 0) {
+			MPI_Isend(s->buf[b], count, MPI_BYTE, next, st.MPI_TAG, MPI_COMM_WORLD, &sr[b]);
+			if (st.MPI_TAG == TAG_DATA)
+				s->j->bytes_sent += (uint64_t)count;
+		}
+		if (st.MPI_TAG != TAG_DATA) {
+			aborted = true;
+		} else {
+			s->j->bytes_received += (uint64_t)count;
+			/* the forward above and the receives posted ahead run meanwhile */
+			if (sink && !aborted)
+				stage_sink_write(sink, s->buf[b], (size_t)count);
+		}
+		MPI_Wait(&sr[b], MPI_STATUS_IGNORE);
+		if (k + NBUF < nch)
+			MPI_Irecv(s->buf[b], CHUNK, MPI_BYTE, prev, MPI_ANY_TAG, MPI_COMM_WORLD, &rr[b]);
+	}
+}
+
+/* The copy of entry e on this node, after the stream: publish it, or
+ * count a failure (the second one is the node's error). */
+static int settle(struct step *s, size_t e, struct stage_sink *sink, struct sbuf *err)
+{
+	struct stage_entry *en = &s->j->v[e];
+	struct sbuf why = SBUF_INIT;
+	int rc = 0;
+
+	if (!sink->failed && !stage_sink_finish(sink) &&
+	    !stage_cache_publish(s->j->cache, &s->m[e], s->file_name[e], sink->tmp, sink->mtimes,
+				 en->name, en->src, &s->claim[e], &why)) {
+		stage_sink_take(sink);
+		goto out;
+	}
+	if (!sink->failed)
+		sbuf_addstr(&sink->err, why.buf);
+	stage_claim_release(&s->claim[e]); /* claimed again, without waiting, next round */
+	if (++s->failures[e] >= 2) {
+		sbuf_addf(err, "data entry %s: the copy failed twice on this node: %s", en->name,
+			  sink->err.buf);
+		rc = HPT_EXIT_FAILURE;
+	} else {
+		en->refetched++;
+		sbuf_addf(s->log, "%s: the copy failed (%s); fetching it again\n", en->name,
+			  sink->err.buf);
+	}
+out:
+	sbuf_release(&why);
+	return rc;
+}
+
+/* Entry e along its chain (lacks: a byte per rank).  Returns the status
+ * every node shares (the source failed: abort holds rank 0's message), and
+ * sets *local to this node's own failure. */
+static int transfer(struct step *s, size_t e, const unsigned char *lacks, int *chain, int *local,
+		    struct sbuf *err)
+{
+	struct stage_sink sink;
+	struct sbuf why = SBUF_INIT;
+	int len = stage_plan_chain(lacks, s->size, chain), prev, next, place, status = 0;
+	bool writes = s->claim[e].state == STAGE_CLAIM_MISS;
+	double t0 = now_s();
+	char *text = NULL;
+
+	memset(&sink, 0, sizeof(sink));
+	if (!len)
+		return 0;
+	place = stage_plan_place(chain, len, s->rank, &prev, &next);
+	if (place >= 0 && writes && stage_sink_open(&sink, s->j->cache, &s->m[e], s->file_name[e], &why)) {
+		sink.failed = true;
+		sbuf_addstr(&sink.err, why.buf);
+	}
+	if (place >= 0 && writes && s->j->damage > 0 && s->m[e].bytes) {
+		sink.damage = true;
+		s->j->damage--;
+	}
+	if (place == 0)
+		status = send_stream(s, e, next, writes ? &sink : NULL, &why);
+	else if (place > 0)
+		recv_stream(s, e, prev, next, writes ? &sink : NULL);
+	if (s->rank == 0)
+		text = xstrdup(status ? why.buf : "");
+	bcast_text(s, &status, &text);
+	if (status) {
+		sbuf_addf(err, "data entry %s: %s", s->j->v[e].name, text);
+	} else if (place >= 0 && writes && !*local) {
+		*local = settle(s, e, &sink, err);
+	}
+	s->j->v[e].seconds += now_s() - t0;
+	stage_sink_release(&sink);
+	sbuf_release(&why);
+	free(text);
+	return status;
+}
+
+/* --- the step --- */
+
+static int rounds(struct step *s, struct sbuf *err)
+{
+	size_t n = s->j->n;
+	unsigned char *mine = xcalloc(n ? n : 1, 1), *all = xcalloc((size_t)s->size * (n ? n : 1), 1);
+	unsigned char *col = xcalloc((size_t)s->size, 1);
+	int *chain = xcalloc((size_t)s->size, sizeof(*chain));
+	int status = 0;
+
+	for (int round = 0; round < MAX_ROUNDS && !status; round++) {
+		int local = claim_all(s, 0, round == 0, err), missing = 0, total = 0;
+
+		if ((status = agree(s, local)))
+			break;
+		for (size_t e = 0; e < n; e++)
+			mine[e] = s->claim[e].state == STAGE_CLAIM_MISS;
+		if (s->mpi)
+			MPI_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+		else
+			memcpy(all, mine, n);
+		for (size_t e = 0; e < n && !status; e++) {
+			for (int r = 0; r < s->size; r++)
+				col[r] = all[(size_t)r * n + e];
+			status = transfer(s, e, col, chain, &local, err);
+		}
+		if (status)
+			break;
+		/* another job was fetching these: wait for it, outside any
+		 * collective, and take what it published */
+		if (!local)
+			local = claim_all(s, STAGE_CACHE_WAIT, false, err);
+		for (size_t e = 0; e < n; e++)
+			missing += s->claim[e].state != STAGE_CLAIM_HIT;
+		if ((status = agree(s, local)))
+			break;
+		total = missing;
+		if (s->mpi)
+			MPI_Allreduce(&missing, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		if (!total)
+			break;
+		if (round == MAX_ROUNDS - 1) {
+			for (size_t e = 0; e < n; e++)
+				if (s->claim[e].state != STAGE_CLAIM_HIT)
+					sbuf_addf(err, "%sdata entry %s: not staged after %d rounds",
+						  err->len ? "; " : "", s->j->v[e].name, MAX_ROUNDS);
+			status = HPT_EXIT_FAILURE;
+		}
+	}
+	if (status && !err->len)
+		sbuf_addstr(err, "staging failed on another node (see its message)");
+	free(mine);
+	free(all);
+	free(col);
+	free(chain);
+	return status;
+}
+
+int stage_mpi_run(struct stage_job *j, bool mpi, struct sbuf *log, struct sbuf *err)
+{
+	struct step s = { .j = j, .mpi = mpi, .size = 1, .log = log };
+	double t0 = now_s();
+	size_t n = j->n ? j->n : 1;
+	int status;
+
+	if (mpi) {
+		MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
+		MPI_Comm_size(MPI_COMM_WORLD, &s.size);
+	}
+	s.m = xcalloc(n, sizeof(*s.m));
+	s.claim = xcalloc(n, sizeof(*s.claim));
+	s.failures = xcalloc(n, sizeof(*s.failures));
+	s.file_name = xcalloc(n, sizeof(*s.file_name));
+	for (size_t e = 0; e < j->n; e++)
+		stage_claim_init(&s.claim[e]);
+	for (int b = 0; b < NBUF; b++)
+		s.buf[b] = xmalloc(CHUNK);
+	status = stage_cache_open(j->cache, err) ? HPT_EXIT_IO : 0;
+	if ((status = agree(&s, status))) {
+		if (!err->len)
+			sbuf_addstr(err, "another node cannot use its cache");
+		goto out;
+	}
+	if ((status = manifests(&s, err))) {
+		if (!err->len)
+			sbuf_addstr(err, "another node could not read the manifests");
+		goto out;
+	}
+	if ((status = rounds(&s, err)))
+		goto out;
+	if (j->max_bytes && stage_evict_lru(j->cache, j->max_bytes, log, err))
+		status = HPT_EXIT_IO;
+out:
+	j->seconds = now_s() - t0;
+	/* the claims (use locks) stay held until the process exits: the
+	 * caller writes its record, then exits; stage_cache_hold is how a
+	 * rank holds an entry for longer */
+	for (size_t e = 0; e < j->n; e++) {
+		if (status)
+			stage_claim_release(&s.claim[e]);
+		stage_manifest_release(&s.m[e]);
+		free(s.file_name[e]);
+	}
+	for (int b = 0; b < NBUF; b++)
+		free(s.buf[b]);
+	free(s.m);
+	free(s.claim); /* the descriptors of successful claims stay open on purpose */
+	free(s.failures);
+	free(s.file_name);
+	return status;
+}

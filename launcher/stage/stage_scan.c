@@ -1,0 +1,286 @@
+/* stage_scan.c - a data set's manifest from the shared file system, with
+ * a cache of earlier manifests so that an unchanged tree costs one stat
+ * per file (see stage_scan.h).
+ * Shell: nftw(3), open/read, getenv, the manifest cache's files. */
+#include "launcher/stage/stage_scan.h"     // defines: stage_scan, stage_scan_hash_fd
+#include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
+#include "common/exitcode.h"               // defines: HPT_EXIT_*
+#include "common/fileio.h"                 // defines: fileio_private_dir, fileio_write_atomic
+#include "common/jsonfile.h"               // defines: jsonfile_load
+#include "common/sbuf.h"                   // defines: struct sbuf
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HASH_READ (4u << 20) /* bytes per read(2): large, so a parallel file system streams */
+#define RACY_NS INT64_C(2000000000)
+#define CACHE_MAX (256u << 20)
+
+static int64_t mtime_ns_of(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+int stage_scan_hash_fd(int fd, const char *path, const struct stat *st, unsigned char sha256[32],
+		       uint64_t *n, struct sbuf *err)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned char *buf = xmalloc(HASH_READ);
+	unsigned int len = 0;
+	struct stat after;
+	int status = HPT_EXIT_OK;
+	ssize_t r;
+
+	*n = 0;
+	if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+		sbuf_addstr(err, "cannot set up sha256 (libcrypto)");
+		status = HPT_EXIT_INTERNAL;
+		goto out;
+	}
+	while ((r = read(fd, buf, HASH_READ)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			sbuf_addf(err, "cannot read %s: %s", path, strerror(errno));
+			status = HPT_EXIT_NO_INPUT;
+			goto out;
+		}
+		EVP_DigestUpdate(ctx, buf, (size_t)r);
+		*n += (uint64_t)r;
+	}
+	EVP_DigestFinal_ex(ctx, sha256, &len);
+	if (fstat(fd, &after) || after.st_size != st->st_size ||
+	    mtime_ns_of(&after) != mtime_ns_of(st) || *n != (uint64_t)st->st_size) {
+		sbuf_addf(err, "%s changed while it was read (size or mtime moved); "
+			  "stage it when nothing writes it", path);
+		status = HPT_EXIT_FAILURE;
+	}
+out:
+	EVP_MD_CTX_free(ctx);
+	free(buf);
+	return status;
+}
+
+/* nftw(3) passes no argument to its callback: the walk's state is this
+ * file's, one walk at a time (the step scans its entries one by one). */
+static struct {
+	const char *root;
+	size_t rootlen;
+	const struct stage_manifest *old;
+	int64_t old_scanned_ns;
+	struct stage_manifest *m;
+	uint64_t *bytes_read;
+	struct sbuf *err;
+	int status;
+} walk;
+
+static const char *kind_of(mode_t mode)
+{
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "a device";
+	return "not a regular file";
+}
+
+static int add_file(const char *fpath, const struct stat *sb, const char *rel)
+{
+	unsigned char sha[32];
+	uint64_t n = 0;
+	struct stat st;
+	long k = walk.old ? stage_manifest_find(walk.old, rel) : -1;
+	int fd, status;
+
+	if (k >= 0) {
+		const struct stage_file *o = &walk.old->v[k];
+
+		if (o->size == (uint64_t)sb->st_size && o->mtime_ns == mtime_ns_of(sb) &&
+		    o->mtime_ns < walk.old_scanned_ns - RACY_NS) {
+			stage_manifest_add(walk.m, rel, o->size, o->mtime_ns, o->sha256);
+			return 0;
+		}
+	}
+	fd = open(fpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		sbuf_addf(walk.err, "cannot read %s: %s", fpath, strerror(errno));
+		return HPT_EXIT_NO_INPUT;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != sb->st_ino ||
+	    st.st_size != sb->st_size || mtime_ns_of(&st) != mtime_ns_of(sb)) {
+		sbuf_addf(walk.err, "%s changed while it was read (its size or mtime moved)", fpath);
+		close(fd);
+		return HPT_EXIT_FAILURE;
+	}
+	status = stage_scan_hash_fd(fd, fpath, &st, sha, &n, walk.err);
+	close(fd);
+	*walk.bytes_read += n;
+	if (!status)
+		stage_manifest_add(walk.m, rel, (uint64_t)st.st_size, mtime_ns_of(&st), sha);
+	return status;
+}
+
+static int visit(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
+{
+	const char *rel = ftw->level ? fpath + walk.rootlen + 1 : "";
+
+	switch (type) {
+	case FTW_D:
+		return 0;
+	case FTW_F:
+		if (!S_ISREG(sb->st_mode))
+			break;
+		walk.status = add_file(fpath, sb, rel);
+		return walk.status ? 1 : 0;
+	case FTW_DNR:
+		sbuf_addf(walk.err, "cannot read the directory %s", fpath);
+		walk.status = HPT_EXIT_NO_INPUT;
+		return 1;
+	case FTW_NS:
+		sbuf_addf(walk.err, "cannot stat %s", fpath);
+		walk.status = HPT_EXIT_NO_INPUT;
+		return 1;
+	default: /* FTW_SL, FTW_SLN: FTW_PHYS reports links, never follows them */
+		break;
+	}
+	sbuf_addf(walk.err, "cannot stage %s: it is %s; a data set is regular files and "
+		  "directories", fpath, kind_of(sb->st_mode));
+	walk.status = HPT_EXIT_NO_INPUT;
+	return 1;
+}
+
+/* The cache file for src, in a private directory made on the way. */
+static char *cache_path(const char *src, struct sbuf *err)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	char hex[65], *dir, *path;
+
+	if (xdg && *xdg == '/')
+		dir = xasprintf("%s/hpctrain/manifests", xdg);
+	else if (home && *home)
+		dir = xasprintf("%s/.cache/hpctrain/manifests", home);
+	else
+		return NULL; /* no place for a cache: every scan hashes */
+	if (fileio_private_dir(dir, err)) {
+		free(dir);
+		return NULL;
+	}
+	EVP_Digest(src, strlen(src), md, &len, EVP_sha256(), NULL);
+	stage_manifest_hex_of(md, hex);
+	path = xasprintf("%s/%s.json", dir, hex);
+	free(dir);
+	return path;
+}
+
+/* The cached manifest of src into old, and when it was scanned; a
+ * missing or unreadable cache is no error: everything is hashed. */
+static void cache_load(const char *path, const char *src, struct stage_manifest *old,
+		       int64_t *scanned_ns)
+{
+	struct sbuf err = SBUF_INIT;
+	json_t *doc = path ? jsonfile_load(path, CACHE_MAX, FILEIO_NOFOLLOW | FILEIO_OWNED, &err)
+			   : NULL;
+	const char *s = NULL;
+	json_t *man = NULL;
+	json_int_t t = 0;
+
+	if (doc && !json_unpack(doc, "{s:s, s:I, s:o}", "src", &s, "scanned_ns", &t, "manifest", &man) &&
+	    !strcmp(s, src) && !stage_manifest_from_json(man, old, &err))
+		*scanned_ns = t;
+	json_decref(doc);
+	sbuf_release(&err);
+}
+
+static int cache_store(const char *path, const char *src, const struct stage_manifest *m,
+		       int64_t scanned_ns, struct sbuf *err)
+{
+	json_t *doc = json_pack("{s:s, s:I, s:o}", "src", src, "scanned_ns", (json_int_t)scanned_ns,
+				"manifest", stage_manifest_to_json(m));
+	char *text = json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT);
+	int rc = text ? fileio_write_atomic(path, text, strlen(text), 0600, 0, err) : -1;
+
+	free(text);
+	json_decref(doc);
+	return rc;
+}
+
+int stage_scan_counted(const char *src, struct stage_manifest *m, uint64_t *bytes_read,
+		       struct sbuf *err)
+{
+	struct stage_manifest old = { 0 };
+	uint64_t ignored = 0;
+	int64_t scanned_ns = 0, now;
+	struct timespec ts;
+	struct stat st;
+	char *root = xstrdup(src), *cpath;
+	size_t n = strlen(root);
+	int status = HPT_EXIT_OK;
+
+	stage_manifest_release(m);
+	while (n > 1 && root[n - 1] == '/')
+		root[--n] = '\0';
+	if (*root != '/') {
+		sbuf_addf(err, "%s: a data source is an absolute path", SBUF_CLIP(src));
+		free(root);
+		return HPT_EXIT_NO_INPUT;
+	}
+	if (lstat(root, &st)) {
+		sbuf_addf(err, "cannot stage %s: %s", root, strerror(errno));
+		free(root);
+		return HPT_EXIT_NO_INPUT;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	cpath = cache_path(root, err);
+	if (!cpath && err->len) {
+		status = HPT_EXIT_IO;
+		goto out;
+	}
+	cache_load(cpath, root, &old, &scanned_ns);
+	walk.root = root;
+	walk.rootlen = n;
+	walk.old = old.n ? &old : NULL;
+	walk.old_scanned_ns = scanned_ns;
+	walk.m = m;
+	walk.bytes_read = bytes_read ? bytes_read : &ignored;
+	walk.err = err;
+	walk.status = 0;
+	m->is_file = S_ISREG(st.st_mode);
+	if (nftw(root, visit, 64, FTW_PHYS) && !walk.status) {
+		sbuf_addf(err, "cannot walk %s: %s", root, strerror(errno));
+		walk.status = HPT_EXIT_NO_INPUT;
+	}
+	if ((status = walk.status))
+		goto out;
+	if (stage_manifest_seal(m, err)) {
+		status = HPT_EXIT_NO_INPUT;
+		goto out;
+	}
+	if (cpath && cache_store(cpath, root, m, now, err))
+		status = HPT_EXIT_IO;
+out:
+	if (status)
+		stage_manifest_release(m);
+	stage_manifest_release(&old);
+	memset(&walk, 0, sizeof(walk));
+	free(cpath);
+	free(root);
+	return status;
+}
+
+int stage_scan(const char *src, struct stage_manifest *m, struct sbuf *err)
+{
+	return stage_scan_counted(src, m, NULL, err);
+}

@@ -1,0 +1,38 @@
+/* stage_scan.h - the manifest of a data set on the shared file system,
+ * hashing only what changed since the last scan.
+ * Shell (stage_scan.c): walks the tree, reads files, keeps a per-user
+ * cache of manifests. */
+#ifndef HPT_STAGE_SCAN_H
+#define HPT_STAGE_SCAN_H
+
+#include <stdint.h>
+
+struct sbuf;
+struct stage_manifest;
+
+/* The manifest of src (a regular file or a directory tree of regular files;
+ * symlinks, devices etc. refused naming them), hashing only files whose
+ * (path, size, mtime) changed since the cached manifest in
+ * $XDG_CACHE_HOME/hpctrain/manifests/ (else ~/.cache/...), written atomically
+ * 0600 in a 0700 directory.  A file that changes while hashed: error naming it.
+ * A cached hash is not trusted for a file whose mtime lies within 2 s
+ * before the cache was written (git's "racily clean" case: a change in
+ * the same mtime tick would keep size and mtime).
+ * 0 or an HPT_EXIT_* code (NO_INPUT for a missing/unreadable source or one
+ * that is not made of regular files, FAILURE for a file changing while
+ * hashed, IO when the cache cannot be written), err says why. */
+int stage_scan(const char *src, struct stage_manifest *m, struct sbuf *err);
+
+/* stage_scan, adding the bytes it read from src to *bytes_read. */
+int stage_scan_counted(const char *src, struct stage_manifest *m, uint64_t *bytes_read,
+		       struct sbuf *err);
+
+/* Hashes fd (opened on path, whose fstat before the read is *st) to its
+ * end in large reads: 0 with sha256 and *n bytes read, or an HPT_EXIT_*
+ * code with err naming path (a read error, or a size or mtime that
+ * differs after the read from *st: the file changed while read). */
+struct stat;
+int stage_scan_hash_fd(int fd, const char *path, const struct stat *st, unsigned char sha256[32],
+		       uint64_t *n, struct sbuf *err);
+
+#endif

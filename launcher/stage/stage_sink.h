@@ -1,0 +1,58 @@
+/* stage_sink.h - one node's copy of a data set, written as its bytes
+ * arrive: the files of the manifest, in its order, concatenated.
+ * Shell (stage_sink.c): a temporary directory in the cache, files,
+ * sha256 of what was written, one sync at the end. */
+#ifndef HPT_STAGE_SINK_H
+#define HPT_STAGE_SINK_H
+
+#include "common/sbuf.h" // defines: struct sbuf
+
+#include <openssl/evp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct stage_manifest;
+
+/* tmp is "<cache>/.tmp-<hex>-XXXXXX" (0700) and stays until the sink is
+ * published (stage_sink_take) or released (removed).  Once failed, a sink
+ * drops what it is given and err says why; the chain goes on around it. */
+struct stage_sink {
+	const struct stage_manifest *m;
+	char *tmp;
+	char *file_name;     /* a file source's name in the entry */
+	int dfd;             /* tmp, open */
+	size_t fi;           /* the file being written */
+	uint64_t off;        /* its bytes written so far */
+	int fd;              /* its descriptor, or -1 */
+	EVP_MD_CTX *ctx;
+	int64_t *mtimes;     /* each file's mtime once written, in manifest order */
+	uint64_t bytes;      /* bytes written */
+	bool failed;
+	bool damage;         /* tests: write the stream's first byte flipped */
+	struct sbuf err;
+};
+
+/* Starts a copy of m (which must outlive the sink) in a new temporary
+ * directory of cache.  0, or -1 with err. */
+int stage_sink_open(struct stage_sink *s, const char *cache, const struct stage_manifest *m,
+		    const char *file_name, struct sbuf *err);
+
+/* Writes the next n bytes of the stream.  0, or -1 once the sink failed
+ * (more bytes than the manifest, a write error, a file whose sha256 does
+ * not match); later calls then do nothing. */
+int stage_sink_write(struct stage_sink *s, const void *buf, size_t n);
+
+/* After the last byte: every file complete and matching the manifest
+ * (size and sha256), read-only (0444), synced to disk.  0, or -1 with
+ * s->err. */
+int stage_sink_finish(struct stage_sink *s);
+
+/* Forgets tmp after stage_cache_publish renamed it. */
+void stage_sink_take(struct stage_sink *s);
+
+/* Closes and frees, removing tmp unless taken; accepts a zeroed struct
+ * (never opened) and a released one. */
+void stage_sink_release(struct stage_sink *s);
+
+#endif

@@ -1,0 +1,307 @@
+/* test_stage_cache.c - launcher/stage's shells on one node, without MPI:
+ * the cached scan (hashes reused, links refused), the one read that
+ * notices a source changing, a copy verified and published, the reuse
+ * checks that catch a flipped byte and a truncated file, the fetch lock
+ * another process holds, and eviction that keeps a held entry.  Works in
+ * a fresh directory under $TMPDIR (or /tmp), removed at the end. */
+#include "tests/unit/testlib.h"
+
+#include "common/sbuf.h"                   // defines: struct sbuf
+#include "launcher/stage/stage_cache.h"    // defines: struct stage_claim, stage_cache_*
+#include "launcher/stage/stage_evict.h"    // defines: stage_evict_lru, stage_evict_list
+#include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest
+#include "launcher/stage/stage_scan.h"     // defines: stage_scan_counted
+#include "launcher/stage/stage_sink.h"     // defines: struct stage_sink
+#include "launcher/stage/stage_source.h"   // defines: struct stage_source
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static int setup(void **state)
+{
+	(void)state;
+	if (testlib_tmp_setup("test_stage_cache"))
+		return -1;
+	setenv("XDG_CACHE_HOME", testlib_tmp, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return testlib_tmp_teardown();
+}
+
+/* Writes rel (under the test directory) with n bytes of seed, dated 60 s ago. */
+static void put(const char *rel, size_t n, int seed)
+{
+	char *path = testlib_tmp_at(rel), *slash = strrchr(path, '/');
+	struct timeval tv[2];
+	FILE *f;
+
+	*slash = '\0';
+	mkdir(path, 0755);
+	*slash = '/';
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < n; i++)
+		fputc((int)((i * 7 + (size_t)seed) & 0xff), f);
+	assert_int_equal(fclose(f), 0);
+	gettimeofday(&tv[0], NULL);
+	tv[0].tv_sec -= 60;
+	tv[1] = tv[0];
+	assert_int_equal(utimes(path, tv), 0);
+	free(path);
+}
+
+/* Copies src (scanned as m) into cache through a sink and publishes it. */
+static void fetch(const char *cache, const char *src, const struct stage_manifest *m,
+		  struct stage_claim *c)
+{
+	struct stage_source in;
+	struct stage_sink out;
+	struct sbuf err = SBUF_INIT;
+	char buf[1000];
+	uint64_t left = m->bytes;
+
+	assert_int_equal(c->state, STAGE_CLAIM_MISS);
+	assert_int_equal(stage_sink_open(&out, cache, m, NULL, &err), 0);
+	stage_source_open(&in, src, m);
+	while (left) {
+		size_t n = left < sizeof(buf) ? (size_t)left : sizeof(buf);
+
+		assert_int_equal(stage_source_read(&in, buf, n, &err), 0);
+		assert_int_equal(stage_sink_write(&out, buf, n), 0);
+		left -= n;
+	}
+	assert_int_equal(stage_source_read(&in, buf, 0, &err), 0);
+	assert_int_equal(stage_sink_finish(&out), 0);
+	if (stage_cache_publish(cache, m, NULL, out.tmp, out.mtimes, "d", src, c, &err))
+		fail_msg("%s", err.buf);
+	stage_sink_take(&out);
+	assert_int_equal(c->state, STAGE_CLAIM_HIT);
+	stage_sink_release(&out);
+	stage_source_release(&in);
+	sbuf_release(&err);
+}
+
+static void stage_scan__reuses_hashes_of_unchanged_files_and_refuses_links(void **state)
+{
+	struct stage_manifest m = { 0 }, again = { 0 };
+	struct sbuf err = SBUF_INIT;
+	char *src = testlib_tmp_at("scan"), *link = testlib_tmp_at("scan/l");
+	uint64_t read1 = 0, read2 = 0;
+
+	(void)state;
+	put("scan/a", 1000, 1);
+	put("scan/sub/b", 3000, 2);
+	assert_int_equal(stage_scan_counted(src, &m, &read1, &err), 0);
+	assert_int_equal(m.n, 2);
+	assert_int_equal(read1, 4000);
+	assert_int_equal(stage_scan_counted(src, &again, &read2, &err), 0);
+	assert_int_equal(read2, 0); /* every hash from the cache */
+	assert_string_equal(again.hash, m.hash);
+	assert_int_equal(symlink("/etc/passwd", link), 0);
+	assert_int_not_equal(stage_scan(src, &again, &err), 0);
+	assert_non_null(strstr(err.buf, "scan/l: it is a symbolic link"));
+	unlink(link);
+	stage_manifest_release(&m);
+	stage_manifest_release(&again);
+	sbuf_release(&err);
+	free(src);
+	free(link);
+}
+
+static void stage_source__names_a_file_that_changed_since_the_scan(void **state)
+{
+	struct stage_manifest m = { 0 };
+	struct stage_source in;
+	struct sbuf err = SBUF_INIT;
+	char *src = testlib_tmp_at("moving"), buf[4096];
+
+	(void)state;
+	put("moving/a", 4096, 3);
+	assert_int_equal(stage_scan(src, &m, &err), 0);
+	put("moving/a", 4096, 4); /* same size, other bytes */
+	stage_source_open(&in, src, &m);
+	assert_int_equal(stage_source_read(&in, buf, 4096, &err), 1);
+	assert_non_null(strstr(err.buf, "moving/a changed while it was staged"));
+	stage_source_release(&in);
+	stage_manifest_release(&m);
+	sbuf_release(&err);
+	free(src);
+}
+
+static void stage_cache__publishes_a_verified_copy_and_reuses_it(void **state)
+{
+	struct stage_manifest m = { 0 };
+	struct stage_claim c;
+	struct sbuf err = SBUF_INIT, note = SBUF_INIT;
+	char *src = testlib_tmp_at("ds"), *cache = testlib_tmp_at("cache1");
+
+	(void)state;
+	put("ds/x", 5000, 5);
+	put("ds/y/z", 0, 0);
+	assert_int_equal(stage_scan(src, &m, &err), 0);
+	assert_int_equal(stage_cache_open(cache, &err), 0);
+	stage_claim_init(&c);
+	assert_int_equal(stage_cache_claim(cache, &m, NULL, 0, &c, &note, &err), 0);
+	fetch(cache, src, &m, &c);
+	stage_claim_release(&c);
+	assert_int_equal(stage_cache_claim(cache, &m, NULL, STAGE_CACHE_VERIFY, &c, &note, &err), 0);
+	assert_int_equal(c.state, STAGE_CLAIM_HIT);
+	stage_claim_release(&c);
+	stage_manifest_release(&m);
+	sbuf_release(&err);
+	sbuf_release(&note);
+	free(src);
+	free(cache);
+}
+
+/* Publishes ds2 in cache, damages one file with how, claims again. */
+static void damage_then_claim(const char *cache, const char *how)
+{
+	struct stage_manifest m = { 0 };
+	struct stage_claim c;
+	struct sbuf err = SBUF_INIT, note = SBUF_INIT;
+	char *src = testlib_tmp_at("ds2"), *file;
+	int fd;
+
+	put("ds2/f", 3000, 6);
+	assert_int_equal(stage_scan(src, &m, &err), 0);
+	assert_int_equal(stage_cache_open(cache, &err), 0);
+	stage_claim_init(&c);
+	assert_int_equal(stage_cache_claim(cache, &m, NULL, 0, &c, &note, &err), 0);
+	fetch(cache, src, &m, &c);
+	stage_claim_release(&c);
+	file = xasprintf("%s/%s/f", cache, stage_manifest_hex(m.hash));
+	chmod(file, 0600);
+	fd = open(file, O_WRONLY);
+	assert_true(fd >= 0);
+	if (!strcmp(how, "flip"))
+		assert_int_equal(pwrite(fd, "\xff", 1, 100), 1);
+	else
+		assert_int_equal(ftruncate(fd, 10), 0);
+	close(fd);
+	assert_int_equal(stage_cache_claim(cache, &m, NULL, 0, &c, &note, &err), 0);
+	assert_int_equal(c.state, STAGE_CLAIM_MISS);
+	assert_true(c.repaired);
+	assert_non_null(strstr(note.buf, !strcmp(how, "flip") ? "does not match its sha256"
+							       : "has 10 bytes, not 3000"));
+	assert_int_not_equal(access(file, F_OK), 0); /* removed, never used */
+	stage_claim_release(&c);
+	stage_manifest_release(&m);
+	sbuf_release(&err);
+	sbuf_release(&note);
+	free(src);
+	free(file);
+}
+
+static void stage_cache__removes_an_entry_with_a_flipped_byte(void **state)
+{
+	char *cache = testlib_tmp_at("cache2");
+
+	(void)state;
+	damage_then_claim(cache, "flip");
+	free(cache);
+}
+
+static void stage_cache__removes_a_truncated_entry(void **state)
+{
+	char *cache = testlib_tmp_at("cache3");
+
+	(void)state;
+	damage_then_claim(cache, "truncate");
+	free(cache);
+}
+
+static void stage_cache__is_busy_while_another_process_fetches(void **state)
+{
+	struct stage_manifest m = { 0 };
+	struct stage_claim c, other;
+	struct sbuf err = SBUF_INIT, note = SBUF_INIT;
+	char *src = testlib_tmp_at("ds"), *cache = testlib_tmp_at("cache4");
+
+	(void)state;
+	assert_int_equal(stage_scan(src, &m, &err), 0);
+	assert_int_equal(stage_cache_open(cache, &err), 0);
+	stage_claim_init(&c);
+	stage_claim_init(&other);
+	assert_int_equal(stage_cache_claim(cache, &m, NULL, 0, &other, &note, &err), 0);
+	assert_int_equal(other.state, STAGE_CLAIM_MISS);
+	/* flock(2) locks belong to open files: a second claim conflicts
+	 * even from this process, as another job's would */
+	assert_int_equal(stage_cache_claim(cache, &m, NULL, 0, &c, &note, &err), 0);
+	assert_int_equal(c.state, STAGE_CLAIM_BUSY);
+	stage_claim_release(&other);
+	stage_claim_release(&c);
+	stage_manifest_release(&m);
+	sbuf_release(&err);
+	sbuf_release(&note);
+	free(src);
+	free(cache);
+}
+
+static void stage_evict__removes_the_least_recently_used_but_keeps_a_held_entry(void **state)
+{
+	struct stage_manifest a = { 0 }, b = { 0 };
+	struct stage_claim c;
+	struct stage_evict_list l;
+	struct sbuf err = SBUF_INIT, note = SBUF_INIT, log = SBUF_INIT;
+	char *sa = testlib_tmp_at("ea"), *sb = testlib_tmp_at("eb"), *cache = testlib_tmp_at("cache5");
+	int hold;
+
+	(void)state;
+	put("ea/f", 2000, 7);
+	put("eb/f", 2000, 8);
+	assert_int_equal(stage_scan(sa, &a, &err), 0);
+	assert_int_equal(stage_scan(sb, &b, &err), 0);
+	assert_int_equal(stage_cache_open(cache, &err), 0);
+	stage_claim_init(&c);
+	assert_int_equal(stage_cache_claim(cache, &a, NULL, 0, &c, &note, &err), 0);
+	fetch(cache, sa, &a, &c);
+	stage_claim_release(&c);
+	assert_int_equal(stage_cache_claim(cache, &b, NULL, 0, &c, &note, &err), 0);
+	fetch(cache, sb, &b, &c);
+	stage_claim_release(&c);
+	hold = stage_cache_hold(cache, a.hash); /* a is older, and in use */
+	assert_true(hold >= 0);
+	assert_int_equal(stage_evict_lru(cache, 1000, &log, &err), 0);
+	assert_non_null(strstr(log.buf, "in use"));
+	assert_int_equal(stage_evict_list(cache, &l, &err), 0);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.v[0].hex, stage_manifest_hex(a.hash));
+	assert_true(l.v[0].in_use);
+	stage_evict_list_release(&l);
+	close(hold);
+	assert_int_equal(stage_evict_lru(cache, 1000, &log, &err), 0);
+	assert_int_equal(stage_evict_list(cache, &l, &err), 0);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(stage_cache_hold(cache, a.hash), -1);
+	stage_evict_list_release(&l);
+	stage_manifest_release(&a);
+	stage_manifest_release(&b);
+	sbuf_release(&err);
+	sbuf_release(&note);
+	sbuf_release(&log);
+	free(sa);
+	free(sb);
+	free(cache);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stage_scan__reuses_hashes_of_unchanged_files_and_refuses_links),
+		cmocka_unit_test(stage_source__names_a_file_that_changed_since_the_scan),
+		cmocka_unit_test(stage_cache__publishes_a_verified_copy_and_reuses_it),
+		cmocka_unit_test(stage_cache__removes_an_entry_with_a_flipped_byte),
+		cmocka_unit_test(stage_cache__removes_a_truncated_entry),
+		cmocka_unit_test(stage_cache__is_busy_while_another_process_fetches),
+		cmocka_unit_test(stage_evict__removes_the_least_recently_used_but_keeps_a_held_entry),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,199 @@
+/* test_stage_manifest.c - launcher/stage/stage_manifest: the hash that
+ * names a cache entry (over paths, sizes and file hashes, not mtimes, in
+ * a pinned canonical listing), the JSON round trip, and the manifests it
+ * refuses (unsafe paths, duplicates, a hash that does not match). */
+#include "tests/unit/testlib.h"
+
+#include "common/sbuf.h"                   // defines: struct sbuf
+#include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
+
+#include <openssl/evp.h>
+
+static const unsigned char H1[32] = { 1, 2, 3 }, H2[32] = { 9, 8, 7 };
+
+static void two_files(struct stage_manifest *m, int64_t mtime)
+{
+	memset(m, 0, sizeof(*m));
+	stage_manifest_add(m, "b/x", 5, mtime, H2);
+	stage_manifest_add(m, "a", 3, mtime + 1, H1);
+}
+
+static void stage_manifest__hash_is_of_the_canonical_listing(void **state)
+{
+	struct stage_manifest m = { 0 };
+	struct sbuf err = SBUF_INIT, listing = SBUF_INIT;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	char hex[65], want[80];
+
+	(void)state;
+	two_files(&m, 100);
+	assert_int_equal(stage_manifest_seal(&m, &err), 0);
+	assert_string_equal(m.v[0].path, "a");
+	assert_int_equal(m.bytes, 8);
+	sbuf_addstr(&listing, "hpctrain-stage-manifest 1\n");
+	stage_manifest_hex_of(H1, hex);
+	sbuf_addf(&listing, "3 %s a", hex);
+	sbuf_addch(&listing, '\0');
+	stage_manifest_hex_of(H2, hex);
+	sbuf_addf(&listing, "5 %s b/x", hex);
+	sbuf_addch(&listing, '\0');
+	EVP_Digest(listing.buf, listing.len, md, &n, EVP_sha256(), NULL);
+	stage_manifest_hex_of(md, hex);
+	snprintf(want, sizeof(want), "sha256:%s", hex);
+	assert_string_equal(m.hash, want);
+	assert_non_null(stage_manifest_hex(m.hash));
+	stage_manifest_release(&m);
+	sbuf_release(&listing);
+	sbuf_release(&err);
+}
+
+static void stage_manifest__hash_ignores_mtimes_but_not_sizes_hashes_or_paths(void **state)
+{
+	struct stage_manifest a, b, c = { 0 }, d = { 0 };
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	two_files(&a, 100);
+	two_files(&b, 999);
+	assert_int_equal(stage_manifest_seal(&a, &err), 0);
+	assert_int_equal(stage_manifest_seal(&b, &err), 0);
+	assert_string_equal(a.hash, b.hash);
+	stage_manifest_add(&c, "a", 4, 0, H1);
+	stage_manifest_add(&c, "b/x", 5, 0, H2);
+	assert_int_equal(stage_manifest_seal(&c, &err), 0);
+	assert_string_not_equal(a.hash, c.hash);
+	stage_manifest_add(&d, "a", 3, 0, H1);
+	stage_manifest_add(&d, "b/y", 5, 0, H2);
+	assert_int_equal(stage_manifest_seal(&d, &err), 0);
+	assert_string_not_equal(a.hash, d.hash);
+	stage_manifest_release(&a);
+	stage_manifest_release(&b);
+	stage_manifest_release(&c);
+	stage_manifest_release(&d);
+	sbuf_release(&err);
+}
+
+static void stage_manifest__json_round_trip_keeps_every_field(void **state)
+{
+	struct stage_manifest m, back = { 0 };
+	struct sbuf err = SBUF_INIT;
+	json_t *j;
+
+	(void)state;
+	two_files(&m, 1234567890123);
+	assert_int_equal(stage_manifest_seal(&m, &err), 0);
+	j = stage_manifest_to_json(&m);
+	assert_int_equal(stage_manifest_from_json(j, &back, &err), 0);
+	assert_string_equal(back.hash, m.hash);
+	assert_int_equal(back.n, 2);
+	assert_int_equal(back.bytes, 8);
+	assert_false(back.is_file);
+	assert_string_equal(back.v[1].path, "b/x");
+	assert_int_equal(back.v[1].mtime_ns, 1234567890123);
+	assert_memory_equal(back.v[1].sha256, H2, 32);
+	json_decref(j);
+	stage_manifest_release(&m);
+	stage_manifest_release(&back);
+	sbuf_release(&err);
+}
+
+static void stage_manifest__from_json_refuses_a_hash_that_does_not_match(void **state)
+{
+	struct stage_manifest m, back = { 0 };
+	struct sbuf err = SBUF_INIT;
+	json_t *j;
+
+	(void)state;
+	two_files(&m, 1);
+	assert_int_equal(stage_manifest_seal(&m, &err), 0);
+	j = stage_manifest_to_json(&m);
+	json_object_set_new(json_array_get(json_object_get(j, "files"), 0), "size", json_integer(4));
+	assert_int_equal(stage_manifest_from_json(j, &back, &err), -1);
+	assert_non_null(strstr(err.buf, "does not match its files"));
+	assert_int_equal(back.n, 0);
+	json_decref(j);
+	stage_manifest_release(&m);
+	sbuf_release(&err);
+}
+
+static void stage_manifest__refuses_paths_that_leave_the_entry(void **state)
+{
+	static const char *const bad[] = { "../x", "/etc/passwd", "a//b", "a/./b", "a/", "", "a/.." };
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct stage_manifest m = { 0 };
+
+		stage_manifest_add(&m, bad[i], 1, 0, H1);
+		sbuf_reset(&err);
+		assert_int_equal(stage_manifest_seal(&m, &err), -1);
+		assert_non_null(strstr(err.buf, "unsafe path"));
+		stage_manifest_release(&m);
+	}
+	sbuf_release(&err);
+}
+
+static void stage_manifest__refuses_a_path_listed_twice(void **state)
+{
+	struct stage_manifest m = { 0 };
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	stage_manifest_add(&m, "a", 1, 0, H1);
+	stage_manifest_add(&m, "a", 1, 0, H1);
+	assert_int_equal(stage_manifest_seal(&m, &err), -1);
+	assert_string_equal(err.buf, "the path 'a' is listed twice");
+	stage_manifest_release(&m);
+	sbuf_release(&err);
+}
+
+static void stage_manifest__a_file_source_has_one_empty_path(void **state)
+{
+	struct stage_manifest m = { 0 }, d = { 0 };
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	m.is_file = true;
+	stage_manifest_add(&m, "", 3, 0, H1);
+	assert_int_equal(stage_manifest_seal(&m, &err), 0);
+	assert_int_equal(stage_manifest_find(&m, ""), 0);
+	stage_manifest_add(&d, "", 3, 0, H1); /* a directory cannot hold "" */
+	assert_int_equal(stage_manifest_seal(&d, &err), -1);
+	stage_manifest_release(&m);
+	stage_manifest_release(&d);
+	sbuf_release(&err);
+}
+
+static void stage_manifest__hex_helpers_accept_only_64_lower_hex_digits(void **state)
+{
+	unsigned char b[32];
+	char hex[65];
+
+	(void)state;
+	stage_manifest_hex_of(H2, hex);
+	assert_int_equal(stage_manifest_parse_hex(hex, b), 0);
+	assert_memory_equal(b, H2, 32);
+	assert_int_equal(stage_manifest_parse_hex("abc", b), -1);
+	hex[3] = 'G';
+	assert_int_equal(stage_manifest_parse_hex(hex, b), -1);
+	assert_null(stage_manifest_hex("md5:00"));
+	assert_null(stage_manifest_hex(NULL));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stage_manifest__hash_is_of_the_canonical_listing),
+		cmocka_unit_test(stage_manifest__hash_ignores_mtimes_but_not_sizes_hashes_or_paths),
+		cmocka_unit_test(stage_manifest__json_round_trip_keeps_every_field),
+		cmocka_unit_test(stage_manifest__from_json_refuses_a_hash_that_does_not_match),
+		cmocka_unit_test(stage_manifest__refuses_paths_that_leave_the_entry),
+		cmocka_unit_test(stage_manifest__refuses_a_path_listed_twice),
+		cmocka_unit_test(stage_manifest__a_file_source_has_one_empty_path),
+		cmocka_unit_test(stage_manifest__hex_helpers_accept_only_64_lower_hex_digits),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
