@@ -104,7 +104,9 @@ field() {
 
 @test "a step's ranks on a node join one charliecloud namespace; without a step, each has its own" {
 	need_ch
-	local run ns='echo "rank=$RANK mnt=$(ls -l /proc/self/ns/mnt | sed "s/.*-> //")"'
+	# each program stays a moment: ch-run --join fails ("join: no PID")
+	# for a peer that arrives once the first rank's program has exited
+	local run ns='echo "rank=$RANK mnt=$(ls -l /proc/self/ns/mnt | sed "s/.*-> //")"; sleep 2'
 	run=$(make_run join "$WORK/img" charliecloud)
 	# a job id of this run's own: ch-run keeps a join's state in
 	# /dev/shm/ch-run_shm-TAG, and a killed earlier run may have left one
