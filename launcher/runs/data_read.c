@@ -41,16 +41,22 @@ double data_read_rate(const struct data_read *d)
 
 void data_read_format(const struct data_read *d, struct sbuf *out)
 {
+	double rate = data_read_rate(d);
+
 	if (!d->seen)
 		return;
-	sbuf_addstr(out, "data read at ");
-	sbuf_add_number(out, data_read_rate(d) / 1e6, 1);
-	sbuf_addstr(out, " MB/s from ");
+	sbuf_addstr(out, "data read ");
+	if (!isnan(rate)) {
+		sbuf_addstr(out, "at ");
+		sbuf_add_bytes(out, rate);
+		sbuf_addstr(out, "/s ");
+	}
+	sbuf_addstr(out, "from ");
 	sbuf_add_printable(out, *d->path ? d->path : "?");
 	sbuf_addstr(out, d->staged ? " (staged): " : " (source): ");
-	sbuf_add_number(out, d->bytes / 1e6, 1);
-	sbuf_addstr(out, " MB in ");
-	sbuf_add_number(out, d->seconds, 2);
+	sbuf_add_bytes(out, d->bytes);
+	sbuf_addstr(out, " in ");
+	sbuf_add_number(out, d->seconds, 4);
 	sbuf_addstr(out, " s");
 }
 

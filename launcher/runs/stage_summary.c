@@ -128,20 +128,14 @@ void stage_summary_finish(struct stage_summary *s)
 	free(v);
 }
 
-static void add_mb(struct sbuf *out, uint64_t bytes)
-{
-	sbuf_add_number(out, (double)bytes / 1e6, 1);
-	sbuf_addstr(out, " MB");
-}
-
 void stage_summary_format(const struct stage_summary *s, struct sbuf *out)
 {
 	if (!s->n)
 		return;
 	sbuf_addf(out, "%zu node%s, ", s->n, s->n == 1 ? "" : "s");
-	add_mb(out, s->bytes_read);
+	sbuf_add_bytes(out, (double)s->bytes_read);
 	sbuf_addstr(out, " read from the source, ");
-	add_mb(out, s->bytes_sent);
+	sbuf_add_bytes(out, (double)s->bytes_sent);
 	sbuf_addf(out, " sent, %zu/%zu hits", s->hits, s->entries);
 	if (s->refetched)
 		sbuf_addf(out, ", %zu fetched again", s->refetched);

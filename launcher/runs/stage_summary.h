@@ -62,8 +62,9 @@ int stage_summary_add(struct stage_summary *s, const char *text, size_t len);
 void stage_summary_finish(struct stage_summary *s);
 
 /* "3 nodes, 12.4 MB read from the source, 24.8 MB sent, 1/3 hits,
- * slowest node 0.41 s (n2)": control characters in a node's name are
- * escaped.  Nothing when s has no nodes. */
+ * slowest node 0.41 s (n2)" (sizes in the unit that suits them,
+ * sbuf_add_bytes): control characters in a node's name are escaped.
+ * Nothing when s has no nodes. */
 void stage_summary_format(const struct stage_summary *s, struct sbuf *out);
 
 /* {"nodes": N, "bytes_read", "bytes_sent", "bytes_received", "entries",
