@@ -100,6 +100,25 @@ static void report__keeps_a_record_glued_to_a_torn_line(void **state)
 	report_run_release(&r);
 }
 
+static void report__keeps_the_last_data_record_of_a_resumed_run(void **state)
+{
+	/* each start reads its data set again: the latest read is the one
+	 * the run goes on with; a data record is no bad line */
+	static const char text[] =
+		"{\"event\":\"data\",\"path\":\"/shared/ds\",\"staged\":false,\"bytes\":100,\"seconds\":2}\n"
+		"{\"event\":\"step\",\"step\":10,\"loss\":2.0}\n"
+		"{\"event\":\"data\",\"path\":\"/tmp/c/ab\",\"staged\":true,\"bytes\":100,\"seconds\":0.5}\n";
+	struct report_run r;
+
+	(void)state;
+	report_parse(text, strlen(text), &r);
+	assert_true(r.data.seen && r.data.staged);
+	assert_string_equal(r.data.path, "/tmp/c/ab");
+	assert_float_equal(data_read_rate(&r.data), 200, 1e-9);
+	assert_int_equal(r.bad_lines, 0);
+	report_run_release(&r);
+}
+
 static void report__reads_records_with_only_the_required_fields(void **state)
 {
 	/* what a user's own loop may write: no epoch, accuracy, rates */
@@ -438,6 +457,7 @@ int main(void)
 		cmocka_unit_test(report__keeps_the_last_record_of_a_step_and_skips_torn_lines),
 		cmocka_unit_test(report__a_restart_supersedes_what_the_killed_run_logged_after_its_checkpoint),
 		cmocka_unit_test(report__keeps_a_record_glued_to_a_torn_line),
+		cmocka_unit_test(report__keeps_the_last_data_record_of_a_resumed_run),
 		cmocka_unit_test(report__reads_records_with_only_the_required_fields),
 		cmocka_unit_test(report__reads_a_resumed_run_of_the_trainer),
 		cmocka_unit_test(report__reads_a_stream_whose_lines_cross_its_reads),
