@@ -5,7 +5,7 @@
  * trainer writes, once per start, before its first step:
  *   {"event":"data","dataset":D,"path":P,"staged":B,"bytes":N,
  *    "seconds":S,"bytes_per_s":R}
- * (see hpctrain-train(1), METRICS); any program may write it, so every
+ * (see hpctrain-train(1), OUTPUT); any program may write it, so every
  * figure is checked: a count or time that is not a finite number >= 0
  * is NAN, and no rate is said without both.
  */
