@@ -6,7 +6,7 @@
 #include "common/sbuf.h"                 // defines: struct sbuf, sbuf_add_number, sbuf_add_printable
 #include "launcher/report/chart.h"       // defines: struct chart, chart_*, CHART_MAX_TICKS
 #include "launcher/report/report_data.h" // defines: struct report_run
-#include "launcher/runs/data_read.h"     // defines: data_read_format, data_read_json
+#include "common/data_read.h"     // defines: data_read_format, data_read_json
 
 #include <math.h>
 #include <stdlib.h>

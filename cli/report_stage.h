@@ -1,6 +1,6 @@
 /* report_stage.h - the staging part of `hpctrain report` for one run:
  * the nodes' stage records summed (launcher/runs/stage_summary) and the
- * trainer's data read (launcher/runs/data_read), as summary lines, a
+ * trainer's data read (common/data_read), as summary lines, a
  * "Staging" section of report.md with a table of nodes and a chart of
  * stage time per node (stage.png), and the --json fields. */
 #ifndef HPT_REPORT_STAGE_H

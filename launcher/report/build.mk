@@ -7,7 +7,7 @@
 # output directory (report_manifest) is a shell: what report may remove.
 
 REPORT_CORE  = launcher/report/report_data.c launcher/report/chart.c \
-               launcher/report/report_points.c launcher/runs/data_read.c
+               launcher/report/report_points.c
 REPORT_SHELL = launcher/report/report_manifest.c
 DEBIAN_PKGS += libcairo2-dev libpng-dev
 

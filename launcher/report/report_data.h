@@ -13,7 +13,7 @@
 #ifndef HPT_REPORT_DATA_H
 #define HPT_REPORT_DATA_H
 
-#include "launcher/runs/data_read.h" // defines: struct data_read
+#include "common/data_read.h" // defines: struct data_read
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,7 +9,7 @@
 #ifndef HPT_PROGRESS_H
 #define HPT_PROGRESS_H
 
-#include "launcher/runs/data_read.h" // defines: struct data_read
+#include "common/data_read.h" // defines: struct data_read
 
 #include <stdbool.h>
 #include <stddef.h>

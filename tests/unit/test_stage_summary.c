@@ -1,10 +1,10 @@
 /* test_stage_summary.c - launcher/runs/stage_summary: the nodes' staging
  * records summed for status and report, from good records and from
  * hostile ones (torn, NaN, huge, missing fields, links, FIFOs), and
- * launcher/runs/data_read: the trainer's data record. */
+ * common/data_read: the trainer's data record. */
 #include "testlib.h"
 #include "common/fileio.h"
-#include "launcher/runs/data_read.h"
+#include "common/data_read.h"
 #include "launcher/runs/stage_summary.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
 /* data_read.c - the trainer's data record read back (see data_read.h).
  * Pure core. */
-#include "launcher/runs/data_read.h" // defines: struct data_read, data_read_*
+#include "common/data_read.h" // defines: struct data_read, data_read_*
 #include "common/sbuf.h"             // defines: struct sbuf, sbuf_add_number, sbuf_add_printable
 
 #include <math.h> /* isfinite: a macro, no libm */
