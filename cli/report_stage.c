@@ -91,7 +91,7 @@ static void add_chart(struct report_out *o, const struct stage_summary *s)
 		c.xnames = xnames;
 		c.nxnames = s->n;
 	}
-	chart_add(&c, "", x, y, s->n)->points = true;
+	chart_add(&c, "", x, y, s->n)->bars = true;
 	report_out_emit(o, &c, "stage", "no node's record says its stage time");
 	for (size_t i = 0; i < s->n; i++)
 		sbuf_release(&names[i]);
