@@ -16,8 +16,8 @@ CLI_SUBMIT = cli/cmd_submit.c cli/submit_report.c cli/submit_sweep.c cli/cmd_sta
              cli/status_watch.c cli/ticker.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c
 CLI_DOCTOR = cli/cmd_doctor.c cli/doctor_main.c cli/json_print.c
 CLI_STAGE  = cli/cmd_stage.c cli/stage_main.c cli/json_print.c cli/stage_job.c
-CLI_REPORT = cli/cmd_report.c cli/report_out.c cli/report_sweep.c cli/report_main.c \
-             cli/json_print.c
+CLI_REPORT = cli/cmd_report.c cli/report_out.c cli/report_sweep.c cli/report_stage.c \
+             cli/report_main.c cli/json_print.c
 
 HPCTRAIN_SRC = $(CLI_MAIN) $(CLI_LAUNCH) $(CLI_SUBMIT) $(SPEC_CORE) $(SPEC_SHELL) \
                $(TOPO_CORE) $(TOPO_SHELL) $(RANK_CORE) $(RANK_SHELL) $(SUPERVISE_CORE) \
@@ -30,7 +30,8 @@ DOCTOR_SRC   = $(CLI_DOCTOR) $(DOCTOR_CORE) $(DOCTOR_SHELL) $(DOCTOR_PROBE) $(LE
                $(CONTAINER_CORE) $(CONTAINER_SHELL)
 REPORT_SRC   = $(CLI_REPORT) $(REPORT_CORE) $(REPORT_SHELL) $(SPEC_CORE) $(SPEC_SHELL) $(SLURM_CORE) \
                $(SLURM_SHELL) launcher/runs/runref.c launcher/runs/runref_job.c \
-               launcher/runs/sweep_record.c launcher/runs/rundir.c
+               launcher/runs/sweep_record.c launcher/runs/rundir.c launcher/runs/stage_summary.c \
+               launcher/runs/stage_summary_load.c
 STAGE_SRC    = $(CLI_STAGE) $(STAGE_CORE) $(STAGE_SHELL) $(STAGE_MPI) $(SPEC_CORE) $(SPEC_SHELL)
 
 TEST_BINS += bin/hpctrain-doctor bin/hpctrain-report bin/hpctrain-stage

@@ -2,8 +2,10 @@
  * summary and report.md.
  * Shell: resolves the argument (launcher/runs/runref), reads metrics.jsonl
  * (launcher/report/report_data parses it) and draws (launcher/report/chart);
- * cli/report_out writes the files, cli/report_sweep does a sweep. */
+ * cli/report_out writes the files, cli/report_sweep does a sweep and
+ * cli/report_stage a run's staging step. */
 #include "cli/report_out.h"        // defines: struct report_out, report_out_*
+#include "cli/report_stage.h"      // defines: report_stage_head, report_stage_section
 #include "cli/report_sweep.h"      // defines: report_sweep
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/opt.h"            // defines: struct opt, opt_next
@@ -246,29 +248,39 @@ static json_t *run_json(const char *dir, const struct report_run *r)
 static int report_one_run(const struct runref *ref, struct report_out *o)
 {
 	struct report_run r;
+	struct stage_summary st;
 	struct sbuf head = SBUF_INIT;
 	char *dir = o->dir ? NULL : xasprintf("%s/report", ref->rd.dir);
 	int status = report_out_load_run(ref->rd.dir, &r);
 
+	stage_summary_init(&st);
 	if (status)
 		goto out;
 	o->dir = o->dir ? o->dir : dir;
+	stage_summary_load(ref->rd.dir, &st);
 	run_summary(ref->rd.dir, &r, &head);
+	report_stage_head(&st, &r, &head);
 	if (!o->json)
 		fputs(head.buf, stdout);
 	status = report_out_make_dir(o);
 	if (!status) {
 		run_charts(o, &r);
+		report_stage_section(o, &st);
 		status = report_out_write_md(o, head.buf);
 		status = o->status ? o->status : status;
 		if (o->json) {
-			int rc = report_out_print_json(o, run_json(ref->rd.dir, &r));
+			json_t *doc = run_json(ref->rd.dir, &r);
+			int rc;
+
+			report_stage_json(doc, &st, &r);
+			rc = report_out_print_json(o, doc);
 
 			status = status ? status : rc;
 		}
 	}
 	report_run_release(&r);
 out:
+	stage_summary_release(&st);
 	free(dir);
 	sbuf_release(&head);
 	return status;

@@ -2,7 +2,9 @@
  * Shell: resolves what the user named (launcher/runs/runref) and asks
  * slurmctld (launcher/slurm); a run or a sweep goes to status_watch
  * (progress, one row per point); --wait polls until the jobs end;
- * --ranks reads the supervised ranks' liveness files instead. */
+ * --ranks reads the supervised ranks' liveness files instead.  A run's
+ * staging records and the trainer's data read follow its table
+ * (launcher/runs/stage_summary, data_read). */
 #include "cli/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_status
 #include "common/exitcode.h"    // defines: enum hpt_exit
@@ -15,6 +17,7 @@
 #include "launcher/runs/progress.h" // defines: progress_load, progress_format
 #include "launcher/runs/rundir.h" // defines: rundir_job_id
 #include "launcher/runs/runref.h" // defines: runref_resolve
+#include "launcher/runs/stage_summary.h" // defines: stage_summary_load, stage_summary_format
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 
 #include <jansson.h>
@@ -318,6 +321,46 @@ static json_t *progress_json(const char *run)
 						? json_real(progress_eta_s(&p)) : json_null());
 	json_object_set_new(o, "test_accuracy", final ? json_real(acc) : json_null());
 	json_object_set_new(o, "test_loss", final ? json_real(loss) : json_null());
+	json_object_set_new(o, "data_read", data_read_json(&p.data));
+	return o;
+}
+
+/* Below a run's table: its staging step summed over the nodes' records
+ * (RUN/stage/), and how fast the trainer read its data set; nothing for
+ * what the run has not done. */
+static void print_run_lines(const char *run)
+{
+	struct stage_summary s;
+	struct run_progress p;
+	struct sbuf line = SBUF_INIT;
+
+	stage_summary_load(run, &s);
+	if (s.n || s.skipped) {
+		sbuf_addstr(&line, "stage: ");
+		if (s.n)
+			stage_summary_format(&s, &line);
+		else
+			sbuf_addf(&line, "no readable record (%zu skipped)", s.skipped);
+		printf("%s\n", line.buf);
+	}
+	progress_load(run, &p);
+	sbuf_reset(&line);
+	data_read_format(&p.data, &line);
+	if (line.len)
+		printf("%s\n", line.buf);
+	stage_summary_release(&s);
+	sbuf_release(&line);
+}
+
+/* The run's "stage" object: the summary, or null without records. */
+static json_t *stage_json(const char *run)
+{
+	struct stage_summary s;
+	json_t *o;
+
+	stage_summary_load(run, &s);
+	o = s.n || s.skipped ? stage_summary_json(&s) : json_null();
+	stage_summary_release(&s);
 	return o;
 }
 
@@ -327,6 +370,8 @@ static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json, const c
 
 	if (!json) {
 		print_table(v, n);
+		if (run)
+			print_run_lines(run);
 		return HPT_EXIT_OK;
 	}
 	jobs = json_array();
@@ -337,7 +382,9 @@ static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json, const c
 			json_object_set_new(o, "progress", progress_json(run));
 		json_array_append_new(jobs, o);
 	}
-	return json_print(json_pack("{s:o}", "jobs", jobs));
+	if (!run)
+		return json_print(json_pack("{s:o}", "jobs", jobs));
+	return json_print(json_pack("{s:o, s:o}", "jobs", jobs, "stage", stage_json(run)));
 }
 
 /* status [RUN|JOBID] [--wait]: a job's records (a run's: with its

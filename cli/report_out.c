@@ -38,6 +38,14 @@ void report_out_skip(struct report_out *o, const char *name, const char *title,
 	sbuf_addf(&o->md, "- %s: not drawn (%s)\n\n", title, why);
 }
 
+void report_out_forget(struct report_out *o, const char *name)
+{
+	char *file = xasprintf("%s.png", name);
+
+	report_manifest_remove(&o->manifest, file);
+	free(file);
+}
+
 void report_out_emit(struct report_out *o, struct chart *c, const char *name,
 		     const char *why_none)
 {

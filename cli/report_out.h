@@ -36,6 +36,11 @@ void report_out_emit(struct report_out *o, struct chart *c, const char *name,
 void report_out_skip(struct report_out *o, const char *name, const char *title,
 		     const char *why);
 
+/* A chart that has no place in this report at all (a run without a
+ * staging step has no stage.png): an earlier report's NAME.png is
+ * removed as report_out_skip does, and nothing is said. */
+void report_out_forget(struct report_out *o, const char *name);
+
 /* Reads DIR/metrics.jsonl into r.  0, or HPT_EXIT_NO_INPUT after saying
  * which file could not be read. */
 int report_out_load_run(const char *dir, struct report_run *r);

@@ -1,11 +1,12 @@
 # common/build.mk - the base every part leans on (byte buffers, diagnostics,
 # exit statuses, file I/O, option parsing, environment variables, the
-# version) and the job spec
+# version, the trainer's data record read back) and the job spec
 # (common/spec/).  Read first: the other parts' build.mk expand SPEC_CORE
 # as they are read.
 
 # Pure cores, unit-tested directly; every binary links them.
 SPEC_CORE  = common/sbuf.c common/diag.c common/suggest.c common/isotime.c common/envvar.c \
+             common/data_read.c \
              common/spec/ynode.c common/spec/spec_schema.c common/spec/spec_scalar.c common/spec/spec_value.c \
              common/spec/spec_stage.c \
              common/spec/spec.c common/spec/spec_emit.c common/spec/template.c \

@@ -213,6 +213,28 @@ void sbuf_add_number(struct sbuf *sb, double v, int decimals)
 		sbuf_addf(sb, "%.4g", v);
 }
 
+void sbuf_add_bytes(struct sbuf *sb, double bytes)
+{
+	static const char *const unit[] = { "kB", "MB", "GB", "TB", "PB", "EB" };
+	size_t u = 0;
+
+	if (!isfinite(bytes) || bytes < 0) {
+		sbuf_addch(sb, '-');
+		return;
+	}
+	if (bytes < 1000) {
+		sbuf_addf(sb, "%.0f B", bytes);
+		return;
+	}
+	bytes /= 1000;
+	while (bytes >= 999.95 && u + 1 < sizeof(unit) / sizeof(*unit)) {
+		bytes /= 1000;
+		u++;
+	}
+	sbuf_add_number(sb, bytes, 1);
+	sbuf_addf(sb, " %s", unit[u]);
+}
+
 const char *sbuf_clip(const char *s, char buf[SBUF_CLIP_SIZE])
 {
 	size_t len = strlen(s), cut = SBUF_CLIP_MAX;

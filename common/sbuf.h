@@ -48,6 +48,9 @@ void sbuf_add_printable(struct sbuf *sb, const char *s);
  * %.*f with decimals places below 1e12, %.4g above, so 1e308 is
  * "1e+308", not 309 digits. */
 void sbuf_add_number(struct sbuf *sb, double v, int decimals);
+/* A byte count for people, in decimal units: "512 B", "10.7 kB",
+ * "1.2 GB" (up to EB); "-" when not finite or negative. */
+void sbuf_add_bytes(struct sbuf *sb, double bytes);
 
 /* User input quoted in a message, at most SBUF_CLIP_MAX bytes of it:
  * returns s when it is that short, else buf holding its first bytes

@@ -33,6 +33,7 @@ struct dataset {
 	float mean, std; /* stored: x = (pixel/255 - mean) / std */
 	enum data_gen gen;
 	int64_t gen_offset; /* generated: sample i is generator sample offset + i */
+	uint64_t bytes_read; /* stored: bytes of the files read to load it (compressed, for IDX) */
 };
 
 void dataset_release(struct dataset *d);

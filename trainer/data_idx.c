@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -47,17 +48,21 @@ static int read_exact(gzFile f, const char *path, void *buf, uint64_t len, const
 	return 0;
 }
 
-/* Opens path and reads its header; dims[] gets the sizes. */
+/* Opens path and reads its header; dims[] gets the sizes, *bytes grows
+ * by the file's size (what reading it all costs). */
 static int idx_open(const char *path, gzFile *out, int want_min, int want_max, uint32_t *dims,
-		    int *ndims, struct sbuf *err)
+		    int *ndims, uint64_t *bytes, struct sbuf *err)
 {
 	uint8_t h[4], b[4];
 	/* A regular file or nothing: gzopen would block on a FIFO. */
 	int fd = fileio_open_regular(path, 0, err);
 	gzFile f = fd < 0 ? NULL : gzdopen(fd, "rb");
+	struct stat st;
 
 	if (fd < 0)
 		return -1;
+	if (!fstat(fd, &st))
+		*bytes += (uint64_t)st.st_size;
 	if (!f) {
 		sbuf_addf(err, "cannot open %s: out of memory", path);
 		close(fd);
@@ -98,9 +103,9 @@ int data_load_idx(struct dataset *d, const char *images, const char *labels, str
 	uint8_t extra;
 
 	memset(d, 0, sizeof(*d));
-	if (idx_open(images, &fi, 3, 3, di, &ni, err))
+	if (idx_open(images, &fi, 3, 3, di, &ni, &d->bytes_read, err))
 		goto fail;
-	if (idx_open(labels, &fl, 1, 2, dl, &nl, err))
+	if (idx_open(labels, &fl, 1, 2, dl, &nl, &d->bytes_read, err))
 		goto fail;
 	if (di[0] != dl[0]) {
 		sbuf_addf(err, "%s has %u labels for the %u images of %s", labels, dl[0], di[0],

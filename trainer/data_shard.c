@@ -129,6 +129,7 @@ static int read_shard(struct dataset *d, const char *path, struct sbuf *err)
 	d->label_dim = (int)h.label_dim;
 	d->classes = d->classes > (int)h.classes ? d->classes : (int)h.classes;
 	d->loss = h.label_dim > 1 ? LOSS_MULTI : LOSS_XENT;
+	d->bytes_read += buf.len;
 	st = 0;
 out:
 	sbuf_release(&buf);

@@ -4,6 +4,7 @@
 #include "common/sbuf.h"        // defines: struct sbuf
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,6 +92,25 @@ int metrics_epoch(struct metrics *mt, int64_t epoch, int64_t steps, double train
 			mt->tty ? "\r\033[K" : "", (long long)epoch, train_loss, train_acc,
 			test_loss, test_acc, samples_per_s);
 	return flushed(mt);
+}
+
+int metrics_data(struct metrics *mt, const char *dataset, const char *path, bool staged,
+		 uint64_t bytes, double seconds)
+{
+	/* the path may hold anything a file name may: jansson escapes it
+	 * (a name that is not UTF-8 is written as null) */
+	json_t *p = json_string(path);
+	json_t *o = json_pack("{s:s, s:s?, s:o, s:b, s:I, s:f, s:o}", "event", "data", "dataset",
+			      dataset, "path", p ? p : json_null(), "staged", staged, "bytes",
+			      (json_int_t)bytes, "seconds", seconds, "bytes_per_s",
+			      seconds > 0 ? json_real((double)bytes / seconds) : json_null());
+	int rc = 0;
+
+	if (mt->fp && (!o || json_dumpf(o, mt->fp, JSON_COMPACT | JSON_REAL_PRECISION(9)) ||
+		       fputc('\n', mt->fp) == EOF))
+		rc = -1;
+	json_decref(o);
+	return mt->fp && !rc ? flushed(mt) : rc;
 }
 
 int metrics_summary(struct metrics *mt, int64_t steps, int64_t epochs, double test_loss,

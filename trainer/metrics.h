@@ -8,6 +8,8 @@
  *    "lr":LR,"samples_per_s":X,"step_ms":T}
  *   {"event":"epoch","epoch":E,"steps":S,"train_loss":L,"train_accuracy":A,
  *    "test_loss":L,"test_accuracy":A,"samples_per_s":X}
+ *   {"event":"data","dataset":D,"path":P,"staged":B,"bytes":N,"seconds":S,
+ *    "bytes_per_s":R}
  *   {"event":"summary","steps":S,"epochs":E,"test_accuracy":A,"test_loss":L,
  *    "mean_samples_per_s":X,"gflops":G}
  * and, in data-parallel runs and on a GPU, the fields described at
@@ -57,6 +59,11 @@ int metrics_step(struct metrics *mt, int64_t step, int64_t epoch, double loss, d
 		 double lr, double samples_per_s, double step_ms, bool show);
 int metrics_epoch(struct metrics *mt, int64_t epoch, int64_t steps, double train_loss,
 		  double train_acc, double test_loss, double test_acc, double samples_per_s);
+/* How rank 0 read a stored data set at its start: dataset as the spec
+ * names it, path what it read (staged: the node's staged copy), bytes
+ * of files read in seconds. */
+int metrics_data(struct metrics *mt, const char *dataset, const char *path, bool staged,
+		 uint64_t bytes, double seconds);
 int metrics_summary(struct metrics *mt, int64_t steps, int64_t epochs, double test_loss,
 		    double test_acc, double samples_per_s, double gflops);
 int metrics_close(struct metrics *mt);

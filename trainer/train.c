@@ -50,6 +50,10 @@ struct trainer {
 	struct metrics mt;
 	char *ckpt_dir;
 	float grad_factor; /* 1/world under data parallelism (train_average_gradients_over) */
+	/* a stored data set's read, for metrics.jsonl's "data" record */
+	const char *data_path; /* what was read; NULL: a generated set */
+	bool data_staged;      /* the node's staged copy (HPCTRAIN_DATA_<NAME>) */
+	double data_s;         /* seconds spent loading it */
 };
 
 static double now_s(void)
@@ -80,7 +84,10 @@ static int open_staged(struct trainer *t, const char *name, struct sbuf *err)
 			fprintf(stderr, "hpctrain train: warning: %s is not set (not started by "
 				"hpctrain launch?); reading %s\n", var, e->src);
 		path = e->src;
+	} else {
+		t->data_staged = true;
 	}
+	t->data_path = path;
 	rc = data_load_shards(&t->train, &t->test, path, err);
 	free(var);
 	return rc;
@@ -103,11 +110,23 @@ static int open_data(struct trainer *t, struct sbuf *err)
 	}
 	if (staged)
 		return open_staged(t, staged, err);
-	if (!strcmp(tr->dataset, "fashion-mnist"))
-		return data_load_idx_pair(&t->train, &t->test, tr->data_dir ? tr->data_dir : FMNIST_DIR,
-					  err);
-	return data_load_shards(&t->train, &t->test, tr->data_dir ? tr->data_dir : tr->dataset,
-				err);
+	if (!strcmp(tr->dataset, "fashion-mnist")) {
+		t->data_path = tr->data_dir ? tr->data_dir : FMNIST_DIR;
+		return data_load_idx_pair(&t->train, &t->test, t->data_path, err);
+	}
+	t->data_path = tr->data_dir ? tr->data_dir : tr->dataset;
+	return data_load_shards(&t->train, &t->test, t->data_path, err);
+}
+
+/* The data set, timed: its read rate goes to metrics.jsonl (a staged
+ * copy on a node's disk should read faster than the shared source). */
+static int open_data_timed(struct trainer *t, struct sbuf *err)
+{
+	double t0 = now_s();
+	int rc = open_data(t, err);
+
+	t->data_s = now_s() - t0;
+	return rc;
 }
 
 static int outputs_of(const struct dataset *d)
@@ -124,7 +143,7 @@ static int setup(struct trainer *t, struct sbuf *err)
 
 	/* Only fp16 needs a loss scaler: bf16 has fp32's exponent range. */
 	amp_init(&t->cs.scaler, tr->precision == PRECISION_FP16);
-	st = open_data(t, err);
+	st = open_data_timed(t, err);
 	if (st)
 		return st;
 	in = (struct shape){ (int)tr->batch_per_rank, t->train.h, t->train.w, t->train.c };
@@ -539,6 +558,12 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	rc = setup(&t, err);
 	if (!rc)
 		rc = open_run(&t, err);
+	if (!rc && t.data_path &&
+	    metrics_data(&t.mt, t.job->train.dataset, t.data_path, t.data_staged,
+			 t.train.bytes_read + t.test.bytes_read, t.data_s)) {
+		sbuf_addf(err, "cannot write %s/metrics.jsonl", cfg->run_dir);
+		rc = HPT_EXIT_IO;
+	}
 	if (!rc && hooks && hooks->on_start && hooks->on_start(hooks->ctx, &t)) {
 		sbuf_addstr(err, "cannot start data-parallel training: out of memory");
 		rc = HPT_EXIT_INTERNAL;

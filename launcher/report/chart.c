@@ -292,6 +292,26 @@ static void draw_marks(const struct chart *c, cairo_t *cr)
 	cairo_set_dash(cr, NULL, 0, 0);
 }
 
+/* A bar from the axis's foot (or 0, when the axis spans it) to each
+ * point, 0.6 of the spacing of whole x values wide, at most 80 pixels:
+ * values of separate things (nodes), which a line would join. */
+static void draw_bars(const struct chart *c, const struct chart_series *s, cairo_t *cr)
+{
+	double w = fmin(0.6 * fabs(chart_map_x(c, 1) - chart_map_x(c, 0)), 80);
+	double base = chart_map_y(c, c->y0 < 0 && c->y1 > 0 ? 0 : c->y0);
+
+	for (size_t k = 0; k < s->n; k++) {
+		double x, y;
+
+		if (!isfinite(s->x[k]) || !isfinite(s->y[k]))
+			continue;
+		x = chart_map_x(c, s->x[k]);
+		y = chart_map_y(c, s->y[k]);
+		cairo_rectangle(cr, x - w / 2, fmin(y, base), w, fabs(base - y));
+	}
+	cairo_fill(cr);
+}
+
 static void draw_series(const struct chart *c, const struct chart_series *s, size_t i,
 			cairo_t *cr)
 {
@@ -301,6 +321,10 @@ static void draw_series(const struct chart *c, const struct chart_series *s, siz
 
 	chart_color(i, rgb);
 	cairo_set_source_rgb(cr, rgb[0] / 255.0, rgb[1] / 255.0, rgb[2] / 255.0);
+	if (s->bars) {
+		draw_bars(c, s, cr);
+		return;
+	}
 	cairo_set_line_width(cr, 2.5);
 	cairo_set_dash(cr, s->dashed ? dash : NULL, s->dashed ? 2 : 0, 0);
 	for (size_t k = 0; k < s->n; k++) {

@@ -1,4 +1,4 @@
-/* chart.h - line and point charts as PNG files, drawn with cairo.
+/* chart.h - line, point and bar charts as PNG files, drawn with cairo.
  *
  * A chart is series of (x, y) points, optional vertical markers (epochs)
  * and labels.  chart_fit (pure) picks the axes' ranges and "nice" ticks;
@@ -22,6 +22,7 @@ struct chart_series {
 	size_t n;
 	bool points;        /* markers at each point (a sweep), not only a line */
 	bool dashed;
+	bool bars;          /* a bar to each point instead of a line (one per node) */
 };
 
 struct chart {

@@ -108,6 +108,8 @@ static void take(struct report_run *r, json_t *o)
 		take_epoch(r, o);
 	else if (!strcmp(ev, "summary"))
 		take_summary(r, o);
+	else if (!strcmp(ev, "data"))
+		data_read_take(&r->data, o);
 	else if (!strcmp(ev, "step") || !strcmp(ev, "epoch"))
 		r->bad_lines++; /* without its number; other events are not charted */
 }

@@ -13,6 +13,8 @@
 #ifndef HPT_REPORT_DATA_H
 #define HPT_REPORT_DATA_H
 
+#include "common/data_read.h" // defines: struct data_read
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +45,7 @@ struct report_run {
 	size_t bad_lines;      /* lines that are not JSON objects, skipped */
 	size_t restarts;       /* times the steps went back (a resume) */
 	size_t superseded;     /* step records a restart replaced */
+	struct data_read data; /* the trainer's last "data" record (how fast it read) */
 };
 
 /* Parses text (len bytes) into *out.  Always succeeds. */

@@ -40,6 +40,8 @@ static void take(json_t *o, struct run_progress *p)
 		p->test_accuracy = num(o, "test_accuracy");
 		p->test_loss = num(o, "test_loss");
 		p->mean_samples_per_s = num(o, "mean_samples_per_s");
+	} else if (!strcmp(ev, "data")) {
+		data_read_take(&p->data, o);
 	}
 }
 
@@ -233,7 +235,18 @@ void progress_load(const char *dir, struct run_progress *p)
 				break;
 		}
 	}
-	close(fd);
 	progress_parse(buf.buf, buf.len, p);
+	if (!p->data.seen && buf.len) {
+		struct run_progress head;
+		char chunk[PROGRESS_HEAD_BYTES];
+		ssize_t n = pread(fd, chunk, sizeof(chunk), 0);
+		/* the head's last line may be cut: progress_parse skips it */
+
+		if (n > 0) {
+			progress_parse(chunk, (size_t)n, &head);
+			p->data = head.data;
+		}
+	}
+	close(fd);
 	sbuf_release(&buf);
 }

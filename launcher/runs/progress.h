@@ -9,6 +9,8 @@
 #ifndef HPT_PROGRESS_H
 #define HPT_PROGRESS_H
 
+#include "common/data_read.h" // defines: struct data_read
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +30,7 @@ struct run_progress {
 	double epoch_test_accuracy, epoch_test_loss;
 	bool summary_seen;
 	double test_accuracy, test_loss, mean_samples_per_s;
+	struct data_read data;           /* the latest "data" record seen */
 };
 
 /* Reads the records of a metrics.jsonl text (or its tail: a first,
@@ -65,7 +68,13 @@ void progress_format(const char *state, const struct run_progress *p, struct sbu
  * false when the run has not evaluated yet. */
 bool progress_final(const struct run_progress *p, double *acc, double *loss);
 
-/* Reads DIR/metrics.jsonl's tail into p (zeroed when there is none). */
+/* The head status reads for the trainer's "data" record, written before
+ * the first step: a long run's tail no longer holds it. */
+#define PROGRESS_HEAD_BYTES (16 * 1024)
+
+/* Reads DIR/metrics.jsonl's tail into p (zeroed when there is none),
+ * and its head for a "data" record the tail lacks (a resumed run's
+ * later one, when in the tail, wins). */
 void progress_load(const char *dir, struct run_progress *p);
 
 #endif

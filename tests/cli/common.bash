@@ -15,3 +15,38 @@ wait_steps() { # RUN N: until RUN/metrics.jsonl has N step records (30 s at most
 	done
 	return 1
 }
+
+# make_shards DIR: a small data set of hpctrain shards (64 training and
+# 16 test samples of 8x8x1, two classes), made by `hpctrain data convert`.
+make_shards() {
+	python3 - "$1.idx" <<'PY'
+import gzip, os, struct, sys
+w = sys.argv[1]
+os.makedirs(w, exist_ok=True)
+for split, n in (("train", 64), ("test", 16)):
+    imgs = bytes((i * 7 + j) % 200 for i in range(n) for j in range(64))
+    labs = bytes(i % 2 for i in range(n))
+    with gzip.open(f"{w}/{split}-img.gz", "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, 8, 8) + imgs)
+    with gzip.open(f"{w}/{split}-lab.gz", "wb") as f:
+        f.write(struct.pack(">II", 0x801, n) + labs)
+PY
+	"$HPT" data convert -o "$1" "$1.idx/train-img.gz" "$1.idx/train-lab.gz" >/dev/null &&
+		"$HPT" data convert -o "$1" --split test "$1.idx/test-img.gz" \
+			"$1.idx/test-lab.gz" >/dev/null
+}
+
+# stage_records RUN SRC N: the real staging step (bin/hpctrain-stage) on
+# N mpirun ranks here, each a simulated node n<rank> caching in
+# $BATS_TEST_TMPDIR/cache/n<rank>, staging SRC as entry ds and recording
+# in RUN/stage/n<rank>.json, as the job's stage step records.
+stage_records() {
+	local node=$BATS_TEST_TMPDIR/node.sh
+	command -v mpirun >/dev/null || skip "no mpirun (openmpi-bin)"
+	printf '#!/bin/sh\nSLURMD_NODENAME=n$OMPI_COMM_WORLD_RANK exec "$HPT" "$@"\n' >"$node"
+	chmod +x "$node"
+	mkdir -p -m 700 "$1/stage"
+	HPT=$HPT OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 \
+		mpirun --oversubscribe --bind-to none -np "$3" "$node" stage \
+		--cache "$BATS_TEST_TMPDIR/cache/%n" --report "$1/stage/%n.json" --entry ds="$2"
+}

@@ -180,3 +180,52 @@ EOF
 	run -8 --separate-stderr "$HPT" report -o "$W/file/sub" "$W/ok"
 	[[ "$stderr" == "hpctrain report: cannot create $W/file/sub"* ]]
 }
+
+@test "report of a staged run has a Staging section: each node's time, bytes and hits, a chart, and the read rate" {
+	local p sum
+	make_shards "$W/src"
+	stage_records "$W/run" "$W/src" 3
+	p=$(jq -r '.entries[0].path' "$W/run/stage/n0.json")
+	printf 'version: 1\nname: st\ntrain: {model: mlp, dataset: "stage:ds", epochs: 1, batch_per_rank: 16}\ndata: {stage: [{name: ds, src: %s}]}\n' \
+		"$W/src" >"$W/s.yaml"
+	HPCTRAIN_DATA_DS=$p "$HPT" train -q --run "$W/run" "$W/s.yaml" >/dev/null
+	run -0 "$HPT" report "$W/run"
+	grep -Eqx '  stage: 3 nodes, [0-9.]+ kB read from the source, [0-9.]+ kB sent, 0/3 hits, slowest node [0-9.]+ s \(n[012]\)' <<<"$output"
+	grep -Eqx "  data read at [0-9.]+ [kMG]?B/s from $p \\(staged\\): [0-9.]+ kB in [0-9.]+ s" <<<"$output"
+	[[ "$output" == *"  $W/run/report/stage.png"* ]]
+	[ "$(png_size "$W/run/report/stage.png")" = 960x540 ]
+	grep -qx '## Staging' "$W/run/report/report.md"
+	grep -q '(stage.png)' "$W/run/report/report.md"
+	for n in n0 n1 n2; do grep -Eq "^\\| $n \\| [0-9.]+ \\| .* \\| 0/1 \\| 0 \\|\$" "$W/run/report/report.md"; done
+	# the sums are the records' own
+	sum=$(cat "$W"/run/stage/*.json | jq -s 'map(.bytes_read) | add')
+	run -0 "$HPT" report --json "$W/run"
+	jq -e --argjson sum "$sum" --arg p "$p" '.stage.nodes == 3 and .stage.bytes_read == $sum and
+		.stage.hits == 0 and .stage.entries == 3 and (.stage.per_node | length) == 3 and
+		.data_read.staged and .data_read.path == $p and .data_read.bytes_per_s > 0 and
+		any(.charts[]; .name == "stage" and .file != null)' <<<"$output"
+	# staged again: every node hit its cache, nothing was sent (files this
+	# young are hashed again at the source, so it may still be read)
+	stage_records "$W/run" "$W/src" 3
+	run -0 "$HPT" report "$W/run"
+	grep -Eq '^  stage: 3 nodes, .* read from the source, 0 B sent, 3/3 hits, slowest node ' <<<"$output"
+}
+
+@test "report skips stage records that are links, FIFOs or torn, and forgets stage.png once none is left" {
+	train_run "$W/run" 0.05
+	mkdir -m 700 "$W/run/stage"
+	printf '{"node": "n0", "seconds": 1.5, "bytes_read": 2000000, "bytes_sent": 0, "bytes_received": 0, "entries": [{"hit": true}]}' \
+		>"$W/run/stage/n0.json"
+	printf '{"node": "n9", "seconds": 99, "bytes_read": 1}' >"$W/outside.json"
+	ln -s "$W/outside.json" "$W/run/stage/n9.json"
+	mkfifo "$W/run/stage/n8.json"
+	printf '{"node": "n7", "sec' >"$W/run/stage/n7.json"
+	run -0 timeout 60 "$HPT" report "$W/run"
+	[[ "$output" == *$'\n'"  stage: 1 node, 2.0 MB read from the source, 0 B sent, 1/1 hits, slowest node 1.50 s (n0); 3 records skipped"$'\n'* ]]
+	[ -s "$W/run/report/stage.png" ]
+	rm -r "$W/run/stage"
+	run -0 "$HPT" report "$W/run"
+	[[ "$output" != *stage* ]]
+	[ ! -e "$W/run/report/stage.png" ]
+	! grep -q Staging "$W/run/report/report.md"
+}

@@ -111,3 +111,49 @@ SPEC
 		[[ "${stderr_lines[0]}" == "hpctrain ${opt% *}: option '--"*"' needs a value, not an empty one" ]]
 	done
 }
+
+@test "status of a run whose job staged its data says what the stage step read and hit, and how fast training read it" {
+	need_slurm
+	make_shards "$PWD/src"
+	cat >job.yaml <<SPEC
+version: 1
+name: staged
+resources: {nodes: 1, ranks_per_node: 1, time: "00:05:00"}
+binding: {gpu: none, cpu: none, memory: none, nic: none}
+env: {OMP_NUM_THREADS: "1"}
+train: {model: mlp, dataset: "stage:ds", epochs: 1, batch_per_rank: 16}
+data: {stage: [{name: ds, src: $PWD/src}], cache: {dir: $PWD/cache}}
+SPEC
+	submit_json job.yaml
+	run -0 "$HPT" status --wait "$DIR"
+	grep -Eqx 'stage: 1 node, [0-9.]+ kB read from the source, 0 B sent, 0/1 hits, slowest node [0-9.]+ s \(.+\)' <<<"$output"
+	grep -Eqx "data read at [0-9.]+ [kMG]?B/s from $PWD/cache/[0-9a-f]{64} \(staged\): [0-9.]+ kB in [0-9.]+ s" <<<"$output"
+	run -0 "$HPT" status --json "$DIR"
+	jq -e '.stage.nodes == 1 and .stage.hits == 0 and .stage.entries == 1 and
+		.stage.bytes_read > 0 and (.stage.slowest.seconds >= 0) and
+		.jobs[0].progress.data_read.staged' <<<"$output"
+}
+
+@test "status of a run sums its nodes' stage records and shows the trainer's read rate" {
+	need_slurm
+	write_spec job.yaml summed 1 1 '[true]'
+	submit_json job.yaml
+	"$HPT" status --wait "$DIR" >/dev/null
+	make_shards "$PWD/src"
+	stage_records "$DIR" "$PWD/src" 3
+	printf '{"event":"data","dataset":"stage:ds","path":"%s/c","staged":true,"bytes":8000000,"seconds":0.01}\n' \
+		"$PWD" >"$DIR/metrics.jsonl"
+	run -0 "$HPT" status "$DIR"
+	grep -Eqx 'stage: 3 nodes, [0-9.]+ kB read from the source, [0-9.]+ kB sent, 0/3 hits, slowest node [0-9.]+ s \(n[012]\)' <<<"$output"
+	[[ "$output" == *$'\n'"data read at 800.0 MB/s from $PWD/c (staged): 8.0 MB in 0.0100 s"* ]]
+	run -0 "$HPT" status --json "$DIR"
+	jq -e '.stage.nodes == 3 and ([.stage.per_node[].node] == ["n0", "n1", "n2"]) and
+		.jobs[0].progress.data_read.staged and .jobs[0].progress.data_read.bytes_per_s == 8e8' \
+		<<<"$output"
+	# no records: no line, and null in JSON
+	rm -r "$DIR/stage" "$DIR/metrics.jsonl"
+	run -0 "$HPT" status "$DIR"
+	[[ "$output" != *stage:* && "$output" != *"data read"* ]]
+	run -0 "$HPT" status --json "$DIR"
+	jq -e '.stage == null and .jobs[0].progress.data_read == null' <<<"$output"
+}

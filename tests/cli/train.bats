@@ -134,7 +134,7 @@ PY
 	awk -v a="$acc" 'BEGIN { exit !(a >= 0.95) }'
 }
 
-@test "a dataset stage:NAME reads HPCTRAIN_DATA_NAME, else the entry's source with a warning" {
+@test "a dataset stage:NAME reads HPCTRAIN_DATA_NAME, else the entry's source with a warning, and logs the read" {
 	python3 - "$W" <<'PY'
 import gzip, struct, sys
 w = sys.argv[1]
@@ -153,10 +153,17 @@ PY
 	run --separate-stderr env -u HPCTRAIN_DATA_SH_1 "$HPT" train -q --run "$W/run1" "$W/s.yaml"
 	[ "$status" -eq 0 ]
 	[ "$stderr" = "hpctrain train: warning: HPCTRAIN_DATA_SH_1 is not set (not started by hpctrain launch?); reading $W/src" ]
+	size=$(cat "$W"/src/*.hpts | wc -c)
+	jq -se --arg p "$W/src" --argjson n "$size" 'map(select(.event == "data")) | length == 1 and
+		(.[0] | .path == $p and (.staged | not) and .bytes == $n and
+		 .dataset == "stage:sh-1" and .seconds >= 0)' "$W/run1/metrics.jsonl"
 	mv "$W/src" "$W/copy"
 	HPCTRAIN_DATA_SH_1=$W/copy run --separate-stderr "$HPT" train -q --run "$W/run2" "$W/s.yaml"
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
+	# the data record comes first, before any step
+	head -1 "$W/run2/metrics.jsonl" | jq -e --arg p "$W/copy" --argjson n "$size" \
+		'.event == "data" and .path == $p and .staged and .bytes == $n'
 }
 
 @test "a missing data directory fails with the no-input status naming the file" {

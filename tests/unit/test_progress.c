@@ -4,7 +4,10 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "common/sbuf.h"
@@ -164,6 +167,34 @@ static void progress__more_running_than_the_cap_keeps_their_slots(void **state)
 	assert_float_equal(progress_queue_eta_s(q, 3, 1), 1.0, 1e-9);
 }
 
+/* A long run's tail no longer holds the data record its start wrote:
+ * progress_load finds it at the head. */
+static void progress__finds_the_data_record_at_the_head_of_a_long_file(void **state)
+{
+	char dir[] = "/tmp/test_progress.XXXXXX", *path;
+	struct run_progress p;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	path = xasprintf("%s/metrics.jsonl", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"event\":\"data\",\"path\":\"/tmp/c/ab\",\"staged\":true,\"bytes\":8000000,"
+	      "\"seconds\":0.01}\n", f);
+	for (int i = 1; i <= 2000; i++)
+		fprintf(f, "{\"event\":\"step\",\"step\":%d,\"total_steps\":2000,"
+			"\"samples_per_s\":1000,\"step_ms\":5}\n", i);
+	assert_int_equal(fclose(f), 0);
+	progress_load(dir, &p);
+	assert_int_equal(p.step, 2000);
+	assert_true(p.data.seen && p.data.staged);
+	assert_string_equal(p.data.path, "/tmp/c/ab");
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +205,7 @@ int main(void)
 		cmocka_unit_test(progress__a_sweep_queue_runs_cap_points_at_once),
 		cmocka_unit_test(progress__a_sweep_without_a_pace_has_no_eta),
 		cmocka_unit_test(progress__more_running_than_the_cap_keeps_their_slots),
+		cmocka_unit_test(progress__finds_the_data_record_at_the_head_of_a_long_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -100,6 +100,25 @@ static void report__keeps_a_record_glued_to_a_torn_line(void **state)
 	report_run_release(&r);
 }
 
+static void report__keeps_the_last_data_record_of_a_resumed_run(void **state)
+{
+	/* each start reads its data set again: the latest read is the one
+	 * the run goes on with; a data record is no bad line */
+	static const char text[] =
+		"{\"event\":\"data\",\"path\":\"/shared/ds\",\"staged\":false,\"bytes\":100,\"seconds\":2}\n"
+		"{\"event\":\"step\",\"step\":10,\"loss\":2.0}\n"
+		"{\"event\":\"data\",\"path\":\"/tmp/c/ab\",\"staged\":true,\"bytes\":100,\"seconds\":0.5}\n";
+	struct report_run r;
+
+	(void)state;
+	report_parse(text, strlen(text), &r);
+	assert_true(r.data.seen && r.data.staged);
+	assert_string_equal(r.data.path, "/tmp/c/ab");
+	assert_float_equal(data_read_rate(&r.data), 200, 1e-9);
+	assert_int_equal(r.bad_lines, 0);
+	report_run_release(&r);
+}
+
 static void report__reads_records_with_only_the_required_fields(void **state)
 {
 	/* what a user's own loop may write: no epoch, accuracy, rates */
@@ -325,6 +344,54 @@ static void report__draws_the_curve_where_the_data_says(void **state)
 	sbuf_release(&err);
 }
 
+/* Bars (a node's stage time each): filled from 0 to the value at each
+ * named x, nothing between two nodes, nothing above a bar. */
+static void report__draws_a_bar_per_named_node_up_to_its_value(void **state)
+{
+	char dir[] = "/tmp/test_report.XXXXXX", path[64];
+	static const char *const names[] = { "n0", "n1", "n2" };
+	double x[] = { 0, 1, 2 }, y[] = { 1.0, 4.0, NAN };
+	struct sbuf err = SBUF_INIT;
+	struct chart c;
+	struct image im;
+	int col, top;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/stage.png", dir);
+	chart_init(&c, "stage time per node", "node", "seconds", 640, 360);
+	c.y_from_zero = true;
+	c.xnames = names;
+	c.nxnames = 3;
+	chart_add(&c, "", x, y, 3)->bars = true;
+	assert_int_equal(chart_write_png(&c, path, &err), 0);
+	decode(path, &im);
+	/* n1's bar: from 0 to 4, not above */
+	col = (int)lround(chart_map_x(&c, 1));
+	top = (int)lround(chart_map_y(&c, 4.0));
+	assert_true(curve_in(&im, col, top + 3, top + 3));
+	assert_true(curve_in(&im, col, (int)lround(chart_map_y(&c, 0.5)),
+			     (int)lround(chart_map_y(&c, 0.5))));
+	assert_false(curve_in(&im, col, top - 8, top - 3));
+	/* n0's stops at 1; between n0 and n1, and at n2 (no time said), no bar */
+	col = (int)lround(chart_map_x(&c, 0));
+	assert_true(curve_in(&im, col, (int)lround(chart_map_y(&c, 0.5)),
+			     (int)lround(chart_map_y(&c, 0.5))));
+	assert_false(curve_in(&im, col, (int)lround(chart_map_y(&c, 2.0)) - 3,
+			      (int)lround(chart_map_y(&c, 2.0)) + 3));
+	for (double v = 0.5; v < 4; v += 1.0) {
+		int row = (int)lround(chart_map_y(&c, v));
+
+		assert_false(curve_in(&im, (int)lround(chart_map_x(&c, 0.5)), row, row));
+		assert_false(curve_in(&im, (int)lround(chart_map_x(&c, 2)), row, row));
+	}
+	free(im.px);
+	chart_release(&c);
+	unlink(path);
+	rmdir(dir);
+	sbuf_release(&err);
+}
+
 /* -1e308 to 1e308 spans more than the largest double: the range, the
  * ticks and the pixels stay finite, NaN and inf points are skipped, and
  * the curve is drawn where the data says (the chart came out blank). */
@@ -438,6 +505,7 @@ int main(void)
 		cmocka_unit_test(report__keeps_the_last_record_of_a_step_and_skips_torn_lines),
 		cmocka_unit_test(report__a_restart_supersedes_what_the_killed_run_logged_after_its_checkpoint),
 		cmocka_unit_test(report__keeps_a_record_glued_to_a_torn_line),
+		cmocka_unit_test(report__keeps_the_last_data_record_of_a_resumed_run),
 		cmocka_unit_test(report__reads_records_with_only_the_required_fields),
 		cmocka_unit_test(report__reads_a_resumed_run_of_the_trainer),
 		cmocka_unit_test(report__reads_a_stream_whose_lines_cross_its_reads),
@@ -446,6 +514,7 @@ int main(void)
 		cmocka_unit_test(report__ranks_get_whole_ticks),
 		cmocka_unit_test(report__the_legend_goes_where_the_curves_are_not),
 		cmocka_unit_test(report__draws_the_curve_where_the_data_says),
+		cmocka_unit_test(report__draws_a_bar_per_named_node_up_to_its_value),
 		cmocka_unit_test(report__a_range_beyond_the_largest_double_is_still_drawn),
 		cmocka_unit_test(report__says_why_a_file_cannot_be_written),
 	};

@@ -147,6 +147,25 @@ static void sbuf__prints_non_finite_numbers_as_a_dash_and_huge_ones_short(void *
 	sbuf_release(&sb);
 }
 
+static void sbuf__prints_byte_counts_in_the_unit_that_suits_them(void **state)
+{
+	static const struct { double v; const char *want; } cases[] = {
+		{ 0, "0 B" }, { 999, "999 B" }, { 1000, "1.0 kB" }, { 10656, "10.7 kB" },
+		{ 999949, "999.9 kB" }, { 999950, "1.0 MB" }, { 41.2e6, "41.2 MB" },
+		{ 1.2e9, "1.2 GB" }, { 18446744073709551615.0, "18.4 EB" }, { 1e300, "1e+282 EB" },
+		{ NAN, "-" }, { -1, "-" }, { INFINITY, "-" },
+	};
+	struct sbuf sb = SBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sbuf_reset(&sb);
+		sbuf_add_bytes(&sb, cases[i].v);
+		assert_string_equal(sb.buf, cases[i].want);
+	}
+	sbuf_release(&sb);
+}
+
 static void sbuf__clips_a_huge_argument_to_its_start_and_length(void **state)
 {
 	char buf[SBUF_CLIP_SIZE], *big = xmalloc(109462);
@@ -179,6 +198,7 @@ int main(void)
 		cmocka_unit_test(sbuf__x_allocators_copy_and_format),
 		cmocka_unit_test(sbuf__escapes_control_characters_and_keeps_utf8),
 		cmocka_unit_test(sbuf__prints_non_finite_numbers_as_a_dash_and_huge_ones_short),
+		cmocka_unit_test(sbuf__prints_byte_counts_in_the_unit_that_suits_them),
 		cmocka_unit_test(sbuf__clips_a_huge_argument_to_its_start_and_length),
 	};
 
