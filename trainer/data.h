@@ -46,6 +46,9 @@ void dataset_sample(const struct dataset *d, int64_t i, float *x, int32_t *label
 /* Fashion-MNIST (or MNIST) from DIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz. */
 int data_load_idx_pair(struct dataset *train, struct dataset *test, const char *dir,
 		       struct sbuf *err);
+/* Whether DIR holds that pair's training images (a staged copy of
+ * Fashion-MNIST as Debian ships it, rather than shards). */
+bool data_idx_pair_present(const char *dir);
 /* One IDX image file and its label file (gzip or plain). */
 int data_load_idx(struct dataset *d, const char *images, const char *labels, struct sbuf *err);
 

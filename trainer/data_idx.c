@@ -160,6 +160,15 @@ fail:
 	return HPT_EXIT_NO_INPUT;
 }
 
+bool data_idx_pair_present(const char *dir)
+{
+	char *ti = xasprintf("%s/train-images-idx3-ubyte.gz", dir);
+	bool there = access(ti, R_OK) == 0;
+
+	free(ti);
+	return there;
+}
+
 int data_load_idx_pair(struct dataset *train, struct dataset *test, const char *dir,
 		       struct sbuf *err)
 {

@@ -66,7 +66,8 @@ static double now_s(void)
 
 /* A data set named stage:NAME: the node's copy, which hpctrain launch
  * names in HPCTRAIN_DATA_<NAME>; without it (the trainer started by
- * hand), the entry's source, said once. */
+ * hand), the entry's source, said once.  The copy holds shards, or
+ * Fashion-MNIST's IDX files as Debian ships them. */
 static int open_staged(struct trainer *t, const char *name, struct sbuf *err)
 {
 	const struct job_stage *e = spec_stage_find(&t->job->data, name);
@@ -88,7 +89,8 @@ static int open_staged(struct trainer *t, const char *name, struct sbuf *err)
 		t->data_staged = true;
 	}
 	t->data_path = path;
-	rc = data_load_shards(&t->train, &t->test, path, err);
+	rc = data_idx_pair_present(path) ? data_load_idx_pair(&t->train, &t->test, path, err)
+					 : data_load_shards(&t->train, &t->test, path, err);
 	free(var);
 	return rc;
 }

@@ -14,7 +14,8 @@ teardown() {
 @test "template list names every bundled template with its summary" {
 	run "$HPT" template list
 	[ "$status" -eq 0 ]
-	for t in fmnist-cpu fmnist-gpu hepcnn-multinode cpu-multinode torch-container fmnist-container; do
+	for t in fmnist-cpu fmnist-gpu hepcnn-multinode cpu-multinode torch-container fmnist-container \
+		fmnist-staged; do
 		echo "$output" | grep -q "^$t  *[a-zA-Z]"
 	done
 }
@@ -116,4 +117,27 @@ teardown() {
 	[[ "$output" == *"test accuracy "*" after 3 steps"* ]]
 	jq -e 'select(.event == "summary") | .ranks == 2 and .steps == 3' "$run/metrics.jsonl"
 	rm -rf "$work"
+}
+
+@test "fmnist-staged stages Fashion-MNIST's IDX files to the node and trains two ranks on that copy" {
+	local src=/usr/share/datasets/fashion-mnist run=$TMP/run h
+	[ -r "$src/train-images-idx3-ubyte.gz" ] || skip "no $src (dataset-fashion-mnist)"
+	command -v mpirun >/dev/null || skip "no mpirun (openmpi-bin)"
+	mkdir -m 700 "$run"
+	run --separate-stderr "$HPT" validate --print-resolved fmnist-staged --set params.nodes=1 \
+		--set params.epochs=1 --set train.max_steps=3 --set data.cache.dir="$TMP/cache"
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" >"$run/resolved.yaml"
+	run -0 "$HPT" stage --run "$run"
+	h=$(sed -n 's/^    manifest: "sha256:\(.*\)"$/\1/p' "$run/resolved.yaml")
+	diff -r "$src" "$TMP/cache/$h"
+	cd "$run"
+	OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		run timeout 300 mpirun --oversubscribe -np 2 \
+		"$HPT" launch --run "$run" -- "$HPT" train "$run/resolved.yaml" --run "$run"
+	cd /
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "$output" == *"test accuracy "*" after 3 steps"* ]]
+	jq -s -e --arg p "$TMP/cache/$h" 'map(select(.event == "data")) | length == 1 and .[0].staged and .[0].path == $p' \
+		"$run/metrics.jsonl"
 }
