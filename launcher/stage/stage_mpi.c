@@ -27,6 +27,9 @@
  * written and forwarded, two posted ahead; 16 MiB of memory. */
 #define CHUNK (4u << 20)
 #define NBUF 4
+/* Each chunk is read and written in slices of 256 KiB, MPI driven
+ * between them (see pump). */
+#define SLICE (256u << 10)
 /* A copy may fail once (fetched again in the next round); a third round
  * serves an entry another job was fetching and then failed to publish. */
 #define MAX_ROUNDS 3
@@ -196,41 +199,117 @@ static int claim_all(struct step *s, unsigned flags, bool first, struct sbuf *er
 
 /* --- the stream --- */
 
+/* The requests of a stream in flight: receives (rr) and sends (sr) per
+ * buffer, and the statuses of receives that pump completed. */
+struct flight {
+	bool mpi;
+	MPI_Request rr[NBUF], sr[NBUF];
+	MPI_Status rst[NBUF];
+	bool rdone[NBUF];
+};
+
+static void flight_init(struct flight *f, bool mpi)
+{
+	f->mpi = mpi;
+	for (int b = 0; b < NBUF; b++) {
+		f->rr[b] = f->sr[b] = MPI_REQUEST_NULL;
+		f->rdone[b] = false;
+	}
+}
+
+/* Open MPI's TCP transport moves bytes only inside MPI calls: while a
+ * rank reads, hashes or writes a 4 MiB chunk, the forward of the last
+ * one and the receives posted ahead stand still, and each node of the
+ * chain would receive, write and send one after the other.  So chunks
+ * are read and written in slices, with a test of every request in
+ * flight between two slices; a receive it completes keeps its status. */
+static void pump(struct flight *f)
+{
+	MPI_Status st[NBUF];
+	int idx[NBUF], n = 0, done;
+
+	if (!f->mpi)
+		return;
+	MPI_Testsome(NBUF, f->rr, &n, idx, st);
+	for (int i = 0; n != MPI_UNDEFINED && i < n; i++) {
+		f->rst[idx[i]] = st[i];
+		f->rdone[idx[i]] = true;
+	}
+	MPI_Testall(NBUF, f->sr, &done, MPI_STATUSES_IGNORE);
+}
+
+/* Receive b's status, waiting for it unless pump saw it complete. */
+static void flight_wait_recv(struct flight *f, int b, MPI_Status *st)
+{
+	if (!f->rdone[b])
+		MPI_Wait(&f->rr[b], &f->rst[b]);
+	f->rdone[b] = false;
+	*st = f->rst[b];
+}
+
+static int read_sliced(struct stage_source *src, unsigned char *p, size_t n, struct flight *f,
+		       struct sbuf *why)
+{
+	while (n) {
+		size_t k = n < SLICE ? n : SLICE;
+		int status = stage_source_read(src, p, k, why);
+
+		if (status)
+			return status;
+		pump(f);
+		p += k;
+		n -= k;
+	}
+	return 0;
+}
+
+static void write_sliced(struct stage_sink *sink, const unsigned char *p, size_t n,
+			 struct flight *f)
+{
+	while (n) {
+		size_t k = n < SLICE ? n : SLICE;
+
+		stage_sink_write(sink, p, k);
+		pump(f);
+		p += k;
+		n -= k;
+	}
+}
+
 static int send_stream(struct step *s, size_t e, int next, struct stage_sink *sink,
 		       struct sbuf *why)
 {
 	const struct stage_manifest *m = &s->m[e];
-	MPI_Request req[NBUF];
 	struct stage_source src;
+	struct flight f;
 	uint64_t left = m->bytes, nch = stage_plan_chunks(left, CHUNK);
 	int status = 0;
 
-	for (int b = 0; b < NBUF; b++)
-		req[b] = MPI_REQUEST_NULL;
+	flight_init(&f, s->mpi);
 	stage_source_open(&src, s->j->v[e].src, m);
 	for (uint64_t k = 0; k < nch; k++) {
 		int b = (int)(k % NBUF);
 		size_t n = left < CHUNK ? (size_t)left : CHUNK;
 
 		if (s->mpi)
-			MPI_Wait(&req[b], MPI_STATUS_IGNORE);
+			MPI_Wait(&f.sr[b], MPI_STATUS_IGNORE);
 		if (!status)
-			status = stage_source_read(&src, s->buf[b], n, why);
+			status = read_sliced(&src, s->buf[b], n, &f, why);
 		if (next >= 0) {
 			MPI_Isend(s->buf[b], status ? 0 : (int)n, MPI_BYTE, next,
-				  status ? TAG_ABORT : TAG_DATA, MPI_COMM_WORLD, &req[b]);
+				  status ? TAG_ABORT : TAG_DATA, MPI_COMM_WORLD, &f.sr[b]);
 			if (!status)
 				s->j->bytes_sent += n;
 		}
 		/* the send reads the buffer while this writes it out */
 		if (sink && !status)
-			stage_sink_write(sink, s->buf[b], n);
+			write_sliced(sink, s->buf[b], n, &f);
 		left -= n;
 	}
 	if (!status) /* the empty files after the last byte */
 		status = stage_source_read(&src, s->buf[0], 0, why);
 	if (s->mpi)
-		MPI_Waitall(NBUF, req, MPI_STATUSES_IGNORE);
+		MPI_Waitall(NBUF, f.sr, MPI_STATUSES_IGNORE);
 	s->j->bytes_read += src.bytes_read;
 	stage_source_release(&src);
 	return status;
@@ -239,22 +318,21 @@ static int send_stream(struct step *s, size_t e, int next, struct stage_sink *si
 static void recv_stream(struct step *s, size_t e, int prev, int next, struct stage_sink *sink)
 {
 	uint64_t nch = stage_plan_chunks(s->m[e].bytes, CHUNK);
-	MPI_Request rr[NBUF], sr[NBUF];
+	struct flight f;
 	bool aborted = false;
 
-	for (int b = 0; b < NBUF; b++) {
-		rr[b] = sr[b] = MPI_REQUEST_NULL;
+	flight_init(&f, true);
+	for (int b = 0; b < NBUF; b++)
 		if ((uint64_t)b < nch)
-			MPI_Irecv(s->buf[b], CHUNK, MPI_BYTE, prev, MPI_ANY_TAG, MPI_COMM_WORLD, &rr[b]);
-	}
+			MPI_Irecv(s->buf[b], CHUNK, MPI_BYTE, prev, MPI_ANY_TAG, MPI_COMM_WORLD, &f.rr[b]);
 	for (uint64_t k = 0; k < nch; k++) {
 		int b = (int)(k % NBUF), count = 0;
 		MPI_Status st;
 
-		MPI_Wait(&rr[b], &st);
+		flight_wait_recv(&f, b, &st);
 		MPI_Get_count(&st, MPI_BYTE, &count);
 		if (next >= 0) {
-			MPI_Isend(s->buf[b], count, MPI_BYTE, next, st.MPI_TAG, MPI_COMM_WORLD, &sr[b]);
+			MPI_Isend(s->buf[b], count, MPI_BYTE, next, st.MPI_TAG, MPI_COMM_WORLD, &f.sr[b]);
 			if (st.MPI_TAG == TAG_DATA)
 				s->j->bytes_sent += (uint64_t)count;
 		}
@@ -264,11 +342,11 @@ static void recv_stream(struct step *s, size_t e, int prev, int next, struct sta
 			s->j->bytes_received += (uint64_t)count;
 			/* the forward above and the receives posted ahead run meanwhile */
 			if (sink && !aborted)
-				stage_sink_write(sink, s->buf[b], (size_t)count);
+				write_sliced(sink, s->buf[b], (size_t)count, &f);
 		}
-		MPI_Wait(&sr[b], MPI_STATUS_IGNORE);
+		MPI_Wait(&f.sr[b], MPI_STATUS_IGNORE);
 		if (k + NBUF < nch)
-			MPI_Irecv(s->buf[b], CHUNK, MPI_BYTE, prev, MPI_ANY_TAG, MPI_COMM_WORLD, &rr[b]);
+			MPI_Irecv(s->buf[b], CHUNK, MPI_BYTE, prev, MPI_ANY_TAG, MPI_COMM_WORLD, &f.rr[b]);
 	}
 }
 
@@ -328,6 +406,10 @@ static int transfer(struct step *s, size_t e, const unsigned char *lacks, int *c
 		sink.damage = true;
 		s->j->damage--;
 	}
+	/* the reader's own copy: stage_source hashes what it reads, and a
+	 * mismatch fails the step before settle; a second sha256 of the same
+	 * buffer would prove nothing more (an injected fault is hashed) */
+	sink.verified = place == 0 && !sink.damage;
 	if (place == 0)
 		status = send_stream(s, e, next, writes ? &sink : NULL, &why);
 	else if (place > 0)

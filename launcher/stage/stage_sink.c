@@ -102,7 +102,7 @@ static int end_file(struct stage_sink *s)
 		return fail(s, "cannot finish", rel);
 	close(s->fd);
 	s->fd = -1;
-	if ((uint64_t)st.st_size != f->size || memcmp(md, f->sha256, 32)) {
+	if ((uint64_t)st.st_size != f->size || (!s->verified && memcmp(md, f->sha256, 32))) {
 		sbuf_addf(&s->err, "the copy of %s does not match the manifest (size or sha256)",
 			  *f->path ? f->path : s->file_name);
 		s->failed = true;
@@ -155,7 +155,8 @@ int stage_sink_write(struct stage_sink *s, const void *buf, size_t n)
 			n--;
 			k--;
 		}
-		EVP_DigestUpdate(s->ctx, p, k);
+		if (!s->verified)
+			EVP_DigestUpdate(s->ctx, p, k);
 		s->off += k;
 		s->bytes += k;
 		n -= k;

@@ -30,6 +30,10 @@ struct stage_sink {
 	uint64_t bytes;      /* bytes written */
 	bool failed;
 	bool damage;         /* tests: write the stream's first byte flipped */
+	bool verified;       /* the bytes given are the ones a stage_source hashed
+			      * and checks against the manifest as it reads them
+			      * (the reader's own copy): not hashed again here,
+			      * sizes still checked */
 	struct sbuf err;
 };
 
