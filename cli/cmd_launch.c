@@ -27,12 +27,14 @@
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
 #include "launcher/container/container_wrap.h" // defines: container_wrap_release, container_wrap_preview_release
 #include "launcher/container/container_squash.h" // defines: container_squash_inherit
+#include "launcher/stage/stage_cache.h" // defines: stage_cache_hold
 #include "topology/plan.h"    // defines: plan_slices, plan_policy_set
 #include "launcher/rank/policy.h"  // defines: policy_from_spec
 #include "topology/probe.h"   // defines: probe_load
 #include "topology/topo.h"    // defines: struct node_topo
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -337,12 +339,44 @@ static void launch_release(struct launch *l)
 	envplan_cvd_release(&l->cvd);
 	env_list_release(&l->env);
 	env_list_release(&l->planned_env);
+	for (size_t i = 0; i < l->ndata_holds; i++)
+		if (l->data_holds[i] >= 0)
+			close(l->data_holds[i]);
+	free(l->data_holds);
 	data_env_release(&l->data);
 	env_list_release(&l->data_env);
 	bind_result_release(&l->bound);
 	/* after the program: the node's last rank unmounts the image */
 	container_wrap_release(&l->wrapped);
 	container_wrap_preview_release(&l->preview);
+}
+
+/* Each copy the rank reads is held (a shared flock on its use lock) for
+ * the rank's life, so that no other job's eviction or --clear removes it
+ * meanwhile: by the supervisor, or, exec'd, by the program itself, which
+ * inherits the descriptor.  A copy gone since the check (evicted) sends
+ * the rank to its source, as a missing one does. */
+static void hold_data(struct launch *l, struct sbuf *missing)
+{
+	l->data_holds = xcalloc(l->data.n ? l->data.n : 1, sizeof(*l->data_holds));
+	for (size_t i = 0; i < l->data.n; i++) {
+		struct data_env_entry *e = &l->data.v[i];
+		int fd;
+
+		l->data_holds[i] = -1;
+		if (e->path != e->staged)
+			continue;
+		fd = stage_cache_hold(l->data.cache, l->job.data.stage[i].manifest);
+		if (fd < 0) {
+			e->path = e->src;
+			sbuf_addf(missing, "%s%s", missing->len ? ", " : "", e->name);
+			continue;
+		}
+		if (!l->supervise)
+			fcntl(fd, F_SETFD, 0);
+		l->data_holds[i] = fd;
+	}
+	l->ndata_holds = l->data.n;
 }
 
 /* Where each staged entry is on this node; a copy that is not there
@@ -352,7 +386,10 @@ static void plan_data(struct launch *l)
 	struct sbuf missing = SBUF_INIT;
 
 	data_env_plan(&l->job, getenv("TMPDIR"), (unsigned)getuid(), &l->data);
-	if (data_env_local_check(&l->data, &missing))
+	data_env_local_check(&l->data, &missing);
+	if (!l->dry_run)
+		hold_data(l, &missing);
+	if (missing.len)
 		fprintf(stderr, "hpctrain launch: rank %u: warning: not staged on this node (no "
 			"stage step ran?): %s; reading the source on the shared file system\n",
 			l->ri.rank, missing.buf);

@@ -40,6 +40,8 @@ struct launch {
 	struct env_list planned_env; /* the plan's alone, for the contract */
 	struct data_env data;        /* the staged entries' paths on this node */
 	struct env_list data_env;    /* their HPCTRAIN_DATA_* variables */
+	int *data_holds;             /* per entry, its copy's hold (stage_cache_hold), or -1 */
+	size_t ndata_holds;
 	struct bind_result bound;
 	struct container_run wrapped; /* the program in the job's container, when it has one */
 	struct container_preview preview; /* the same, as a dry run would run it */

@@ -285,6 +285,32 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 	jq -e --arg p "$W/cache/$h" '.env.HPCTRAIN_DATA_DS == $p' <<<"$output"
 }
 
+@test "a launched rank holds its staged copy: --clear keeps it while the program runs, exec'd or supervised" {
+	local h mode
+	mkdir -m 700 "$W/run"
+	printf 'version: 1\nname: s\ncommand: [true]\nbinding: {cpu: none, memory: none}\ndata: {stage: [{name: ds, src: %s}], cache: {dir: %s}}\n' \
+		"$W/src" "$W/cache" >"$W/s.yaml"
+	"$HPT" validate --print-resolved "$W/s.yaml" >"$W/run/resolved.yaml"
+	h=$(sed -n 's/^    manifest: "sha256:\(.*\)"$/\1/p' "$W/run/resolved.yaml")
+	for mode in "" --supervise; do
+		run -0 "$HPT" stage --run "$W/run"
+		# the program says it started once it runs, then stays
+		"$HPT" launch $mode --run "$W/run" -- sh -c 'touch "$0"; exec sleep 30' "$W/started" &
+		HOLDER=$!
+		for _ in $(seq 100); do [ -e "$W/started" ] && break; sleep 0.1; done
+		run "$HPT" stage --clear --cache "$W/cache"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"kept sha256:$h: in use"* ]]
+		[ -d "$W/cache/$h" ]
+		kill "$HOLDER"
+		wait "$HOLDER" || true
+		HOLDER=
+		rm -f "$W/started"
+		run -0 "$HPT" stage --clear --cache "$W/cache"
+		[ ! -e "$W/cache/$h" ]
+	done
+}
+
 @test "stage --run refuses an entry that submit did not pin" {
 	mkdir -m 700 "$W/run"
 	printf 'version: 1\nname: s\ncommand: [true]\ndata: {stage: [{name: ds, src: %s}]}\n' "$W/src" \
