@@ -16,6 +16,7 @@
 #include "common/diag.h"                      // defines: struct diag_list, diag_report
 #include "common/envvar.h"                    // defines: envvar_int
 #include "common/exitcode.h"                  // defines: enum hpt_exit
+#include "common/mpistep.h"   // defines: mpistep_launched, mpistep_check_alone
 #include "common/fileio.h"                    // defines: fileio_write_atomic, fileio_check_owned, fileio_exists
 #include "common/opt.h"                       // defines: struct opt, opt_next
 #include "common/sbuf.h"                      // defines: struct sbuf, SBUF_CLIP
@@ -107,32 +108,6 @@ struct doctor {
 	bool mpi;
 	struct doctor_self self;
 };
-
-static bool launched_by_mpi(void)
-{
-	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
-
-/* A step of several tasks needs MPI to exchange; SLURM_STEP_NUM_TASKS
- * is read strictly (atoi took "2x" as 2 and "x" as 1).  0 or a status. */
-static int check_step_tasks(void)
-{
-	const char *v = getenv("SLURM_STEP_NUM_TASKS");
-	struct sbuf err = SBUF_INIT;
-	int64_t n = 1;
-	int status = HPT_EXIT_OK;
-
-	if (v && envvar_int("SLURM_STEP_NUM_TASKS", v, 1, INT64_C(1) << 30, &n, &err)) {
-		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
-		status = HPT_EXIT_USAGE;
-	} else if (n > 1) {
-		fprintf(stderr, "hpctrain doctor: %lld tasks but no MPI wire-up: run it as "
-			"'srun --mpi=pmix hpctrain doctor'\n", (long long)n);
-		status = HPT_EXIT_USAGE;
-	}
-	sbuf_release(&err);
-	return status;
-}
 
 static int load_spec(struct doctor *d)
 {
@@ -438,15 +413,21 @@ int cmd_doctor(int argc, char **argv)
 		goto out;
 	signal(SIGALRM, on_alarm);
 	alarm((unsigned)d.timeout_s);
-	if (launched_by_mpi()) {
+	if (mpistep_launched()) {
 		if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
 			fprintf(stderr, "hpctrain doctor: MPI_Init failed\n");
 			status = HPT_EXIT_UNAVAILABLE;
 			goto out;
 		}
 		d.mpi = true;
-	} else if ((status = check_step_tasks())) {
-		goto out;
+	} else {
+		struct sbuf err = SBUF_INIT;
+
+		if ((status = mpistep_check_alone("doctor", &err)))
+			fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+		sbuf_release(&err);
+		if (status)
+			goto out;
 	}
 	status = run_doctor(&d);
 	alarm(0);

@@ -12,6 +12,7 @@
 #include "common/diag.h"                  // defines: struct diag_list, diag_report
 #include "common/envvar.h"                // defines: envvar_int
 #include "common/exitcode.h"              // defines: enum hpt_exit
+#include "common/mpistep.h"   // defines: mpistep_launched, mpistep_check_alone
 #include "common/fileio.h"                // defines: fileio_private_dir, fileio_write_atomic
 #include "common/isotime.h"               // defines: isotime_format
 #include "common/opt.h"                   // defines: struct opt, opt_next
@@ -102,32 +103,6 @@ static const char *node_name(void)
 		return "localhost";
 	host[strcspn(host, ".")] = '\0';
 	return host;
-}
-
-static bool launched_by_mpi(void)
-{
-	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
-
-/* Several tasks without MPI would each read the source and none would
- * know the others; SLURM_STEP_NUM_TASKS read strictly. */
-static int check_step_tasks(void)
-{
-	const char *v = getenv("SLURM_STEP_NUM_TASKS");
-	struct sbuf err = SBUF_INIT;
-	int64_t n = 1;
-	int status = 0;
-
-	if (v && envvar_int("SLURM_STEP_NUM_TASKS", v, 1, INT64_C(1) << 30, &n, &err)) {
-		fprintf(stderr, "hpctrain stage: %s\n", err.buf);
-		status = HPT_EXIT_USAGE;
-	} else if (n > 1) {
-		fprintf(stderr, "hpctrain stage: %lld tasks but no MPI wire-up: run it as "
-			"'srun --mpi=pmix hpctrain stage'\n", (long long)n);
-		status = HPT_EXIT_USAGE;
-	}
-	sbuf_release(&err);
-	return status;
 }
 
 static int parse_args(struct stage *st, int argc, char **argv)
@@ -360,7 +335,7 @@ static int run_step(struct stage *st)
 	struct sbuf err = SBUF_INIT, log = SBUF_INIT;
 	int status, rc;
 
-	if (launched_by_mpi()) {
+	if (mpistep_launched()) {
 		if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
 			fprintf(stderr, "hpctrain stage: MPI_Init failed\n");
 			return HPT_EXIT_UNAVAILABLE;
@@ -370,7 +345,9 @@ static int run_step(struct stage *st)
 		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 		st->mpi = true;
 		MPI_Comm_rank(MPI_COMM_WORLD, &st->rank);
-	} else if ((status = check_step_tasks())) {
+	} else if ((status = mpistep_check_alone("stage", &err))) {
+		fprintf(stderr, "hpctrain stage: %s\n", err.buf);
+		sbuf_release(&err);
 		return status;
 	}
 	if (!st->run)

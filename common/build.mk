@@ -14,7 +14,7 @@ SPEC_CORE  = common/sbuf.c common/diag.c common/suggest.c common/isotime.c commo
 # Their shells: files (and JSON files), options, the template directory, a
 # spec file with its overrides; and the version, which only
 # common/version.o embeds.
-SPEC_SHELL = common/opt.c common/fileio.c common/jsonfile.c common/spec/template_dir.c \
+SPEC_SHELL = common/opt.c common/fileio.c common/jsonfile.c common/mpistep.c common/spec/template_dir.c \
              common/spec/specfile.c common/version.c
 
 HPCTRAIN_PKGS += yaml-0.1 jansson libcrypto

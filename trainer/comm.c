@@ -15,6 +15,7 @@
 #include "trainer/optim.h"    // defines: struct optim
 #include "trainer/train.h"    // defines: struct train_hooks, train_get_model, train_get_optim, train_get_metrics, train_get_ckpt_state, train_average_gradients_over
 #include "common/exitcode.h"     // defines: HPT_EXIT_*
+#include "common/mpistep.h"      // defines: mpistep_launched
 #include "common/sbuf.h"         // defines: struct sbuf, xcalloc
 #include "common/spec/spec.h"         // defines: struct job, COMPRESS_*, PREEMPT_*, BATCHNORM_*
 
@@ -63,11 +64,6 @@ static void comm_check(struct comm *c, int rc, const char *what)
 	}
 }
 
-static bool launched_by_mpi(void)
-{
-	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
-
 static void op16_fp16(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
 	(void)dt;
@@ -103,7 +99,7 @@ int comm_init(struct comm *c, const struct job *job, struct sbuf *err)
 	memset(c, 0, sizeof(*c));
 	c->job = job;
 	c->world = 1;
-	if (launched_by_mpi()) {
+	if (mpistep_launched()) {
 		int provided = 0;
 
 		if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {

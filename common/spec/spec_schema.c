@@ -118,7 +118,7 @@ static const char *check_dataset(const char *s)
 /* A path named by where it is on the compute nodes (a virtualenv, a
  * directory inside an image): a relative one would mean the run
  * directory there, not where the spec was written. */
-static const char *check_abs_path(const char *s)
+const char *spec_schema_check_abs_path(const char *s)
 {
 	const char *bad = check_path(s);
 
@@ -167,7 +167,7 @@ static const char *check_stage_to(const char *s)
 {
 	if (!strcmp(s, "auto"))
 		return NULL;
-	return check_abs_path(s) ? "must be auto or an absolute path" : NULL;
+	return spec_schema_check_abs_path(s) ? "must be auto or an absolute path" : NULL;
 }
 
 static const char *check_digest(const char *s)
@@ -245,7 +245,7 @@ const struct spec_field spec_fields[] = {
 	{ .path = "environment.modules", .type = SPEC_LIST, .off = O(environment.modules), .def = "[]",
 	  .check = check_module,
 	  .help = "environment modules to load, in order (module load NAME), e.g. [gcc/12.2]" },
-	STR("environment.venv", environment.venv, F_NULLABLE, check_abs_path, "null",
+	STR("environment.venv", environment.venv, F_NULLABLE, spec_schema_check_abs_path, "null",
 	    "absolute path of a Python virtualenv whose bin/ goes first on PATH"),
 
 	SECTION("train", "the bundled trainer (ignored when command is set)"),
@@ -346,7 +346,7 @@ const struct spec_field spec_fields[] = {
 	  .check = check_mount,
 	  .help = "more directories to mount inside (SRC or SRC:DST); the run directory and the "
 		  "data directory always are, at the same path" },
-	STR("container.workdir", container.workdir, F_NULLABLE, check_abs_path, "null",
+	STR("container.workdir", container.workdir, F_NULLABLE, spec_schema_check_abs_path, "null",
 	    "working directory inside; null for the directory launch runs in"),
 	ENUM("container.gpus", container.gpus, container_gpus_names, "auto",
 	     "make the GPUs visible inside; auto: when resources.gpus_per_node > 0"),
@@ -365,7 +365,7 @@ const struct spec_field spec_fields[] = {
 	    "node-local directory holding the cache; auto: preflight.scratch, else $TMPDIR, "
 	    "else /dev/shm"),
 	SECTION("data.cache", "the node cache later jobs reuse"),
-	STR("data.cache.dir", data.cache_dir, F_NULLABLE, check_abs_path, "null",
+	STR("data.cache.dir", data.cache_dir, F_NULLABLE, spec_schema_check_abs_path, "null",
 	    "the cache directory itself; null: hpctrain-cache-UID under data.to"),
 	NUM("data.cache.max_gb", data.cache_max_gb, 0, 1e6, F_MIN_EXCL | F_NULLABLE, "null",
 	    "evict the least recently used entries above this size (GB); null: no limit"),

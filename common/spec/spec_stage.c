@@ -4,7 +4,7 @@
  * node to blame.  The only spec field that is a list of mappings, so it
  * has its own setter rather than a row per sub-key in spec_schema.c. */
 #include "common/spec/spec.h"        // defines: struct job_data, struct job_stage, spec_stage_find
-#include "common/spec/spec_schema.h" // defines: spec_stage_set, spec_stage_release
+#include "common/spec/spec_schema.h" // defines: spec_stage_set, spec_stage_release, spec_schema_check_abs_path
 #include "common/spec/spec_scalar.h" // defines: spec_parse_int, spec_parse_bool, spec_quote_got
 #include "common/sbuf.h"             // defines: struct sbuf, xstrdup
 #include "common/suggest.h"          // defines: suggest_best
@@ -30,20 +30,6 @@ static const char *check_name(const char *s)
 	if (strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_-") != n)
 		return "may hold only lowercase letters, digits, '_' and '-'";
 	return NULL;
-}
-
-/* Every node reads the source by this path, from wherever its step
- * runs: a relative one would name another file on each. */
-static const char *check_src(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (!n || n > 4096)
-		return "must be a path of 1 to 4096 bytes";
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return "must not hold control characters such as newlines";
-	return s[0] == '/' ? NULL : "must be an absolute path";
 }
 
 static const char *check_manifest(const char *s)
@@ -96,7 +82,7 @@ static int set_key(const struct ynode *k, const struct ynode *v, size_t item,
 	if (!strcmp(k->str, "name"))
 		return set_string(v, item, "name", check_name, &e->name, why);
 	if (!strcmp(k->str, "src"))
-		return set_string(v, item, "src", check_src, &e->src, why);
+		return set_string(v, item, "src", spec_schema_check_abs_path, &e->src, why);
 	if (!strcmp(k->str, "manifest"))
 		return set_string(v, item, "manifest", check_manifest, &e->manifest, why);
 	if (!strcmp(k->str, "bytes")) {

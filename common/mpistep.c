@@ -1,0 +1,30 @@
+/* mpistep.c - is this process an MPI rank, and is it alone without one:
+ * see mpistep.h.  Shell. */
+#include "common/mpistep.h"  // defines: mpistep_launched, mpistep_check_alone
+#include "common/envvar.h"   // defines: envvar_int
+#include "common/exitcode.h" // defines: HPT_EXIT_USAGE
+#include "common/sbuf.h"     // defines: struct sbuf
+
+#include <stdint.h>
+#include <stdlib.h>
+
+bool mpistep_launched(void)
+{
+	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+/* SLURM_STEP_NUM_TASKS read strictly: atoi took "2x" as 2 and "x" as 1. */
+int mpistep_check_alone(const char *cmd, struct sbuf *err)
+{
+	const char *v = getenv("SLURM_STEP_NUM_TASKS");
+	int64_t n = 1;
+
+	if (v && envvar_int("SLURM_STEP_NUM_TASKS", v, 1, INT64_C(1) << 30, &n, err))
+		return HPT_EXIT_USAGE;
+	if (n > 1) {
+		sbuf_addf(err, "%lld tasks but no MPI wire-up: run it as "
+			  "'srun --mpi=pmix hpctrain %s'", (long long)n, cmd);
+		return HPT_EXIT_USAGE;
+	}
+	return 0;
+}
