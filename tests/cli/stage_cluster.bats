@@ -284,3 +284,30 @@ flip() {
 	[ "$(rec "$DIR" node1 .bytes_read)" -le $((SIZE * 105 / 100)) ]
 	grep -q 'damaged' "$DIR"/logs/batch-*.out || { logs "$DIR"; false; }
 }
+@test "a source changed after submit fails the stage step naming the file, and the job ends FAILED promptly" {
+	need_cluster
+	mkdir -p "$WORK/small/a"
+	for i in 1 2 3; do head -c 5000 /dev/urandom >"$WORK/small/a/f$i"; done
+	find "$WORK/small" -exec touch -d '-1 min' {} +
+	cat >job.yaml <<SPEC
+version: 1
+name: changed
+resources: {nodes: 3, ranks_per_node: 1, time: "00:05:00"}
+binding: {gpu: none, cpu: none, memory: none, nic: none}
+command: [sh, -c, 'echo trained']
+output: {dir: $WORK/runs}
+preempt: {lead_s: 0}
+preflight: false
+data:
+  stage: [{name: small, src: $WORK/small}]
+  cache: {dir: $CLUSTER_BASE/local/changed}
+SPEC
+	submit_json job.yaml
+	head -c 5000 /dev/urandom >"$WORK/small/a/f2"
+	finish "$JOB" 60
+	[ "$(state)" = FAILED ] || { echo "$output"; logs "$DIR"; false; }
+	cat "$DIR"/logs/batch-*.out
+	grep -q 'hpctrain: staging failed (status 9): nothing was trained' "$DIR"/logs/batch-*.out
+	grep -q "changed since its manifest was pinned (pinned sha256:[0-9a-f]*\.\.\., now sha256:[0-9a-f]*\.\.\.): $WORK/small/a/f2 (changed); submit the job again" "$DIR"/logs/batch-*.out
+	! grep -q trained "$DIR"/logs/rank-*.out 2>/dev/null
+}
