@@ -31,7 +31,7 @@ setup_file() {
 		why="not root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN"
 	elif ! command -v slurmctld >/dev/null; then
 		why="no slurm-wlm"
-	elif ! command -v mksquashfs >/dev/null || ! command -v python3 >/dev/null; then
+	elif [ -z "$(command -v mksquashfs)" ] || [ -z "$(command -v python3)" ]; then
 		why="no mksquashfs (squashfs-tools) or python3"
 	elif ! ip netns add "hpt-probe-$$" 2>/dev/null; then
 		why="cannot make a network namespace (ip netns add failed)"
@@ -267,7 +267,7 @@ flip() {
 	chmod u+w "$c/d03/f0003" "$c/d04/f0004"
 	flip "$c/d03/f0003"
 	truncate -s 100 "$c/d04/f0004"
-	! diff -r -q "$WORK/ds" "$c" >/dev/null
+	run ! diff -r -q "$WORK/ds" "$c"
 	spec job.yaml damaged 3
 	submit_json job.yaml
 	finish "$JOB"
@@ -309,5 +309,5 @@ SPEC
 	cat "$DIR"/logs/batch-*.out
 	grep -q 'hpctrain: staging failed (status 9): nothing was trained' "$DIR"/logs/batch-*.out
 	grep -q "changed since its manifest was pinned (pinned sha256:[0-9a-f]*\.\.\., now sha256:[0-9a-f]*\.\.\.): $WORK/small/a/f2 (changed); submit the job again" "$DIR"/logs/batch-*.out
-	! grep -q trained "$DIR"/logs/rank-*.out 2>/dev/null
+	run ! grep -qs trained "$DIR"/logs/rank-*.out
 }
