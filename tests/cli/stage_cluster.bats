@@ -311,3 +311,29 @@ SPEC
 	grep -q "changed since its manifest was pinned (pinned sha256:[0-9a-f]*\.\.\., now sha256:[0-9a-f]*\.\.\.): $WORK/small/a/f2 (changed); submit the job again" "$DIR"/logs/batch-*.out
 	run ! grep -qs trained "$DIR"/logs/rank-*.out
 }
+
+@test "a full scratch fails that node's preflight, naming the bytes needed and free" {
+	local dir=$CLUSTER_BASE/local/small
+	need_cluster
+	# node2's cache on an 8 MiB tmpfs, in node2's own mount namespace;
+	# node1's is a plain directory on the disk
+	for n in node1 node2; do in_node $n mkdir -p "$dir"; done
+	in_node node2 mount -t tmpfs -o size=8m,mode=0700 hpt-small "$dir"
+	export CACHE_DIR=$dir HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/ledger.json
+	# two nodes: the netns nodes share one munged, which refuses a
+	# credential read twice, so doctor's check across three would fail
+	spec job.yaml full 2 'preflight: {enabled: true, max_resubmits: 0}'
+	sed -i '/^preflight: false$/d' job.yaml
+	submit_json job.yaml
+	finish "$JOB" 150
+	in_node node2 umount "$dir"
+	[ "$(state)" = FAILED ] || { echo "$output"; logs "$DIR"; false; }
+	jq . "$DIR/preflight.json"
+	jq -e '.ok == false and .exclude == "node2"' "$DIR/preflight.json"
+	jq -r '.nodes[] | select(.node == "node2") | .checks.files.reason' "$DIR/preflight.json" |
+		grep -E "needs 0\.07 GB for data\.stage, 0\.01 GB free in $dir"
+	jq -r '.nodes[] | select(.node == "node1") | .checks.files.reason' "$DIR/preflight.json" |
+		grep -E "data\.stage needs 0\.07 GB of the [0-9.]+ GB free in $dir"
+	grep -q 'hpctrain: preflight failed on this allocation' "$DIR"/logs/batch-*.out
+	[ ! -d "$DIR/stage" ]
+}
