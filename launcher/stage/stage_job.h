@@ -44,6 +44,8 @@ struct stage_job {
 	uint64_t bytes_read;     /* source bytes read (scan and transfer) */
 	uint64_t bytes_sent;
 	uint64_t bytes_received;
+	bool node_failed;        /* a copy failed verification twice here: this node's
+	                          * disk or memory, not the source (the ledger's business) */
 };
 
 /* Adds an entry (strings copied; manifest may be NULL). */

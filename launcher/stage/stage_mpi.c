@@ -301,6 +301,7 @@ static int settle(struct step *s, size_t e, struct stage_sink *sink, struct sbuf
 	if (++s->failures[e] >= 2) {
 		sbuf_addf(err, "data entry %s: the copy failed twice on this node: %s", en->name,
 			  sink->err.buf);
+		s->j->node_failed = true;
 		rc = HPT_EXIT_FAILURE;
 	} else {
 		en->refetched++;

@@ -337,3 +337,30 @@ SPEC
 	grep -q 'hpctrain: preflight failed on this allocation' "$DIR"/logs/batch-*.out
 	[ ! -d "$DIR/stage" ]
 }
+
+@test "a node whose copy fails verification twice fails the step and goes into the node ledger" {
+	need_cluster
+	[ -s "$WORK/first-run" ] || skip "the first job did not run"
+	# node3 alone lacks the data set, and damages every copy it writes
+	rm -rf "$(copy_of node3)" "$(copy_of node3).json"
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/ledger.json
+	spec job.yaml twice 3
+	sed -i "s|^env: {|env: {HPCTRAIN_STAGE_DAMAGE: \"2\", HPCTRAIN_LEDGER: $HPCTRAIN_LEDGER, |" job.yaml
+	submit_json job.yaml
+	finish "$JOB" 90
+	[ "$(state)" = FAILED ] || { echo "$output"; logs "$DIR"; false; }
+	cat "$DIR"/logs/batch-*.out
+	grep -q 'hpctrain stage: node3: data entry ds: the copy failed twice on this node' "$DIR"/logs/batch-*.out
+	grep -q 'hpctrain stage: node3: recorded in the node ledger' "$DIR"/logs/batch-*.out
+	grep -q 'hpctrain: staging failed (status 1): nothing was trained' "$DIR"/logs/batch-*.out
+	jq . "$HPCTRAIN_LEDGER"
+	jq -e '[.clusters[] | keys[]] == ["node3"]' "$HPCTRAIN_LEDGER"
+	jq -e '.clusters[].node3 | .failures == 1 and (.reason | startswith("stage: data entry ds: the copy failed twice"))' "$HPCTRAIN_LEDGER"
+	# and the next submission leaves node3 out while it cools down
+	spec one.yaml after 1
+	run --separate-stderr "$HPT" submit --json one.yaml
+	[ "$status" -eq 0 ]
+	scancel "$(jq -r .job_id <<<"$output")"
+	echo "$stderr"
+	[[ "$stderr" == *"excluding node3: it failed doctor 1 time(s), last: stage: data entry ds"* ]]
+}
