@@ -175,7 +175,7 @@ logs() { tail -n +1 "$1"/logs/* "$1"/stage/*.json 2>/dev/null | head -200; }
 }
 
 @test "a second job with the same data hits every node's cache and reads nothing" {
-	local n first second
+	local n first second sum1= sum2=
 	need_cluster
 	[ -s "$WORK/first-run" ] || skip "the first job did not run"
 	spec job.yaml second 3
@@ -188,14 +188,20 @@ logs() { tail -n +1 "$1"/logs/* "$1"/stage/*.json 2>/dev/null | head -200; }
 		[ "$(rec "$DIR" $n .bytes_received)" -eq 0 ]
 		# The entry's own seconds, not the step's: the step's include
 		# the manifests' exchange and MPI's collectives over TCP between
-		# namespaces, ~0.3 s here whatever the data, which next to the
-		# ~3 s this 64 MB set takes would be ~10%, not the 1-2% a hit
-		# costs (a 300 MB set would make the step's ratio <5% as well).
+		# namespaces, 0.3-0.6 s here whatever the data, which next to
+		# the 1.5-3 s this 64 MB set takes is 15-30%, while a hit
+		# itself costs 1-4% (a 300 MB set would bring the step's ratio
+		# down too).  Summed over the nodes against 5%; each node
+		# against 10%, as the three nodes' checks share two cores and
+		# one of them alone came to 3.5%.  (Tests assert no time
+		# elsewhere; the issue asks for this one.)
 		first=$(rec "$(cat "$WORK/first-run")" $n '.entries[] | select(.name == "ds") | .seconds')
 		second=$(rec "$DIR" $n '.entries[] | select(.name == "ds") | .seconds')
 		echo "# $n: ds $first s then $second s; step $(rec "$(cat "$WORK/first-run")" $n .seconds) then $(rec "$DIR" $n .seconds)" >&3
-		awk -v a="$first" -v b="$second" 'BEGIN { exit !(b < 0.05 * a) }'
+		awk -v a="$first" -v b="$second" 'BEGIN { exit !(b < 0.10 * a) }'
+		sum1="$sum1 + $first" sum2="$sum2 + $second"
 	done
+	awk "BEGIN { exit !(0$sum2 < 0.05 * (0$sum1)) }"
 }
 
 # fetched_once RUN...: for every node and entry, exactly one of the runs'
@@ -219,7 +225,7 @@ fetched_once() {
 }
 
 @test "two jobs at once on the same nodes copy each entry once per node" {
-	local a b
+	local a b a_end b_start
 	need_cluster
 	export CACHE_DIR=$CLUSTER_BASE/local/two
 	spec a.yaml two-a 3
@@ -234,6 +240,12 @@ fetched_once() {
 	[ "$(state)" = COMPLETED ] || { echo "$output"; logs "$B"; false; }
 	fetched_once "$A" "$B"
 	for n in node1 node2 node3; do diff -r "$WORK/ds" "$(copy_of $n)"; done
+	# they did run at once: b started before a ended (seconds, as Slurm
+	# keeps them; ISO times compare as strings)
+	a_end=$(scontrol show job -o "$a" | grep -o 'EndTime=[^ ]*' | cut -d= -f2)
+	b_start=$(scontrol show job -o "$b" | grep -o 'StartTime=[^ ]*' | cut -d= -f2)
+	echo "a ended $a_end, b started $b_start"
+	[[ ! "$b_start" > "$a_end" ]]
 }
 
 @test "a sweep's array tasks on the same nodes share one copy per node" {
