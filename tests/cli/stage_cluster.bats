@@ -14,11 +14,12 @@
 #
 # The issue speaks of ~300 MB; the data set here is 2000 files of
 # 8-56 KB (~64 MB), which is as many files as makes the per-file costs
-# show while keeping the file at a few minutes on two cores.  The image
-# is a small SquashFS staged as a plain data.stage entry (a file
-# source): container.stage would also need a runtime to start it, which
-# container_cluster.bats covers; what staging does with the file is the
-# same.  Every wait is bounded.
+# show while keeping the file at about a minute or two on two cores.
+# The image goes two ways: a tiny SquashFS staged beside the data set as
+# a plain data.stage entry (a file source) in most tests, and, where
+# ch-run and squashfuse are installed, container.stage of a small image
+# (tests/cli/helpers/mkimage.sh) that each node starts from its own copy.
+# Every wait is bounded.
 
 load common
 load slurm_cluster
@@ -375,4 +376,60 @@ SPEC
 	scancel "$(jq -r .job_id <<<"$output")"
 	echo "$stderr"
 	[[ "$stderr" == *"excluding node3: it failed doctor 1 time(s), last: stage: data entry ds"* ]]
+}
+
+@test "container.stage: every node starts the image from its own node copy, staged once" {
+	local cache=$CLUSTER_BASE/local/ctr r n img
+	need_cluster
+	command -v ch-run >/dev/null || skip "no ch-run (charliecloud-runtime)"
+	[ -n "$(command -v squashfuse)" ] && [ -n "$(command -v fusermount)" ] || skip "no squashfuse and fuse3"
+	sh "$BATS_TEST_DIRNAME/helpers/mkimage.sh" "$WORK/rootfs"
+	echo "inside the image" >"$WORK/rootfs/marker"
+	mksquashfs "$WORK/rootfs" "$WORK/rootfs.sqfs" -noappend -quiet >/dev/null
+	touch -d '-1 min' "$WORK/rootfs.sqfs"
+	# ch-run keeps the host's PID namespace: the rank sees which image
+	# file each squashfuse serves (the nodes' copies share one path)
+	cat >"$WORK/fuse.py" <<-'PY'
+	import glob, os
+	seen = set()
+	for p in glob.glob("/proc/[0-9]*/cmdline"):
+	    try:
+	        a = open(p, "rb").read().split(b"\0")
+	    except OSError:
+	        continue
+	    if a[0].endswith(b"squashfuse"):
+	        seen.update(x.decode() for x in a if x.endswith(b".sqfs"))
+	print("host=%s image=%s marker=%s" % (os.uname().nodename, os.environ["HPCTRAIN_DATA_IMAGE"],
+	                                      open("/marker").read().strip()))
+	for s in sorted(seen):
+	    print("squashfuse: " + s)
+	PY
+	cat >job.yaml <<SPEC
+version: 1
+name: ctr
+resources: {nodes: 3, ranks_per_node: 1, time: "00:05:00"}
+binding: {gpu: none, cpu: none, memory: none, nic: none}
+command: [python3, $WORK/fuse.py]
+output: {dir: $WORK/runs}
+preempt: {lead_s: 0}
+preflight: false
+container: {image: $WORK/rootfs.sqfs, runtime: charliecloud, stage: true}
+data: {cache: {dir: $cache}}
+SPEC
+	submit_json job.yaml
+	finish "$JOB"
+	[ "$(state)" = COMPLETED ] || { echo "$output"; logs "$DIR"; false; }
+	img=$cache/$(hex "$WORK/rootfs.sqfs")/rootfs.sqfs
+	for r in 0 1 2; do
+		n=node$((r + 1))
+		grep -qx "host=$n image=$img marker=inside the image" "$DIR/logs/rank-$r.out" ||
+			{ logs "$DIR"; false; }
+		grep -qx "squashfuse: $img" "$DIR/logs/rank-$r.out"
+		run ! grep -q "squashfuse: $WORK/rootfs.sqfs" "$DIR/logs/rank-$r.out"
+		[ "$(rec "$DIR" $n '.entries[] | select(.name == "image") | .hit')" = false ]
+		cmp "$WORK/rootfs.sqfs" "$CLUSTER_BASE/nodes/$n/local/ctr/$(hex "$WORK/rootfs.sqfs")/rootfs.sqfs"
+	done
+	[ "$(rec "$DIR" node1 .bytes_read)" -le $(($(stat -c %s "$WORK/rootfs.sqfs") * 105 / 100)) ]
+	[ "$(rec "$DIR" node2 .bytes_read)" -eq 0 ]
+	[ "$(rec "$DIR" node3 .bytes_read)" -eq 0 ]
 }
