@@ -10,7 +10,9 @@
 # by that node only; a source changed after submit fails the job
 # promptly, naming the file; a full scratch fails that node's preflight
 # with both sizes; a node whose copy fails verification twice fails the
-# step and goes into the node ledger.
+# step and goes into the node ledger; container.stage starts each node's
+# copy of the image; the bundled trainer reads dataset stage:NAME (a
+# small sharded copy of Fashion-MNIST) from each node's copy.
 #
 # The issue speaks of ~300 MB; the data set here is 2000 files of
 # 8-56 KB (~64 MB), which is as many files as makes the per-file costs
@@ -432,4 +434,55 @@ SPEC
 	[ "$(rec "$DIR" node1 .bytes_read)" -le $(($(stat -c %s "$WORK/rootfs.sqfs") * 105 / 100)) ]
 	[ "$(rec "$DIR" node2 .bytes_read)" -eq 0 ]
 	[ "$(rec "$DIR" node3 .bytes_read)" -eq 0 ]
+}
+
+@test "the bundled trainer on 3 nodes reads dataset stage:NAME from each node's copy" {
+	local fm=/usr/share/datasets/fashion-mnist cache=$CLUSTER_BASE/local/fm n
+	need_cluster
+	[ -f "$fm/train-images-idx3-ubyte.gz" ] || skip "no Fashion-MNIST at $fm"
+	# a small IDX copy (2000 training and 500 test images) as shards
+	python3 - "$fm" "$WORK/idx" <<-'PY'
+	import gzip, os, struct, sys
+	src, out = sys.argv[1], sys.argv[2]
+	os.makedirs(out, exist_ok=True)
+	for split, n in (("train", 2000), ("t10k", 500)):
+	    for kind, per in (("images-idx3", 784), ("labels-idx1", 1)):
+	        b = gzip.open("%s/%s-%s-ubyte.gz" % (src, split, kind)).read()
+	        head = 16 if per > 1 else 8
+	        h = bytearray(b[:head])
+	        h[4:8] = struct.pack(">I", n)
+	        open("%s/%s-%s-ubyte" % (out, split, kind), "wb").write(bytes(h) + b[head:head + n * per])
+	PY
+	"$HPT" data convert --shards 3 -o "$WORK/fm" "$WORK/idx/train-images-idx3-ubyte" "$WORK/idx/train-labels-idx1-ubyte"
+	"$HPT" data convert --split test -o "$WORK/fm" "$WORK/idx/t10k-images-idx3-ubyte" "$WORK/idx/t10k-labels-idx1-ubyte"
+	find "$WORK/fm" -exec touch -d '-1 min' {} +
+	cat >job.yaml <<SPEC
+version: 1
+name: fm
+resources: {nodes: 3, ranks_per_node: 1, time: "00:05:00"}
+binding: {gpu: none, cpu: none, memory: none, nic: none}
+env: {OMP_NUM_THREADS: "1"}
+train:
+  model: cnn
+  dataset: "stage:fm"
+  epochs: 1
+  max_steps: 3
+  batch_per_rank: 32
+  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
+  checkpoint: {every_steps: 0, keep: 1}
+output: {dir: $WORK/runs, log_every_steps: 1}
+preempt: {lead_s: 0}
+preflight: false
+data: {stage: [{name: fm, src: $WORK/fm}], cache: {dir: $cache}}
+SPEC
+	submit_json job.yaml
+	finish "$JOB" 150
+	[ "$(state)" = COMPLETED ] || { echo "$output"; logs "$DIR"; false; }
+	for n in node1 node2 node3; do
+		[ "$(rec "$DIR" $n '.entries[0].hit')" = false ]
+		diff -r "$WORK/fm" "$CLUSTER_BASE/nodes/$n/local/fm/$(hex "$WORK/fm")"
+	done
+	# launch named each node's copy, so no rank fell back to the source
+	run ! grep -rs 'HPCTRAIN_DATA_FM is not set' "$DIR/logs"
+	grep -q '^step 3/3 epoch 1 loss ' "$DIR/logs/rank-0.out" || { logs "$DIR"; false; }
 }
