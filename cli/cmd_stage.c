@@ -302,6 +302,23 @@ static int load_run(struct stage *st)
 	return status;
 }
 
+/* rchar of /proc/self/io: every byte this process read, whatever
+ * counted it; 0 where the kernel does not say (no task I/O accounting). */
+static uint64_t proc_rchar(void)
+{
+	unsigned long long v = 0;
+	char line[128];
+	FILE *f = fopen("/proc/self/io", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "rchar: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
 /* RUN/stage/<node>.json, or --report FILE. */
 static int write_record(struct stage *st)
 {
@@ -407,6 +424,7 @@ static int run_step(struct stage *st)
 	if (st->job.node_failed)
 		record_node_failure(st, err.buf);
 	summary(st);
+	st->job.proc_rchar = proc_rchar();
 	if ((st->run || st->report) && (rc = write_record(st)) && !status)
 		status = rc;
 	if (!status && st->rank == 0)

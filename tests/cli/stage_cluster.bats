@@ -150,7 +150,7 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 logs() { tail -n +1 "$1"/logs/* "$1"/stage/*.json 2>/dev/null | head -200; }
 
 @test "a 3-node job stages the data set and image to every node from one read; the program reads the node's copy" {
-	local n read=0 r
+	local n read=0 r io
 	need_cluster
 	spec job.yaml first 3
 	submit_json job.yaml
@@ -167,6 +167,17 @@ logs() { tail -n +1 "$1"/logs/* "$1"/stage/*.json 2>/dev/null | head -200; }
 	echo "read $read of $SIZE bytes"
 	[ "$read" -ge "$SIZE" ]
 	[ "$read" -le $((SIZE * 105 / 100)) ]
+	# The kernel's count agrees (rchar of /proc/PID/io: all a process
+	# read, files and sockets): less what came over MPI, the nodes read
+	# the data set once in all, plus ~0.4 MB each of configuration,
+	# sysfs and manifests.
+	io=0
+	for n in node1 node2 node3; do
+		io=$((io + $(rec "$DIR" $n .proc_rchar) - $(rec "$DIR" $n .bytes_received)))
+	done
+	echo "rchar less received: $io of $SIZE bytes"
+	[ "$io" -ge "$SIZE" ]
+	[ "$io" -le $((SIZE * 105 / 100)) ]
 	# every rank read its own node's copy, through the variables
 	for r in 0 1 2; do
 		n=node$((r + 1))
@@ -189,6 +200,7 @@ logs() { tail -n +1 "$1"/logs/* "$1"/stage/*.json 2>/dev/null | head -200; }
 		[ "$(rec "$DIR" $n '[.entries[].hit] | all')" = true ]
 		[ "$(rec "$DIR" $n .bytes_read)" -eq 0 ]
 		[ "$(rec "$DIR" $n .bytes_received)" -eq 0 ]
+		[ "$(rec "$DIR" $n .proc_rchar)" -lt $((SIZE / 20)) ] # nor, says the kernel, the copy
 		# The entry's own seconds, not the step's: the step's include
 		# the manifests' exchange and MPI's collectives over TCP between
 		# namespaces, 0.3-0.6 s here whatever the data, which next to
