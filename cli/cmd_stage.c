@@ -5,7 +5,8 @@
  * Shell: parses the options, finds the node's name and cache, sets up
  * MPI (one task per node: srun --ntasks-per-node=1 hpctrain stage --run
  * RUN), runs the step (launcher/stage/stage_mpi.c) and writes each
- * node's record.  Built as bin/hpctrain-stage: MPI stays out of the
+ * node's record; a node whose copy failed twice goes into the node
+ * ledger, as a node that fails doctor does.  Built as bin/hpctrain-stage: MPI stays out of the
  * login-node binary. */
 #include "cli/json_print.h"               // defines: json_print
 #include "cli/stage_job.h"                // defines: stage_entries_from_job
@@ -19,6 +20,7 @@
 #include "common/sbuf.h"                  // defines: struct sbuf
 #include "common/spec/spec.h"             // defines: struct job, job_release
 #include "common/spec/specfile.h"         // defines: specfile_load_run
+#include "launcher/doctor/doctor_record.h" // defines: doctor_record_ledger
 #include "launcher/stage/stage_evict.h"   // defines: stage_evict_list, stage_evict_clear
 #include "launcher/stage/stage_job.h"     // defines: struct stage_job, stage_job_*
 #include "launcher/stage/stage_manifest.h" // defines: stage_manifest_to_json, stage_manifest_hex
@@ -275,6 +277,23 @@ static int load_run(struct stage *st)
 	return status;
 }
 
+/* rchar of /proc/self/io: every byte this process read, whatever
+ * counted it; 0 where the kernel does not say (no task I/O accounting). */
+static uint64_t proc_rchar(void)
+{
+	unsigned long long v = 0;
+	char line[128];
+	FILE *f = fopen("/proc/self/io", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "rchar: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
 /* RUN/stage/<node>.json, or --report FILE. */
 static int write_record(struct stage *st)
 {
@@ -330,6 +349,27 @@ static int damage_copies(void)
 	return (int)n;
 }
 
+/* A node whose copy failed verification twice wrote bad bytes that
+ * arrived good (each chunk is checked as it is read): its disk or
+ * memory is suspect, so it goes into the node ledger like a node that
+ * failed doctor, and submit leaves it out while it cools down.  Only
+ * inside a job (doctor_record_ledger checks), and only for that cause:
+ * a changed source is nobody's node's fault. */
+static void record_node_failure(const struct stage *st, const char *why)
+{
+	struct sbuf reason = SBUF_INIT, warn = SBUF_INIT;
+	struct ledger_event ev = { .node = st->node, .failed = true, .score = -1 };
+
+	sbuf_addf(&reason, "stage: %s", why);
+	ev.reason = reason.buf;
+	if (doctor_record_ledger(&ev, 1, &warn))
+		fprintf(stderr, "hpctrain stage: %s: warning: %s\n", st->node, warn.buf);
+	else if (getenv("SLURM_JOB_ID"))
+		fprintf(stderr, "hpctrain stage: %s: recorded in the node ledger\n", st->node);
+	sbuf_release(&reason);
+	sbuf_release(&warn);
+}
+
 static int run_step(struct stage *st)
 {
 	struct sbuf err = SBUF_INIT, log = SBUF_INIT;
@@ -358,7 +398,10 @@ static int run_step(struct stage *st)
 		fprintf(stderr, "%s", log.buf);
 	if (status)
 		fprintf(stderr, "hpctrain stage: %s: %s\n", st->node, err.buf);
+	if (st->job.node_failed)
+		record_node_failure(st, err.buf);
 	summary(st);
+	st->job.proc_rchar = proc_rchar();
 	if ((st->run || st->report) && (rc = write_record(st)) && !status)
 		status = rc;
 	if (!status && st->rank == 0)

@@ -8,7 +8,8 @@
 # FILE:LINE and exits 1 when there is one.
 #
 #   cli/                 may include anything
-#   launcher/doctor/     common/, topology/, launcher/{rank,runs,slurm,container,doctor}/
+#   launcher/doctor/     common/, topology/, launcher/{rank,runs,slurm,container,doctor}/,
+#                        launcher/stage/stage_path.h
 #   launcher/runs/       common/, launcher/{slurm,runs}/
 #   launcher/slurm/      common/, launcher/slurm/
 #   launcher/rank/       common/, topology/, launcher/rank/, launcher/stage/stage_path.h
@@ -22,9 +23,9 @@
 #   common/              common/ (not common/spec/)
 # (common/ above includes common/spec/.)  Nothing sits in launcher/ itself.
 # launcher/stage/stage_path.h is the one header of the stage engine that
-# a rank and the bundled trainer read: pure, it says where a staged
-# entry is on a node and which variable names it, so neither can
-# disagree with the stage step that put it there.
+# a rank, the bundled trainer and doctor's preflight read: pure, it
+# says where a staged entry is on a node and which variable names it,
+# so none of them can disagree with the stage step that put it there.
 #
 # Usage: sh tests/lint-layers.sh [ROOT]   (ROOT defaults to .)
 cd "${1:-.}" || exit 2
@@ -37,7 +38,8 @@ function layer_allows(file, inc) {
 	if (file ~ /^topology\//) return inc ~ /^(common|topology)\//
 	if (file ~ /^trainer\//) return inc ~ /^(common|trainer)\// || inc == "launcher/stage/stage_path.h"
 	if (file ~ /^launcher\/doctor\//)
-		return inc ~ /^(common|topology|launcher\/(rank|runs|slurm|container|doctor))\//
+		return inc ~ /^(common|topology|launcher\/(rank|runs|slurm|container|doctor))\// ||
+		       inc == "launcher/stage/stage_path.h"
 	if (file ~ /^launcher\/runs\//) return inc ~ /^(common|launcher\/(slurm|runs))\//
 	if (file ~ /^launcher\/slurm\//) return inc ~ /^(common|launcher\/slurm)\//
 	if (file ~ /^launcher\/rank\//)

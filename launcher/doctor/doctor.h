@@ -105,6 +105,17 @@ void doctor_check_space(const char *what, const char *dir, double min_free_gb,
  * warn below 5% of the file system or twice min_free_gb). */
 enum doctor_grade doctor_grade_space(uint64_t free_bytes, uint64_t total_bytes, double min_free_gb);
 
+/* Pure: the node-local cache's room for the job's data.stage.  needed:
+ * the bytes of the entries this node's cache does not hold yet; free:
+ * what its file system has for us (f_bavail).  Fails "needs N GB for
+ * data.stage, M GB free in DIR" when needed exceeds free (GB: 10^9
+ * bytes, as data.cache.max_gb counts them), else notes ok "data.stage
+ * needs N GB of the M GB free in DIR" ("...: all cached in DIR" when
+ * needed is 0).  Staging would otherwise fail half way through the
+ * copy, after the shared file system was read for every node. */
+void doctor_grade_stage_space(uint64_t needed, uint64_t free_bytes, const char *dir,
+			      struct doctor_cell *out);
+
 /* Binding, one slot: what the plan wanted against what the kernel took
  * when a thread bound itself so (got_* false when it could not read it
  * back).  Pure. */

@@ -70,6 +70,21 @@ enum doctor_grade doctor_grade_space(uint64_t free_bytes, uint64_t total_bytes, 
 	return DOCTOR_OK;
 }
 
+void doctor_grade_stage_space(uint64_t needed, uint64_t free_bytes, const char *dir,
+			      struct doctor_cell *out)
+{
+	double n = (double)needed / 1e9, f = (double)free_bytes / 1e9;
+
+	if (needed > free_bytes)
+		doctor_note(out, DOCTOR_FAIL, "needs %.2f GB for data.stage, %.2f GB free in %s", n, f,
+			    dir);
+	else if (!needed)
+		doctor_note(out, DOCTOR_OK, "data.stage: all cached in %s", dir);
+	else
+		doctor_note(out, DOCTOR_OK, "data.stage needs %.2f GB of the %.2f GB free in %s", n, f,
+			    dir);
+}
+
 void doctor_grade_slot(const struct doctor_slot *s, struct doctor_cell *out)
 {
 	struct sbuf a = SBUF_INIT, b = SBUF_INIT;

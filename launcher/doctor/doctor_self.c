@@ -13,11 +13,15 @@
 #include "launcher/rank/envplan.h"        // defines: envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request
 #include "launcher/rank/policy.h"         // defines: policy_from_spec
 #include "launcher/slurm/slurm.h"         // defines: hpt_slurm_munge_socket
+#include "launcher/stage/stage_path.h"    // defines: stage_cache_dir, stage_entry_dir
 #include "topology/probe.h"               // defines: probe_load_live, probe_keep_release
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 void doctor_self_init(struct doctor_self *s)
@@ -152,6 +156,55 @@ static void check_nics(struct doctor_self *s, const struct doctor_self_opts *o)
 	free(ifs);
 }
 
+/* statvfs of dir, or of its nearest existing parent: the cache may not
+ * exist yet on a node that never staged. */
+static int free_bytes_under(const char *dir, uint64_t *free_b)
+{
+	char *p = xstrdup(dir), *slash;
+	struct statvfs st;
+	int rc, e;
+
+	for (;;) {
+		if (!(rc = statvfs(p, &st))) {
+			*free_b = (uint64_t)st.f_bavail * st.f_frsize;
+			break;
+		}
+		if (errno != ENOENT || !strcmp(p, "/") || !(slash = strrchr(p, '/')))
+			break;
+		slash[slash == p] = '\0'; /* "/a/b" to "/a", "/a" to "/" */
+	}
+	e = errno;
+	free(p);
+	errno = e;
+	return rc;
+}
+
+/* data.stage on this node: the bytes of the entries its cache lacks
+ * (an entry is there when its published directory is; the stage step
+ * verifies it) against the free space of the cache's file system. */
+static void check_stage_space(struct doctor_self *s, const struct doctor_self_opts *o)
+{
+	const struct job_data *d = &o->job->data;
+	struct doctor_cell *c = &s->me.cell[DOCTOR_FILES];
+	char *cache = stage_cache_dir(d->cache_dir, d->to, o->job->preflight.scratch,
+				      getenv("TMPDIR"), (unsigned)getuid());
+	uint64_t needed = 0, free_b = 0;
+	struct stat st;
+
+	for (size_t i = 0; i < d->nstage; i++) {
+		char *dir = d->stage[i].manifest ? stage_entry_dir(cache, d->stage[i].manifest) : NULL;
+
+		if (!dir || stat(dir, &st) || !S_ISDIR(st.st_mode))
+			needed += d->stage[i].bytes;
+		free(dir);
+	}
+	if (free_bytes_under(cache, &free_b))
+		doctor_note(c, DOCTOR_FAIL, "data.stage cache %s: %s", cache, strerror(errno));
+	else
+		doctor_grade_stage_space(needed, free_b, cache, c);
+	free(cache);
+}
+
 static void check_files(struct doctor_self *s, const struct doctor_self_opts *o)
 {
 	const char *scratch = o->scratch;
@@ -169,6 +222,8 @@ static void check_files(struct doctor_self *s, const struct doctor_self_opts *o)
 	else if (getcwd(cwd, sizeof(cwd)))
 		doctor_check_space("working directory", cwd, o->min_free_gb, c);
 	doctor_check_space("scratch", scratch, o->min_free_gb, c);
+	if (o->job && o->job->data.nstage)
+		check_stage_space(s, o);
 }
 
 /* munge on this node: a credential made and read back. */

@@ -97,8 +97,9 @@ json_t *stage_job_record(const struct stage_job *j, const char *node)
 							 (json_int_t)e->bytes, "seconds", e->seconds,
 							 "refetched", e->refetched));
 	}
-	return json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:o}", "node", node, "cache",
+	return json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:o}", "node", node, "cache",
 			 j->cache ? j->cache : "", "seconds", j->seconds, "bytes_read",
 			 (json_int_t)j->bytes_read, "bytes_sent", (json_int_t)j->bytes_sent,
-			 "bytes_received", (json_int_t)j->bytes_received, "entries", entries);
+			 "bytes_received", (json_int_t)j->bytes_received, "proc_rchar",
+			 (json_int_t)j->proc_rchar, "entries", entries);
 }

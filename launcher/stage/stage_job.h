@@ -44,6 +44,11 @@ struct stage_job {
 	uint64_t bytes_read;     /* source bytes read (scan and transfer) */
 	uint64_t bytes_sent;
 	uint64_t bytes_received;
+	uint64_t proc_rchar;     /* the kernel's count of what this process read (rchar of
+	                          * /proc/self/io: files and sockets, MPI's included), a
+	                          * check owing nothing to the counts above; 0: unknown */
+	bool node_failed;        /* a copy failed verification twice here: this node's
+	                          * disk or memory, not the source (the ledger's business) */
 };
 
 /* Adds an entry (strings copied; manifest may be NULL). */
@@ -59,7 +64,7 @@ int stage_job_parse_entry(struct stage_job *j, const char *arg, struct sbuf *err
 void stage_job_release(struct stage_job *j);
 
 /* The node's record (RUN/stage/<node>.json): {"node", "seconds",
- * "bytes_read", "bytes_sent", "bytes_received", "cache", "entries": [{"name",
+ * "bytes_read", "bytes_sent", "bytes_received", "proc_rchar", "cache", "entries": [{"name",
  * "manifest", "path", "hit", "bytes", "seconds", "refetched"}]}. */
 json_t *stage_job_record(const struct stage_job *j, const char *node);
 

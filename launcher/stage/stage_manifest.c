@@ -167,6 +167,47 @@ long stage_manifest_find(const struct stage_manifest *m, const char *path)
 	return -1;
 }
 
+static void name_file(const char *prefix, const char *path, const char *how, size_t k,
+		      size_t max, struct sbuf *out)
+{
+	if (k > max)
+		return;
+	if (k > 1)
+		sbuf_addstr(out, ", ");
+	sbuf_addstr(out, prefix);
+	if (*path)
+		sbuf_addf(out, "/%s", path);
+	sbuf_addf(out, " (%s)", how);
+}
+
+size_t stage_manifest_diff(const struct stage_manifest *was, const struct stage_manifest *now,
+			   const char *prefix, size_t max, struct sbuf *out)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < was->n || j < now->n) {
+		const struct stage_file *a = i < was->n ? &was->v[i] : NULL;
+		const struct stage_file *b = j < now->n ? &now->v[j] : NULL;
+		int c = !a ? 1 : !b ? -1 : strcmp(a->path, b->path);
+
+		if (c < 0) {
+			name_file(prefix, a->path, "gone", ++k, max, out);
+			i++;
+		} else if (c > 0) {
+			name_file(prefix, b->path, "new", ++k, max, out);
+			j++;
+		} else {
+			if (a->size != b->size || memcmp(a->sha256, b->sha256, sizeof(a->sha256)))
+				name_file(prefix, a->path, "changed", ++k, max, out);
+			i++;
+			j++;
+		}
+	}
+	if (k > max)
+		sbuf_addf(out, "%sand %zu more", max ? ", " : "", k - max);
+	return k;
+}
+
 json_t *stage_manifest_to_json(const struct stage_manifest *m)
 {
 	json_t *files = json_array(), *j;

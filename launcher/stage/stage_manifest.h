@@ -59,6 +59,15 @@ int stage_manifest_seal(struct stage_manifest *m, struct sbuf *err);
 /* The index of path in a sealed manifest, or -1 (binary search). */
 long stage_manifest_find(const struct stage_manifest *m, const char *path);
 
+/* Names the files that differ between two sealed manifests of one
+ * source, was and now, in path order: "PREFIX/PATH (changed)" (another
+ * size or sha256), "(new)" (only in now) or "(gone)" (only in was);
+ * PREFIX alone for a file source's one file.  At most max names, then
+ * "and N more", appended to out separated by ", ".  Returns how many
+ * files differ (0: out untouched).  O(files of both): one merge. */
+size_t stage_manifest_diff(const struct stage_manifest *was, const struct stage_manifest *now,
+			   const char *prefix, size_t max, struct sbuf *out);
+
 /* {"bytes","files":[{"mtime_ns","path","sha256","size"}],"hash","is_file","version"}:
  * a new reference; dump it with JSON_SORT_KEYS | JSON_COMPACT for the
  * canonical text (what rank 0 broadcasts and the cache keeps). */

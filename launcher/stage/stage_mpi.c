@@ -11,7 +11,7 @@
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
 #include "launcher/stage/stage_path.h"     // defines: stage_entry_data_path, stage_path_basename
 #include "launcher/stage/stage_plan.h"     // defines: stage_plan_chain, stage_plan_place
-#include "launcher/stage/stage_scan.h"     // defines: stage_scan_counted
+#include "launcher/stage/stage_scan.h"     // defines: stage_scan_since
 #include "launcher/stage/stage_sink.h"     // defines: struct stage_sink, stage_sink_*
 #include "launcher/stage/stage_source.h"   // defines: struct stage_source, stage_source_*
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
@@ -93,18 +93,27 @@ static char *scan_all(struct step *s, int *status, struct sbuf *err)
 
 	for (size_t e = 0; e < s->j->n && !*status; e++) {
 		const struct stage_entry *en = &s->j->v[e];
+		struct stage_manifest before = { 0 };
 		struct sbuf why = SBUF_INIT;
 
-		*status = stage_scan_counted(en->src, &s->m[e], &s->j->bytes_read, &why);
+		*status = stage_scan_since(en->src, &s->m[e], &before, &s->j->bytes_read, &why);
 		if (*status) {
 			sbuf_addf(err, "data entry %s: %s", en->name, why.buf);
 		} else if (en->manifest && strcmp(en->manifest, s->m[e].hash)) {
 			sbuf_addf(err, "data entry %s: %s changed since its manifest was pinned "
-				  "(pinned %.19s..., now %.19s...); submit the job again",
-				  en->name, en->src, en->manifest, s->m[e].hash);
+				  "(pinned %.19s..., now %.19s...)", en->name, en->src, en->manifest,
+				  s->m[e].hash);
+			/* the scan's cache names the files only when it still
+			 * holds the pinned scan (submit's, on a shared home) */
+			if (!strcmp(before.hash, en->manifest)) {
+				sbuf_addstr(err, ": ");
+				stage_manifest_diff(&before, &s->m[e], en->src, 5, err);
+			}
+			sbuf_addstr(err, "; submit the job again");
 			*status = HPT_EXIT_CHANGED;
 		}
 		json_array_append_new(a, stage_manifest_to_json(&s->m[e]));
+		stage_manifest_release(&before);
 		sbuf_release(&why);
 	}
 	if (!*status)
@@ -370,6 +379,7 @@ static int settle(struct step *s, size_t e, struct stage_sink *sink, struct sbuf
 	if (++s->failures[e] >= 2) {
 		sbuf_addf(err, "data entry %s: the copy failed twice on this node: %s", en->name,
 			  sink->err.buf);
+		s->j->node_failed = true;
 		rc = HPT_EXIT_FAILURE;
 	} else {
 		en->refetched++;

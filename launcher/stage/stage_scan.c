@@ -216,8 +216,8 @@ static int cache_store(const char *path, const char *src, const struct stage_man
 	return rc;
 }
 
-int stage_scan_counted(const char *src, struct stage_manifest *m, uint64_t *bytes_read,
-		       struct sbuf *err)
+int stage_scan_since(const char *src, struct stage_manifest *m, struct stage_manifest *before,
+		     uint64_t *bytes_read, struct sbuf *err)
 {
 	struct stage_manifest old = { 0 };
 	uint64_t ignored = 0;
@@ -273,11 +273,22 @@ int stage_scan_counted(const char *src, struct stage_manifest *m, uint64_t *byte
 out:
 	if (status)
 		stage_manifest_release(m);
+	if (before) {
+		stage_manifest_release(before);
+		*before = old; /* handed over: old is not released */
+		memset(&old, 0, sizeof(old));
+	}
 	stage_manifest_release(&old);
 	memset(&walk, 0, sizeof(walk));
 	free(cpath);
 	free(root);
 	return status;
+}
+
+int stage_scan_counted(const char *src, struct stage_manifest *m, uint64_t *bytes_read,
+		       struct sbuf *err)
+{
+	return stage_scan_since(src, m, NULL, bytes_read, err);
 }
 
 int stage_scan(const char *src, struct stage_manifest *m, struct sbuf *err)

@@ -27,6 +27,13 @@ int stage_scan(const char *src, struct stage_manifest *m, struct sbuf *err);
 int stage_scan_counted(const char *src, struct stage_manifest *m, uint64_t *bytes_read,
 		       struct sbuf *err);
 
+/* stage_scan_counted that also hands back, in *before (released
+ * first), the cached manifest of src the scan started from: what the
+ * last scan of src saw (submit's, when it pinned the entry), empty when
+ * there was none.  For naming what changed since (stage_manifest_diff). */
+int stage_scan_since(const char *src, struct stage_manifest *m, struct stage_manifest *before,
+		     uint64_t *bytes_read, struct sbuf *err);
+
 /* Hashes fd (opened on path, whose fstat before the read is *st) to its
  * end in large reads: 0 with sha256 and *n bytes read, or an HPT_EXIT_*
  * code with err naming path (a read error, or a size or mtime that

@@ -150,6 +150,32 @@ static void space__grades_free_bytes(void **state)
 	assert_int_equal(doctor_grade_space(0, 0, 0), DOCTOR_OK);
 }
 
+static void space__fails_data_stage_that_does_not_fit_naming_both_sizes(void **state)
+{
+	struct doctor_cell c = { 0 };
+
+	(void)state;
+	doctor_grade_stage_space(66000000, 8000000, "/local/cache", &c);
+	assert_int_equal(c.grade, DOCTOR_FAIL);
+	assert_string_equal(c.reason, "needs 0.07 GB for data.stage, 0.01 GB free in /local/cache");
+	free(c.reason);
+}
+
+static void space__passes_data_stage_that_fits_or_is_cached(void **state)
+{
+	struct doctor_cell c = { 0 }, d = { 0 };
+
+	(void)state;
+	doctor_grade_stage_space(8000000, 8000000, "/c", &c); /* exactly fits */
+	assert_int_equal(c.grade, DOCTOR_OK);
+	assert_string_equal(c.reason, "data.stage needs 0.01 GB of the 0.01 GB free in /c");
+	doctor_grade_stage_space(0, 0, "/c", &d);
+	assert_int_equal(d.grade, DOCTOR_OK);
+	assert_string_equal(d.reason, "data.stage: all cached in /c");
+	free(c.reason);
+	free(d.reason);
+}
+
 static void binding__names_the_slot_and_both_sets(void **state)
 {
 	struct bitmap want = BITMAP_INIT, got = BITMAP_INIT, mems = BITMAP_INIT;
@@ -503,6 +529,8 @@ int main(void)
 		cmocka_unit_test(nics__fail_on_a_planned_interface_that_is_down_or_absent),
 		cmocka_unit_test(gpus__granted_against_driver_and_devices),
 		cmocka_unit_test(space__grades_free_bytes),
+		cmocka_unit_test(space__fails_data_stage_that_does_not_fit_naming_both_sizes),
+		cmocka_unit_test(space__passes_data_stage_that_fits_or_is_cached),
 		cmocka_unit_test(binding__names_the_slot_and_both_sets),
 		cmocka_unit_test(compare__flags_the_straggler_against_the_fastest_node),
 		cmocka_unit_test(compare__names_the_slow_pair_and_blames_the_common_end),

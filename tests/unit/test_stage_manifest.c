@@ -182,6 +182,52 @@ static void stage_manifest__hex_helpers_accept_only_64_lower_hex_digits(void **s
 	assert_null(stage_manifest_hex(NULL));
 }
 
+static void stage_manifest__diff_names_changed_new_and_gone_files_in_order(void **state)
+{
+	struct stage_manifest was = { 0 }, now = { 0 };
+	struct sbuf err = SBUF_INIT, out = SBUF_INIT;
+
+	(void)state;
+	two_files(&was, 100);
+	stage_manifest_add(&was, "c", 1, 100, H1);
+	stage_manifest_add(&now, "a", 3, 500, H1);   /* touched only: the same */
+	stage_manifest_add(&now, "b/x", 5, 100, H1); /* another sha256 */
+	stage_manifest_add(&now, "d", 2, 100, H2);
+	assert_int_equal(stage_manifest_seal(&was, &err), 0);
+	assert_int_equal(stage_manifest_seal(&now, &err), 0);
+	assert_int_equal(stage_manifest_diff(&was, &now, "/src", 10, &out), 3);
+	assert_string_equal(out.buf, "/src/b/x (changed), /src/c (gone), /src/d (new)");
+	sbuf_reset(&out);
+	assert_int_equal(stage_manifest_diff(&was, &now, "/src", 1, &out), 3);
+	assert_string_equal(out.buf, "/src/b/x (changed), and 2 more");
+	sbuf_reset(&out);
+	assert_int_equal(stage_manifest_diff(&was, &was, "/src", 10, &out), 0);
+	assert_string_equal(out.buf, "");
+	stage_manifest_release(&was);
+	stage_manifest_release(&now);
+	sbuf_release(&err);
+	sbuf_release(&out);
+}
+
+static void stage_manifest__diff_of_a_file_source_names_the_source(void **state)
+{
+	struct stage_manifest was = { 0 }, now = { 0 };
+	struct sbuf err = SBUF_INIT, out = SBUF_INIT;
+
+	(void)state;
+	stage_manifest_add(&was, "", 3, 1, H1);
+	stage_manifest_add(&now, "", 4, 1, H1);
+	was.is_file = now.is_file = true;
+	assert_int_equal(stage_manifest_seal(&was, &err), 0);
+	assert_int_equal(stage_manifest_seal(&now, &err), 0);
+	assert_int_equal(stage_manifest_diff(&was, &now, "/img.sqfs", 5, &out), 1);
+	assert_string_equal(out.buf, "/img.sqfs (changed)");
+	stage_manifest_release(&was);
+	stage_manifest_release(&now);
+	sbuf_release(&err);
+	sbuf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +239,8 @@ int main(void)
 		cmocka_unit_test(stage_manifest__refuses_a_path_listed_twice),
 		cmocka_unit_test(stage_manifest__a_file_source_has_one_empty_path),
 		cmocka_unit_test(stage_manifest__hex_helpers_accept_only_64_lower_hex_digits),
+		cmocka_unit_test(stage_manifest__diff_names_changed_new_and_gone_files_in_order),
+		cmocka_unit_test(stage_manifest__diff_of_a_file_source_names_the_source),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

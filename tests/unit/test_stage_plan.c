@@ -90,6 +90,7 @@ static void stage_job__record_has_the_agreed_fields(void **state)
 	assert_int_equal(json_integer_value(json_object_get(r, "bytes_read")), 10);
 	assert_non_null(json_object_get(r, "bytes_sent"));
 	assert_non_null(json_object_get(r, "bytes_received"));
+	assert_int_equal(json_integer_value(json_object_get(r, "proc_rchar")), 0);
 	assert_non_null(json_object_get(r, "seconds"));
 	e = json_array_get(json_object_get(r, "entries"), 0);
 	assert_true(json_is_true(json_object_get(e, "hit")));
