@@ -220,9 +220,13 @@ logs() { tail -n +1 "$1"/logs/* "$1"/stage/*.json 2>/dev/null | head -200; }
 }
 
 # fetched_once RUN...: for every node and entry, exactly one of the runs'
-# records says it fetched (hit false); the source was read once in all.
+# records says it fetched (hit false); the source was read once by each
+# run that fetched anything.  Jobs at once on the same nodes can split
+# the fetches between them (each claims the entries it reaches first, on
+# whichever node), and each such job's reader then reads the source once
+# for its own chain: the nodes still copy each entry once.
 fetched_once() {
-	local n e misses read=0 r
+	local n e misses read=0 r fetchers=0
 	for n in node1 node2 node3; do
 		for e in ds img; do
 			misses=0
@@ -235,8 +239,16 @@ fetched_once() {
 		done
 		for r in "$@"; do read=$((read + $(rec "$r" $n .bytes_read))); done
 	done
-	echo "read $read of $SIZE bytes"
-	[ "$read" -le $((SIZE * 105 / 100)) ]
+	for r in "$@"; do
+		for n in node1 node2 node3; do
+			if [ "$(rec "$r" $n '[.entries[] | select(.hit == false)] | length')" -gt 0 ]; then
+				fetchers=$((fetchers + 1))
+				break
+			fi
+		done
+	done
+	echo "read $read of $SIZE bytes, by $fetchers of the $# jobs that fetched"
+	[ "$read" -le $((SIZE * 105 / 100 * fetchers)) ]
 }
 
 @test "two jobs at once on the same nodes copy each entry once per node" {
