@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <openssl/evp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -79,6 +80,8 @@ static struct {
 	uint64_t *bytes_read;
 	struct sbuf *err;
 	int status;
+	bool streamed;    /* STAGE_SCAN_STREAMED */
+	bool took_racy;   /* a racily clean hash was taken on trust */
 } walk;
 
 static const char *kind_of(mode_t mode)
@@ -105,9 +108,12 @@ static int add_file(const char *fpath, const struct stat *sb, const char *rel)
 	if (k >= 0) {
 		const struct stage_file *o = &walk.old->v[k];
 
+		bool racy = o->mtime_ns >= walk.old_scanned_ns - RACY_NS;
+
 		if (o->size == (uint64_t)sb->st_size && o->mtime_ns == mtime_ns_of(sb) &&
-		    o->mtime_ns < walk.old_scanned_ns - RACY_NS) {
+		    (!racy || walk.streamed)) {
 			stage_manifest_add(walk.m, rel, o->size, o->mtime_ns, o->sha256);
+			walk.took_racy |= racy;
 			return 0;
 		}
 	}
@@ -217,7 +223,7 @@ static int cache_store(const char *path, const char *src, const struct stage_man
 }
 
 int stage_scan_since(const char *src, struct stage_manifest *m, struct stage_manifest *before,
-		     uint64_t *bytes_read, struct sbuf *err)
+		     uint64_t *bytes_read, unsigned flags, struct sbuf *err)
 {
 	struct stage_manifest old = { 0 };
 	uint64_t ignored = 0;
@@ -257,6 +263,8 @@ int stage_scan_since(const char *src, struct stage_manifest *m, struct stage_man
 	walk.bytes_read = bytes_read ? bytes_read : &ignored;
 	walk.err = err;
 	walk.status = 0;
+	walk.streamed = flags & STAGE_SCAN_STREAMED;
+	walk.took_racy = false;
 	m->is_file = S_ISREG(st.st_mode);
 	if (nftw(root, visit, 64, FTW_PHYS) && !walk.status) {
 		sbuf_addf(err, "cannot walk %s: %s", root, strerror(errno));
@@ -268,7 +276,8 @@ int stage_scan_since(const char *src, struct stage_manifest *m, struct stage_man
 		status = HPT_EXIT_NO_INPUT;
 		goto out;
 	}
-	if (cpath && cache_store(cpath, root, m, now, err))
+	/* a hash taken on trust is no more trusted for being cached anew */
+	if (cpath && !walk.took_racy && cache_store(cpath, root, m, now, err))
 		status = HPT_EXIT_IO;
 out:
 	if (status)
@@ -288,7 +297,7 @@ out:
 int stage_scan_counted(const char *src, struct stage_manifest *m, uint64_t *bytes_read,
 		       struct sbuf *err)
 {
-	return stage_scan_since(src, m, NULL, bytes_read, err);
+	return stage_scan_since(src, m, NULL, bytes_read, 0, err);
 }
 
 int stage_scan(const char *src, struct stage_manifest *m, struct sbuf *err)

@@ -27,12 +27,20 @@ int stage_scan(const char *src, struct stage_manifest *m, struct sbuf *err);
 int stage_scan_counted(const char *src, struct stage_manifest *m, uint64_t *bytes_read,
 		       struct sbuf *err);
 
-/* stage_scan_counted that also hands back, in *before (released
- * first), the cached manifest of src the scan started from: what the
- * last scan of src saw (submit's, when it pinned the entry), empty when
- * there was none.  For naming what changed since (stage_manifest_diff). */
+/* The caller reads every byte of src again and checks it against the
+ * manifest's hashes (stage_source.h, which fails naming a file that
+ * differs): a racily clean file's cached hash is taken for now rather
+ * than read twice, and such a scan leaves the cache as it was.  A data
+ * set written just before submit is then read once by the stage step. */
+#define STAGE_SCAN_STREAMED 1u
+
+/* stage_scan_counted, with flags (STAGE_SCAN_*), that also hands back,
+ * in *before (released first), the cached manifest of src the scan
+ * started from: what the last scan of src saw (submit's, when it pinned
+ * the entry), empty when there was none.  For naming what changed since
+ * (stage_manifest_diff). */
 int stage_scan_since(const char *src, struct stage_manifest *m, struct stage_manifest *before,
-		     uint64_t *bytes_read, struct sbuf *err);
+		     uint64_t *bytes_read, unsigned flags, struct sbuf *err);
 
 /* Hashes fd (opened on path, whose fstat before the read is *st) to its
  * end in large reads: 0 with sha256 and *n bytes read, or an HPT_EXIT_*

@@ -1,5 +1,6 @@
 /* test_stage_cache.c - launcher/stage's shells on one node, without MPI:
- * the cached scan (hashes reused, links refused), the one read that
+ * the cached scan (hashes reused, links refused, a racy hash taken on
+ * trust only by the stage step), the one read that
  * notices a source changing, a copy verified and published, the reuse
  * checks that catch a flipped byte and a truncated file, the fetch lock
  * another process holds, and eviction that keeps a held entry.  Works in
@@ -10,7 +11,7 @@
 #include "launcher/stage/stage_cache.h"    // defines: struct stage_claim, stage_cache_*
 #include "launcher/stage/stage_evict.h"    // defines: stage_evict_lru, stage_evict_list
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest
-#include "launcher/stage/stage_scan.h"     // defines: stage_scan_counted
+#include "launcher/stage/stage_scan.h"     // defines: stage_scan_counted, stage_scan_since
 #include "launcher/stage/stage_sink.h"     // defines: struct stage_sink
 #include "launcher/stage/stage_source.h"   // defines: struct stage_source
 
@@ -112,6 +113,40 @@ static void stage_scan__reuses_hashes_of_unchanged_files_and_refuses_links(void 
 	sbuf_release(&err);
 	free(src);
 	free(link);
+}
+
+/* A file written just before the scan (submit's) is "racily clean": a
+ * plain scan hashes it again, the stage step's (STAGE_SCAN_STREAMED,
+ * which hashes every byte as it sends it) takes the cached hash and
+ * caches nothing new, so the next plain scan still hashes it. */
+static void stage_scan__streamed_takes_a_racy_hash_once_and_caches_nothing(void **state)
+{
+	struct stage_manifest m = { 0 }, again = { 0 };
+	struct sbuf err = SBUF_INIT;
+	char *src = testlib_tmp_at("racy"), *path = testlib_tmp_at("racy/a");
+	uint64_t read1 = 0, read2 = 0, read3 = 0, read4 = 0;
+	FILE *f;
+
+	(void)state;
+	mkdir(src, 0755);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("written a moment ago", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(stage_scan_counted(src, &m, &read1, &err), 0);
+	assert_int_equal(read1, 20);
+	assert_int_equal(stage_scan_counted(src, &again, &read2, &err), 0);
+	assert_int_equal(read2, 20); /* racy: not trusted */
+	assert_int_equal(stage_scan_since(src, &again, NULL, &read3, STAGE_SCAN_STREAMED, &err), 0);
+	assert_int_equal(read3, 0);
+	assert_string_equal(again.hash, m.hash);
+	assert_int_equal(stage_scan_counted(src, &again, &read4, &err), 0);
+	assert_int_equal(read4, 20);
+	stage_manifest_release(&m);
+	stage_manifest_release(&again);
+	sbuf_release(&err);
+	free(src);
+	free(path);
 }
 
 static void stage_source__names_a_file_that_changed_since_the_scan(void **state)
@@ -295,6 +330,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stage_scan__reuses_hashes_of_unchanged_files_and_refuses_links),
+		cmocka_unit_test(stage_scan__streamed_takes_a_racy_hash_once_and_caches_nothing),
 		cmocka_unit_test(stage_source__names_a_file_that_changed_since_the_scan),
 		cmocka_unit_test(stage_cache__publishes_a_verified_copy_and_reuses_it),
 		cmocka_unit_test(stage_cache__removes_an_entry_with_a_flipped_byte),
