@@ -155,9 +155,15 @@ static int enroot(const struct container_input *in, const struct job_argv *m,
 static int podman(const struct container_input *in, const struct job_argv *m,
 		  struct job_argv *out, struct sbuf *err)
 {
-	if (in->kind != CONTAINER_IMAGE_DIR && in->kind != CONTAINER_IMAGE_REF) {
-		sbuf_addf(err, "podman cannot start the %s %s; give it a directory or a reference",
-			  container_image_kind_names[in->kind], in->c->image);
+	if (in->kind == CONTAINER_IMAGE_SQUASHFS && !in->squash_dir) {
+		sbuf_addf(err, "refusing the SquashFS image %s under podman: it is not mounted "
+			  "(squashfuse)", in->c->image);
+		return -1;
+	}
+	if (in->kind != CONTAINER_IMAGE_DIR && in->kind != CONTAINER_IMAGE_REF &&
+	    in->kind != CONTAINER_IMAGE_SQUASHFS) {
+		sbuf_addf(err, "podman cannot start the %s %s; give it a directory, a SquashFS "
+			  "file or a reference", container_image_kind_names[in->kind], in->c->image);
 		return -1;
 	}
 	push(out, "podman");
@@ -191,9 +197,21 @@ static int podman(const struct container_input *in, const struct job_argv *m,
 		push(out, "--device=nvidia.com/gpu=all");
 	if (in->workdir)
 		push_opt(out, "--workdir", in->workdir);
-	if (in->kind == CONTAINER_IMAGE_DIR)
+	if (in->kind == CONTAINER_IMAGE_DIR) {
 		push(out, "--rootfs");
-	push(out, in->c->image);
+		push(out, in->c->image);
+	} else if (in->kind == CONTAINER_IMAGE_SQUASHFS) {
+		/* podman writes /etc/mtab into its root before the program
+		 * starts, which a read-only FUSE mount refuses: ":O" puts a
+		 * throw-away overlay on it, as --read-only still asks */
+		char *o = xasprintf("%s:O", in->squash_dir);
+
+		push(out, "--rootfs");
+		push(out, o);
+		free(o);
+	} else {
+		push(out, in->c->image);
+	}
 	return 0;
 }
 

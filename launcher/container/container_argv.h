@@ -35,8 +35,8 @@ struct container_input {
 	int runtime;                   /* enum container_runtime, not CONTAINER_AUTO */
 	enum container_image_kind kind;
 	const char *squash_dir;        /* a SquashFS image mounted outside ch-run
-					* (squashfuse), given to ch-run as a
-					* directory; NULL: none, and refused */
+					* or podman (squashfuse), given to them as
+					* a directory; NULL: none, and refused */
 	const char *run_dir;           /* absolute, or NULL: mounted at its own path */
 	const char *const *data_dirs;  /* absolute, each mounted at its own path */
 	size_t ndata;
@@ -63,9 +63,9 @@ struct container_input {
 /* Fills out (released first) with the full command line: the runtime's
  * program, its options, the image, then argv unchanged.  Returns 0, or
  * -1 with err saying why this runtime cannot start this image (a
- * SquashFS image under Charliecloud that is not mounted at squash_dir:
- * ch-run would stay behind as its FUSE server, out of the supervisor's
- * reach; a reference under a runtime that does not pull). */
+ * SquashFS image under Charliecloud or Podman that is not mounted at
+ * squash_dir: ch-run would stay behind as its FUSE server, out of the
+ * supervisor's reach; a reference under a runtime that does not pull). */
 int container_argv_build(const struct container_input *in, struct job_argv *out,
 			 struct sbuf *err);
 

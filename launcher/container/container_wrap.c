@@ -1,6 +1,6 @@
 /* container_wrap.c - a rank's program in its container, or the command
  * line it would be (a preview): see container_wrap.h.  Shell; a
- * SquashFS image under Charliecloud is mounted first (container_squash.c),
+ * SquashFS image under Charliecloud or Podman is mounted first (container_squash.c),
  * or, previewed, only named. */
 #include "launcher/container/container_wrap.h"  // defines: container_wrap, container_wrap_preview
 #include "launcher/container/container_argv.h"  // defines: container_argv_build
@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -235,6 +236,14 @@ static char *podman_name(unsigned rank)
 	return name;
 }
 
+/* ch-run and podman start a directory; a SquashFS image is mounted
+ * for them once per node (container_squash.c).  Apptainer and enroot
+ * read the file themselves. */
+static bool mounts_squash(int runtime)
+{
+	return runtime == CONTAINER_CHARLIECLOUD || runtime == CONTAINER_PODMAN;
+}
+
 int container_wrap(const struct container_wrap_in *w, struct container_run *out,
 		   struct sbuf *err)
 {
@@ -252,7 +261,7 @@ int container_wrap(const struct container_wrap_in *w, struct container_run *out,
 		return CONTAINER_WRAP_NO_RUNTIME;
 	if (container_image_kind(c->image, &in.kind, err))
 		return CONTAINER_WRAP_NO_IMAGE;
-	if (in.runtime == CONTAINER_CHARLIECLOUD && in.kind == CONTAINER_IMAGE_SQUASHFS &&
+	if (mounts_squash(in.runtime) && in.kind == CONTAINER_IMAGE_SQUASHFS &&
 	    !container_squash_mount(c->image, c->digest, sq, &why))
 		in.squash_dir = sq->dir;
 	if (in.runtime == CONTAINER_PODMAN) {
@@ -304,7 +313,7 @@ int container_wrap_preview(const struct container_wrap_in *w, struct container_p
 		return CONTAINER_WRAP_NO_RUNTIME;
 	if (container_image_kind(c->image, &in.kind, err))
 		return CONTAINER_WRAP_NO_IMAGE;
-	if (in.runtime == CONTAINER_CHARLIECLOUD && in.kind == CONTAINER_IMAGE_SQUASHFS) {
+	if (mounts_squash(in.runtime) && in.kind == CONTAINER_IMAGE_SQUASHFS) {
 		in.squash_dir = dir = container_squash_path(c->image, c->digest);
 		out->mount.v = xcalloc(4, sizeof(*out->mount.v));
 		out->mount.v[0] = xstrdup("squashfuse");

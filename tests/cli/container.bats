@@ -250,6 +250,24 @@ field() {
 	done
 }
 
+@test "podman: two ranks in a SquashFS image share one squashfuse mount under a throw-away overlay; the last one out unmounts it" {
+	need_podman
+	need_squashfuse
+	local run sqfs line r
+	sqfs=$(squash pod-sq)
+	run=$(make_run pod-sq "$sqfs" podman)
+	run timeout 60 mpirun -np 2 "$HPT" launch --supervise --run "$run" -- sh -c "$PROBE"
+	[ "$status" -eq 0 ]
+	for r in 0 1; do
+		line=$(printf '%s\n' "$output" | grep "^rank=$r ")
+		[ "$(field world "$line")" = 2 ]
+		[ "$(field cwd "$line")" = "$run" ]
+		[ "$(cat "$run/rank-$r.txt")" = "$r" ]
+	done
+	no_mount_left
+	[ -z "$(ls -A "${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)")" ]
+}
+
 # Helpers for a supervised rank run in the background.
 need_podman() {
 	need_ch

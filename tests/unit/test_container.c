@@ -182,7 +182,17 @@ static void container__podman_gets_the_host_env_and_the_plans_cpuset(void **stat
 	c.image = "/img/torch.sif";
 	in.kind = CONTAINER_IMAGE_SIF;
 	check_refused(&in, "podman cannot start the SIF file /img/torch.sif; give it a "
-			   "directory or a reference");
+			   "directory, a SquashFS file or a reference");
+	/* a SquashFS image mounted outside, under a throw-away overlay */
+	c.image = "/img/torch.sqfs";
+	c.writable = false;
+	in.kind = CONTAINER_IMAGE_SQUASHFS;
+	check_refused(&in, "refusing the SquashFS image /img/torch.sqfs under podman: it is not "
+			   "mounted (squashfuse)");
+	in.squash_dir = "/tmp/hpctrain-squash-0/abc";
+	check_argv(&in, "podman|run|--rm|--env-host|--network=host|--ipc=host|--pid=host"
+			"|--read-only|--volume=/tmp:/tmp|--rootfs|/tmp/hpctrain-squash-0/abc:O"
+			"|python3|train.py|--lr|$(id)|a b");
 }
 
 int main(void)
