@@ -2,16 +2,52 @@
  * data_pin.h.  Calls the stage engine's scan (launcher/stage) and prints.
  * The image of container.stage is one of the entries (spec_load adds
  * it), so it is pinned here too, by its manifest; container.digest
- * still names it for image_pin. */
+ * still names it for image_pin.  A directory image is packed into one
+ * SquashFS file, which is what is pinned and staged. */
 #include "cli/data_pin.h"                   // defines: data_pin, data_pin_unchanged, data_pin_describe, data_pin_json
 #include "common/exitcode.h"                // defines: enum hpt_exit
-#include "common/sbuf.h"                    // defines: struct sbuf, xstrdup
+#include "common/fileio.h"                  // defines: fileio_exists
+#include "common/sbuf.h"                    // defines: struct sbuf, xstrdup, xstrndup
+#include "launcher/container/container_pack.h" // defines: container_pack, container_pack_dir
 #include "launcher/stage/stage_manifest.h"  // defines: struct stage_manifest, stage_manifest_release
 #include "launcher/stage/stage_scan.h"      // defines: stage_scan
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+/* A directory image to stage is packed into one SquashFS file first
+ * (launcher/container/container_pack.h), named by container.digest,
+ * which image_pin has set; e->packed is where.  0, or a status after a
+ * line naming the image. */
+static int pack_image(const struct job *job, struct job_stage *e, const char *cmd)
+{
+	struct sbuf err = SBUF_INIT;
+	struct stat st;
+	char *dir, *packed;
+	bool made;
+	int rc;
+
+	free(e->packed);
+	e->packed = NULL;
+	if (strcmp(e->name, SPEC_STAGE_IMAGE) || !job->container.stage ||
+	    stat(e->src, &st) || !S_ISDIR(st.st_mode))
+		return HPT_EXIT_OK; /* a file is staged as it is; a missing one, scan says */
+	dir = container_pack_dir(job->output.dir);
+	rc = container_pack(e->src, job->container.digest ? job->container.digest : "", dir,
+			    &packed, &made, &err);
+	if (rc)
+		fprintf(stderr, "hpctrain %s: container.stage: %s\n", cmd, err.buf);
+	else if (made)
+		fprintf(stderr, "hpctrain %s: packed the directory image %s into %s\n", cmd,
+			e->src, packed);
+	e->packed = rc ? NULL : packed;
+	free(dir);
+	sbuf_release(&err);
+	return rc ? HPT_EXIT_NO_INPUT : HPT_EXIT_OK;
+}
 
 /* One entry's manifest now, or a status after a line naming it. */
 static int scan(const struct job_stage *e, const char *cmd, struct stage_manifest *m)
@@ -20,7 +56,7 @@ static int scan(const struct job_stage *e, const char *cmd, struct stage_manifes
 	int status;
 
 	memset(m, 0, sizeof(*m));
-	status = stage_scan(e->src, m, &err);
+	status = stage_scan(spec_stage_source(e), m, &err);
 	if (status)
 		fprintf(stderr, "hpctrain %s: data.stage %s: %s\n", cmd, e->name,
 			err.len ? err.buf : "cannot read its source");
@@ -33,8 +69,12 @@ int data_pin(struct job *job, const char *cmd, size_t *files)
 	for (size_t i = 0; i < job->data.nstage; i++) {
 		struct job_stage *e = &job->data.stage[i];
 		struct stage_manifest m;
-		int status = scan(e, cmd, &m);
+		int status = pack_image(job, e, cmd);
 
+		if (!status)
+			status = scan(e, cmd, &m);
+		else
+			memset(&m, 0, sizeof(m));
 		if (status) {
 			stage_manifest_release(&m);
 			return status;
@@ -50,6 +90,32 @@ int data_pin(struct job *job, const char *cmd, size_t *files)
 	return HPT_EXIT_OK;
 }
 
+/* A run's pack removed since (a cleaned output.dir) is packed again
+ * from its directory, reproducibly, so to the same manifest when the
+ * image is the same. */
+static int repack(const struct job *job, const struct job_stage *e, const char *cmd)
+{
+	struct sbuf err = SBUF_INIT;
+	char *dir, *packed = NULL;
+	bool made;
+	int rc;
+
+	if (!e->packed || fileio_exists(e->packed))
+		return HPT_EXIT_OK;
+	dir = xstrndup(e->packed, (size_t)(strrchr(e->packed, '/') - e->packed));
+	rc = container_pack(e->src, job->container.digest ? job->container.digest : "", dir,
+			    &packed, &made, &err);
+	if (rc)
+		fprintf(stderr, "hpctrain %s: container.stage: %s\n", cmd, err.buf);
+	else if (made)
+		fprintf(stderr, "hpctrain %s: packed the directory image %s again into %s\n", cmd,
+			e->src, packed);
+	free(dir);
+	free(packed);
+	sbuf_release(&err);
+	return rc ? HPT_EXIT_NO_INPUT : HPT_EXIT_OK;
+}
+
 /* Other data under the same name would make this attempt another run
  * under the old run's name, as another image would (image_pin.c).  The
  * first changed entry decides; each is named. */
@@ -61,8 +127,12 @@ int data_pin_unchanged(const struct job *job, const char *cmd, int changed_ok)
 		const struct job_stage *e = &job->data.stage[i];
 		const char *was = e->manifest ? e->manifest : "none";
 		struct stage_manifest m;
-		int rc = scan(e, cmd, &m);
+		int rc = repack(job, e, cmd);
 
+		if (!rc)
+			rc = scan(e, cmd, &m);
+		else
+			memset(&m, 0, sizeof(m));
 		if (rc) {
 			status = rc;
 		} else if (strcmp(m.hash, was) && changed_ok) {
@@ -91,6 +161,8 @@ void data_pin_describe(const struct job *job, const size_t *files, struct sbuf *
 		sbuf_addf(text, "#   %s  %s  %zu %s, %llu bytes  %s\n", e->name, e->src,
 			  files ? files[i] : 0, files && files[i] == 1 ? "file" : "files",
 			  (unsigned long long)e->bytes, e->manifest ? e->manifest : "unpinned");
+		if (e->packed)
+			sbuf_addf(text, "#     packed into %s\n", e->packed);
 	}
 }
 
@@ -101,10 +173,11 @@ json_t *data_pin_json(const struct job *job, const size_t *files)
 	for (size_t i = 0; i < job->data.nstage; i++) {
 		const struct job_stage *e = &job->data.stage[i];
 
-		json_array_append_new(a, json_pack("{s:s, s:s, s:b, s:I, s:I, s:s?}", "name", e->name,
-						   "src", e->src, "is_file", e->is_file, "files",
-						   (json_int_t)(files ? files[i] : 0), "bytes",
-						   (json_int_t)e->bytes, "manifest", e->manifest));
+		json_array_append_new(a, json_pack("{s:s, s:s, s:b, s:I, s:I, s:s?, s:s?}", "name",
+						   e->name, "src", e->src, "is_file", e->is_file,
+						   "files", (json_int_t)(files ? files[i] : 0), "bytes",
+						   (json_int_t)e->bytes, "manifest", e->manifest,
+						   "packed", e->packed));
 	}
 	return a;
 }

@@ -21,7 +21,7 @@ int stage_entries_from_job(const struct job *job, const char *tmpdir, unsigned u
 				  "hpctrain submit", s->name);
 			return HPT_EXIT_BAD_SPEC;
 		}
-		stage_job_add(out, s->name, s->src, s->manifest, s->is_file);
+		stage_job_add(out, s->name, spec_stage_source(s), s->manifest, s->is_file);
 	}
 	/* container.stage's image is one of the entries already: spec_load
 	 * adds it as "image" (SPEC_STAGE_IMAGE), and submit pins it */

@@ -186,6 +186,9 @@ struct job_stage {
 	char *manifest; /* "sha256:<hex>" of the manifest; NULL before pinning */
 	uint64_t bytes; /* pinned with the manifest */
 	bool is_file;   /* pinned with the manifest */
+	char *packed;   /* the SquashFS file a directory image was packed into
+			 * (container.stage), which is what is staged; NULL
+			 * for every other entry.  Pinned with the manifest. */
 };
 
 /* Data staged to node-local storage before the training step.  With
@@ -256,6 +259,8 @@ const struct job_stage *spec_stage_find(const struct job_data *d, const char *na
 /* The entry name a train.dataset of the form stage:NAME gives, pointing
  * into dataset; NULL for any other dataset. */
 const char *spec_stage_dataset(const char *dataset);
+/* What the stage step reads for the entry: its packed image, else src. */
+const char *spec_stage_source(const struct job_stage *e);
 
 /* The field table, for `validate --fields` and documentation checks. */
 struct spec_field;

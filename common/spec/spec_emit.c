@@ -107,6 +107,10 @@ static void emit_stage(struct emit *e, const struct job_data *d)
 			plain(e, t.buf);
 			plain(e, "is_file");
 			plain(e, s->is_file ? "true" : "false");
+			if (s->packed) {
+				plain(e, "packed");
+				quoted(e, s->packed);
+			}
 		}
 		map_end(e);
 	}

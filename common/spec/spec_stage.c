@@ -15,7 +15,8 @@
 
 #define SPEC_MAX_STAGE 64
 
-static const char *const stage_keys[] = { "name", "src", "manifest", "bytes", "is_file" };
+static const char *const stage_keys[] = { "name", "src", "manifest", "bytes", "is_file",
+					   "packed" };
 #define NKEYS (sizeof(stage_keys) / sizeof(stage_keys[0]))
 
 /* A name becomes an environment variable's suffix (HPCTRAIN_DATA_NAME)
@@ -92,6 +93,8 @@ static int set_key(const struct ynode *k, const struct ynode *v, size_t item,
 		e->bytes = (uint64_t)bytes;
 		return 0;
 	}
+	if (!strcmp(k->str, "packed"))
+		return set_string(v, item, "packed", spec_schema_check_abs_path, &e->packed, why);
 	if (v->kind == YNODE_SCALAR && !v->quoted && !spec_parse_bool(v->str, &e->is_file))
 		return 0;
 	return fail(why, item, "is_file", "expected true or false", v);
@@ -190,6 +193,7 @@ void spec_stage_release(struct job_data *d)
 		free(d->stage[i].name);
 		free(d->stage[i].src);
 		free(d->stage[i].manifest);
+		free(d->stage[i].packed);
 	}
 	free(d->stage);
 	d->stage = NULL;
@@ -209,6 +213,11 @@ const char *spec_stage_dataset(const char *dataset)
 	size_t n = strlen(SPEC_STAGE_PREFIX);
 
 	return dataset && !strncmp(dataset, SPEC_STAGE_PREFIX, n) ? dataset + n : NULL;
+}
+
+const char *spec_stage_source(const struct job_stage *e)
+{
+	return e->packed ? e->packed : e->src;
 }
 
 const char *spec_stage_check_name(const char *name)

@@ -27,7 +27,8 @@ void data_env_plan(const struct job *job, const char *tmpdir, unsigned uid, stru
 		e->src = xstrdup(s->src);
 		/* an unpinned entry (a spec launched by hand) has no copy */
 		e->staged = s->manifest && out->cache
-				    ? stage_entry_data_path(out->cache, s->manifest, s->src, s->is_file)
+				    ? stage_entry_data_path(out->cache, s->manifest,
+							    spec_stage_source(s), s->is_file)
 				    : NULL;
 		e->path = e->staged ? e->staged : e->src;
 		if (job->container.stage && !strcmp(s->name, SPEC_STAGE_IMAGE))

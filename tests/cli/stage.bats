@@ -335,3 +335,45 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 	[ "$status" -eq "$EX_USAGE" ]
 	[[ "$output" == *"give one of --run, --entry, --list, --clear and --manifest"* ]]
 }
+
+@test "submit packs a directory image for container.stage once, reuses the pack, remakes a damaged one, and says so without mksquashfs" {
+	local pack size
+	command -v mksquashfs >/dev/null || skip "no mksquashfs (squashfs-tools)"
+	mkdir -p "$W/img/bin" "$W/img/etc"
+	echo image >"$W/img/etc/os-release"
+	ln -s ../etc/os-release "$W/img/bin/link"
+	cd "$W"
+	cat >job.yaml <<SPEC
+version: 1
+name: packed
+command: [sh, -c, "true"]
+container: {image: $W/img, runtime: charliecloud, stage: true}
+SPEC
+	run --separate-stderr "$HPT" submit --dry-run --json job.yaml
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == "hpctrain submit: packed the directory image $W/img into $W/runs/.images/"*.sqfs ]]
+	pack=$(jq -r '.stage[0].packed' <<<"$output")
+	[ "$pack" = "$(echo "$W"/runs/.images/*.sqfs)" ]
+	[ "$(jq -r '.stage[0].is_file' <<<"$output")" = true ]
+	[ "$(jq -r '.stage[0].manifest' <<<"$output")" = "sha256:$(hex "$pack")" ]
+	[[ "$(jq -r .resolved <<<"$output")" == *"packed: \"$pack\""* ]]
+	[ "$(stat -c %a "$W/runs/.images")" = 700 ]
+	# the same tree again: the pack is reused
+	run --separate-stderr "$HPT" submit --dry-run job.yaml
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	# cut short, it is made again, to the same bytes
+	size=$(stat -c %s "$pack")
+	truncate -s 100 "$pack"
+	run --separate-stderr "$HPT" submit --dry-run job.yaml
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"packed the directory image"* ]]
+	[ "$(stat -c %s "$pack")" -eq "$size" ]
+	# without mksquashfs in PATH: status 4, naming the image and the tool
+	rm -f "$pack"
+	mkdir "$W/nobin"
+	run --separate-stderr env PATH="$W/nobin" "$HPT" submit --dry-run job.yaml
+	[ "$status" -eq 4 ]
+	[[ "$stderr" == *"container.stage: packing the directory image $W/img failed (mksquashfs exited 127): cannot run mksquashfs (squashfs-tools)"* ]]
+	[ ! -e "$pack" ]
+}

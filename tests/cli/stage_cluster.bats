@@ -147,6 +147,28 @@ copy_of() {
 
 hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 
+# fuse_probe FILE: a Python program printing its host, HPCTRAIN_DATA_IMAGE
+# and the image's /marker, then which image file each squashfuse on the
+# node serves: ch-run keeps the host's PID namespace, so the rank sees
+# them (the nodes' copies share one path).
+fuse_probe() {
+	cat >"$1" <<-'PY'
+	import glob, os
+	seen = set()
+	for p in glob.glob("/proc/[0-9]*/cmdline"):
+	    try:
+	        a = open(p, "rb").read().split(b"\0")
+	    except OSError:
+	        continue
+	    if a[0].endswith(b"squashfuse"):
+	        seen.update(x.decode() for x in a if x.endswith(b".sqfs"))
+	print("host=%s image=%s marker=%s" % (os.uname().nodename, os.environ["HPCTRAIN_DATA_IMAGE"],
+	                                      open("/marker").read().strip()))
+	for s in sorted(seen):
+	    print("squashfuse: " + s)
+	PY
+}
+
 logs() { tail -n +1 "$1"/logs/* "$1"/stage/*.json 2>/dev/null | head -200; }
 
 @test "a 3-node job stages the data set and image to every node from one read; the program reads the node's copy" {
@@ -413,23 +435,7 @@ SPEC
 	echo "inside the image" >"$WORK/rootfs/marker"
 	mksquashfs "$WORK/rootfs" "$WORK/rootfs.sqfs" -noappend -quiet >/dev/null
 	touch -d '-1 min' "$WORK/rootfs.sqfs"
-	# ch-run keeps the host's PID namespace: the rank sees which image
-	# file each squashfuse serves (the nodes' copies share one path)
-	cat >"$WORK/fuse.py" <<-'PY'
-	import glob, os
-	seen = set()
-	for p in glob.glob("/proc/[0-9]*/cmdline"):
-	    try:
-	        a = open(p, "rb").read().split(b"\0")
-	    except OSError:
-	        continue
-	    if a[0].endswith(b"squashfuse"):
-	        seen.update(x.decode() for x in a if x.endswith(b".sqfs"))
-	print("host=%s image=%s marker=%s" % (os.uname().nodename, os.environ["HPCTRAIN_DATA_IMAGE"],
-	                                      open("/marker").read().strip()))
-	for s in sorted(seen):
-	    print("squashfuse: " + s)
-	PY
+	fuse_probe "$WORK/fuse.py"
 	cat >job.yaml <<SPEC
 version: 1
 name: ctr
@@ -509,4 +515,52 @@ SPEC
 	# launch named each node's copy, so no rank fell back to the source
 	run ! grep -rs 'HPCTRAIN_DATA_FM is not set' "$DIR/logs"
 	grep -q '^step 3/3 epoch 1 loss ' "$DIR/logs/rank-0.out" || { logs "$DIR"; false; }
+}
+
+@test "container.stage of a directory image: packed once by submit, staged from one read, started from each node's copy" {
+	local cache=$CLUSTER_BASE/local/ctrdir r n pack img ino
+	need_cluster
+	command -v ch-run >/dev/null || skip "no ch-run (charliecloud-runtime)"
+	[ -n "$(command -v squashfuse)" ] && [ -n "$(command -v fusermount)" ] || skip "no squashfuse and fuse3"
+	# a directory image holds symbolic links, which a data set may not
+	sh "$BATS_TEST_DIRNAME/helpers/mkimage.sh" "$WORK/dirimg"
+	echo "inside the directory image" >"$WORK/dirimg/marker"
+	[ -n "$(find "$WORK/dirimg" -type l | head -1)" ]
+	fuse_probe "$WORK/fuse.py"
+	cat >job.yaml <<SPEC
+version: 1
+name: ctrdir
+resources: {nodes: 3, ranks_per_node: 1, time: "00:05:00"}
+binding: {gpu: none, cpu: none, memory: none, nic: none}
+command: [python3, $WORK/fuse.py]
+output: {dir: $WORK/runs}
+preempt: {lead_s: 0}
+preflight: false
+container: {image: $WORK/dirimg, runtime: charliecloud, stage: true}
+data: {cache: {dir: $cache}}
+SPEC
+	submit_json job.yaml
+	[[ "$stderr" == *"packed the directory image $WORK/dirimg into $WORK/runs/.images/"*.sqfs* ]]
+	pack=$(echo "$WORK"/runs/.images/*.sqfs)
+	[ -f "$pack" ]
+	grep -q "packed: \"$pack\"" "$DIR/resolved.yaml"
+	# the next submit of the same tree reuses the pack: nothing is packed
+	ino=$(stat -c %i.%Y "$pack")
+	run --separate-stderr "$HPT" submit --json job.yaml
+	[ "$status" -eq 0 ]
+	scancel "$(jq -r .job_id <<<"$output")"
+	[[ "$stderr" != *packed* ]]
+	[ "$(stat -c %i.%Y "$pack")" = "$ino" ]
+	finish "$JOB"
+	[ "$(state)" = COMPLETED ] || { echo "$output"; logs "$DIR"; false; }
+	img=$cache/$(hex "$pack")/${pack##*/}
+	for r in 0 1 2; do
+		n=node$((r + 1))
+		grep -qx "host=$n image=$img marker=inside the directory image" "$DIR/logs/rank-$r.out" ||
+			{ logs "$DIR"; false; }
+		grep -qx "squashfuse: $img" "$DIR/logs/rank-$r.out"
+		cmp "$pack" "$CLUSTER_BASE/nodes/$n/local/ctrdir/$(hex "$pack")/${pack##*/}"
+	done
+	[ "$(rec "$DIR" node1 .bytes_read)" -le $(($(stat -c %s "$pack") * 105 / 100)) ]
+	[ "$(rec "$DIR" node2 .bytes_read)" -eq 0 ]
 }
