@@ -17,6 +17,7 @@
 #   launcher/report/     common/, launcher/report/
 #   launcher/container/  common/, launcher/container/
 #   launcher/stage/      common/, launcher/stage/
+#   launcher/shape/      common/, launcher/shape/, launcher/report/report_data.h
 #   trainer/             common/, trainer/, launcher/stage/stage_path.h
 #   topology/            common/, topology/
 #   common/spec/         common/, common/spec/
@@ -26,6 +27,8 @@
 # a rank, the bundled trainer and doctor's preflight read: pure, it
 # says where a staged entry is on a node and which variable names it,
 # so none of them can disagree with the stage step that put it there.
+# launcher/shape/ (hpctrain plan's model) reads past runs' metrics.jsonl
+# through report's parser, pure, so plan and report read it alike.
 #
 # Usage: sh tests/lint-layers.sh [ROOT]   (ROOT defaults to .)
 cd "${1:-.}" || exit 2
@@ -48,6 +51,8 @@ function layer_allows(file, inc) {
 	if (file ~ /^launcher\/report\//) return inc ~ /^(common|launcher\/report)\//
 	if (file ~ /^launcher\/container\//) return inc ~ /^(common|launcher\/container)\//
 	if (file ~ /^launcher\/stage\//) return inc ~ /^(common|launcher\/stage)\//
+	if (file ~ /^launcher\/shape\//)
+		return inc ~ /^(common|launcher\/shape)\// || inc == "launcher/report/report_data.h"
 	return 0
 }
 /^[ \t]*#[ \t]*include[ \t]*"/ {

@@ -26,6 +26,7 @@ extern char *slurm_job_state_string(uint32_t inx);
 extern const char *slurm_job_reason_string(enum job_state_reason inx);
 extern void slurm_hostlist_uniq(hostlist_t hl);
 extern void slurm_hostlist_sort(hostlist_t hl);
+extern void slurm_free_will_run_response_msg(will_run_response_msg_t *msg);
 
 #define DEFAULT_CONF "/etc/slurm/slurm.conf"
 
@@ -558,4 +559,81 @@ int hpt_slurm_cancel(uint32_t job_id, int64_t task, bool *was_done, struct sbuf 
 		return 0;
 	}
 	return failure(what, NULL, err);
+}
+
+/* The job description hpt_slurm_submit would send, for a question
+ * rather than a job: what sbatch derives from --nodes and
+ * --ntasks-per-node, and the caller's ids. */
+static void question_desc(const struct render_opts *opts, job_desc_msg_t *d, char *tres,
+			  size_t tres_len)
+{
+	uint32_t cpt;
+
+	slurm_init_job_desc_msg(d);
+	for (size_t i = 0; i < opts->n; i++)
+		set_opt(d, &opts->v[i], tres, tres_len);
+	d->user_id = getuid();
+	d->group_id = getgid();
+	cpt = d->cpus_per_task == (uint16_t)NO_VAL ? 1 : d->cpus_per_task;
+	if (d->min_nodes != NO_VAL && d->ntasks_per_node != (uint16_t)NO_VAL) {
+		d->num_tasks = d->min_nodes * d->ntasks_per_node;
+		d->min_cpus = d->num_tasks * cpt;
+	}
+}
+
+int hpt_slurm_will_run(const struct render_opts *opts, const char *work_dir,
+		       struct hpt_slurm_will_run *out, struct sbuf *err)
+{
+	job_desc_msg_t desc;
+	will_run_response_msg_t *resp = NULL;
+	char tres[64];
+
+	memset(out, 0, sizeof(*out));
+	question_desc(opts, &desc, tres, sizeof(tres));
+	desc.work_dir = (char *)work_dir;
+	if (slurm_job_will_run2(&desc, &resp) != SLURM_SUCCESS || !resp)
+		return failure("ask when the job would start", "Slurm would not run the job", err);
+	out->start = resp->start_time;
+	out->nodes = xstrdup(resp->node_list ? resp->node_list : "");
+	out->partition = xstrdup(resp->part_name ? resp->part_name : "");
+	slurm_free_will_run_response_msg(resp);
+	return 0;
+}
+
+void hpt_slurm_will_run_release(struct hpt_slurm_will_run *w)
+{
+	free(w->nodes);
+	free(w->partition);
+	w->nodes = w->partition = NULL;
+}
+
+int hpt_slurm_partition(const char *name, struct hpt_slurm_partition *out, struct sbuf *err)
+{
+	partition_info_msg_t *msg = NULL;
+	int status = HPT_EXIT_NO_INPUT;
+
+	memset(out, 0, sizeof(*out));
+	if (slurm_load_partitions(0, &msg, SHOW_ALL) != SLURM_SUCCESS)
+		return failure("load the partitions", "Slurm refused to list the partitions", err);
+	for (uint32_t i = 0; i < msg->record_count; i++) {
+		const partition_info_t *p = &msg->partition_array[i];
+
+		if (name ? strcmp(p->name, name) : !(p->flags & PART_FLAG_DEFAULT))
+			continue;
+		out->name = xstrdup(p->name);
+		out->total_nodes = p->total_nodes;
+		out->max_nodes = p->max_nodes == INFINITE ? 0 : p->max_nodes;
+		status = 0;
+		break;
+	}
+	slurm_free_partition_info_msg(msg);
+	if (status)
+		sbuf_addf(err, name ? "no partition %s" : "no default partition%s", name ? name : "");
+	return status;
+}
+
+void hpt_slurm_partition_release(struct hpt_slurm_partition *p)
+{
+	free(p->name);
+	p->name = NULL;
 }

@@ -128,4 +128,27 @@ int hpt_slurm_jobs_of(uint32_t uid, struct hpt_slurm_job **v, size_t *n, struct 
  * finished is not an error: *was_done is set instead. */
 int hpt_slurm_cancel(uint32_t job_id, int64_t task, bool *was_done, struct sbuf *err);
 
+/* When Slurm would start a job of opts (a rendered job's options, as
+ * hpt_slurm_submit takes them) if it were submitted now: its backfill
+ * scheduler's answer to slurm_job_will_run2, as sbatch --test-only
+ * asks.  Nothing is submitted.  HPT_EXIT_REJECTED, with Slurm's words,
+ * for a job it would never run (more nodes than the partition has). */
+struct hpt_slurm_will_run {
+	time_t start;      /* predicted start */
+	char *nodes;       /* the nodes it would start on (owned) */
+	char *partition;   /* the partition it would start in (owned) */
+};
+int hpt_slurm_will_run(const struct render_opts *opts, const char *work_dir,
+		       struct hpt_slurm_will_run *out, struct sbuf *err);
+void hpt_slurm_will_run_release(struct hpt_slurm_will_run *w);
+
+/* A partition's size: name, or the default partition when NULL. */
+struct hpt_slurm_partition {
+	char *name;            /* owned */
+	uint32_t total_nodes;
+	uint32_t max_nodes;    /* per job; 0: no limit */
+};
+int hpt_slurm_partition(const char *name, struct hpt_slurm_partition *out, struct sbuf *err);
+void hpt_slurm_partition_release(struct hpt_slurm_partition *p);
+
 #endif

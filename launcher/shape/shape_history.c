@@ -1,0 +1,205 @@
+/* shape_history.c - past runs of the same program as the model's points:
+ * see shape_history.h.  Shell. */
+#include "launcher/shape/shape_history.h" // defines: struct shape_history, shape_history_load
+#include "common/diag.h"                  // defines: struct diag_list
+#include "common/spec/spec.h"             // defines: struct job, job_release
+#include "common/spec/specfile.h"         // defines: specfile_load_run
+#include "launcher/report/report_data.h"  // defines: struct report_run, report_read
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_argv(const struct job_argv *a, const struct job_argv *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]))
+			return false;
+	return true;
+}
+
+/* The same program, run the same way (see shape_history.h). */
+static bool same_program(const struct job *a, const struct job *b)
+{
+	if (!same_argv(&a->command, &b->command))
+		return false;
+	if (a->command.n)
+		return true;
+	return a->train.model == b->train.model && same_str(a->train.dataset, b->train.dataset) &&
+	       a->train.precision == b->train.precision && a->train.device == b->train.device &&
+	       a->train.batch_per_rank == b->train.batch_per_rank;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of the steps' field at off (step_ms or comm_ms), in
+ * seconds, over every step but the first (its warm-up); NAN when a step
+ * lacks it. */
+static double median_ms(const struct report_run *r, size_t off)
+{
+	size_t first = r->nsteps > 1, n = 0;
+	double *v = xcalloc(r->nsteps ? r->nsteps : 1, sizeof(*v)), m;
+
+	for (size_t i = first; i < r->nsteps; i++) {
+		double x = *(const double *)((const char *)&r->steps[i] + off);
+
+		if (isnan(x)) {
+			free(v);
+			return NAN;
+		}
+		v[n++] = x;
+	}
+	if (!n) {
+		free(v);
+		return NAN;
+	}
+	qsort(v, n, sizeof(*v), by_value);
+	m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	free(v);
+	return m / 1000.0;
+}
+
+/* One run or attempt directory: its point, when it ran the same program
+ * and logged steps. */
+static void add_run(struct shape_history *h, const struct job *job, const char *dir)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf where = SBUF_INIT;
+	struct report_run r;
+	struct job past;
+	char *metrics = xasprintf("%s/logs/metrics.jsonl", dir);
+	FILE *fp = NULL;
+
+	memset(&past, 0, sizeof(past));
+	report_run_init(&r);
+	if (specfile_load_run(dir, &past, &dl, &where, NULL))
+		goto out;
+	if (!same_program(job, &past)) {
+		h->skipped++;
+		goto out;
+	}
+	if (!(fp = fopen(metrics, "re")) || report_read(fp, &r) || !r.nsteps)
+		goto out;
+	h->v = xrealloc(h->v, (h->n + 1) * sizeof(*h->v));
+	h->v[h->n].ranks = r.ranks > 0 ? (unsigned)r.ranks
+			   : r.steps[r.nsteps - 1].nranks ? (unsigned)r.steps[r.nsteps - 1].nranks
+			   : (unsigned)(past.resources.nodes * past.resources.ranks_per_node);
+	h->v[h->n].step_s = median_ms(&r, offsetof(struct report_step, step_ms));
+	h->v[h->n].comm_s = median_ms(&r, offsetof(struct report_step, comm_ms));
+	if (isnan(h->v[h->n].comm_s))
+		h->v[h->n].comm_s = -1;
+	if (r.nepochs && r.epochs[0].epoch > 0 && r.epochs[0].step > 0 && !h->samples_per_epoch)
+		h->samples_per_epoch = (double)r.epochs[0].step / (double)r.epochs[0].epoch *
+				       h->v[h->n].ranks * (double)past.train.batch_per_rank;
+	if (!isnan(h->v[h->n].step_s))
+		h->n++;
+out:
+	if (fp)
+		fclose(fp);
+	report_run_release(&r);
+	job_release(&past);
+	diag_list_release(&dl);
+	sbuf_release(&where);
+	free(metrics);
+}
+
+/* A run R and its later attempts, R/attempts/N. */
+static void add_run_and_attempts(struct shape_history *h, const struct job *job, const char *run)
+{
+	char *attempts = xasprintf("%s/attempts", run);
+	DIR *d = opendir(attempts);
+	struct dirent *e;
+
+	add_run(h, job, run);
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *dir = xasprintf("%s/%s", attempts, e->d_name);
+
+		add_run(h, job, dir);
+		free(dir);
+	}
+	if (d)
+		closedir(d);
+	free(attempts);
+}
+
+static int by_ranks(const void *a, const void *b)
+{
+	unsigned x = ((const struct shape_point *)a)->ranks, y = ((const struct shape_point *)b)->ranks;
+
+	return (x > y) - (x < y);
+}
+
+/* The points by rank count (the directories' order is the file
+ * system's), and what they are in words. */
+static void describe(struct shape_history *h)
+{
+	if (h->n)
+		qsort(h->v, h->n, sizeof(*h->v), by_ranks);
+	sbuf_reset(&h->shapes);
+	for (size_t i = 0; i < h->n; i++) {
+		unsigned ranks = h->v[i].ranks, count = 0;
+		size_t j = 0;
+
+		while (j < i && h->v[j].ranks != ranks)
+			j++;
+		if (j < i)
+			continue; /* described at its first */
+		for (j = i; j < h->n; j++)
+			count += h->v[j].ranks == ranks;
+		sbuf_addf(&h->shapes, "%s%u rank%s (%u run%s)", h->shapes.len ? ", " : "", ranks,
+			  ranks == 1 ? "" : "s", count, count == 1 ? "" : "s");
+	}
+}
+
+int shape_history_load(const struct job *job, struct shape_history *out, struct sbuf *err)
+{
+	char *base = xasprintf("%s/%s", job->output.dir, job->name);
+	DIR *d = opendir(base);
+	struct dirent *e;
+
+	memset(out, 0, sizeof(*out));
+	sbuf_init(&out->shapes);
+	if (!d && errno != ENOENT) {
+		sbuf_addf(err, "cannot read %s: %s", base, strerror(errno));
+		free(base);
+		return -1;
+	}
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *run = xasprintf("%s/%s", base, e->d_name);
+
+		add_run_and_attempts(out, job, run);
+		free(run);
+	}
+	if (d)
+		closedir(d);
+	describe(out);
+	free(base);
+	return 0;
+}
+
+void shape_history_release(struct shape_history *h)
+{
+	free(h->v);
+	h->v = NULL;
+	h->n = 0;
+	sbuf_release(&h->shapes);
+}

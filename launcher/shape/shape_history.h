@@ -1,0 +1,35 @@
+/* shape_history.h - a job's past runs as the points its model is fitted
+ * to (shape_model.h).
+ * Shell: lists the runs under the spec's output.dir/<name>/ and reads
+ * each one's resolved.yaml and logs/metrics.jsonl.
+ * A past run counts when it ran the same program the same way: the same
+ * command, or for the bundled trainer the same model, data set,
+ * precision, device and batch per rank.  Its shape may differ: that is
+ * what the fit needs.  The format read is METRICS FORMAT of
+ * hpctrain-report(1), which any program may write.
+ */
+#ifndef HPT_SHAPE_HISTORY_H
+#define HPT_SHAPE_HISTORY_H
+
+#include "common/sbuf.h"                // defines: struct sbuf
+#include "launcher/shape/shape_model.h" // defines: struct shape_point
+
+#include <stddef.h>
+
+struct job;
+
+struct shape_history {
+	struct shape_point *v;    /* one per run with step records */
+	size_t n;
+	double samples_per_epoch; /* from a run's epoch records; 0: none */
+	struct sbuf shapes;       /* "1 rank (2 runs), 2 ranks (1 run)" */
+	size_t skipped;           /* runs of the name that ran otherwise */
+};
+
+/* Loads the points of job's past runs.  A missing output.dir/<name>
+ * is no error: there are no points.  0, or -1 with err (a directory
+ * that cannot be read). */
+int shape_history_load(const struct job *job, struct shape_history *out, struct sbuf *err);
+void shape_history_release(struct shape_history *h);
+
+#endif

@@ -1,0 +1,165 @@
+/* test_shape.c - hpctrain plan's pure parts: the step-time model fitted
+ * with and without recorded communication and from one rank count, its
+ * uncertainty when it extrapolates, the steps a job's work takes at a
+ * shape, the pick by earliest finish or by node-hours under a deadline,
+ * and the parsing of --shapes and --deadline. */
+#include "tests/unit/testlib.h"
+
+#include "launcher/shape/shape_model.h" // defines: shape_model_fit, shape_model_step_s
+#include "launcher/shape/shape_pick.h"  // defines: shape_pick, shape_steps, shape_parse_list
+
+#include <math.h>
+
+static void shape_model__splits_compute_from_recorded_communication(void **state)
+{
+	const struct shape_point p[] = { { 1, 0.100, 0.000 }, { 2, 0.120, 0.020 }, { 4, 0.131, 0.030 } };
+	struct shape_fit f;
+	double err;
+
+	(void)state;
+	assert_int_equal(shape_model_fit(p, 3, &f), 0);
+	assert_true(fabs(f.compute_s - 0.100) < 1e-3);
+	assert_true(fabs(f.comm_s - 0.020) < 1e-3); /* (0.02 * 1 + 0.03 * 1.5) / (1 + 2.25) */
+	assert_true(f.comm_known);
+	assert_int_equal(f.runs, 3);
+	assert_int_equal(f.rank_counts, 3);
+	assert_int_equal(f.max_ranks, 4);
+	assert_true(fabs(shape_model_step_s(&f, 8, &err) - (0.100 + 0.020 * 1.75)) < 1e-3);
+	/* one doubling past what was measured */
+	assert_true(fabs(err - (f.rel_err + 0.10)) < 1e-9);
+	assert_true(fabs(shape_model_step_s(&f, 2, &err) - 0.120) < 1e-3);
+	assert_true(fabs(err - f.rel_err) < 1e-9);
+}
+
+static void shape_model__fits_a_line_without_communication_records(void **state)
+{
+	const struct shape_point p[] = { { 1, 0.100, -1 }, { 2, 0.130, -1 }, { 2, 0.110, -1 } };
+	struct shape_fit f;
+
+	(void)state;
+	assert_int_equal(shape_model_fit(p, 3, &f), 0);
+	assert_true(fabs(f.compute_s - 0.100) < 1e-6);
+	assert_true(fabs(f.comm_s - 0.020) < 1e-6);
+	assert_true(f.comm_known);
+	/* the two 2-rank runs disagree by +-8%: that is the error */
+	assert_true(f.rel_err > 0.05 && f.rel_err < 0.09);
+}
+
+static void shape_model__assumes_linear_scaling_from_one_rank_count_and_says_so(void **state)
+{
+	const struct shape_point p[] = { { 1, 0.100, -1 }, { 1, 0.104, -1 } };
+	struct shape_fit f;
+	double err;
+
+	(void)state;
+	assert_int_equal(shape_model_fit(p, 2, &f), 0);
+	assert_false(f.comm_known);
+	assert_true(fabs(shape_model_step_s(&f, 4, &err) - 0.102) < 1e-9);
+	/* 5% floor, two doublings past 1 rank, communication unmeasured */
+	assert_true(fabs(err - (0.05 + 0.20 + 0.10)) < 1e-9);
+}
+
+static void shape_model__has_nothing_to_fit_without_step_times(void **state)
+{
+	const struct shape_point p[] = { { 0, 0.1, -1 }, { 2, NAN, -1 }, { 2, 0, -1 } };
+	struct shape_fit f;
+
+	(void)state;
+	assert_int_equal(shape_model_fit(p, 0, &f), -1);
+	assert_int_equal(shape_model_fit(p, 3, &f), -1);
+}
+
+static void shape_steps__takes_max_steps_or_epochs_over_the_global_batch(void **state)
+{
+	struct shape_work w = { .epochs = 2, .samples_per_epoch = 60000, .batch_per_rank = 64 };
+
+	(void)state;
+	assert_int_equal(shape_steps(&w, 1), 2 * 938);
+	assert_int_equal(shape_steps(&w, 2), 2 * 469);
+	w.samples_per_epoch = 0;
+	assert_int_equal(shape_steps(&w, 2), 0);
+	/* 400 steps of the spec's 2 ranks: the same samples at any shape */
+	w.max_steps = 400;
+	w.spec_ranks = 2;
+	assert_int_equal(shape_steps(&w, 2), 400);
+	assert_int_equal(shape_steps(&w, 8), 100);
+	assert_int_equal(shape_steps(&w, 3), 267);
+}
+
+/* Two shapes: 1 node now for 100 s, 3 nodes in 50 s for 41 s. */
+static void shape_pick__takes_the_earliest_finish_or_the_cheapest_by_the_deadline(void **state)
+{
+	struct shape_candidate v[3] = {
+		{ .nodes = 1, .ranks_per_node = 1, .runnable = true, .start = 1000 },
+		{ .nodes = 3, .ranks_per_node = 1, .runnable = true, .start = 1050 },
+		{ .nodes = 9, .ranks_per_node = 1, .runnable = false },
+	};
+	struct shape_work w = { .max_steps = 100, .spec_ranks = 1, .batch_per_rank = 1 };
+	struct shape_fit f = { .compute_s = 1.0, .rel_err = 0.05, .runs = 2, .max_ranks = 9,
+			       .comm_known = true };
+
+	(void)state;
+	shape_predict(&v[0], &f, &w, 0);
+	f.compute_s = 1.2; /* 3 ranks take 1.2 s a step: 34 steps of 3 */
+	shape_predict(&v[1], &f, &w, 0);
+	assert_int_equal(v[0].finish, 1100);
+	assert_int_equal(v[1].steps, 34);
+	assert_int_equal(v[1].finish, 1050 + 41);
+	assert_true(fabs(v[1].node_hours - 3 * 40.8 / 3600.0) < 1e-9);
+	assert_int_equal(shape_pick(v, 3, 0), 1);
+	/* both finish by 1100: the fewer node-hours win */
+	assert_int_equal(shape_pick(v, 3, 1100), 0);
+	/* only the 3-node shape finishes by 1095 */
+	assert_int_equal(shape_pick(v, 3, 1095), 1);
+	assert_int_equal(shape_pick(v, 3, 1090), -1);
+	assert_int_equal(shape_pick(&v[2], 1, 0), -1);
+}
+
+static void shape_parse__reads_shapes_and_deadlines_and_names_what_is_wrong(void **state)
+{
+	struct shape_candidate *v = NULL;
+	struct sbuf err = SBUF_INIT;
+	size_t n = 0;
+	time_t t;
+
+	(void)state;
+	assert_int_equal(shape_parse_list("1x4,2x4,16x8", &v, &n, &err), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(v[2].nodes, 16);
+	assert_int_equal(v[2].ranks_per_node, 8);
+	shape_candidates_free(v, n);
+	assert_int_equal(shape_parse_list("1x4,2y4", &v, &n, &err), -1);
+	assert_string_equal(err.buf, "expected NODESxRANKS (e.g. 2x4), got '2y4'");
+	sbuf_reset(&err);
+	assert_int_equal(shape_parse_list("0x4", &v, &n, &err), -1);
+	sbuf_reset(&err);
+	assert_int_equal(shape_parse_list("1x4,", &v, &n, &err), -1);
+	assert_string_equal(err.buf, "a trailing ','");
+	sbuf_release(&err);
+	assert_int_equal(shape_parse_deadline("+90m", 1000, &t), 0);
+	assert_int_equal(t, 1000 + 5400);
+	assert_int_equal(shape_parse_deadline("+2h", 0, &t), 0);
+	assert_int_equal(t, 7200);
+	assert_int_equal(shape_parse_deadline("+1d", 0, &t), 0);
+	assert_int_equal(t, 86400);
+	assert_int_equal(shape_parse_deadline("+5x", 0, &t), -1);
+	assert_int_equal(shape_parse_deadline("+0", 0, &t), -1);
+	assert_int_equal(shape_parse_deadline("2026-11-26T21:30", 0, &t), 0);
+	assert_int_equal(shape_parse_deadline("2026-11-26T21:30:15", 0, &t), 0);
+	assert_int_equal(shape_parse_deadline("2026-11-26 21:30", 0, &t), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(shape_model__splits_compute_from_recorded_communication),
+		cmocka_unit_test(shape_model__fits_a_line_without_communication_records),
+		cmocka_unit_test(shape_model__assumes_linear_scaling_from_one_rank_count_and_says_so),
+		cmocka_unit_test(shape_model__has_nothing_to_fit_without_step_times),
+		cmocka_unit_test(shape_steps__takes_max_steps_or_epochs_over_the_global_batch),
+		cmocka_unit_test(shape_pick__takes_the_earliest_finish_or_the_cheapest_by_the_deadline),
+		cmocka_unit_test(shape_parse__reads_shapes_and_deadlines_and_names_what_is_wrong),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
