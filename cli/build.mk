@@ -13,7 +13,8 @@ CLI_MAIN   = cli/main.c cli/json_print.c cli/cmd_validate.c cli/cmd_template.c c
              cli/image_pin.c cli/data_pin.c
 CLI_LAUNCH = cli/cmd_launch.c cli/launch_contract.c cli/launch_container.c cli/cmd_autopsy.c
 CLI_SUBMIT = cli/cmd_submit.c cli/submit_report.c cli/submit_sweep.c cli/cmd_status.c \
-             cli/status_watch.c cli/ticker.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c
+             cli/status_watch.c cli/ticker.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c \
+             cli/cmd_plan.c
 CLI_DOCTOR = cli/cmd_doctor.c cli/doctor_main.c cli/json_print.c
 CLI_STAGE  = cli/cmd_stage.c cli/stage_main.c cli/json_print.c cli/stage_job.c
 CLI_REPORT = cli/cmd_report.c cli/report_out.c cli/report_sweep.c cli/report_stage.c \
@@ -23,7 +24,8 @@ HPCTRAIN_SRC = $(CLI_MAIN) $(CLI_LAUNCH) $(CLI_SUBMIT) $(SPEC_CORE) $(SPEC_SHELL
                $(TOPO_CORE) $(TOPO_SHELL) $(RANK_CORE) $(RANK_SHELL) $(SUPERVISE_CORE) \
                $(SUPERVISE_SHELL) $(SLURM_CORE) $(SLURM_SHELL) $(RUNS_CORE) $(RUNS_SHELL) \
                $(LEDGER_CORE) $(LEDGER_SHELL) $(EXCLUDE_SRC) $(CONTAINER_CORE) \
-               $(CONTAINER_SHELL) $(RANK_DATA) $(STAGE_CORE) $(STAGE_SHELL)
+               $(CONTAINER_SHELL) $(RANK_DATA) $(STAGE_CORE) $(STAGE_SHELL) $(SHAPE_CORE) \
+               $(SHAPE_SHELL)
 DOCTOR_SRC   = $(CLI_DOCTOR) $(DOCTOR_CORE) $(DOCTOR_SHELL) $(DOCTOR_PROBE) $(LEDGER_CORE) \
                $(LEDGER_SHELL) $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) \
                $(SPEC_SHELL) $(SLURM_CORE) $(SLURM_SHELL) launcher/runs/rundir.c \
@@ -43,7 +45,7 @@ $(OBJ)/cli/cmd_stage.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
 
 bin/hpctrain: $(call obj,$(HPCTRAIN_SRC))
 	@mkdir -p $(@D)
-	$(LINK) -o $@ $^ $(PKG_LIBS)
+	$(LINK) -o $@ $^ $(PKG_LIBS) -lm
 
 bin/hpctrain-doctor: $(call obj,$(sort $(DOCTOR_SRC)))
 	@mkdir -p $(@D)

@@ -21,5 +21,6 @@ int cmd_cancel(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_rerun(int argc, char **argv);
 int cmd_autopsy(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 
 #endif

@@ -43,6 +43,7 @@ static const struct command commands[] = {
 	{ .name = "cancel", .fn = cmd_cancel, .summary = "cancel the Slurm jobs of runs or job ids" },
 	{ .name = "logs", .fn = cmd_logs, .summary = "print a run's per-rank logs, one rank or all with labels" },
 	{ .name = "autopsy", .fn = cmd_autopsy, .summary = "merge a stalled run's rank stacks into groups and name the odd ranks out" },
+	{ .name = "plan", .fn = cmd_plan, .summary = "predict each job shape's start and finish and pick the first to finish" },
 	{ .name = "rerun", .fn = cmd_rerun, .summary = "submit a run again as a new attempt of the same run" },
 	{ .name = "doctor", .summary = "check every node of an allocation before it trains; keep a ledger of bad nodes (runs hpctrain-doctor)",
 	  .program = "doctor" },

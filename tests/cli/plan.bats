@@ -1,0 +1,149 @@
+#!/usr/bin/env bats
+# plan.bats - hpctrain plan against a real Slurm of 3 nodes
+# (tests/cluster MODE=multi), with a blocker job holding 2 of them for its
+# 10-minute limit: a short job is planned on the 1 node free now, a long
+# one on all 3 after the blocker; each predicted start is the one
+# sbatch --test-only gives for the same shape.  The past runs plan fits
+# to are recorded as submit and the trainer record them (resolved.yaml,
+# metrics.jsonl) with known step times, so the choice does not depend on
+# this machine's speed.  Then the plain failures: no past run (4), an
+# unreachable controller (5), no shape Slurm would run (6), a deadline
+# nothing meets (1), bad flags (2).
+
+load common
+load slurm_cluster
+
+setup_file() {
+	cluster_up multi 3
+	[ -n "${SLURM_CONF:-}" ] || return 0
+	# holds node1 and node2 until its time limit, as far as the
+	# scheduler knows: it plans every later job around that end
+	BLOCKER=$(sbatch --parsable --exclusive -N2 --time=10 -o /dev/null --wrap 'sleep 900')
+	export BLOCKER
+	for _ in $(seq 50); do
+		[ "$(squeue -h -j "$BLOCKER" -o %T)" = RUNNING ] && break
+		sleep 0.2
+	done
+}
+
+teardown_file() {
+	[ -z "${BLOCKER:-}" ] || scancel "$BLOCKER" 2>/dev/null || true
+	cluster_down
+}
+
+# spec STEPS: the bundled trainer, 1 node of 1 rank, STEPS steps of 64.
+spec() {
+	cat >job.yaml <<SPEC
+version: 1
+name: plantest
+resources: {nodes: 1, ranks_per_node: 1, time: "02:00:00"}
+train: {max_steps: $1, batch_per_rank: 64}
+output: {dir: runs}
+SPEC
+}
+
+# past NODES STEP_MS COMM_MS: a past run of job.yaml on NODES nodes, as
+# submit records it (its resolved form under runs/NAME/HASH12) and as the
+# trainer logs it: 20 steps of STEP_MS, COMM_MS of them communication.
+past() {
+	local res hash dir i
+	res=$("$HPT" submit --dry-run --json --set resources.nodes="$1" job.yaml)
+	hash=$(jq -r .sha256 <<<"$res")
+	dir=runs/plantest/${hash:0:12}
+	mkdir -p "$dir/logs"
+	jq -r .resolved <<<"$res" >"$dir/resolved.yaml"
+	for i in $(seq 20); do
+		printf '{"event":"step","step":%d,"epoch":0,"loss":1.0,"accuracy":0.5,"lr":0.1,"samples_per_s":600,"step_ms":%s,"compute_ms":%s,"comm_ms":%s}\n' \
+			"$i" "$2" "$(awk -v s="$2" -v c="$3" 'BEGIN { print s - c }')" "$3"
+	done >"$dir/logs/metrics.jsonl"
+	printf '{"event":"summary","steps":20,"ranks":%d}\n' "$1" >>"$dir/logs/metrics.jsonl"
+}
+
+# test_only NODES: the start sbatch --test-only gives NODES nodes of 1
+# task for 2 hours, in seconds since the epoch.
+test_only() {
+	local line
+	line=$(sbatch --test-only -N"$1" --ntasks-per-node=1 --time=120 --wrap true 2>&1)
+	date -d "$(sed -n 's/.* to start at \([0-9T:-]*\) .*/\1/p' <<<"$line")" +%s
+}
+
+@test "a short job goes on the node free now; a long one on 3 nodes after the blocker, each start as sbatch --test-only says" {
+	need_slurm
+	local t1 t3
+	spec 600
+	past 1 100 0
+	past 2 110 10
+	run --separate-stderr "$HPT" plan --max-nodes 3 --json job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	echo "$output" | jq .
+	[ "$(jq .pick <<<"$output")" = 0 ]
+	[ "$(jq '.model.runs' <<<"$output")" = 2 ]
+	[ "$(jq -r '.model.shapes' <<<"$output")" = "1 rank (1 run), 2 ranks (1 run)" ]
+	jq -e '.model.comm_known and (.model.compute_s - 0.1 | fabs) < 0.001 and (.model.comm_s - 0.01 | fabs) < 0.001' <<<"$output"
+	# 600 steps of 1 rank: 60 s; 200 steps of 3 ranks: 200 x 113.3 ms
+	jq -e '.candidates[0].steps == 600 and (.candidates[0].run_s - 60 | fabs) < 0.5' <<<"$output"
+	jq -e '.candidates[2].steps == 200 and (.candidates[2].run_s - 22.67 | fabs) < 0.5' <<<"$output"
+	t1=$(test_only 1)
+	t3=$(test_only 3)
+	jq -e --argjson t "$t1" '(.candidates[0].start - $t | fabs) <= 5' <<<"$output"
+	jq -e --argjson t "$t3" '(.candidates[2].start - $t | fabs) <= 5' <<<"$output"
+	# the blocker holds 2 of 3 nodes for its 10 minutes
+	jq -e --argjson t "$t1" '.candidates[2].start - $t >= 500' <<<"$output"
+	# the same, long: 3 nodes after the blocker finish first
+	spec 36000
+	run --separate-stderr "$HPT" plan --max-nodes 3 job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	echo "$output"
+	[ "${lines[-1]}" = "pick: 3x1, the earliest finish" ]
+	[[ "${lines[0]}" == "plan for plantest: 36000 steps of 1 rank (train.max_steps), 64 samples per rank a step" ]]
+	[[ "$output" == *"3x1           3  "*"<- pick"* ]]
+}
+
+@test "with a deadline plan takes the fewest node-hours that meet it, or says none can" {
+	need_slurm
+	spec 36000
+	past 1 100 0
+	past 2 110 10
+	# 1 node: done 60 minutes from now; after the blocker's 10, 2 nodes
+	# take 33 minutes (1.10 node-hours), 3 nodes 22.7 (1.13)
+	run --separate-stderr "$HPT" plan --max-nodes 3 --deadline +70m --json job.yaml
+	[ "$status" -eq 0 ]
+	[ "$(jq .pick <<<"$output")" = 0 ]
+	run --separate-stderr "$HPT" plan --max-nodes 3 --deadline +45m --json job.yaml
+	[ "$status" -eq 0 ]
+	[ "$(jq .pick <<<"$output")" = 1 ]
+	run --separate-stderr "$HPT" plan --max-nodes 3 --deadline +38m --json job.yaml
+	[ "$status" -eq 0 ]
+	[ "$(jq .pick <<<"$output")" = 2 ]
+	run --separate-stderr "$HPT" plan --max-nodes 3 --deadline +20m job.yaml
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == "hpctrain plan: no shape finishes by the deadline; the earliest finish is 3x1 at "* ]]
+}
+
+@test "plan says plainly when it has no past run, and fails 5 without a controller and 6 when no shape fits" {
+	need_slurm
+	spec 600
+	run -4 --separate-stderr "$HPT" plan job.yaml
+	[ "$stderr" = "hpctrain plan: no past run of plantest under runs/plantest logged its steps; run it once at any shape (a few hundred steps will do), then plan" ]
+	past 1 100 0
+	sed -e 's/^SlurmctldPort=.*/SlurmctldPort=1/' "$SLURM_CONF" >down.conf
+	echo MessageTimeout=2 >>down.conf
+	SLURM_CONF=$PWD/down.conf run -5 --separate-stderr "$HPT" plan job.yaml
+	[[ "$stderr" == *"Unable to contact slurm controller"* ]]
+	run -6 --separate-stderr "$HPT" plan --shapes 4x1,5x1 job.yaml
+	[[ "$output" == *"4x1           4  cannot run: the partition "*" has 3 nodes"* ]]
+	[ "${stderr_lines[-1]}" = "hpctrain plan: no shape fits: Slurm would run none of them" ]
+}
+
+@test "plan refuses bad flags with status 2, naming them" {
+	cd "$BATS_TEST_TMPDIR"
+	spec 600
+	run -2 --separate-stderr "$HPT" plan --shapes 2y4 job.yaml
+	[[ "$stderr" == *"--shapes: expected NODESxRANKS (e.g. 2x4), got '2y4'"* ]]
+	run -2 --separate-stderr "$HPT" plan --deadline tomorrow job.yaml
+	[[ "$stderr" == *"--deadline: expected +90m, +2h, +1d or YYYY-MM-DDTHH:MM[:SS], got 'tomorrow'"* ]]
+	run -2 --separate-stderr "$HPT" plan --shapes 1x1 --max-nodes 2 job.yaml
+	[[ "$stderr" == *"--shapes and --max-nodes exclude each other"* ]]
+	run -2 --separate-stderr "$HPT" plan
+	[[ "$stderr" == *"no job spec given"* ]]
+}
