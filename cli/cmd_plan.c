@@ -1,8 +1,7 @@
 /* cmd_plan.c - `hpctrain plan`: the job shape that finishes first, from
  * the job's past runs (launcher/shape) and Slurm's start estimate.
- * Shell: loads the spec once per candidate shape, renders it as submit
- * would (launcher/runs/attempt), asks Slurm when each would start
- * (hpt_slurm_will_run), then prints the predictions and the pick. */
+ * Parses, reads the spec, reaches Slurm, weighs the shapes
+ * (cli/plan_shapes.h) and prints the predictions and the pick. */
 #include "cli/builtin.h"       // defines: cmd_plan
 #include "cli/json_print.h"    // defines: json_print
 #include "cli/submit_report.h" // defines: submit_report_exclude
@@ -13,11 +12,9 @@
 #include "common/sbuf.h"       // defines: struct sbuf, xasprintf
 #include "common/spec/spec.h"     // defines: struct job
 #include "common/spec/specfile.h" // defines: specfile_load, struct specfile_overrides
-#include "launcher/runs/attempt.h"        // defines: struct attempt, attempt_prepare
-#include "launcher/shape/shape_history.h" // defines: struct shape_history, shape_history_load
-#include "launcher/shape/shape_model.h"   // defines: struct shape_fit, shape_model_fit
-#include "launcher/shape/shape_pick.h"    // defines: struct shape_candidate, shape_pick
-#include "launcher/slurm/slurm.h"         // defines: hpt_slurm_will_run, hpt_slurm_partition
+#include "cli/plan_shapes.h"  // defines: struct plan_shapes_request, struct plan_shapes_result, plan_shapes_weigh
+#include "launcher/shape/shape_pick.h" // defines: struct shape_candidate, shape_parse_list
+#include "launcher/slurm/slurm.h"      // defines: hpt_slurm_init, hpt_slurm_partition
 
 #include <errno.h>
 #include <limits.h>
@@ -26,8 +23,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#define DEFAULT_MAX_NODES 16
 
 enum { OPT_SHAPES = 256, OPT_MAX_NODES, OPT_DEADLINE };
 
@@ -117,106 +112,6 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 	return 0;
 }
 
-/* The spec (text, read once: it may be stdin) with one shape's nodes
- * and ranks per node set, after the user's --set flags, as --set sets
- * them. */
-static int load_shape(const struct plan_args *a, const struct sbuf *where, const struct sbuf *text,
-		      const struct shape_candidate *c, struct job *job, struct diag_list *dl)
-{
-	struct specfile_overrides o = SPECFILE_OVERRIDES_INIT;
-	char *n = xasprintf("resources.nodes=%u", c->nodes);
-	char *r = xasprintf("resources.ranks_per_node=%u", c->ranks_per_node);
-	int status = 0;
-
-	for (size_t i = 0; i < a->sets.n && !status; i++)
-		status = specfile_overrides_add(&o, a->sets.v[i].arg);
-	if (!status)
-		status = specfile_overrides_add(&o, n) || specfile_overrides_add(&o, r);
-	if (!status && spec_load(where->buf, text->buf, text->len, o.v, o.n, job, dl))
-		status = HPT_EXIT_BAD_SPEC;
-	else if (status)
-		status = HPT_EXIT_INTERNAL;
-	specfile_overrides_release(&o);
-	free(n);
-	free(r);
-	return status;
-}
-
-/* When Slurm would start the shape: c->start, or c->why.  A status only
- * for a controller that cannot be reached. */
-static int ask_slurm(const struct plan_args *a, const struct sbuf *where, const struct sbuf *text,
-		     const char *exe, const char *exclude, struct shape_candidate *c)
-{
-	struct diag_list dl = DIAG_LIST_INIT;
-	struct hpt_slurm_will_run w;
-	struct sbuf err = SBUF_INIT;
-	struct attempt at;
-	char cwd[PATH_MAX];
-	int status;
-
-	attempt_init(&at);
-	at.exclude = exclude ? xstrdup(exclude) : NULL;
-	status = load_shape(a, where, text, c, &at.job, &dl);
-	if (!status)
-		status = attempt_prepare(&at, exe, &dl);
-	if (status) {
-		struct sbuf why = SBUF_INIT;
-
-		for (size_t i = 0; i < dl.n && !why.len; i++)
-			if (dl.v[i].severity == DIAG_ERROR)
-				diag_format(&dl.v[i], &why);
-		c->why = xasprintf("the spec is invalid at this shape: %s",
-				   why.len ? why.buf : "it does not render");
-		sbuf_release(&why);
-		status = 0;
-	} else if (!getcwd(cwd, sizeof(cwd))) {
-		c->why = xasprintf("cannot find the current directory: %s", strerror(errno));
-	} else if ((status = hpt_slurm_will_run(&at.opts, cwd, &w, &err)) == HPT_EXIT_REJECTED) {
-		c->why = xstrdup(err.buf);
-		status = 0;
-	} else if (!status) {
-		c->runnable = true;
-		c->start = w.start;
-		hpt_slurm_will_run_release(&w);
-	}
-	if (status)
-		fprintf(stderr, "hpctrain plan: %s\n", err.buf);
-	attempt_release(&at);
-	diag_list_release(&dl);
-	sbuf_release(&err);
-	return status;
-}
-
-/* The shapes to weigh: --shapes, else 1..N nodes at the spec's ranks per
- * node, N from --max-nodes or the partition (at most 16).  A shape
- * larger than the partition is kept, not runnable, saying why. */
-static void candidates(const struct plan_args *a, const struct job *job,
-		       const struct hpt_slurm_partition *part, struct shape_candidate **v,
-		       size_t *n)
-{
-	unsigned top = a->max_nodes ? a->max_nodes
-				    : part->total_nodes < DEFAULT_MAX_NODES ? part->total_nodes
-									 : DEFAULT_MAX_NODES;
-
-	if (!a->shapes) {
-		*v = xcalloc(top ? top : 1, sizeof(**v));
-		for (*n = 0; *n < top; (*n)++) {
-			(*v)[*n].nodes = (unsigned)*n + 1;
-			(*v)[*n].ranks_per_node = (unsigned)job->resources.ranks_per_node;
-		}
-	}
-	for (size_t i = 0; i < *n; i++) {
-		struct shape_candidate *c = &(*v)[i];
-
-		if (c->nodes > part->total_nodes)
-			c->why = xasprintf("the partition %s has %u node%s", part->name,
-					   part->total_nodes, part->total_nodes == 1 ? "" : "s");
-		else if (part->max_nodes && c->nodes > part->max_nodes)
-			c->why = xasprintf("the partition %s takes at most %u nodes a job",
-					   part->name, part->max_nodes);
-	}
-}
-
 static void clock_text(time_t t, time_t now, char *buf, size_t len)
 {
 	struct tm tm;
@@ -279,108 +174,32 @@ static void print_table(const struct shape_candidate *v, size_t n, long pick, ti
 	}
 }
 
-static json_t *plan_json(const struct job *job, const struct shape_work *w,
-			 const struct shape_fit *f, const struct shape_history *h,
-			 const struct shape_candidate *v, size_t n, long pick, time_t deadline)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < n; i++) {
-		const struct shape_candidate *c = &v[i];
-		json_t *o = json_pack("{s:i, s:i, s:b}", "nodes", (int)c->nodes, "ranks_per_node",
-				      (int)c->ranks_per_node, "runnable", c->runnable);
-
-		if (!c->runnable) {
-			json_object_set_new(o, "why", json_string(c->why ? c->why : ""));
-		} else {
-			json_object_set_new(o, "start", json_integer((json_int_t)c->start));
-			json_object_set_new(o, "steps", json_integer((json_int_t)c->steps));
-			json_object_set_new(o, "run_s", json_real(c->run_s));
-			json_object_set_new(o, "rel_err", json_real(c->rel_err));
-			json_object_set_new(o, "finish", json_integer((json_int_t)c->finish));
-			json_object_set_new(o, "node_hours", json_real(c->node_hours));
-		}
-		json_array_append_new(a, o);
-	}
-	return json_pack("{s:s, s:{s:I, s:I, s:f, s:I}, s:{s:f, s:f, s:b, s:f, s:i, s:s}, s:o, "
-			 "s:o, s:o}",
-			 "name", job->name, "work", "max_steps", (json_int_t)w->max_steps, "epochs",
-			 (json_int_t)w->epochs, "samples_per_epoch", w->samples_per_epoch,
-			 "batch_per_rank", (json_int_t)w->batch_per_rank, "model", "compute_s",
-			 f->compute_s, "comm_s", f->comm_s, "comm_known", f->comm_known, "rel_err",
-			 f->rel_err, "runs", (int)f->runs, "shapes", h->shapes.buf, "candidates", a,
-			 "pick", pick >= 0 ? json_integer(pick) : json_null(), "deadline",
-			 deadline ? json_integer((json_int_t)deadline) : json_null());
-}
-
-/* The work and the fit; a status after a line saying what is missing. */
-static int model_of(const struct job *job, struct shape_history *h, struct shape_work *w,
-		    struct shape_fit *f)
-{
-	struct sbuf err = SBUF_INIT;
-
-	if (shape_history_load(job, h, &err)) {
-		fprintf(stderr, "hpctrain plan: %s\n", err.buf);
-		sbuf_release(&err);
-		return HPT_EXIT_NO_INPUT;
-	}
-	w->max_steps = job->train.max_steps;
-	w->spec_ranks = (unsigned)(job->resources.nodes * job->resources.ranks_per_node);
-	w->epochs = job->train.epochs;
-	w->batch_per_rank = job->train.batch_per_rank;
-	w->samples_per_epoch = h->samples_per_epoch;
-	if (shape_model_fit(h->v, h->n, f)) {
-		fprintf(stderr, "hpctrain plan: no past run of %s under %s/%s logged its steps%s; "
-			"run it once at any shape (a few hundred steps will do), then plan\n",
-			job->name, job->output.dir, job->name,
-			h->skipped ? " the same way (runs of that name ran another program or "
-				     "configuration)" : "");
-		return HPT_EXIT_NO_INPUT;
-	}
-	if (w->max_steps <= 0 && w->samples_per_epoch <= 0) {
-		fprintf(stderr, "hpctrain plan: %s sets no train.max_steps and no past run logged "
-			"an epoch, so the work is unknown; set train.max_steps\n", job->name);
-		return HPT_EXIT_NO_INPUT;
-	}
-	return 0;
-}
-
-/* Predicts every runnable candidate, picks, prints; the exit status. */
-static int decide(const struct plan_args *a, const struct job *job, struct shape_candidate *v,
-		  size_t n, const struct shape_work *w, const struct shape_fit *f,
-		  const struct shape_history *h)
+/* Prints the plan; the exit status its pick gives. */
+static int decide(const struct plan_args *a, const struct job *job, const struct plan_shapes_result *p)
 {
 	time_t now = time(NULL);
-	bool any = false;
-	long pick, fastest;
 
-	for (size_t i = 0; i < n; i++)
-		if (v[i].runnable) {
-			shape_predict(&v[i], f, w, 0);
-			any = true;
-		}
-	pick = shape_pick(v, n, a->deadline);
-	fastest = shape_pick(v, n, 0);
 	if (a->json) {
-		json_print(plan_json(job, w, f, h, v, n, pick, a->deadline));
+		json_print(plan_shapes_json(p, a->deadline));
 	} else {
-		print_fit(job, w, f, h);
-		print_table(v, n, pick, now);
+		print_fit(job, &p->w, &p->f, &p->h);
+		print_table(p->v, p->n, p->pick, now);
 	}
-	if (!any) {
+	if (!p->runnable) {
 		fprintf(stderr, "hpctrain plan: no shape fits: Slurm would run none of them\n");
 		return HPT_EXIT_REJECTED;
 	}
-	if (pick < 0) {
+	if (p->pick < 0) {
 		char t[32];
 
-		clock_text(v[fastest].finish, now, t, sizeof(t));
+		clock_text(p->v[p->fastest].finish, now, t, sizeof(t));
 		fprintf(stderr, "hpctrain plan: no shape finishes by the deadline; the earliest "
-			"finish is %ux%u at %s\n", v[fastest].nodes, v[fastest].ranks_per_node, t);
+			"finish is %ux%u at %s\n", p->v[p->fastest].nodes,
+			p->v[p->fastest].ranks_per_node, t);
 		return HPT_EXIT_FAILURE;
 	}
 	if (!a->json)
-		printf("pick: %ux%u, %s\n", v[pick].nodes, v[pick].ranks_per_node,
+		printf("pick: %ux%u, %s\n", p->v[p->pick].nodes, p->v[p->pick].ranks_per_node,
 		       a->deadline ? "the fewest node-hours that finish by the deadline"
 				   : "the earliest finish");
 	return 0;
@@ -392,20 +211,19 @@ int cmd_plan(int argc, char **argv)
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf where = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
 	struct hpt_slurm_partition part = { 0 };
-	struct shape_history h = { 0 };
-	struct shape_candidate *v = NULL;
-	struct shape_work w = { 0 };
-	struct shape_fit f;
+	struct plan_shapes_result p = { .pick = -1 };
+	struct plan_shapes_request r = { .cmd = "plan" };
+	struct shape_candidate *shapes = NULL;
+	size_t nshapes = 0;
 	struct job job;
 	char exe[PATH_MAX], *exclude = NULL;
-	size_t n = 0;
-	int status = parse_args(argc, argv, &a);
+	int status = parse_args(argc, argv, &a), slurm = 0;
 
 	memset(&job, 0, sizeof(job));
-	sbuf_init(&h.shapes);
+	sbuf_init(&p.h.shapes);
 	if (status)
 		goto out;
-	if (a.shapes && shape_parse_list(a.shapes, &v, &n, &err)) {
+	if (a.shapes && shape_parse_list(a.shapes, &shapes, &nshapes, &err)) {
 		status = opt_error(&plan_cmd, "--shapes: %s", err.buf);
 		goto out;
 	}
@@ -415,30 +233,41 @@ int cmd_plan(int argc, char **argv)
 		status = HPT_EXIT_BAD_SPEC;
 		goto report;
 	}
-	if ((status = model_of(&job, &h, &w, &f)))
-		goto report;
 	if (fileio_self_exe(exe, sizeof(exe))) {
 		fprintf(stderr, "hpctrain plan: cannot find the hpctrain executable\n");
 		status = HPT_EXIT_INTERNAL;
 		goto report;
 	}
-	if ((status = hpt_slurm_init(&err)) ||
-	    (status = hpt_slurm_partition(job.resources.partition, &part, &err)) ||
+	if ((status = hpt_slurm_init(&err)))
+		goto report;
+	slurm = 1;
+	if ((status = hpt_slurm_partition(job.resources.partition, &part, &err)) ||
 	    (status = submit_report_exclude(NULL, 1, &exclude, &err)))
 		goto report;
-	candidates(&a, &job, &part, &v, &n);
-	for (size_t i = 0; i < n && !status; i++)
-		if (!v[i].why)
-			status = ask_slurm(&a, &where, &text, exe, exclude, &v[i]);
+	r.where = where.buf;
+	r.text = text.buf;
+	r.len = text.len;
+	r.sets = a.sets.v;
+	r.nsets = a.sets.n;
+	r.shapes = shapes;
+	r.nshapes = nshapes;
+	r.max_nodes = a.max_nodes;
+	r.deadline = a.deadline;
+	r.exe = exe;
+	r.exclude = exclude;
+	r.part = &part;
+	status = plan_shapes_weigh(&r, &job, &p);
 	if (!status)
-		status = decide(&a, &job, v, n, &w, &f, &h);
+		status = decide(&a, &job, &p);
 report:
 	diag_report(stderr, &dl);
 	if (status && err.len)
 		fprintf(stderr, "hpctrain plan: %s\n", err.buf);
 out:
-	shape_candidates_free(v, n);
-	shape_history_release(&h);
+	if (slurm)
+		hpt_slurm_fini();
+	plan_shapes_release(&p);
+	shape_candidates_free(shapes, nshapes);
 	hpt_slurm_partition_release(&part);
 	job_release(&job);
 	free(exclude);

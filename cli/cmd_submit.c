@@ -19,6 +19,7 @@
 #include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/runs/attempt.h" // defines: struct attempt, attempt_resolve, attempt_render
+#include "cli/plan_shapes.h"       // defines: struct plan_shapes_request, plan_shapes_weigh, plan_shapes_load
 #include "launcher/runs/rundir.h"  // defines: rundir_create
 #include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init, hpt_slurm_hostlist_check
 #include "topology/plan.h"    // defines: plan_slices
@@ -36,10 +37,11 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OPT_TOPOLOGY = 256, OPT_EXCLUDE, OPT_NO_LEDGER, OPT_SWEEP, OPT_ZIP, OPT_MAX_PARALLEL };
+enum { OPT_TOPOLOGY = 256, OPT_EXCLUDE, OPT_NO_LEDGER, OPT_SWEEP, OPT_ZIP, OPT_MAX_PARALLEL,
+       OPT_SHAPE };
 
 static const char *const submit_usage[] = {
-	"hpctrain submit [--set <key>=<value>]... [--exclude <nodes>] [--no-ledger] [--dry-run [--topology <file>]] [--json] <spec>",
+	"hpctrain submit [--set <key>=<value>]... [--shape auto] [--exclude <nodes>] [--no-ledger] [--dry-run [--topology <file>]] [--json] <spec>",
 	"hpctrain submit [--sweep <key>=<v1>,<v2>...]... [--zip] [--max-parallel <n>] [--set <key>=<value>]... [--dry-run] [--json] <spec>",
 	NULL,
 };
@@ -63,6 +65,9 @@ static const struct opt submit_opts[] = {
 	  "never run on these nodes (a Slurm hostlist, e.g. node[3,7])" },
 	{ "no-ledger", no_argument, NULL, OPT_NO_LEDGER, NULL,
 	  "do not leave out the nodes that hpctrain doctor's ledger holds in cooldown" },
+	{ "shape", required_argument, NULL, OPT_SHAPE, "auto",
+	  "submit the shape hpctrain plan picks (the earliest finish) and record its "
+	  "prediction in submit.json" },
 	{ "json", no_argument, NULL, 'j', NULL, "print the result as JSON" },
 	OPT_HELP,
 	OPT_END,
@@ -78,7 +83,7 @@ static const struct opt_cmd submit_cmd = {
 
 struct submit_args {
 	struct specfile_overrides sets;
-	int dry_run, json, no_ledger, zip;
+	int dry_run, json, no_ledger, zip, shape_auto;
 	long long max_parallel; /* -1: the spec's */
 	const char *topology, *exclude;
 	const char **sweeps;
@@ -243,6 +248,12 @@ static int parse_args(int argc, char **argv, struct submit_args *a)
 		case OPT_ZIP:
 			a->zip = 1;
 			break;
+		case OPT_SHAPE:
+			if (strcmp(optarg, "auto"))
+				return opt_error(&submit_cmd, "--shape: expected auto, got '%s'",
+						 SBUF_CLIP(optarg));
+			a->shape_auto = 1;
+			break;
 		case OPT_MAX_PARALLEL:
 			if (parse_max_parallel(optarg, &a->max_parallel))
 				return HPT_EXIT_USAGE;
@@ -261,6 +272,8 @@ static int parse_args(int argc, char **argv, struct submit_args *a)
 		return HPT_EXIT_USAGE;
 	if (a->topology && !a->dry_run)
 		return opt_error(&submit_cmd, "--topology needs --dry-run");
+	if (a->shape_auto && a->nsweeps)
+		return opt_error(&submit_cmd, "--shape auto plans one job; a sweep sets its shapes");
 	if (a->exclude) {
 		struct sbuf err = SBUF_INIT;
 		int status = 0;
@@ -273,8 +286,65 @@ static int parse_args(int argc, char **argv, struct submit_args *a)
 	return 0;
 }
 
+/* --shape auto: the job at the shape hpctrain plan picks, its
+ * prediction kept for submit.json.  0, or the status plan would exit
+ * with, after a line saying why. */
+static int plan_auto(const struct submit_args *a, const char *where, const struct sbuf *text,
+		     const char *exe, struct attempt *at, struct diag_list *dl)
+{
+	struct hpt_slurm_partition part = { 0 };
+	struct plan_shapes_request r = { .cmd = "submit", .where = where, .text = text->buf,
+				  .len = text->len, .sets = a->sets.v, .nsets = a->sets.n,
+				  .exe = exe, .part = &part };
+	struct plan_shapes_result p = { .pick = -1 };
+	struct sbuf err = SBUF_INIT;
+	char *exclude = NULL;
+	int status = hpt_slurm_init(&err);
+
+	sbuf_init(&p.h.shapes);
+	if (!status && !(status = hpt_slurm_partition(at->job.resources.partition, &part, &err)) &&
+	    !(status = submit_report_exclude(a->exclude, !a->no_ledger, &exclude, &err))) {
+		r.exclude = exclude;
+		status = plan_shapes_weigh(&r, &at->job, &p);
+	}
+	if (!status && p.pick < 0) {
+		sbuf_addstr(&err, "--shape auto: no shape fits: Slurm would run none of them "
+				  "(hpctrain plan says why)");
+		status = HPT_EXIT_REJECTED;
+	}
+	if (!status) {
+		const struct shape_candidate *c = &p.v[p.pick];
+
+		job_release(&at->job);
+		memset(&at->job, 0, sizeof(at->job));
+		status = plan_shapes_load(&r, c, &at->job, dl);
+		at->plan = plan_shapes_pick_json(&p);
+		fprintf(stderr, "hpctrain submit: --shape auto: %ux%u, predicted to run %.0f s "
+			"(+-%.0f%%) from Slurm's start estimate\n", c->nodes, c->ranks_per_node,
+			c->run_s, c->rel_err * 100);
+		/* the spec's steps were of its own global batch: the same
+		 * samples at this shape, as the prediction counts them */
+		if (!status && at->job.train.max_steps > 0 && at->job.train.max_steps != c->steps) {
+			fprintf(stderr, "hpctrain submit: --shape auto: train.max_steps %lld, the "
+				"spec's %lld steps of %u rank%s at %u\n", (long long)c->steps,
+				(long long)at->job.train.max_steps, p.w.spec_ranks,
+				p.w.spec_ranks == 1 ? "" : "s", c->nodes * c->ranks_per_node);
+			at->job.train.max_steps = c->steps;
+		}
+	}
+	if (status && err.len)
+		fprintf(stderr, "hpctrain submit: %s\n", err.buf);
+	hpt_slurm_fini();
+	plan_shapes_release(&p);
+	hpt_slurm_partition_release(&part);
+	free(exclude);
+	sbuf_release(&err);
+	return status;
+}
+
 /* One job: the spec as it is; a dry run renders it with --exclude
- * alone and asks nothing of Slurm or the ledger. */
+ * alone and asks nothing of Slurm or the ledger (but --shape auto's
+ * plan, which asks Slurm when each shape would start). */
 static int submit_one(struct submit_args *a, const char *where, const struct sbuf *text,
 		      const char *exe)
 {
@@ -286,6 +356,8 @@ static int submit_one(struct submit_args *a, const char *where, const struct sbu
 	attempt_init(&at);
 	if (spec_load(where, text->buf, text->len, a->sets.v, a->sets.n, &at.job, &dl))
 		status = HPT_EXIT_BAD_SPEC;
+	if (!status && a->shape_auto)
+		status = plan_auto(a, where, text, exe, &at, &dl);
 	if (!status)
 		status = image_pin(&at.job, "submit", 0);
 	if (!status) {

@@ -24,6 +24,8 @@ void attempt_release(struct attempt *a)
 	if (!a)
 		return;
 	job_release(&a->job);
+	json_decref(a->plan);
+	a->plan = NULL;
 	free(a->exclude);
 	a->exclude = NULL;
 	render_opts_release(&a->opts);

@@ -30,6 +30,9 @@ struct attempt {
 	struct sbuf script;      /* job.sbatch, written from opts, after attempt_render */
 	unsigned renders;        /* times attempt_render rendered: 1 when submitted */
 	int resubmits;           /* preflight resubmissions that led to this attempt */
+	json_t *plan;            /* owned: hpctrain plan's prediction of this shape
+				  * (submit --shape auto), recorded as submit.json's
+				  * "plan"; or NULL */
 };
 
 void attempt_init(struct attempt *a);

@@ -36,6 +36,8 @@ static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint3
 				    json_pack("{s:s, s:s?, s:s}", "image", a->job.container.image,
 					      "digest", a->job.container.digest, "runtime",
 					      container_runtime_names[a->job.container.runtime]));
+	if (rec && a->plan)
+		json_object_set(rec, "plan", a->plan);
 	if (rec && task >= 0) {
 		json_object_set_new(rec, "array_task_id", json_integer(task));
 		json_object_set_new(rec, "sweep", json_string(sweep));

@@ -135,6 +135,27 @@ test_only() {
 	[ "${stderr_lines[-1]}" = "hpctrain plan: no shape fits: Slurm would run none of them" ]
 }
 
+@test "submit --shape auto submits the shape plan picks, holding the work, with the prediction in submit.json" {
+	need_slurm
+	local job dir
+	spec 36000
+	past 1 100 0
+	past 2 110 10
+	run --separate-stderr "$HPT" submit --shape auto --json job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	job=$(jq -r .job_id <<<"$output")
+	dir=$(jq -r .dir <<<"$output")
+	scancel "$job"
+	echo "$stderr"
+	[[ "$stderr" == *"--shape auto: 3x1, predicted to run 1360 s (+-11%) from Slurm's start estimate"* ]]
+	[[ "$stderr" == *"--shape auto: train.max_steps 12000, the spec's 36000 steps of 1 rank at 3"* ]]
+	jq -e '.plan.nodes == 3 and .plan.ranks_per_node == 1 and .plan.steps == 12000 and .plan.model.runs == 2 and .plan.start > 0 and .plan.finish > .plan.start' "$dir/submit.json"
+	grep -q "^#SBATCH --nodes=3$" "$dir/job.sbatch"
+	grep -q "max_steps: 12000" "$dir/resolved.yaml"
+	run -2 --separate-stderr "$HPT" submit --shape 2x2 job.yaml
+	[[ "$stderr" == *"--shape: expected auto, got '2x2'"* ]]
+}
+
 @test "plan refuses bad flags with status 2, naming them" {
 	cd "$BATS_TEST_TMPDIR"
 	spec 600
