@@ -13,6 +13,8 @@
 #include "common/spec/spec.h"     // defines: struct job
 #include "common/spec/specfile.h" // defines: specfile_load, struct specfile_overrides
 #include "cli/plan_shapes.h"  // defines: struct plan_shapes_request, struct plan_shapes_result, plan_shapes_weigh
+#include "launcher/shape/shape_check.h"   // defines: struct shape_check, shape_check_summarize
+#include "launcher/shape/shape_history.h" // defines: shape_history_planned
 #include "launcher/shape/shape_pick.h" // defines: struct shape_candidate, shape_parse_list
 #include "launcher/slurm/slurm.h"      // defines: hpt_slurm_init, hpt_slurm_partition
 
@@ -24,10 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OPT_SHAPES = 256, OPT_MAX_NODES, OPT_DEADLINE };
+enum { OPT_SHAPES = 256, OPT_MAX_NODES, OPT_DEADLINE, OPT_HISTORY };
 
 static const char *const plan_usage[] = {
 	"hpctrain plan [--shapes <list> | --max-nodes <n>] [--deadline <time>] [--set <key>=<value>]... [--json] <spec>",
+	"hpctrain plan --history [--set <key>=<value>]... [--json] <spec>",
 	NULL,
 };
 
@@ -40,6 +43,9 @@ static const struct opt plan_opts[] = {
 	{ "deadline", required_argument, NULL, OPT_DEADLINE, "TIME",
 	  "pick the fewest node-hours that finish by TIME (+90m, +2h, +1d, or "
 	  "YYYY-MM-DDTHH:MM[:SS] local time)" },
+	{ "history", no_argument, NULL, OPT_HISTORY, NULL,
+	  "show how far the predictions of the job's planned runs (submit --shape auto) "
+	  "were from what happened" },
 	{ "set", required_argument, NULL, 's', "KEY=VALUE",
 	  "override a spec key or template parameter, as submit does" },
 	{ "json", no_argument, NULL, 'j', NULL, "print the plan as JSON" },
@@ -60,7 +66,7 @@ struct plan_args {
 	const char *shapes, *spec;
 	unsigned max_nodes;
 	time_t deadline;
-	int json;
+	int json, history;
 };
 
 static int parse_args(int argc, char **argv, struct plan_args *a)
@@ -96,6 +102,9 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 		case 'j':
 			a->json = 1;
 			break;
+		case OPT_HISTORY:
+			a->history = 1;
+			break;
 		case 'h':
 			opt_usage(stdout, &plan_cmd);
 			return -1;
@@ -108,6 +117,9 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 							   : "only one job spec at a time");
 	if (a->shapes && a->max_nodes)
 		return opt_error(&plan_cmd, "--shapes and --max-nodes exclude each other");
+	if (a->history && (a->shapes || a->max_nodes || a->deadline))
+		return opt_error(&plan_cmd, "--history takes none of --shapes, --max-nodes and "
+				 "--deadline");
 	a->spec = argv[optind];
 	return 0;
 }
@@ -135,12 +147,16 @@ static void print_fit(const struct job *job, const struct shape_work *w, const s
 		      const struct shape_history *h)
 {
 	printf("plan for %s: ", job->name);
-	if (w->max_steps > 0)
+	if (w->fixed_steps)
+		printf("%lld steps at any shape (the most its past runs logged)\n",
+		       (long long)w->max_steps);
+	else if (w->max_steps > 0)
 		printf("%lld steps of %u rank%s (train.max_steps)", (long long)w->max_steps,
 		       w->spec_ranks, w->spec_ranks == 1 ? "" : "s");
 	else
 		printf("%lld epochs of %.0f samples", (long long)w->epochs, w->samples_per_epoch);
-	printf(", %lld samples per rank a step\n", (long long)w->batch_per_rank);
+	if (!w->fixed_steps)
+		printf(", %lld samples per rank a step\n", (long long)w->batch_per_rank);
 	printf("model: a step takes %.2f ms of compute", f->compute_s * 1e3);
 	if (f->comm_known)
 		printf(" + %.2f ms x 2(n-1)/n of allreduce at n ranks", f->comm_s * 1e3);
@@ -205,6 +221,97 @@ static int decide(const struct plan_args *a, const struct job *job, const struct
 	return 0;
 }
 
+/* Slurm's times of each planned run's job; those Slurm forgot count
+ * apart.  0, or a status after a line. */
+static int history_times(struct shape_planned *v, size_t n, size_t *forgotten)
+{
+	struct sbuf err = SBUF_INIT;
+	int status = hpt_slurm_init(&err), inited = !status;
+
+	*forgotten = 0;
+	for (size_t i = 0; i < n && !status; i++) {
+		struct hpt_slurm_job j;
+		int rc = hpt_slurm_job((uint32_t)v[i].job_id, &j, &err);
+
+		if (rc == HPT_EXIT_NO_INPUT) {
+			(*forgotten)++;
+			sbuf_reset(&err);
+			continue;
+		}
+		if ((status = rc))
+			break;
+		v[i].check.start = j.start_time;
+		v[i].check.end = j.finished ? j.end_time : 0;
+		hpt_slurm_job_release(&j);
+	}
+	if (status)
+		fprintf(stderr, "hpctrain plan: %s\n", err.buf);
+	if (inited)
+		hpt_slurm_fini();
+	sbuf_release(&err);
+	return status;
+}
+
+/* --history: the job's planned runs, prediction against what happened,
+ * and the mean errors. */
+static int history(const struct plan_args *a, const struct job *job)
+{
+	struct shape_check_summary sum;
+	struct shape_check *checks;
+	struct shape_planned *v;
+	size_t n, forgotten;
+	int status;
+
+	shape_history_planned(job, &v, &n);
+	if (!n) {
+		fprintf(stderr, "hpctrain plan: no run of %s under %s/%s was planned (submit "
+			"--shape auto)\n", job->name, job->output.dir, job->name);
+		return HPT_EXIT_NO_INPUT;
+	}
+	if ((status = history_times(v, n, &forgotten))) {
+		shape_history_planned_free(v, n);
+		return status;
+	}
+	checks = xcalloc(n, sizeof(*checks));
+	for (size_t i = 0; i < n; i++)
+		checks[i] = v[i].check;
+	shape_check_summarize(checks, n, &sum);
+	if (a->json) {
+		json_t *runs = json_array();
+
+		for (size_t i = 0; i < n; i++) {
+			json_t *o = shape_check_json(&v[i].check);
+
+			json_object_set_new(o, "dir", json_string(v[i].dir));
+			json_object_set_new(o, "job_id", json_integer((json_int_t)v[i].job_id));
+			json_array_append_new(runs, o);
+		}
+		json_print(json_pack("{s:o, s:i, s:i, s:i, s:f, s:f, s:f}", "runs", runs,
+				     "started", (int)sum.started, "ended", (int)sum.ended,
+				     "forgotten", (int)forgotten, "mean_abs_start_err_s",
+				     sum.mean_abs_start_s, "mean_abs_run_err", sum.mean_abs_run_err,
+				     "mean_run_err", sum.mean_run_err));
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			struct sbuf line = SBUF_INIT;
+
+			shape_check_format(&v[i].check, time(NULL), &line);
+			printf("%s (job %lu): %s\n", v[i].dir, v[i].job_id, line.buf);
+			sbuf_release(&line);
+		}
+		printf("%zu planned run%s: %zu started, the start off by %.0f s on average; %zu "
+		       "ended, the run off by %.0f%% on average (%+.0f%% mean)", n, n == 1 ? "" : "s",
+		       sum.started, sum.mean_abs_start_s, sum.ended, sum.mean_abs_run_err * 100,
+		       sum.mean_run_err * 100);
+		if (forgotten)
+			printf("; %zu forgotten by Slurm", forgotten);
+		printf("\n");
+	}
+	free(checks);
+	shape_history_planned_free(v, n);
+	return 0;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	struct plan_args a = { .sets = SPECFILE_OVERRIDES_INIT };
@@ -231,6 +338,10 @@ int cmd_plan(int argc, char **argv)
 		goto report;
 	if (spec_load(where.buf, text.buf, text.len, a.sets.v, a.sets.n, &job, &dl)) {
 		status = HPT_EXIT_BAD_SPEC;
+		goto report;
+	}
+	if (a.history) {
+		status = history(&a, &job);
 		goto report;
 	}
 	if (fileio_self_exe(exe, sizeof(exe))) {

@@ -19,6 +19,9 @@
 #include "launcher/runs/runref.h" // defines: runref_resolve
 #include "launcher/runs/stage_summary.h" // defines: stage_summary_load, stage_summary_format
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
+#include "launcher/shape/shape_check.h" // defines: struct shape_check, shape_check_format
+#include "common/fileio.h"      // defines: FILEIO_NOFOLLOW
+#include "common/jsonfile.h"    // defines: jsonfile_load
 
 #include <jansson.h>
 #include <math.h>
@@ -364,12 +367,47 @@ static json_t *stage_json(const char *run)
 	return o;
 }
 
+/* A run submitted with --shape auto: its prediction (submit.json's
+ * plan) against the times Slurm gives its job j.  0, or -1 for a run
+ * that was not planned. */
+static int plan_check(const char *run, const struct hpt_slurm_job *j, struct shape_check *c)
+{
+	struct sbuf err = SBUF_INIT;
+	char *path = xasprintf("%s/submit.json", run);
+	json_t *doc = jsonfile_load(path, 1 << 20, FILEIO_NOFOLLOW, &err);
+	int rc = shape_check_from_json(doc ? json_object_get(doc, "plan") : NULL, c);
+
+	if (!rc && j) {
+		c->start = j->start_time;
+		c->end = j->finished ? j->end_time : 0;
+	}
+	json_decref(doc);
+	free(path);
+	sbuf_release(&err);
+	return rc;
+}
+
+static void print_plan_line(const char *run, const struct hpt_slurm_job *j)
+{
+	struct shape_check c;
+	struct sbuf line = SBUF_INIT;
+
+	if (plan_check(run, j, &c))
+		return;
+	shape_check_format(&c, time(NULL), &line);
+	printf("%s\n", line.buf);
+	sbuf_release(&line);
+}
+
 static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json, const char *run)
 {
-	json_t *jobs;
+	struct shape_check c;
+	json_t *jobs, *doc;
 
 	if (!json) {
 		print_table(v, n);
+		if (run)
+			print_plan_line(run, n ? &v[n - 1] : NULL);
 		if (run)
 			print_run_lines(run);
 		return HPT_EXIT_OK;
@@ -384,7 +422,10 @@ static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json, const c
 	}
 	if (!run)
 		return json_print(json_pack("{s:o}", "jobs", jobs));
-	return json_print(json_pack("{s:o, s:o}", "jobs", jobs, "stage", stage_json(run)));
+	doc = json_pack("{s:o, s:o}", "jobs", jobs, "stage", stage_json(run));
+	json_object_set_new(doc, "plan", plan_check(run, n ? &v[n - 1] : NULL, &c)
+						 ? json_null() : shape_check_json(&c));
+	return json_print(doc);
 }
 
 /* status [RUN|JOBID] [--wait]: a job's records (a run's: with its

@@ -324,7 +324,8 @@ static int plan_auto(const struct submit_args *a, const char *where, const struc
 			c->run_s, c->rel_err * 100);
 		/* the spec's steps were of its own global batch: the same
 		 * samples at this shape, as the prediction counts them */
-		if (!status && at->job.train.max_steps > 0 && at->job.train.max_steps != c->steps) {
+		if (!status && !at->job.command.n && at->job.train.max_steps > 0 &&
+		    at->job.train.max_steps != c->steps) {
 			fprintf(stderr, "hpctrain submit: --shape auto: train.max_steps %lld, the "
 				"spec's %lld steps of %u rank%s at %u\n", (long long)c->steps,
 				(long long)at->job.train.max_steps, p.w.spec_ranks,

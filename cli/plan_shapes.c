@@ -134,11 +134,18 @@ static int model_of(const char *cmd, const struct job *job, struct shape_history
 		sbuf_release(&err);
 		return HPT_EXIT_NO_INPUT;
 	}
-	w->max_steps = job->train.max_steps;
 	w->spec_ranks = (unsigned)(job->resources.nodes * job->resources.ranks_per_node);
-	w->epochs = job->train.epochs;
-	w->batch_per_rank = job->train.batch_per_rank;
-	w->samples_per_epoch = h->samples_per_epoch;
+	if (job->command.n) {
+		/* train is the bundled trainer's: a user's program is known
+		 * only by what its runs logged */
+		w->fixed_steps = true;
+		w->max_steps = h->steps;
+	} else {
+		w->max_steps = job->train.max_steps;
+		w->epochs = job->train.epochs;
+		w->batch_per_rank = job->train.batch_per_rank;
+		w->samples_per_epoch = h->samples_per_epoch;
+	}
 	if (shape_model_fit(h->v, h->n, f)) {
 		fprintf(stderr, "hpctrain %s: no past run of %s under %s/%s logged its steps%s; "
 			"run it once at any shape (a few hundred steps will do), then plan\n",

@@ -1,13 +1,13 @@
 # launcher/shape/build.mk - hpctrain plan's library: a step's time
 # against the number of ranks fitted from past runs (shape_model, pure),
-# each candidate shape's predicted run and the pick (shape_pick, pure),
+# each candidate shape's predicted run and the pick (shape_pick, pure), a
+# planned run's prediction against what happened (shape_check, pure),
 # and the past runs of the same program as the fit's points
 # (shape_history, shell: runs' resolved.yaml and metrics.jsonl, read with
 # report's parser).
 
-SHAPE_CORE  = launcher/shape/shape_model.c launcher/shape/shape_pick.c
+SHAPE_CORE  = launcher/shape/shape_model.c launcher/shape/shape_pick.c launcher/shape/shape_check.c
 SHAPE_SHELL = launcher/shape/shape_history.c launcher/report/report_data.c
 
 UNIT_TESTS += test_shape
 UNIT_SRC_test_shape = $(SHAPE_CORE) common/sbuf.c
-UNIT_LIBS_test_shape = -lm

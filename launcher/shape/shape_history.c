@@ -4,6 +4,8 @@
 #include "common/diag.h"                  // defines: struct diag_list
 #include "common/spec/spec.h"             // defines: struct job, job_release
 #include "common/spec/specfile.h"         // defines: specfile_load_run
+#include "common/fileio.h"                // defines: FILEIO_NOFOLLOW
+#include "common/jsonfile.h"              // defines: jsonfile_load
 #include "launcher/report/report_data.h"  // defines: struct report_run, report_read
 
 #include <dirent.h>
@@ -106,6 +108,8 @@ static void add_run(struct shape_history *h, const struct job *job, const char *
 	if (r.nepochs && r.epochs[0].epoch > 0 && r.epochs[0].step > 0 && !h->samples_per_epoch)
 		h->samples_per_epoch = (double)r.epochs[0].step / (double)r.epochs[0].epoch *
 				       h->v[h->n].ranks * (double)past.train.batch_per_rank;
+	if (r.steps[r.nsteps - 1].step > h->steps)
+		h->steps = r.steps[r.nsteps - 1].step;
 	if (!isnan(h->v[h->n].step_s))
 		h->n++;
 out:
@@ -118,25 +122,57 @@ out:
 	free(metrics);
 }
 
-/* A run R and its later attempts, R/attempts/N. */
-static void add_run_and_attempts(struct shape_history *h, const struct job *job, const char *run)
+/* Every run R of the job and its later attempts, R/attempts/N, given
+ * to visit.  -1 when output.dir/<name> exists but cannot be read. */
+static int each_run(const struct job *job, void (*visit)(void *, const char *), void *arg,
+		    struct sbuf *err)
 {
-	char *attempts = xasprintf("%s/attempts", run);
-	DIR *d = opendir(attempts);
-	struct dirent *e;
+	char *base = xasprintf("%s/%s", job->output.dir, job->name);
+	DIR *d = opendir(base), *ad;
+	struct dirent *e, *ae;
 
-	add_run(h, job, run);
+	if (!d && errno != ENOENT) {
+		sbuf_addf(err, "cannot read %s: %s", base, strerror(errno));
+		free(base);
+		return -1;
+	}
 	while (d && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		char *dir = xasprintf("%s/%s", attempts, e->d_name);
+		char *run = xasprintf("%s/%s", base, e->d_name), *attempts;
 
-		add_run(h, job, dir);
-		free(dir);
+		visit(arg, run);
+		attempts = xasprintf("%s/attempts", run);
+		ad = opendir(attempts);
+		while (ad && (ae = readdir(ad))) {
+			if (ae->d_name[0] == '.')
+				continue;
+			char *dir = xasprintf("%s/%s", attempts, ae->d_name);
+
+			visit(arg, dir);
+			free(dir);
+		}
+		if (ad)
+			closedir(ad);
+		free(attempts);
+		free(run);
 	}
 	if (d)
 		closedir(d);
-	free(attempts);
+	free(base);
+	return 0;
+}
+
+struct history_walk {
+	struct shape_history *h;
+	const struct job *job;
+};
+
+static void visit_point(void *arg, const char *dir)
+{
+	struct history_walk *w = arg;
+
+	add_run(w->h, w->job, dir);
 }
 
 static int by_ranks(const void *a, const void *b)
@@ -170,30 +206,60 @@ static void describe(struct shape_history *h)
 
 int shape_history_load(const struct job *job, struct shape_history *out, struct sbuf *err)
 {
-	char *base = xasprintf("%s/%s", job->output.dir, job->name);
-	DIR *d = opendir(base);
-	struct dirent *e;
+	struct history_walk w = { out, job };
 
 	memset(out, 0, sizeof(*out));
 	sbuf_init(&out->shapes);
-	if (!d && errno != ENOENT) {
-		sbuf_addf(err, "cannot read %s: %s", base, strerror(errno));
-		free(base);
+	if (each_run(job, visit_point, &w, err))
 		return -1;
-	}
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char *run = xasprintf("%s/%s", base, e->d_name);
-
-		add_run_and_attempts(out, job, run);
-		free(run);
-	}
-	if (d)
-		closedir(d);
 	describe(out);
-	free(base);
 	return 0;
+}
+
+struct planned_walk {
+	struct shape_planned *v;
+	size_t n;
+};
+
+static void visit_planned(void *arg, const char *dir)
+{
+	struct planned_walk *w = arg;
+	struct sbuf err = SBUF_INIT;
+	char *path = xasprintf("%s/submit.json", dir);
+	json_t *doc = jsonfile_load(path, 1 << 20, FILEIO_NOFOLLOW, &err);
+	json_int_t id = 0;
+	struct shape_check c;
+
+	if (doc && !shape_check_from_json(json_object_get(doc, "plan"), &c) &&
+	    !json_unpack(doc, "{s:I}", "job_id", &id) && id > 0) {
+		w->v = xrealloc(w->v, (w->n + 1) * sizeof(*w->v));
+		w->v[w->n].dir = xstrdup(dir);
+		w->v[w->n].job_id = (unsigned long)id;
+		w->v[w->n].check = c;
+		w->n++;
+	}
+	json_decref(doc);
+	free(path);
+	sbuf_release(&err);
+}
+
+int shape_history_planned(const struct job *job, struct shape_planned **v, size_t *n)
+{
+	struct planned_walk w = { NULL, 0 };
+	struct sbuf err = SBUF_INIT;
+
+	each_run(job, visit_planned, &w, &err);
+	sbuf_release(&err);
+	*v = w.v;
+	*n = w.n;
+	return 0;
+}
+
+void shape_history_planned_free(struct shape_planned *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].dir);
+	free(v);
 }
 
 void shape_history_release(struct shape_history *h)

@@ -12,9 +12,11 @@
 #define HPT_SHAPE_HISTORY_H
 
 #include "common/sbuf.h"                // defines: struct sbuf
+#include "launcher/shape/shape_check.h" // defines: struct shape_check
 #include "launcher/shape/shape_model.h" // defines: struct shape_point
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct job;
 
@@ -22,6 +24,7 @@ struct shape_history {
 	struct shape_point *v;    /* one per run with step records */
 	size_t n;
 	double samples_per_epoch; /* from a run's epoch records; 0: none */
+	int64_t steps;            /* the most steps a run logged (its last step) */
 	struct sbuf shapes;       /* "1 rank (2 runs), 2 ranks (1 run)" */
 	size_t skipped;           /* runs of the name that ran otherwise */
 };
@@ -31,5 +34,20 @@ struct shape_history {
  * that cannot be read). */
 int shape_history_load(const struct job *job, struct shape_history *out, struct sbuf *err);
 void shape_history_release(struct shape_history *h);
+
+/* A run of the job that submit --shape auto planned: its directory, its
+ * job and the prediction (start and end left 0, for Slurm's times). */
+struct shape_planned {
+	char *dir;
+	unsigned long job_id;
+	struct shape_check check;
+};
+
+/* The planned runs (and attempts) under output.dir/<name>/, in no
+ * particular order: *v allocated, each dir owned.  Runs without a plan
+ * in their submit.json are left out.  0 always (an unreadable run is
+ * one without a plan). */
+int shape_history_planned(const struct job *job, struct shape_planned **v, size_t *n);
+void shape_history_planned_free(struct shape_planned *v, size_t n);
 
 #endif

@@ -15,6 +15,8 @@ int64_t shape_steps(const struct shape_work *w, unsigned ranks)
 {
 	double global = (double)w->batch_per_rank * ranks;
 
+	if (w->fixed_steps)
+		return w->max_steps > 0 ? w->max_steps : 0;
 	if (global <= 0)
 		return 0;
 	if (w->max_steps > 0)

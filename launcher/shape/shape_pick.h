@@ -23,6 +23,8 @@ struct shape_work {
 	int64_t epochs;
 	double samples_per_epoch;   /* from past runs' records; 0: unknown */
 	int64_t batch_per_rank;
+	bool fixed_steps;           /* a user's program: max_steps steps at any shape
+				     * (its past runs' count; its batch is its own) */
 };
 
 /* One shape: its nodes and ranks, Slurm's answer, the prediction. */

@@ -49,7 +49,7 @@ past() {
 	local res hash dir i
 	res=$("$HPT" submit --dry-run --json --set resources.nodes="$1" job.yaml)
 	hash=$(jq -r .sha256 <<<"$res")
-	dir=runs/plantest/${hash:0:12}
+	dir=runs/$(sed -n 's/^name: //p' job.yaml)/${hash:0:12}
 	mkdir -p "$dir/logs"
 	jq -r .resolved <<<"$res" >"$dir/resolved.yaml"
 	for i in $(seq 20); do
@@ -154,6 +154,42 @@ test_only() {
 	grep -q "max_steps: 12000" "$dir/resolved.yaml"
 	run -2 --separate-stderr "$HPT" submit --shape 2x2 job.yaml
 	[[ "$stderr" == *"--shape: expected auto, got '2x2'"* ]]
+}
+
+@test "a planned run's status and plan --history put the prediction against what happened" {
+	need_slurm
+	local dir
+	# a user's program this time: the same command makes the same program
+	cat >job.yaml <<SPEC
+version: 1
+name: planuser
+resources: {nodes: 1, ranks_per_node: 1, time: "00:10:00"}
+command: [sleep, "1"]
+output: {dir: runs}
+preflight: false
+SPEC
+	run -4 --separate-stderr "$HPT" plan --history job.yaml
+	[ "$stderr" = "hpctrain plan: no run of planuser under runs/planuser was planned (submit --shape auto)" ]
+	# the past run at another shape than the one picked (1 node, free
+	# now), whose run directory it would be
+	past 2 100 0
+	run --separate-stderr "$HPT" submit --shape auto --json job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	dir=$(jq -r .dir <<<"$output")
+	run timeout 120 "$HPT" status --wait "$dir"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run "$HPT" status "$dir"
+	echo "$output"
+	[[ "$output" == *"plan: 1x1, start predicted "*", was "*" s); run predicted 0:00:02 +-5%, took "*"%)"* ]]
+	run "$HPT" status --json "$dir"
+	jq -e '.plan.nodes == 1 and .plan.start_err_s != null and .plan.run_err != null' <<<"$output"
+	run --separate-stderr "$HPT" plan --history job.yaml
+	[ "$status" -eq 0 ]
+	echo "$output"
+	[[ "${lines[0]}" == "runs/planuser/${dir##*/} (job "*"): plan: 1x1, start predicted "* ]]
+	[[ "${lines[1]}" == "1 planned run: 1 started, the start off by "*" s on average; 1 ended, the run off by "*"% on average ("*"% mean)" ]]
+	run --separate-stderr "$HPT" plan --history --json job.yaml
+	jq -e '.started == 1 and .ended == 1 and .forgotten == 0 and (.runs | length) == 1' <<<"$output"
 }
 
 @test "plan refuses bad flags with status 2, naming them" {

@@ -2,9 +2,11 @@
  * with and without recorded communication and from one rank count, its
  * uncertainty when it extrapolates, the steps a job's work takes at a
  * shape, the pick by earliest finish or by node-hours under a deadline,
- * and the parsing of --shapes and --deadline. */
+ * a planned run's prediction against what happened, and the parsing of
+ * --shapes and --deadline. */
 #include "tests/unit/testlib.h"
 
+#include "launcher/shape/shape_check.h" // defines: shape_check_from_json, shape_check_summarize
 #include "launcher/shape/shape_model.h" // defines: shape_model_fit, shape_model_step_s
 #include "launcher/shape/shape_pick.h"  // defines: shape_pick, shape_steps, shape_parse_list
 
@@ -149,6 +151,48 @@ static void shape_parse__reads_shapes_and_deadlines_and_names_what_is_wrong(void
 	assert_int_equal(shape_parse_deadline("2026-11-26 21:30", 0, &t), -1);
 }
 
+static void shape_steps__holds_a_user_programs_own_step_count(void **state)
+{
+	struct shape_work w = { .max_steps = 500, .fixed_steps = true };
+
+	(void)state;
+	assert_int_equal(shape_steps(&w, 1), 500);
+	assert_int_equal(shape_steps(&w, 16), 500);
+}
+
+static void shape_check__puts_the_prediction_against_what_happened(void **state)
+{
+	json_t *plan = json_pack("{s:i, s:i, s:i, s:f, s:f}", "nodes", 3, "ranks_per_node", 1,
+				 "start", 1000, "run_s", 100.0, "rel_err", 0.1);
+	struct shape_check c[2];
+	struct shape_check_summary sum;
+	struct sbuf line = SBUF_INIT;
+
+	(void)state;
+	assert_int_equal(shape_check_from_json(plan, &c[0]), 0);
+	c[1] = c[0];
+	assert_false(shape_check_started(&c[0]));
+	c[0].start = 1030;
+	c[0].end = 1140;
+	assert_true(shape_check_ended(&c[0]));
+	assert_true(fabs(shape_check_start_err_s(&c[0]) - 30) < 1e-9);
+	assert_true(fabs(shape_check_run_err(&c[0]) - 0.10) < 1e-9);
+	c[1].start = 990; /* early, still running */
+	shape_check_summarize(c, 2, &sum);
+	assert_int_equal(sum.started, 2);
+	assert_int_equal(sum.ended, 1);
+	assert_true(fabs(sum.mean_abs_start_s - 20) < 1e-9);
+	assert_true(fabs(sum.mean_run_err - 0.10) < 1e-9);
+	shape_check_format(&c[0], 2000, &line);
+	assert_non_null(strstr(line.buf, "plan: 3x1, start predicted "));
+	assert_non_null(strstr(line.buf, " (+30 s); run predicted 0:01:40 +-10%, took 0:01:50 (+10%)"));
+	json_object_del(plan, "run_s");
+	assert_int_equal(shape_check_from_json(plan, &c[0]), -1);
+	assert_int_equal(shape_check_from_json(NULL, &c[0]), -1);
+	json_decref(plan);
+	sbuf_release(&line);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,7 +201,9 @@ int main(void)
 		cmocka_unit_test(shape_model__assumes_linear_scaling_from_one_rank_count_and_says_so),
 		cmocka_unit_test(shape_model__has_nothing_to_fit_without_step_times),
 		cmocka_unit_test(shape_steps__takes_max_steps_or_epochs_over_the_global_batch),
+		cmocka_unit_test(shape_steps__holds_a_user_programs_own_step_count),
 		cmocka_unit_test(shape_pick__takes_the_earliest_finish_or_the_cheapest_by_the_deadline),
+		cmocka_unit_test(shape_check__puts_the_prediction_against_what_happened),
 		cmocka_unit_test(shape_parse__reads_shapes_and_deadlines_and_names_what_is_wrong),
 	};
 
