@@ -160,29 +160,38 @@ static void set_opt(job_desc_msg_t *d, const struct render_opt *o, char *tres, s
 	}
 }
 
+/* The job description of opts, for a job or a question about one
+ * (will-run): the options, the caller's ids (slurmctld rejects NO_VAL
+ * ones), and what sbatch derives from --nodes and --ntasks-per-node:
+ * without min_cpus the job gets one CPU and its srun step cannot start. */
+static void job_desc(const struct render_opts *opts, job_desc_msg_t *d, char *tres,
+		     size_t tres_len)
+{
+	uint32_t cpt;
+
+	slurm_init_job_desc_msg(d);
+	for (size_t i = 0; i < opts->n; i++)
+		set_opt(d, &opts->v[i], tres, tres_len);
+	d->user_id = getuid();
+	d->group_id = getgid();
+	cpt = d->cpus_per_task == (uint16_t)NO_VAL ? 1 : d->cpus_per_task;
+	if (d->min_nodes != NO_VAL && d->ntasks_per_node != (uint16_t)NO_VAL) {
+		d->num_tasks = d->min_nodes * d->ntasks_per_node;
+		d->min_cpus = d->num_tasks * cpt;
+	}
+}
+
 int hpt_slurm_submit(const struct render_opts *opts, const char *script, const char *work_dir,
 		     struct hpt_slurm_submit_result *out, struct sbuf *err)
 {
 	job_desc_msg_t desc;
 	submit_response_msg_t *resp = NULL;
 	char tres[64];
-	uint32_t cpt;
 
 	memset(out, 0, sizeof(*out));
-	slurm_init_job_desc_msg(&desc);
-	for (size_t i = 0; i < opts->n; i++)
-		set_opt(&desc, &opts->v[i], tres, sizeof(tres));
+	job_desc(opts, &desc, tres, sizeof(tres));
 	desc.script = (char *)script;
 	desc.work_dir = (char *)work_dir;
-	desc.user_id = getuid(); /* slurmctld rejects NO_VAL ids */
-	desc.group_id = getgid();
-	/* What sbatch derives from --nodes and --ntasks-per-node: without
-	 * min_cpus the job gets one CPU and its srun step cannot start. */
-	cpt = desc.cpus_per_task == (uint16_t)NO_VAL ? 1 : desc.cpus_per_task;
-	if (desc.min_nodes != NO_VAL && desc.ntasks_per_node != (uint16_t)NO_VAL) {
-		desc.num_tasks = desc.min_nodes * desc.ntasks_per_node;
-		desc.min_cpus = desc.num_tasks * cpt;
-	}
 	/* sbatch's default --export=ALL */
 	desc.environment = environ;
 	desc.env_size = 0;
@@ -561,26 +570,6 @@ int hpt_slurm_cancel(uint32_t job_id, int64_t task, bool *was_done, struct sbuf 
 	return failure(what, NULL, err);
 }
 
-/* The job description hpt_slurm_submit would send, for a question
- * rather than a job: what sbatch derives from --nodes and
- * --ntasks-per-node, and the caller's ids. */
-static void question_desc(const struct render_opts *opts, job_desc_msg_t *d, char *tres,
-			  size_t tres_len)
-{
-	uint32_t cpt;
-
-	slurm_init_job_desc_msg(d);
-	for (size_t i = 0; i < opts->n; i++)
-		set_opt(d, &opts->v[i], tres, tres_len);
-	d->user_id = getuid();
-	d->group_id = getgid();
-	cpt = d->cpus_per_task == (uint16_t)NO_VAL ? 1 : d->cpus_per_task;
-	if (d->min_nodes != NO_VAL && d->ntasks_per_node != (uint16_t)NO_VAL) {
-		d->num_tasks = d->min_nodes * d->ntasks_per_node;
-		d->min_cpus = d->num_tasks * cpt;
-	}
-}
-
 int hpt_slurm_will_run(const struct render_opts *opts, const char *work_dir,
 		       struct hpt_slurm_will_run *out, struct sbuf *err)
 {
@@ -589,7 +578,7 @@ int hpt_slurm_will_run(const struct render_opts *opts, const char *work_dir,
 	char tres[64];
 
 	memset(out, 0, sizeof(*out));
-	question_desc(opts, &desc, tres, sizeof(tres));
+	job_desc(opts, &desc, tres, sizeof(tres));
 	desc.work_dir = (char *)work_dir;
 	if (slurm_job_will_run2(&desc, &resp) != SLURM_SUCCESS || !resp)
 		return failure("ask when the job would start", "Slurm would not run the job", err);
