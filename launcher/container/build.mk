@@ -6,12 +6,14 @@
 # ch-run (container_squash.c), podman's program found and its container
 # removed for the supervisor (container_podman.c), one rank's
 # program wrapped, or its command line previewed (container_wrap.c), and
-# a directory image packed once for container.stage (container_pack.c).
+# a directory image packed once for container.stage (container_pack.c);
+# the runtimes' helper programs run quietly (container_proc.c).
 
 CONTAINER_CORE  = launcher/container/container_argv.c
 CONTAINER_SHELL = launcher/container/container_image.c launcher/container/container_digest.c \
                   launcher/container/container_squash.c launcher/container/container_podman.c \
-                  launcher/container/container_wrap.c launcher/container/container_pack.c
+                  launcher/container/container_wrap.c launcher/container/container_pack.c \
+                  launcher/container/container_proc.c
 
 # The runtimes the tests start for real (tests/cli/container.bats):
 # Charliecloud, SquashFS images mounted by squashfuse (fuse3 brings

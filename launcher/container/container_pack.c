@@ -1,6 +1,7 @@
 /* container_pack.c - a directory image packed once into a SquashFS file:
  * see container_pack.h.  Shell: mksquashfs, a lock, a rename. */
 #include "launcher/container/container_pack.h" // defines: container_pack, container_pack_dir
+#include "launcher/container/container_proc.h" // defines: container_proc_run
 #include "common/fileio.h" // defines: fileio_private_dir, fileio_read
 #include "common/sbuf.h"   // defines: struct sbuf, xasprintf
 
@@ -58,29 +59,12 @@ static int run_mksquashfs(const char *dir, const char *out, const char *errpath)
 	char *const argv[] = { "mksquashfs", (char *)dir, (char *)out, "-noappend", "-reproducible",
 			       "-mkfs-time", "0", "-no-xattrs", "-comp", "zstd",
 			       "-Xcompression-level", "3", "-quiet", "-no-progress", NULL };
-	pid_t pid = fork();
-	int st;
+	int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int rc = container_proc_run(argv, e, false);
 
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		int null = open("/dev/null", O_RDWR);
-		int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
-
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-		}
-		if (e >= 0)
-			dup2(e, 2);
-		execvp(argv[0], argv);
-		fprintf(stderr, "cannot run mksquashfs (squashfs-tools): %s\n", strerror(errno));
-		_exit(127);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	if (e >= 0)
+		close(e);
+	return rc;
 }
 
 /* The end of what mksquashfs said, on one line. */
@@ -126,7 +110,10 @@ static int pack(const char *dir, const char *packs_dir, const char *target, cons
 	img = xasprintf("%s/image.sqfs", tmp);
 	errpath = xasprintf("%s/mksquashfs.err", tmp);
 	status = run_mksquashfs(dir, img, errpath);
-	if (status) {
+	if (status == 127) {
+		sbuf_addf(err, "packing the directory image %s needs mksquashfs (squashfs-tools), "
+			  "which is not in PATH", dir);
+	} else if (status) {
 		sbuf_addf(err, "packing the directory image %s failed (mksquashfs exited %d)", dir,
 			  status);
 		add_words(err, errpath);

@@ -3,6 +3,7 @@
  * container_squash.h.  Shell. */
 #include "launcher/container/container_squash.h" // defines: container_squash_mount, container_squash_release
 #include "launcher/container/container_image.h"  // defines: container_image_in_path
+#include "launcher/container/container_proc.h"   // defines: container_proc_run
 #include "common/fileio.h" // defines: fileio_private_dir, fileio_read_fd
 #include "common/sbuf.h"   // defines: struct sbuf, xasprintf
 
@@ -21,43 +22,6 @@
 #define MOUNT_TRIES 20 /* a release between our mount and our shared lock, or another
 			* rank mounting: look again */
 
-/* Runs argv with stdin and stdout on /dev/null and stderr into errfd
- * (-1: /dev/null as well); its exit status, or -1.  squashfuse stays as
- * a daemon: it must hold none of the rank's own output open, or a
- * launcher waiting for the end of a step's output would wait for it.
- * With immune set, the signals a step's processes may all be sent
- * (scancel, a preemption signal to the whole step) are ignored, which
- * exec keeps and libfuse respects (it installs its handlers only over
- * SIG_DFL): the image goes only with fusermount -u, never from under a
- * program writing its checkpoint ("Transport endpoint is not
- * connected"). */
-static int run_quiet(char *const *argv, int errfd, bool immune)
-{
-	static const int sigs[] = { SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2 };
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		int null = open("/dev/null", O_RDWR);
-
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			dup2(errfd >= 0 ? errfd : null, 2);
-		}
-		for (size_t i = 0; immune && i < sizeof(sigs) / sizeof(*sigs); i++)
-			signal(sigs[i], SIG_IGN);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* 1 mounted and alive, 0 not mounted, -1 mounted but its server gone
  * (ENOTCONN) or unreadable: dir's device differs from its folder's. */
 static int mount_state(const char *dir, const char *base)
@@ -75,10 +39,10 @@ static void unmount(const char *dir)
 {
 	char *const argv[] = { "fusermount", "-u", "-q", (char *)dir, NULL };
 
-	if (run_quiet(argv, -1, false)) {
+	if (container_proc_run(argv, -1, false)) {
 		char *const lazy[] = { "fusermount", "-u", "-z", "-q", (char *)dir, NULL };
 
-		run_quiet(lazy, -1, false); /* a dead server: detach it all the same */
+		container_proc_run(lazy, -1, false); /* a dead server: detach it all the same */
 	}
 	rmdir(dir);
 }
@@ -162,7 +126,7 @@ static int mount_locked(const char *image, const char *dir, const char *base, st
 	efd = mkostemp(tmp, O_CLOEXEC);
 	if (efd >= 0)
 		unlink(tmp);
-	rc = run_quiet(argv, efd, true);
+	rc = container_proc_run(argv, efd, true);
 	if (rc || mount_state(dir, base) <= 0) {
 		struct sbuf msg = SBUF_INIT, ignored = SBUF_INIT;
 

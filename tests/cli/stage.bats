@@ -374,6 +374,6 @@ SPEC
 	mkdir "$W/nobin"
 	run --separate-stderr env PATH="$W/nobin" "$HPT" submit --dry-run job.yaml
 	[ "$status" -eq 4 ]
-	[[ "$stderr" == *"container.stage: packing the directory image $W/img failed (mksquashfs exited 127): cannot run mksquashfs (squashfs-tools)"* ]]
+	[ "$stderr" = "hpctrain submit: container.stage: packing the directory image $W/img needs mksquashfs (squashfs-tools), which is not in PATH" ]
 	[ ! -e "$pack" ]
 }
