@@ -33,7 +33,8 @@ DOCTOR_SRC   = $(CLI_DOCTOR) $(DOCTOR_CORE) $(DOCTOR_SHELL) $(DOCTOR_PROBE) $(LE
 REPORT_SRC   = $(CLI_REPORT) $(REPORT_CORE) $(REPORT_SHELL) $(SPEC_CORE) $(SPEC_SHELL) $(SLURM_CORE) \
                $(SLURM_SHELL) launcher/runs/runref.c launcher/runs/runref_job.c \
                launcher/runs/sweep_record.c launcher/runs/rundir.c launcher/runs/stage_summary.c \
-               launcher/runs/stage_summary_load.c
+               launcher/runs/stage_summary_load.c $(SHAPE_CORE) \
+               launcher/shape/shape_history.c
 STAGE_SRC    = $(CLI_STAGE) $(STAGE_CORE) $(STAGE_SHELL) $(STAGE_MPI) $(SPEC_CORE) $(SPEC_SHELL) \
                launcher/doctor/doctor_record.c launcher/doctor/doctor_env.c $(LEDGER_CORE) \
                $(LEDGER_SHELL) $(SLURM_CORE) $(SLURM_SHELL)

@@ -15,6 +15,8 @@
 #include "launcher/report/report_data.h"   // defines: struct report_run, report_throughput
 #include "launcher/report/report_points.h" // defines: struct report_point, report_points_*
 #include "launcher/runs/runref.h"       // defines: runref_sweep_points
+#include "launcher/shape/shape_history.h" // defines: shape_history_point
+#include "launcher/shape/shape_model.h"   // defines: shape_model_fit, shape_model_step_s
 
 #include <jansson.h>
 #include <math.h>
@@ -33,6 +35,65 @@ static void sweep_final(struct report_out *o, const struct report_point *p, size
 	report_points_axis_release(&a);
 }
 
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The model hpctrain plan fits (launcher/shape/shape_model.h) through a
+ * sweep's measured points, onto the throughput chart as a curve from the
+ * fewest ranks to twice the most, its terms in report.md.  Only where
+ * the points differ in ranks alone (one measured series): the model
+ * holds the program and its batch per rank fixed.  The throughput of a
+ * step of t(n) at n ranks is n b / t(n), b the samples of one rank's
+ * step, taken from the points themselves (the median of S t / n). */
+static void scaling_fit(struct report_out *o, struct chart *tc, const struct report_point *p,
+			size_t n)
+{
+	struct shape_point *pt = xcalloc(n ? n : 1, sizeof(*pt));
+	double *b = xcalloc(n ? n : 1, sizeof(*b)), *x, *y, batch;
+	struct shape_fit f;
+	size_t m = 0, k = 0;
+	int64_t lo = 0, hi = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double s = report_throughput(&p[i].r, p[i].ranks);
+
+		if (!p[i].loaded || p[i].ranks <= 0 || !isfinite(s) ||
+		    shape_history_point(&p[i].r, (unsigned)p[i].ranks, &pt[m]))
+			continue;
+		b[m] = s * pt[m].step_s / (double)p[i].ranks;
+		lo = lo && lo < p[i].ranks ? lo : p[i].ranks;
+		hi = hi > p[i].ranks ? hi : p[i].ranks;
+		m++;
+	}
+	/* one measured series and its linear line: the points differ in
+	 * ranks alone */
+	if (tc->nseries != 2 || !tc->series[1].dashed || m < 2 || shape_model_fit(pt, m, &f)) {
+		free(pt);
+		free(b);
+		return;
+	}
+	qsort(b, m, sizeof(*b), by_value);
+	batch = b[m / 2];
+	x = xcalloc((size_t)(2 * hi - lo + 1), sizeof(*x));
+	y = xcalloc((size_t)(2 * hi - lo + 1), sizeof(*y));
+	for (int64_t r = lo; r <= 2 * hi; r++, k++) {
+		x[k] = (double)r;
+		y[k] = (double)r * batch / shape_model_step_s(&f, (unsigned)r, NULL);
+	}
+	chart_add(tc, "fitted (hpctrain plan's model)", x, y, k)->dashed = true;
+	sbuf_addf(&o->md, "Fitted to %u points (hpctrain plan's model): a step takes %.2f ms of "
+		  "compute + %.2f ms x 2(n-1)/n of allreduce at n ranks, +-%.0f%%.\n\n", f.runs,
+		  f.compute_s * 1e3, f.comm_s * 1e3, f.rel_err * 100);
+	free(pt);
+	free(b);
+	free(x);
+	free(y);
+}
+
 /* Throughput and efficiency against total ranks, when points differ in
  * it. */
 static void sweep_scaling(struct report_out *o, const struct report_point *p, size_t n)
@@ -46,6 +107,7 @@ static void sweep_scaling(struct report_out *o, const struct report_point *p, si
 		report_out_skip(o, "scaling", "throughput against ranks", why);
 		return;
 	}
+	scaling_fit(o, &tc, p, n);
 	report_out_emit(o, &tc, "scaling", "no point has finished");
 	report_out_emit(o, &ec, "efficiency", "no point has finished");
 }

@@ -76,6 +76,16 @@ static double median_ms(const struct report_run *r, size_t off)
 	return m / 1000.0;
 }
 
+int shape_history_point(const struct report_run *r, unsigned ranks, struct shape_point *out)
+{
+	out->ranks = ranks;
+	out->step_s = median_ms(r, offsetof(struct report_step, step_ms));
+	out->comm_s = median_ms(r, offsetof(struct report_step, comm_ms));
+	if (isnan(out->comm_s))
+		out->comm_s = -1;
+	return isnan(out->step_s) || !ranks ? -1 : 0;
+}
+
 /* One run or attempt directory: its point, when it ran the same program
  * and logged steps. */
 static void add_run(struct shape_history *h, const struct job *job, const char *dir)
@@ -86,6 +96,7 @@ static void add_run(struct shape_history *h, const struct job *job, const char *
 	struct job past;
 	char *metrics = xasprintf("%s/logs/metrics.jsonl", dir);
 	FILE *fp = NULL;
+	bool ok;
 
 	memset(&past, 0, sizeof(past));
 	report_run_init(&r);
@@ -98,19 +109,18 @@ static void add_run(struct shape_history *h, const struct job *job, const char *
 	if (!(fp = fopen(metrics, "re")) || report_read(fp, &r) || !r.nsteps)
 		goto out;
 	h->v = xrealloc(h->v, (h->n + 1) * sizeof(*h->v));
-	h->v[h->n].ranks = r.ranks > 0 ? (unsigned)r.ranks
-			   : r.steps[r.nsteps - 1].nranks ? (unsigned)r.steps[r.nsteps - 1].nranks
-			   : (unsigned)(past.resources.nodes * past.resources.ranks_per_node);
-	h->v[h->n].step_s = median_ms(&r, offsetof(struct report_step, step_ms));
-	h->v[h->n].comm_s = median_ms(&r, offsetof(struct report_step, comm_ms));
-	if (isnan(h->v[h->n].comm_s))
-		h->v[h->n].comm_s = -1;
+	ok = !shape_history_point(&r, r.ranks > 0 ? (unsigned)r.ranks
+				      : r.steps[r.nsteps - 1].nranks
+					  ? (unsigned)r.steps[r.nsteps - 1].nranks
+					  : (unsigned)(past.resources.nodes *
+						       past.resources.ranks_per_node),
+				  &h->v[h->n]);
 	if (r.nepochs && r.epochs[0].epoch > 0 && r.epochs[0].step > 0 && !h->samples_per_epoch)
 		h->samples_per_epoch = (double)r.epochs[0].step / (double)r.epochs[0].epoch *
 				       h->v[h->n].ranks * (double)past.train.batch_per_rank;
 	if (r.steps[r.nsteps - 1].step > h->steps)
 		h->steps = r.steps[r.nsteps - 1].step;
-	if (!isnan(h->v[h->n].step_s))
+	if (ok)
 		h->n++;
 out:
 	if (fp)

@@ -29,6 +29,12 @@ struct shape_history {
 	size_t skipped;           /* runs of the name that ran otherwise */
 };
 
+/* The point of one run's metrics at ranks: the median step and
+ * communication times of its step records but the first (its warm-up).
+ * 0, or -1 when it logged no step time. */
+struct report_run;
+int shape_history_point(const struct report_run *r, unsigned ranks, struct shape_point *out);
+
 /* Loads the points of job's past runs.  A missing output.dir/<name>
  * is no error: there are no points.  0, or -1 with err (a directory
  * that cannot be read). */

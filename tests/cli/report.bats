@@ -150,6 +150,24 @@ EOF
 	[ "$(jq -r '[.points[] | .ranks] | join(" ")' <<<"$output")" = "1 2 1 2" ]
 }
 
+@test "report of a sweep over ranks alone fits hpctrain plan's model through the points" {
+	local rec d
+	mkdir -p "$W/runs"
+	cp -r "$FIX/sweep/lr-ranks" "$W/runs/"
+	cd "$W"
+	# the fixture's points at lr 0.05: 1 and 2 ranks, nothing else apart
+	rec=runs/lr-ranks/sweep-000000000001.json
+	jq '.axes = [.axes[1]] | .points = [.points[0], .points[1]] |
+	    .points[].params |= del(.["train.optimizer.lr"])' runs/lr-ranks/sweep-243bbcdcf04f.json >"$rec"
+	run -0 "$HPT" report "$rec"
+	d=runs/lr-ranks/sweep-000000000001-report
+	[ "$(png_size "$d/scaling.png")" = 960x540 ]
+	grep -E "^Fitted to 2 points \(hpctrain plan's model\): a step takes [0-9.]+ ms of compute \+ [0-9.]+ ms x 2\(n-1\)/n of allreduce at n ranks, \+-[0-9]+%\.$" "$d/report.md"
+	# two series apart (two learning rates): no fit, as before
+	run -0 "$HPT" report runs/lr-ranks/sweep-243bbcdcf04f.json
+	run ! grep -q "^Fitted" runs/lr-ranks/sweep-243bbcdcf04f-report/report.md
+}
+
 @test "report refuses a sweep record it cannot chart, naming the file" {
 	mkdir -p "$W/runs/x"
 	cp -r "$FIX/sweep/lr-ranks/c14a22d52cc0" "$W/runs/x/"
