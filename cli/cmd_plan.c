@@ -13,6 +13,10 @@
 #include "common/spec/spec.h"     // defines: struct job
 #include "common/spec/specfile.h" // defines: specfile_load, struct specfile_overrides
 #include "cli/plan_shapes.h"  // defines: struct plan_shapes_request, struct plan_shapes_result, plan_shapes_weigh
+#include "cli/status_watch.h" // defines: status_watch
+#include "cli/submit_sweep.h" // defines: struct sweep_request, submit_sweep
+#include "common/spec/sweep.h"    // defines: struct sweep, sweep_parse
+#include "launcher/runs/runref.h" // defines: struct runref, runref_resolve
 #include "launcher/shape/shape_check.h"   // defines: struct shape_check, shape_check_summarize
 #include "launcher/shape/shape_history.h" // defines: shape_history_planned
 #include "launcher/shape/shape_pick.h" // defines: struct shape_candidate, shape_parse_list
@@ -26,10 +30,10 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OPT_SHAPES = 256, OPT_MAX_NODES, OPT_DEADLINE, OPT_HISTORY };
+enum { OPT_SHAPES = 256, OPT_MAX_NODES, OPT_DEADLINE, OPT_HISTORY, OPT_CALIBRATE };
 
 static const char *const plan_usage[] = {
-	"hpctrain plan [--shapes <list> | --max-nodes <n>] [--deadline <time>] [--set <key>=<value>]... [--json] <spec>",
+	"hpctrain plan [--shapes <list> | --max-nodes <n>] [--calibrate <steps>] [--deadline <time>] [--set <key>=<value>]... [--json] <spec>",
 	"hpctrain plan --history [--set <key>=<value>]... [--json] <spec>",
 	NULL,
 };
@@ -43,6 +47,9 @@ static const struct opt plan_opts[] = {
 	{ "deadline", required_argument, NULL, OPT_DEADLINE, "TIME",
 	  "pick the fewest node-hours that finish by TIME (+90m, +2h, +1d, or "
 	  "YYYY-MM-DDTHH:MM[:SS] local time)" },
+	{ "calibrate", required_argument, NULL, OPT_CALIBRATE, "STEPS",
+	  "first run the bundled trainer STEPS steps at each shape, as one sweep, wait for "
+	  "it, then plan from its runs too" },
 	{ "history", no_argument, NULL, OPT_HISTORY, NULL,
 	  "show how far the predictions of the job's planned runs (submit --shape auto) "
 	  "were from what happened" },
@@ -67,6 +74,7 @@ struct plan_args {
 	unsigned max_nodes;
 	time_t deadline;
 	int json, history;
+	long calibrate;   /* --calibrate STEPS; 0: none */
 };
 
 static int parse_args(int argc, char **argv, struct plan_args *a)
@@ -105,6 +113,14 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 		case OPT_HISTORY:
 			a->history = 1;
 			break;
+		case OPT_CALIBRATE:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 1000000)
+				return opt_error(&plan_cmd, "--calibrate: expected 1..1000000 steps, "
+						 "got '%s'", SBUF_CLIP(optarg));
+			a->calibrate = v;
+			break;
 		case 'h':
 			opt_usage(stdout, &plan_cmd);
 			return -1;
@@ -117,9 +133,9 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 							   : "only one job spec at a time");
 	if (a->shapes && a->max_nodes)
 		return opt_error(&plan_cmd, "--shapes and --max-nodes exclude each other");
-	if (a->history && (a->shapes || a->max_nodes || a->deadline))
-		return opt_error(&plan_cmd, "--history takes none of --shapes, --max-nodes and "
-				 "--deadline");
+	if (a->history && (a->shapes || a->max_nodes || a->deadline || a->calibrate))
+		return opt_error(&plan_cmd, "--history takes none of --shapes, --max-nodes, "
+				 "--calibrate and --deadline");
 	a->spec = argv[optind];
 	return 0;
 }
@@ -157,14 +173,19 @@ static void print_fit(const struct job *job, const struct shape_work *w, const s
 		printf("%lld epochs of %.0f samples", (long long)w->epochs, w->samples_per_epoch);
 	if (!w->fixed_steps)
 		printf(", %lld samples per rank a step\n", (long long)w->batch_per_rank);
-	printf("model: a step takes %.2f ms of compute", f->compute_s * 1e3);
-	if (f->comm_known)
-		printf(" + %.2f ms x 2(n-1)/n of allreduce at n ranks", f->comm_s * 1e3);
-	else
-		printf("; allreduce not measured (no run on more than one rank): scaling assumed "
-		       "linear");
+	/* a term no run measured borrows the other's (shape_model.h) */
+	double node = f->node_known ? f->node_s : f->net_known ? f->net_s : 0;
+	double net = f->net_known ? f->net_s : f->node_known ? f->node_s : 0;
+
+	printf("model: a step takes %.2f ms of compute + %.2f ms x 2(R-1)/R within a node of R "
+	       "ranks%s + %.2f ms x 2(N-1)/N between N nodes%s", f->compute_s * 1e3, node * 1e3,
+	       f->node_known ? "" : " (assumed)", net * 1e3, f->net_known ? "" : " (assumed)");
 	printf(", +-%.0f%% (fitted to %u run%s: %s)\n", f->rel_err * 100, f->runs,
 	       f->runs == 1 ? "" : "s", h->shapes.buf);
+	if (f->rel_err > 0.5)
+		printf("warning: the model fits these runs poorly (+-%.0f%%): their steps vary "
+		       "more than the shape explains; run each shape you mean to use\n",
+		       f->rel_err * 100);
 }
 
 static void print_table(const struct shape_candidate *v, size_t n, long pick, time_t now)
@@ -219,6 +240,83 @@ static int decide(const struct plan_args *a, const struct job *job, const struct
 		       a->deadline ? "the fewest node-hours that finish by the deadline"
 				   : "the earliest finish");
 	return 0;
+}
+
+/* --calibrate: the shapes as one sweep (zipped nodes and ranks per
+ * node) of the bundled trainer at STEPS steps, submitted and waited
+ * for, so that the plan has a run at each shape to fit.  Shapes larger
+ * than the partition are left out.  0, or a status after a line. */
+static int calibrate(const struct plan_args *a, const struct job *job, const struct sbuf *where,
+		     const struct sbuf *text, const char *exe,
+		     const struct hpt_slurm_partition *part, const struct shape_candidate *shapes,
+		     size_t nshapes)
+{
+	struct sbuf nodes = SBUF_INIT, rpn = SBUF_INIT, steps = SBUF_INIT, err = SBUF_INIT;
+	struct specfile_overrides sets = SPECFILE_OVERRIDES_INIT;
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sweep sw = SWEEP_INIT;
+	struct runref ref = RUNREF_INIT;
+	char *record = NULL;
+	const char *flags[2];
+	unsigned top = a->max_nodes ? a->max_nodes : part->total_nodes < 16 ? part->total_nodes : 16;
+	int status = 0;
+
+	if (job->command.n) {
+		fprintf(stderr, "hpctrain plan: --calibrate runs the bundled trainer; %s runs a "
+			"program of its own: submit it at the shapes yourself, then plan\n", job->name);
+		return HPT_EXIT_BAD_SPEC;
+	}
+	sbuf_addstr(&nodes, "resources.nodes=");
+	sbuf_addstr(&rpn, "resources.ranks_per_node=");
+	for (size_t i = 0; i < (shapes ? nshapes : top); i++) {
+		unsigned n = shapes ? shapes[i].nodes : (unsigned)i + 1;
+		unsigned r = shapes ? shapes[i].ranks_per_node : (unsigned)job->resources.ranks_per_node;
+
+		if (n > part->total_nodes)
+			continue;
+		sbuf_addf(&nodes, "%s%u", nodes.buf[nodes.len - 1] == '=' ? "" : ",", n);
+		sbuf_addf(&rpn, "%s%u", rpn.buf[rpn.len - 1] == '=' ? "" : ",", r);
+	}
+	flags[0] = nodes.buf;
+	flags[1] = rpn.buf;
+	sbuf_addf(&steps, "train.max_steps=%ld", a->calibrate);
+	for (size_t i = 0; i < a->sets.n && !status; i++)
+		status = specfile_overrides_add(&sets, a->sets.v[i].arg);
+	if (!status && specfile_overrides_add(&sets, steps.buf))
+		status = HPT_EXIT_INTERNAL;
+	if (!status && sweep_parse(where->buf, text->buf, text->len, flags, 2, 1, 0, &sw, &dl))
+		status = HPT_EXIT_BAD_SPEC;
+	diag_report(stderr, &dl);
+	if (!status) {
+		struct sweep_request req = { .where = where->buf, .text = text->buf,
+					     .len = text->len, .sets = &sets, .sweep = &sw,
+					     .hpctrain = exe, .record = &record };
+
+		status = submit_sweep(&req);
+	}
+	if (!status && !record)
+		status = HPT_EXIT_FAILURE;
+	if (!status && !(status = runref_resolve(record, &ref, &err)) &&
+	    !(status = hpt_slurm_init(&err))) {
+		status = status_watch(&ref, 0, 1);
+		hpt_slurm_fini();
+		if (status == HPT_EXIT_FAILURE)
+			fprintf(stderr, "hpctrain plan: --calibrate: not every run of %s completed; "
+				"planning from those that logged steps\n", record);
+		status = status == HPT_EXIT_FAILURE ? 0 : status;
+	}
+	if (status && err.len)
+		fprintf(stderr, "hpctrain plan: %s\n", err.buf);
+	runref_release(&ref);
+	free(record);
+	sweep_release(&sw);
+	specfile_overrides_release(&sets);
+	diag_list_release(&dl);
+	sbuf_release(&nodes);
+	sbuf_release(&rpn);
+	sbuf_release(&steps);
+	sbuf_release(&err);
+	return status;
 }
 
 /* Slurm's times of each planned run's job; those Slurm forgot count
@@ -352,8 +450,28 @@ int cmd_plan(int argc, char **argv)
 	if ((status = hpt_slurm_init(&err)))
 		goto report;
 	slurm = 1;
-	if ((status = hpt_slurm_partition(job.resources.partition, &part, &err)) ||
-	    (status = submit_report_exclude(NULL, 1, &exclude, &err)))
+	if ((status = hpt_slurm_partition(job.resources.partition, &part, &err)))
+		goto report;
+	if (a.calibrate) {
+		/* with --json, stdout is the plan's: the sweep's lines go to stderr */
+		int out = a.json ? dup(STDOUT_FILENO) : -1;
+
+		hpt_slurm_fini(); /* submit and status reach Slurm on their own */
+		fflush(stdout);
+		if (out >= 0)
+			dup2(STDERR_FILENO, STDOUT_FILENO);
+		status = calibrate(&a, &job, &where, &text, exe, &part, shapes, nshapes);
+		fflush(stdout);
+		if (out >= 0) {
+			dup2(out, STDOUT_FILENO);
+			close(out);
+		}
+		if (status || (status = hpt_slurm_init(&err))) {
+			slurm = 0;
+			goto report;
+		}
+	}
+	if ((status = submit_report_exclude(NULL, 1, &exclude, &err)))
 		goto report;
 	r.where = where.buf;
 	r.text = text.buf;

@@ -407,7 +407,7 @@ int cmd_submit(int argc, char **argv)
 		status = opt_error(&submit_cmd, "--topology takes one job, not a sweep");
 	if (!status && sw.naxes) {
 		struct sweep_request req = { where.buf, text.buf, text.len, &a.sets, &sw,
-					     a.exclude, a.no_ledger, a.dry_run, a.json, exe, 0, 0 };
+					     a.exclude, a.no_ledger, a.dry_run, a.json, exe, 0, 0, NULL };
 
 		status = submit_sweep(&req);
 	} else if (!status) {

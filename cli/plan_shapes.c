@@ -212,6 +212,14 @@ static json_t *candidate_json(const struct shape_candidate *c, json_t *o)
 	return o;
 }
 
+static json_t *model_json(const struct shape_fit *f, const struct shape_history *h)
+{
+	return json_pack("{s:f, s:f, s:f, s:b, s:b, s:f, s:i, s:s}", "compute_s", f->compute_s,
+			 "node_s", f->node_s, "net_s", f->net_s, "node_known", f->node_known,
+			 "net_known", f->net_known, "rel_err", f->rel_err, "runs", (int)f->runs,
+			 "shapes", h->shapes.buf);
+}
+
 json_t *plan_shapes_json(const struct plan_shapes_result *p, time_t deadline)
 {
 	const struct shape_work *w = &p->w;
@@ -229,13 +237,11 @@ json_t *plan_shapes_json(const struct plan_shapes_result *p, time_t deadline)
 
 		json_array_append_new(a, candidate_json(c, o));
 	}
-	return json_pack("{s:s, s:{s:I, s:I, s:f, s:I}, s:{s:f, s:f, s:b, s:f, s:i, s:s}, s:o, "
-			 "s:o, s:o}",
+	return json_pack("{s:s, s:{s:I, s:I, s:f, s:I}, s:o, s:o, s:o, s:o}",
 			 "name", p->name, "work", "max_steps", (json_int_t)w->max_steps, "epochs",
 			 (json_int_t)w->epochs, "samples_per_epoch", w->samples_per_epoch,
-			 "batch_per_rank", (json_int_t)w->batch_per_rank, "model", "compute_s",
-			 f->compute_s, "comm_s", f->comm_s, "comm_known", f->comm_known, "rel_err",
-			 f->rel_err, "runs", (int)f->runs, "shapes", h->shapes.buf, "candidates", a,
+			 "batch_per_rank", (json_int_t)w->batch_per_rank, "model", model_json(f, h),
+			 "candidates", a,
 			 "pick", pick >= 0 ? json_integer(pick) : json_null(), "deadline",
 			 deadline ? json_integer((json_int_t)deadline) : json_null());
 }
@@ -244,11 +250,8 @@ json_t *plan_shapes_json(const struct plan_shapes_result *p, time_t deadline)
 json_t *plan_shapes_pick_json(const struct plan_shapes_result *p)
 {
 	const struct shape_candidate *c = &p->v[p->pick];
-	json_t *o = json_pack("{s:i, s:i, s:{s:f, s:f, s:b, s:f, s:i, s:s}}", "nodes", (int)c->nodes,
-			      "ranks_per_node", (int)c->ranks_per_node, "model", "compute_s",
-			      p->f.compute_s, "comm_s", p->f.comm_s, "comm_known", p->f.comm_known,
-			      "rel_err", p->f.rel_err, "runs", (int)p->f.runs, "shapes",
-			      p->h.shapes.buf);
+	json_t *o = json_pack("{s:i, s:i, s:o}", "nodes", (int)c->nodes, "ranks_per_node",
+			      (int)c->ranks_per_node, "model", model_json(&p->f, &p->h));
 
 	return candidate_json(c, o);
 }

@@ -42,13 +42,39 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The shape at r ranks along the sweep's points: all on one count of
+ * nodes (more ranks a node), or all with one count of ranks a node (more
+ * nodes); 0 when the points go neither way, or r does not fit. */
+static int shape_at(const struct shape_point *pt, size_t m, int64_t r, unsigned *nodes,
+		    unsigned *rpn)
+{
+	bool same_nodes = true, same_rpn = true;
+
+	for (size_t i = 1; i < m; i++) {
+		same_nodes &= pt[i].nodes == pt[0].nodes;
+		same_rpn &= pt[i].ranks_per_node == pt[0].ranks_per_node;
+	}
+	if (same_nodes && r % pt[0].nodes == 0) {
+		*nodes = pt[0].nodes;
+		*rpn = (unsigned)(r / pt[0].nodes);
+		return 1;
+	}
+	if (same_rpn && r % pt[0].ranks_per_node == 0) {
+		*nodes = (unsigned)(r / pt[0].ranks_per_node);
+		*rpn = pt[0].ranks_per_node;
+		return 1;
+	}
+	return 0;
+}
+
 /* The model hpctrain plan fits (launcher/shape/shape_model.h) through a
  * sweep's measured points, onto the throughput chart as a curve from the
  * fewest ranks to twice the most, its terms in report.md.  Only where
- * the points differ in ranks alone (one measured series): the model
- * holds the program and its batch per rank fixed.  The throughput of a
- * step of t(n) at n ranks is n b / t(n), b the samples of one rank's
- * step, taken from the points themselves (the median of S t / n). */
+ * the points differ in ranks alone (one measured series) and all along
+ * nodes or all along ranks a node: the model holds the program and its
+ * batch per rank fixed.  The throughput of a step of t at n ranks is
+ * n b / t, b the samples of one rank's step, taken from the points
+ * themselves (the median of S t / n). */
 static void scaling_fit(struct report_out *o, struct chart *tc, const struct report_point *p,
 			size_t n)
 {
@@ -61,8 +87,10 @@ static void scaling_fit(struct report_out *o, struct chart *tc, const struct rep
 	for (size_t i = 0; i < n; i++) {
 		double s = report_throughput(&p[i].r, p[i].ranks);
 
-		if (!p[i].loaded || p[i].ranks <= 0 || !isfinite(s) ||
-		    shape_history_point(&p[i].r, (unsigned)p[i].ranks, &pt[m]))
+		if (!p[i].loaded || p[i].ranks <= 0 || p[i].nodes <= 0 ||
+		    p[i].ranks % p[i].nodes || !isfinite(s) ||
+		    shape_history_point(&p[i].r, (unsigned)p[i].nodes,
+					(unsigned)(p[i].ranks / p[i].nodes), &pt[m]))
 			continue;
 		b[m] = s * pt[m].step_s / (double)p[i].ranks;
 		lo = lo && lo < p[i].ranks ? lo : p[i].ranks;
@@ -80,14 +108,21 @@ static void scaling_fit(struct report_out *o, struct chart *tc, const struct rep
 	batch = b[m / 2];
 	x = xcalloc((size_t)(2 * hi - lo + 1), sizeof(*x));
 	y = xcalloc((size_t)(2 * hi - lo + 1), sizeof(*y));
-	for (int64_t r = lo; r <= 2 * hi; r++, k++) {
+	for (int64_t r = lo; r <= 2 * hi; r++) {
+		unsigned nodes, rpn;
+
+		if (!shape_at(pt, m, r, &nodes, &rpn))
+			continue;
 		x[k] = (double)r;
-		y[k] = (double)r * batch / shape_model_step_s(&f, (unsigned)r, NULL);
+		y[k++] = (double)r * batch / shape_model_step_s(&f, nodes, rpn, NULL);
 	}
-	chart_add(tc, "fitted (hpctrain plan's model)", x, y, k)->dashed = true;
-	sbuf_addf(&o->md, "Fitted to %u points (hpctrain plan's model): a step takes %.2f ms of "
-		  "compute + %.2f ms x 2(n-1)/n of allreduce at n ranks, +-%.0f%%.\n\n", f.runs,
-		  f.compute_s * 1e3, f.comm_s * 1e3, f.rel_err * 100);
+	if (k > 1) {
+		chart_add(tc, "fitted (hpctrain plan's model)", x, y, k)->dashed = true;
+		sbuf_addf(&o->md, "Fitted to %u points (hpctrain plan's model): a step takes %.2f ms "
+			  "of compute + %.2f ms x 2(R-1)/R of allreduce within a node of R ranks + "
+			  "%.2f ms x 2(N-1)/N between N nodes, +-%.0f%%.\n\n", f.runs,
+			  f.compute_s * 1e3, f.node_s * 1e3, f.net_s * 1e3, f.rel_err * 100);
+	}
 	free(pt);
 	free(b);
 	free(x);
@@ -131,22 +166,24 @@ static void sweep_loss(struct report_out *o, const struct report_point *p, size_
 }
 
 /* The point's ranks: the summary's, else its resolved.yaml's nodes x
- * ranks_per_node; 0 when neither can be read. */
-static int64_t point_ranks(const char *dir, const struct report_run *r)
+ * ranks_per_node; 0 when neither can be read.  Its nodes: resolved.yaml's,
+ * else 0. */
+static int64_t point_ranks(const char *dir, const struct report_run *r, int64_t *nodes)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf where = SBUF_INIT;
 	struct job job;
 	int64_t ranks = 0;
 
-	if (r->ranks > 0)
-		return r->ranks;
-	if (!specfile_load_run(dir, &job, &dl, &where, NULL))
+	*nodes = 0;
+	if (!specfile_load_run(dir, &job, &dl, &where, NULL)) {
 		ranks = job.resources.nodes * job.resources.ranks_per_node;
+		*nodes = job.resources.nodes;
+	}
 	job_release(&job);
 	diag_list_release(&dl);
 	sbuf_release(&where);
-	return ranks;
+	return r->ranks > 0 ? r->ranks : ranks;
 }
 
 /* What the charts need of the record, beyond what runref checks. */
@@ -207,7 +244,7 @@ static void load_points(struct report_point *p, const struct runref *v, size_t n
 		if (metrics && fileio_exists(metrics))
 			p[i].loaded = !report_out_load_run(v[i].rd.dir, &p[i].r);
 		if (v[i].rd.dir)
-			p[i].ranks = point_ranks(v[i].rd.dir, &p[i].r);
+			p[i].ranks = point_ranks(v[i].rd.dir, &p[i].r, &p[i].nodes);
 		free(metrics);
 	}
 }

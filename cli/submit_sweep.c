@@ -284,6 +284,8 @@ int submit_sweep(const struct sweep_request *req)
 			"submitted\n", req->where);
 	if (!status)
 		status = submit_planned(&pl, req);
+	if (req->record)
+		*req->record = pl.record && !req->dry_run ? xstrdup(pl.record) : NULL;
 	sweep_plan_release(&pl);
 	diag_list_release(&dl);
 	return status;

@@ -20,6 +20,8 @@ struct sweep_request {
 	const char *hpctrain; /* absolute path of this executable */
 	int image_changed_ok; /* rerun: submit points whose image changed */
 	int data_changed_ok;  /* rerun: submit points whose staged data changed */
+	char **record;        /* out, or NULL: the sweep record's path once a job of
+			       * it was submitted (free it), else NULL */
 };
 
 /* Loads every point; one bad point refuses the whole sweep

@@ -27,6 +27,7 @@ struct report_point {
 	bool loaded;        /* r holds its run's metrics.jsonl */
 	int64_t ranks;      /* the summary's, else resolved.yaml's nodes x ranks_per_node;
 			     * 0 when unknown */
+	int64_t nodes;      /* resolved.yaml's nodes; 0 when unknown */
 };
 
 /* What the charts need of a sweep record doc beyond what runref checks:

@@ -76,14 +76,16 @@ static double median_ms(const struct report_run *r, size_t off)
 	return m / 1000.0;
 }
 
-int shape_history_point(const struct report_run *r, unsigned ranks, struct shape_point *out)
+int shape_history_point(const struct report_run *r, unsigned nodes, unsigned ranks_per_node,
+			struct shape_point *out)
 {
-	out->ranks = ranks;
+	out->nodes = nodes;
+	out->ranks_per_node = ranks_per_node;
 	out->step_s = median_ms(r, offsetof(struct report_step, step_ms));
 	out->comm_s = median_ms(r, offsetof(struct report_step, comm_ms));
 	if (isnan(out->comm_s))
 		out->comm_s = -1;
-	return isnan(out->step_s) || !ranks ? -1 : 0;
+	return isnan(out->step_s) || !nodes || !ranks_per_node ? -1 : 0;
 }
 
 /* One run or attempt directory: its point, when it ran the same program
@@ -94,7 +96,7 @@ static void add_run(struct shape_history *h, const struct job *job, const char *
 	struct sbuf where = SBUF_INIT;
 	struct report_run r;
 	struct job past;
-	char *metrics = xasprintf("%s/logs/metrics.jsonl", dir);
+	char *metrics = xasprintf("%s/metrics.jsonl", dir);
 	FILE *fp = NULL;
 	bool ok;
 
@@ -109,15 +111,12 @@ static void add_run(struct shape_history *h, const struct job *job, const char *
 	if (!(fp = fopen(metrics, "re")) || report_read(fp, &r) || !r.nsteps)
 		goto out;
 	h->v = xrealloc(h->v, (h->n + 1) * sizeof(*h->v));
-	ok = !shape_history_point(&r, r.ranks > 0 ? (unsigned)r.ranks
-				      : r.steps[r.nsteps - 1].nranks
-					  ? (unsigned)r.steps[r.nsteps - 1].nranks
-					  : (unsigned)(past.resources.nodes *
-						       past.resources.ranks_per_node),
-				  &h->v[h->n]);
+	ok = !shape_history_point(&r, (unsigned)past.resources.nodes,
+				  (unsigned)past.resources.ranks_per_node, &h->v[h->n]);
 	if (r.nepochs && r.epochs[0].epoch > 0 && r.epochs[0].step > 0 && !h->samples_per_epoch)
 		h->samples_per_epoch = (double)r.epochs[0].step / (double)r.epochs[0].epoch *
-				       h->v[h->n].ranks * (double)past.train.batch_per_rank;
+				       (double)(past.resources.nodes * past.resources.ranks_per_node) *
+				       (double)past.train.batch_per_rank;
 	if (r.steps[r.nsteps - 1].step > h->steps)
 		h->steps = r.steps[r.nsteps - 1].step;
 	if (ok)
@@ -185,32 +184,32 @@ static void visit_point(void *arg, const char *dir)
 	add_run(w->h, w->job, dir);
 }
 
-static int by_ranks(const void *a, const void *b)
+static int by_shape(const void *a, const void *b)
 {
-	unsigned x = ((const struct shape_point *)a)->ranks, y = ((const struct shape_point *)b)->ranks;
+	const struct shape_point *x = a, *y = b;
 
-	return (x > y) - (x < y);
+	if (x->nodes != y->nodes)
+		return (x->nodes > y->nodes) - (x->nodes < y->nodes);
+	return (x->ranks_per_node > y->ranks_per_node) - (x->ranks_per_node < y->ranks_per_node);
 }
 
-/* The points by rank count (the directories' order is the file
- * system's), and what they are in words. */
+/* The points by shape (the directories' order is the file system's),
+ * and what they are in words. */
 static void describe(struct shape_history *h)
 {
 	if (h->n)
-		qsort(h->v, h->n, sizeof(*h->v), by_ranks);
+		qsort(h->v, h->n, sizeof(*h->v), by_shape);
 	sbuf_reset(&h->shapes);
 	for (size_t i = 0; i < h->n; i++) {
-		unsigned ranks = h->v[i].ranks, count = 0;
-		size_t j = 0;
+		unsigned count = 0;
+		size_t j = i;
 
-		while (j < i && h->v[j].ranks != ranks)
-			j++;
-		if (j < i)
+		if (i && !by_shape(&h->v[i - 1], &h->v[i]))
 			continue; /* described at its first */
-		for (j = i; j < h->n; j++)
-			count += h->v[j].ranks == ranks;
-		sbuf_addf(&h->shapes, "%s%u rank%s (%u run%s)", h->shapes.len ? ", " : "", ranks,
-			  ranks == 1 ? "" : "s", count, count == 1 ? "" : "s");
+		while (j < h->n && !by_shape(&h->v[i], &h->v[j]))
+			j++, count++;
+		sbuf_addf(&h->shapes, "%s%ux%u (%u run%s)", h->shapes.len ? ", " : "", h->v[i].nodes,
+			  h->v[i].ranks_per_node, count, count == 1 ? "" : "s");
 	}
 }
 

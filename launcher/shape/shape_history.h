@@ -1,7 +1,7 @@
 /* shape_history.h - a job's past runs as the points its model is fitted
  * to (shape_model.h).
  * Shell: lists the runs under the spec's output.dir/<name>/ and reads
- * each one's resolved.yaml and logs/metrics.jsonl.
+ * each one's resolved.yaml and metrics.jsonl.
  * A past run counts when it ran the same program the same way: the same
  * command, or for the bundled trainer the same model, data set,
  * precision, device and batch per rank.  Its shape may differ: that is
@@ -25,15 +25,16 @@ struct shape_history {
 	size_t n;
 	double samples_per_epoch; /* from a run's epoch records; 0: none */
 	int64_t steps;            /* the most steps a run logged (its last step) */
-	struct sbuf shapes;       /* "1 rank (2 runs), 2 ranks (1 run)" */
+	struct sbuf shapes;       /* "1x1 (2 runs), 2x1 (1 run)" */
 	size_t skipped;           /* runs of the name that ran otherwise */
 };
 
-/* The point of one run's metrics at ranks: the median step and
- * communication times of its step records but the first (its warm-up).
- * 0, or -1 when it logged no step time. */
+/* The point of one run's metrics on nodes of ranks_per_node: the median
+ * step and communication times of its step records but the first (its
+ * warm-up).  0, or -1 when it logged no step time. */
 struct report_run;
-int shape_history_point(const struct report_run *r, unsigned ranks, struct shape_point *out);
+int shape_history_point(const struct report_run *r, unsigned nodes, unsigned ranks_per_node,
+			struct shape_point *out);
 
 /* Loads the points of job's past runs.  A missing output.dir/<name>
  * is no error: there are no points.  0, or -1 with err (a directory

@@ -31,7 +31,7 @@ void shape_predict(struct shape_candidate *c, const struct shape_fit *f,
 		   const struct shape_work *w, double overhead_s)
 {
 	unsigned ranks = c->nodes * c->ranks_per_node;
-	double step = shape_model_step_s(f, ranks, &c->rel_err);
+	double step = shape_model_step_s(f, c->nodes, c->ranks_per_node, &c->rel_err);
 
 	c->steps = shape_steps(w, ranks);
 	c->run_s = (double)c->steps * step + overhead_s;

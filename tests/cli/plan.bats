@@ -55,8 +55,8 @@ past() {
 	for i in $(seq 20); do
 		printf '{"event":"step","step":%d,"epoch":0,"loss":1.0,"accuracy":0.5,"lr":0.1,"samples_per_s":600,"step_ms":%s,"compute_ms":%s,"comm_ms":%s}\n' \
 			"$i" "$2" "$(awk -v s="$2" -v c="$3" 'BEGIN { print s - c }')" "$3"
-	done >"$dir/logs/metrics.jsonl"
-	printf '{"event":"summary","steps":20,"ranks":%d}\n' "$1" >>"$dir/logs/metrics.jsonl"
+	done >"$dir/metrics.jsonl"
+	printf '{"event":"summary","steps":20,"ranks":%d}\n' "$1" >>"$dir/metrics.jsonl"
 }
 
 # test_only NODES: the start sbatch --test-only gives NODES nodes of 1
@@ -78,8 +78,8 @@ test_only() {
 	echo "$output" | jq .
 	[ "$(jq .pick <<<"$output")" = 0 ]
 	[ "$(jq '.model.runs' <<<"$output")" = 2 ]
-	[ "$(jq -r '.model.shapes' <<<"$output")" = "1 rank (1 run), 2 ranks (1 run)" ]
-	jq -e '.model.comm_known and (.model.compute_s - 0.1 | fabs) < 0.001 and (.model.comm_s - 0.01 | fabs) < 0.001' <<<"$output"
+	[ "$(jq -r '.model.shapes' <<<"$output")" = "1x1 (1 run), 2x1 (1 run)" ]
+	jq -e '.model.net_known and (.model.node_known | not) and (.model.compute_s - 0.1 | fabs) < 0.001 and (.model.net_s - 0.01 | fabs) < 0.001' <<<"$output"
 	# 600 steps of 1 rank: 60 s; 200 steps of 3 ranks: 200 x 113.3 ms
 	jq -e '.candidates[0].steps == 600 and (.candidates[0].run_s - 60 | fabs) < 0.5' <<<"$output"
 	jq -e '.candidates[2].steps == 200 and (.candidates[2].run_s - 22.67 | fabs) < 0.5' <<<"$output"
@@ -190,6 +190,32 @@ SPEC
 	[[ "${lines[1]}" == "1 planned run: 1 started, the start off by "*" s on average; 1 ended, the run off by "*"% on average ("*"% mean)" ]]
 	run --separate-stderr "$HPT" plan --history --json job.yaml
 	jq -e '.started == 1 and .ended == 1 and .forgotten == 0 and (.runs | length) == 1' <<<"$output"
+}
+
+@test "plan --calibrate runs the trainer at each shape as one sweep, waits for it, and plans from it" {
+	need_slurm
+	cat >job.yaml <<SPEC
+version: 1
+name: cal
+resources: {nodes: 1, ranks_per_node: 1, time: "00:10:00"}
+train: {model: mlp, dataset: synthetic, max_steps: 5000, batch_per_rank: 32}
+output: {dir: runs}
+SPEC
+	# the node the blocker leaves free: 1 and 2 ranks on it
+	run --separate-stderr timeout 300 "$HPT" plan --calibrate 20 --shapes 1x1,1x2 --json job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[[ "$stderr" == *"submitted sweep-"*": 2 points in "* ]]
+	[[ "$stderr" == *"2 COMPLETED"* ]]
+	jq -e '.model.runs == 2 and .model.shapes == "1x1 (1 run), 1x2 (1 run)" and .model.node_known' <<<"$output"
+	jq -e '[.candidates[] | .runnable] == [true, true] and .pick != null' <<<"$output"
+	# each point ran 20 steps of the trainer
+	[ "$(cat runs/cal/*/metrics.jsonl | jq -s '[.[] | select(.event == "summary") | .steps] | unique')" = "[
+  20
+]" ]
+	# a user's program is not the trainer: nothing to calibrate with
+	sed -i 's/^train: .*/command: [sleep, "1"]/' job.yaml
+	run -3 --separate-stderr "$HPT" plan --calibrate 20 job.yaml
+	[ "$stderr" = "hpctrain plan: --calibrate runs the bundled trainer; cal runs a program of its own: submit it at the shapes yourself, then plan" ]
 }
 
 @test "plan refuses bad flags with status 2, naming them" {

@@ -162,7 +162,7 @@ EOF
 	run -0 "$HPT" report "$rec"
 	d=runs/lr-ranks/sweep-000000000001-report
 	[ "$(png_size "$d/scaling.png")" = 960x540 ]
-	grep -E "^Fitted to 2 points \(hpctrain plan's model\): a step takes [0-9.]+ ms of compute \+ [0-9.]+ ms x 2\(n-1\)/n of allreduce at n ranks, \+-[0-9]+%\.$" "$d/report.md"
+	grep -E "^Fitted to 2 points \(hpctrain plan's model\): a step takes [0-9.]+ ms of compute \+ [0-9.]+ ms x 2\(R-1\)/R of allreduce within a node of R ranks \+ [0-9.]+ ms x 2\(N-1\)/N between N nodes, \+-[0-9]+%\.$" "$d/report.md"
 	# two series apart (two learning rates): no fit, as before
 	run -0 "$HPT" report runs/lr-ranks/sweep-243bbcdcf04f.json
 	run ! grep -q "^Fitted" runs/lr-ranks/sweep-243bbcdcf04f-report/report.md

@@ -1,5 +1,6 @@
 /* test_shape.c - hpctrain plan's pure parts: the step-time model fitted
- * with and without recorded communication and from one rank count, its
+ * with and without recorded communication, borrowing a term no run
+ * measured, its
  * uncertainty when it extrapolates, the steps a job's work takes at a
  * shape, the pick by earliest finish or by node-hours under a deadline,
  * a planned run's prediction against what happened, and the parsing of
@@ -12,58 +13,69 @@
 
 #include <math.h>
 
-static void shape_model__splits_compute_from_recorded_communication(void **state)
+/* nodes x ranks a node, step, comm: within a node 0.1 ms at g = 1,
+ * between nodes 20 ms */
+static void shape_model__splits_compute_and_both_allreduces_from_recorded_communication(void **state)
 {
-	const struct shape_point p[] = { { 1, 0.100, 0.000 }, { 2, 0.120, 0.020 }, { 4, 0.131, 0.030 } };
+	const struct shape_point p[] = { { 1, 1, 0.0100, 0.0000 }, { 1, 2, 0.0101, 0.0001 },
+					 { 2, 1, 0.0300, 0.0200 }, { 4, 1, 0.0400, 0.0300 } };
 	struct shape_fit f;
 	double err;
 
 	(void)state;
-	assert_int_equal(shape_model_fit(p, 3, &f), 0);
-	assert_true(fabs(f.compute_s - 0.100) < 1e-3);
-	assert_true(fabs(f.comm_s - 0.020) < 1e-3); /* (0.02 * 1 + 0.03 * 1.5) / (1 + 2.25) */
-	assert_true(f.comm_known);
-	assert_int_equal(f.runs, 3);
-	assert_int_equal(f.rank_counts, 3);
+	assert_int_equal(shape_model_fit(p, 4, &f), 0);
+	assert_true(fabs(f.compute_s - 0.0100) < 1e-6);
+	assert_true(fabs(f.node_s - 0.0001) < 1e-6);
+	assert_true(fabs(f.net_s - 0.0200) < 1e-4);
+	assert_true(f.node_known && f.net_known);
+	assert_int_equal(f.runs, 4);
+	assert_int_equal(f.shapes, 4);
 	assert_int_equal(f.max_ranks, 4);
-	assert_true(fabs(shape_model_step_s(&f, 8, &err) - (0.100 + 0.020 * 1.75)) < 1e-3);
-	/* one doubling past what was measured */
+	/* 2 nodes of 4 ranks: both terms, and one doubling past 4 ranks */
+	assert_true(fabs(shape_model_step_s(&f, 2, 4, &err) - (0.0100 + 0.0001 * 1.5 + 0.0200)) < 1e-4);
 	assert_true(fabs(err - (f.rel_err + 0.10)) < 1e-9);
-	assert_true(fabs(shape_model_step_s(&f, 2, &err) - 0.120) < 1e-3);
-	assert_true(fabs(err - f.rel_err) < 1e-9);
+	/* scale-up is far cheaper than scale-out here */
+	assert_true(shape_model_step_s(&f, 1, 4, NULL) < shape_model_step_s(&f, 4, 1, NULL) / 2);
 }
 
-static void shape_model__fits_a_line_without_communication_records(void **state)
+static void shape_model__fits_both_terms_from_step_times_alone(void **state)
 {
-	const struct shape_point p[] = { { 1, 0.100, -1 }, { 2, 0.130, -1 }, { 2, 0.110, -1 } };
+	const struct shape_point p[] = { { 1, 1, 0.100, -1 }, { 1, 2, 0.110, -1 },
+					 { 2, 1, 0.130, -1 }, { 2, 2, 0.140, -1 } };
 	struct shape_fit f;
 
 	(void)state;
-	assert_int_equal(shape_model_fit(p, 3, &f), 0);
+	assert_int_equal(shape_model_fit(p, 4, &f), 0);
 	assert_true(fabs(f.compute_s - 0.100) < 1e-6);
-	assert_true(fabs(f.comm_s - 0.020) < 1e-6);
-	assert_true(f.comm_known);
-	/* the two 2-rank runs disagree by +-8%: that is the error */
-	assert_true(f.rel_err > 0.05 && f.rel_err < 0.09);
+	assert_true(fabs(f.node_s - 0.010) < 1e-6);
+	assert_true(fabs(f.net_s - 0.030) < 1e-6);
+	assert_true(f.rel_err >= 0.05 && f.rel_err < 0.0501);
 }
 
-static void shape_model__assumes_linear_scaling_from_one_rank_count_and_says_so(void **state)
+static void shape_model__borrows_an_unmeasured_term_and_says_so(void **state)
 {
-	const struct shape_point p[] = { { 1, 0.100, -1 }, { 1, 0.104, -1 } };
+	const struct shape_point one_node[] = { { 1, 1, 0.100, 0 }, { 1, 2, 0.112, 0.012 } };
+	const struct shape_point alone[] = { { 1, 1, 0.100, -1 }, { 1, 1, 0.104, -1 } };
 	struct shape_fit f;
 	double err;
 
 	(void)state;
-	assert_int_equal(shape_model_fit(p, 2, &f), 0);
-	assert_false(f.comm_known);
-	assert_true(fabs(shape_model_step_s(&f, 4, &err) - 0.102) < 1e-9);
-	/* 5% floor, two doublings past 1 rank, communication unmeasured */
-	assert_true(fabs(err - (0.05 + 0.20 + 0.10)) < 1e-9);
+	assert_int_equal(shape_model_fit(one_node, 2, &f), 0);
+	assert_true(f.node_known);
+	assert_false(f.net_known);
+	/* between nodes taken as within one, and 10% for not knowing */
+	assert_true(fabs(shape_model_step_s(&f, 2, 1, &err) - 0.112) < 1e-6);
+	assert_true(fabs(err - (0.05 + 0.10)) < 1e-9);
+	assert_int_equal(shape_model_fit(alone, 2, &f), 0);
+	assert_false(f.node_known || f.net_known);
+	assert_true(fabs(shape_model_step_s(&f, 2, 2, &err) - 0.102) < 1e-9);
+	/* 5% floor, two doublings past 1 rank, two terms unmeasured */
+	assert_true(fabs(err - (0.05 + 0.20 + 0.20)) < 1e-9);
 }
 
 static void shape_model__has_nothing_to_fit_without_step_times(void **state)
 {
-	const struct shape_point p[] = { { 0, 0.1, -1 }, { 2, NAN, -1 }, { 2, 0, -1 } };
+	const struct shape_point p[] = { { 0, 1, 0.1, -1 }, { 2, 1, NAN, -1 }, { 2, 1, 0, -1 } };
 	struct shape_fit f;
 
 	(void)state;
@@ -98,7 +110,7 @@ static void shape_pick__takes_the_earliest_finish_or_the_cheapest_by_the_deadlin
 	};
 	struct shape_work w = { .max_steps = 100, .spec_ranks = 1, .batch_per_rank = 1 };
 	struct shape_fit f = { .compute_s = 1.0, .rel_err = 0.05, .runs = 2, .max_ranks = 9,
-			       .comm_known = true };
+			       .node_known = true, .net_known = true };
 
 	(void)state;
 	shape_predict(&v[0], &f, &w, 0);
@@ -196,9 +208,9 @@ static void shape_check__puts_the_prediction_against_what_happened(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(shape_model__splits_compute_from_recorded_communication),
-		cmocka_unit_test(shape_model__fits_a_line_without_communication_records),
-		cmocka_unit_test(shape_model__assumes_linear_scaling_from_one_rank_count_and_says_so),
+		cmocka_unit_test(shape_model__splits_compute_and_both_allreduces_from_recorded_communication),
+		cmocka_unit_test(shape_model__fits_both_terms_from_step_times_alone),
+		cmocka_unit_test(shape_model__borrows_an_unmeasured_term_and_says_so),
 		cmocka_unit_test(shape_model__has_nothing_to_fit_without_step_times),
 		cmocka_unit_test(shape_steps__takes_max_steps_or_epochs_over_the_global_batch),
 		cmocka_unit_test(shape_steps__holds_a_user_programs_own_step_count),
