@@ -13,7 +13,9 @@
 #include "launcher/report/chart.h" // defines: struct chart
 #include "launcher/report/report_data.h"  // defines: struct report_run
 #include "launcher/runs/runref.h"       // defines: runref_resolve
-#include "launcher/slurm/slurm.h"        // defines: hpt_slurm_init
+#include "launcher/slurm/slurm.h"        // defines: hpt_slurm_init, hpt_slurm_job
+#include "launcher/shape/shape_check.h"   // defines: shape_check_format, shape_check_json
+#include "launcher/shape/shape_history.h" // defines: shape_history_planned_run
 
 #include <errno.h>
 #include <math.h>
@@ -245,8 +247,38 @@ static json_t *run_json(const char *dir, const struct report_run *r)
 			 "skipped_lines", (json_int_t)r->bad_lines);
 }
 
+/* A run submitted with --shape auto: its prediction against Slurm's
+ * times for its job, where Slurm still has them (else the prediction
+ * alone), as status shows it; into head, and *json (or null). */
+static void plan_line(const char *dir, struct sbuf *head, json_t **json)
+{
+	struct shape_planned one;
+	struct hpt_slurm_job j;
+	struct sbuf err = SBUF_INIT;
+
+	*json = json_null();
+	if (shape_history_planned_run(dir, &one))
+		return;
+	if (!hpt_slurm_init(&err)) {
+		if (!hpt_slurm_job((uint32_t)one.job_id, &j, &err)) {
+			one.check.start = j.start_time;
+			one.check.end = j.finished ? j.end_time : 0;
+			hpt_slurm_job_release(&j);
+		}
+		hpt_slurm_fini();
+	}
+	sbuf_addstr(head, "  ");
+	shape_check_format(&one.check, time(NULL), head);
+	sbuf_addch(head, '\n');
+	json_decref(*json);
+	*json = shape_check_json(&one.check);
+	free(one.dir);
+	sbuf_release(&err);
+}
+
 static int report_one_run(const struct runref *ref, struct report_out *o)
 {
+	json_t *plan = NULL;
 	struct report_run r;
 	struct stage_summary st;
 	struct sbuf head = SBUF_INIT;
@@ -259,6 +291,7 @@ static int report_one_run(const struct runref *ref, struct report_out *o)
 	o->dir = o->dir ? o->dir : dir;
 	stage_summary_load(ref->rd.dir, &st);
 	run_summary(ref->rd.dir, &r, &head);
+	plan_line(ref->rd.dir, &head, &plan);
 	report_stage_head(&st, &r, &head);
 	if (!o->json)
 		fputs(head.buf, stdout);
@@ -273,6 +306,7 @@ static int report_one_run(const struct runref *ref, struct report_out *o)
 			int rc;
 
 			report_stage_json(doc, &st, &r);
+			json_object_set(doc, "plan", plan);
 			rc = report_out_print_json(o, doc);
 
 			status = status ? status : rc;
@@ -280,6 +314,7 @@ static int report_one_run(const struct runref *ref, struct report_out *o)
 	}
 	report_run_release(&r);
 out:
+	json_decref(plan);
 	stage_summary_release(&st);
 	free(dir);
 	sbuf_release(&head);

@@ -20,8 +20,7 @@
 #include "launcher/runs/stage_summary.h" // defines: stage_summary_load, stage_summary_format
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 #include "launcher/shape/shape_check.h" // defines: struct shape_check, shape_check_format
-#include "common/fileio.h"      // defines: FILEIO_NOFOLLOW
-#include "common/jsonfile.h"    // defines: jsonfile_load
+#include "launcher/shape/shape_history.h" // defines: shape_history_planned_run
 
 #include <jansson.h>
 #include <math.h>
@@ -372,19 +371,17 @@ static json_t *stage_json(const char *run)
  * that was not planned. */
 static int plan_check(const char *run, const struct hpt_slurm_job *j, struct shape_check *c)
 {
-	struct sbuf err = SBUF_INIT;
-	char *path = xasprintf("%s/submit.json", run);
-	json_t *doc = jsonfile_load(path, 1 << 20, FILEIO_NOFOLLOW, &err);
-	int rc = shape_check_from_json(doc ? json_object_get(doc, "plan") : NULL, c);
+	struct shape_planned one;
 
-	if (!rc && j) {
+	if (shape_history_planned_run(run, &one))
+		return -1;
+	*c = one.check;
+	if (j) {
 		c->start = j->start_time;
 		c->end = j->finished ? j->end_time : 0;
 	}
-	json_decref(doc);
-	free(path);
-	sbuf_release(&err);
-	return rc;
+	free(one.dir);
+	return 0;
 }
 
 static void print_plan_line(const char *run, const struct hpt_slurm_job *j)

@@ -230,26 +230,36 @@ struct planned_walk {
 	size_t n;
 };
 
-static void visit_planned(void *arg, const char *dir)
+int shape_history_planned_run(const char *dir, struct shape_planned *out)
 {
-	struct planned_walk *w = arg;
 	struct sbuf err = SBUF_INIT;
 	char *path = xasprintf("%s/submit.json", dir);
 	json_t *doc = jsonfile_load(path, 1 << 20, FILEIO_NOFOLLOW, &err);
 	json_int_t id = 0;
-	struct shape_check c;
+	int rc = -1;
 
-	if (doc && !shape_check_from_json(json_object_get(doc, "plan"), &c) &&
+	memset(out, 0, sizeof(*out));
+	if (doc && !shape_check_from_json(json_object_get(doc, "plan"), &out->check) &&
 	    !json_unpack(doc, "{s:I}", "job_id", &id) && id > 0) {
-		w->v = xrealloc(w->v, (w->n + 1) * sizeof(*w->v));
-		w->v[w->n].dir = xstrdup(dir);
-		w->v[w->n].job_id = (unsigned long)id;
-		w->v[w->n].check = c;
-		w->n++;
+		out->dir = xstrdup(dir);
+		out->job_id = (unsigned long)id;
+		rc = 0;
 	}
 	json_decref(doc);
 	free(path);
 	sbuf_release(&err);
+	return rc;
+}
+
+static void visit_planned(void *arg, const char *dir)
+{
+	struct planned_walk *w = arg;
+	struct shape_planned one;
+
+	if (shape_history_planned_run(dir, &one))
+		return;
+	w->v = xrealloc(w->v, (w->n + 1) * sizeof(*w->v));
+	w->v[w->n++] = one;
 }
 
 int shape_history_planned(const struct job *job, struct shape_planned **v, size_t *n)

@@ -50,6 +50,10 @@ struct shape_planned {
 	struct shape_check check;
 };
 
+/* One run (or attempt) directory: 0 with *out filled (out->dir owned)
+ * when its submit.json holds a plan, else -1. */
+int shape_history_planned_run(const char *dir, struct shape_planned *out);
+
 /* The planned runs (and attempts) under output.dir/<name>/, in no
  * particular order: *v allocated, each dir owned.  Runs without a plan
  * in their submit.json are left out.  0 always (an unreadable run is

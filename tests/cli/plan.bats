@@ -164,7 +164,7 @@ test_only() {
 version: 1
 name: planuser
 resources: {nodes: 1, ranks_per_node: 1, time: "00:10:00"}
-command: [sleep, "1"]
+command: [sh, -c, "echo '{\\"event\\":\\"step\\",\\"step\\":20,\\"step_ms\\":100}' >metrics.jsonl; sleep 1"]
 output: {dir: runs}
 preflight: false
 SPEC
@@ -183,6 +183,11 @@ SPEC
 	[[ "$output" == *"plan: 1x1, start predicted "*", was "*" s); run predicted 0:00:02 +-5%, took "*"%)"* ]]
 	run "$HPT" status --json "$dir"
 	jq -e '.plan.nodes == 1 and .plan.start_err_s != null and .plan.run_err != null' <<<"$output"
+	# report says the same of the run
+	run --separate-stderr "$HPT" report "$dir"
+	[[ "$output" == *"  plan: 1x1, start predicted "*", took "* ]]
+	run --separate-stderr "$HPT" report --json "$dir"
+	jq -e '.plan.nodes == 1 and .plan.run_err != null' <<<"$output"
 	run --separate-stderr "$HPT" plan --history job.yaml
 	[ "$status" -eq 0 ]
 	echo "$output"
