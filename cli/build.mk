@@ -14,7 +14,7 @@ CLI_MAIN   = cli/main.c cli/json_print.c cli/cmd_validate.c cli/cmd_template.c c
 CLI_LAUNCH = cli/cmd_launch.c cli/launch_contract.c cli/launch_container.c cli/cmd_autopsy.c
 CLI_SUBMIT = cli/cmd_submit.c cli/submit_report.c cli/submit_sweep.c cli/cmd_status.c \
              cli/status_watch.c cli/ticker.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c \
-             cli/cmd_plan.c cli/plan_shapes.c
+             cli/cmd_plan.c cli/plan_shapes.c cli/plan_calibrate.c
 CLI_DOCTOR = cli/cmd_doctor.c cli/doctor_main.c cli/json_print.c
 CLI_STAGE  = cli/cmd_stage.c cli/stage_main.c cli/json_print.c cli/stage_job.c
 CLI_REPORT = cli/cmd_report.c cli/report_out.c cli/report_sweep.c cli/report_stage.c \

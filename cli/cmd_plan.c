@@ -13,10 +13,7 @@
 #include "common/spec/spec.h"     // defines: struct job
 #include "common/spec/specfile.h" // defines: specfile_load, struct specfile_overrides
 #include "cli/plan_shapes.h"  // defines: struct plan_shapes_request, struct plan_shapes_result, plan_shapes_weigh
-#include "cli/status_watch.h" // defines: status_watch
-#include "cli/submit_sweep.h" // defines: struct sweep_request, submit_sweep
-#include "common/spec/sweep.h"    // defines: struct sweep, sweep_parse
-#include "launcher/runs/runref.h" // defines: struct runref, runref_resolve
+#include "cli/plan_calibrate.h" // defines: struct plan_calibration, plan_calibrate
 #include "launcher/shape/shape_check.h"   // defines: struct shape_check, shape_check_summarize
 #include "launcher/shape/shape_history.h" // defines: shape_history_planned
 #include "launcher/shape/shape_pick.h" // defines: struct shape_candidate, shape_parse_list
@@ -242,83 +239,6 @@ static int decide(const struct plan_args *a, const struct job *job, const struct
 	return 0;
 }
 
-/* --calibrate: the shapes as one sweep (zipped nodes and ranks per
- * node) of the bundled trainer at STEPS steps, submitted and waited
- * for, so that the plan has a run at each shape to fit.  Shapes larger
- * than the partition are left out.  0, or a status after a line. */
-static int calibrate(const struct plan_args *a, const struct job *job, const struct sbuf *where,
-		     const struct sbuf *text, const char *exe,
-		     const struct hpt_slurm_partition *part, const struct shape_candidate *shapes,
-		     size_t nshapes)
-{
-	struct sbuf nodes = SBUF_INIT, rpn = SBUF_INIT, steps = SBUF_INIT, err = SBUF_INIT;
-	struct specfile_overrides sets = SPECFILE_OVERRIDES_INIT;
-	struct diag_list dl = DIAG_LIST_INIT;
-	struct sweep sw = SWEEP_INIT;
-	struct runref ref = RUNREF_INIT;
-	char *record = NULL;
-	const char *flags[2];
-	unsigned top = a->max_nodes ? a->max_nodes : part->total_nodes < 16 ? part->total_nodes : 16;
-	int status = 0;
-
-	if (job->command.n) {
-		fprintf(stderr, "hpctrain plan: --calibrate runs the bundled trainer; %s runs a "
-			"program of its own: submit it at the shapes yourself, then plan\n", job->name);
-		return HPT_EXIT_BAD_SPEC;
-	}
-	sbuf_addstr(&nodes, "resources.nodes=");
-	sbuf_addstr(&rpn, "resources.ranks_per_node=");
-	for (size_t i = 0; i < (shapes ? nshapes : top); i++) {
-		unsigned n = shapes ? shapes[i].nodes : (unsigned)i + 1;
-		unsigned r = shapes ? shapes[i].ranks_per_node : (unsigned)job->resources.ranks_per_node;
-
-		if (n > part->total_nodes)
-			continue;
-		sbuf_addf(&nodes, "%s%u", nodes.buf[nodes.len - 1] == '=' ? "" : ",", n);
-		sbuf_addf(&rpn, "%s%u", rpn.buf[rpn.len - 1] == '=' ? "" : ",", r);
-	}
-	flags[0] = nodes.buf;
-	flags[1] = rpn.buf;
-	sbuf_addf(&steps, "train.max_steps=%ld", a->calibrate);
-	for (size_t i = 0; i < a->sets.n && !status; i++)
-		status = specfile_overrides_add(&sets, a->sets.v[i].arg);
-	if (!status && specfile_overrides_add(&sets, steps.buf))
-		status = HPT_EXIT_INTERNAL;
-	if (!status && sweep_parse(where->buf, text->buf, text->len, flags, 2, 1, 0, &sw, &dl))
-		status = HPT_EXIT_BAD_SPEC;
-	diag_report(stderr, &dl);
-	if (!status) {
-		struct sweep_request req = { .where = where->buf, .text = text->buf,
-					     .len = text->len, .sets = &sets, .sweep = &sw,
-					     .hpctrain = exe, .record = &record };
-
-		status = submit_sweep(&req);
-	}
-	if (!status && !record)
-		status = HPT_EXIT_FAILURE;
-	if (!status && !(status = runref_resolve(record, &ref, &err)) &&
-	    !(status = hpt_slurm_init(&err))) {
-		status = status_watch(&ref, 0, 1);
-		hpt_slurm_fini();
-		if (status == HPT_EXIT_FAILURE)
-			fprintf(stderr, "hpctrain plan: --calibrate: not every run of %s completed; "
-				"planning from those that logged steps\n", record);
-		status = status == HPT_EXIT_FAILURE ? 0 : status;
-	}
-	if (status && err.len)
-		fprintf(stderr, "hpctrain plan: %s\n", err.buf);
-	runref_release(&ref);
-	free(record);
-	sweep_release(&sw);
-	specfile_overrides_release(&sets);
-	diag_list_release(&dl);
-	sbuf_release(&nodes);
-	sbuf_release(&rpn);
-	sbuf_release(&steps);
-	sbuf_release(&err);
-	return status;
-}
-
 /* Slurm's times of each planned run's job; those Slurm forgot count
  * apart.  0, or a status after a line. */
 static int history_times(struct shape_planned *v, size_t n, size_t *forgotten)
@@ -455,12 +375,16 @@ int cmd_plan(int argc, char **argv)
 	if (a.calibrate) {
 		/* with --json, stdout is the plan's: the sweep's lines go to stderr */
 		int out = a.json ? dup(STDOUT_FILENO) : -1;
+		struct plan_calibration cal = { .steps = a.calibrate, .sets = &a.sets,
+						.where = &where, .text = &text, .exe = exe,
+						.part = &part, .shapes = shapes, .nshapes = nshapes,
+						.max_nodes = a.max_nodes };
 
 		hpt_slurm_fini(); /* submit and status reach Slurm on their own */
 		fflush(stdout);
 		if (out >= 0)
 			dup2(STDERR_FILENO, STDOUT_FILENO);
-		status = calibrate(&a, &job, &where, &text, exe, &part, shapes, nshapes);
+		status = plan_calibrate(&cal, &job);
 		fflush(stdout);
 		if (out >= 0) {
 			dup2(out, STDOUT_FILENO);
