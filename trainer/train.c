@@ -334,6 +334,13 @@ static int save(struct trainer *t, struct sbuf *err)
 		return 0;
 	if (sync_to_host(t, err))
 		return HPT_EXIT_INTERNAL;
+	t->cs.world = t->cfg->world;
+	t->cs.batch = t->ld.batch;
+	t->cs.accum = 1;
+	t->cs.global_batch = t->cs.world * t->cs.batch * t->cs.accum;
+	t->cs.epoch = t->cs.step / t->ld.steps_per_epoch;
+	t->cs.epoch_pos = t->cs.step % t->ld.steps_per_epoch * t->cs.global_batch;
+	t->cs.samples = t->cs.step * t->cs.global_batch;
 	return ckpt_save(t->ckpt_dir, t->cfg->hash, &t->cs, &t->model, &t->opt,
 			 (int)t->job->train.checkpoint.keep, err);
 }
