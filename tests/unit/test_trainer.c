@@ -264,6 +264,19 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 	assert_memory_equal(m2.params, m.params, m.narena * 4);
 	assert_memory_equal(m2.state, m.state, m.nstate * 4);
 	assert_memory_equal(o2.v, o.v, m.narena * 4);
+	{ /* the header alone, as every rank sizes its batches from it */
+		struct ckpt_meta meta;
+
+		assert_int_equal(ckpt_peek(path.buf, hash, &meta, &err), 0);
+		assert_int_equal(meta.version, 3);
+		assert_int_equal(meta.step, 4);
+		assert_int_equal(meta.global_batch, 4);
+		assert_int_equal(meta.world, 1);
+		assert_int_equal(meta.batch, 4);
+		assert_int_equal(ckpt_peek(path.buf, "other", &meta, &err), HPT_EXIT_NO_INPUT);
+		assert_non_null(strstr(err.buf, "written for another spec"));
+		sbuf_reset(&err);
+	}
 	{ /* keep = 2: steps 3 and 4 remain */
 		char *p3 = xasprintf("%s/ckpt-000000000003.bin", dir), *p2 = xasprintf("%s/ckpt-000000000002.bin", dir);
 
@@ -278,6 +291,13 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 	assert_int_equal(truncate(path.buf, 1000), 0);
 	assert_int_equal(ckpt_load(path.buf, hash, &st2, &m2, &o2, &err), HPT_EXIT_NO_INPUT);
 	assert_non_null(strstr(err.buf, "corrupt checkpoint"));
+	sbuf_reset(&err);
+	{
+		struct ckpt_meta meta;
+
+		assert_int_equal(ckpt_peek(path.buf, hash, &meta, &err), HPT_EXIT_NO_INPUT);
+		assert_non_null(strstr(err.buf, "corrupt checkpoint"));
+	}
 	model_release(&m);
 	model_release(&m2);
 	optim_release(&o);
@@ -335,6 +355,12 @@ static void trainer__checkpoints_store_tensors_without_the_arena_gaps(void **sta
 	assert_memory_equal(o2.m, o.m, m.narena * 4);
 	assert_int_equal(st2.global_batch, 4);
 	assert_int_equal(st2.world, 2);
+	/* a position whose global batch is not ranks x batch x steps is refused */
+	st.global_batch = 5;
+	sbuf_reset(&buf);
+	ckpt_encode("ab12", &st, &m, &o, &buf);
+	assert_int_equal(ckpt_decode(buf.buf, buf.len, "bad.bin", "ab12", &st2, &m2, &o2, &err), -1);
+	assert_string_equal(err.buf, "bad.bin: global batch 5 is not 2 ranks x 2 x 1 steps");
 	free(packed);
 	model_release(&m);
 	model_release(&m2);
