@@ -19,7 +19,7 @@ TRAIN_COMM    = trainer/comm.c trainer/watchdog.c trainer/comm_pack.c common/mpi
 TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/model.c \
                 trainer/data.c trainer/data_idx.c trainer/data_shard.c trainer/optim.c \
                 trainer/ckpt.c trainer/metrics.c trainer/train.c trainer/amp.c \
-                trainer/gpu_plan.c $(SPEC_CORE) common/fileio.c launcher/stage/stage_path.c \
+                trainer/gpu_plan.c trainer/resume.c trainer/train_plan.c $(SPEC_CORE) common/fileio.c launcher/stage/stage_path.c \
                 launcher/stage/stage_manifest.c
 TRAIN_SRC     = $(TRAIN_LIB) trainer/main.c trainer/cmd_train.c trainer/train_env.c trainer/cmd_data.c \
                 common/opt.c common/spec/template_dir.c common/spec/specfile.c $(TRAIN_COMM)
@@ -77,7 +77,8 @@ UNIT_SRC_test_comm = trainer/comm_pack.c
 
 # The CUDA path's pure decisions (gpu_plan.c), tested in every build:
 # they need no GPU, no CUDA and no MPI.
-UNIT_TESTS   += test_gpu_plan
+UNIT_TESTS   += test_gpu_plan test_resume
+UNIT_SRC_test_resume = trainer/resume.c common/sbuf.c
 UNIT_SRC_test_gpu_plan = trainer/gpu_plan.c common/sbuf.c
 
 # ---- CUDA backend -------------------------------------------

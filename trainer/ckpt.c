@@ -11,7 +11,10 @@
  *      116    24  nparams, nstate, optimizer state vectors
  *      140     8  loss scale (IEEE double)             version 2 only
  *      148     8  clean steps since the last change    version 2 only
- *  140/156     -  params, state, optimizer vectors (floats), then CRC-32
+ *      156    56  global batch, ranks, per-rank batch,  version 3 only
+ *                  accumulation steps, global samples,
+ *                  epoch, samples into the epoch
+ *  140/156/212  -  params, state, optimizer vectors (floats), then CRC-32
  *
  * The parameter and optimizer vectors hold the model's tensors back to
  * back in arena order (m->spans), without the arena's alignment gaps:
@@ -35,8 +38,9 @@
 
 #define CKPT_MAGIC "HPTCKPT1"
 #define CKPT_HEAD_V1 140
-#define CKPT_HEAD 156
-#define CKPT_VERSION 2
+#define CKPT_HEAD_V2 156
+#define CKPT_HEAD 212
+#define CKPT_VERSION 3
 #define CKPT_MAX_BYTES ((size_t)1 << 36)
 
 /* The tensors of an arena-shaped vector (parameters, optimizer state). */
@@ -78,6 +82,13 @@ void ckpt_encode(const char *hash, const struct ckpt_state *st, const struct mod
 	le_put_u64(out, (uint64_t)nv);
 	le_put_f64(out, st->scaler.scale > 0 ? st->scaler.scale : 1.0); /* zeroed: no scaler */
 	le_put_u64(out, (uint64_t)st->scaler.good_steps);
+	le_put_u64(out, (uint64_t)st->global_batch);
+	le_put_u64(out, (uint64_t)st->world);
+	le_put_u64(out, (uint64_t)st->batch);
+	le_put_u64(out, (uint64_t)st->accum);
+	le_put_u64(out, (uint64_t)st->samples);
+	le_put_u64(out, (uint64_t)st->epoch);
+	le_put_u64(out, (uint64_t)st->epoch_pos);
 	pack_tensors(out, m, m->params);
 	le_put_floats(out, m->state, m->nstate);
 	pack_tensors(out, m, o->m);
@@ -86,34 +97,82 @@ void ckpt_encode(const char *hash, const struct ckpt_state *st, const struct mod
 	le_put_u32(out, (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)out->buf, (uInt)out->len));
 }
 
+static size_t head_of(uint32_t version)
+{
+	return version == 1 ? CKPT_HEAD_V1 : version == 2 ? CKPT_HEAD_V2 : CKPT_HEAD;
+}
+
+/* Magic, CRC, version, length of the header and spec hash: the version,
+ * or 0 with err. */
+static uint32_t check_head(const uint8_t *p, size_t len, const char *where, const char *hash,
+			   struct sbuf *err)
+{
+	uint32_t version;
+
+	if (len < CKPT_HEAD_V1 + 4 || memcmp(p, CKPT_MAGIC, 8)) {
+		sbuf_addf(err, "%s: not an hpctrain checkpoint", where);
+		return 0;
+	}
+	if (le_get_u32(p + len - 4) !=
+	    (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)p, (uInt)(len - 4))) {
+		sbuf_addf(err, "%s: corrupt checkpoint (CRC-32 mismatch)", where);
+		return 0;
+	}
+	version = le_get_u32(p + 8);
+	if (version < 1 || version > CKPT_VERSION) {
+		sbuf_addf(err, "%s: checkpoint version %u is not supported", where, version);
+		return 0;
+	}
+	if (len < head_of(version) + 4) {
+		sbuf_addf(err, "%s: %zu bytes, too short for a version %u checkpoint", where, len,
+			  version);
+		return 0;
+	}
+	if (hash && strncmp((const char *)p + 12, hash, 64)) {
+		sbuf_addf(err, "%s: written for another spec (sha256:%.12s...), not this one (sha256:%.12s...)",
+			  where, (const char *)p + 12, hash);
+		return 0;
+	}
+	return version;
+}
+
+/* The version 3 position; a sign bit set in any is a corrupt file. */
+static int get_position(const uint8_t *p, const char *where, struct ckpt_state *st,
+			struct sbuf *err)
+{
+	int64_t v[7];
+
+	for (int i = 0; i < 7; i++)
+		if ((v[i] = (int64_t)le_get_u64(p + CKPT_HEAD_V2 + 8 * i)) < 0 || v[i] > (INT64_C(1) << 50)) {
+			sbuf_addf(err, "%s: invalid data position", where);
+			return -1;
+		}
+	if (v[0] < 1 || v[1] < 1 || v[2] < 1 || v[3] < 1 || v[0] != v[1] * v[2] * v[3]) {
+		sbuf_addf(err, "%s: global batch %lld is not %lld ranks x %lld x %lld steps", where,
+			  (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3]);
+		return -1;
+	}
+	st->global_batch = v[0];
+	st->world = v[1];
+	st->batch = v[2];
+	st->accum = v[3];
+	st->samples = v[4];
+	st->epoch = v[5];
+	st->epoch_pos = v[6];
+	return 0;
+}
+
 int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash,
 		struct ckpt_state *st, struct model *m, struct optim *o, struct sbuf *err)
 {
 	const uint8_t *p = buf;
 	uint64_t np, ns, nv;
 	size_t want, head;
-	uint32_t version;
+	uint32_t version = check_head(p, len, where, hash, err);
 
-	if (len < CKPT_HEAD_V1 + 4 || memcmp(p, CKPT_MAGIC, 8)) {
-		sbuf_addf(err, "%s: not an hpctrain checkpoint", where);
+	if (!version)
 		return -1;
-	}
-	if (le_get_u32(p + len - 4) !=
-	    (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)p, (uInt)(len - 4))) {
-		sbuf_addf(err, "%s: corrupt checkpoint (CRC-32 mismatch)", where);
-		return -1;
-	}
-	version = le_get_u32(p + 8);
-	if (version != 1 && version != CKPT_VERSION) {
-		sbuf_addf(err, "%s: checkpoint version %u is not supported", where, version);
-		return -1;
-	}
-	head = version == 1 ? CKPT_HEAD_V1 : CKPT_HEAD;
-	if (hash && strncmp((const char *)p + 12, hash, 64)) {
-		sbuf_addf(err, "%s: written for another spec (sha256:%.12s...), not this one (sha256:%.12s...)",
-			  where, (const char *)p + 12, hash);
-		return -1;
-	}
+	head = head_of(version);
 	np = le_get_u64(p + 116);
 	ns = le_get_u64(p + 124);
 	nv = le_get_u64(p + 132);
@@ -145,6 +204,9 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 		st->scaler.scale = scale;
 		st->scaler.good_steps = (int64_t)le_get_u64(p + 148);
 	}
+	st->global_batch = st->world = st->batch = st->accum = 0;
+	if (version >= 3 && get_position(p, where, st, err))
+		return -1;
 	p += head;
 	p += unpack_tensors(p, m, m->params);
 	le_get_floats(p, m->state, ns);
@@ -219,6 +281,32 @@ int ckpt_load(const char *path, const char *hash, struct ckpt_state *st, struct 
 	if (!fileio_read_flags(path, CKPT_MAX_BYTES, FILEIO_NOFOLLOW | FILEIO_OWNED, &buf, err) &&
 	    !ckpt_decode(buf.buf, buf.len, path, hash, st, m, o, err))
 		rc = 0;
+	sbuf_release(&buf);
+	return rc;
+}
+
+int ckpt_peek(const char *path, const char *hash, struct ckpt_meta *meta, struct sbuf *err)
+{
+	struct sbuf buf = SBUF_INIT;
+	struct ckpt_state st = { 0 };
+	const uint8_t *p;
+	int rc = HPT_EXIT_NO_INPUT;
+
+	/* the whole file for its CRC: once per run, before the model */
+	if (fileio_read_flags(path, CKPT_MAX_BYTES, FILEIO_NOFOLLOW | FILEIO_OWNED, &buf, err))
+		goto out;
+	p = (const uint8_t *)buf.buf;
+	memset(meta, 0, sizeof(*meta));
+	if (!(meta->version = check_head(p, buf.len, path, hash, err)))
+		goto out;
+	if (meta->version >= 3 && get_position(p, path, &st, err))
+		goto out;
+	meta->step = (int64_t)le_get_u64(p + 76);
+	meta->global_batch = st.global_batch;
+	meta->world = st.world;
+	meta->batch = st.batch;
+	rc = 0;
+out:
 	sbuf_release(&buf);
 	return rc;
 }

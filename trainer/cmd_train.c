@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_RUN = 256, OPT_MAX_STEPS, OPT_THREADS, OPT_FRESH };
+enum { OPT_RUN = 256, OPT_MAX_STEPS, OPT_THREADS, OPT_FRESH, OPT_NEW_GLOBAL_BATCH };
 
 static const char *const train_usage[] = {
-	"hpctrain train [--set <key>=<value>]... [--run <dir>] [--max-steps <n>] [--threads <n>] [--fresh] <spec>",
+	"hpctrain train [--set <key>=<value>]... [--run <dir>] [--max-steps <n>] [--threads <n>] [--fresh] [--new-global-batch] <spec>",
 	NULL,
 };
 
@@ -39,6 +39,8 @@ static const struct opt train_opts[] = {
 	  "compute threads (default: OMP_NUM_THREADS, else all cores)" },
 	{ "fresh", no_argument, NULL, OPT_FRESH, NULL,
 	  "start over: remove the run's checkpoints and metrics" },
+	{ "new-global-batch", no_argument, NULL, OPT_NEW_GLOBAL_BATCH, NULL,
+	  "resume at ranks x batch_per_rank, not the checkpoint's global batch" },
 	{ "quiet", no_argument, NULL, 'q', NULL, "print no progress lines" },
 	OPT_HELP,
 	OPT_END,
@@ -138,7 +140,7 @@ struct train_args {
 	const char *run;  /* --run DIR, or NULL: OUTPUT/NAME/HASH12 */
 	const char *spec;
 	int64_t max_steps, threads;
-	bool fresh, quiet, help;
+	bool fresh, new_global_batch, quiet, help;
 };
 
 /* The trainer's environment, before the run directory is made: a
@@ -188,6 +190,9 @@ static int parse_args(int argc, char **argv, struct train_args *a)
 			break;
 		case OPT_FRESH:
 			a->fresh = true;
+			break;
+		case OPT_NEW_GLOBAL_BATCH:
+			a->new_global_batch = true;
 			break;
 		case 'q':
 			a->quiet = true;
@@ -261,7 +266,7 @@ static int run_job(const struct train_args *a, const struct job *job, const stru
 		   const char *hash)
 {
 	struct train_config cfg = { .job = job, .hash = hash, .max_steps = a->max_steps,
-				    .fresh = a->fresh, .quiet = a->quiet, .world = 1 };
+				    .fresh = a->fresh, .new_global_batch = a->new_global_batch, .quiet = a->quiet, .world = 1 };
 	struct sbuf err = SBUF_INIT;
 	struct comm comm = { 0 };
 	struct comm_cuda cc = { 0 };

@@ -428,6 +428,36 @@ static int comm_on_log(void *ctx, struct trainer *t, double samples_per_s)
 	return 0;
 }
 
+/* train_plan_make: rank 0's v[0..n) to every rank, before the model. */
+static int comm_share(void *ctx, int64_t *v, int n)
+{
+	struct comm *c = ctx;
+	MPI_Request q;
+
+	if (!c->mpi || c->world < 2)
+		return 0;
+	comm_check(c, MPI_Ibcast(v, n, MPI_INT64_T, 0, *ctl_of(c), &q), "MPI_Ibcast");
+	watchdog_wait_all(&c->wd, &q, 1, "the broadcast of the checkpoint's batch shape");
+	return 0;
+}
+
+/* Every step: the global batch's loss and right predictions.  Counted
+ * in the step's communication time. */
+static int comm_sum(void *ctx, double *v, int n)
+{
+	struct comm *c = ctx;
+	double t0 = watchdog_now();
+	MPI_Request q;
+
+	if (!c->mpi || c->world < 2)
+		return 0;
+	comm_check(c, MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, *ctl_of(c), &q),
+		   "MPI_Iallreduce");
+	watchdog_wait_all(&c->wd, &q, 1, "the sum of the ranks' losses");
+	c->total_comm_s += watchdog_now() - t0;
+	return 0;
+}
+
 static bool comm_should_stop(void *ctx, struct trainer *t)
 {
 	struct comm *c = ctx;
@@ -463,6 +493,8 @@ void comm_hooks(struct comm *c, struct train_hooks *h)
 	h->after_update = comm_after_update;
 	h->should_stop = comm_should_stop;
 	h->on_log = comm_on_log;
+	h->share = comm_share;
+	h->sum = comm_sum;
 }
 
 int comm_finish(struct comm *c, int status)

@@ -323,6 +323,21 @@ static bool cc_should_stop(void *ctx, struct trainer *t)
 	return cc->inner.should_stop && cc->inner.should_stop(cc->inner.ctx, t);
 }
 
+/* A few host numbers: comm.c's collectives as they are. */
+static int cc_share(void *ctx, int64_t *v, int n)
+{
+	struct comm_cuda *cc = ctx;
+
+	return cc->inner.share ? cc->inner.share(cc->inner.ctx, v, n) : 0;
+}
+
+static int cc_sum(void *ctx, double *v, int n)
+{
+	struct comm_cuda *cc = ctx;
+
+	return cc->inner.sum ? cc->inner.sum(cc->inner.ctx, v, n) : 0;
+}
+
 void comm_cuda_hooks(struct comm_cuda *cc, struct train_hooks *h)
 {
 	cc->inner = *h;
@@ -333,4 +348,6 @@ void comm_cuda_hooks(struct comm_cuda *cc, struct train_hooks *h)
 	h->before_update = cc_before_update;
 	h->after_update = cc_after_update;
 	h->should_stop = cc_should_stop;
+	h->share = cc_share;
+	h->sum = cc_sum;
 }

@@ -2,6 +2,7 @@
  * shuffled, sharded batch loader.  Core: no I/O (data_idx.c and
  * data_shard.c read files). */
 #include "trainer/data.h" // defines: struct dataset, struct loader
+#include "trainer/resume.h" // defines: resume_slice_offset, resume_batch_hash
 #include "trainer/rng.h"  // defines: struct rng, rng_hash
 #include "common/sbuf.h"     // defines: struct sbuf
 
@@ -177,15 +178,23 @@ int loader_init(struct loader *ld, const struct dataset *d, int batch, int rank,
 	ld->world = world;
 	ld->seed = seed;
 	ld->epoch = -1;
-	ld->steps_per_epoch = d->n / ((int64_t)batch * world);
-	if (ld->steps_per_epoch < 1) {
-		sbuf_addf(err, "the training set has %lld samples, fewer than one global batch of %lld",
-			  (long long)d->n, (long long)batch * world);
-		return -1;
-	}
 	ld->perm = malloc(d->n * sizeof(*ld->perm));
 	if (!ld->perm) {
 		sbuf_addstr(err, "out of memory");
+		return -1;
+	}
+	return loader_set_accum(ld, 1, err);
+}
+
+int loader_set_accum(struct loader *ld, int accum, struct sbuf *err)
+{
+	int64_t global = (int64_t)ld->batch * ld->world * accum;
+
+	ld->accum = accum;
+	ld->steps_per_epoch = ld->d->n / global;
+	if (ld->steps_per_epoch < 1) {
+		sbuf_addf(err, "the training set has %lld samples, fewer than one global batch of %lld",
+			  (long long)ld->d->n, (long long)global);
 		return -1;
 	}
 	return 0;
@@ -209,26 +218,54 @@ static void fill(const struct dataset *d, const int64_t *idx, int n, float *x, i
 			       targets ? targets + (size_t)j * tk : NULL);
 }
 
+/* The epoch's permutation, drawn when the epoch changes. */
+static void shuffle(struct loader *ld, int64_t epoch)
+{
+	struct rng r;
+
+	if (ld->epoch == epoch)
+		return;
+	/* Fisher-Yates, O(n) once per epoch. */
+	rng_seed(&r, rng_hash(ld->seed, (uint64_t)epoch));
+	for (int64_t i = 0; i < ld->d->n; i++)
+		ld->perm[i] = i;
+	for (int64_t i = ld->d->n - 1; i > 0; i--) {
+		int64_t j = (int64_t)rng_below(&r, (uint64_t)i + 1), t = ld->perm[i];
+
+		ld->perm[i] = ld->perm[j];
+		ld->perm[j] = t;
+	}
+	ld->epoch = epoch;
+}
+
+static struct resume_plan plan_of(const struct loader *ld)
+{
+	return (struct resume_plan){ (int64_t)ld->batch * ld->world * ld->accum, ld->batch,
+				     ld->accum };
+}
+
+void loader_micro_batch(struct loader *ld, int64_t epoch, int64_t step, int micro, float *x,
+			int32_t *labels, float *targets)
+{
+	struct resume_plan p = plan_of(ld);
+
+	shuffle(ld, epoch);
+	fill(ld->d, ld->perm + step * p.global + resume_slice_offset(&p, ld->world, ld->rank, micro),
+	     ld->batch, x, labels, targets);
+}
+
 void loader_batch(struct loader *ld, int64_t epoch, int64_t step, float *x, int32_t *labels,
 		  float *targets)
 {
-	if (ld->epoch != epoch) {
-		struct rng r;
+	loader_micro_batch(ld, epoch, step, 0, x, labels, targets);
+}
 
-		/* Fisher-Yates, O(n) once per epoch. */
-		rng_seed(&r, rng_hash(ld->seed, (uint64_t)epoch));
-		for (int64_t i = 0; i < ld->d->n; i++)
-			ld->perm[i] = i;
-		for (int64_t i = ld->d->n - 1; i > 0; i--) {
-			int64_t j = (int64_t)rng_below(&r, (uint64_t)i + 1), t = ld->perm[i];
+uint64_t loader_batch_hash(struct loader *ld, int64_t epoch, int64_t step)
+{
+	struct resume_plan p = plan_of(ld);
 
-			ld->perm[i] = ld->perm[j];
-			ld->perm[j] = t;
-		}
-		ld->epoch = epoch;
-	}
-	fill(ld->d, ld->perm + step * ld->batch * ld->world + (int64_t)ld->rank * ld->batch,
-	     ld->batch, x, labels, targets);
+	shuffle(ld, epoch);
+	return resume_batch_hash(ld->perm + step * p.global, p.global);
 }
 
 int loader_eval_batch(const struct dataset *d, int batch, int64_t b, float *x, int32_t *labels,

@@ -71,12 +71,15 @@ double data_synthetic_bound(enum data_gen gen);
 void dataset_normalise_from(struct dataset *d, const struct dataset *ref);
 
 /* Batches for one rank.  Each epoch draws a permutation of the whole set
- * from (seed, epoch); step s of that epoch is the slice
- * [s*B*world + rank*B, +B) of it.  So ranks get disjoint samples, and
- * world ranks x batch B see exactly what 1 rank x batch world*B sees. */
+ * from (seed, epoch); step s of that epoch takes the global batch
+ * [s*G, (s+1)*G) of it, G = B*world*accum, and micro-step a of rank r
+ * the slice resume_slice_offset() names, [s*G + (a*world + r)*B, +B).
+ * So ranks get disjoint samples, and world ranks x batch B see exactly
+ * what 1 rank x batch world*B, or 1 rank x world steps of B, sees. */
 struct loader {
 	const struct dataset *d;
 	int batch, rank, world;
+	int accum; /* micro-steps per step; 1 unless loader_set_accum */
 	uint64_t seed;
 	int64_t epoch; /* of perm; -1 = none yet */
 	int64_t *perm;
@@ -86,10 +89,20 @@ struct loader {
 int loader_init(struct loader *ld, const struct dataset *d, int batch, int rank, int world,
 		uint64_t seed, struct sbuf *err);
 void loader_release(struct loader *ld);
-/* Fills one batch of the shuffled order; computes the epoch's
- * permutation when the epoch changes. */
+/* Micro-steps per step (gradient accumulation): the global batch grows
+ * to batch*world*accum, steps_per_epoch shrinks; -1 with err when the
+ * set holds less than one global batch. */
+int loader_set_accum(struct loader *ld, int accum, struct sbuf *err);
+/* Fills one batch of the shuffled order (micro-step 0); computes the
+ * epoch's permutation when the epoch changes. */
 void loader_batch(struct loader *ld, int64_t epoch, int64_t step, float *x, int32_t *labels,
 		  float *targets);
+/* The same for micro-step micro of the step. */
+void loader_micro_batch(struct loader *ld, int64_t epoch, int64_t step, int micro, float *x,
+			int32_t *labels, float *targets);
+/* resume_batch_hash() of the whole global batch of (epoch, step), the
+ * same at any world size for the same global batch. */
+uint64_t loader_batch_hash(struct loader *ld, int64_t epoch, int64_t step);
 /* Fills batch number b of the set in order, without shuffling; the last
  * batch is padded with copies of sample 0.  Returns the real count. */
 int loader_eval_batch(const struct dataset *d, int batch, int64_t b, float *x, int32_t *labels,

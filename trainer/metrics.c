@@ -56,6 +56,7 @@ int metrics_step(struct metrics *mt, int64_t step, int64_t epoch, double loss, d
 	}
 	if (mt->gpu)
 		fprintf(mt->fp, ",\"copy_ms\":%.3f,\"sync_ms\":%.3f", mt->copy_ms, mt->sync_ms);
+	fprintf(mt->fp, ",\"batch_hash\":\"%016llx\"", (unsigned long long)mt->batch_hash);
 	if (mt->nrank_rates > 1) {
 		fputs(",\"rank_samples_per_s\":[", mt->fp);
 		for (int i = 0; i < mt->nrank_rates; i++)

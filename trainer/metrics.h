@@ -50,6 +50,9 @@ struct metrics {
 	 * waits for the GPU) to step records. */
 	bool gpu;
 	double copy_ms, sync_ms;
+	/* The step's global batch (train.c sets it every step):
+	 * resume_batch_hash() of its sample indices, as "batch_hash". */
+	uint64_t batch_hash;
 };
 
 int metrics_open(struct metrics *mt, const char *path, bool quiet, int64_t total_steps,

@@ -7,11 +7,11 @@
 #include <string.h>
 
 int optim_init(struct optim *o, const struct job_optimizer *spec, size_t nparams,
-	       int64_t steps_per_epoch, int64_t epochs, int world)
+	       int64_t steps_per_epoch, int64_t epochs, double scale)
 {
 	memset(o, 0, sizeof(*o));
 	o->name = spec->name;
-	o->lr = spec->lr * (spec->lr_scaling == LR_SCALING_LINEAR ? world : 1);
+	o->lr = spec->lr * (spec->lr_scaling == LR_SCALING_LINEAR ? scale : 1);
 	o->momentum = spec->momentum;
 	o->weight_decay = spec->weight_decay;
 	o->beta1 = spec->beta1;

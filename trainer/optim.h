@@ -29,10 +29,12 @@ struct optim {
 	int64_t t;    /* updates applied (Adam's bias correction) */
 };
 
-/* world = ranks: with lr_scaling linear the LR is multiplied by world
- * (the spec's lr is the one for batch_per_rank on one rank). */
+/* scale = global batch / batch_per_rank: with lr_scaling linear the LR
+ * is multiplied by it (the spec's lr is the one for batch_per_rank on
+ * one rank).  The global batch, not the ranks: a run resumed on fewer
+ * ranks that accumulates to the same global batch keeps its LR. */
 int optim_init(struct optim *o, const struct job_optimizer *spec, size_t nparams,
-	       int64_t steps_per_epoch, int64_t epochs, int world);
+	       int64_t steps_per_epoch, int64_t epochs, double scale);
 void optim_release(struct optim *o);
 
 /* The learning rate of update number step (0-based); pure. */

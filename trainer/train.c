@@ -15,6 +15,7 @@
 #include "trainer/model_cuda.h"    // defines: struct model_cuda, model_cuda_*
 #include "trainer/optim.h"         // defines: struct optim
 #include "trainer/rng.h"           // defines: rng_hash
+#include "trainer/train_plan.h"    // defines: struct train_plan, train_plan_make
 #include "common/exitcode.h"          // defines: HPT_EXIT_*
 #include "common/fileio.h"            // defines: fileio_private_dir
 #include "common/sbuf.h"              // defines: struct sbuf
@@ -42,6 +43,8 @@ struct trainer {
 	struct optim opt;
 	struct dataset train, test;
 	struct loader ld;
+	struct train_plan tp; /* global batch, per-rank batch, accumulation steps */
+	float *acc;           /* accum > 1: the earlier micro-steps' gradient sum */
 	float *x;
 	int32_t *labels;
 	float *targets;
@@ -148,7 +151,7 @@ static int setup(struct trainer *t, struct sbuf *err)
 	st = open_data_timed(t, err);
 	if (st)
 		return st;
-	in = (struct shape){ (int)tr->batch_per_rank, t->train.h, t->train.w, t->train.c };
+	in = (struct shape){ t->tp.plan.batch, t->train.h, t->train.w, t->train.c };
 	if (model_build(&t->model, tr->model, in, outputs_of(&t->train), t->train.loss,
 			tr->precision == PRECISION_BF16   ? BE_BF16
 			: tr->precision == PRECISION_FP16 ? BE_FP16
@@ -159,8 +162,9 @@ static int setup(struct trainer *t, struct sbuf *err)
 		return HPT_EXIT_BAD_SPEC;
 	}
 	model_init(&t->model, (uint64_t)tr->seed);
-	if (loader_init(&t->ld, &t->train, (int)tr->batch_per_rank, t->cfg->rank, t->cfg->world,
-			(uint64_t)tr->seed, err))
+	if (loader_init(&t->ld, &t->train, t->tp.plan.batch, t->cfg->rank, t->cfg->world,
+			(uint64_t)tr->seed, err) ||
+	    loader_set_accum(&t->ld, t->tp.plan.accum, err))
 		return HPT_EXIT_BAD_SPEC;
 	t->total_steps = t->ld.steps_per_epoch * tr->epochs;
 	if (tr->max_steps && tr->max_steps < t->total_steps)
@@ -168,8 +172,9 @@ static int setup(struct trainer *t, struct sbuf *err)
 	t->stop_step = t->total_steps;
 	if (t->cfg->max_steps && t->cfg->max_steps < t->stop_step)
 		t->stop_step = t->cfg->max_steps;
+	/* lr_scaling follows the global batch, whatever the ranks */
 	if (optim_init(&t->opt, &tr->optimizer, t->model.narena, t->ld.steps_per_epoch, tr->epochs,
-		       t->cfg->world)) {
+		       (double)t->tp.plan.global / (double)tr->batch_per_rank)) {
 		sbuf_addstr(err, "out of memory");
 		return HPT_EXIT_INTERNAL;
 	}
@@ -177,9 +182,17 @@ static int setup(struct trainer *t, struct sbuf *err)
 	t->x = be_alloc(per * in.n);
 	t->labels = calloc(in.n, sizeof(*t->labels));
 	t->targets = be_alloc((size_t)in.n * outputs_of(&t->train));
-	if (!t->x || !t->labels || !t->targets) {
+	if (t->tp.plan.accum > 1)
+		t->acc = be_alloc(t->model.narena * sizeof(float));
+	if (!t->x || !t->labels || !t->targets || (t->tp.plan.accum > 1 && !t->acc)) {
 		sbuf_addstr(err, "out of memory");
 		return HPT_EXIT_INTERNAL;
+	}
+	if (t->cfg->cuda && t->tp.plan.accum > 1) {
+		sbuf_addf(err, "gradient accumulation (%d steps of %d, to hold global batch %lld) "
+			  "runs on the CPU only; resume on more GPUs or with --new-global-batch",
+			  t->tp.plan.accum, t->tp.plan.batch, (long long)t->tp.plan.global);
+		return HPT_EXIT_BAD_SPEC;
 	}
 	if (t->cfg->cuda && !(t->dev = model_cuda_create(&t->model, &t->opt, err))) {
 		sbuf_addf(err, " (model %s, %s, on the GPU)", train_model_names[tr->model],
@@ -198,6 +211,7 @@ static void release(struct trainer *t)
 	dataset_release(&t->train);
 	dataset_release(&t->test);
 	be_free(t->x);
+	be_free(t->acc);
 	free(t->labels);
 	be_free(t->targets);
 	free(t->ckpt_dir);
@@ -232,10 +246,10 @@ static int step_loss(struct trainer *t, double *loss, int64_t *correct, struct s
 static int step_scale(struct trainer *t, bool poison, struct sbuf *err)
 {
 	if (t->dev)
-		return model_cuda_scale_loss_grad(t->dev, amp_factor(&t->cs.scaler, t->grad_factor),
+		return model_cuda_scale_loss_grad(t->dev, amp_factor(&t->cs.scaler, t->grad_factor / (float)t->tp.plan.accum),
 						  poison, err);
 	amp_scale(&t->cs.scaler, t->model.dlogits, (size_t)t->model.input.n * t->model.outputs,
-		  t->grad_factor);
+		  t->grad_factor / (float)t->tp.plan.accum);
 	if (poison)
 		t->model.dlogits[0] = NAN;
 	return 0;
@@ -334,8 +348,41 @@ static int save(struct trainer *t, struct sbuf *err)
 		return 0;
 	if (sync_to_host(t, err))
 		return HPT_EXIT_INTERNAL;
+	t->cs.world = t->cfg->world;
+	t->cs.batch = t->tp.plan.batch;
+	t->cs.accum = t->tp.plan.accum;
+	t->cs.global_batch = t->tp.plan.global;
+	t->cs.epoch = t->cs.step / t->ld.steps_per_epoch;
+	t->cs.epoch_pos = t->cs.step % t->ld.steps_per_epoch * t->cs.global_batch;
 	return ckpt_save(t->ckpt_dir, t->cfg->hash, &t->cs, &t->model, &t->opt,
 			 (int)t->job->train.checkpoint.keep, err);
+}
+
+/* After a checkpoint loaded: its shape must be the one train_plan_make
+ * read (else the file changed in between), and with a new global batch
+ * the step is where the new batches reach the epoch's next sample:
+ * position / new batch, rounded down, so up to G-1 samples of the
+ * epoch come round again.  An older checkpoint (no shape) counted
+ * steps of this run's global batch: nothing to convert.  The one line
+ * on stderr says how a checkpoint of another shape goes on. */
+static int take_position(struct trainer *t, const char *path, struct sbuf *err)
+{
+	struct sbuf line = SBUF_INIT;
+	int64_t g = t->tp.plan.global;
+
+	if (t->cs.global_batch != t->tp.ckpt_global) {
+		sbuf_addf(err, "%s changed while it was read", path);
+		return HPT_EXIT_NO_INPUT;
+	}
+	if (!t->cs.global_batch)
+		t->cs.samples = t->cs.step * g;
+	else if (t->cs.global_batch != g)
+		t->cs.step = t->cs.epoch * t->ld.steps_per_epoch + t->cs.epoch_pos / g;
+	train_plan_describe(&t->tp, t->cfg->world, &line);
+	if (line.len)
+		fprintf(stderr, "hpctrain train: %s\n", line.buf);
+	sbuf_release(&line);
+	return 0;
 }
 
 static int open_run(struct trainer *t, struct sbuf *err)
@@ -355,6 +402,8 @@ static int open_run(struct trainer *t, struct sbuf *err)
 		rc = start_fresh(t, metrics, err);
 	} else if (!ckpt_latest(t->ckpt_dir, &latest)) {
 		rc = ckpt_load(latest.buf, t->cfg->hash, &t->cs, &t->model, &t->opt, err);
+		if (!rc)
+			rc = take_position(t, latest.buf, err);
 		if (!rc && !t->cfg->quiet)
 			fprintf(stderr, "hpctrain train: resuming from %s (step %lld)\n", latest.buf,
 				(long long)t->cs.step);
@@ -379,11 +428,18 @@ static void heartbeat(void)
 		utimensat(AT_FDCWD, path, NULL, 0);
 }
 
-/* Predictions per batch: one per sample, or one per label of a
- * multi-label loss; what accuracy and the epoch's sample count use. */
-static int64_t predictions_per_batch(const struct trainer *t)
+/* Predictions per step over the global batch: one per sample, or one
+ * per label of a multi-label loss; what accuracy and the epoch's sample
+ * count use.  The same at any world size (record_step sums the ranks). */
+static int64_t predictions_per_step(const struct trainer *t)
 {
-	return (int64_t)t->model.input.n * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1);
+	return t->tp.plan.global * (t->model.loss == LOSS_MULTI ? t->model.outputs : 1);
+}
+
+/* Samples one rank computes per step. */
+static int rank_samples(const struct trainer *t)
+{
+	return t->model.input.n * t->tp.plan.accum;
 }
 
 /* What one step leaves for the metrics. */
@@ -393,34 +449,89 @@ struct step_result {
 	bool fwd_overflow; /* fp16: the forward overflowed, the step was skipped */
 };
 
-/* Step number step: batch, forward, loss, backward, the hooks (the
- * allreduce), unscale, update.  0 or a status with err. */
-static int one_step(struct trainer *t, const struct train_hooks *hooks, struct grad_hook *gh,
-		    int64_t step, struct step_result *r, struct sbuf *err)
+/* The last micro-step's backward under accumulation: each finished
+ * range gets the earlier micro-steps' sum added before the hooks see it
+ * (and start its allreduce), so overlap survives accumulation. */
+struct acc_hook {
+	const struct grad_hook *inner;
+	const float *acc;
+	float *grads;
+};
+
+static int acc_add_then_pass(void *ctx, size_t lo, size_t hi)
+{
+	struct acc_hook *h = ctx;
+
+	for (size_t i = lo; i < hi; i++)
+		h->grads[i] += h->acc[i];
+	return h->inner->on_grad_ready ? h->inner->on_grad_ready(h->inner->ctx, lo, hi) : 0;
+}
+
+/* Micro-step micro of step: batch, forward, loss, backward.  Under
+ * accumulation the loss gradient is scaled by 1/(world*accum), so the
+ * sum over micro-steps and ranks is the mean over the global batch; the
+ * earlier micro-steps' gradients add up in t->acc, outside the hooks. */
+static int micro_step(struct trainer *t, struct grad_hook *gh, int64_t step, int micro,
+		      struct step_result *r, struct sbuf *err)
 {
 	const struct job *job = t->job;
 	int64_t spe = t->ld.steps_per_epoch;
-	double t0 = now_s();
-	int skip = 0, overflow;
+	int accum = t->tp.plan.accum;
+	uint64_t key = rng_hash((uint64_t)job->train.seed, (uint64_t)step);
+	struct grad_hook none = { NULL, NULL }, last = *gh;
+	struct acc_hook ah = { gh, t->acc, t->model.grads };
+	double loss;
+	int64_t correct;
+	bool ovf;
 
-	r->lr = optim_lr(&t->opt, step);
-	loader_batch(&t->ld, step / spe, step % spe, t->x, t->labels, t->targets);
-	if (step_forward(t, true, rng_hash((uint64_t)job->train.seed, (uint64_t)step), err) ||
-	    step_loss(t, &r->loss, &r->correct, err))
+	loader_micro_batch(&t->ld, step / spe, step % spe, micro, t->x, t->labels, t->targets);
+	/* dropout: micro-step 0 keeps the key a run without accumulation had */
+	if (step_forward(t, true, micro ? rng_hash(key, (uint64_t)micro) : key, err) ||
+	    step_loss(t, &loss, &correct, err))
 		return HPT_EXIT_INTERNAL;
-	r->fwd_overflow = amp_forward_overflow(&t->cs.scaler, r->loss);
-	if (!isfinite(r->loss) && !r->fwd_overflow) {
+	ovf = amp_forward_overflow(&t->cs.scaler, loss);
+	if (!isfinite(loss) && !ovf) {
 		sbuf_addf(err, "step %lld: the loss is %s (lr %.4g); the run diverged, "
 			  "lower train.optimizer.lr",
-			  (long long)step + 1, isnan(r->loss) ? "NaN" : "infinite", r->lr);
+			  (long long)step + 1, isnan(loss) ? "NaN" : "infinite", r->lr);
 		return HPT_EXIT_FAILURE;
 	}
+	r->loss += loss / accum;
+	r->correct += correct;
+	r->fwd_overflow |= ovf;
+	if (accum > 1 && micro + 1 == accum)
+		last = (struct grad_hook){ acc_add_then_pass, &ah };
 	/* Loss scaling (fp16): scale the loss gradient before backward;
 	 * unscale after before_update, which in data-parallel runs has
 	 * waited for the gradient allreduce, so every rank checks the
 	 * same averaged gradients and skips the same steps. */
-	if (step_scale(t, r->fwd_overflow, err) || step_backward(t, gh, err))
+	if (step_scale(t, ovf, err) ||
+	    step_backward(t, micro + 1 < accum ? &none : &last, err))
 		return HPT_EXIT_INTERNAL;
+	if (micro + 1 < accum) {
+		/* O(parameters) per micro-step: small beside its backward */
+		if (!micro)
+			memcpy(t->acc, t->model.grads, t->model.narena * sizeof(float));
+		else
+			for (size_t i = 0; i < t->model.narena; i++)
+				t->acc[i] += t->model.grads[i];
+	}
+	return HPT_EXIT_OK;
+}
+
+/* Step number step: its micro-steps, the hooks (the allreduce),
+ * unscale, update.  0 or a status with err. */
+static int one_step(struct trainer *t, const struct train_hooks *hooks, struct grad_hook *gh,
+		    int64_t step, struct step_result *r, struct sbuf *err)
+{
+	double t0 = now_s();
+	int skip = 0, overflow, st;
+
+	memset(r, 0, sizeof(*r));
+	r->lr = optim_lr(&t->opt, step);
+	for (int a = 0; a < t->tp.plan.accum; a++)
+		if ((st = micro_step(t, gh, step, a, r, err)))
+			return st;
 	if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
 		return HPT_EXIT_INTERNAL;
 	if ((overflow = step_unscale(t, err)) < 0)
@@ -430,6 +541,7 @@ static int one_step(struct trainer *t, const struct train_hooks *hooks, struct g
 	if (hooks && hooks->after_update && hooks->after_update(hooks->ctx, t))
 		return HPT_EXIT_INTERNAL;
 	r->seconds = now_s() - t0;
+	t->cs.samples += t->tp.plan.global;
 	if ((t->mt.gpu = t->dev != NULL))
 		model_cuda_step_times(t->dev, &t->mt.copy_ms, &t->mt.sync_ms);
 	return HPT_EXIT_OK;
@@ -440,24 +552,37 @@ static int one_step(struct trainer *t, const struct train_hooks *hooks, struct g
 static int record_step(struct trainer *t, const struct train_hooks *hooks, int64_t step,
 		       const struct step_result *r, struct sbuf *err)
 {
-	int64_t per = predictions_per_batch(t), every = t->job->output.log_every_steps;
-	int b = t->model.input.n;
+	int64_t per = predictions_per_step(t), every = t->job->output.log_every_steps;
+	int64_t spe = t->ld.steps_per_epoch;
+	int b = rank_samples(t);
 	/* the same on every rank, so the hook may be a collective */
 	bool logged = !((step + 1) % every) || step + 1 == t->stop_step;
+	/* the global batch's loss and right predictions: the same figures at
+	 * any world size (2 doubles a step, on the control communicator) */
+	double v[2] = { r->loss, (double)r->correct };
 
+	if (t->cfg->world > 1 && hooks && hooks->sum) {
+		if (hooks->sum(hooks->ctx, v, 2)) {
+			sbuf_addf(err, "step %lld: summing the ranks' losses failed", (long long)step + 1);
+			return HPT_EXIT_INTERNAL;
+		}
+		v[0] /= t->cfg->world;
+	}
 	if (logged && hooks && hooks->on_log && hooks->on_log(hooks->ctx, t, b / r->seconds)) {
 		sbuf_addf(err, "step %lld: gathering the ranks' rates failed", (long long)step + 1);
 		return HPT_EXIT_INTERNAL;
 	}
 	if (r->fwd_overflow)
 		return HPT_EXIT_OK;
-	t->cs.epoch_loss += r->loss;
-	t->cs.epoch_correct += r->correct;
+	t->cs.epoch_loss += v[0];
+	t->cs.epoch_correct += (int64_t)v[1];
 	t->cs.epoch_seen += per;
 	if (!logged)
 		return HPT_EXIT_OK;
-	if (metrics_step(&t->mt, step + 1, step / t->ld.steps_per_epoch, r->loss,
-			 (double)r->correct / per, r->lr, b / r->seconds, r->seconds * 1e3, true)) {
+	if (!t->cfg->rank) /* O(global batch), at logged steps only */
+		t->mt.batch_hash = loader_batch_hash(&t->ld, step / spe, step % spe);
+	if (metrics_step(&t->mt, step + 1, step / spe, v[0], v[1] / per, r->lr, b / r->seconds,
+			 r->seconds * 1e3, true)) {
 		sbuf_addf(err, "cannot write %s/metrics.jsonl", t->cfg->run_dir);
 		return HPT_EXIT_IO;
 	}
@@ -467,8 +592,8 @@ static int record_step(struct trainer *t, const struct train_hooks *hooks, int64
 /* The epoch that step completes: evaluate, log, reset the sums. */
 static int end_epoch(struct trainer *t, int64_t step, double *epoch_busy, struct sbuf *err)
 {
-	int64_t steps_in = t->cs.epoch_seen / predictions_per_batch(t);
-	int b = t->model.input.n;
+	int64_t steps_in = t->cs.epoch_seen / predictions_per_step(t);
+	int b = rank_samples(t);
 	double tl, ta;
 
 	if (evaluate(t, &tl, &ta, err))
@@ -531,19 +656,22 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
  * which layers keep fp32 or emulate the precision, and why). */
 static void print_header(const struct trainer *t)
 {
-	struct sbuf kernels = SBUF_INIT;
+	struct sbuf kernels = SBUF_INIT, accum = SBUF_INIT;
 
+	if (t->tp.plan.accum > 1)
+		sbuf_addf(&accum, " x %d accumulated", t->tp.plan.accum);
 	if (!t->dev)
 		model_describe_kernels(&t->model, &kernels);
 	fprintf(stderr, "hpctrain train: %s on %s (%lld samples, %dx%dx%d), %zu parameters, "
-		"%lld steps of %d, %s; %s%s%s\n",
+		"%lld steps of %d%s, %s; %s%s%s\n",
 		train_model_names[t->job->train.model], t->job->train.dataset,
 		(long long)t->train.n, t->train.h, t->train.w, t->train.c, t->model.nparams,
-		(long long)t->total_steps, t->model.input.n,
+		(long long)t->total_steps, t->model.input.n, accum.len ? accum.buf : "",
 		train_precision_names[t->job->train.precision],
 		t->dev ? be_cuda_describe() : backend_describe(), kernels.len ? "; kernels: " : "",
 		kernels.len ? kernels.buf : "");
 	sbuf_release(&kernels);
+	sbuf_release(&accum);
 }
 
 int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
@@ -557,7 +685,9 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	t.cfg = cfg;
 	t.job = cfg->job;
 	t.grad_factor = 1.0f;
-	rc = setup(&t, err);
+	rc = train_plan_make(cfg, hooks, &t.tp, err);
+	if (!rc)
+		rc = setup(&t, err);
 	if (!rc)
 		rc = open_run(&t, err);
 	if (!rc && t.data_path &&
@@ -590,7 +720,7 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 		goto out;
 	}
 	{
-		double sps = busy > 0 ? trained * t.model.input.n / busy : 0;
+		double sps = busy > 0 ? trained * rank_samples(&t) / busy : 0;
 		double gf = sps * model_train_flops_per_sample(&t.model) * 1e-9;
 
 		if (metrics_summary(&t.mt, t.cs.step, t.cs.step / t.ld.steps_per_epoch, tl, ta, sps, gf)) {

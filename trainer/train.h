@@ -52,6 +52,13 @@ struct train_hooks {
 	/* At a step boundary: true writes a checkpoint and stops with
 	 * HPT_EXIT_PREEMPTED. */
 	bool (*should_stop)(void *ctx, struct trainer *t);
+	/* Collectives of a few numbers, on every rank: share gives v[0..n)
+	 * rank 0's values (before the model is built: the batch shape,
+	 * train_plan.h); sum replaces v[0..n) by its sum over the ranks
+	 * (every step: the loss and right predictions of the global batch).
+	 * 0 or -1. */
+	int (*share)(void *ctx, int64_t *v, int n);
+	int (*sum)(void *ctx, double *v, int n);
 };
 
 struct train_config {
@@ -61,6 +68,7 @@ struct train_config {
 	int rank, world;      /* only rank 0 loads and writes checkpoints and metrics */
 	int64_t max_steps;    /* stop after this many updates in total (0 = no limit) */
 	bool fresh;           /* ignore and remove earlier checkpoints */
+	bool new_global_batch; /* resume at ranks x batch_per_rank, not the checkpoint's */
 	bool quiet;           /* no progress lines */
 	bool cuda;            /* train on the GPU (be_cuda_init done); else the CPU */
 };

@@ -171,7 +171,10 @@ static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
 {
 	struct model m, m2;
 	struct optim o, o2;
-	struct ckpt_state st = { 42, 1.5, 7, 9, { 0 } }, st2 = { 0 };
+	struct ckpt_state st = { .step = 42, .epoch_loss = 1.5, .epoch_correct = 7, .epoch_seen = 9,
+				  .global_batch = 8, .world = 2, .batch = 2, .accum = 2,
+				  .samples = 336, .epoch = 1, .epoch_pos = 16 },
+			  st2 = { 0 };
 	struct sbuf buf = SBUF_INIT, err = SBUF_INIT;
 
 	(void)state;
@@ -188,6 +191,11 @@ static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
 	assert_true(st2.scaler.scale == 32768.0);
 	assert_int_equal(st2.scaler.good_steps, 123);
 	assert_int_equal(st2.step, 42);
+	/* version 3: the data position at the world size that wrote it */
+	assert_int_equal(st2.global_batch, 8);
+	assert_int_equal(st2.accum, 2);
+	assert_int_equal(st2.samples, 336);
+	assert_int_equal(st2.epoch_pos, 16);
 	assert_memory_equal(m2.params, m.params, m.narena * 4);
 
 	/* A version-1 file (no scaler fields), written by the version-1
@@ -211,6 +219,7 @@ static void amp__scaler_state_survives_a_checkpoint_round_trip(void **state)
 		assert_true(st2.epoch_loss == 1.5);
 		assert_int_equal(st2.epoch_correct, 7);
 		assert_int_equal(st2.epoch_seen, 9);
+		assert_int_equal(st2.global_batch, 0); /* unknown: the trainer decides */
 		assert_memory_equal(m2.params, m3.params, m3.narena * 4);
 		/* The file's momentum is m[i] = i / 1024 over the packed
 		 * parameters; the arena holds them span by span. */

@@ -234,7 +234,9 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 	struct optim o, o2;
 	struct job_optimizer spec = { .name = OPTIMIZER_ADAMW, .lr = 1e-3, .beta1 = 0.9,
 				      .beta2 = 0.999, .eps = 1e-8 };
-	struct ckpt_state st = { 42, 1.5, 7, 9, { 0 } }, st2;
+	struct ckpt_state st = { .step = 42, .epoch_loss = 1.5, .epoch_correct = 7, .epoch_seen = 9,
+				  .global_batch = 4, .world = 1, .batch = 4, .accum = 1 },
+			  st2;
 	struct sbuf err = SBUF_INIT, path = SBUF_INIT;
 	char *dir = xasprintf("%s/ckpt", tmpdir);
 	const char *hash = "ab12";
@@ -262,6 +264,19 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 	assert_memory_equal(m2.params, m.params, m.narena * 4);
 	assert_memory_equal(m2.state, m.state, m.nstate * 4);
 	assert_memory_equal(o2.v, o.v, m.narena * 4);
+	{ /* the header alone, as every rank sizes its batches from it */
+		struct ckpt_meta meta;
+
+		assert_int_equal(ckpt_peek(path.buf, hash, &meta, &err), 0);
+		assert_int_equal(meta.version, 3);
+		assert_int_equal(meta.step, 4);
+		assert_int_equal(meta.global_batch, 4);
+		assert_int_equal(meta.world, 1);
+		assert_int_equal(meta.batch, 4);
+		assert_int_equal(ckpt_peek(path.buf, "other", &meta, &err), HPT_EXIT_NO_INPUT);
+		assert_non_null(strstr(err.buf, "written for another spec"));
+		sbuf_reset(&err);
+	}
 	{ /* keep = 2: steps 3 and 4 remain */
 		char *p3 = xasprintf("%s/ckpt-000000000003.bin", dir), *p2 = xasprintf("%s/ckpt-000000000002.bin", dir);
 
@@ -276,6 +291,13 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 	assert_int_equal(truncate(path.buf, 1000), 0);
 	assert_int_equal(ckpt_load(path.buf, hash, &st2, &m2, &o2, &err), HPT_EXIT_NO_INPUT);
 	assert_non_null(strstr(err.buf, "corrupt checkpoint"));
+	sbuf_reset(&err);
+	{
+		struct ckpt_meta meta;
+
+		assert_int_equal(ckpt_peek(path.buf, hash, &meta, &err), HPT_EXIT_NO_INPUT);
+		assert_non_null(strstr(err.buf, "corrupt checkpoint"));
+	}
 	model_release(&m);
 	model_release(&m2);
 	optim_release(&o);
@@ -292,7 +314,9 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 static void trainer__checkpoints_store_tensors_without_the_arena_gaps(void **state)
 {
 	struct job_optimizer spec = { .name = OPTIMIZER_SGD, .lr = 0.1, .momentum = 0.9 };
-	struct ckpt_state st = { 5, 0, 0, 0, { 0 } }, st2 = { 0 };
+	struct ckpt_state st = { .step = 5, .global_batch = 4, .world = 2, .batch = 2, .accum = 1 },
+			  st2 = { 0 };
+	const size_t head = 212; /* version 3 */
 	struct sbuf buf = SBUF_INIT, old = SBUF_INIT, err = SBUF_INIT;
 	struct model m, m2;
 	struct optim o, o2;
@@ -308,7 +332,7 @@ static void trainer__checkpoints_store_tensors_without_the_arena_gaps(void **sta
 	fill_tensors(&m, o.m, 6);
 	assert_true(m.narena > m.nparams);
 	ckpt_encode("ab12", &st, &m, &o, &buf);
-	assert_int_equal(buf.len, 156 + 4 * (2 * m.nparams + m.nstate) + 4);
+	assert_int_equal(buf.len, head + 4 * (2 * m.nparams + m.nstate) + 4);
 	/* the old writer: each layer's weights then biases, last layer first */
 	packed = malloc(m.nparams * sizeof(*packed));
 	for (size_t i = m.net.n; i-- > 0;) {
@@ -321,14 +345,22 @@ static void trainer__checkpoints_store_tensors_without_the_arena_gaps(void **sta
 		at += l->nw + l->nb;
 	}
 	assert_int_equal(at, m.nparams);
-	sbuf_add(&old, buf.buf, 156);
+	sbuf_add(&old, buf.buf, head);
 	le_put_floats(&old, packed, m.nparams);
-	sbuf_add(&old, buf.buf + 156 + 4 * m.nparams, buf.len - 156 - 4 * m.nparams - 4);
+	sbuf_add(&old, buf.buf + head + 4 * m.nparams, buf.len - head - 4 * m.nparams - 4);
 	le_put_u32(&old, (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)old.buf, (uInt)old.len));
 	assert_memory_equal(old.buf, buf.buf, buf.len);
 	assert_int_equal(ckpt_decode(old.buf, old.len, "old.bin", "ab12", &st2, &m2, &o2, &err), 0);
 	assert_memory_equal(m2.params, m.params, m.narena * 4);
 	assert_memory_equal(o2.m, o.m, m.narena * 4);
+	assert_int_equal(st2.global_batch, 4);
+	assert_int_equal(st2.world, 2);
+	/* a position whose global batch is not ranks x batch x steps is refused */
+	st.global_batch = 5;
+	sbuf_reset(&buf);
+	ckpt_encode("ab12", &st, &m, &o, &buf);
+	assert_int_equal(ckpt_decode(buf.buf, buf.len, "bad.bin", "ab12", &st2, &m2, &o2, &err), -1);
+	assert_string_equal(err.buf, "bad.bin: global batch 5 is not 2 ranks x 2 x 1 steps");
 	free(packed);
 	model_release(&m);
 	model_release(&m2);

@@ -6,7 +6,7 @@ Prints "rel L2 max_abs": the relative L2 difference |a-b|/|b| of the
 vectors and the largest absolute difference.  The layout is
 trainer/ckpt.c's: version at offset 8, nparams at 116, nstate at 124,
 the parameters after a 140-byte (version 1) or 156-byte (version 2)
-header, the state right after them."""
+header, or a 212-byte one (version 3), the state right after them."""
 import struct
 import sys
 from array import array
@@ -18,7 +18,7 @@ def vector(path, state):
     assert buf[:8] == b"HPTCKPT1", path
     version = struct.unpack_from("<I", buf, 8)[0]
     n, ns = struct.unpack_from("<QQ", buf, 116)
-    off = 140 if version == 1 else 156
+    off = {1: 140, 2: 156}.get(version, 212)
     if state:
         off, n = off + 4 * n, ns
     a = array("f")
