@@ -13,6 +13,9 @@ DEBIAN_PKGS   += libdw-dev libelf-dev
 # about 1.5 min of apt-get on a 2-core machine, once.
 DEBIAN_PKGS   += python3-torch
 
+# stacks.c demangles C++ frames with libstdc++'s __cxa_demangle.
+bin/hpctrain: PKG_LIBS += -lstdc++
+
 UNIT_TESTS += test_autopsy test_liveness
 UNIT_SRC_test_autopsy  = $(SUPERVISE_CORE) common/sbuf.c
 UNIT_SRC_test_liveness = launcher/supervise/liveness.c common/fileio.c common/jsonfile.c \
