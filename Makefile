@@ -163,7 +163,8 @@ bench:
 PROGRAMS = hpctrain hpctrain-train hpctrain-doctor hpctrain-report hpctrain-stage
 MAN1     = $(notdir $(wildcard man/*.1))
 MAN5     = $(notdir $(wildcard man/*.5))
-TEMPLATES = $(notdir $(wildcard templates/*.yaml))
+# A template's own files (torch-ddp.py) go beside it.
+TEMPLATES = $(notdir $(wildcard templates/*.yaml templates/*.py))
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
