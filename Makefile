@@ -163,7 +163,8 @@ bench:
 PROGRAMS = hpctrain hpctrain-train hpctrain-doctor hpctrain-report hpctrain-stage
 MAN1     = $(notdir $(wildcard man/*.1))
 MAN5     = $(notdir $(wildcard man/*.5))
-TEMPLATES = $(notdir $(wildcard templates/*.yaml))
+# A template's own files (torch-ddp.py) go beside it.
+TEMPLATES = $(notdir $(wildcard templates/*.yaml templates/*.py))
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
@@ -172,6 +173,9 @@ install: all
 	install -m 0644 $(addprefix man/,$(MAN1)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(addprefix man/,$(MAN5)) $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 $(addprefix templates/,$(TEMPLATES)) $(DESTDIR)$(TEMPLATEDIR)/
+	@# torch-ddp.yaml names its script where the default PREFIX puts it
+	sed -i 's|/usr/local/share/hpctrain/templates/|$(TEMPLATEDIR)/|' \
+		$(DESTDIR)$(TEMPLATEDIR)/torch-ddp.yaml
 
 # Removes only the files install wrote, then the template directory if
 # that leaves it empty; shared directories (bin, man1) stay.

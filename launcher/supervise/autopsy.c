@@ -89,6 +89,8 @@ static int parse_frame(const char *p, const char *e, struct stack_thread *t)
 	name_end = q;
 	for (q += 8; q < e && *q >= '0' && *q <= '9'; q++)
 		line = line * 10 + (unsigned long)(*q - '0');
+	if (starts(q, e, ","))  /* a traceback's "line 9, in f" */
+		q++;
 	if (!starts(q, e, " in "))
 		return -1;
 	file = xstrndup(name, (size_t)(name_end - name));
@@ -108,6 +110,41 @@ static const char *last_dump(const char *text, const char *end)
 		if (starts(p, end, "Fatal Python error"))
 			start = p;
 	return start;
+}
+
+/* The last "Traceback (most recent call last):" in text as one thread,
+ * innermost first: what a rank printed when it died of an exception (a
+ * peer's abort closing gloo's connections) before its dump was asked
+ * for.  Its frames are the ones it waited in.  Returns 0 or 1. */
+static size_t parse_traceback(const char *text, const char *end, struct stack_thread **out)
+{
+	const char *start = NULL;
+	struct stack_thread t = { .is_main = true };
+
+	for (const char *p = text; p < end; p = line_end(p, end) + 1)
+		if (starts(p, line_end(p, end), "Traceback (most recent call last):"))
+			start = p;
+	if (!start)
+		return 0;
+	for (const char *p = line_end(start, end) + 1; p < end; p = line_end(p, end) + 1) {
+		const char *e = line_end(p, end);
+
+		if (starts(p, e, "    ")) /* the source line, or 3.11's ^^^^ under it */
+			continue;
+		if (parse_frame(p, e, &t))
+			break;
+	}
+	if (!t.n)
+		return 0;
+	for (size_t i = 0; i < t.n / 2; i++) { /* outermost first: turn it over */
+		struct stack_frame f = t.f[i];
+
+		t.f[i] = t.f[t.n - 1 - i];
+		t.f[t.n - 1 - i] = f;
+	}
+	*out = xmalloc(sizeof(t));
+	**out = t;
+	return 1;
 }
 
 size_t autopsy_parse_faulthandler(const char *text, size_t len, struct stack_thread **out)
@@ -141,6 +178,8 @@ size_t autopsy_parse_faulthandler(const char *text, size_t len, struct stack_thr
 	if (main != (size_t)-1)
 		v[main].is_main = true;
 	*out = v;
+	if (!n && !memmem(text, len, "Fatal Python error", 18))
+		return parse_traceback(text, end, out);
 	return n;
 }
 
@@ -205,7 +244,14 @@ static void find_place(const struct rank_stacks *r, struct place *pl)
 			pl->in = t->f[0].func;
 			pl->outer = 0;
 		} else {
-			pl->in = t->f[i ? i - 1 : 0].func;
+			size_t k = i ? i - 1 : 0;
+
+			/* A library without symbols between the program and the
+			 * function it waits in (libtorch_python's bindings around
+			 * c10d::Work::wait): name the innermost named one. */
+			while (k > 0 && !t->f[k].func)
+				k--;
+			pl->in = t->f[k].func;
 			pl->outer = i ? i - 1 : 0;
 			pl->from = &t->f[i];
 		}
@@ -313,13 +359,37 @@ void autopsy_format_ranks(const unsigned *ranks, size_t n, struct sbuf *out)
 	}
 }
 
+/* A C++ function's name without its parameter list, which the full
+ * stacks keep: "c10d::Work::wait(std::chrono::duration<long, ...>) const"
+ * says c10d::Work::wait.  The list is the parenthesis matching the last
+ * ')', so "operator()(int)" keeps its own "()". */
+static void add_func_name(const char *f, struct sbuf *out)
+{
+	const char *close = strrchr(f, ')');
+	size_t depth = 0;
+
+	for (const char *p = close; p && p > f; p--) {
+		if (*p == ')')
+			depth++;
+		else if (*p == '(' && !--depth) {
+			sbuf_add(out, f, (size_t)(p - f));
+			return;
+		}
+	}
+	sbuf_addstr(out, f);
+}
+
 static void say_place(const struct group *g, struct sbuf *out)
 {
 	const struct stack_frame *f = g->pl.from;
 
 	sbuf_addf(out, "%s ", g->n == 1 ? "rank" : "ranks");
 	autopsy_format_ranks(g->ranks, g->n, out);
-	sbuf_addf(out, " in %s", g->pl.in ? g->pl.in : "an unknown function");
+	sbuf_addstr(out, " in ");
+	if (g->pl.in)
+		add_func_name(g->pl.in, out);
+	else
+		sbuf_addstr(out, "an unknown function");
 	if (f && f->file && f->line)
 		sbuf_addf(out, " from %s:%u", base(f->file), f->line);
 	else if (f && f->func)

@@ -67,8 +67,11 @@ void stack_thread_push(struct stack_thread *t, const char *func, const char *fil
 /* Parses faulthandler's dump ("Current thread 0x... (most recent call
  * first):" and its "  File "x.py", line 9 in f" lines) from text.  Takes
  * the last dump in text.  *out gets the threads; the one whose outermost
- * frame is <module> (else the current one) is marked main.  Returns the
- * number of threads, 0 when text holds no dump. */
+ * frame is <module> (else the current one) is marked main.  Without a
+ * dump, the last Python traceback in text ("Traceback (most recent call
+ * last):", printed by a rank that died of an exception before its dump
+ * was asked for) gives one main thread.  Returns the number of threads,
+ * 0 when text holds neither. */
 size_t autopsy_parse_faulthandler(const char *text, size_t len, struct stack_thread **out);
 
 /* Writes the report for n ranks out of world (0 when unknown): a

@@ -13,6 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+/* libstdc++'s demangler (abi::__cxa_demangle, extern "C"): the one the
+ * C++ frames were mangled for, so it reads all of them, templates and
+ * lambdas too; no header of its own reaches C. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
 #define MAX_FRAMES 128
 #define MAX_THREADS 256
 
@@ -21,6 +26,25 @@ struct walk {
 	struct rank_stacks *r;
 	pid_t pid;
 };
+
+/* _ZN4c10d4Work4waitENSt6chrono... becomes c10d::Work::wait(std::chrono::
+ * duration<long, std::ratio<1l, 1000l> >); a C name, or one the demangler
+ * refuses, stays as it is. */
+static void demangle(char **func)
+{
+	int status = -1;
+	char *d;
+
+	if (!*func || strncmp(*func, "_Z", 2))
+		return;
+	d = __cxa_demangle(*func, NULL, NULL, &status);
+	if (status || !d) {
+		free(d);
+		return;
+	}
+	free(*func);
+	*func = d; /* malloc'd, as the frame's strings are */
+}
 
 static void add_frame(Dwfl *dwfl, Dwarf_Addr pc, struct stack_thread *t)
 {
@@ -42,6 +66,7 @@ static void add_frame(Dwfl *dwfl, Dwarf_Addr pc, struct stack_thread *t)
 	/* clock_nanosleep@GLIBC_2.2.5: the symbol version says nothing here. */
 	if (t->f[t->n - 1].func)
 		t->f[t->n - 1].func[strcspn(t->f[t->n - 1].func, "@")] = '\0';
+	demangle(&t->f[t->n - 1].func);
 }
 
 static int frame_cb(Dwfl_Frame *frame, void *arg)

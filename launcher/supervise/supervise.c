@@ -470,7 +470,7 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 	rootfd = open(rootpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd >= 0)
 		snprintf(root, sizeof(root), "/proc/self/fd/%d", rootfd);
-	s->stopping = true;
+	s->stopping = s->capturing = true; /* a rank killed by a peer's abort leaves a traceback */
 	r.host = xstrdup(s->o->host);
 	r.reason = xstrdup(reason);
 	r.complete = !python;
@@ -484,10 +484,9 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 	 * which could end its peers' programs before theirs are read. */
 	if (s->ranks_dir[0])
 		barrier(s);
-	if (python && !s->exited) {
-		s->capturing = true;
-		kill(pid, SIGABRT);
-		wait_exit(s, PY_DUMP_S);
+	if (python) {
+		if (!s->exited && !kill(pid, SIGABRT))
+			wait_exit(s, PY_DUMP_S);
 		stacks_add_python(&r, s->capture.buf, s->capture.len, root[0] ? root : NULL);
 		r.complete = true;
 		sbuf_reset(&err);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bats
 # supervise.bats - launch --supervise with real programs under a real
 # local Slurm: hang autopsy of a PyTorch (gloo) job and of a C MPI job,
-# preemption of a Python program that checkpoints on USR2 and of one that
-# ignores it, a rank killed by SIGSEGV; and, without Slurm, the status a
-# supervised program leaves and the errors of hpctrain autopsy.  Short
-# stall_timeout_s values and tiny programs keep it under two minutes.
+# preemption of the torch-ddp template (it checkpoints on USR2, is
+# requeued and resumes) and of a program that ignores USR2, a rank
+# killed by SIGSEGV; and, without Slurm, the status a supervised program
+# leaves and the errors of hpctrain autopsy.  Short stall_timeout_s
+# values and tiny programs keep it near three minutes.
 
 load common
 load slurm_cluster
@@ -69,21 +70,23 @@ wait_for() {
 	[ "$status" -eq "$EX_USAGE" ]
 }
 
-@test "a PyTorch job where rank 1 never reaches the all_reduce: the autopsy names rank 1 and its line, the job ends with 76" {
+@test "a PyTorch job where rank 1 never reaches the all_reduce: the autopsy names every rank's line, the job ends with 76" {
 	need_slurm
 	/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || skip "no torch for /usr/bin/python3"
-	spec job.yaml stall 3 "[/usr/bin/python3, $H/stall.py]" 'supervise: {stall_timeout_s: 8}'
+	# 12 s: three ranks importing torch on two cores print nothing for 5 s
+	spec job.yaml stall 3 "[/usr/bin/python3, $H/stall.py]" 'supervise: {stall_timeout_s: 12}'
 	submit_json job.yaml
 	local t0=$SECONDS
 	run "$HPT" status --wait --json "$JOB"
 	echo "ended after $((SECONDS - t0)) s"
-	[ $((SECONDS - t0)) -le 38 ]
+	[ $((SECONDS - t0)) -le 42 ]
 	jq -e '.jobs[0].exit_code == 76' <<<"$output"
 	run -0 cat "$DIR/autopsy.txt"
 	echo "$output"
 	[[ "$output" == *"ranks 0,2 in "*" from stall.py:15 (dist.all_reduce(x))"* ]]
 	[[ "$output" == *"rank 1 in clock_nanosleep from stall.py:14 (time.sleep(3600))"* ]]
 	[[ "$output" == *"outlier: rank 1"* ]]
+	[[ "$output" == *" c10d::Work::wait(std::chrono::duration<"* ]] # demangled
 	run -0 "$HPT" autopsy "$DIR"
 	[[ "$output" == *"outlier: rank 1"* ]]
 	run -0 "$HPT" logs "$DIR"
@@ -109,18 +112,22 @@ wait_for() {
 	[[ "$output" == *"outlier: rank 1"* ]]
 }
 
-@test "a Python program that checkpoints on USR2 and exits 75 is requeued by scancel --signal=USR2 and resumes" {
+@test "the torch-ddp template trains 2 ranks, checkpoints on USR2, is requeued, resumes and completes" {
 	need_slurm
-	spec job.yaml ckpt 1 "[/usr/bin/python3, $H/ckpt_usr2.py]" \
-		'preempt: {lead_s: 0, requeue: true, max_requeues: 2}'
-	submit_json job.yaml
-	wait_for "$DIR/logs/rank-0.out" 'step 3'
+	/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || skip "no torch for /usr/bin/python3"
+	local ddp=$BATS_TEST_DIRNAME/../../templates/torch-ddp.py
+	submit_json torch-ddp --set params.ranks=2 --set output.dir="$BATS_TEST_TMPDIR/runs" \
+		--set "command=[/usr/bin/python3, $ddp, --steps, 40, --step-sleep, 0.1]" \
+		--set preempt.lead_s=0
+	wait_for "$DIR/metrics.jsonl" '"step": 5,'
 	scancel --signal=USR2 "$JOB"
 	run -0 "$HPT" status --wait --json "$JOB"
 	jq -e '.jobs[0].state == "COMPLETED" and .jobs[0].restarts == 1' <<<"$output"
-	grep -q 'checkpointed at step' "$DIR/logs/rank-0.out"
-	grep -q 'resumed from step' "$DIR/logs/rank-0.out"
-	grep -q '^done' "$DIR/logs/rank-0.out"
+	grep -q 'torch-ddp: preempted; checkpointed at step' "$DIR/logs/rank-0.out"
+	grep -q 'torch-ddp: attempt .*, 2 ranks (was 2), step [1-9][0-9]* of 40' "$DIR/logs/rank-0.out"
+	grep -q '^torch-ddp: done, 40 steps' "$DIR/logs/rank-0.out"
+	jq -se 'map(select(.event == "summary")) | .[-1].steps == 40' "$DIR/metrics.jsonl"
+	[ -f "$DIR/checkpoints/ckpt.pt" ]
 }
 
 @test "a program that ignores USR2 has its stacks recorded, is stopped before the end, and is requeued per the spec" {

@@ -15,7 +15,7 @@ teardown() {
 	run "$HPT" template list
 	[ "$status" -eq 0 ]
 	for t in fmnist-cpu fmnist-gpu hepcnn-multinode cpu-multinode torch-container fmnist-container \
-		fmnist-staged; do
+		fmnist-staged torch-ddp; do
 		echo "$output" | grep -q "^$t  *[a-zA-Z]"
 	done
 }

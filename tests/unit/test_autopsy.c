@@ -204,6 +204,62 @@ static void autopsy__places_python_ranks_by_their_python_line(void **state)
 	release_all(r, 3);
 }
 
+/* A PyTorch rank whose Python dump is missing: between the interpreter
+ * and the demangled c10d::Work::wait sit libtorch_python's unnamed
+ * bindings; the summary names the innermost named frame, without its
+ * parameter list. */
+static void autopsy__names_the_cxx_function_past_unnamed_frames(void **state)
+{
+	struct rank_stacks r;
+	struct sbuf out = SBUF_INIT;
+	struct stack_thread *t;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.exe = strdup("/usr/bin/python3.11");
+	r.native = calloc(1, sizeof(*r.native));
+	r.n_native = 1;
+	t = &r.native[0];
+	t->is_main = true;
+	stack_thread_push(t, "pthread_cond_wait", NULL, 0, LIBC);
+	stack_thread_push(t, "c10d::Work::wait(std::chrono::duration<long, std::ratio<1l, 1000l> >)",
+			  NULL, 0, "/usr/lib/libtorch_cpu.so.1.13");
+	stack_thread_push(t, NULL, NULL, 0, "/usr/lib/libtorch_python.so.1.13");
+	stack_thread_push(t, "_PyObject_MakeTpCall", NULL, 0, "/usr/bin/python3.11");
+	autopsy_report(&r, 1, 1, &out);
+	assert_non_null(strstr(out.buf, "rank 0 in c10d::Work::wait from _PyObject_MakeTpCall\n"));
+	assert_non_null(strstr(out.buf, "#1  c10d::Work::wait(std::chrono::duration<long, "));
+	sbuf_release(&out);
+	rank_stacks_release(&r);
+}
+
+/* A rank that died of gloo's "Connection closed by peer" before its
+ * dump: its traceback gives the line it waited on. */
+static void autopsy__falls_back_to_the_last_traceback(void **state)
+{
+	static const char text[] =
+		"ready\n"
+		"Traceback (most recent call last):\n"
+		"  File \"/w/hang.py\", line 5, in <module>\n"
+		"    dist.all_reduce(t)\n"
+		"  File \"/usr/lib/python3/dist-packages/torch/distributed/c10d.py\", line 1536, in all_reduce\n"
+		"    work.wait()\n"
+		"    ^^^^^^^^^^^\n"
+		"RuntimeError: Connection closed by peer\n";
+	struct stack_thread *t = NULL;
+
+	(void)state;
+	assert_int_equal(autopsy_parse_faulthandler(text, sizeof(text) - 1, &t), 1);
+	assert_true(t[0].is_main);
+	assert_int_equal(t[0].n, 2);
+	assert_string_equal(t[0].f[0].func, "all_reduce");
+	assert_int_equal(t[0].f[0].line, 1536);
+	assert_string_equal(t[0].f[1].file, "/w/hang.py");
+	assert_int_equal(t[0].f[1].line, 5);
+	stack_thread_release(&t[0]);
+	free(t);
+}
+
 static void autopsy__formats_rank_lists_with_ranges(void **state)
 {
 	static const unsigned v[] = { 0, 1, 2, 3, 5, 7, 8, 10, 11, 12 };
@@ -223,6 +279,8 @@ int main(void)
 		cmocka_unit_test(autopsy__names_no_outlier_when_no_group_is_largest),
 		cmocka_unit_test(autopsy__parses_faulthandler_and_marks_the_main_thread),
 		cmocka_unit_test(autopsy__places_python_ranks_by_their_python_line),
+		cmocka_unit_test(autopsy__names_the_cxx_function_past_unnamed_frames),
+		cmocka_unit_test(autopsy__falls_back_to_the_last_traceback),
 		cmocka_unit_test(autopsy__formats_rank_lists_with_ranges),
 	};
 
