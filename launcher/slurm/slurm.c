@@ -115,9 +115,10 @@ static void set_opt(job_desc_msg_t *d, const struct render_opt *o, char *tres, s
 
 	if (!strcmp(n, "job-name"))
 		d->name = o->text;
-	else if (!strcmp(n, "nodes"))
-		d->min_nodes = d->max_nodes = (uint32_t)o->num;
-	else if (!strcmp(n, "ntasks-per-node"))
+	else if (!strcmp(n, "nodes")) {
+		d->min_nodes = (uint32_t)o->num;
+		d->max_nodes = (uint32_t)(o->num2 ? o->num2 : o->num);
+	} else if (!strcmp(n, "ntasks-per-node"))
 		d->ntasks_per_node = (uint16_t)o->num;
 	else if (!strcmp(n, "cpus-per-task"))
 		d->cpus_per_task = (uint16_t)o->num;
@@ -175,9 +176,13 @@ static void job_desc(const struct render_opts *opts, job_desc_msg_t *d, char *tr
 	d->user_id = getuid();
 	d->group_id = getgid();
 	cpt = d->cpus_per_task == (uint16_t)NO_VAL ? 1 : d->cpus_per_task;
+	/* A range (max_nodes above min_nodes) leaves the task count to the
+	 * nodes granted, as sbatch --nodes=MIN-MAX --ntasks-per-node does;
+	 * min_cpus covers MIN nodes' tasks. */
 	if (d->min_nodes != NO_VAL && d->ntasks_per_node != (uint16_t)NO_VAL) {
-		d->num_tasks = d->min_nodes * d->ntasks_per_node;
-		d->min_cpus = d->num_tasks * cpt;
+		if (d->max_nodes == d->min_nodes)
+			d->num_tasks = d->min_nodes * d->ntasks_per_node;
+		d->min_cpus = d->min_nodes * d->ntasks_per_node * cpt;
 	}
 }
 
