@@ -9,11 +9,11 @@
 # submitted: sweep_submit.c).
 
 RUNS_CORE  = launcher/runs/progress.c launcher/runs/run_state.c launcher/runs/attempt.c \
-             launcher/runs/sweep_plan.c launcher/runs/stage_summary.c
+             launcher/runs/sweep_plan.c launcher/runs/stage_summary.c launcher/runs/resize.c
 RUNS_SHELL = launcher/runs/rundir.c launcher/runs/runref.c launcher/runs/runref_job.c \
              launcher/runs/sweep_record.c launcher/runs/attempt_submit.c \
              launcher/runs/sweep_submit.c launcher/runs/run_state_load.c \
-             launcher/runs/stage_summary_load.c
+             launcher/runs/stage_summary_load.c launcher/runs/attempt_size.c
 
 UNIT_TESTS += test_rundir test_progress test_run_state
 UNIT_SRC_test_rundir    = launcher/runs/rundir.c launcher/runs/runref.c launcher/runs/sweep_record.c \
@@ -41,3 +41,11 @@ UNIT_TESTS += test_attempt
 UNIT_SRC_test_attempt = launcher/runs/attempt.c launcher/runs/attempt_submit.c \
                         launcher/runs/rundir.c $(SLURM_CORE) $(SLURM_SHELL) $(SPEC_CORE) \
                         $(SPEC_SHELL)
+
+# The next attempt's size (resize, pure) and each attempt's granted size
+# as recorded and read back (attempt_size).
+UNIT_TESTS += test_resize
+UNIT_SRC_test_resize = launcher/runs/resize.c launcher/runs/attempt_size.c \
+                       launcher/runs/rundir.c launcher/runs/runref.c \
+                       launcher/runs/sweep_record.c common/fileio.c common/jsonfile.c \
+                       common/sbuf.c
