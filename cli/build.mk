@@ -29,7 +29,8 @@ HPCTRAIN_SRC = $(CLI_MAIN) $(CLI_LAUNCH) $(CLI_SUBMIT) $(SPEC_CORE) $(SPEC_SHELL
 DOCTOR_SRC   = $(CLI_DOCTOR) $(DOCTOR_CORE) $(DOCTOR_SHELL) $(DOCTOR_PROBE) $(LEDGER_CORE) \
                $(LEDGER_SHELL) $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) \
                $(SPEC_SHELL) $(SLURM_CORE) $(SLURM_SHELL) launcher/runs/rundir.c \
-               $(CONTAINER_CORE) $(CONTAINER_SHELL) $(STAGE_CORE)
+               $(CONTAINER_CORE) $(CONTAINER_SHELL) $(STAGE_CORE) $(EXCLUDE_SRC) \
+               launcher/runs/resize.c
 REPORT_SRC   = $(CLI_REPORT) $(REPORT_CORE) $(REPORT_SHELL) $(SPEC_CORE) $(SPEC_SHELL) $(SLURM_CORE) \
                $(SLURM_SHELL) launcher/runs/runref.c launcher/runs/runref_job.c \
                launcher/runs/sweep_record.c launcher/runs/rundir.c launcher/runs/stage_summary.c \

@@ -29,6 +29,9 @@
 #include "launcher/doctor/doctor_self.h"      // defines: struct doctor_self, doctor_self_check
 #include "launcher/doctor/doctor_verdict.h"   // defines: struct doctor_verdict, doctor_verdict_make
 #include "launcher/doctor/ledger.h"           // defines: ledger_repair, ledger_forget, ledger_format
+#include "launcher/doctor/exclude.h"          // defines: exclude_nodes_left
+#include "launcher/runs/resize.h"             // defines: resize_next
+#include "launcher/slurm/slurm.h"             // defines: hpt_slurm_init
 #include "topology/plan.h"                    // defines: PLAN_MAX_RANKS
 
 #include <errno.h>
@@ -137,8 +140,30 @@ static int load_spec(struct doctor *d)
 
 /* --- preflight --- */
 
+/* Whether the nodes the cluster has without exclude are enough for the
+ * next attempt: at least resources.nodes's MIN (a range) or its number.
+ * When the controller cannot say, Slurm decides. */
+static bool resize_ok(const struct doctor *d, const char *exclude)
+{
+	struct sbuf err = SBUF_INIT;
+	int64_t left = -1, next;
+	bool ok;
+
+	if (!hpt_slurm_init(&err))
+		left = exclude_nodes_left(exclude);
+	sbuf_reset(&err);
+	ok = !resize_next(d->job.resources.nodes_min, d->job.resources.nodes, left, &next, &err);
+	if (ok)
+		fprintf(stderr, "hpctrain doctor: the next attempt can have %lld node%s at most\n",
+			(long long)next, next == 1 ? "" : "s");
+	else
+		fprintf(stderr, "hpctrain doctor: not resubmitting: %s\n", err.buf);
+	sbuf_release(&err);
+	return ok;
+}
+
 /* Writes RUN/preflight.json; on a failure, resubmits without the failed
- * nodes while preflight.max_resubmits allows. */
+ * nodes while preflight.max_resubmits allows and enough nodes are left. */
 static void preflight_after(struct doctor *d, json_t *doc, const char *const *failed, size_t k)
 {
 	struct sbuf err = SBUF_INIT, run = SBUF_INIT, excl = SBUF_INIT;
@@ -152,6 +177,8 @@ static void preflight_after(struct doctor *d, json_t *doc, const char *const *fa
 		again = !doctor_preflight_plan(d->run, d->job.preflight.max_resubmits, failed, k, &run,
 					       &excl, &err);
 		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+		if (again && !resize_ok(d, excl.buf))
+			again = false;
 		if (again && (rc = doctor_preflight_resubmit(run.buf, excl.buf)))
 			fprintf(stderr, "hpctrain doctor: the resubmission failed (status %d)\n", rc);
 	}
