@@ -74,8 +74,10 @@ static int rerun(const struct rundir *found, const char *exclude, int ledger, in
 		status = data_pin_unchanged(&at.job, "rerun", data_ok);
 	if (!status && !(status = hpt_slurm_init(&err))) {
 		status = submit_report_exclude(exclude, ledger, &at.exclude, &err);
-		if (!status)
+		if (!status) {
+			at.nodes_idle = submit_report_idle(at.exclude);
 			status = attempt_render(&at, exe, &dl);
+		}
 		if (!status && rundir_new_attempt(found->run, &rd, &err))
 			status = HPT_EXIT_IO;
 		else if (!status)

@@ -33,12 +33,12 @@ UNIT_SRC_test_stage_summary = launcher/runs/stage_summary.c launcher/runs/stage_
 # spec core, the renderer, the run's pure parts (rundir.c for the
 # release of a point's run) and the version.
 UNIT_TESTS += test_sweep_plan
-UNIT_SRC_test_sweep_plan = launcher/runs/sweep_plan.c launcher/runs/attempt.c \
+UNIT_SRC_test_sweep_plan = launcher/runs/sweep_plan.c launcher/runs/attempt.c launcher/runs/resize.c \
                            launcher/runs/rundir.c $(SLURM_CORE) $(SPEC_CORE) $(SPEC_SHELL)
 
 # One attempt: rendered once, refused when not, reloaded from its run.
 UNIT_TESTS += test_attempt
-UNIT_SRC_test_attempt = launcher/runs/attempt.c launcher/runs/attempt_submit.c \
+UNIT_SRC_test_attempt = launcher/runs/attempt.c launcher/runs/attempt_submit.c launcher/runs/resize.c \
                         launcher/runs/rundir.c $(SLURM_CORE) $(SLURM_SHELL) $(SPEC_CORE) \
                         $(SPEC_SHELL)
 

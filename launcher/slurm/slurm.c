@@ -273,6 +273,29 @@ int hpt_slurm_node_names(char ***names, size_t *n, struct sbuf *err)
 	return 0;
 }
 
+int64_t hpt_slurm_idle_nodes(const char *exclude, struct sbuf *err)
+{
+	node_info_msg_t *msg = NULL;
+	int64_t idle = 0;
+
+	if (slurm_load_node((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+		failure("list the cluster's nodes", NULL, err);
+		return -1;
+	}
+	for (uint32_t i = 0; i < msg->record_count; i++) {
+		const node_info_t *nd = &msg->node_array[i];
+		uint32_t bad = NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND |
+			       NODE_STATE_COMPLETING | NODE_STATE_POWERED_DOWN;
+
+		if (!nd->name || (nd->node_state & NODE_STATE_BASE) != NODE_STATE_IDLE ||
+		    (nd->node_state & bad))
+			continue;
+		idle += !(exclude && *exclude && hpt_slurm_hostlist_has(exclude, nd->name) == 1);
+	}
+	slurm_free_node_info_msg(msg);
+	return idle;
+}
+
 bool hpt_slurm_node_names_has(char *const *names, size_t n, const char *node)
 {
 	return n && bsearch(&node, names, n, sizeof(*names), by_name);

@@ -1,0 +1,97 @@
+#!/usr/bin/env bats
+# range_cluster.bats - resources.nodes as a range MIN-MAX on a real
+# two-node Slurm cluster (tests/cluster/up.sh MODE=netns, brought up once
+# for the file): a 1-2 job gets both nodes and records the size it was
+# granted (nodes.json, status); its ranks see HPCTRAIN_ATTEMPT 1,
+# HPCTRAIN_PREV_WORLD_SIZE 0 and the run's checkpoint directory; the
+# same run submitted again without node2 (as a lost node's resubmission
+# is) comes back on node1 alone, and its ranks see attempt 2 and the
+# world size before it.  Both attempts' logs and records stay.  Every
+# wait is bounded.
+
+load common
+load slurm_cluster
+
+unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID PMIX_NAMESPACE OMPI_COMM_WORLD_RANK CUDA_VISIBLE_DEVICES
+
+setup_file() {
+	local why=
+	if [ "$(id -u)" -ne 0 ]; then
+		why="not root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN"
+	elif ! command -v slurmctld >/dev/null; then
+		why="no slurm-wlm"
+	elif ! ip netns add "hpt-probe-$$" 2>/dev/null; then
+		why="cannot make a network namespace (ip netns add failed)"
+	else
+		ip netns del "hpt-probe-$$"
+		cluster_up netns 2
+		[ -n "${SLURM_CONF:-}" ] || why="the netns cluster did not start (see the lines above)"
+	fi
+	export SKIP_WHY=$why
+	[ -z "$why" ] || return 0
+	WORK=$(mktemp -d /tmp/hpt-range-cluster.XXXXXX)
+	export WORK XDG_CACHE_HOME=$WORK/xdg HPCTRAIN_LEDGER=$WORK/ledger/nodes.json
+	cat >"$WORK/probe.sh" <<-'PROBE'
+	echo "host=$(hostname) attempt=$HPCTRAIN_ATTEMPT prev=$HPCTRAIN_PREV_WORLD_SIZE world=$WORLD_SIZE ckpt=$HPCTRAIN_CHECKPOINT_DIR"
+	PROBE
+	cat >"$WORK/job.yaml" <<-SPEC
+	version: 1
+	name: range
+	resources: {nodes: 1-2, ranks_per_node: 1, time: "00:05:00"}
+	binding: {gpu: none, cpu: none, memory: none, nic: none}
+	command: [sh, $WORK/probe.sh]
+	output: {dir: $WORK/runs}
+	preempt: {lead_s: 0}
+	preflight: false
+	SPEC
+}
+
+teardown_file() {
+	cluster_down
+	[ -n "${WORK:-}" ] && rm -rf "$WORK"
+	return 0
+}
+
+need_cluster() {
+	[ -z "$SKIP_WHY" ] || skip "$SKIP_WHY"
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# finish JOB: waits for the job (bounded); sets output.
+finish() {
+	run timeout 120 "$HPT" status --wait --json "$1"
+	[ "$status" -ne 124 ] || { echo "job $1 did not end in 120 s"; return 1; }
+}
+
+@test "a 1-2 job gets both nodes, records them, and a rerun without node2 shrinks to node1" {
+	need_cluster
+	submit_json "$WORK/job.yaml"
+	# both nodes idle: the range asks for both
+	grep -qx '#SBATCH --nodes=2' "$DIR/job.sbatch"
+	finish "$JOB"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$DIR"/logs/*; false; }
+	[ "$(jq -c . "$DIR/nodes.json")" = '{"nodes":2,"world_size":2}' ] ||
+		{ ls -la "$DIR"; cat "$DIR"/nodes.json "$DIR"/logs/*; false; }
+	run -0 "$HPT" status --json "$DIR"
+	[ "$(jq -c .size <<<"$output")" = '{"nodes":2,"world_size":2}' ]
+	run -0 "$HPT" status "$DIR"
+	[[ "$output" == *"size: 2 nodes granted, world size 2"* ]]
+	grep -q "host=node1 attempt=1 prev=0 world=2 ckpt=$DIR/checkpoints" "$DIR"/logs/*
+	grep -q "host=node2 attempt=1 prev=0 world=2 ckpt=$DIR/checkpoints" "$DIR"/logs/*
+
+	# node2 left out, as a lost node's resubmission leaves it out
+	run -0 --separate-stderr "$HPT" rerun --json --exclude node2 "$DIR"
+	local job2 dir2
+	job2=$(jq -r .job_id <<<"$output")
+	dir2=$(jq -r .dir <<<"$output")
+	[ "$dir2" = "$DIR/attempts/2" ]
+	grep -qx '#SBATCH --nodes=1-2' "$dir2/job.sbatch"
+	finish "$job2"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
+	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"world_size":1}' ]
+	grep -q "host=node1 attempt=2 prev=2 world=1 ckpt=$DIR/checkpoints" "$dir2"/logs/*
+	run ! grep -q node2 "$dir2"/logs/*
+	# the first attempt's records are kept
+	[ "$(jq -c . "$DIR/nodes.json")" = '{"nodes":2,"world_size":2}' ]
+	grep -q "attempt=1" "$DIR"/logs/*
+}
