@@ -20,9 +20,10 @@ struct sbuf;
  * turned into text). */
 int doctor_preflight_write(const char *dir, const json_t *doc, struct sbuf *err);
 
-/* How many attempts of run R failed their preflight: R, R/attempts/2,
- * R/attempts/3 ... up to the first that does not exist, each counted
- * when its preflight.json says "ok": false.  A missing or unreadable
+/* How many attempts of run R failed their preflight or lost a node: R,
+ * R/attempts/2, R/attempts/3 ... up to the first that does not exist,
+ * each counted when its preflight.json, and again when its lost.json
+ * (doctor --lost), says "ok": false.  A missing or unreadable
  * preflight.json, or one that is no JSON, is not counted. */
 int doctor_preflight_failures(const char *run);
 

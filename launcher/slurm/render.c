@@ -352,6 +352,20 @@ static void add_stage(const struct job *job, struct sbuf *s)
 		  "}\n");
 }
 
+/* After a failed step of a supervised multi-node job: doctor tells a
+ * lost node (a rank killed by SIGKILL or SIGBUS) from the program's own
+ * failure, and for a lost node resubmits the run without it.  The job
+ * still ends with the step's status. */
+static void add_lost(const struct job *job, struct sbuf *s)
+{
+	if (job->resources.nodes < 2 || !job->supervise.enabled || !job->preflight.max_resubmits)
+		return;
+	sbuf_addstr(s, "# a lost node: record it, resubmit the run without it\n"
+		       "if [ \"$status\" -ne 0 ]; then\n"
+		       "\t\"$HPT\" doctor --lost \"$RUN\" || true\n"
+		       "fi\n\n");
+}
+
 /* The one job step: srun starting hpctrain launch on every rank. */
 static void add_step(const struct job *job, const struct render_opts *opts, struct sbuf *s)
 {
@@ -375,6 +389,7 @@ static void add_step(const struct job *job, const struct render_opts *opts, stru
 		  job->supervise.enabled ? " --supervise" : "");
 	add_step_program(job, s);
 	sbuf_addstr(s, " || status=$?\n\n");
+	add_lost(job, s);
 }
 
 int render_job(const struct job *job, const struct render_ctx *ctx, struct render_opts *opts,

@@ -44,6 +44,14 @@ setup_file() {
 	preempt: {lead_s: 0}
 	preflight: false
 	SPEC
+	# attempt 1 runs until node2's rank is killed; later attempts end at once
+	cat >"$WORK/work.sh" <<-'WORK'
+	echo "host=$(hostname) attempt=$HPCTRAIN_ATTEMPT prev=$HPCTRAIN_PREV_WORLD_SIZE world=$WORLD_SIZE"
+	[ "$HPCTRAIN_ATTEMPT" = 1 ] || exit 0
+	i=0
+	while [ $i -lt 60 ]; do sleep 1; i=$((i + 1)); done
+	WORK
+	sed -e 's/^name: range$/name: lost/' -e "s|probe.sh|work.sh|" "$WORK/job.yaml" >"$WORK/lost.yaml"
 }
 
 teardown_file() {
@@ -94,4 +102,36 @@ finish() {
 	# the first attempt's records are kept
 	[ "$(jq -c . "$DIR/nodes.json")" = '{"nodes":2,"world_size":2}' ]
 	grep -q "attempt=1" "$DIR"/logs/*
+}
+
+@test "a 1-2 job that loses node2 (its rank SIGKILLed) is resubmitted without it and ends on node1" {
+	need_cluster
+	local i pid dir2 job2
+	submit_json "$WORK/lost.yaml"
+	for i in $(seq 1 60); do
+		pid=$(jq -r 'select(.state == "running") | .pid' "$DIR/ranks/rank-1.json" 2>/dev/null) && [ -n "$pid" ] && break
+		sleep 0.5
+	done
+	[ -n "$pid" ] || { echo "rank 1 never ran"; cat "$DIR"/logs/*; false; }
+	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
+	kill -KILL "$pid"
+	finish "$JOB"
+	for i in $(seq 1 60); do
+		[ -f "$DIR/attempts/2/submit.json" ] && break
+		sleep 0.5
+	done
+	[ -f "$DIR/attempts/2/submit.json" ] || { echo "no second attempt"; cat "$DIR"/logs/*; false; }
+	grep -q "lost node: rank 1 on node2 killed by signal 9" "$DIR"/logs/batch-*.out
+	[ "$(jq -c .nodes "$DIR/lost.json")" = '["node2"]' ]
+	dir2=$DIR/attempts/2
+	job2=$(jq -r .job_id "$dir2/submit.json")
+	grep -qx '#SBATCH --exclude=node2' "$dir2/job.sbatch"
+	finish "$job2"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
+	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"world_size":1}' ]
+	grep -q "host=node1 attempt=2 prev=2 world=1" "$dir2"/logs/*
+	# the ledger holds node2; both attempts' logs are there
+	run -0 "$HPT" doctor --ledger --json
+	[[ "$output" == *node2* ]]
+	grep -q "host=node2 attempt=1" "$DIR"/logs/*
 }

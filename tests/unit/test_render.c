@@ -88,8 +88,13 @@ static void render__runs_doctor_first_on_multi_node_jobs(void **state)
 	assert_has_line(two.buf, doctor);
 	assert_true(strstr(two.buf, "doctor --preflight") < strstr(two.buf, "launch --supervise"));
 	assert_null(strstr(one.buf, "doctor"));
-	assert_null(strstr(off.buf, "doctor"));
+	assert_null(strstr(off.buf, "doctor --preflight"));
 	assert_has_line(on.buf, doctor);
+	/* after a failed step of a multi-node job, doctor looks for a lost node */
+	assert_has_line(two.buf, "\t\"$HPT\" doctor --lost \"$RUN\" || true");
+	assert_has_line(off.buf, "\t\"$HPT\" doctor --lost \"$RUN\" || true");
+	assert_true(strstr(two.buf, "launch --supervise") < strstr(two.buf, "doctor --lost"));
+	assert_null(strstr(on.buf, "doctor --lost")); /* one node: nothing to shrink to */
 	sbuf_release(&two);
 	sbuf_release(&one);
 	sbuf_release(&off);
