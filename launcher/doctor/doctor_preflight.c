@@ -153,7 +153,7 @@ int doctor_preflight_resubmit(const char *run, const char *exclude)
 		 * shape: a SLURM_NTASKS of two nodes would make the steps of
 		 * a job granted one ask for two tasks there */
 		unset_slurm_env();
-		execl(path, "hpctrain", "rerun", "--exclude", exclude, run, (char *)NULL);
+		execl(path, "hpctrain", "rerun", "--resume", "--exclude", exclude, run, (char *)NULL);
 		/* the child has no caller to hand text to: it says why itself */
 		fprintf(stderr, "hpctrain doctor: cannot run %s: %s\n", path, strerror(errno));
 		_exit(HPT_EXIT_NOTFOUND);

@@ -43,7 +43,8 @@ void doctor_preflight_exclude(const char *dir, struct sbuf *out);
 int doctor_preflight_plan(const char *dir, int64_t max_resubmits, const char *const *failed,
 			  size_t k, struct sbuf *run, struct sbuf *exclude, struct sbuf *msg);
 
-/* Runs `hpctrain rerun --exclude EXCLUDE RUN`, the hpctrain beside this
+/* Runs `hpctrain rerun --resume --exclude EXCLUDE RUN` (the new attempt
+ * resumes from the run's checkpoints), the hpctrain beside this
  * program, without this job's SLURM_JOB_ID, and waits for it.  Its exit
  * status, or -1 when it could not be run or did not exit.  Stdio is
  * flushed first; a child whose exec fails says so on stderr. */

@@ -52,6 +52,26 @@ setup_file() {
 	while [ $i -lt 60 ]; do sleep 1; i=$((i + 1)); done
 	WORK
 	sed -e 's/^name: range$/name: lost/' -e "s|probe.sh|work.sh|" "$WORK/job.yaml" >"$WORK/lost.yaml"
+	# the bundled trainer, a checkpoint every step: slow enough steps to
+	# kill a rank mid-run, few enough to keep the file short
+	cat >"$WORK/train.yaml" <<-SPEC
+	version: 1
+	name: train
+	resources: {nodes: 1-2, ranks_per_node: 1, time: "00:05:00"}
+	binding: {gpu: none, cpu: none, memory: none, nic: none}
+	env: {OMP_NUM_THREADS: "1"}
+	train:
+	  model: cnn
+	  dataset: synthetic
+	  epochs: 1
+	  max_steps: 40
+	  batch_per_rank: 32
+	  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
+	  checkpoint: {every_steps: 1, keep: 2}
+	output: {dir: $WORK/runs, log_every_steps: 1}
+	preempt: {lead_s: 0}
+	preflight: false
+	SPEC
 }
 
 teardown_file() {
@@ -134,4 +154,32 @@ finish() {
 	run -0 "$HPT" doctor --ledger --json
 	[[ "$output" == *node2* ]]
 	grep -q "host=node2 attempt=1" "$DIR"/logs/*
+}
+
+@test "the bundled trainer's run resumes on node1 from its last checkpoint after node2 is lost" {
+	need_cluster
+	local i pid dir2 job2 step
+	# a ledger of its own: the test before left node2 in cooldown
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	submit_json "$WORK/train.yaml"
+	grep -qx '#SBATCH --nodes=2' "$DIR/job.sbatch"
+	wait_steps "$DIR" 5
+	pid=$(jq -r .pid "$DIR/ranks/rank-1.json")
+	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
+	kill -KILL "$pid"
+	finish "$JOB"
+	for i in $(seq 1 60); do
+		[ -f "$DIR/attempts/2/submit.json" ] && break
+		sleep 0.5
+	done
+	dir2=$DIR/attempts/2
+	[ -f "$dir2/submit.json" ] || { echo "no second attempt"; cat "$DIR"/logs/*; false; }
+	[ -L "$dir2/checkpoints" ]
+	job2=$(jq -r .job_id "$dir2/submit.json")
+	finish "$job2"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
+	grep -q "resuming from $dir2/checkpoints/" "$dir2"/logs/* || { cat "$dir2"/logs/*; false; }
+	step=$(jq -s -r '[.[] | select(.step != null)][0].step' "$dir2/metrics.jsonl")
+	[ "$step" -gt 1 ] || { echo "attempt 2 started at step $step"; false; }
+	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"world_size":1}' ]
 }
