@@ -124,9 +124,10 @@ static void unset_slurm_env(void)
 	for (size_t i = 0; environ[i];) {
 		const char *eq = strchr(environ[i], '=');
 		char name[256];
-		size_t len = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+		size_t len = eq ? (size_t)(eq - environ[i]) : 0;
 
-		if (strncmp(environ[i], "SLURM_", 6) || len >= sizeof(name) ||
+		/* an entry without '=' names no variable unsetenv could remove */
+		if (!eq || strncmp(environ[i], "SLURM_", 6) || len >= sizeof(name) ||
 		    !strncmp(environ[i], "SLURM_CONF=", 11)) {
 			i++;
 			continue;
