@@ -15,7 +15,7 @@ CLI_LAUNCH = cli/cmd_launch.c cli/launch_contract.c cli/launch_container.c cli/c
 CLI_SUBMIT = cli/cmd_submit.c cli/submit_report.c cli/submit_sweep.c cli/cmd_status.c \
              cli/status_watch.c cli/ticker.c cli/cmd_cancel.c cli/cmd_logs.c cli/cmd_rerun.c \
              cli/cmd_plan.c cli/plan_shapes.c cli/plan_calibrate.c
-CLI_DOCTOR = cli/cmd_doctor.c cli/doctor_main.c cli/json_print.c
+CLI_DOCTOR = cli/cmd_doctor.c cli/doctor_lost.c cli/doctor_main.c cli/json_print.c
 CLI_STAGE  = cli/cmd_stage.c cli/stage_main.c cli/json_print.c cli/stage_job.c
 CLI_REPORT = cli/cmd_report.c cli/report_out.c cli/report_sweep.c cli/report_stage.c \
              cli/report_main.c cli/json_print.c
@@ -29,7 +29,8 @@ HPCTRAIN_SRC = $(CLI_MAIN) $(CLI_LAUNCH) $(CLI_SUBMIT) $(SPEC_CORE) $(SPEC_SHELL
 DOCTOR_SRC   = $(CLI_DOCTOR) $(DOCTOR_CORE) $(DOCTOR_SHELL) $(DOCTOR_PROBE) $(LEDGER_CORE) \
                $(LEDGER_SHELL) $(RANK_CORE) $(TOPO_CORE) $(TOPO_SHELL) $(SPEC_CORE) \
                $(SPEC_SHELL) $(SLURM_CORE) $(SLURM_SHELL) launcher/runs/rundir.c \
-               $(CONTAINER_CORE) $(CONTAINER_SHELL) $(STAGE_CORE)
+               $(CONTAINER_CORE) $(CONTAINER_SHELL) $(STAGE_CORE) $(EXCLUDE_SRC) \
+               launcher/runs/resize.c launcher/doctor/lost.c launcher/supervise/liveness.c
 REPORT_SRC   = $(CLI_REPORT) $(REPORT_CORE) $(REPORT_SHELL) $(SPEC_CORE) $(SPEC_SHELL) $(SLURM_CORE) \
                $(SLURM_SHELL) launcher/runs/runref.c launcher/runs/runref_job.c \
                launcher/runs/sweep_record.c launcher/runs/rundir.c launcher/runs/stage_summary.c \

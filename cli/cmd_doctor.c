@@ -29,6 +29,7 @@
 #include "launcher/doctor/doctor_self.h"      // defines: struct doctor_self, doctor_self_check
 #include "launcher/doctor/doctor_verdict.h"   // defines: struct doctor_verdict, doctor_verdict_make
 #include "launcher/doctor/ledger.h"           // defines: ledger_repair, ledger_forget, ledger_format
+#include "cli/doctor_lost.h"                  // defines: doctor_lost_run, doctor_lost_enough_left
 #include "topology/plan.h"                    // defines: PLAN_MAX_RANKS
 
 #include <errno.h>
@@ -41,7 +42,7 @@
 
 enum { OPT_SPEC = 256, OPT_PREFLIGHT, OPT_RANKS, OPT_SCRATCH, OPT_MIN_FREE, OPT_TIMEOUT,
        OPT_EXCLUDE_FILE, OPT_LEDGER, OPT_FORGET, OPT_RESET, OPT_NO_LEDGER, OPT_STRAGGLER,
-       OPT_ROOT };
+       OPT_ROOT, OPT_LOST };
 
 static const char *const doctor_usage[] = {
 	"srun --mpi=pmix --ntasks-per-node=1 hpctrain doctor [--spec <file>] [options]",
@@ -56,6 +57,9 @@ static const struct opt doctor_opts[] = {
 	{ "spec", required_argument, NULL, OPT_SPEC, "FILE",
 	  "check for this job: its binding, env (NCCL/UCX names), ranks, preflight keys "
 	  "and container" },
+	{ "lost", required_argument, NULL, OPT_LOST, "RUN",
+	  "after RUN's training step failed: record the nodes its killed ranks lost and "
+	  "resubmit RUN without them" },
 	{ "preflight", required_argument, NULL, OPT_PREFLIGHT, "RUN",
 	  "run as the job's first step: the spec is RUN/resolved.yaml; record RUN/preflight.json "
 	  "and resubmit without failed nodes" },
@@ -96,7 +100,7 @@ static const struct opt_cmd doctor_cmd = {
 /* The command's options, then what it loaded and where it runs; what
  * the checks found on this node is self's (launcher/doctor/doctor_self.h). */
 struct doctor {
-	const char *spec, *run, *scratch, *exclude_file, *forget, *root;
+	const char *spec, *run, *scratch, *exclude_file, *forget, *root, *lost;
 	bool json, verbose, ledger_show, no_ledger, reset;
 	long ranks;
 	double min_free_gb, timeout_s;
@@ -138,7 +142,7 @@ static int load_spec(struct doctor *d)
 /* --- preflight --- */
 
 /* Writes RUN/preflight.json; on a failure, resubmits without the failed
- * nodes while preflight.max_resubmits allows. */
+ * nodes while preflight.max_resubmits allows and enough nodes are left. */
 static void preflight_after(struct doctor *d, json_t *doc, const char *const *failed, size_t k)
 {
 	struct sbuf err = SBUF_INIT, run = SBUF_INIT, excl = SBUF_INIT;
@@ -152,6 +156,8 @@ static void preflight_after(struct doctor *d, json_t *doc, const char *const *fa
 		again = !doctor_preflight_plan(d->run, d->job.preflight.max_resubmits, failed, k, &run,
 					       &excl, &err);
 		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+		if (again && !doctor_lost_enough_left(&d->job, excl.buf))
+			again = false;
 		if (again && (rc = doctor_preflight_resubmit(run.buf, excl.buf)))
 			fprintf(stderr, "hpctrain doctor: the resubmission failed (status %d)\n", rc);
 	}
@@ -306,6 +312,7 @@ static int parse_args(struct doctor *d, int argc, char **argv)
 		switch (c) {
 		case OPT_SPEC: d->spec = optarg; break;
 		case OPT_PREFLIGHT: d->run = optarg; break;
+		case OPT_LOST: d->run = d->lost = optarg; break;
 		case OPT_SCRATCH: d->scratch = optarg; break;
 		case OPT_EXCLUDE_FILE: d->exclude_file = optarg; break;
 		case OPT_FORGET: d->forget = optarg; break;
@@ -411,6 +418,10 @@ int cmd_doctor(int argc, char **argv)
 	}
 	if ((status = load_spec(&d)))
 		goto out;
+	if (d.lost) {
+		status = doctor_lost_run(d.lost, &d.job);
+		goto out;
+	}
 	signal(SIGALRM, on_alarm);
 	alarm((unsigned)d.timeout_s);
 	if (mpistep_launched()) {

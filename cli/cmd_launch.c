@@ -345,6 +345,7 @@ static void launch_release(struct launch *l)
 	free(l->data_holds);
 	data_env_release(&l->data);
 	env_list_release(&l->data_env);
+	attempt_size_ctx_release(&l->attempt);
 	bind_result_release(&l->bound);
 	/* after the program: the node's last rank unmounts the image */
 	container_wrap_release(&l->wrapped);
@@ -397,6 +398,29 @@ static void plan_data(struct launch *l)
 	sbuf_release(&missing);
 }
 
+/* A run's attempt, for HPCTRAIN_ATTEMPT and friends; rank 0 of a real
+ * launch records the size Slurm granted this attempt.  Neither stops
+ * the rank: a program that ignores them still trains. */
+static void attempt_env(struct launch *l, struct envplan_input *in)
+{
+	struct sbuf err = SBUF_INIT;
+
+	if (attempt_size_ctx_load(l->run, &l->attempt, &err)) {
+		fprintf(stderr, "hpctrain launch: warning: rank %u: no attempt record: %s\n",
+			l->ri.rank, err.buf);
+		goto out;
+	}
+	in->attempt = l->attempt.attempt;
+	in->prev_world_size = l->attempt.prev_world_size;
+	in->checkpoint_dir = l->attempt.checkpoint_dir;
+	if (l->ri.rank == 0 && !l->dry_run &&
+	    attempt_size_record(l->run, l->ri.world_size, &err))
+		fprintf(stderr, "hpctrain launch: warning: the attempt's size was not recorded: %s\n",
+			err.buf);
+out:
+	sbuf_release(&err);
+}
+
 static int run(struct launch *l, char **argv)
 {
 	const struct slice *s;
@@ -423,6 +447,8 @@ static int run(struct launch *l, char **argv)
 	if (l->have_job)
 		plan_data(l);
 	in.data = &l->data_env;
+	if (l->run && l->have_job)
+		attempt_env(l, &in);
 	envplan_build(&in, &l->planned_env);
 	in.user = l->have_job ? &l->job.env : NULL;
 	envplan_build(&in, &l->env);

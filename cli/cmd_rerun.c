@@ -23,10 +23,11 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { OPT_EXCLUDE = 256, OPT_NO_LEDGER, OPT_ALL, OPT_IMAGE_CHANGED_OK, OPT_DATA_CHANGED_OK };
+enum { OPT_EXCLUDE = 256, OPT_NO_LEDGER, OPT_ALL, OPT_IMAGE_CHANGED_OK, OPT_DATA_CHANGED_OK,
+       OPT_RESUME };
 
 static const char *const rerun_usage[] = {
-	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--data-changed-ok] [--json] (<run> | <jobid> | <name>)",
+	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--data-changed-ok] [--resume] [--json] (<run> | <jobid> | <name>)",
 	"hpctrain rerun [--all] [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--data-changed-ok] [--json] <sweep>",
 	NULL,
 };
@@ -42,6 +43,8 @@ static const struct opt rerun_opts[] = {
 	  "run again even though the container image's content differs from the run's" },
 	{ "data-changed-ok", no_argument, NULL, OPT_DATA_CHANGED_OK, NULL,
 	  "run again even though a data.stage entry's content differs from the run's" },
+	{ "resume", no_argument, NULL, OPT_RESUME, NULL,
+	  "the new attempt resumes from the run's checkpoints (RUN/checkpoints)" },
 	{ "json", no_argument, NULL, 'j', NULL, "print the new attempt's record as JSON" },
 	OPT_HELP,
 	OPT_END,
@@ -58,7 +61,7 @@ static const struct opt_cmd rerun_cmd = {
 /* A new attempt of run: its spec re-resolved as it was, rendered once
  * with the nodes to leave out, submitted. */
 static int rerun(const struct rundir *found, const char *exclude, int ledger, int json,
-		 int changed_ok, int data_ok, const char *exe)
+		 int changed_ok, int data_ok, int resume, const char *exe)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf err = SBUF_INIT;
@@ -74,10 +77,16 @@ static int rerun(const struct rundir *found, const char *exclude, int ledger, in
 		status = data_pin_unchanged(&at.job, "rerun", data_ok);
 	if (!status && !(status = hpt_slurm_init(&err))) {
 		status = submit_report_exclude(exclude, ledger, &at.exclude, &err);
-		if (!status)
+		if (!status) {
+			at.nodes_idle = submit_report_idle(at.exclude);
 			status = attempt_render(&at, exe, &dl);
+		}
 		if (!status && rundir_new_attempt(found->run, &rd, &err))
 			status = HPT_EXIT_IO;
+		else if (!status && resume && rundir_resume(&rd, &err)) {
+			rundir_abandon(&rd);
+			status = HPT_EXIT_IO;
+		}
 		else if (!status)
 			status = submit_report(&at, &rd, json, &err);
 		hpt_slurm_fini();
@@ -95,7 +104,7 @@ static int rerun(const struct rundir *found, const char *exclude, int ledger, in
 
 /* What the user named: a run, a job's run, or a sweep. */
 static int rerun_of(const char *arg, const char *exclude, int ledger, int json, int all,
-		    int changed_ok, int data_ok)
+		    int changed_ok, int data_ok, int resume)
 {
 	struct sbuf err = SBUF_INIT;
 	struct runref ref = RUNREF_INIT;
@@ -108,6 +117,10 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 	}
 	if (!status && ref.kind == RUNREF_RUN && all) {
 		sbuf_addstr(&err, "--all is for a sweep; a run is always run again whole");
+		status = HPT_EXIT_USAGE;
+	}
+	if (!status && ref.kind == RUNREF_SWEEP && resume) {
+		sbuf_addstr(&err, "--resume is for a run; a sweep's points run again from the start");
 		status = HPT_EXIT_USAGE;
 	}
 	if (status) {
@@ -123,7 +136,7 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 
 		status = submit_sweep_rerun(&req, ref.sweep, all);
 	} else {
-		status = rerun(&ref.rd, exclude, ledger, json, changed_ok, data_ok, exe);
+		status = rerun(&ref.rd, exclude, ledger, json, changed_ok, data_ok, resume, exe);
 	}
 	runref_release(&ref);
 	sbuf_release(&err);
@@ -132,7 +145,7 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 
 int cmd_rerun(int argc, char **argv)
 {
-	int c, json = 0, ledger = 1, all = 0, changed_ok = 0, data_ok = 0;
+	int c, json = 0, ledger = 1, all = 0, changed_ok = 0, data_ok = 0, resume = 0;
 	const char *exclude = NULL;
 	struct sbuf err = SBUF_INIT;
 
@@ -162,6 +175,9 @@ int cmd_rerun(int argc, char **argv)
 		case OPT_DATA_CHANGED_OK:
 			data_ok = 1;
 			break;
+		case OPT_RESUME:
+			resume = 1;
+			break;
 		case 'h':
 			opt_usage(stdout, &rerun_cmd);
 			return HPT_EXIT_OK;
@@ -173,5 +189,5 @@ int cmd_rerun(int argc, char **argv)
 		return opt_error(&rerun_cmd, optind >= argc ? "no run given" : "one run at a time");
 	if (opt_check_operands(&rerun_cmd, argc, argv, optind))
 		return HPT_EXIT_USAGE;
-	return rerun_of(argv[optind], exclude, ledger, json, all, changed_ok, data_ok);
+	return rerun_of(argv[optind], exclude, ledger, json, all, changed_ok, data_ok, resume);
 }

@@ -14,6 +14,7 @@
 #include "launcher/supervise/liveness.h" // defines: liveness_load_dir, liveness_activity
 #include "cli/status_watch.h" // defines: status_watch
 #include "cli/ticker.h"       // defines: struct ticker, ticker_*, TICKER_POLL_MS
+#include "launcher/runs/attempt_size.h" // defines: attempt_size_load
 #include "launcher/runs/progress.h" // defines: progress_load, progress_format
 #include "launcher/runs/rundir.h" // defines: rundir_job_id
 #include "launcher/runs/runref.h" // defines: runref_resolve
@@ -327,7 +328,8 @@ static json_t *progress_json(const char *run)
 	return o;
 }
 
-/* Below a run's table: its staging step summed over the nodes' records
+/* Below a run's table: the size Slurm granted this attempt (nodes.json,
+ * recorded by rank 0's launch), its staging step summed over the nodes' records
  * (RUN/stage/), and how fast the trainer read its data set; nothing for
  * what the run has not done. */
 static void print_run_lines(const char *run)
@@ -335,7 +337,11 @@ static void print_run_lines(const char *run)
 	struct stage_summary s;
 	struct run_progress p;
 	struct sbuf line = SBUF_INIT;
+	int64_t nodes, world;
 
+	if (!attempt_size_load(run, &nodes, &world))
+		printf("size: %lld node%s granted, world size %lld\n", (long long)nodes,
+		       nodes == 1 ? "" : "s", (long long)world);
 	stage_summary_load(run, &s);
 	if (s.n || s.skipped) {
 		sbuf_addstr(&line, "stage: ");
@@ -364,6 +370,17 @@ static json_t *stage_json(const char *run)
 	o = s.n || s.skipped ? stage_summary_json(&s) : json_null();
 	stage_summary_release(&s);
 	return o;
+}
+
+/* The attempt's "size": {"nodes", "world_size"} as granted, or null
+ * before its ranks started. */
+static json_t *size_json(const char *run)
+{
+	int64_t nodes, world;
+
+	if (attempt_size_load(run, &nodes, &world))
+		return json_null();
+	return json_pack("{s:I, s:I}", "nodes", (json_int_t)nodes, "world_size", (json_int_t)world);
 }
 
 /* A run submitted with --shape auto: its prediction (submit.json's
@@ -419,7 +436,8 @@ static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json, const c
 	}
 	if (!run)
 		return json_print(json_pack("{s:o}", "jobs", jobs));
-	doc = json_pack("{s:o, s:o}", "jobs", jobs, "stage", stage_json(run));
+	doc = json_pack("{s:o, s:o, s:o}", "jobs", jobs, "stage", stage_json(run), "size",
+			size_json(run));
 	json_object_set_new(doc, "plan", plan_check(run, n ? &v[n - 1] : NULL, &c)
 						 ? json_null() : shape_check_json(&c));
 	return json_print(doc);

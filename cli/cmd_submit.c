@@ -177,6 +177,8 @@ static int submit(struct attempt *at, const struct submit_args *a, const char *e
 	if (status)
 		goto out;
 	status = submit_report_exclude(a->exclude, !a->no_ledger, &at->exclude, &err);
+	if (!status)
+		at->nodes_idle = submit_report_idle(at->exclude);
 	if (!status && (status = attempt_render(at, exe, &dl)))
 		diag_report(stderr, &dl);
 	else if (!status && rundir_create(at->job.output.dir, at->job.name, at->sha256,

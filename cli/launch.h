@@ -14,6 +14,7 @@
 #include "launcher/rank/env_list.h"            // defines: struct env_list
 #include "launcher/rank/envplan.h"             // defines: struct envplan_cvd
 #include "launcher/rank/rank.h"                // defines: struct rank_info
+#include "launcher/runs/attempt_size.h"        // defines: struct attempt_size_ctx
 #include "topology/plan.h"                     // defines: struct plan, struct plan_policy
 #include "topology/topo.h"                     // defines: struct node_topo
 
@@ -40,6 +41,7 @@ struct launch {
 	struct env_list planned_env; /* the plan's alone, for the contract */
 	struct data_env data;        /* the staged entries' paths on this node */
 	struct env_list data_env;    /* their HPCTRAIN_DATA_* variables */
+	struct attempt_size_ctx attempt; /* with --run: HPCTRAIN_ATTEMPT and friends */
 	int *data_holds;             /* per entry, its copy's hold (stage_cache_hold), or -1 */
 	size_t ndata_holds;
 	struct bind_result bound;

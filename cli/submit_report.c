@@ -1,11 +1,12 @@
 /* submit_report.c - what submit, rerun and a sweep say (submit_report.h).
  * Shell. */
-#include "cli/submit_report.h"         // defines: submit_report, submit_report_exclude
+#include "cli/submit_report.h"         // defines: submit_report, submit_report_exclude, submit_report_idle
 #include "cli/json_print.h"            // defines: json_print
 #include "common/sbuf.h"               // defines: struct sbuf
 #include "launcher/doctor/exclude.h"   // defines: exclude_build
 #include "launcher/runs/attempt.h"     // defines: attempt_submit
 #include "launcher/runs/rundir.h"      // defines: struct rundir
+#include "launcher/slurm/slurm.h"      // defines: hpt_slurm_idle_nodes
 
 #include <jansson.h>
 #include <stdio.h>
@@ -21,6 +22,15 @@ int submit_report_exclude(const char *user, int ledger, char **list, struct sbuf
 	sbuf_release(&hosts);
 	sbuf_release(&notes);
 	return status;
+}
+
+int64_t submit_report_idle(const char *list)
+{
+	struct sbuf err = SBUF_INIT;
+	int64_t n = hpt_slurm_idle_nodes(list, &err);
+
+	sbuf_release(&err);
+	return n;
 }
 
 int submit_report(struct attempt *at, struct rundir *rd, int json, struct sbuf *err)

@@ -128,6 +128,16 @@ static void emit_value(struct emit *e, const struct spec_field *f, const void *p
 		sbuf_addf(&t, "%lld", (long long)*(const int64_t *)p);
 		plain(e, t.buf);
 		break;
+	case SPEC_RANGE: {
+		int64_t hi = *(const int64_t *)p;
+		int64_t lo = *(const int64_t *)((const char *)p - f->off + f->off_min);
+
+		if (lo != hi)
+			sbuf_addf(&t, "%lld-", (long long)lo);
+		sbuf_addf(&t, "%lld", (long long)hi);
+		plain(e, t.buf);
+		break;
+	}
 	case SPEC_AUTO_INT:
 		if (*(const int64_t *)p)
 			sbuf_addf(&t, "%lld", (long long)*(const int64_t *)p);

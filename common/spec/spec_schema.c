@@ -200,7 +200,9 @@ const struct spec_field spec_fields[] = {
 	    "job name: the Slurm job name and the run directory runs/NAME/"),
 
 	SECTION("resources", "what to ask Slurm for"),
-	INT("resources.nodes", resources.nodes, 1, 65536, "1", "number of nodes (--nodes)"),
+	{ .path = "resources.nodes", .type = SPEC_RANGE, .off = O(resources.nodes),
+	  .off_min = O(resources.nodes_min), .imin = 1, .imax = 65536, .def = "1",
+	  .help = "number of nodes (--nodes), or MIN-MAX: Slurm grants any size in the range" },
 	INT("resources.ranks_per_node", resources.ranks_per_node, 1, 1024, "1",
 	    "processes per node (--ntasks-per-node)"),
 	INT("resources.gpus_per_node", resources.gpus_per_node, 0, 64, "0",
@@ -407,6 +409,9 @@ static void describe_type(const struct spec_field *f, struct sbuf *out)
 		break;
 	case SPEC_INT:
 		sbuf_addf(out, "integer %lld..%lld", (long long)f->imin, (long long)f->imax);
+		break;
+	case SPEC_RANGE:
+		sbuf_addf(out, "integer|range %lld..%lld", (long long)f->imin, (long long)f->imax);
 		break;
 	case SPEC_AUTO_INT:
 		sbuf_addf(out, "auto|integer %lld..%lld", (long long)f->imin, (long long)f->imax);

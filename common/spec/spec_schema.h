@@ -29,6 +29,8 @@ enum spec_type {
 	SPEC_ARGV,    /* struct job_argv; n == 0 = null */
 	SPEC_LIST,    /* struct job_argv, each item passing check(); n == 0 = [] */
 	SPEC_STAGE,   /* struct job_data's stage list (data.stage); off is O(data) */
+	SPEC_RANGE,   /* int64_t N or MIN-MAX, both in [imin, imax], MIN <= MAX:
+		       * MAX at off, MIN at off_min (N: both N) */
 };
 
 enum spec_field_flags {
@@ -42,6 +44,7 @@ struct spec_field {
 	const char *path;
 	enum spec_type type;
 	size_t off;
+	size_t off_min;           /* SPEC_RANGE: where MIN goes */
 	int64_t imin, imax;
 	double dmin, dmax;
 	unsigned flags;

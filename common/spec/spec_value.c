@@ -60,6 +60,49 @@ static int set_int(const struct spec_field *f, const struct ynode *n, int64_t *d
 	return rc;
 }
 
+/* N, or MIN-MAX with both in range and MIN <= MAX: MAX at dst, MIN at
+ * the field's off_min (dst is always the job's member at off). */
+static int set_range(const struct spec_field *f, const struct ynode *n, int64_t *dst,
+		     struct sbuf *why)
+{
+	int64_t *min = (int64_t *)((char *)dst - f->off + f->off_min);
+	struct sbuf what = SBUF_INIT, a = SBUF_INIT;
+	bool overflow = false;
+	const char *dash;
+	int64_t lo = 0, hi = 0;
+	int rc = 0;
+
+	sbuf_addf(&what, "an integer %lld..%lld or a range MIN-MAX of them", (long long)f->imin,
+		  (long long)f->imax);
+	if (!is_plain(n) || ynode_is_null(n)) {
+		rc = expected(why, what.buf, n);
+		goto out;
+	}
+	dash = n->str[0] ? strchr(n->str + 1, '-') : NULL;
+	if (!dash) {
+		rc = spec_parse_int(n->str, &lo, &overflow);
+		hi = lo;
+	} else {
+		sbuf_add(&a, n->str, (size_t)(dash - n->str));
+		rc = spec_parse_int(a.buf, &lo, &overflow) ||
+		     spec_parse_int(dash + 1, &hi, &overflow);
+	}
+	if (rc || lo < f->imin || hi > f->imax || lo > f->imax || hi < f->imin) {
+		rc = expected(why, what.buf, n);
+		if (overflow)
+			sbuf_addstr(why, " (integer overflow)");
+	} else if (lo > hi) {
+		rc = expected(why, "a range MIN-MAX with MIN <= MAX", n);
+	} else {
+		*min = lo;
+		*dst = hi;
+	}
+out:
+	sbuf_release(&what);
+	sbuf_release(&a);
+	return rc;
+}
+
 static int set_num(const struct spec_field *f, const struct ynode *n, double *dst,
 		   struct sbuf *why)
 {
@@ -351,6 +394,8 @@ int spec_value_set(const struct spec_field *f, const struct ynode *n, void *dst,
 	case SPEC_INT:
 	case SPEC_AUTO_INT:
 		return set_int(f, n, dst, why);
+	case SPEC_RANGE:
+		return set_range(f, n, dst, why);
 	case SPEC_NUM:
 		return set_num(f, n, dst, why);
 	case SPEC_BOOL:

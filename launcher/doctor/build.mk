@@ -30,7 +30,8 @@ DEBIAN_PKGS += libmunge-dev libdnnl-dev libopenmpi-dev
 
 $(OBJ)/launcher/doctor/doctor_probe.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi munge)
 
-UNIT_TESTS += test_ledger test_doctor test_preflight
+UNIT_TESTS += test_ledger test_doctor test_preflight test_lost
+UNIT_SRC_test_lost = launcher/doctor/lost.c common/sbuf.c
 UNIT_SRC_test_ledger = $(LEDGER_CORE) $(LEDGER_SHELL) common/fileio.c common/sbuf.c
 UNIT_SRC_test_doctor = $(DOCTOR_CORE) $(DOCTOR_SHELL) $(LEDGER_CORE) $(LEDGER_SHELL) $(RANK_CORE) \
                        $(TOPO_CORE) $(TOPO_SHELL) $(SLURM_CORE) $(SLURM_SHELL) $(SPEC_CORE) \

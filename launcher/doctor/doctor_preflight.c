@@ -47,15 +47,20 @@ int doctor_preflight_failures(const char *run)
 			sbuf_addf(&path, "%s/attempts/%d", run, a);
 		if (access(path.buf, F_OK))
 			break;
-		sbuf_addstr(&path, "/preflight.json");
-		sbuf_reset(&text);
-		sbuf_reset(&err);
-		if (fileio_read(path.buf, 1 << 24, &text, &err))
-			continue;
-		doc = json_loads(text.buf, 0, NULL);
-		if (json_is_false(json_object_get(doc, "ok")))
-			count++;
-		json_decref(doc);
+		for (int f = 0; f < 2; f++) {
+			size_t len = path.len;
+
+			sbuf_addstr(&path, f ? "/lost.json" : "/preflight.json");
+			sbuf_reset(&text);
+			sbuf_reset(&err);
+			doc = fileio_read(path.buf, 1 << 24, &text, &err) ? NULL
+								       : json_loads(text.buf, 0, NULL);
+			if (json_is_false(json_object_get(doc, "ok")))
+				count++;
+			json_decref(doc);
+			path.len = len; /* back to the attempt's directory */
+			path.buf[len] = '\0';
+		}
 	}
 	sbuf_release(&path);
 	sbuf_release(&text);
@@ -113,6 +118,26 @@ out:
 	return status;
 }
 
+/* Unsets every SLURM_* variable but SLURM_CONF (which cluster). */
+static void unset_slurm_env(void)
+{
+	for (size_t i = 0; environ[i];) {
+		const char *eq = strchr(environ[i], '=');
+		char name[256];
+		size_t len = eq ? (size_t)(eq - environ[i]) : 0;
+
+		/* an entry without '=' names no variable unsetenv could remove */
+		if (!eq || strncmp(environ[i], "SLURM_", 6) || len >= sizeof(name) ||
+		    !strncmp(environ[i], "SLURM_CONF=", 11)) {
+			i++;
+			continue;
+		}
+		memcpy(name, environ[i], len);
+		name[len] = '\0';
+		unsetenv(name); /* environ shifts down: look at i again */
+	}
+}
+
 int doctor_preflight_resubmit(const char *run, const char *exclude)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 16];
@@ -125,9 +150,11 @@ int doctor_preflight_resubmit(const char *run, const char *exclude)
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
-		/* the new job must not inherit this step's Slurm identity */
-		unsetenv("SLURM_JOB_ID");
-		execl(path, "hpctrain", "rerun", "--exclude", exclude, run, (char *)NULL);
+		/* the new job must not inherit this job's Slurm identity or
+		 * shape: a SLURM_NTASKS of two nodes would make the steps of
+		 * a job granted one ask for two tasks there */
+		unset_slurm_env();
+		execl(path, "hpctrain", "rerun", "--resume", "--exclude", exclude, run, (char *)NULL);
 		/* the child has no caller to hand text to: it says why itself */
 		fprintf(stderr, "hpctrain doctor: cannot run %s: %s\n", path, strerror(errno));
 		_exit(HPT_EXIT_NOTFOUND);

@@ -20,9 +20,10 @@ struct sbuf;
  * turned into text). */
 int doctor_preflight_write(const char *dir, const json_t *doc, struct sbuf *err);
 
-/* How many attempts of run R failed their preflight: R, R/attempts/2,
- * R/attempts/3 ... up to the first that does not exist, each counted
- * when its preflight.json says "ok": false.  A missing or unreadable
+/* How many attempts of run R failed their preflight or lost a node: R,
+ * R/attempts/2, R/attempts/3 ... up to the first that does not exist,
+ * each counted when its preflight.json, and again when its lost.json
+ * (doctor --lost), says "ok": false.  A missing or unreadable
  * preflight.json, or one that is no JSON, is not counted. */
 int doctor_preflight_failures(const char *run);
 
@@ -42,7 +43,8 @@ void doctor_preflight_exclude(const char *dir, struct sbuf *out);
 int doctor_preflight_plan(const char *dir, int64_t max_resubmits, const char *const *failed,
 			  size_t k, struct sbuf *run, struct sbuf *exclude, struct sbuf *msg);
 
-/* Runs `hpctrain rerun --exclude EXCLUDE RUN`, the hpctrain beside this
+/* Runs `hpctrain rerun --resume --exclude EXCLUDE RUN` (the new attempt
+ * resumes from the run's checkpoints), the hpctrain beside this
  * program, without this job's SLURM_JOB_ID, and waits for it.  Its exit
  * status, or -1 when it could not be run or did not exit.  Stdio is
  * flushed first; a child whose exec fails says so on stderr. */

@@ -1,9 +1,10 @@
-/* exclude.c - the nodes a submission leaves out (exclude.h).  Shell. */
+/* exclude.c - the nodes a submission leaves out, and how many it leaves
+ * in (exclude.h).  Shell. */
 #include "launcher/doctor/exclude.h" // defines: exclude_build
 #include "common/exitcode.h"         // defines: HPT_EXIT_USAGE
 #include "common/sbuf.h"             // defines: struct sbuf, sbuf_add_printable
 #include "launcher/doctor/ledger.h"  // defines: ledger_load, ledger_cooling, ledger_cooling_note
-#include "launcher/slurm/slurm.h"    // defines: hpt_slurm_hostlist, hpt_slurm_node_names
+#include "launcher/slurm/slurm.h"    // defines: hpt_slurm_hostlist, hpt_slurm_node_names, hpt_slurm_hostlist_has
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -97,4 +98,21 @@ int exclude_build(const char *user, bool ledger, struct sbuf *list, struct sbuf 
 	sbuf_release(&cluster);
 	sbuf_release(&why);
 	return status;
+}
+
+int64_t exclude_nodes_left(const char *exclude)
+{
+	struct sbuf err = SBUF_INIT;
+	char **names;
+	size_t n;
+	int64_t left = 0;
+
+	if (hpt_slurm_node_names(&names, &n, &err)) {
+		sbuf_release(&err);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		left += !(exclude && *exclude && hpt_slurm_hostlist_has(exclude, names[i]) == 1);
+	hpt_slurm_node_names_free(names, n);
+	return left;
 }

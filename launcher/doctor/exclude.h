@@ -11,6 +11,7 @@
 #define HPT_EXCLUDE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct sbuf;
 
@@ -24,5 +25,10 @@ struct sbuf;
  * err when the lists do not merge into a hostlist. */
 int exclude_build(const char *user, bool ledger, struct sbuf *list, struct sbuf *notes,
 		  struct sbuf *err);
+
+/* How many of the controller's nodes (every partition's) the hostlist
+ * exclude leaves in: what a resubmission without them can have at most.
+ * -1 when the controller's node list cannot be read. */
+int64_t exclude_nodes_left(const char *exclude);
 
 #endif

@@ -294,6 +294,13 @@ void envplan_build(const struct envplan_input *in, struct env_list *out)
 	env_list_set(out, "HPCTRAIN_SLICE", slice);
 	free(slice);
 	free(dev);
+	if (in->attempt > 0) {
+		set_uint(out, "HPCTRAIN_ATTEMPT", (unsigned long)in->attempt);
+		set_uint(out, "HPCTRAIN_PREV_WORLD_SIZE",
+			 in->prev_world_size > 0 ? (unsigned long)in->prev_world_size : 0);
+		if (in->checkpoint_dir)
+			env_list_set(out, "HPCTRAIN_CHECKPOINT_DIR", in->checkpoint_dir);
+	}
 	for (size_t i = 0; in->data && i < in->data->n; i++)
 		env_list_set(out, in->data->v[i].name, in->data->v[i].value);
 	for (size_t i = 0; in->user && i < in->user->n; i++)

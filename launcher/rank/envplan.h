@@ -17,6 +17,11 @@
  *   MASTER_ADDR, MASTER_PORT   as torchrun sets them
  *   HPCTRAIN_RANK, HPCTRAIN_LOCAL_RANK, HPCTRAIN_SLICE (JSON)
  *   HPCTRAIN_DATA_<NAME>   each staged entry's path on the node (data_env.h)
+ *   HPCTRAIN_ATTEMPT, HPCTRAIN_PREV_WORLD_SIZE, HPCTRAIN_CHECKPOINT_DIR
+ *                    with a run (launch --run): its attempt number (1 first),
+ *                    the previous attempt's world size (0 on the first, or
+ *                    when no earlier attempt recorded one) and the run's
+ *                    checkpoint directory, shared by every attempt
  *   then the spec's env:, last, so the user always wins.
  */
 #ifndef HPT_ENVPLAN_H
@@ -85,6 +90,9 @@ struct envplan_input {
 	bool socket_ifname;
 	bool nccl_net_set;            /* the caller's environment has NCCL_NET */
 	const struct env_list *data;  /* HPCTRAIN_DATA_* (data_env_add), or NULL */
+	int attempt;                  /* the run's attempt; 0: no run, none of the three */
+	long long prev_world_size;    /* HPCTRAIN_PREV_WORLD_SIZE */
+	const char *checkpoint_dir;   /* HPCTRAIN_CHECKPOINT_DIR, or NULL */
 	const struct job_env *user;   /* the spec's env:, or NULL */
 };
 

@@ -6,6 +6,7 @@
 #include "common/exitcode.h"        // defines: enum hpt_exit
 #include "common/spec/specfile.h"   // defines: specfile_load_run
 #include "common/version.h"         // defines: hpt_version
+#include "launcher/runs/resize.h"   // defines: resize_next
 #include "launcher/runs/rundir.h"   // defines: struct rundir
 #include "launcher/slurm/render.h"  // defines: render_job
 
@@ -15,6 +16,7 @@
 void attempt_init(struct attempt *a)
 {
 	memset(a, 0, sizeof(*a));
+	a->nodes_idle = -1;
 	sbuf_init(&a->resolved);
 	sbuf_init(&a->script);
 }
@@ -47,6 +49,17 @@ int attempt_render(struct attempt *a, const char *hpctrain, struct diag_list *dl
 	struct render_ctx ctx = { .hpctrain = hpctrain, .version = hpt_version, .sha256 = a->sha256,
 				  .exclude = a->exclude };
 
+	struct job_resources *r = &a->job.resources;
+	struct sbuf why = SBUF_INIT;
+	int64_t next;
+
+	/* Slurm grants a range's MIN when MIN fits, idle nodes or not: the
+	 * range asks for the largest size the idle nodes allow instead.  The
+	 * resolved form (and hash) keep the spec's MIN-MAX. */
+	if (r->nodes_min < r->nodes && a->nodes_idle >= r->nodes_min &&
+	    !resize_next(r->nodes_min, r->nodes, a->nodes_idle, &next, &why))
+		r->nodes_min = next;
+	sbuf_release(&why);
 	render_opts_release(&a->opts);
 	sbuf_reset(&a->script);
 	a->renders++;

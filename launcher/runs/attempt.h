@@ -26,6 +26,11 @@ struct attempt {
 	char sha256[65];         /* of resolved */
 	char *exclude;           /* owned: nodes this attempt must avoid (a hostlist), or NULL;
 				  * set before attempt_render */
+	int64_t nodes_idle;      /* idle nodes outside exclude, -1 when not known (the
+				  * default); set before attempt_render: a range
+				  * MIN-MAX then asks for at least as many of them as
+				  * it can use, so Slurm grants the largest size the
+				  * free nodes allow, never below MIN */
 	struct render_opts opts; /* the Slurm options, after attempt_render */
 	struct sbuf script;      /* job.sbatch, written from opts, after attempt_render */
 	unsigned renders;        /* times attempt_render rendered: 1 when submitted */

@@ -194,9 +194,30 @@ int rundir_write(const struct rundir *rd, const char *file, const void *data, si
 	return rc;
 }
 
+int rundir_resume(const struct rundir *rd, struct sbuf *err)
+{
+	char *shared = xasprintf("%s/checkpoints", rd->run);
+	char *link = xasprintf("%s/checkpoints", rd->dir);
+	int rc = 0;
+
+	if (rd->attempt < 2)
+		goto out;
+	if (fileio_private_dir(shared, err)) {
+		rc = -1;
+	} else if (symlink(shared, link)) {
+		sbuf_addf(err, "cannot link %s to %s: %s", link, shared, strerror(errno));
+		rc = -1;
+	}
+out:
+	free(shared);
+	free(link);
+	return rc;
+}
+
 void rundir_abandon(struct rundir *rd)
 {
-	static const char *const files[] = { SPECFILE_RUN_SPEC, "job.sbatch", "submit.json" };
+	static const char *const files[] = { SPECFILE_RUN_SPEC, "job.sbatch", "submit.json",
+					     "checkpoints" /* rundir_resume's link */ };
 	char *path;
 
 	if (!rd || !rd->fresh || !rd->dir)

@@ -65,6 +65,13 @@ int rundir_new_attempt(const char *run, struct rundir *out, struct sbuf *err);
 int rundir_write(const struct rundir *rd, const char *file, const void *data, size_t len,
 		 struct sbuf *err);
 
+/* For a later attempt (attempt >= 2): makes its checkpoints/ a symbolic
+ * link to the run's own RUN/checkpoints (made 0700 when missing), so the
+ * trainer of this attempt resumes from, and goes on writing, the last
+ * checkpoint of any attempt (HPCTRAIN_CHECKPOINT_DIR names the same
+ * directory).  Nothing for attempt 1.  0 or -1 with err. */
+int rundir_resume(const struct rundir *rd, struct sbuf *err);
+
 /* Removes an attempt this process created and never submitted: the
  * files named in rundir_create and job.sbatch, logs/, then the directory
  * (and R's attempts/ when it empties).  Anything else found there is left

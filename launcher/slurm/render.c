@@ -108,6 +108,11 @@ int render_has_preflight(const struct job *job)
 	       (job->preflight.enabled == PREFLIGHT_AUTO && job->resources.nodes > 1);
 }
 
+int render_is_range(const struct job *job)
+{
+	return job->resources.nodes_min && job->resources.nodes_min < job->resources.nodes;
+}
+
 int render_has_stage(const struct job *job)
 {
 	return job->data.nstage > 0 || job->container.stage;
@@ -123,7 +128,11 @@ int render_sbatch_options(const struct job *job, const char *exclude, struct ren
 	out->v = NULL;
 	out->n = 0;
 	bad |= add_word(out, "job-name", "name", job->name ? job->name : "", NAME_CHARS, NAME_ALLOWED, err);
-	add(out, "nodes", r->nodes, 0, "%lld", (long long)r->nodes);
+	if (r->nodes_min && r->nodes_min < r->nodes)
+		add(out, "nodes", r->nodes_min, r->nodes, "%lld-%lld", (long long)r->nodes_min,
+		    (long long)r->nodes);
+	else
+		add(out, "nodes", r->nodes, 0, "%lld", (long long)r->nodes);
 	add(out, "ntasks-per-node", r->ranks_per_node, 0, "%lld", (long long)r->ranks_per_node);
 	if (r->cpus_per_rank > 0)
 		add(out, "cpus-per-task", r->cpus_per_rank, 0, "%lld", (long long)r->cpus_per_rank);
@@ -291,6 +300,16 @@ static int add_env(const struct job *job, struct sbuf *s, struct diag_list *err)
 	return 0;
 }
 
+/* How many nodes a step spans: the job's number, or, for a range, the
+ * number Slurm granted (the batch script's SLURM_JOB_NUM_NODES). */
+static void add_step_nodes(const struct job *job, struct sbuf *s)
+{
+	if (render_is_range(job))
+		sbuf_addstr(s, " --nodes=\"$SLURM_JOB_NUM_NODES\"");
+	else
+		sbuf_addf(s, " --nodes=%lld", (long long)job->resources.nodes);
+}
+
 /* The first step, when the job has one: hpctrain doctor on every node.
  * A failing node ends this attempt before anything trains on it; doctor
  * itself records the node in the ledger and submits a new attempt
@@ -299,16 +318,17 @@ static void add_preflight(const struct job *job, struct sbuf *s)
 {
 	if (!render_has_preflight(job))
 		return;
-	sbuf_addf(s,
-		  "\n# preflight: doctor checks every node before anything trains on it\n"
-		  "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=%lld --ntasks-per-node=1 \\\n"
+	sbuf_addstr(s, "\n# preflight: doctor checks every node before anything trains on it\n"
+		    "srun --mpi=pmix --kill-on-bad-exit=1");
+	add_step_nodes(job, s);
+	sbuf_addstr(s,
+		  " --ntasks-per-node=1 \\\n"
 		  "\t\"$HPT\" doctor --preflight \"$RUN\" || {\n"
 		  "\tstatus=$?\n"
 		  "\techo \"hpctrain: preflight failed on this allocation (status $status):"
 		  " nothing was trained\" >&2\n"
 		  "\texit \"$status\"\n"
-		  "}\n",
-		  (long long)job->resources.nodes);
+		  "}\n");
 }
 
 /* After preflight, before training: hpctrain stage on every node, one
@@ -320,15 +340,30 @@ static void add_stage(const struct job *job, struct sbuf *s)
 {
 	if (!render_has_stage(job))
 		return;
-	sbuf_addf(s,
-		  "\n# stage: copy the data to each node's cache, one read of the shared file system\n"
-		  "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=%lld --ntasks-per-node=1 \\\n"
+	sbuf_addstr(s, "\n# stage: copy the data to each node's cache, one read of the shared file system\n"
+		    "srun --mpi=pmix --kill-on-bad-exit=1");
+	add_step_nodes(job, s);
+	sbuf_addstr(s,
+		  " --ntasks-per-node=1 \\\n"
 		  "\t\"$HPT\" stage --run \"$RUN\" || {\n"
 		  "\tstatus=$?\n"
 		  "\techo \"hpctrain: staging failed (status $status): nothing was trained\" >&2\n"
 		  "\texit \"$status\"\n"
-		  "}\n",
-		  (long long)job->resources.nodes);
+		  "}\n");
+}
+
+/* After a failed step of a supervised multi-node job: doctor tells a
+ * lost node (a rank killed by SIGKILL or SIGBUS) from the program's own
+ * failure, and for a lost node resubmits the run without it.  The job
+ * still ends with the step's status. */
+static void add_lost(const struct job *job, struct sbuf *s)
+{
+	if (job->resources.nodes < 2 || !job->supervise.enabled || !job->preflight.max_resubmits)
+		return;
+	sbuf_addstr(s, "# a lost node: record it, resubmit the run without it\n"
+		       "if [ \"$status\" -ne 0 ]; then\n"
+		       "\t\"$HPT\" doctor --lost \"$RUN\" || true\n"
+		       "fi\n\n");
 }
 
 /* The one job step: srun starting hpctrain launch on every rank. */
@@ -338,8 +373,8 @@ static void add_step(const struct job *job, const struct render_opts *opts, stru
 
 	/* srun in 22.05 no longer reads SLURM_CPUS_PER_TASK: say it again. */
 	sbuf_addstr(s, "\nmkdir -p logs\nstatus=0\nsrun --mpi=pmix --kill-on-bad-exit=1");
-	sbuf_addf(s, " --nodes=%lld --ntasks-per-node=%lld", (long long)job->resources.nodes,
-		  (long long)job->resources.ranks_per_node);
+	add_step_nodes(job, s);
+	sbuf_addf(s, " --ntasks-per-node=%lld", (long long)job->resources.ranks_per_node);
 	if ((o = render_opts_find(opts, "cpus-per-task")))
 		sbuf_addf(s, " --cpus-per-task=%s", o->text);
 	if (job->output.per_rank_logs)
@@ -354,6 +389,7 @@ static void add_step(const struct job *job, const struct render_opts *opts, stru
 		  job->supervise.enabled ? " --supervise" : "");
 	add_step_program(job, s);
 	sbuf_addstr(s, " || status=$?\n\n");
+	add_lost(job, s);
 }
 
 int render_job(const struct job *job, const struct render_ctx *ctx, struct render_opts *opts,

@@ -31,8 +31,8 @@ struct diag_list;
 
 /* One #SBATCH --name[=text] line.  num holds the value in the unit
  * libslurm wants (nodes, tasks, MB, minutes, the signal number); num2 the
- * second number of a pair (--signal's lead time in seconds); both 0 when
- * unused.  text is NULL for a flag (--exclusive, --requeue). */
+ * second number of a pair (--signal's lead time in seconds, --nodes's
+ * MAX when it is a range MIN-MAX: num is then MIN); both 0 when unused.  text is NULL for a flag (--exclusive, --requeue). */
 struct render_opt {
 	const char *name;
 	char *text;
@@ -66,6 +66,9 @@ int render_sbatch_options(const struct job *job, const char *exclude, struct ren
 /* Does the job run hpctrain doctor as its first step?  preflight.enabled,
  * with auto meaning "when it spans more than one node". */
 int render_has_preflight(const struct job *job);
+/* Whether resources.nodes is a range MIN-MAX (MIN < MAX): the job asks
+ * for --nodes=MIN-MAX and its steps span the nodes Slurm granted. */
+int render_is_range(const struct job *job);
 /* Whether the script stages data (data.stage not empty, or
  * container.stage) in a step of its own before training. */
 int render_has_stage(const struct job *job);

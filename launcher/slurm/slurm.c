@@ -115,9 +115,10 @@ static void set_opt(job_desc_msg_t *d, const struct render_opt *o, char *tres, s
 
 	if (!strcmp(n, "job-name"))
 		d->name = o->text;
-	else if (!strcmp(n, "nodes"))
-		d->min_nodes = d->max_nodes = (uint32_t)o->num;
-	else if (!strcmp(n, "ntasks-per-node"))
+	else if (!strcmp(n, "nodes")) {
+		d->min_nodes = (uint32_t)o->num;
+		d->max_nodes = (uint32_t)(o->num2 ? o->num2 : o->num);
+	} else if (!strcmp(n, "ntasks-per-node"))
 		d->ntasks_per_node = (uint16_t)o->num;
 	else if (!strcmp(n, "cpus-per-task"))
 		d->cpus_per_task = (uint16_t)o->num;
@@ -175,9 +176,13 @@ static void job_desc(const struct render_opts *opts, job_desc_msg_t *d, char *tr
 	d->user_id = getuid();
 	d->group_id = getgid();
 	cpt = d->cpus_per_task == (uint16_t)NO_VAL ? 1 : d->cpus_per_task;
+	/* A range (max_nodes above min_nodes) leaves the task count to the
+	 * nodes granted, as sbatch --nodes=MIN-MAX --ntasks-per-node does;
+	 * min_cpus covers MIN nodes' tasks. */
 	if (d->min_nodes != NO_VAL && d->ntasks_per_node != (uint16_t)NO_VAL) {
-		d->num_tasks = d->min_nodes * d->ntasks_per_node;
-		d->min_cpus = d->num_tasks * cpt;
+		if (d->max_nodes == d->min_nodes)
+			d->num_tasks = d->min_nodes * d->ntasks_per_node;
+		d->min_cpus = d->min_nodes * d->ntasks_per_node * cpt;
 	}
 }
 
@@ -266,6 +271,29 @@ int hpt_slurm_node_names(char ***names, size_t *n, struct sbuf *err)
 	slurm_free_node_info_msg(msg);
 	qsort(*names, *n, sizeof(**names), by_name);
 	return 0;
+}
+
+int64_t hpt_slurm_idle_nodes(const char *exclude, struct sbuf *err)
+{
+	node_info_msg_t *msg = NULL;
+	int64_t idle = 0;
+
+	if (slurm_load_node((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+		failure("list the cluster's nodes", NULL, err);
+		return -1;
+	}
+	for (uint32_t i = 0; i < msg->record_count; i++) {
+		const node_info_t *nd = &msg->node_array[i];
+		uint32_t bad = NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND |
+			       NODE_STATE_COMPLETING | NODE_STATE_POWERED_DOWN;
+
+		if (!nd->name || (nd->node_state & NODE_STATE_BASE) != NODE_STATE_IDLE ||
+		    (nd->node_state & bad))
+			continue;
+		idle += !(exclude && *exclude && hpt_slurm_hostlist_has(exclude, nd->name) == 1);
+	}
+	slurm_free_node_info_msg(msg);
+	return idle;
 }
 
 bool hpt_slurm_node_names_has(char *const *names, size_t n, const char *node)

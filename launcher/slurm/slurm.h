@@ -65,6 +65,10 @@ int hpt_slurm_node_names(char ***names, size_t *n, struct sbuf *err);
 /* Whether node is one of names (sorted, as hpt_slurm_node_names gives them). */
 bool hpt_slurm_node_names_has(char *const *names, size_t n, const char *node);
 void hpt_slurm_node_names_free(char **names, size_t n);
+/* How many nodes the controller has idle (not allocated, drained,
+ * down or failing) whose names the hostlist exclude (NULL or "": none)
+ * leaves in.  -1 with err when the node list cannot be read. */
+int64_t hpt_slurm_idle_nodes(const char *exclude, struct sbuf *err);
 
 /* Slurm's hostlist form ("node[1-3,7]") of the hosts of prev (a hostlist
  * or NULL) and add[0..n), each once, sorted, appended to out.  No

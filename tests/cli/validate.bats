@@ -89,7 +89,7 @@ teardown() {
 @test "validate reads a spec from standard input" {
 	run bash -c "printf 'version: 1\nname: t\nresources: {nodes: x}\n' | '$HPT' validate -"
 	[ "$status" -eq "$EX_BAD_SPEC" ]
-	[ "$output" = "<stdin>:3:20: resources.nodes: expected an integer 1..65536, got \"x\"" ]
+	[ "$output" = "<stdin>:3:20: resources.nodes: expected an integer 1..65536 or a range MIN-MAX of them, got \"x\"" ]
 }
 
 @test "validate --set overrides keys and names the flag in errors" {
@@ -100,7 +100,7 @@ teardown() {
 	run --separate-stderr "$HPT" validate --set resources.nodes=four --set resources.gpu=1 fmnist-cpu
 	[ "$status" -eq "$EX_BAD_SPEC" ]
 	[ "${stderr_lines[0]}" = "--set resources.gpu=1: resources: unknown key \"gpu\"; did you mean \"gpus_per_node\"?" ]
-	[ "${stderr_lines[1]}" = "--set resources.nodes=four: resources.nodes: expected an integer 1..65536, got \"four\"" ]
+	[ "${stderr_lines[1]}" = "--set resources.nodes=four: resources.nodes: expected an integer 1..65536 or a range MIN-MAX of them, got \"four\"" ]
 }
 
 @test "a malformed --set is a usage error; a huge one is quoted short" {

@@ -63,6 +63,29 @@ static void attempt__renders_script_and_options_once_with_the_exclude_list(void 
 	diag_list_release(&dl);
 }
 
+/* A range asks for as many of the idle nodes as it can use, never below
+ * MIN nor above MAX; the resolved form keeps the spec's range. */
+static void attempt__asks_a_range_for_the_idle_nodes_it_can_use(void **state)
+{
+	static const struct { int64_t idle; const char *want; } cases[] = {
+		{ -1, "2-6" }, { 0, "2-6" }, { 1, "2-6" }, { 4, "4-6" }, { 6, "6" }, { 9, "6" },
+	};
+	struct diag_list dl = DIAG_LIST_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct attempt a;
+
+		attempt_load(&a, "version: 1\nname: r\nresources: {nodes: 2-6}\n");
+		a.nodes_idle = cases[i].idle;
+		assert_int_equal(attempt_render(&a, HPCTRAIN, &dl), 0);
+		assert_string_equal(render_opts_find(&a.opts, "nodes")->text, cases[i].want);
+		assert_non_null(strstr(a.resolved.buf, "nodes: 2-6\n"));
+		attempt_release(&a);
+	}
+	diag_list_release(&dl);
+}
+
 /* What the script says is what Slurm is asked for: an attempt rendered
  * twice (the exclude list learnt too late) or never is a bug, refused
  * before the run directory is touched. */
@@ -130,6 +153,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(attempt__renders_script_and_options_once_with_the_exclude_list),
+		cmocka_unit_test(attempt__asks_a_range_for_the_idle_nodes_it_can_use),
 		cmocka_unit_test(attempt__submit_refuses_an_attempt_not_rendered_exactly_once),
 		cmocka_unit_test(attempt__load_run_checks_the_run_resolves_to_itself),
 	};

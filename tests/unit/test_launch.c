@@ -200,6 +200,13 @@ struct dgx {
 	struct env_list env;
 };
 
+/* The run's attempt dgx_env passes on (attempt 0: launch without a run). */
+static struct {
+	int attempt;
+	long long prev_world_size;
+	const char *checkpoint_dir;
+} dgx_attempt;
+
 static void dgx_env(struct dgx *d, unsigned local_rank, const char *cvd, int gpu_none,
 		    const struct job_env *user)
 {
@@ -228,6 +235,9 @@ static void dgx_env(struct dgx *d, unsigned local_rank, const char *cvd, int gpu
 	in.cvd = &d->cvd;
 	in.gpu_none = gpu_none;
 	in.user = user;
+	in.attempt = dgx_attempt.attempt;
+	in.prev_world_size = dgx_attempt.prev_world_size;
+	in.checkpoint_dir = dgx_attempt.checkpoint_dir;
 	envplan_build(&in, &d->env);
 	free(path);
 	diag_list_release(&dl);
@@ -276,6 +286,33 @@ static void launch__gives_each_dgx_a100_rank_its_gpu_rail_and_cores(void **state
 		assert_string_equal(env_list_get(&d.env, "MASTER_ADDR"), "dgx07");
 		dgx_release(&d);
 	}
+}
+
+static void launch__tells_each_rank_its_attempt_and_the_world_before_it(void **state)
+{
+	struct dgx d;
+
+	(void)state;
+	dgx_env(&d, 0, NULL, 0, NULL); /* no run: none of the three */
+	assert_null(env_list_get(&d.env, "HPCTRAIN_ATTEMPT"));
+	assert_null(env_list_get(&d.env, "HPCTRAIN_PREV_WORLD_SIZE"));
+	assert_null(env_list_get(&d.env, "HPCTRAIN_CHECKPOINT_DIR"));
+	dgx_release(&d);
+	dgx_attempt.attempt = 1;
+	dgx_attempt.checkpoint_dir = "/runs/t/abc/checkpoints";
+	dgx_env(&d, 0, NULL, 0, NULL);
+	assert_string_equal(env_list_get(&d.env, "HPCTRAIN_ATTEMPT"), "1");
+	assert_string_equal(env_list_get(&d.env, "HPCTRAIN_PREV_WORLD_SIZE"), "0");
+	assert_string_equal(env_list_get(&d.env, "HPCTRAIN_CHECKPOINT_DIR"), "/runs/t/abc/checkpoints");
+	dgx_release(&d);
+	dgx_attempt.attempt = 2;
+	dgx_attempt.prev_world_size = 24;
+	dgx_env(&d, 3, NULL, 0, NULL);
+	assert_string_equal(env_list_get(&d.env, "HPCTRAIN_ATTEMPT"), "2");
+	assert_string_equal(env_list_get(&d.env, "HPCTRAIN_PREV_WORLD_SIZE"), "24");
+	assert_string_equal(env_list_get(&d.env, "WORLD_SIZE"), "16");
+	dgx_release(&d);
+	memset(&dgx_attempt, 0, sizeof(dgx_attempt));
 }
 
 static void launch__maps_into_a_gpu_list_slurm_narrowed(void **state)
@@ -475,6 +512,7 @@ int main(void)
 		cmocka_unit_test(launch__maps_into_a_gpu_list_slurm_narrowed),
 		cmocka_unit_test(launch__forces_nccl_onto_the_planned_hcas_unless_the_user_chose),
 		cmocka_unit_test(launch__lets_the_spec_env_win_and_gpu_none_leave_cuda_alone),
+		cmocka_unit_test(launch__tells_each_rank_its_attempt_and_the_world_before_it),
 		cmocka_unit_test(launch__splits_an_unresolvable_device_list_among_ranks),
 		cmocka_unit_test(launch__plans_only_over_the_gpus_slurm_allowed),
 		cmocka_unit_test(launch__refuses_a_device_list_the_plan_cannot_use),

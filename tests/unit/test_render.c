@@ -57,6 +57,23 @@ static void assert_no_line_starting(const char *text, const char *prefix)
 
 /* Preflight: on by default for more than one node, off for one, and as
  * the spec says otherwise; doctor runs once per node before the step. */
+static void render__asks_for_a_node_range_and_steps_on_the_nodes_granted(void **state)
+{
+	struct sbuf s = SBUF_INIT, fixed = SBUF_INIT;
+
+	(void)state;
+	render_ok("version: 1\nname: a\nresources: {nodes: 1-3, ranks_per_node: 2}\n", &s);
+	assert_has_line(s.buf, "#SBATCH --nodes=1-3");
+	assert_has_line(s.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=\"$SLURM_JOB_NUM_NODES\" "
+			       "--ntasks-per-node=1 \\");
+	assert_non_null(strstr(s.buf, "--nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=2"));
+	render_ok("version: 1\nname: a\nresources: {nodes: 3-3}\n", &fixed);
+	assert_has_line(fixed.buf, "#SBATCH --nodes=3");
+	assert_null(strstr(fixed.buf, "SLURM_JOB_NUM_NODES"));
+	sbuf_release(&s);
+	sbuf_release(&fixed);
+}
+
 static void render__runs_doctor_first_on_multi_node_jobs(void **state)
 {
 	struct sbuf two = SBUF_INIT, one = SBUF_INIT, off = SBUF_INIT, on = SBUF_INIT;
@@ -71,8 +88,13 @@ static void render__runs_doctor_first_on_multi_node_jobs(void **state)
 	assert_has_line(two.buf, doctor);
 	assert_true(strstr(two.buf, "doctor --preflight") < strstr(two.buf, "launch --supervise"));
 	assert_null(strstr(one.buf, "doctor"));
-	assert_null(strstr(off.buf, "doctor"));
+	assert_null(strstr(off.buf, "doctor --preflight"));
 	assert_has_line(on.buf, doctor);
+	/* after a failed step of a multi-node job, doctor looks for a lost node */
+	assert_has_line(two.buf, "\t\"$HPT\" doctor --lost \"$RUN\" || true");
+	assert_has_line(off.buf, "\t\"$HPT\" doctor --lost \"$RUN\" || true");
+	assert_true(strstr(two.buf, "launch --supervise") < strstr(two.buf, "doctor --lost"));
+	assert_null(strstr(on.buf, "doctor --lost")); /* one node: nothing to shrink to */
 	sbuf_release(&two);
 	sbuf_release(&one);
 	sbuf_release(&off);
@@ -494,6 +516,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(render__gives_identical_bytes_for_equal_jobs),
+		cmocka_unit_test(render__asks_for_a_node_range_and_steps_on_the_nodes_granted),
 		cmocka_unit_test(render__writes_an_sbatch_line_for_every_resource_field),
 		cmocka_unit_test(render__leaves_out_what_the_spec_leaves_to_slurm),
 		cmocka_unit_test(render__single_quotes_every_env_value_and_command_argument),

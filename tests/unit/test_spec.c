@@ -49,19 +49,70 @@ static void spec__rejects_integers_out_of_range_and_overflowing(void **state)
 	check_error(MINIMAL "resources: {gpus_per_node: 65}\n",
 		    "job.yaml:3:28: resources.gpus_per_node: expected an integer 0..64, got \"65\"");
 	check_error(MINIMAL "resources: {nodes: -1}\n",
-		    "job.yaml:3:20: resources.nodes: expected an integer 1..65536, got \"-1\"");
+		    "job.yaml:3:20: resources.nodes: expected an integer 1..65536 or a range "
+		    "MIN-MAX of them, got \"-1\"");
 	check_error(MINIMAL "resources: {nodes: 99999999999999999999999}\n",
-		    "job.yaml:3:20: resources.nodes: expected an integer 1..65536, got "
+		    "job.yaml:3:20: resources.nodes: expected an integer 1..65536 or a range "
+		    "MIN-MAX of them, got "
 		    "\"99999999999999999999999\" (integer overflow)");
 	check_error(MINIMAL "train: {seed: 4.5}\n",
 		    "job.yaml:3:15: train.seed: expected an integer 0..4294967295, got \"4.5\"");
+}
+
+static void spec__reads_nodes_as_a_number_or_a_range(void **state)
+{
+	struct sbuf resolved = SBUF_INIT;
+	struct loaded l;
+	char hash[65];
+
+	(void)state;
+	check_ok(MINIMAL "resources: {nodes: 3}\n", &l);
+	assert_int_equal(l.job.resources.nodes, 3);
+	assert_int_equal(l.job.resources.nodes_min, 3);
+	loaded_release(&l);
+	check_ok(MINIMAL "resources: {nodes: 2-8}\n", &l);
+	assert_int_equal(l.job.resources.nodes_min, 2);
+	assert_int_equal(l.job.resources.nodes, 8);
+	loaded_release(&l);
+	check_ok(MINIMAL "resources: {nodes: 4-4}\n", &l);
+	assert_int_equal(l.job.resources.nodes_min, 4);
+	assert_int_equal(l.job.resources.nodes, 4);
+	loaded_release(&l);
+	/* the canonical form keeps the range; a plain number stays one */
+	resolved_hash(MINIMAL "resources: {nodes: 1-2}\n", hash, &resolved);
+	assert_non_null(strstr(resolved.buf, "  nodes: 1-2\n"));
+	sbuf_reset(&resolved);
+	resolved_hash(MINIMAL "resources: {nodes: 2}\n", hash, &resolved);
+	assert_non_null(strstr(resolved.buf, "  nodes: 2\n"));
+	sbuf_release(&resolved);
+}
+
+static void spec__rejects_node_ranges_out_of_order_or_range(void **state)
+{
+	(void)state;
+	check_error(MINIMAL "resources: {nodes: 3-2}\n",
+		    "job.yaml:3:20: resources.nodes: expected a range MIN-MAX with MIN <= MAX, "
+		    "got \"3-2\"");
+	check_error(MINIMAL "resources: {nodes: 0-2}\n",
+		    "job.yaml:3:20: resources.nodes: expected an integer 1..65536 or a range "
+		    "MIN-MAX of them, got \"0-2\"");
+	check_error(MINIMAL "resources: {nodes: 1-70000}\n",
+		    "job.yaml:3:20: resources.nodes: expected an integer 1..65536 or a range "
+		    "MIN-MAX of them, got \"1-70000\"");
+	check_error(MINIMAL "resources: {nodes: 1-}\n",
+		    "job.yaml:3:20: resources.nodes: expected an integer 1..65536 or a range "
+		    "MIN-MAX of them, got \"1-\"");
+	check_error(MINIMAL "resources: {nodes: 1--2}\n",
+		    "job.yaml:3:20: resources.nodes: expected an integer 1..65536 or a range "
+		    "MIN-MAX of them, got \"1--2\"");
 }
 
 static void spec__treats_a_quoted_number_as_a_string(void **state)
 {
 	(void)state;
 	check_error(MINIMAL "resources: {nodes: \"4\"}\n",
-		    "job.yaml:3:20: resources.nodes: expected an integer 1..65536, got the string \"4\"");
+		    "job.yaml:3:20: resources.nodes: expected an integer 1..65536 or a range MIN-MAX of "
+		    "them, got the string \"4\"");
 }
 
 static void spec__accepts_auto_or_an_integer_for_cpus_per_rank(void **state)
@@ -482,6 +533,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(spec__reports_a_string_for_gpus_per_node_with_line_and_column),
 		cmocka_unit_test(spec__rejects_integers_out_of_range_and_overflowing),
+		cmocka_unit_test(spec__reads_nodes_as_a_number_or_a_range),
+		cmocka_unit_test(spec__rejects_node_ranges_out_of_order_or_range),
 		cmocka_unit_test(spec__treats_a_quoted_number_as_a_string),
 		cmocka_unit_test(spec__accepts_auto_or_an_integer_for_cpus_per_rank),
 		cmocka_unit_test(spec__checks_numbers_with_open_and_closed_ends),

@@ -76,7 +76,8 @@ static void template__overrides_any_key_with_type_checking(void **state)
 	loaded_release(&l);
 	load_with(&l, TEMPLATE, "resources.nodes=four", "resources.gpus=1");
 	assert_int_equal(l.rc, -1);
-	assert_diag(&l, "resources.nodes=four: resources.nodes: expected an integer 1..65536, got \"four\"");
+	assert_diag(&l, "resources.nodes=four: resources.nodes: expected an integer 1..65536 "
+			"or a range MIN-MAX of them, got \"four\"");
 	assert_diag(&l, "resources.gpus=1: resources: unknown key \"gpus\"; did you mean \"gpus_per_node\"?");
 	loaded_release(&l);
 }

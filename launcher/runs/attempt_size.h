@@ -1,0 +1,45 @@
+/* attempt_size.h - the size Slurm granted each attempt of a run, and
+ * what a rank is told about its attempt.
+ *
+ * Shell: reads and writes ATTEMPT/nodes.json ({"nodes": N,
+ * "world_size": W}), written by rank 0's `hpctrain launch` from
+ * SLURM_JOB_NUM_NODES (or SLURM_NNODES) and the job's world size, so a
+ * job that asked for a range MIN-MAX records what it got; `hpctrain
+ * status` shows it, and the next attempt's ranks learn the previous
+ * world size from it.
+ */
+#ifndef HPT_ATTEMPT_SIZE_H
+#define HPT_ATTEMPT_SIZE_H
+
+#include <stdint.h>
+
+struct sbuf;
+
+#define ATTEMPT_SIZE_FILE "nodes.json"
+
+/* What a rank of an attempt is told (HPCTRAIN_ATTEMPT,
+ * HPCTRAIN_PREV_WORLD_SIZE, HPCTRAIN_CHECKPOINT_DIR). */
+struct attempt_size_ctx {
+	int attempt;             /* 1, 2, ... */
+	int64_t prev_world_size; /* the latest earlier attempt's recorded world
+				  * size; 0 on the first or when none recorded one */
+	char *checkpoint_dir;    /* owned: RUN/checkpoints, RUN the run's first
+				  * directory, shared by every attempt */
+};
+
+void attempt_size_ctx_release(struct attempt_size_ctx *c);
+
+/* Fills c for attempt directory dir (as rundir_open reads it).  0, or
+ * -1 with err when dir is no run. */
+int attempt_size_ctx_load(const char *dir, struct attempt_size_ctx *c, struct sbuf *err);
+
+/* Writes dir/nodes.json: the nodes Slurm granted (SLURM_JOB_NUM_NODES,
+ * else SLURM_NNODES; 0 when neither is a number) and world_size.  0 or
+ * -1 with err. */
+int attempt_size_record(const char *dir, int64_t world_size, struct sbuf *err);
+
+/* Reads dir/nodes.json.  0 with *nodes and *world_size, or -1 when the
+ * attempt recorded none (never started, or an older hpctrain). */
+int attempt_size_load(const char *dir, int64_t *nodes, int64_t *world_size);
+
+#endif

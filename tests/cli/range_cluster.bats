@@ -1,0 +1,185 @@
+#!/usr/bin/env bats
+# range_cluster.bats - resources.nodes as a range MIN-MAX on a real
+# two-node Slurm cluster (tests/cluster/up.sh MODE=netns, brought up once
+# for the file): a 1-2 job gets both nodes and records the size it was
+# granted (nodes.json, status); its ranks see HPCTRAIN_ATTEMPT 1,
+# HPCTRAIN_PREV_WORLD_SIZE 0 and the run's checkpoint directory; the
+# same run submitted again without node2 (as a lost node's resubmission
+# is) comes back on node1 alone, and its ranks see attempt 2 and the
+# world size before it.  Both attempts' logs and records stay.  Every
+# wait is bounded.
+
+load common
+load slurm_cluster
+
+unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID PMIX_NAMESPACE OMPI_COMM_WORLD_RANK CUDA_VISIBLE_DEVICES
+
+setup_file() {
+	local why=
+	if [ "$(id -u)" -ne 0 ]; then
+		why="not root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN"
+	elif ! command -v slurmctld >/dev/null; then
+		why="no slurm-wlm"
+	elif ! ip netns add "hpt-probe-$$" 2>/dev/null; then
+		why="cannot make a network namespace (ip netns add failed)"
+	else
+		ip netns del "hpt-probe-$$"
+		cluster_up netns 2
+		[ -n "${SLURM_CONF:-}" ] || why="the netns cluster did not start (see the lines above)"
+	fi
+	export SKIP_WHY=$why
+	[ -z "$why" ] || return 0
+	WORK=$(mktemp -d /tmp/hpt-range-cluster.XXXXXX)
+	export WORK XDG_CACHE_HOME=$WORK/xdg HPCTRAIN_LEDGER=$WORK/ledger/nodes.json
+	cat >"$WORK/probe.sh" <<-'PROBE'
+	echo "host=$(hostname) attempt=$HPCTRAIN_ATTEMPT prev=$HPCTRAIN_PREV_WORLD_SIZE world=$WORLD_SIZE ckpt=$HPCTRAIN_CHECKPOINT_DIR"
+	PROBE
+	cat >"$WORK/job.yaml" <<-SPEC
+	version: 1
+	name: range
+	resources: {nodes: 1-2, ranks_per_node: 1, time: "00:05:00"}
+	binding: {gpu: none, cpu: none, memory: none, nic: none}
+	command: [sh, $WORK/probe.sh]
+	output: {dir: $WORK/runs}
+	preempt: {lead_s: 0}
+	preflight: false
+	SPEC
+	# attempt 1 runs until node2's rank is killed; later attempts end at once
+	cat >"$WORK/work.sh" <<-'WORK'
+	echo "host=$(hostname) attempt=$HPCTRAIN_ATTEMPT prev=$HPCTRAIN_PREV_WORLD_SIZE world=$WORLD_SIZE"
+	[ "$HPCTRAIN_ATTEMPT" = 1 ] || exit 0
+	i=0
+	while [ $i -lt 60 ]; do sleep 1; i=$((i + 1)); done
+	WORK
+	sed -e 's/^name: range$/name: lost/' -e "s|probe.sh|work.sh|" "$WORK/job.yaml" >"$WORK/lost.yaml"
+	# the bundled trainer, a checkpoint every step: slow enough steps to
+	# kill a rank mid-run, few enough to keep the file short
+	cat >"$WORK/train.yaml" <<-SPEC
+	version: 1
+	name: train
+	resources: {nodes: 1-2, ranks_per_node: 1, time: "00:05:00"}
+	binding: {gpu: none, cpu: none, memory: none, nic: none}
+	env: {OMP_NUM_THREADS: "1"}
+	train:
+	  model: cnn
+	  dataset: synthetic
+	  epochs: 1
+	  max_steps: 40
+	  batch_per_rank: 32
+	  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
+	  checkpoint: {every_steps: 1, keep: 2}
+	output: {dir: $WORK/runs, log_every_steps: 1}
+	preempt: {lead_s: 0}
+	preflight: false
+	SPEC
+}
+
+teardown_file() {
+	cluster_down
+	[ -n "${WORK:-}" ] && rm -rf "$WORK"
+	return 0
+}
+
+need_cluster() {
+	[ -z "$SKIP_WHY" ] || skip "$SKIP_WHY"
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# finish JOB: waits for the job (bounded); sets output.
+finish() {
+	run timeout 120 "$HPT" status --wait --json "$1"
+	[ "$status" -ne 124 ] || { echo "job $1 did not end in 120 s"; return 1; }
+}
+
+@test "a 1-2 job gets both nodes, records them, and a rerun without node2 shrinks to node1" {
+	need_cluster
+	submit_json "$WORK/job.yaml"
+	# both nodes idle: the range asks for both
+	grep -qx '#SBATCH --nodes=2' "$DIR/job.sbatch"
+	finish "$JOB"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$DIR"/logs/*; false; }
+	[ "$(jq -c . "$DIR/nodes.json")" = '{"nodes":2,"world_size":2}' ] ||
+		{ ls -la "$DIR"; cat "$DIR"/nodes.json "$DIR"/logs/*; false; }
+	run -0 "$HPT" status --json "$DIR"
+	[ "$(jq -c .size <<<"$output")" = '{"nodes":2,"world_size":2}' ]
+	run -0 "$HPT" status "$DIR"
+	[[ "$output" == *"size: 2 nodes granted, world size 2"* ]]
+	grep -q "host=node1 attempt=1 prev=0 world=2 ckpt=$DIR/checkpoints" "$DIR"/logs/*
+	grep -q "host=node2 attempt=1 prev=0 world=2 ckpt=$DIR/checkpoints" "$DIR"/logs/*
+
+	# node2 left out, as a lost node's resubmission leaves it out
+	run -0 --separate-stderr "$HPT" rerun --json --exclude node2 "$DIR"
+	local job2 dir2
+	job2=$(jq -r .job_id <<<"$output")
+	dir2=$(jq -r .dir <<<"$output")
+	[ "$dir2" = "$DIR/attempts/2" ]
+	grep -qx '#SBATCH --nodes=1-2' "$dir2/job.sbatch"
+	finish "$job2"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
+	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"world_size":1}' ]
+	grep -q "host=node1 attempt=2 prev=2 world=1 ckpt=$DIR/checkpoints" "$dir2"/logs/*
+	run ! grep -q node2 "$dir2"/logs/*
+	# the first attempt's records are kept
+	[ "$(jq -c . "$DIR/nodes.json")" = '{"nodes":2,"world_size":2}' ]
+	grep -q "attempt=1" "$DIR"/logs/*
+}
+
+@test "a 1-2 job that loses node2 (its rank SIGKILLed) is resubmitted without it and ends on node1" {
+	need_cluster
+	local i pid dir2 job2
+	submit_json "$WORK/lost.yaml"
+	for i in $(seq 1 60); do
+		pid=$(jq -r 'select(.state == "running") | .pid' "$DIR/ranks/rank-1.json" 2>/dev/null) && [ -n "$pid" ] && break
+		sleep 0.5
+	done
+	[ -n "$pid" ] || { echo "rank 1 never ran"; cat "$DIR"/logs/*; false; }
+	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
+	kill -KILL "$pid"
+	finish "$JOB"
+	for i in $(seq 1 60); do
+		[ -f "$DIR/attempts/2/submit.json" ] && break
+		sleep 0.5
+	done
+	[ -f "$DIR/attempts/2/submit.json" ] || { echo "no second attempt"; cat "$DIR"/logs/*; false; }
+	grep -q "lost node: rank 1 on node2 killed by signal 9" "$DIR"/logs/batch-*.out
+	[ "$(jq -c .nodes "$DIR/lost.json")" = '["node2"]' ]
+	dir2=$DIR/attempts/2
+	job2=$(jq -r .job_id "$dir2/submit.json")
+	grep -qx '#SBATCH --exclude=node2' "$dir2/job.sbatch"
+	finish "$job2"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
+	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"world_size":1}' ]
+	grep -q "host=node1 attempt=2 prev=2 world=1" "$dir2"/logs/*
+	# the ledger holds node2; both attempts' logs are there
+	run -0 "$HPT" doctor --ledger --json
+	[[ "$output" == *node2* ]]
+	grep -q "host=node2 attempt=1" "$DIR"/logs/*
+}
+
+@test "the bundled trainer's run resumes on node1 from its last checkpoint after node2 is lost" {
+	need_cluster
+	local i pid dir2 job2 step
+	# a ledger of its own: the test before left node2 in cooldown
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	submit_json "$WORK/train.yaml"
+	grep -qx '#SBATCH --nodes=2' "$DIR/job.sbatch"
+	wait_steps "$DIR" 5
+	pid=$(jq -r .pid "$DIR/ranks/rank-1.json")
+	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
+	kill -KILL "$pid"
+	finish "$JOB"
+	for i in $(seq 1 60); do
+		[ -f "$DIR/attempts/2/submit.json" ] && break
+		sleep 0.5
+	done
+	dir2=$DIR/attempts/2
+	[ -f "$dir2/submit.json" ] || { echo "no second attempt"; cat "$DIR"/logs/*; false; }
+	[ -L "$dir2/checkpoints" ]
+	job2=$(jq -r .job_id "$dir2/submit.json")
+	finish "$job2"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
+	grep -q "resuming from $dir2/checkpoints/" "$dir2"/logs/* || { cat "$dir2"/logs/*; false; }
+	step=$(jq -s -r '[.[] | select(.step != null)][0].step' "$dir2/metrics.jsonl")
+	[ "$step" -gt 1 ] || { echo "attempt 2 started at step $step"; false; }
+	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"world_size":1}' ]
+}
