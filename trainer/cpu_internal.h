@@ -17,6 +17,10 @@ extern dnnl_engine_t cpu_engine;
 extern dnnl_stream_t cpu_stream;
 /* The CPU (as capped) has bf16 dot products: bf16 runs natively. */
 extern bool cpu_bf16_native;
+/* Kernel tuning (tune.h): on unless HPCTRAIN_KERNELS=fixed; the
+ * seconds it has spent in this process, planning and timing. */
+extern bool cpu_tune_on;
+extern double cpu_tune_spent;
 /* The last reference implementation plan_check() refused, for errors. */
 extern char cpu_refused[64];
 
