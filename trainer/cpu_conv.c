@@ -416,8 +416,26 @@ static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, si
 	double t0 = omp_get_wtime(), spent0 = cpu_tune_spent;
 	dnnl_status_t st = dnnl_unimplemented, first_st = dnnl_unimplemented;
 	int best, planned = -1, timed = 0;
-	bool tune = cpu_tune_on && n > 1 && !trial_init(&trial, cv);
+	const struct conv_geom *g = &cv->g;
+	int shape[] = { g->n, g->h, g->w, g->c, g->k, g->r, g->s, g->stride, g->pad, (int)cv->flags };
+	char key[256];
+	bool tune;
 
+	if (cpu_tune_on && n > 1) {
+		cpu_tune_key("conv", cv->kern.prec, shape, sizeof(shape) / sizeof(*shape), key,
+			     sizeof(key));
+		best = cpu_tune_lookup(key, cv->kern.tuned, sizeof(cv->kern.tuned));
+		if (best >= 0 && (size_t)best < n && conv_plan_cand(cv, c[best]) == dnnl_success) {
+			if (cv->kern.emulated && best && c[0] == CAND_NATIVE)
+				snprintf(cv->kern.why, sizeof(cv->kern.why),
+					 "native %s measured slower", be_precision_name(cv->kern.prec));
+			cv->x_last = cv->w_last = NULL;
+			cpu_tune_spent += omp_get_wtime() - t0;
+			return dnnl_success;
+		}
+		cv->kern.tuned[0] = '\0';
+	}
+	tune = cpu_tune_on && n > 1 && !trial_init(&trial, cv);
 	for (size_t i = 0; i < n; i++) {
 		double layer_s = omp_get_wtime() - t0, best_ms;
 
@@ -461,6 +479,7 @@ static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, si
 		if (cv->kern.emulated && tc[0].ms >= 0 && c[0] == CAND_NATIVE)
 			snprintf(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
 				 be_precision_name(cv->kern.prec));
+		cpu_tune_record(key, best, cv->kern.tuned);
 	}
 	if (tune) {
 		trial_release(&trial);

@@ -173,8 +173,21 @@ static int linear_choose(struct be_linear *lin)
 {
 	struct tune_cand c[2] = { { "native", -1 }, { "emulated", -1 } };
 	double t0 = omp_get_wtime();
+	int shape[] = { lin->n, lin->in, lin->out }, best;
+	char key[256];
 
-	if (!cpu_tune_on || !tune_may_go_on(cpu_tune_spent, 0, 0))
+	if (!cpu_tune_on)
+		return 0;
+	cpu_tune_key("linear", lin->kern.prec, shape, 3, key, sizeof(key));
+	best = cpu_tune_lookup(key, lin->kern.tuned, sizeof(lin->kern.tuned));
+	if (best == 0)
+		return 0;
+	if (best == 1) {
+		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
+		return linear_set_emulated(lin);
+	}
+	lin->kern.tuned[0] = '\0';
+	if (!tune_may_go_on(cpu_tune_spent, 0, 0))
 		return 0;
 	c[0].ms = linear_time(lin, 2);
 	if (c[0].ms < 0 || !tune_may_go_on(cpu_tune_spent + omp_get_wtime() - t0, 3e-3 * c[0].ms, 0))
@@ -190,9 +203,10 @@ static int linear_choose(struct be_linear *lin)
 	} else {
 		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
 	}
+	best = tune_pick(c, 2);
 	snprintf(lin->kern.tuned, sizeof(lin->kern.tuned), "%s %.2f ms, %s %.2f ms",
-		 c[tune_pick(c, 2)].name, c[tune_pick(c, 2)].ms, c[!tune_pick(c, 2)].name,
-		 c[!tune_pick(c, 2)].ms);
+		 c[best].name, c[best].ms, c[!best].name, c[!best].ms);
+	cpu_tune_record(key, best, lin->kern.tuned);
 out:
 	cpu_tune_spent += omp_get_wtime() - t0;
 	return 0;
