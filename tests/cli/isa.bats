@@ -170,8 +170,10 @@ fixed_head() {
 	run -0 cnn_head all fp32
 	[[ "$output" =~ $f32 ]]
 	# the choices are cached per CPU, oneDNN, ISA, threads and shape
-	grep -q '|avx512_core_amx|t2|conv|bf16|16x14x14x32x64x3x3x1x1x3	[0-9]	' \
-		"$BATS_FILE_TMPDIR/kernels" || cpu_caps | grep -qvx avx512_core_amx
+	if cpu_caps | grep -qx avx512_core_amx; then
+		grep -q '|avx512_core_amx|t2|conv|bf16|16x14x14x32x64x3x3x1x1x3	[0-9]	' \
+			"$BATS_FILE_TMPDIR/kernels"
+	fi
 	run -0 cnn_head avx2 bf16
 	[[ "$output" != *"; cached]"* ]]
 	run -0 fixed_head all bf16
