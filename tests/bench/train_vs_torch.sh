@@ -55,7 +55,7 @@ if [ "$STEPS" -le "$WARMUP" ]; then
 	echo "train_vs_torch.sh: STEPS ($STEPS) must exceed WARMUP ($WARMUP)" >&2
 	exit 2
 fi
-export OMP_NUM_THREADS="$THREADS"
+export OMP_NUM_THREADS="$THREADS" HPCTRAIN_KERNELS=tune HPCTRAIN_KERNEL_CACHE=
 PY=/usr/bin/python3
 TOP=$(isa_caps | tail -1)
 if ! $PY -c 'import torch' 2>/dev/null; then
