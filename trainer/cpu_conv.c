@@ -42,6 +42,15 @@
  * kernels there, jit_bf16:avx512_core, ran the cnn's step in 83.5 ms
  * against 34.6 ms at fp32; emulated, 55.5 against 54.5), fp16 always
  * (oneDNN 2.6 has no fp16 CPU kernels).
+ *
+ * Where the CPU has AVX512-BF16, native bf16 is one candidate among
+ * others (conv_choose, tune.h): native, emulated NHWC and emulated
+ * blocked are each planned and timed on made-up inputs, and the fastest
+ * is kept (at fp32: NHWC against blocked).  On Intel without AMX
+ * vdpbf16ps has fp32 FMA's peak, and native bf16's conversions made it
+ * slower than emulation (cnn 32->64 at batch 128, two threads: native
+ * 17.6 ms against 10.3 ms emulated, forward+backward).  The choice is
+ * cached (cpu_tune.c); HPCTRAIN_KERNELS=fixed keeps the order above.
  */
 #include "trainer/cpu_internal.h" // defines: struct prim, struct relayout, prim_*, relayout_*
 #include "trainer/tune.h"         // defines: tune_pick, tune_may_go_on
