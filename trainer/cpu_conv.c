@@ -424,7 +424,7 @@ static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, si
 	struct conv_trial trial;
 	double t0 = omp_get_wtime(), spent0 = cpu_tune_spent;
 	dnnl_status_t st = dnnl_unimplemented, first_st = dnnl_unimplemented;
-	int best, planned = -1, timed = 0;
+	int best, want, planned = -1, current = -1, timed = 0;
 	const struct conv_geom *g = &cv->g;
 	int shape[] = { g->n, g->h, g->w, g->c, g->k, g->r, g->s, g->stride, g->pad, (int)cv->flags };
 	char key[256];
@@ -445,10 +445,11 @@ static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, si
 		cv->kern.tuned[0] = '\0';
 	}
 	tune = cpu_tune_on && n > 1 && !trial_init(&trial, cv);
+	for (size_t i = 0; i < n; i++)
+		tc[i] = (struct tune_cand){ cand_names[c[i]], -1 };
 	for (size_t i = 0; i < n; i++) {
 		double layer_s = omp_get_wtime() - t0, best_ms;
 
-		tc[i] = (struct tune_cand){ cand_names[c[i]], -1 };
 		best = tune_pick(tc, i);
 		best_ms = best < 0 ? 0 : tc[best].ms;
 		/* per layer: at most 2% of 1,000 of its own passes; per
@@ -457,25 +458,32 @@ static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, si
 				  !tune_may_go_on(spent0 + layer_s, best_ms * 3e-3, 0)))
 			break;
 		st = conv_plan_cand(cv, c[i]);
-		if (planned < 0)
+		if (!i)
 			first_st = st;
+		/* a failed plan leaves nothing planned */
+		current = st == dnnl_success ? (int)i : -1;
 		if (st == dnnl_out_of_memory)
 			break;
 		if (st != dnnl_success)
 			continue;
-		planned = (int)i;
+		if (planned < 0)
+			planned = (int)i;
 		if (!tune)
 			break;
 		tc[i].ms = conv_time(cv, &trial, TUNE_REPS);
 		timed += tc[i].ms >= 0;
 	}
+	/* the fastest timed, else the first that planned */
 	best = tune_pick(tc, n);
-	if (tune && timed > 1 && best >= 0 && best != planned)
-		st = conv_plan_cand(cv, c[best]);
-	else if (planned >= 0)
-		st = dnnl_success;
-	else
+	want = best >= 0 ? best : planned;
+	if (st == dnnl_out_of_memory)
+		;
+	else if (want < 0)
 		st = first_st;
+	else if (want != current)
+		st = conv_plan_cand(cv, c[want]);
+	else
+		st = dnnl_success;
 	if (tune && timed > 1 && st == dnnl_success) {
 		size_t len = 0;
 
