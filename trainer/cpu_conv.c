@@ -422,7 +422,7 @@ static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, si
 {
 	struct tune_cand tc[4];
 	struct conv_trial trial;
-	double t0 = omp_get_wtime(), spent0 = cpu_tune_spent;
+	double t0 = omp_get_wtime(), spent0 = cpu_tune_spent, last_s = 0, cand_t0 = 0;
 	dnnl_status_t st = dnnl_unimplemented, first_st = dnnl_unimplemented;
 	int best, want, planned = -1, current = -1, timed = 0;
 	const struct conv_geom *g = &cv->g;
@@ -444,19 +444,24 @@ static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, si
 		}
 		cv->kern.tuned[0] = '\0';
 	}
-	tune = cpu_tune_on && n > 1 && !trial_init(&trial, cv);
+	/* once the process's budget is spent, the fixed order decides */
+	tune = cpu_tune_on && n > 1 && tune_may_go_on(spent0, 0, 0) && !trial_init(&trial, cv);
 	for (size_t i = 0; i < n; i++)
 		tc[i] = (struct tune_cand){ cand_names[c[i]], -1 };
 	for (size_t i = 0; i < n; i++) {
 		double layer_s = omp_get_wtime() - t0, best_ms;
 
+		if (i)
+			last_s = omp_get_wtime() - cand_t0;
 		best = tune_pick(tc, i);
 		best_ms = best < 0 ? 0 : tc[best].ms;
 		/* per layer: at most 2% of 1,000 of its own passes; per
-		 * process: TUNE_MAX_S */
-		if (best >= 0 && (!tune || !tune_may_go_on(layer_s, best_ms * 3e-3, best_ms * 1e-3) ||
-				  !tune_may_go_on(spent0 + layer_s, best_ms * 3e-3, 0)))
+		 * process: TUNE_MAX_S.  The next candidate is taken to cost
+		 * what the last one did, planning included. */
+		if (best >= 0 && (!tune || !tune_may_go_on(layer_s, last_s, best_ms * 1e-3) ||
+				  !tune_may_go_on(spent0 + layer_s, last_s, 0)))
 			break;
+		cand_t0 = omp_get_wtime();
 		st = conv_plan_cand(cv, c[i]);
 		if (!i)
 			first_st = st;

@@ -190,7 +190,8 @@ static int linear_choose(struct be_linear *lin)
 	if (!tune_may_go_on(cpu_tune_spent, 0, 0))
 		return 0;
 	c[0].ms = linear_time(lin, 2);
-	if (c[0].ms < 0 || !tune_may_go_on(cpu_tune_spent + omp_get_wtime() - t0, 3e-3 * c[0].ms, 0))
+	if (c[0].ms < 0 || !tune_may_go_on(cpu_tune_spent + omp_get_wtime() - t0,
+					   omp_get_wtime() - t0, 0))
 		goto out;
 	if (linear_set_emulated(lin))
 		return -1;
