@@ -15,6 +15,7 @@ const struct cpufeat_desc cpufeat_descs[CPUFEAT_COUNT] = {
 	{ CPUFEAT_AVX512_FP16, "avx512_fp16", "AVX512-FP16" },
 	{ CPUFEAT_AMX_TILE, "amx_tile", "AMX-TILE" },
 	{ CPUFEAT_AMX_BF16, "amx_bf16", "AMX-BF16" },
+	{ CPUFEAT_AMX_FP16, "amx_fp16", "AMX-FP16" },
 };
 
 static bool is_space(char c)
@@ -155,4 +156,40 @@ void cpufeat_format(unsigned mask, const char *sep, struct sbuf *out)
 		sbuf_addf(out, "%s%s", any ? sep : "", cpufeat_descs[i].name);
 		any = true;
 	}
+}
+
+enum cpufeat_bf16_speed cpufeat_bf16_speed(const char *flags)
+{
+	unsigned f = cpufeat_parse(flags);
+
+	if ((f & CPUFEAT_AMX_BF16) && (f & CPUFEAT_AMX_TILE))
+		return CPUFEAT_BF16_AMX;
+	if (!(f & CPUFEAT_AVX512_BF16))
+		return CPUFEAT_BF16_EMULATED;
+	/* sse4a: AMD's since K10, never Intel's */
+	return has_word(flags, flags ? strlen(flags) : 0, "sse4a", 5) ? CPUFEAT_BF16_DOT_2X
+							   : CPUFEAT_BF16_SAME_RATE;
+}
+
+static const char *const speed_keys[] = { "emulated", "same_rate", "dot_2x", "amx" };
+static const char *const speed_texts[] = {
+	"emulated (fp32 kernels on bf16-rounded inputs, no bf16 arithmetic)",
+	"native dot product at the fp32 FMA rate (Intel AVX512-BF16 without AMX)",
+	"native dot product at 2x the fp32 FMA rate (AVX512-BF16, AMD Zen 4/5)",
+	"AMX (AMX-BF16 tiles, several times the fp32 FMA rate)",
+};
+
+const char *cpufeat_bf16_speed_key(enum cpufeat_bf16_speed s)
+{
+	return speed_keys[s];
+}
+
+const char *cpufeat_bf16_speed_text(enum cpufeat_bf16_speed s)
+{
+	return speed_texts[s];
+}
+
+bool cpufeat_bf16_can_win(enum cpufeat_bf16_speed s)
+{
+	return s == CPUFEAT_BF16_DOT_2X || s == CPUFEAT_BF16_AMX;
 }

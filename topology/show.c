@@ -3,7 +3,7 @@
  * Pure core: struct node_topo / struct plan in, text out. */
 #include "topology/show.h"      // defines: show_*
 #include "topology/topo.h"      // defines: struct node_topo
-#include "topology/cpufeat.h"   // defines: cpufeat_parse, cpufeat_format
+#include "topology/cpufeat.h"   // defines: cpufeat_parse, cpufeat_format, cpufeat_bf16_speed
 #include "topology/plan.h"      // defines: struct plan, struct slice
 #include "topology/pathclass.h" // defines: pathclass_between, pathclass_name, pathclass_legend
 #include "common/sbuf.h"           // defines: struct sbuf, sbuf_addf
@@ -65,6 +65,8 @@ static void add_cpu_features(const struct node_topo *t, struct sbuf *out)
 		sbuf_addch(out, ')');
 	}
 	sbuf_addch(out, '\n');
+	sbuf_addf(out, "bf16 speed: %s\n",
+		  cpufeat_bf16_speed_text(cpufeat_bf16_speed(t->cpu_flags)));
 }
 
 void show_summary(const struct node_topo *t, struct sbuf *out)

@@ -3,7 +3,7 @@
  * the run directory's topo/ record parse them. */
 #include "topology/show.h"      // defines: show_json_topo, show_json_plan
 #include "topology/topo.h"      // defines: struct node_topo
-#include "topology/cpufeat.h"   // defines: cpufeat_parse, cpufeat_descs
+#include "topology/cpufeat.h"   // defines: cpufeat_parse, cpufeat_descs, cpufeat_bf16_speed
 #include "topology/plan.h"      // defines: struct plan, plan_policy_*_name
 #include "topology/pathclass.h" // defines: pathclass_between, pathclass_name
 #include "common/sbuf.h"           // defines: struct sbuf
@@ -97,6 +97,10 @@ json_t *show_json_topo(const struct node_topo *t)
 	json_object_set_new(o, "cpuset", set_str(&t->cpuset));
 	json_object_set_new(o, "allowed", set_str(&t->allowed));
 	json_object_set_new(o, "cpu_features", cpu_features(t));
+	json_object_set_new(o, "bf16_speed",
+			    t->cpu_flags ? json_string(cpufeat_bf16_speed_key(
+						   cpufeat_bf16_speed(t->cpu_flags)))
+					 : json_null());
 	a = json_array();
 	for (size_t i = 0; i < t->n_packages; i++) {
 		const struct topo_package *p = &t->packages[i];

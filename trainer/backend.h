@@ -46,12 +46,17 @@ void be_round_bf16(size_t n, const float *x, float *y);
  * prec and the arithmetic runs in fp32 kernels, because the CPU (or the
  * cap on it) has no native kernel for prec; why names the reason.  impl
  * names the forward kernel, as oneDNN reports it (e.g.
- * "jit_bf16:avx512_core_bf16"). */
+ * "jit_bf16:avx512_core_bf16").  tuned: when the planner chose among
+ * several correct formulations by timing them (tune.h), each candidate
+ * with its forward+backward time, the winner first ("emulated nhwc
+ * 2.10 ms, native 2.60 ms"); empty when one candidate alone planned or
+ * the tuning is off (HPCTRAIN_KERNELS=fixed) or its budget spent. */
 struct be_kernel {
 	enum be_precision prec;
 	bool emulated;
 	char impl[64];
 	char why[128];
+	char tuned[96];
 };
 
 enum be_flags {
@@ -76,6 +81,13 @@ const char *backend_describe(void);
  * implementation oneDNN chose: reference implementations ("ref:any",
  * "gemm:ref", ...) run 100-1000 times slower than the JIT kernels and
  * are never used; the planner takes another formulation instead. */
+
+/* Why prec cannot train faster than fp32 on this CPU as capped, as one
+ * phrase ("Intel AVX512-BF16 without AMX computes bf16 dot products at
+ * the fp32 FMA rate"), or NULL where it can: bf16 with AMX, or with
+ * AVX512-BF16 on AMD Zen 4/5 (a dot product at twice the FMA rate).
+ * fp16: never (oneDNN 2.6 has no fp16 CPU kernels); fp32: NULL. */
+const char *be_precision_limit(enum be_precision prec);
 
 struct be_conv;
 struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,

@@ -12,7 +12,9 @@
  */
 #include "trainer/cpu_internal.h"     // defines: cpu_engine, cpu_stream, cpu_bf16_native
 #include "trainer/kernels/cpu_isa.h" // defines: cpu_isa_parse, cpu_isa_set_level
+#include "trainer/tune.h"            // defines: tune_parse_mode
 
+#include <cpuid.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,8 +24,10 @@
 dnnl_engine_t cpu_engine;
 dnnl_stream_t cpu_stream;
 bool cpu_bf16_native;
+bool cpu_tune_on = true;
+double cpu_tune_spent;
 char cpu_refused[64];
-static char describe_isa[128], describe[160];
+static char describe_isa[128], describe[200];
 
 static const char *isa_name(dnnl_cpu_isa_t isa)
 {
@@ -112,6 +116,13 @@ int backend_init(int threads, struct sbuf *err)
 
 	if (threads > 0)
 		omp_set_num_threads(threads);
+	if (tune_parse_mode(getenv("HPCTRAIN_KERNELS"), &cpu_tune_on)) {
+		char clip[SBUF_CLIP_SIZE];
+
+		sbuf_addf(err, "HPCTRAIN_KERNELS: expected one of tune, fixed, got \"%s\"",
+			  sbuf_clip(getenv("HPCTRAIN_KERNELS"), clip));
+		return -1;
+	}
 	if (!cpu_engine) {
 		if (apply_isa_cap(&capped_by, err))
 			return -1;
@@ -122,7 +133,6 @@ int backend_init(int threads, struct sbuf *err)
 			 capped_by ? " (capped by " : "", capped_by ? capped_by : "",
 			 capped_by ? ")" : "");
 	}
-	snprintf(describe, sizeof(describe), "%s, %d threads", describe_isa, omp_get_max_threads());
 	return 0;
 fail:
 	return -1;
@@ -130,6 +140,13 @@ fail:
 
 const char *backend_describe(void)
 {
+	char spent[32] = "";
+
+	if (cpu_tune_on)
+		snprintf(spent, sizeof(spent), " in %.2f s", cpu_tune_spent);
+	snprintf(describe, sizeof(describe), "%s, kernels %s%s, %d threads", describe_isa,
+		 cpu_tune_on ? "tuned by measurement" : "fixed (HPCTRAIN_KERNELS=fixed)", spent,
+		 omp_get_max_threads());
 	return describe;
 }
 
@@ -155,6 +172,42 @@ void cpu_why_emulated(struct be_kernel *k)
 	else
 		snprintf(k->why, sizeof(k->why), "no bf16 kernel but the reference one (%s)",
 			 cpu_refused);
+}
+
+/* AMD's vendor string: its AVX512-BF16 (Zen 4/5) computes a bf16 dot
+ * product at twice the fp32 FMA rate, Intel's without AMX at the same. */
+static bool cpu_is_amd(void)
+{
+	unsigned a, b, c, d;
+	char v[13];
+
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return false;
+	memcpy(v, &b, 4), memcpy(v + 4, &d, 4), memcpy(v + 8, &c, 4);
+	v[12] = '\0';
+	return !strcmp(v, "AuthenticAMD");
+}
+
+const char *be_precision_limit(enum be_precision prec)
+{
+	static char why[160];
+	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+
+	if (prec == BE_FP16) {
+		snprintf(why, sizeof(why), "oneDNN %d.%d has no fp16 CPU kernels, so fp16 is "
+			 "emulated in fp32 kernels", dnnl_version()->major, dnnl_version()->minor);
+		return why;
+	}
+	if (prec != BE_BF16 || isa_has(isa, dnnl_cpu_isa_avx512_core_amx))
+		return NULL;
+	if (!cpu_bf16_native) {
+		snprintf(why, sizeof(why), "no AVX512-BF16 (this CPU runs %s), so bf16 is "
+			 "emulated in fp32 kernels", isa_name(isa));
+		return why;
+	}
+	if (cpu_is_amd())
+		return NULL;
+	return "Intel AVX512-BF16 without AMX computes bf16 dot products at the fp32 FMA rate";
 }
 
 /* Rounds n floats to the nearest binary16 value (ties to even), kept as

@@ -11,7 +11,7 @@ TRAIN_KERNELS = trainer/kernels/geom.c trainer/kernels/conv_ref.c trainer/kernel
                 trainer/kernels/pointwise_f64.c trainer/kernels/maxpool.c \
                 trainer/kernels/conv1pool.c trainer/kernels/cpu_isa.c
 TRAIN_CPU_BACKEND = trainer/backend_cpu.c trainer/cpu_prim.c trainer/cpu_conv.c \
-                trainer/cpu_pool.c trainer/cpu_linear.c
+                trainer/cpu_pool.c trainer/cpu_linear.c trainer/tune.c trainer/cpu_tune.c
 TRAIN_COMM    = trainer/comm.c trainer/watchdog.c trainer/comm_pack.c common/mpistep.c
 # The trainer's cores and shells (everything but main and the commands),
 # which the unit tests link as well; and the stage engine's paths, by
@@ -42,6 +42,8 @@ $(OBJ)/trainer/kernels/conv1pool.o $(SAN)/trainer/kernels/conv1pool.o: HPT_CFLAG
 # Unit tests: cores linked directly; they need oneDNN, zlib and OpenMP,
 # added per target since the Makefile links PKG_LIBS only.
 TRAIN_TESTS   = test_kernels test_backend test_torch test_trainer test_amp
+UNIT_TESTS   += test_tune
+UNIT_SRC_test_tune = trainer/tune.c
 UNIT_TESTS   += $(TRAIN_TESTS)
 UNIT_SRC_test_kernels = $(TRAIN_LIB)
 UNIT_SRC_test_backend = $(TRAIN_LIB)

@@ -42,9 +42,20 @@
  * kernels there, jit_bf16:avx512_core, ran the cnn's step in 83.5 ms
  * against 34.6 ms at fp32; emulated, 55.5 against 54.5), fp16 always
  * (oneDNN 2.6 has no fp16 CPU kernels).
+ *
+ * Where the CPU has AVX512-BF16, native bf16 is one candidate among
+ * others (conv_choose, tune.h): native, emulated NHWC and emulated
+ * blocked are each planned and timed on made-up inputs, and the fastest
+ * is kept (at fp32: NHWC against blocked).  On Intel without AMX
+ * vdpbf16ps has fp32 FMA's peak, and native bf16's conversions made it
+ * slower than emulation (cnn 32->64 at batch 128, two threads: native
+ * 17.6 ms against 10.3 ms emulated, forward+backward).  The choice is
+ * cached (cpu_tune.c); HPCTRAIN_KERNELS=fixed keeps the order above.
  */
 #include "trainer/cpu_internal.h" // defines: struct prim, struct relayout, prim_*, relayout_*
+#include "trainer/tune.h"         // defines: tune_pick, tune_may_go_on
 
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,26 +313,212 @@ static dnnl_status_t conv_plan_first(struct be_conv *cv, dnnl_data_type_t lt,
 	return st;
 }
 
-/* Sets up emulation of kern.prec: rounded copies, fp32 kernels. */
-static dnnl_status_t conv_plan_emulated(struct be_conv *cv)
+/* The candidates the planner chooses among (tune.h), in the order the
+ * fixed mode tries them: native low precision (the first of lp_forms
+ * that plans), emulation on fp32 kernels in NHWC or blocked layouts,
+ * and plain fp32 in NHWC or blocked layouts. */
+enum conv_cand { CAND_NATIVE, CAND_EMU_NHWC, CAND_EMU_BLOCKED, CAND_NHWC, CAND_BLOCKED };
+static const char *const cand_names[] = { "native", "emulated nhwc", "emulated blocked", "nhwc",
+					  "blocked" };
+
+/* Plans candidate c from scratch. */
+static dnnl_status_t conv_plan_cand(struct be_conv *cv, enum conv_cand c)
 {
 	const struct conv_geom *g = &cv->g;
+	dnnl_status_t st;
 
-	cv->kern.emulated = true;
-	cv->round = cv->kern.prec == BE_BF16 ? be_round_bf16 : be_round_fp16;
-	cv->xr = be_alloc((size_t)g->n * g->h * g->w * g->c);
-	cv->wr = be_alloc((size_t)g->k * g->c * g->r * g->s);
-	cv->dyr = be_alloc((size_t)g->n * g->p * g->q * g->k);
-	if (!cv->xr || !cv->wr || !cv->dyr)
-		return dnnl_out_of_memory;
-	return conv_plan_first(cv, dnnl_f32, fp32_forms, 2);
+	conv_unplan(cv);
+	cv->round = NULL;
+	cv->kern.emulated = false;
+	if (c == CAND_NATIVE)
+		return conv_plan_first(cv, cv->kern.prec == BE_BF16 ? dnnl_bf16 : dnnl_f16,
+				       lp_forms, sizeof(lp_forms) / sizeof(*lp_forms));
+	if (c == CAND_EMU_NHWC || c == CAND_EMU_BLOCKED) {
+		/* Emulation: x, w and dy rounded to kern.prec, fp32 kernels. */
+		cv->kern.emulated = true;
+		cv->round = cv->kern.prec == BE_BF16 ? be_round_bf16 : be_round_fp16;
+		if (!cv->xr)
+			cv->xr = be_alloc((size_t)g->n * g->h * g->w * g->c);
+		if (!cv->wr)
+			cv->wr = be_alloc((size_t)g->k * g->c * g->r * g->s);
+		if (!cv->dyr)
+			cv->dyr = be_alloc((size_t)g->n * g->p * g->q * g->k);
+		if (!cv->xr || !cv->wr || !cv->dyr)
+			return dnnl_out_of_memory;
+	}
+	st = conv_plan(cv, dnnl_f32, fp32_forms[c == CAND_EMU_BLOCKED || c == CAND_BLOCKED]);
+	if (st != dnnl_success)
+		conv_unplan(cv);
+	return st;
+}
+
+/* Inputs for timing a candidate: made-up values, the layer's sizes. */
+struct conv_trial {
+	float *x, *w, *b, *y, *dy, *dx, *dw, *db;
+};
+
+static void trial_release(struct conv_trial *t)
+{
+	float **v[] = { &t->x, &t->w, &t->b, &t->y, &t->dy, &t->dx, &t->dw, &t->db };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++) {
+		be_free(*v[i]);
+		*v[i] = NULL;
+	}
+}
+
+static int trial_init(struct conv_trial *t, const struct be_conv *cv)
+{
+	const struct conv_geom *g = &cv->g;
+	size_t nx = (size_t)g->n * g->h * g->w * g->c, ny = (size_t)g->n * g->p * g->q * g->k,
+	       nw = (size_t)g->k * g->c * g->r * g->s;
+
+	*t = (struct conv_trial){ be_alloc(nx), be_alloc(nw), be_alloc(g->k), be_alloc(ny),
+				  be_alloc(ny), (cv->flags & BE_NEED_DX) ? be_alloc(nx) : NULL,
+				  be_alloc(nw), be_alloc(g->k) };
+	if (!t->x || !t->w || !t->b || !t->y || !t->dy || !t->dw || !t->db ||
+	    ((cv->flags & BE_NEED_DX) && !t->dx)) {
+		trial_release(t);
+		return -1;
+	}
+	for (size_t i = 0; i < nx; i++)
+		t->x[i] = (float)((i * 2654435761u) >> 22 & 1023) / 1024.0f - 0.5f;
+	for (size_t i = 0; i < nw; i++)
+		t->w[i] = (float)((i * 40503u) >> 4 & 255) / 2560.0f - 0.05f;
+	for (size_t i = 0; i < ny; i++)
+		t->dy[i] = (float)((i * 2246822519u) >> 23 & 511) / 5120.0f - 0.05f;
+	return 0;
+}
+
+/* The fastest of reps forward+backward passes after one warm-up, in ms;
+ * -1 when a pass fails. */
+static double conv_time(struct be_conv *cv, struct conv_trial *t, int reps)
+{
+	struct sbuf err = SBUF_INIT;
+	double best = -1;
+
+	for (int i = 0; i <= reps; i++) {
+		double t0 = omp_get_wtime(), ms;
+
+		if (be_conv_forward(cv, t->x, t->w, t->b, t->y, &err) ||
+		    be_conv_backward(cv, t->x, t->dy, t->dx, t->dw, t->db, &err)) {
+			best = -1;
+			break;
+		}
+		ms = (omp_get_wtime() - t0) * 1e3;
+		if (i && (best < 0 || ms < best))
+			best = ms;
+	}
+	sbuf_release(&err);
+	return best;
+}
+
+#define TUNE_REPS 2
+
+/* Plans each candidate in turn and keeps the fastest by measurement,
+ * within tune.h's budget; without tuning (or once the budget is spent)
+ * the first that plans.  Candidates that do not plan are skipped. */
+static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, size_t n)
+{
+	struct tune_cand tc[4];
+	struct conv_trial trial;
+	double t0 = omp_get_wtime(), spent0 = cpu_tune_spent, last_s = 0, cand_t0 = 0;
+	dnnl_status_t st = dnnl_unimplemented, first_st = dnnl_unimplemented;
+	int best, want, planned = -1, current = -1, timed = 0;
+	const struct conv_geom *g = &cv->g;
+	int shape[] = { g->n, g->h, g->w, g->c, g->k, g->r, g->s, g->stride, g->pad, (int)cv->flags };
+	char key[256];
+	bool tune;
+
+	if (cpu_tune_on && n > 1) {
+		cpu_tune_key("conv", cv->kern.prec, shape, sizeof(shape) / sizeof(*shape), key,
+			     sizeof(key));
+		best = cpu_tune_lookup(key, cv->kern.tuned, sizeof(cv->kern.tuned));
+		if (best >= 0 && (size_t)best < n && conv_plan_cand(cv, c[best]) == dnnl_success) {
+			if (cv->kern.emulated && best && c[0] == CAND_NATIVE)
+				snprintf(cv->kern.why, sizeof(cv->kern.why),
+					 "native %s measured slower", be_precision_name(cv->kern.prec));
+			cv->x_last = cv->w_last = NULL;
+			cpu_tune_spent += omp_get_wtime() - t0;
+			return dnnl_success;
+		}
+		cv->kern.tuned[0] = '\0';
+	}
+	/* once the process's budget is spent, the fixed order decides */
+	tune = cpu_tune_on && n > 1 && tune_may_go_on(spent0, 0, 0) && !trial_init(&trial, cv);
+	for (size_t i = 0; i < n; i++)
+		tc[i] = (struct tune_cand){ cand_names[c[i]], -1 };
+	for (size_t i = 0; i < n; i++) {
+		double layer_s = omp_get_wtime() - t0, best_ms;
+
+		if (i)
+			last_s = omp_get_wtime() - cand_t0;
+		best = tune_pick(tc, i);
+		best_ms = best < 0 ? 0 : tc[best].ms;
+		/* per layer: at most 2% of 1,000 of its own passes; per
+		 * process: TUNE_MAX_S.  The next candidate is taken to cost
+		 * what the last one did, planning included. */
+		if (best >= 0 && (!tune || !tune_may_go_on(layer_s, last_s, best_ms * 1e-3) ||
+				  !tune_may_go_on(spent0 + layer_s, last_s, 0)))
+			break;
+		cand_t0 = omp_get_wtime();
+		st = conv_plan_cand(cv, c[i]);
+		if (!i)
+			first_st = st;
+		/* a failed plan leaves nothing planned */
+		current = st == dnnl_success ? (int)i : -1;
+		if (st == dnnl_out_of_memory)
+			break;
+		if (st != dnnl_success)
+			continue;
+		if (planned < 0)
+			planned = (int)i;
+		if (!tune)
+			break;
+		tc[i].ms = conv_time(cv, &trial, TUNE_REPS);
+		timed += tc[i].ms >= 0;
+	}
+	/* the fastest timed, else the first that planned */
+	best = tune_pick(tc, n);
+	want = best >= 0 ? best : planned;
+	if (st == dnnl_out_of_memory)
+		;
+	else if (want < 0)
+		st = first_st;
+	else if (want != current)
+		st = conv_plan_cand(cv, c[want]);
+	else
+		st = dnnl_success;
+	if (tune && timed > 1 && st == dnnl_success) {
+		size_t len = 0;
+
+		len += snprintf(cv->kern.tuned, sizeof(cv->kern.tuned), "%s %.2f ms", tc[best].name,
+				tc[best].ms);
+		for (size_t i = 0; i < n && len < sizeof(cv->kern.tuned); i++)
+			if ((int)i != best && tc[i].ms >= 0)
+				len += snprintf(cv->kern.tuned + len, sizeof(cv->kern.tuned) - len,
+						", %s %.2f ms", tc[i].name, tc[i].ms);
+		if (cv->kern.emulated && tc[0].ms >= 0 && c[0] == CAND_NATIVE)
+			snprintf(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
+				 be_precision_name(cv->kern.prec));
+		cpu_tune_record(key, best, cv->kern.tuned);
+	}
+	if (tune) {
+		trial_release(&trial);
+		cpu_tune_spent += omp_get_wtime() - t0;
+	}
+	cv->x_last = cv->w_last = NULL; /* the trials' buffers are gone */
+	return st;
 }
 
 struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
 			       enum be_precision prec, struct sbuf *err)
 {
+	static const enum conv_cand fp32[] = { CAND_NHWC, CAND_BLOCKED },
+				    lp[] = { CAND_NATIVE, CAND_EMU_NHWC, CAND_EMU_BLOCKED };
 	struct be_conv *cv = calloc(1, sizeof(*cv));
-	dnnl_status_t st = dnnl_unimplemented;
+	dnnl_status_t st;
+	bool native;
 
 	if (!cv) {
 		sbuf_addstr(err, "out of memory");
@@ -336,15 +533,15 @@ struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
 		snprintf(cv->kern.why, sizeof(cv->kern.why), "%d input channel%s", g->c,
 			 g->c == 1 ? "" : "s");
 	}
+	native = cv->kern.prec == BE_FP16 || cpu_bf16_native;
 	if (cv->kern.prec == BE_FP32)
-		st = conv_plan_first(cv, dnnl_f32, fp32_forms, 2);
-	else if (cv->kern.prec == BE_FP16 || cpu_bf16_native)
-		st = conv_plan_first(cv, cv->kern.prec == BE_BF16 ? dnnl_bf16 : dnnl_f16, lp_forms,
-				     sizeof(lp_forms) / sizeof(*lp_forms));
-	if (st != dnnl_success && cv->kern.prec != BE_FP32) {
+		st = conv_choose(cv, fp32, 2);
+	else
+		st = conv_choose(cv, native ? lp : lp + 1, native ? 3 : 2);
+	/* Emulated because native did not plan (or the CPU has no native
+	 * kernels): say why, unless the tuning said it already. */
+	if (st == dnnl_success && cv->kern.emulated && !cv->kern.why[0])
 		cpu_why_emulated(&cv->kern);
-		st = conv_plan_emulated(cv);
-	}
 	if (st != dnnl_success) {
 		sbuf_addf(err, "oneDNN: cannot plan a %s convolution %dx%dx%d -> %d (%dx%d, stride %d) "
 			  "on this CPU (%s): %s",
@@ -355,12 +552,10 @@ struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
 			sbuf_addf(err, " (%s)", cpu_refused);
 		else
 			sbuf_addf(err, " %d", (int)st);
-		goto fail;
+		be_conv_free(cv);
+		return NULL;
 	}
 	return cv;
-fail:
-	be_conv_free(cv);
-	return NULL;
 }
 
 int be_conv_forward(struct be_conv *cv, const float *x, const float *w, const float *b,

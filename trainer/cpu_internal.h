@@ -17,6 +17,18 @@ extern dnnl_engine_t cpu_engine;
 extern dnnl_stream_t cpu_stream;
 /* The CPU (as capped) has bf16 dot products: bf16 runs natively. */
 extern bool cpu_bf16_native;
+/* Kernel tuning (tune.h): on unless HPCTRAIN_KERNELS=fixed; the
+ * seconds it has spent in this process, planning and timing. */
+extern bool cpu_tune_on;
+extern double cpu_tune_spent;
+/* The cache of measured choices (cpu_tune.c): the key of a layer (op
+ * "conv" or "linear", its precision and shape) on this CPU, oneDNN,
+ * ISA and thread count; the index of the candidate that won for key,
+ * with its measured text in tuned, or -1; and recording one. */
+void cpu_tune_key(const char *op, enum be_precision prec, const int *shape, size_t n,
+		  char *buf, size_t size);
+int cpu_tune_lookup(const char *key, char *tuned, size_t size);
+void cpu_tune_record(const char *key, int choice, const char *tuned);
 /* The last reference implementation plan_check() refused, for errors. */
 extern char cpu_refused[64];
 

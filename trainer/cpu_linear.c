@@ -2,7 +2,9 @@
  * be_linear_*): sgemm at fp32 and emulated precisions, oneDNN matmuls on
  * bf16 copies at native bf16. */
 #include "trainer/cpu_internal.h" // defines: struct prim, struct relayout, prim_*, relayout_*
+#include "trainer/tune.h"         // defines: tune_pick, tune_may_go_on
 
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +118,101 @@ static dnnl_status_t linear_plan_bf16(struct be_linear *lin)
 	return dnnl_success;
 }
 
+/* Sets lin up to emulate kern.prec with sgemm on rounded copies. */
+static int linear_set_emulated(struct be_linear *lin)
+{
+	linear_unplan(lin);
+	snprintf(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
+	lin->kern.emulated = true;
+	lin->round = lin->kern.prec == BE_BF16 ? be_round_bf16 : be_round_fp16;
+	if (!lin->xr)
+		lin->xr = be_alloc((size_t)lin->n * lin->in);
+	if (!lin->wr)
+		lin->wr = be_alloc((size_t)lin->out * lin->in);
+	if (!lin->dyr)
+		lin->dyr = be_alloc((size_t)lin->n * lin->out);
+	return lin->xr && lin->wr && lin->dyr ? 0 : -1;
+}
+
+/* The fastest of reps forward+backward passes after one warm-up, in ms
+ * (-1: a pass failed or no memory), on made-up inputs. */
+static double linear_time(struct be_linear *lin, int reps)
+{
+	size_t nx = (size_t)lin->n * lin->in, nw = (size_t)lin->out * lin->in,
+	       ny = (size_t)lin->n * lin->out;
+	float *x = be_alloc(nx), *w = be_alloc(nw), *y = be_alloc(ny), *dy = be_alloc(ny),
+	      *dx = be_alloc(nx), *dw = be_alloc(nw);
+	struct sbuf err = SBUF_INIT;
+	double best = -1;
+
+	for (size_t i = 0; x && w && dy && i < nx; i++)
+		x[i] = (float)((i * 2654435761u) >> 22 & 1023) / 1024.0f - 0.5f;
+	for (size_t i = 0; x && w && dy && i < nw; i++)
+		w[i] = (float)((i * 40503u) >> 4 & 255) / 2560.0f - 0.05f;
+	for (int i = 0; x && w && y && dy && dx && dw && i <= reps; i++) {
+		double t0 = omp_get_wtime(), ms;
+
+		if (be_linear_forward(lin, x, w, y, &err) ||
+		    be_linear_backward(lin, x, w, dy, dx, dw, &err)) {
+			best = -1;
+			break;
+		}
+		ms = (omp_get_wtime() - t0) * 1e3;
+		if (i && (best < 0 || ms < best))
+			best = ms;
+	}
+	lin->x_last = lin->w_last = NULL;
+	be_free(x), be_free(w), be_free(y), be_free(dy), be_free(dx), be_free(dw);
+	sbuf_release(&err);
+	return best;
+}
+
+/* Native bf16 against emulation, by measurement (tune.h), when both
+ * plan and the tuning is on; else native where it plans. */
+static int linear_choose(struct be_linear *lin)
+{
+	struct tune_cand c[2] = { { "native", -1 }, { "emulated", -1 } };
+	double t0 = omp_get_wtime();
+	int shape[] = { lin->n, lin->in, lin->out }, best;
+	char key[256];
+
+	if (!cpu_tune_on)
+		return 0;
+	cpu_tune_key("linear", lin->kern.prec, shape, 3, key, sizeof(key));
+	best = cpu_tune_lookup(key, lin->kern.tuned, sizeof(lin->kern.tuned));
+	if (best == 0)
+		return 0;
+	if (best == 1) {
+		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
+		return linear_set_emulated(lin);
+	}
+	lin->kern.tuned[0] = '\0';
+	if (!tune_may_go_on(cpu_tune_spent, 0, 0))
+		return 0;
+	c[0].ms = linear_time(lin, 2);
+	if (c[0].ms < 0 || !tune_may_go_on(cpu_tune_spent + omp_get_wtime() - t0,
+					   omp_get_wtime() - t0, 0))
+		goto out;
+	if (linear_set_emulated(lin))
+		return -1;
+	c[1].ms = linear_time(lin, 2);
+	if (tune_pick(c, 2) == 0) {
+		lin->kern.emulated = false;
+		lin->round = NULL;
+		if (linear_plan_bf16(lin) != dnnl_success)
+			return -1;
+	} else {
+		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
+	}
+	best = tune_pick(c, 2);
+	snprintf(lin->kern.tuned, sizeof(lin->kern.tuned), "%s %.2f ms, %s %.2f ms",
+		 c[best].name, c[best].ms, c[!best].name, c[!best].ms);
+	cpu_tune_record(key, best, lin->kern.tuned);
+out:
+	cpu_tune_spent += omp_get_wtime() - t0;
+	return 0;
+}
+
 struct be_linear *be_linear_create(int n, int in, int out, enum be_precision prec,
 				   struct sbuf *err)
 {
@@ -128,19 +225,19 @@ struct be_linear *be_linear_create(int n, int in, int out, enum be_precision pre
 	*lin = (struct be_linear){ .n = n, .in = in, .out = out, .kern = { .prec = prec } };
 	snprintf(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
 	cpu_refused[0] = '\0';
-	if (prec == BE_BF16 && cpu_bf16_native && linear_plan_bf16(lin) == dnnl_success)
-		return lin;
+	if (prec == BE_BF16 && cpu_bf16_native && linear_plan_bf16(lin) == dnnl_success) {
+		if (!linear_choose(lin))
+			return lin;
+		sbuf_addstr(err, "out of memory");
+		be_linear_free(lin);
+		return NULL;
+	}
 	linear_unplan(lin);
 	snprintf(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
 	if (prec == BE_FP32)
 		return lin;
 	cpu_why_emulated(&lin->kern);
-	lin->kern.emulated = true;
-	lin->round = prec == BE_BF16 ? be_round_bf16 : be_round_fp16;
-	lin->xr = be_alloc((size_t)n * in);
-	lin->wr = be_alloc((size_t)out * in);
-	lin->dyr = be_alloc((size_t)n * out);
-	if (!lin->xr || !lin->wr || !lin->dyr) {
+	if (linear_set_emulated(lin)) {
 		sbuf_addstr(err, "out of memory");
 		be_linear_free(lin);
 		return NULL;

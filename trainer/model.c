@@ -467,7 +467,8 @@ size_t model_kernels(const struct model *m, struct model_kernel *out, size_t max
 static bool same_kernel(const struct model_kernel *a, const struct model_kernel *b)
 {
 	return a->kind == b->kind && a->k.prec == b->k.prec && a->k.emulated == b->k.emulated &&
-	       !strcmp(a->k.impl, b->k.impl) && !strcmp(a->k.why, b->k.why);
+	       !strcmp(a->k.impl, b->k.impl) && !strcmp(a->k.why, b->k.why) &&
+	       !strcmp(a->k.tuned, b->k.tuned);
 }
 
 void model_describe_kernels(const struct model *m, struct sbuf *out)
@@ -475,6 +476,7 @@ void model_describe_kernels(const struct model *m, struct sbuf *out)
 	size_t n = model_kernels(m, NULL, 0);
 	struct model_kernel *v = xcalloc(n ? n : 1, sizeof(*v));
 	bool *done = xcalloc(n ? n : 1, sizeof(*done));
+	enum be_precision low = BE_FP32;
 
 	model_kernels(m, v, n);
 	for (size_t i = 0; i < n; i++) {
@@ -491,7 +493,16 @@ void model_describe_kernels(const struct model *m, struct sbuf *out)
 			  v[i].k.impl);
 		if (v[i].k.why[0])
 			sbuf_addf(out, " (%s)", v[i].k.why);
+		if (v[i].k.tuned[0])
+			sbuf_addf(out, " [measured: %s]", v[i].k.tuned);
 	}
+	/* what the layers were asked for: the lowest precision any runs */
+	for (size_t i = 0; i < n; i++)
+		if (v[i].k.prec > low)
+			low = v[i].k.prec;
+	if (be_precision_limit(low))
+		sbuf_addf(out, "; %s cannot be faster than fp32 here: %s; precision: fp32 is the "
+			  "alternative", be_precision_name(low), be_precision_limit(low));
 	free(v);
 	free(done);
 }

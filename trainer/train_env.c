@@ -6,6 +6,7 @@
 #include "common/sbuf.h"              // defines: struct sbuf, sbuf_clip
 #include "trainer/gpu_plan.h"         // defines: GPU_SHARE_ENV
 #include "trainer/kernels/cpu_isa.h"  // defines: cpu_isa_parse, CPU_ISA_NAMES
+#include "trainer/tune.h"             // defines: tune_parse_mode
 
 #include <omp.h>
 #include <sched.h>
@@ -29,6 +30,19 @@ static int check_isa(struct sbuf *err)
 		return 0;
 	sbuf_addf(err, "HPCTRAIN_MAX_CPU_ISA: unknown instruction set \"%s\"; expected one of %s",
 		  sbuf_clip(cap, clip), CPU_ISA_NAMES);
+	return -1;
+}
+
+static int check_kernels(struct sbuf *err)
+{
+	const char *v = env("HPCTRAIN_KERNELS");
+	char clip[SBUF_CLIP_SIZE];
+	bool tune;
+
+	if (!tune_parse_mode(v, &tune))
+		return 0;
+	sbuf_addf(err, "HPCTRAIN_KERNELS: expected one of tune, fixed, got \"%s\"",
+		  sbuf_clip(v, clip));
 	return -1;
 }
 
@@ -87,7 +101,7 @@ int train_env_check(int64_t threads_flag, int *threads, struct sbuf *err, struct
 
 	/* the variable is checked even under --threads, which makes it moot:
 	 * a malformed one is a mistake either way */
-	if (check_isa(err) || check_gpu_share(err) || threads_from_env(&from_env, err, &clamped)) {
+	if (check_isa(err) || check_kernels(err) || check_gpu_share(err) || threads_from_env(&from_env, err, &clamped)) {
 		sbuf_release(&clamped);
 		return -1;
 	}

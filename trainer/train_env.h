@@ -2,6 +2,7 @@
  * anything starts, and the thread count OpenMP gets.
  *
  *   HPCTRAIN_MAX_CPU_ISA  one of CPU_ISA_NAMES, case ignored (cpu_isa.h)
+ *   HPCTRAIN_KERNELS      tune or fixed (tune.h)
  *   HPCTRAIN_GPU_SHARE    0 or 1
  *   OMP_NUM_THREADS       an integer >= 1, as --threads takes; inherited
  *                         from outside, so a value above the CPUs this

@@ -4,7 +4,8 @@
 #include "common/diag.h"             // defines: struct diag_list, diag_add
 #include "common/sbuf.h"             // defines: struct sbuf
 #include "common/spec/spec.h"        // defines: struct job, train_precision_names
-#include "topology/cpufeat.h"        // defines: cpufeat_parse, cpufeat_native_for, cpufeat_format
+#include "topology/cpufeat.h"        // defines: cpufeat_parse, cpufeat_native_for, cpufeat_format,
+                                     //          cpufeat_bf16_speed
 #include "topology/topo.h"           // defines: struct node_topo
 
 /* Whether the bundled trainer trains on this node's CPU: the spec runs
@@ -35,9 +36,10 @@ void precision_check(const struct job *job, const char *file, const struct node_
 	if (job->train.precision == PRECISION_FP16) {
 		/* whatever the CPU: the trainer's oneDNN has no fp16 CPU kernels */
 		diag_add(dl, DIAG_WARNING, file, 0, 0, "train.precision",
-			 "fp16 is emulated with fp32 arithmetic on every CPU (the trainer's oneDNN "
-			 "has no fp16 CPU kernels), no faster than fp32; bf16 runs natively on "
-			 "CPUs with AVX512-BF16 or AMX-BF16");
+			 "fp16 cannot be faster than fp32 on any CPU: the trainer's oneDNN 2.6 has "
+			 "no fp16 CPU kernels (AVX512-FP16 and AMX-FP16 unused), so it emulates "
+			 "fp16 with fp32 arithmetic; precision: fp32 is the alternative (bf16 runs "
+			 "natively on CPUs with AVX512-BF16 or AMX-BF16)");
 		return;
 	}
 	cpufeat_format(need, " or ", &names);
@@ -48,8 +50,14 @@ void precision_check(const struct job *job, const char *file, const struct node_
 			 names.buf, prec);
 	else if (!(cpufeat_parse(t->cpu_flags) & need))
 		diag_add(dl, DIAG_WARNING, file, 0, 0, "train.precision",
-			 "%s is not native on this node's CPU (it has no %s): the trainer will "
-			 "emulate it with fp32 arithmetic, no faster than fp32",
-			 prec, names.buf);
+			 "%s cannot be faster than fp32 on this node's CPU: it has no %s, so the "
+			 "trainer emulates %s with fp32 arithmetic; precision: fp32 is the "
+			 "alternative",
+			 prec, names.buf, prec);
+	else if (!cpufeat_bf16_can_win(cpufeat_bf16_speed(t->cpu_flags)))
+		diag_add(dl, DIAG_WARNING, file, 0, 0, "train.precision",
+			 "bf16 cannot be faster than fp32 on this node's CPU: Intel AVX512-BF16 "
+			 "without AMX computes bf16 dot products at the fp32 FMA rate; precision: "
+			 "fp32 is the alternative");
 	sbuf_release(&names);
 }

@@ -55,7 +55,7 @@ if [ "$STEPS" -le "$WARMUP" ]; then
 	echo "train_vs_torch.sh: STEPS ($STEPS) must exceed WARMUP ($WARMUP)" >&2
 	exit 2
 fi
-export OMP_NUM_THREADS="$THREADS"
+export OMP_NUM_THREADS="$THREADS" HPCTRAIN_KERNELS=tune HPCTRAIN_KERNEL_CACHE=
 PY=/usr/bin/python3
 TOP=$(isa_caps | tail -1)
 if ! $PY -c 'import torch' 2>/dev/null; then
@@ -86,6 +86,23 @@ steady() {
 		| (.[] | select(.event == "summary")) as $s
 		| (($ms | length) * $b * 1000 / ($ms | add)) as $sps
 		| "\($sps) \($sps * $s.gflops / $s.mean_samples_per_s)"' "$1"
+}
+
+# breakdown METRICS CAP: where a step's time goes, from the trainer's own
+# timers: each tuned layer's measured forward+backward (the winner of
+# its "[measured: ...]" on the start line, timed at plan time), against
+# the median step; the rest is the fused first layer, pooling,
+# pointwise work, untuned layers (fp32 sgemm), the optimizer and data.
+breakdown() {
+	_med=$(jq -rs --argjson w "$WARMUP" '[.[] | select(.event == "step" and .step > $w)
+		| .step_ms] | sort | .[length / 2 | floor]' "$1")
+	sed -n '1s/.*; kernels: //p' "$W/$2.err" | tr -s ',' '\n' | awk -v med="$_med" '
+		/^ *(conv|linear) / { kind = $1 }
+		/\[measured: / { split($0, a, "\\[measured: "); split(a[2], b, " ms");
+			n = split(b[1], c, " "); t = c[n]; sum += t
+			printf "    %-6s %-40s %7.2f ms\n", kind, substr(a[1], 1, 40), t }
+		END { if (med > 0) printf "    step median %.2f ms: tuned layers %.2f ms (%.0f%%), the rest %.2f ms\n",
+			med, sum, 100 * sum / med, med - sum }'
 }
 
 status=0
@@ -119,6 +136,22 @@ for cap in $CAPS; do
 	printf '  %-17s %8.0f/s %8.1f %9.1f %6.1f%% %10s  %-13s %6s  %s\n' "$cap" "$sps" "$gf" \
 		"$gemm" "$(echo "$gf $gemm" | awk '{print 100*$1/$2}')" "$torch" "$fmt" "$ratio" \
 		"$(sed -n 's/^blas //p' "$W/torch-$cap.out")"
+	# The peer at its best: where OpenBLAS fell back to a generic core
+	# at the top cap, its users are told to name one; both figures shown.
+	core=$(sed -n 's/^blas OpenBLAS .*, \([A-Za-z0-9_]*\) kernels,.*/\1/p' "$W/torch-$cap.out")
+	best=$(isa_coretype "$core")
+	if [ "$cap" = "$TOP" ] && [ -n "$best" ] &&
+		isa_peer "$cap" "$TOP" env OPENBLAS_CORETYPE="$best" $PY tests/torch/bench_cnn.py \
+			"$STEPS" "$BATCH" "$THREADS" "$WARMUP" >"$W/torch-best.out" 2>&1; then
+		t2=$(sed -n 's/^samples_per_s \([0-9.]*\) format .*/\1/p' "$W/torch-best.out")
+		printf '  %-17s %10s %8s %9s %7s %8.0f/s  %-13s %5.2fx  %s\n' \
+			"  OPENBLAS_CORETYPE=$best" "" "" "" "" "$t2" \
+			"$(sed -n 's/^samples_per_s [0-9.]* format //p' "$W/torch-best.out")" \
+			"$(echo "$sps $t2" | awk '{print $1/$2}')" \
+			"$(sed -n 's/^blas //p' "$W/torch-best.out")"
+		echo "    OpenBLAS picked $core (generic) on this CPU; the row above names $best for it"
+	fi
+	breakdown "$W/run-$cap/metrics.jsonl" "$cap"
 	if [ "$fmt" = failed ]; then
 		if grep -q '^blas reference' "$W/torch-$cap.out"; then
 			echo "    failed measurement: PyTorch ran on the reference BLAS; install" \

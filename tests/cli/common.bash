@@ -5,6 +5,10 @@ TEMPLATES=$BATS_TEST_DIRNAME/../../templates
 # Exit statuses, as in common/exitcode.h.
 EX_USAGE=2 EX_BAD_SPEC=3 EX_NO_INPUT=4 EX_IO=8
 bats_require_minimum_version 1.5.0
+# The trainer picks kernels by timing them (HPCTRAIN_KERNELS=tune), so
+# two runs may choose differently and differ in the last bits; tests that
+# compare runs need the fixed choice.  isa.bats turns the tuning back on.
+export HPCTRAIN_KERNELS=${HPCTRAIN_KERNELS:-fixed}
 
 wait_steps() { # RUN N: until RUN/metrics.jsonl has N step records (30 s at most)
 	local n

@@ -60,18 +60,18 @@ SPEC
 	icx=$BATS_TEST_DIRNAME/../fixtures/144em64t-4n18c2t-snc2-cpuonly-cpuflags.xml
 	run -0 --separate-stderr "$HPT" submit --dry-run --topology "$icx" \
 		--set train.precision=bf16 "$TEMPLATES/fmnist-cpu.yaml"
-	[ "$stderr" = "$icx: warning: train.precision: bf16 is not native on this node's CPU (it has no AVX512-BF16 or AMX-BF16): the trainer will emulate it with fp32 arithmetic, no faster than fp32" ]
+	[ "$stderr" = "$icx: warning: train.precision: bf16 cannot be faster than fp32 on this node's CPU: it has no AVX512-BF16 or AMX-BF16, so the trainer emulates bf16 with fp32 arithmetic; precision: fp32 is the alternative" ]
 	printf '%s\n' "$output" | bash -n
 	printf '%s\n' "$output" | grep -q '^# binding plan for each node'
 	run -0 --separate-stderr "$HPT" submit --dry-run --json --topology "$icx" \
 		--set train.precision=fp16 --set train.device=cpu "$TEMPLATES/fmnist-cpu.yaml"
-	[ "$stderr" = "$icx: warning: train.precision: fp16 is emulated with fp32 arithmetic on every CPU (the trainer's oneDNN has no fp16 CPU kernels), no faster than fp32; bf16 runs natively on CPUs with AVX512-BF16 or AMX-BF16" ]
+	[ "$stderr" = "$icx: warning: train.precision: fp16 cannot be faster than fp32 on any CPU: the trainer's oneDNN 2.6 has no fp16 CPU kernels (AVX512-FP16 and AMX-FP16 unused), so it emulates fp16 with fp32 arithmetic; precision: fp32 is the alternative (bf16 runs natively on CPUs with AVX512-BF16 or AMX-BF16)" ]
 	jq -e .plan <<<"$output"
 	# even where the CPU has AVX512-FP16
 	spr=$BATS_TEST_DIRNAME/../fixtures/224em64t-2n56c2t-dgxh100-cpuflags.xml
 	run -0 --separate-stderr "$HPT" submit --dry-run --topology "$spr" \
 		--set train.precision=fp16 --set train.device=cpu "$TEMPLATES/fmnist-cpu.yaml"
-	[[ "$stderr" == *"fp16 is emulated with fp32 arithmetic on every CPU"* ]]
+	[[ "$stderr" == *"fp16 cannot be faster than fp32 on any CPU"*"precision: fp32 is the alternative"* ]]
 	[ ! -e runs ]
 }
 

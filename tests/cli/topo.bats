@@ -87,7 +87,8 @@ DGXA100=$FIX/256amd64-8n16c2t-dgxa100.xml
 
 @test "topo shows the CPU features a saved XML holds, and unknown where it holds none" {
 	run -0 "$HPT" topo --input "$FIX/144em64t-4n18c2t-snc2-cpuonly-cpuflags.xml"
-	[ "${lines[2]}" = "cpu features: AVX2 FMA AVX-512F (no AVX512-BF16, AVX512-FP16, AMX-TILE, AMX-BF16)" ]
+	[ "${lines[2]}" = "cpu features: AVX2 FMA AVX-512F (no AVX512-BF16, AVX512-FP16, AMX-TILE, AMX-BF16, AMX-FP16)" ]
+	[ "${lines[3]}" = "bf16 speed: emulated (fp32 kernels on bf16-rounded inputs, no bf16 arithmetic)" ]
 	run -0 "$HPT" topo --input "$FIX/224em64t-2n56c2t-dgxh100-cpuflags.xml" --json
 	jq -e '.cpu_features | .avx512_bf16 and .avx512_fp16 and .amx_tile and .amx_bf16' <<<"$output"
 	run -0 "$HPT" topo --input "$DGXA100"

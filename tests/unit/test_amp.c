@@ -23,9 +23,11 @@
 static int setup_backend(void **state)
 {
 	struct sbuf err = SBUF_INIT;
-	int rc = backend_init(2, &err);
+	int rc;
 
 	(void)state;
+	setenv("HPCTRAIN_KERNEL_CACHE", "", 1); /* tune, but leave the user's cache alone */
+	rc = backend_init(2, &err);
 	sbuf_release(&err);
 	return rc;
 }
@@ -302,7 +304,11 @@ static void assert_ran_as_asked(const struct be_kernel *k, enum be_precision ask
 		return;
 	}
 	assert_int_equal(k->prec, asked);
-	assert_int_equal(k->emulated, asked == BE_FP16 || !native_bf16);
+	/* with AVX512-BF16 the tuning may measure emulation faster, and says so */
+	if (asked == BE_BF16 && native_bf16 && k->emulated)
+		assert_non_null(strstr(k->why, "native bf16 measured slower"));
+	else
+		assert_int_equal(k->emulated, asked == BE_FP16 || !native_bf16);
 	assert_true(k->emulated == (k->why[0] != '\0'));
 	assert_null(strstr(k->impl, "ref"));
 	assert_true(err_vs_f64 > 1e-5);

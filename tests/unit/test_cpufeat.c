@@ -83,7 +83,34 @@ static void cpufeat__parses_each_cpu_generation(void **state)
 	assert_int_equal(cpufeat_parse(icelake), CPUFEAT_AVX2 | CPUFEAT_FMA | CPUFEAT_AVX512F);
 	assert_int_equal(cpufeat_parse(zen4),
 			 CPUFEAT_AVX2 | CPUFEAT_FMA | CPUFEAT_AVX512F | CPUFEAT_AVX512_BF16);
-	assert_int_equal(cpufeat_parse(sapphire), CPUFEAT_ALL);
+	assert_int_equal(cpufeat_parse(sapphire), CPUFEAT_ALL & ~CPUFEAT_AMX_FP16);
+	assert_int_equal(cpufeat_parse("amx_tile amx_fp16"), CPUFEAT_AMX_TILE | CPUFEAT_AMX_FP16);
+}
+
+/* The bf16 speed class: AMX, AMD's 2x dot product, Intel's same-rate one
+ * (AMX hidden, or Cooper Lake), or emulation. */
+static void cpufeat__tells_the_bf16_speed_class(void **state)
+{
+	/* CPU model 207 under a hypervisor that hides AMX */
+	const char *spr_no_amx = "fpu sse4_2 avx avx2 fma avx512f avx512bw avx512_bf16 avx512_fp16";
+
+	(void)state;
+	assert_int_equal(cpufeat_bf16_speed(sapphire), CPUFEAT_BF16_AMX);
+	assert_int_equal(cpufeat_bf16_speed(zen4), CPUFEAT_BF16_DOT_2X);
+	assert_int_equal(cpufeat_bf16_speed(spr_no_amx), CPUFEAT_BF16_SAME_RATE);
+	assert_int_equal(cpufeat_bf16_speed(icelake), CPUFEAT_BF16_EMULATED);
+	assert_int_equal(cpufeat_bf16_speed(zen2), CPUFEAT_BF16_EMULATED);
+	assert_int_equal(cpufeat_bf16_speed(NULL), CPUFEAT_BF16_EMULATED);
+	/* amx_tile without amx_bf16 (an AMX-INT8-only part) is no AMX for bf16 */
+	assert_int_equal(cpufeat_bf16_speed("avx512f avx512_bf16 amx_tile amx_int8"),
+			 CPUFEAT_BF16_SAME_RATE);
+	assert_true(cpufeat_bf16_can_win(CPUFEAT_BF16_AMX));
+	assert_true(cpufeat_bf16_can_win(CPUFEAT_BF16_DOT_2X));
+	assert_false(cpufeat_bf16_can_win(CPUFEAT_BF16_SAME_RATE));
+	assert_false(cpufeat_bf16_can_win(CPUFEAT_BF16_EMULATED));
+	assert_string_equal(cpufeat_bf16_speed_key(CPUFEAT_BF16_SAME_RATE), "same_rate");
+	assert_string_equal(cpufeat_bf16_speed_text(CPUFEAT_BF16_SAME_RATE),
+			    "native dot product at the fp32 FMA rate (Intel AVX512-BF16 without AMX)");
 }
 
 static void cpufeat__matches_whole_words_only(void **state)
@@ -156,7 +183,8 @@ static void cpufeat__formats_vendor_names_in_bit_order(void **state)
 
 	(void)state;
 	cpufeat_format(CPUFEAT_ALL, " ", &sb);
-	assert_string_equal(sb.buf, "AVX2 FMA AVX-512F AVX512-BF16 AVX512-FP16 AMX-TILE AMX-BF16");
+	assert_string_equal(sb.buf,
+			    "AVX2 FMA AVX-512F AVX512-BF16 AVX512-FP16 AMX-TILE AMX-BF16 AMX-FP16");
 	sbuf_reset(&sb);
 	cpufeat_format(CPUFEAT_AMX_BF16 | CPUFEAT_AVX512_BF16, " or ", &sb);
 	assert_string_equal(sb.buf, "AVX512-BF16 or AMX-BF16");
@@ -175,6 +203,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cpufeat__parses_each_cpu_generation),
 		cmocka_unit_test(cpufeat__matches_whole_words_only),
+		cmocka_unit_test(cpufeat__tells_the_bf16_speed_class),
 		cmocka_unit_test(cpufeat__keeps_the_flags_every_processor_shares),
 		cmocka_unit_test(cpufeat__names_what_each_precision_needs),
 		cmocka_unit_test(cpufeat__formats_vendor_names_in_bit_order),

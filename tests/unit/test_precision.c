@@ -43,10 +43,18 @@ static void precision__warns_of_bf16_on_a_cpu_without_bf16_flags(void **state)
 
 	(void)state;
 	assert_string_equal(check(&dl, PRECISION_BF16, DEVICE_CPU, ICX_FLAGS),
-			    "bf16 is not native on this node's CPU (it has no AVX512-BF16 or "
-			    "AMX-BF16): the trainer will emulate it with fp32 arithmetic, no faster "
-			    "than fp32");
+			    "bf16 cannot be faster than fp32 on this node's CPU: it has no "
+			    "AVX512-BF16 or AMX-BF16, so the trainer emulates bf16 with fp32 "
+			    "arithmetic; precision: fp32 is the alternative");
 	assert_null(check(&dl, PRECISION_BF16, DEVICE_CPU, SPR_FLAGS));
+	/* AMX hidden (a hypervisor's choice): the same rate as fp32 FMA */
+	assert_string_equal(check(&dl, PRECISION_BF16, DEVICE_CPU,
+				  "avx2 fma avx512f avx512_bf16 avx512_fp16"),
+			    "bf16 cannot be faster than fp32 on this node's CPU: Intel AVX512-BF16 "
+			    "without AMX computes bf16 dot products at the fp32 FMA rate; "
+			    "precision: fp32 is the alternative");
+	/* AMD Zen 4: a dot product at twice the FMA rate */
+	assert_null(check(&dl, PRECISION_BF16, DEVICE_CPU, "sse4a avx2 fma avx512f avx512_bf16"));
 	assert_null(check(&dl, PRECISION_FP32, DEVICE_CPU, ICX_FLAGS));
 	diag_list_release(&dl);
 }
@@ -54,9 +62,10 @@ static void precision__warns_of_bf16_on_a_cpu_without_bf16_flags(void **state)
 static void precision__fp16_is_emulated_on_every_cpu(void **state)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
-	const char *want = "fp16 is emulated with fp32 arithmetic on every CPU (the trainer's "
-			   "oneDNN has no fp16 CPU kernels), no faster than fp32; bf16 runs "
-			   "natively on CPUs with AVX512-BF16 or AMX-BF16";
+	const char *want = "fp16 cannot be faster than fp32 on any CPU: the trainer's oneDNN 2.6 "
+			   "has no fp16 CPU kernels (AVX512-FP16 and AMX-FP16 unused), so it "
+			   "emulates fp16 with fp32 arithmetic; precision: fp32 is the alternative "
+			   "(bf16 runs natively on CPUs with AVX512-BF16 or AMX-BF16)";
 
 	(void)state;
 	assert_string_equal(check(&dl, PRECISION_FP16, DEVICE_CPU, SPR_FLAGS), want);

@@ -45,20 +45,22 @@ static void show__lists_the_cpu_features_a_node_has_and_lacks(void **state)
 	load("144em64t-4n18c2t-snc2-cpuonly-cpuflags.xml", &t);
 	show_summary(&t, &sb);
 	assert_non_null(strstr(sb.buf, "\ncpu features: AVX2 FMA AVX-512F "
-				       "(no AVX512-BF16, AVX512-FP16, AMX-TILE, AMX-BF16)\n"));
+				       "(no AVX512-BF16, AVX512-FP16, AMX-TILE, AMX-BF16, AMX-FP16)\n"
+				       "bf16 speed: emulated ("));
 	j = show_json_topo(&t);
 	f = json_object_get(j, "cpu_features");
 	assert_true(json_is_true(json_object_get(f, "avx512f")));
 	assert_true(json_is_false(json_object_get(f, "avx512_bf16")));
 	assert_true(json_is_false(json_object_get(f, "amx_bf16")));
 	assert_int_equal(json_object_size(f), CPUFEAT_COUNT);
+	assert_string_equal(json_string_value(json_object_get(j, "bf16_speed")), "emulated");
 	json_decref(j);
 	topo_release(&t);
 	sbuf_reset(&sb);
 	load("224em64t-2n56c2t-dgxh100-cpuflags.xml", &t);
 	show_summary(&t, &sb);
 	assert_non_null(strstr(sb.buf, "\ncpu features: AVX2 FMA AVX-512F AVX512-BF16 AVX512-FP16 "
-				       "AMX-TILE AMX-BF16\n"));
+				       "AMX-TILE AMX-BF16 (no AMX-FP16)\nbf16 speed: AMX ("));
 	topo_release(&t);
 	sbuf_reset(&sb);
 	load("224em64t-2n56c2t-dgxh100.xml", &t);
@@ -69,7 +71,7 @@ static void show__lists_the_cpu_features_a_node_has_and_lacks(void **state)
 	t.cpu_flags = xstrdup("fpu sse2");
 	show_summary(&t, &sb);
 	assert_non_null(strstr(sb.buf, "\ncpu features: none (no AVX2, FMA, AVX-512F, AVX512-BF16, "
-				       "AVX512-FP16, AMX-TILE, AMX-BF16)\n"));
+				       "AVX512-FP16, AMX-TILE, AMX-BF16, AMX-FP16)\n"));
 	topo_release(&t);
 	sbuf_release(&sb);
 }

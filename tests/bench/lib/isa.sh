@@ -66,6 +66,22 @@ isa_peer() {
 	env ONEDNN_MAX_CPU_ISA="$(echo "$_c" | tr '[:lower:]' '[:upper:]')" "$@"
 }
 
+# isa_coretype CORENAME: the OpenBLAS core type to name when OpenBLAS
+# picked CORENAME, a generic core (it does not know this CPU model, as
+# OpenBLAS 0.3.21 does not know Intel model 207), on a CPU with AVX-512
+# (SkylakeX) or AVX2 (Haswell); nothing when it picked a real one.
+isa_coretype() {
+	case $1 in
+	Prescott | Nehalem | Core2 | Katmai | Coppermine | Northwood | Penryn | Dunnington | \
+		Atom | Banias | Yonah | Opteron | Athlon | generic* | GENERIC*) ;;
+	*) return 0 ;;
+	esac
+	case " $(isa_caps | tr '\n' ' ') " in
+	*" avx512_core "*) echo SkylakeX ;;
+	*" avx2 "*) echo Haswell ;;
+	esac
+}
+
 # isa_unset: no cap or kernel choice inherited from the caller.
 isa_unset() {
 	unset HPCTRAIN_MAX_CPU_ISA ONEDNN_MAX_CPU_ISA DNNL_MAX_CPU_ISA ATEN_CPU_CAPABILITY \
