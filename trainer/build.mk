@@ -15,11 +15,12 @@ TRAIN_CPU_BACKEND = trainer/backend_cpu.c trainer/cpu_prim.c trainer/cpu_conv.c 
 TRAIN_COMM    = trainer/comm.c trainer/watchdog.c trainer/comm_pack.c common/mpistep.c
 # The trainer's cores and shells (everything but main and the commands),
 # which the unit tests link as well; and the stage engine's paths, by
-# which train.c finds a staged data set (HPCTRAIN_DATA_<NAME>).
+# which train_data.c finds a staged data set (HPCTRAIN_DATA_<NAME>).
 TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/model.c \
                 trainer/data.c trainer/data_idx.c trainer/data_shard.c trainer/optim.c \
-                trainer/ckpt.c trainer/metrics.c trainer/train.c trainer/amp.c \
-                trainer/gpu_plan.c trainer/resume.c trainer/train_plan.c $(SPEC_CORE) common/fileio.c launcher/stage/stage_path.c \
+                trainer/ckpt.c trainer/metrics.c trainer/train.c trainer/train_data.c \
+                trainer/train_step.c trainer/amp.c trainer/gpu_plan.c trainer/resume.c \
+                trainer/train_plan.c $(SPEC_CORE) common/fileio.c launcher/stage/stage_path.c \
                 launcher/stage/stage_manifest.c
 TRAIN_SRC     = $(TRAIN_LIB) trainer/main.c trainer/cmd_train.c trainer/train_env.c trainer/cmd_data.c \
                 common/opt.c common/spec/template_dir.c common/spec/specfile.c $(TRAIN_COMM)
@@ -96,9 +97,9 @@ UNIT_SRC_test_gpu_plan = trainer/gpu_plan.c common/sbuf.c
 # HAVE_CUDA must be the same for every object of one binary that
 # includes backend_cuda.h, model_cuda.h or comm_cuda.h: their stubs are
 # static inline, so an object built without it would quietly see "no
-# GPU".  train.c and cmd_train.c also go into the CPU-only unit tests, so
-# the CUDA build compiles them once more with -DHAVE_CUDA under
-# $(OBJ)/cuda/ (as test_cuda_gpu.o is test_cuda.c with it).
+# GPU".  train.c, train_step.c and cmd_train.c also go into the CPU-only
+# unit tests, so the CUDA build compiles them once more with -DHAVE_CUDA
+# under $(OBJ)/cuda/ (as test_cuda_gpu.o is test_cuda.c with it).
 # build/cuda-config changes when the choice does (CUDA=0 after a CUDA
 # build, or back), so the binaries whose object lists differ relink.
 # Not sanitized: ASan and the CUDA driver's address-space reservations
@@ -143,8 +144,9 @@ $(CUDA_BACKEND_OBJ): $(OBJ)/%.o: %.cu trainer/cuda_internal.cuh trainer/backend_
 
 ifneq ($(NVCC),)
 # The trainer's library with train.o built for CUDA, plus the device model.
-TRAIN_LIB_CUDA = $(filter-out $(OBJ)/trainer/train.o,$(call obj,$(TRAIN_LIB))) \
-                 $(OBJ)/cuda/trainer/train.o $(CUDA_BACKEND_OBJ) $(OBJ)/trainer/model_cuda.o
+TRAIN_LIB_CUDA = $(filter-out $(OBJ)/trainer/train.o $(OBJ)/trainer/train_step.o,$(call obj,$(TRAIN_LIB))) \
+                 $(OBJ)/cuda/trainer/train.o $(OBJ)/cuda/trainer/train_step.o $(CUDA_BACKEND_OBJ) \
+                 $(OBJ)/trainer/model_cuda.o
 TRAIN_BIN_OBJ  = $(TRAIN_LIB_CUDA) $(OBJ)/cuda/trainer/cmd_train.o $(OBJ)/trainer/comm_cuda.o \
                  $(filter-out $(call obj,$(TRAIN_LIB) trainer/cmd_train.c),$(call obj,$(TRAIN_SRC)))
 TRAIN_BIN_LIBS = $(CUDA_LIBS)

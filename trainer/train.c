@@ -1,10 +1,9 @@
 /* train.c - the training loop: data, model, optimizer, metrics and
- * checkpoints of one rank.  Shell: reads data files, writes the run
- * directory, reads clocks.  See train.h for the hooks.
- *
- * The model computes on the CPU (model.h) or on the GPU (model_cuda.h);
- * the step_* helpers below are the only places that choose. */
+ * checkpoints of one rank.  Shell: writes the run directory, reads
+ * clocks.  See train.h for the hooks; the data set is opened in
+ * train_data.c, and the model's passes on its device are train_step.c's. */
 #include "trainer/train.h"         // defines: train_run, struct train_hooks
+#include "trainer/train_internal.h" // defines: struct trainer, train_step_*, train_data_open
 #include "trainer/amp.h"           // defines: amp_scale, amp_unscale, amp_update
 #include "trainer/backend.h"       // defines: be_alloc, backend_describe
 #include "trainer/backend_cuda.h"  // defines: be_cuda_describe
@@ -33,31 +32,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FMNIST_DIR "/usr/share/datasets/fashion-mnist"
-
-struct trainer {
-	const struct train_config *cfg;
-	const struct job *job;
-	struct model model;
-	struct model_cuda *dev; /* the model's GPU mirror; NULL: the CPU computes */
-	struct optim opt;
-	struct dataset train, test;
-	struct loader ld;
-	struct train_plan tp; /* global batch, per-rank batch, accumulation steps */
-	float *acc;           /* accum > 1: the earlier micro-steps' gradient sum */
-	float *x;
-	int32_t *labels;
-	float *targets;
-	int64_t total_steps, stop_step;
-	struct ckpt_state cs;
-	struct metrics mt;
-	char *ckpt_dir;
-	float grad_factor; /* 1/world under data parallelism (train_average_gradients_over) */
-	/* a stored data set's read, for metrics.jsonl's "data" record */
-	const char *data_path; /* what was read; NULL: a generated set */
-	bool data_staged;      /* the node's staged copy (HPCTRAIN_DATA_<NAME>) */
-	double data_s;         /* seconds spent loading it */
-};
 
 static double now_s(void)
 {
@@ -65,73 +39,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* A data set named stage:NAME: the node's copy, which hpctrain launch
- * names in HPCTRAIN_DATA_<NAME>; without it (the trainer started by
- * hand), the entry's source, said once.  The copy holds shards, or
- * Fashion-MNIST's IDX files as Debian ships them. */
-static int open_staged(struct trainer *t, const char *name, struct sbuf *err)
-{
-	const struct job_stage *e = spec_stage_find(&t->job->data, name);
-	char *var = stage_env_name(name);
-	const char *path = getenv(var);
-	int rc;
-
-	if (!e) { /* spec_load refuses such a spec */
-		sbuf_addf(err, "train.dataset stage:%s names no data.stage entry", name);
-		free(var);
-		return HPT_EXIT_BAD_SPEC;
-	}
-	if (!path || !*path) {
-		if (t->cfg->rank == 0)
-			fprintf(stderr, "hpctrain train: warning: %s is not set (not started by "
-				"hpctrain launch?); reading %s\n", var, e->src);
-		path = e->src;
-	} else {
-		t->data_staged = true;
-	}
-	t->data_path = path;
-	rc = data_idx_pair_present(path) ? data_load_idx_pair(&t->train, &t->test, path, err)
-					 : data_load_shards(&t->train, &t->test, path, err);
-	free(var);
-	return rc;
-}
-
-/* The spec's data set: fashion-mnist, a generated one, a staged entry,
- * or a directory of shards. */
-static int open_data(struct trainer *t, struct sbuf *err)
-{
-	const struct job_train *tr = &t->job->train;
-	const char *staged = spec_stage_dataset(tr->dataset);
-
-	if (!strcmp(tr->dataset, "synthetic")) {
-		data_synthetic(&t->train, &t->test, DATA_SYNTHETIC);
-		return 0;
-	}
-	if (!strcmp(tr->dataset, "hep-synthetic")) {
-		data_synthetic(&t->train, &t->test, DATA_HEP_SYNTHETIC);
-		return 0;
-	}
-	if (staged)
-		return open_staged(t, staged, err);
-	if (!strcmp(tr->dataset, "fashion-mnist")) {
-		t->data_path = tr->data_dir ? tr->data_dir : FMNIST_DIR;
-		return data_load_idx_pair(&t->train, &t->test, t->data_path, err);
-	}
-	t->data_path = tr->data_dir ? tr->data_dir : tr->dataset;
-	return data_load_shards(&t->train, &t->test, t->data_path, err);
-}
-
-/* The data set, timed: its read rate goes to metrics.jsonl (a staged
- * copy on a node's disk should read faster than the shared source). */
-static int open_data_timed(struct trainer *t, struct sbuf *err)
-{
-	double t0 = now_s();
-	int rc = open_data(t, err);
-
-	t->data_s = now_s() - t0;
-	return rc;
 }
 
 static int outputs_of(const struct dataset *d)
@@ -148,7 +55,7 @@ static int setup(struct trainer *t, struct sbuf *err)
 
 	/* Only fp16 needs a loss scaler: bf16 has fp32's exponent range. */
 	amp_init(&t->cs.scaler, tr->precision == PRECISION_FP16);
-	st = open_data_timed(t, err);
+	st = train_data_open(t, err);
 	if (st)
 		return st;
 	in = (struct shape){ t->tp.plan.batch, t->train.h, t->train.w, t->train.c };
@@ -218,107 +125,6 @@ static void release(struct trainer *t)
 	metrics_close(&t->mt);
 }
 
-/* ---- the model on its device ---- */
-
-/* Evaluation (train false) wants the logits on the host. */
-static int step_forward(struct trainer *t, bool train, uint64_t key, struct sbuf *err)
-{
-	if (!t->dev)
-		return model_forward(&t->model, t->x, train, key, err);
-	if (model_cuda_forward(t->dev, t->x, train, key, err))
-		return -1;
-	return train ? 0 : model_cuda_logits(t->dev, err);
-}
-
-/* The loss and its gradient where the model is; from the GPU only the
- * loss and the count of right predictions come back. */
-static int step_loss(struct trainer *t, double *loss, int64_t *correct, struct sbuf *err)
-{
-	if (t->dev)
-		return model_cuda_loss(t->dev, t->labels, t->targets, loss, correct, err);
-	*loss = model_loss(&t->model, t->labels, t->targets, correct);
-	return 0;
-}
-
-/* amp_scale of the loss gradient; poison (a forward that overflowed,
- * amp_forward_overflow) puts a NaN in it, so that the unscale after the
- * allreduce skips the step on every rank. */
-static int step_scale(struct trainer *t, bool poison, struct sbuf *err)
-{
-	if (t->dev)
-		return model_cuda_scale_loss_grad(t->dev, amp_factor(&t->cs.scaler, t->grad_factor / (float)t->tp.plan.accum),
-						  poison, err);
-	amp_scale(&t->cs.scaler, t->model.dlogits, (size_t)t->model.input.n * t->model.outputs,
-		  t->grad_factor / (float)t->tp.plan.accum);
-	if (poison)
-		t->model.dlogits[0] = NAN;
-	return 0;
-}
-
-static int step_backward(struct trainer *t, const struct grad_hook *gh, struct sbuf *err)
-{
-	if (t->dev)
-		return model_cuda_backward(t->dev, gh, err);
-	return model_backward(&t->model, gh, err);
-}
-
-/* Loss scaling (fp16): unscales the gradients and records the outcome;
- * 1 = an overflow, skip this update; 0; -1 error. */
-static int step_unscale(struct trainer *t, struct sbuf *err)
-{
-	bool overflow;
-
-	if (!t->cs.scaler.enabled)
-		return 0;
-	if (!t->dev)
-		overflow = amp_unscale(&t->cs.scaler, t->model.grads, t->model.narena);
-	else if (model_cuda_unscale(t->dev, t->cs.scaler.scale, &overflow, err))
-		return -1;
-	return amp_update(&t->cs.scaler, overflow) ? 1 : 0;
-}
-
-static int step_update(struct trainer *t, double lr, struct sbuf *err)
-{
-	if (!t->dev)
-		optim_update(&t->opt, t->model.params, t->model.grads, 0, t->model.narena, lr);
-	else if (model_cuda_update(t->dev, &t->opt, lr, err))
-		return -1;
-	optim_tick(&t->opt);
-	return 0;
-}
-
-/* The host model and optimizer get the device's values (checkpoints). */
-static int sync_to_host(struct trainer *t, struct sbuf *err)
-{
-	return t->dev ? model_cuda_download(t->dev, &t->opt, err) : 0;
-}
-
-static int evaluate(struct trainer *t, double *loss, double *acc, struct sbuf *err)
-{
-	int b = t->model.input.n, k = t->model.outputs;
-	int64_t batches = (t->test.n + b - 1) / b, right = 0, seen = 0;
-	double sum = 0;
-
-	for (int64_t i = 0; i < batches; i++) {
-		int real = loader_eval_batch(&t->test, b, i, t->x, t->labels, t->targets);
-		int64_t c;
-
-		if (step_forward(t, false, 0, err))
-			return -1;
-		if (t->model.loss == LOSS_XENT)
-			sum += real * softmax_xent_f32(real, k, model_logits(&t->model), t->labels,
-						       NULL, &c);
-		else
-			sum += real * sigmoid_bce_f32(real, k, model_logits(&t->model), t->targets,
-						      NULL, &c);
-		right += c;
-		seen += real;
-	}
-	*loss = seen ? sum / seen : 0;
-	*acc = seen ? (double)right / ((double)seen * (t->model.loss == LOSS_MULTI ? k : 1)) : 0;
-	return 0;
-}
-
 /* Removes earlier checkpoints and metrics for --fresh. */
 static int start_fresh(struct trainer *t, const char *metrics, struct sbuf *err)
 {
@@ -346,7 +152,7 @@ static int save(struct trainer *t, struct sbuf *err)
 {
 	if (t->cfg->rank) /* data parallel: rank 0 writes, the others wait (comm.c) */
 		return 0;
-	if (sync_to_host(t, err))
+	if (train_step_sync_to_host(t, err))
 		return HPT_EXIT_INTERNAL;
 	t->cs.world = t->cfg->world;
 	t->cs.batch = t->tp.plan.batch;
@@ -486,8 +292,8 @@ static int micro_step(struct trainer *t, struct grad_hook *gh, int64_t step, int
 
 	loader_micro_batch(&t->ld, step / spe, step % spe, micro, t->x, t->labels, t->targets);
 	/* dropout: micro-step 0 keeps the key a run without accumulation had */
-	if (step_forward(t, true, micro ? rng_hash(key, (uint64_t)micro) : key, err) ||
-	    step_loss(t, &loss, &correct, err))
+	if (train_step_forward(t, true, micro ? rng_hash(key, (uint64_t)micro) : key, err) ||
+	    train_step_loss(t, &loss, &correct, err))
 		return HPT_EXIT_INTERNAL;
 	ovf = amp_forward_overflow(&t->cs.scaler, loss);
 	if (!isfinite(loss) && !ovf) {
@@ -505,8 +311,8 @@ static int micro_step(struct trainer *t, struct grad_hook *gh, int64_t step, int
 	 * unscale after before_update, which in data-parallel runs has
 	 * waited for the gradient allreduce, so every rank checks the
 	 * same averaged gradients and skips the same steps. */
-	if (step_scale(t, ovf, err) ||
-	    step_backward(t, micro + 1 < accum ? &none : &last, err))
+	if (train_step_scale(t, ovf, err) ||
+	    train_step_backward(t, micro + 1 < accum ? &none : &last, err))
 		return HPT_EXIT_INTERNAL;
 	if (micro + 1 < accum) {
 		/* O(parameters) per micro-step: small beside its backward */
@@ -534,9 +340,9 @@ static int one_step(struct trainer *t, const struct train_hooks *hooks, struct g
 			return st;
 	if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
 		return HPT_EXIT_INTERNAL;
-	if ((overflow = step_unscale(t, err)) < 0)
+	if ((overflow = train_step_unscale(t, err)) < 0)
 		return HPT_EXIT_INTERNAL;
-	if (!skip && !overflow && step_update(t, r->lr, err))
+	if (!skip && !overflow && train_step_update(t, r->lr, err))
 		return HPT_EXIT_INTERNAL;
 	if (hooks && hooks->after_update && hooks->after_update(hooks->ctx, t))
 		return HPT_EXIT_INTERNAL;
@@ -596,7 +402,7 @@ static int end_epoch(struct trainer *t, int64_t step, double *epoch_busy, struct
 	int b = rank_samples(t);
 	double tl, ta;
 
-	if (evaluate(t, &tl, &ta, err))
+	if (train_step_evaluate(t, &tl, &ta, err))
 		return HPT_EXIT_INTERNAL;
 	if (metrics_epoch(&t->mt, step / t->ld.steps_per_epoch + 1, step + 1,
 			  t->cs.epoch_loss / steps_in, (double)t->cs.epoch_correct / t->cs.epoch_seen,
@@ -715,7 +521,7 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 		rc = HPT_EXIT_IO;
 		goto out;
 	}
-	if (evaluate(&t, &tl, &ta, err)) {
+	if (train_step_evaluate(&t, &tl, &ta, err)) {
 		rc = HPT_EXIT_INTERNAL;
 		goto out;
 	}
