@@ -99,7 +99,9 @@ def main():
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     attempt = env_int("HPCTRAIN_ATTEMPT", 1)
-    prev_world = env_int("HPCTRAIN_PREV_WORLD_SIZE", world)
+    # 0 on a first attempt; a requeue of the same attempt keeps it: the
+    # checkpoint says best what ran before
+    prev_world = env_int("HPCTRAIN_PREV_WORLD_SIZE", 0) or world
     ckpt_dir = os.environ.get("HPCTRAIN_CHECKPOINT_DIR") or "checkpoints"
     ckpt = os.path.join(ckpt_dir, "ckpt.pt")
     heartbeat = os.environ.get("HPCTRAIN_HEARTBEAT")
@@ -123,6 +125,7 @@ def main():
         model.module.load_state_dict(state["model"])
         opt.load_state_dict(state["optim"])
         step = state["step"]
+        prev_world = state.get("world_size", prev_world)
     x, y = dataset(a.samples)
     per_epoch = a.samples // a.global_batch
     share = len(range(rank, a.global_batch, world))
