@@ -13,7 +13,7 @@
 #include "common/diag.h"                  // defines: struct diag_list, diag_report
 #include "common/envvar.h"                // defines: envvar_int
 #include "common/exitcode.h"              // defines: enum hpt_exit
-#include "common/mpistep.h"   // defines: mpistep_launched, mpistep_check_alone
+#include "common/mpistep.h"   // defines: mpistep_launched, mpistep_check_alone, mpistep_exit_on_term
 #include "common/fileio.h"                // defines: fileio_private_dir, fileio_write_atomic
 #include "common/isotime.h"               // defines: isotime_format
 #include "common/opt.h"                   // defines: struct opt, opt_next
@@ -410,7 +410,9 @@ static int run_step(struct stage *st)
 	if (st->mpi) {
 		/* every node ends with the worst status, so srun's is the step's */
 		rc = status;
+		mpistep_exit_on_term(rc);
 		MPI_Allreduce(&rc, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		mpistep_exit_on_term(status);
 		MPI_Finalize();
 	}
 	sbuf_release(&err);

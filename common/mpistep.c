@@ -1,11 +1,14 @@
 /* mpistep.c - is this process an MPI rank, and is it alone without one:
  * see mpistep.h.  Shell. */
-#include "common/mpistep.h"  // defines: mpistep_launched, mpistep_check_alone
+#include "common/mpistep.h"  // defines: mpistep_launched, mpistep_check_alone, mpistep_exit_on_term
 #include "common/envvar.h"   // defines: envvar_int
 #include "common/exitcode.h" // defines: HPT_EXIT_USAGE
 #include "common/sbuf.h"     // defines: struct sbuf
 
+#include <signal.h>
 #include <stdint.h>
+#include <string.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 bool mpistep_launched(void)
@@ -27,4 +30,25 @@ int mpistep_check_alone(const char *cmd, struct sbuf *err)
 		return HPT_EXIT_USAGE;
 	}
 	return 0;
+}
+
+static volatile sig_atomic_t agreed_status;
+
+static void exit_agreed(int sig)
+{
+	(void)sig;
+	_exit(agreed_status);
+}
+
+void mpistep_exit_on_term(int status)
+{
+	struct sigaction sa;
+
+	if (!status)
+		return;
+	agreed_status = status;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = exit_agreed;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
 }
