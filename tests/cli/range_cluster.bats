@@ -98,10 +98,10 @@ finish() {
 	grep -qx '#SBATCH --nodes=2' "$DIR/job.sbatch"
 	finish "$JOB"
 	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$DIR"/logs/*; false; }
-	[ "$(jq -c . "$DIR/nodes.json")" = '{"nodes":2,"world_size":2}' ] ||
+	[ "$(jq -c . "$DIR/nodes.json")" = '{"nodes":2,"prev_world_size":0,"restart":0,"world_size":2}' ] ||
 		{ ls -la "$DIR"; cat "$DIR"/nodes.json "$DIR"/logs/*; false; }
 	run -0 "$HPT" status --json "$DIR"
-	[ "$(jq -c .size <<<"$output")" = '{"nodes":2,"world_size":2}' ]
+	[ "$(jq -c .size <<<"$output")" = '{"nodes":2,"prev_world_size":0,"restart":0,"world_size":2}' ]
 	run -0 "$HPT" status "$DIR"
 	[[ "$output" == *"size: 2 nodes granted, world size 2"* ]]
 	grep -q "host=node1 attempt=1 prev=0 world=2 ckpt=$DIR/checkpoints" "$DIR"/logs/*
@@ -116,11 +116,11 @@ finish() {
 	grep -qx '#SBATCH --nodes=1-2' "$dir2/job.sbatch"
 	finish "$job2"
 	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
-	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"world_size":1}' ]
+	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"prev_world_size":0,"restart":0,"world_size":1}' ]
 	grep -q "host=node1 attempt=2 prev=2 world=1 ckpt=$DIR/checkpoints" "$dir2"/logs/*
 	run ! grep -q node2 "$dir2"/logs/*
 	# the first attempt's records are kept
-	[ "$(jq -c . "$DIR/nodes.json")" = '{"nodes":2,"world_size":2}' ]
+	[ "$(jq -c . "$DIR/nodes.json")" = '{"nodes":2,"prev_world_size":0,"restart":0,"world_size":2}' ]
 	grep -q "attempt=1" "$DIR"/logs/*
 }
 
@@ -148,7 +148,7 @@ finish() {
 	grep -qx '#SBATCH --exclude=node2' "$dir2/job.sbatch"
 	finish "$job2"
 	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
-	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"world_size":1}' ]
+	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"prev_world_size":0,"restart":0,"world_size":1}' ]
 	grep -q "host=node1 attempt=2 prev=2 world=1" "$dir2"/logs/*
 	# the ledger holds node2; both attempts' logs are there
 	run -0 "$HPT" doctor --ledger --json
@@ -181,5 +181,5 @@ finish() {
 	grep -q "resuming from $dir2/checkpoints/" "$dir2"/logs/* || { cat "$dir2"/logs/*; false; }
 	step=$(jq -s -r '[.[] | select(.step != null)][0].step' "$dir2/metrics.jsonl")
 	[ "$step" -gt 1 ] || { echo "attempt 2 started at step $step"; false; }
-	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"world_size":1}' ]
+	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"prev_world_size":0,"restart":0,"world_size":1}' ]
 }

@@ -102,12 +102,58 @@ static void attempt_size__tells_a_later_attempt_the_world_size_before_it(void **
 	sbuf_release(&want);
 }
 
+/* A requeue runs the same attempt again: its ranks learn the size of
+ * the run before it from the attempt's own record, before and after
+ * this run's rank 0 rewrites it. */
+static void attempt_size__tells_a_requeued_run_the_world_size_before_the_requeue(void **state)
+{
+	struct rundir one = RUNDIR_INIT;
+	struct attempt_size_ctx c = { 0 };
+	struct sbuf err = SBUF_INIT;
+	int64_t nodes, world;
+	char *out = testlib_tmp_at("runs");
+
+	(void)state;
+	assert_int_equal(rundir_create(out, "t", HASH, RESOLVED, strlen(RESOLVED), &one, &err), 0);
+	free(out);
+	setenv("SLURM_JOB_NUM_NODES", "2", 1);
+	assert_int_equal(attempt_size_record(one.dir, 2, &err), 0);
+
+	/* node2 failed; Slurm requeued the job on node1 alone */
+	setenv("SLURM_RESTART_COUNT", "1", 1);
+	setenv("SLURM_JOB_NUM_NODES", "1", 1);
+	assert_int_equal(attempt_size_ctx_load(one.dir, &c, &err), 0);
+	assert_int_equal(c.attempt, 1);
+	assert_int_equal(c.prev_world_size, 2);
+	attempt_size_ctx_release(&c);
+	assert_int_equal(attempt_size_record(one.dir, 1, &err), 0);
+	assert_int_equal(attempt_size_ctx_load(one.dir, &c, &err), 0);
+	assert_int_equal(c.prev_world_size, 2);
+	attempt_size_ctx_release(&c);
+	assert_int_equal(attempt_size_load(one.dir, &nodes, &world), 0);
+	assert_int_equal(nodes, 1);
+	assert_int_equal(world, 1);
+
+	/* preempted and requeued again, at 1 rank as before */
+	setenv("SLURM_RESTART_COUNT", "2", 1);
+	assert_int_equal(attempt_size_ctx_load(one.dir, &c, &err), 0);
+	assert_int_equal(c.prev_world_size, 1);
+	attempt_size_ctx_release(&c);
+	unsetenv("SLURM_RESTART_COUNT");
+	unsetenv("SLURM_JOB_NUM_NODES");
+	rundir_release(&one);
+	sbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(resize__shrinks_to_the_nodes_left_but_never_below_min),
 		cmocka_unit_test_setup_teardown(attempt_size__tells_a_later_attempt_the_world_size_before_it,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			attempt_size__tells_a_requeued_run_the_world_size_before_the_requeue, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests_name("test_resize", tests, NULL, NULL);
