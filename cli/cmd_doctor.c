@@ -16,7 +16,7 @@
 #include "common/diag.h"                      // defines: struct diag_list, diag_report
 #include "common/envvar.h"                    // defines: envvar_int
 #include "common/exitcode.h"                  // defines: enum hpt_exit
-#include "common/mpistep.h"   // defines: mpistep_launched, mpistep_check_alone
+#include "common/mpistep.h"   // defines: mpistep_launched, mpistep_check_alone, mpistep_exit_on_term
 #include "common/fileio.h"                    // defines: fileio_write_atomic, fileio_check_owned, fileio_exists
 #include "common/opt.h"                       // defines: struct opt, opt_next
 #include "common/sbuf.h"                      // defines: struct sbuf, SBUF_CLIP
@@ -397,8 +397,10 @@ static int run_doctor(struct doctor *d)
 		doctor_node_release(&nodes[i]);
 	free(nodes);
 	/* every task exits as the first decided, so srun's status is the verdict */
-	if (d->mpi)
+	if (d->mpi) {
 		MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+		mpistep_exit_on_term(status);
+	}
 	return status;
 }
 

@@ -1,6 +1,7 @@
 /* doctor_lost.c - `hpctrain doctor --lost RUN` (doctor_lost.h): the
  * batch script runs it when its training step failed.  Shell: reads the
- * ranks' records, writes RUN/lost.json and the ledger, runs rerun. */
+ * ranks' records, asks the controller, writes RUN/lost.json and the
+ * ledger, runs rerun. */
 #include "cli/doctor_lost.h"                  // defines: doctor_lost_run, doctor_lost_enough_left
 #include "common/fileio.h"                    // defines: fileio_write_atomic
 #include "common/sbuf.h"                      // defines: struct sbuf, xasprintf
@@ -8,9 +9,9 @@
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_plan, doctor_preflight_resubmit
 #include "launcher/doctor/doctor_record.h"    // defines: doctor_record_ledger
 #include "launcher/doctor/exclude.h"          // defines: exclude_nodes_left
-#include "launcher/doctor/lost.h"             // defines: lost_nodes
+#include "launcher/doctor/lost.h"             // defines: lost_nodes, lost_record_nodes
 #include "launcher/runs/resize.h"             // defines: resize_next
-#include "launcher/slurm/slurm.h"             // defines: hpt_slurm_init
+#include "launcher/slurm/slurm.h"             // defines: hpt_slurm_init, hpt_slurm_node_failed
 #include "launcher/supervise/liveness.h"      // defines: liveness_load_dir
 
 #include <jansson.h>
@@ -36,6 +37,55 @@ static void write_lost(const char *run, const char *const *nodes, size_t k, cons
 	free(path);
 	json_decref(doc);
 	sbuf_release(&err);
+}
+
+/* Appends to why "node2 stopped answering (Slurm: DOWN*: Not
+ * responding)" and returns true when the controller holds node as
+ * failed; false otherwise, with a warning when it cannot say. */
+static bool stopped_answering(const char *node, struct sbuf *why)
+{
+	struct sbuf state = SBUF_INIT, err = SBUF_INIT;
+	int failed = hpt_slurm_node_failed(node, &state, &err);
+
+	if (failed == 1) {
+		sbuf_addstr(why, why->len ? "; " : "");
+		sbuf_add_printable(why, node);
+		sbuf_addstr(why, " stopped answering (Slurm: ");
+		sbuf_add_printable(why, state.buf);
+		sbuf_addch(why, ')');
+	} else if (failed)
+		fprintf(stderr, "hpctrain doctor: warning: %s\n", err.buf);
+	sbuf_release(&state);
+	sbuf_release(&err);
+	return failed == 1;
+}
+
+/* Adds to nodes[0..k) the nodes of the ranks' records that the
+ * controller holds as failed: a node that stopped answering killed no
+ * rank (sbatch --no-kill kept the job, Slurm ended the step).  Returns
+ * the new k. */
+static size_t add_failed_nodes(json_t *const *ranks, size_t n, const char **nodes, size_t k,
+			       struct sbuf *why)
+{
+	const char **seen = xcalloc(n + 1, sizeof(*seen));
+	size_t m = lost_record_nodes(ranks, n, seen);
+	struct sbuf err = SBUF_INIT;
+
+	if (m && hpt_slurm_init(&err)) {
+		fprintf(stderr, "hpctrain doctor: warning: %s\n", err.buf);
+		m = 0;
+	}
+	for (size_t i = 0; i < m; i++) {
+		size_t j;
+
+		for (j = 0; j < k && strcmp(nodes[j], seen[i]); j++)
+			;
+		if (j == k && stopped_answering(seen[i], why))
+			nodes[k++] = seen[i];
+	}
+	free(seen);
+	sbuf_release(&err);
+	return k;
 }
 
 bool doctor_lost_enough_left(const struct job *job, const char *exclude)
@@ -69,9 +119,10 @@ int doctor_lost_run(const char *run, const struct job *job)
 	int status = 1, rc;
 
 	k = lost_nodes(ranks, n, nodes, &why);
+	k = add_failed_nodes(ranks, n, nodes, k, &why);
 	if (!k) {
 		fprintf(stderr, "hpctrain doctor: the step failed with no rank killed as a lost node "
-				"kills it: the program's own failure, not resubmitted\n");
+				"kills it and no node down: the program's own failure, not resubmitted\n");
 		goto out;
 	}
 	fprintf(stderr, "hpctrain doctor: lost node: %s\n", why.buf);

@@ -7,6 +7,12 @@
  * taken away) or SIGBUS (a memory fault) lost its node; a program that
  * exited non-zero, or died of any other signal (SIGSEGV, SIGABRT: its
  * own bug), did not, and the job ends as it always has.
+ *
+ * A node that stops answering kills no rank: Slurm finds it (its slurmd
+ * silent for SlurmdTimeout), ends the job with NODE_FAIL and requeues
+ * it.  The run Slurm starts again reads the earlier run's records for
+ * the nodes it ran on (lost_record_nodes); those Slurm holds as failed
+ * were lost.
  */
 #ifndef HPT_LOST_H
 #define HPT_LOST_H
@@ -22,5 +28,10 @@ struct sbuf;
  * rank ("rank 1 on node2 killed by signal 9").  A record without a node
  * is skipped. */
 size_t lost_nodes(json_t *const *ranks, size_t n, const char **nodes, struct sbuf *why);
+
+/* Fills nodes[0..k) (room for n; borrowed) with the distinct nodes of
+ * ranks[0..n), in rank order, and returns k.  A record without a node
+ * is skipped. */
+size_t lost_record_nodes(json_t *const *ranks, size_t n, const char **nodes);
 
 #endif

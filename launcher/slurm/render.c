@@ -118,6 +118,13 @@ int render_has_stage(const struct job *job)
 	return job->data.nstage > 0 || job->container.stage;
 }
 
+/* A supervised multi-node job that may be resubmitted: a failed step
+ * is asked whether it lost a node (add_lost). */
+static bool handles_lost_nodes(const struct job *job)
+{
+	return job->resources.nodes >= 2 && job->supervise.enabled && job->preflight.max_resubmits;
+}
+
 int render_sbatch_options(const struct job *job, const char *exclude, struct render_opts *out,
 			  struct diag_list *err)
 {
@@ -173,6 +180,12 @@ int render_sbatch_options(const struct job *job, const char *exclude, struct ren
 	} else {
 		add(out, "no-requeue", 0, 0, NULL);
 	}
+	/* A node that stops answering ends only the step on it, not the
+	 * job: the batch script lives on to find the node and resubmit the
+	 * run without it (the steps, --no-kill not set for them, still end
+	 * when one of their nodes fails). */
+	if (handles_lost_nodes(job))
+		add(out, "no-kill", 0, 0, NULL);
 	add(out, "output", 0, 0, "%s", RENDER_BATCH_LOG);
 	if (bad) {
 		render_opts_release(out);
@@ -353,12 +366,13 @@ static void add_stage(const struct job *job, struct sbuf *s)
 }
 
 /* After a failed step of a supervised multi-node job: doctor tells a
- * lost node (a rank killed by SIGKILL or SIGBUS) from the program's own
- * failure, and for a lost node resubmits the run without it.  The job
- * still ends with the step's status. */
+ * lost node (a rank killed by SIGKILL or SIGBUS, or a node Slurm holds
+ * as down) from the program's own failure, and for a lost node
+ * resubmits the run without it.  The job still ends with the step's
+ * status. */
 static void add_lost(const struct job *job, struct sbuf *s)
 {
-	if (job->resources.nodes < 2 || !job->supervise.enabled || !job->preflight.max_resubmits)
+	if (!handles_lost_nodes(job))
 		return;
 	sbuf_addstr(s, "# a lost node: record it, resubmit the run without it\n"
 		       "if [ \"$status\" -ne 0 ]; then\n"

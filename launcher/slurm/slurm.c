@@ -23,6 +23,7 @@ extern char **environ;
  * (nm -D libslurm.so lists both); declared here,
  * with the signatures of src/common/slurm_protocol_defs.h. */
 extern char *slurm_job_state_string(uint32_t inx);
+extern char *slurm_node_state_string(uint32_t inx);
 extern const char *slurm_job_reason_string(enum job_state_reason inx);
 extern void slurm_hostlist_uniq(hostlist_t hl);
 extern void slurm_hostlist_sort(hostlist_t hl);
@@ -149,6 +150,8 @@ static void set_opt(job_desc_msg_t *d, const struct render_opt *o, char *tres, s
 		d->requeue = 1;
 	else if (!strcmp(n, "no-requeue"))
 		d->requeue = 0;
+	else if (!strcmp(n, "no-kill"))
+		d->kill_on_node_fail = 0;
 	else if (!strcmp(n, "open-mode"))
 		d->open_mode = OPEN_MODE_APPEND;
 	else if (!strcmp(n, "output"))
@@ -294,6 +297,33 @@ int64_t hpt_slurm_idle_nodes(const char *exclude, struct sbuf *err)
 	}
 	slurm_free_node_info_msg(msg);
 	return idle;
+}
+
+int hpt_slurm_node_failed(const char *node, struct sbuf *state, struct sbuf *err)
+{
+	node_info_msg_t *msg = NULL;
+	char *name = xstrdup(node);
+	int failed = 0, rc;
+
+	rc = slurm_load_node_single(&msg, name, SHOW_ALL);
+	free(name);
+	if (rc != SLURM_SUCCESS)
+		return failure("read the node's state", NULL, err);
+	for (uint32_t i = 0; msg && i < msg->record_count; i++) {
+		const node_info_t *nd = &msg->node_array[i];
+
+		if (!nd->name || strcmp(nd->name, node))
+			continue;
+		failed = (nd->node_state & NODE_STATE_BASE) == NODE_STATE_DOWN ||
+			 (nd->node_state & (NODE_STATE_FAIL | NODE_STATE_NO_RESPOND));
+		if (failed) {
+			sbuf_addstr(state, slurm_node_state_string(nd->node_state));
+			if (nd->reason && *nd->reason)
+				sbuf_addf(state, ": %s", nd->reason);
+		}
+	}
+	slurm_free_node_info_msg(msg);
+	return failed;
 }
 
 bool hpt_slurm_node_names_has(char *const *names, size_t n, const char *node)

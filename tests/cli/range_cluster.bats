@@ -6,7 +6,10 @@
 # HPCTRAIN_PREV_WORLD_SIZE 0 and the run's checkpoint directory; the
 # same run submitted again without node2 (as a lost node's resubmission
 # is) comes back on node1 alone, and its ranks see attempt 2 and the
-# world size before it.  Both attempts' logs and records stay.  Every
+# world size before it.  Both attempts' logs and records stay.  A node
+# whose rank is killed is resubmitted around; a node that stops
+# answering (its network cut) is found by Slurm, which requeues the job
+# on the node left, and the run goes on from its checkpoint.  Every
 # wait is bounded.
 
 load common
@@ -24,7 +27,8 @@ setup_file() {
 		why="cannot make a network namespace (ip netns add failed)"
 	else
 		ip netns del "hpt-probe-$$"
-		cluster_up netns 2
+		# node2 silent for 12 s is DOWN: the stopped-answering test waits that long
+		SLURMD_TIMEOUT=12 cluster_up netns 2
 		[ -n "${SLURM_CONF:-}" ] || why="the netns cluster did not start (see the lines above)"
 	fi
 	export SKIP_WHY=$why
@@ -101,7 +105,7 @@ finish() {
 	[ "$(jq -c . "$DIR/nodes.json")" = '{"nodes":2,"prev_world_size":0,"restart":0,"world_size":2}' ] ||
 		{ ls -la "$DIR"; cat "$DIR"/nodes.json "$DIR"/logs/*; false; }
 	run -0 "$HPT" status --json "$DIR"
-	[ "$(jq -c .size <<<"$output")" = '{"nodes":2,"prev_world_size":0,"restart":0,"world_size":2}' ]
+	[ "$(jq -c .size <<<"$output")" = '{"nodes":2,"world_size":2}' ]
 	run -0 "$HPT" status "$DIR"
 	[[ "$output" == *"size: 2 nodes granted, world size 2"* ]]
 	grep -q "host=node1 attempt=1 prev=0 world=2 ckpt=$DIR/checkpoints" "$DIR"/logs/*
@@ -182,4 +186,53 @@ finish() {
 	step=$(jq -s -r '[.[] | select(.step != null)][0].step' "$dir2/metrics.jsonl")
 	[ "$step" -gt 1 ] || { echo "attempt 2 started at step $step"; false; }
 	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"prev_world_size":0,"restart":0,"world_size":1}' ]
+}
+
+# node_ns NODE: the network namespace the cluster runs NODE in
+node_ns() {
+	sed -n "${1#node}p" "$CLUSTER_BASE/run/netns"
+}
+
+@test "a 1-2 job whose node2 stops answering is resubmitted without it and resumes on node1" {
+	need_cluster
+	local ns dir2 job2
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	# a run of its own: the test before resubmitted train.yaml's
+	sed 's/^name: train$/name: cut/' "$WORK/train.yaml" >cut.yaml
+	submit_json cut.yaml
+	grep -qx '#SBATCH --no-kill' "$DIR/job.sbatch"
+	wait_steps "$DIR" 5 || { cat "$DIR"/logs/*; false; }
+	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
+	ns=$(node_ns node2)
+	[ -n "$ns" ]
+	# node2 stops answering: no rank dies, its slurmd and its rank go
+	# silent; Slurm sets it DOWN after SlurmdTimeout and ends the step
+	ip -n "$ns" link set eth0 down
+	run timeout 120 "$HPT" status --wait --json "$JOB"
+	local ended=$status
+	ip -n "$ns" link set eth0 up
+	scontrol update nodename=node2 state=resume 2>/dev/null || true
+	# node2's rank was cut off, never killed: end it with the run
+	pkill -KILL -f -- "--run $DIR" || true
+	[ "$ended" -ne 124 ] || { echo "job did not end in 120 s"; cat "$DIR"/logs/*; false; }
+	grep -q "lost node: node2 stopped answering (Slurm: DOWN" "$DIR"/logs/batch-*.out ||
+		{ cat "$DIR"/logs/batch-*.out; false; }
+	[ "$(jq -c .nodes "$DIR/lost.json")" = '["node2"]' ]
+	run -0 "$HPT" doctor --ledger --json
+	[[ "$output" == *node2* ]]
+	dir2=$DIR/attempts/2
+	[ -f "$dir2/submit.json" ] || { echo "no second attempt"; cat "$DIR"/logs/*; false; }
+	grep -qx '#SBATCH --exclude=node2' "$dir2/job.sbatch"
+	job2=$(jq -r .job_id "$dir2/submit.json")
+	finish "$job2"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
+	[ "$(jq -c '{nodes, world_size}' "$dir2/nodes.json")" = '{"nodes":1,"world_size":1}' ]
+	grep -q "resuming a 2-rank checkpoint (global batch 64) on 1 rank: 2 accumulation steps of 32" \
+		"$dir2"/logs/* || { cat "$dir2"/logs/*; false; }
+	# every step trained once or more; a step trained again (after the
+	# checkpoint, before the cut) saw the same samples at both sizes
+	run -0 jq -s -r '[.[] | select(.step != null)] | group_by(.step) |
+		(length == 40 and all(.[]; map(.batch_hash) | unique | length == 1))' \
+		"$DIR/metrics.jsonl" "$dir2/metrics.jsonl"
+	[ "$output" = true ]
 }

@@ -51,17 +51,32 @@ done
 [ ${#pids[@]} -gt 0 ] && stop_pids "${pids[@]}"
 p=$(pid_of "$BASE/run/munged.pid") && [ -n "$p" ] && stop_pids "$p"
 # 3. namespaces and bridge (MODE=netns)
+# A process still in a node's namespace (a slurmstepd its slurmctld
+# could not reach to cancel, say of a node a test cut off) is the
+# cluster's and would keep the namespace alive: it goes too.
 if [ -f "$BASE/run/netns" ]; then
 	while read -r ns; do
-		[ -n "$ns" ] && ip netns del "$ns" 2>/dev/null
+		[ -n "$ns" ] || continue
+		left=$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')
+		[ -n "$left" ] && { say "SIGKILL $left(left in $ns)"; kill -KILL $left 2>/dev/null; }
+		ip netns del "$ns" 2>/dev/null
 	done <"$BASE/run/netns"
+fi
+# A node's namespace outlives its name while its sockets do (a node cut
+# off by a test leaves TCP retrying for minutes), and with it the
+# host's end of its veth pair: delete that end, so the next cluster in
+# this slot can make it again.
+slot=$(cat "$BASE/run/slot" 2>/dev/null)
+if [ -n "$slot" ] && [ -f "$BASE/run/netns" ]; then
+	for v in $(ip -o link show 2>/dev/null | sed -n "s/^[0-9]*: \(hpt${slot}v[0-9]*\)@.*/\1/p"); do
+		ip link del "$v" 2>/dev/null
+	done
 fi
 if [ -f "$BASE/run/bridge" ]; then
 	br=$(cat "$BASE/run/bridge")
 	ip link show "$br" >/dev/null 2>&1 && ip link del "$br"
 fi
 # 4. the slot, if it is still ours, and the directory
-slot=$(cat "$BASE/run/slot" 2>/dev/null)
 if [ -n "$slot" ] && [ "$(readlink "$SLOTS/$slot" 2>/dev/null)" = "$BASE" ]; then
 	rm -f "$SLOTS/$slot"
 fi

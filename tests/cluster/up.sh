@@ -13,7 +13,9 @@
 #              mount of $BASE/nodes/NODE/local in the node's namespace).
 # Every node has NGPUS fake GPUs: character devices (major 195) under
 # $BASE/dev, which is all gres/gpu needs to hand out CUDA_VISIBLE_DEVICES.
-# MAX_ARRAY_SIZE sets MaxArraySize (Slurm's default, 1001, unless given).
+# MAX_ARRAY_SIZE sets MaxArraySize (Slurm's default, 1001, unless given);
+# SLURMD_TIMEOUT sets SlurmdTimeout (Slurm's 300 s unless given): how
+# long a node may stay silent before slurmctld sets it DOWN.
 #
 # Several clusters may run at once (concurrent `make check`s): each claims
 # a slot under /tmp/hpctrain-cluster-slots (under a lock) that picks its
@@ -31,6 +33,7 @@ NGPUS=${NGPUS:-4}
 CPUS=${CPUS:-8}   # advertised per node; SlurmdParameters=config_overrides allows more than real cores
 MEM=${MEM:-4000}  # MB per node
 MAX_ARRAY_SIZE=${MAX_ARRAY_SIZE:-1001}
+SLURMD_TIMEOUT=${SLURMD_TIMEOUT:-300}
 SLOTS=/tmp/hpctrain-cluster-slots
 H=$(hostname -s)
 say() { echo "[cluster-up] $*" >&2; }
@@ -176,6 +179,7 @@ JobCompType=jobcomp/none
 ReturnToService=2
 MinJobAge=600
 MaxArraySize=$MAX_ARRAY_SIZE
+SlurmdTimeout=$SLURMD_TIMEOUT
 JobRequeue=1
 StateSaveLocation=$BASE/state
 SlurmdSpoolDir=$BASE/spool/%n

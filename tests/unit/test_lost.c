@@ -3,7 +3,7 @@
 #include "tests/unit/testlib.h"
 
 #include "common/sbuf.h"          // defines: struct sbuf
-#include "launcher/doctor/lost.h" // defines: lost_nodes
+#include "launcher/doctor/lost.h" // defines: lost_nodes, lost_record_nodes
 
 #include <jansson.h>
 
@@ -37,6 +37,23 @@ static void lost__names_the_nodes_of_ranks_killed_by_sigkill_or_sigbus(void **st
 	sbuf_release(&why);
 }
 
+static void lost__lists_each_node_a_run_had_once_in_rank_order(void **state)
+{
+	json_t *r[4];
+	const char *nodes[4];
+
+	(void)state;
+	r[0] = rec(0, "node2", "exited", 0, 0);
+	r[1] = rec(1, "node1", "running", -1, 0);
+	r[2] = rec(2, "node2", "exited", 0, 0);
+	r[3] = json_pack("{s:i}", "rank", 3);
+	assert_int_equal(lost_record_nodes(r, 4, nodes), 2);
+	assert_string_equal(nodes[0], "node2");
+	assert_string_equal(nodes[1], "node1");
+	for (size_t i = 0; i < 4; i++)
+		json_decref(r[i]);
+}
+
 static void lost__leaves_a_program_error_alone(void **state)
 {
 	json_t *r[3];
@@ -59,6 +76,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(lost__names_the_nodes_of_ranks_killed_by_sigkill_or_sigbus),
 		cmocka_unit_test(lost__leaves_a_program_error_alone),
+		cmocka_unit_test(lost__lists_each_node_a_run_had_once_in_rank_order),
 	};
 
 	return cmocka_run_group_tests_name("test_lost", tests, NULL, NULL);
