@@ -17,12 +17,15 @@
 #   exit 75, which hpctrain requeues.
 # - Metrics: rank 0 appends step, epoch and summary records to metrics.jsonl
 #   in the run directory (METRICS FORMAT in hpctrain-report(1)), so
-#   hpctrain status and hpctrain report show the run's progress.
+#   hpctrain status and hpctrain report show the run's progress.  Each step
+#   record's batch_hash (the global batch's sample indices, hashed) lets two
+#   runs at different world sizes be compared step by step.
 #
 # hpctrain launch sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT
 # (env:// initialisation); HPCTRAIN_ATTEMPT, HPCTRAIN_PREV_WORLD_SIZE and
 # HPCTRAIN_CHECKPOINT_DIR are read with defaults for a first attempt.
 import argparse
+import hashlib
 import json
 import os
 import signal
@@ -156,7 +159,8 @@ def main():
             sys.exit(75)
         t0 = time.time()
         epoch, k = divmod(step, per_epoch)
-        mine = global_batch(a.seed, epoch, k, a.global_batch, a.samples)[rank::world]
+        batch = global_batch(a.seed, epoch, k, a.global_batch, a.samples)
+        mine = batch[rank::world]
         opt.zero_grad(set_to_none=True)
         step_loss = torch.zeros(1)
         for i, idx in enumerate(mine.split(a.micro_batch)):
@@ -181,7 +185,8 @@ def main():
         ms = (time.time() - t0) * 1000
         metrics.log(event="step", step=step, total_steps=a.steps, epoch=epoch, loss=step_loss.item(),
                     lr=a.lr, step_ms=ms, samples_per_s=a.global_batch / max(ms / 1000, 1e-9),
-                    attempt=attempt, world_size=world)
+                    attempt=attempt, world_size=world,
+                    batch_hash=hashlib.sha256(batch.numpy().tobytes()).hexdigest()[:16])
         if step % per_epoch == 0:
             metrics.log(event="epoch", epoch=epoch + 1, steps=step, train_loss=loss_sum / per_epoch)
             loss_sum = 0.0

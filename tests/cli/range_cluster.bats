@@ -7,10 +7,11 @@
 # same run submitted again without node2 (as a lost node's resubmission
 # is) comes back on node1 alone, and its ranks see attempt 2 and the
 # world size before it.  Both attempts' logs and records stay.  A node
-# whose rank is killed is resubmitted around; a node that stops
-# answering (its network cut) is found by Slurm, which requeues the job
-# on the node left, and the run goes on from its checkpoint.  Every
-# wait is bounded.
+# whose rank is killed, or that stops answering (its network cut: Slurm
+# sets it DOWN and ends the step, not the job), is left out of the
+# run's next attempt, which goes on from the checkpoint on node1.  The
+# torch-ddp template does the same, with the batches and losses of an
+# uninterrupted run.  Every wait is bounded.
 
 load common
 load slurm_cluster
@@ -235,4 +236,45 @@ node_ns() {
 		(length == 40 and all(.[]; map(.batch_hash) | unique | length == 1))' \
 		"$DIR/metrics.jsonl" "$dir2/metrics.jsonl"
 	[ "$output" = true ]
+}
+
+@test "the torch-ddp template loses node2 (its rank SIGKILLed) and resumes on node1 with the same batches and losses" {
+	need_cluster
+	/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || skip "no torch for /usr/bin/python3"
+	local ddp=$BATS_TEST_DIRNAME/../../templates/torch-ddp.py pid i dir2 job2
+	local args="--steps, 16, --checkpoint-every, 2, --micro-batch, 32"
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	submit_json torch-ddp --set resources.nodes=1-2 --set params.ranks=1 \
+		--set output.dir="$WORK/runs" --set binding.cpu=none --set binding.memory=none \
+		--set "command=[/usr/bin/python3, $ddp, $args, --step-sleep, 0.3]" --set preempt.lead_s=0
+	wait_steps "$DIR" 5 || { cat "$DIR"/logs/*; false; }
+	pid=$(jq -r .pid "$DIR/ranks/rank-1.json")
+	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
+	kill -KILL "$pid"
+	finish "$JOB"
+	for i in $(seq 1 60); do
+		[ -f "$DIR/attempts/2/submit.json" ] && break
+		sleep 0.5
+	done
+	dir2=$DIR/attempts/2
+	[ -f "$dir2/submit.json" ] || { echo "no second attempt"; cat "$DIR"/logs/*; false; }
+	job2=$(jq -r .job_id "$dir2/submit.json")
+	finish "$job2"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
+	grep -q 'torch-ddp: attempt 2, 1 ranks (was 2), step [1-9][0-9]* of 16; 2 micro-batches' \
+		"$dir2"/logs/* || { cat "$dir2"/logs/*; false; }
+	grep -q '^torch-ddp: done, 16 steps' "$dir2"/logs/*
+	# the same program uninterrupted on one process: the same batches
+	# step by step, and the same losses up to the order of the sums
+	mkdir ref && (cd ref && RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + RANDOM % 1000)) \
+		HPCTRAIN_CHECKPOINT_DIR=$PWD/ckpt timeout 120 /usr/bin/python3 "$ddp" --steps 16 \
+		--checkpoint-every 2 --micro-batch 32 >out 2>&1) || { cat ref/out; false; }
+	run -0 jq -n -r --slurpfile a "$DIR/metrics.jsonl" --slurpfile b "$dir2/metrics.jsonl" \
+		--slurpfile r ref/metrics.jsonl '
+		def steps(s): [s[] | select(.event == "step")] | map({key: (.step | tostring), value: .}) | from_entries;
+		(steps($r)) as $ref | ($a + $b | map(select(.event == "step"))) as $run |
+		($run | map(.step) | unique | length == 16) and
+		all($run[]; .batch_hash == $ref[.step | tostring].batch_hash and
+			((.loss - $ref[.step | tostring].loss) | fabs) <= 1e-5 * (1 + ($ref[.step | tostring].loss | fabs)))'
+	[ "$output" = true ] || { cat "$DIR/metrics.jsonl" "$dir2/metrics.jsonl" ref/metrics.jsonl; false; }
 }
