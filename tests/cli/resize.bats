@@ -3,8 +3,8 @@
 # the checkpoint's global batch is held by gradient accumulation on fewer
 # ranks and by a smaller per-rank batch on more, so every step after the
 # resume trains on the same samples (batch_hash in metrics.jsonl) with
-# the same learning rate, and its loss is the uninterrupted run's to fp32
-# rounding; a global batch the ranks cannot split is refused with the bad
+# the same learning rate, its loss is the uninterrupted run's to fp32
+# rounding, and so is its final test accuracy (within 0.5 points); a global batch the ranks cannot split is refused with the bad
 # spec status.  Real mpirun ranks on Fashion-MNIST, cnn, global batch 64,
 # 12 steps, stopped with --max-steps 6.
 #
@@ -54,6 +54,13 @@ mpi() {
 	mpirun --oversubscribe --bind-to none -np "$n" "$HPT" "$@"
 }
 
+# accuracy_agrees A B: the final test accuracies within 0.5 points.
+accuracy_agrees() {
+	jq -n --slurpfile a "$1/metrics.jsonl" --slurpfile b "$2/metrics.jsonl" -e '
+		def acc(s): [s[] | select(.event == "summary")][-1].test_accuracy;
+		(acc($a) - acc($b) | fabs) <= 0.005'
+}
+
 # steps RUN: "step batch_hash lr" per step record
 steps() { jq -r 'select(.event == "step") | "\(.step) \(.batch_hash) \(.lr)"' "$1/metrics.jsonl"; }
 
@@ -72,20 +79,22 @@ stopped() {
 	run -0 mpi "$1" train -q --max-steps 6 --run "$W/r" "$W/s.yaml"
 }
 
-@test "a 4-rank checkpoint resumed on 2 ranks accumulates 2 steps of 16: same batches, lr and losses as 4 ranks throughout" {
+@test "a 4-rank checkpoint resumed on 2 ranks accumulates 2 steps of 16: same batches, lr, losses and accuracy as 4 ranks throughout" {
 	stopped 4 16
 	run -0 --separate-stderr mpi 2 train -q --run "$W/r" "$W/s.yaml"
 	[ "$stderr" = "hpctrain train: resuming a 4-rank checkpoint (global batch 64) on 2 ranks: 2 accumulation steps of 16" ]
 	diff <(steps "$REF16") <(steps "$W/r")
 	losses_agree "$REF16" "$W/r" 1e-5
+	accuracy_agrees "$REF16" "$W/r"
 }
 
-@test "a 2-rank checkpoint resumed on 4 ranks shrinks the per-rank batch to 16: same batches, lr and losses" {
+@test "a 2-rank checkpoint resumed on 4 ranks shrinks the per-rank batch to 16: same batches, lr, losses and accuracy" {
 	stopped 2 32
 	run -0 --separate-stderr mpi 4 train -q --run "$W/r" "$W/s.yaml"
 	[ "$stderr" = "hpctrain train: resuming a 2-rank checkpoint (global batch 64) on 4 ranks: batch 16 per rank" ]
 	diff <(steps "$REF32") <(steps "$W/r")
 	losses_agree "$REF32" "$W/r" 1e-5
+	accuracy_agrees "$REF32" "$W/r"
 	# and the batches are those of 4 ranks x 16 (lr aside: another spec)
 	diff <(steps "$REF16" | cut -d' ' -f1,2) <(steps "$W/r" | cut -d' ' -f1,2)
 }
