@@ -167,48 +167,63 @@ static double linear_time(struct be_linear *lin, int reps)
 	return best;
 }
 
+/* Plans the cached choice for key: 0 none cached, 1 planned, -1 no
+ * memory. */
+static int linear_cached(struct be_linear *lin, const char *key)
+{
+	int best = cpu_tune_lookup(key, lin->kern.tuned, sizeof(lin->kern.tuned));
+
+	if (best == 0)
+		return 1;
+	if (best == 1) {
+		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
+		return linear_set_emulated(lin) ? -1 : 1;
+	}
+	lin->kern.tuned[0] = '\0';
+	return 0;
+}
+
 /* Native bf16 against emulation, by measurement (tune.h), when both
- * plan and the tuning is on; else native where it plans. */
+ * plan and the tuning is on; else native where it plans.  Emulation is
+ * timed while the process's budget lasts; if it is not, the start line
+ * says so and nothing is cached. */
 static int linear_choose(struct be_linear *lin)
 {
-	struct tune_cand c[2] = { { "native", -1 }, { "emulated", -1 } };
+	struct tune_cand c[2] = { { "native", TUNE_NOT_REACHED }, { "emulated", TUNE_NOT_REACHED } };
 	double t0 = omp_get_wtime();
-	int shape[] = { lin->n, lin->in, lin->out }, best;
+	int shape[] = { lin->n, lin->in, lin->out }, r;
 	char key[256];
 
 	if (!cpu_tune_on)
 		return 0;
 	cpu_tune_key("linear", lin->kern.prec, shape, 3, key, sizeof(key));
-	best = cpu_tune_lookup(key, lin->kern.tuned, sizeof(lin->kern.tuned));
-	if (best == 0)
-		return 0;
-	if (best == 1) {
-		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
-		return linear_set_emulated(lin);
+	r = linear_cached(lin, key);
+	if (r)
+		return r < 0 ? -1 : 0;
+	if (tune_may_go_on(cpu_tune_spent, 0)) {
+		c[0].ms = linear_time(lin, 2);
+		if (c[0].ms < 0) /* native planned but cannot run: no comparison */
+			c[0].ms = c[1].ms = TUNE_NOT_PLANNED;
 	}
-	lin->kern.tuned[0] = '\0';
-	if (!tune_may_go_on(cpu_tune_spent, 0, 0))
-		return 0;
-	c[0].ms = linear_time(lin, 2);
-	if (c[0].ms < 0 || !tune_may_go_on(cpu_tune_spent + omp_get_wtime() - t0,
-					   omp_get_wtime() - t0, 0))
-		goto out;
-	if (linear_set_emulated(lin))
-		return -1;
-	c[1].ms = linear_time(lin, 2);
-	if (tune_pick(c, 2) == 0) {
+	if (c[0].ms >= 0 && tune_may_go_on(cpu_tune_spent + omp_get_wtime() - t0,
+					   omp_get_wtime() - t0)) {
+		if (linear_set_emulated(lin))
+			return -1;
+		c[1].ms = linear_time(lin, 2);
+		if (c[1].ms < 0)
+			c[1].ms = TUNE_NOT_PLANNED;
+	}
+	if (lin->kern.emulated && tune_pick(c, 2) == 0) {
 		lin->kern.emulated = false;
 		lin->round = NULL;
 		if (linear_plan_bf16(lin) != dnnl_success)
 			return -1;
-	} else {
+	} else if (lin->kern.emulated) {
 		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
 	}
-	best = tune_pick(c, 2);
-	snprintf(lin->kern.tuned, sizeof(lin->kern.tuned), "%s %.2f ms, %s %.2f ms",
-		 c[best].name, c[best].ms, c[!best].name, c[!best].ms);
-	cpu_tune_record(key, best, lin->kern.tuned);
-out:
+	tune_describe(c, 2, lin->kern.tuned, sizeof(lin->kern.tuned));
+	if (tune_is_complete(c, 2))
+		cpu_tune_record(key, tune_pick(c, 2), lin->kern.tuned);
 	cpu_tune_spent += omp_get_wtime() - t0;
 	return 0;
 }
