@@ -53,7 +53,7 @@
  * cached (cpu_tune.c); HPCTRAIN_KERNELS=fixed keeps the order above.
  */
 #include "trainer/cpu_internal.h" // defines: struct prim, struct relayout, prim_*, relayout_*
-#include "trainer/tune.h"         // defines: tune_pick, tune_may_go_on
+#include "trainer/tune.h"         // defines: struct tune_cand, tune_* (pick, budget, median, describe)
 
 #include <omp.h>
 #include <stdio.h>
@@ -390,30 +390,30 @@ static int trial_init(struct conv_trial *t, const struct be_conv *cv)
 	return 0;
 }
 
-/* The fastest of reps forward+backward passes after one warm-up, in ms;
- * -1 when a pass fails. */
-static double conv_time(struct be_conv *cv, struct conv_trial *t, int reps)
+/* A candidate's time in ms (tune.h): the median of forward+backward
+ * passes after one warm-up, as many as tune_may_repeat allows; -1 when
+ * a pass fails.  spent_s: the process's tuning seconds so far. */
+static double conv_time(struct be_conv *cv, struct conv_trial *t, double spent_s)
 {
 	struct sbuf err = SBUF_INIT;
-	double best = -1;
+	double v[TUNE_REPS], start = omp_get_wtime(), ms = 0;
+	int n = -1; /* -1: the warm-up */
 
-	for (int i = 0; i <= reps; i++) {
-		double t0 = omp_get_wtime(), ms;
+	for (; n < 0 || tune_may_repeat(n, spent_s + omp_get_wtime() - start, ms * 1e-3); n++) {
+		double t0 = omp_get_wtime();
 
 		if (be_conv_forward(cv, t->x, t->w, t->b, t->y, &err) ||
 		    be_conv_backward(cv, t->x, t->dy, t->dx, t->dw, t->db, &err)) {
-			best = -1;
-			break;
+			sbuf_release(&err);
+			return -1;
 		}
 		ms = (omp_get_wtime() - t0) * 1e3;
-		if (i && (best < 0 || ms < best))
-			best = ms;
+		if (n >= 0)
+			v[n] = ms;
 	}
 	sbuf_release(&err);
-	return best;
+	return tune_median(v, n);
 }
-
-#define TUNE_REPS 2
 
 /* Plans the cached choice for key, if there is one and it plans. */
 static bool conv_cached(struct be_conv *cv, const enum conv_cand *c, size_t n, const char *key)
@@ -501,7 +501,7 @@ static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, si
 			planned = (int)i;
 		if (!tune)
 			break;
-		tc[i].ms = conv_time(cv, &trial, TUNE_REPS);
+		tc[i].ms = conv_time(cv, &trial, spent0 + omp_get_wtime() - t0);
 		if (tc[i].ms < 0)
 			tc[i].ms = TUNE_NOT_PLANNED;
 	}

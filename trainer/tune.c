@@ -1,10 +1,12 @@
 /* tune.c - the pure part of choosing kernels by measurement (tune.h):
- * the fastest candidate, the time budget, what a layer's tuning found,
+ * the fastest candidate, the time budget, a candidate's median time,
+ * what a layer's tuning found,
  * the cache key, the mode. */
 #include "trainer/tune.h" // defines: struct tune_cand, struct tune_key, tune_*
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int tune_pick(const struct tune_cand *c, size_t n)
@@ -20,6 +22,30 @@ int tune_pick(const struct tune_cand *c, size_t n)
 bool tune_may_go_on(double spent_s, double next_s)
 {
 	return spent_s + (next_s > 0 ? next_s : 0) <= TUNE_MAX_S;
+}
+
+bool tune_may_repeat(int done, double spent_s, double pass_s)
+{
+	/* the minimum may overrun the budget by TUNE_MIN_REPS short passes:
+	 * a candidate admitted but timed once would be a guess */
+	if (done < TUNE_MIN_REPS)
+		return true;
+	return done < TUNE_REPS && tune_may_go_on(spent_s, pass_s);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double tune_median(double *v, int n)
+{
+	if (n < 1)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 bool tune_is_complete(const struct tune_cand *c, size_t n)

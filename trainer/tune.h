@@ -23,6 +23,15 @@
  * so a kind of node pays it once, not every run. */
 #define TUNE_MAX_S 2.0
 
+/* A candidate's time: the median of TUNE_MIN_REPS to TUNE_REPS
+ * forward+backward passes after one warm-up, so that a pass slowed by a
+ * neighbour on a shared node does not decide (the fastest of two, used
+ * before, was one pass's luck).  The passes are short (one layer, one
+ * batch); the first TUNE_MIN_REPS are always taken once a candidate is
+ * admitted, the rest while the budget lasts (tune_may_repeat). */
+#define TUNE_MIN_REPS 3
+#define TUNE_REPS 5
+
 /* One candidate: ms >= 0 when timed, else one of the reasons below. */
 struct tune_cand {
 	const char *name;
@@ -39,6 +48,16 @@ int tune_pick(const struct tune_cand *c, size_t n);
  * seconds of the process's TUNE_MAX_S are spent, and the next costs
  * about next_s. */
 bool tune_may_go_on(double spent_s, double next_s);
+
+/* Whether a candidate takes another timed pass: done taken, spent_s
+ * seconds of the process's TUNE_MAX_S spent, a pass costs about pass_s.
+ * Never more than TUNE_REPS, so a caller's array of TUNE_REPS holds
+ * them all. */
+bool tune_may_repeat(int done, double spent_s, double pass_s);
+
+/* The median of v[0, n) (sorts v; the mean of the two middle values
+ * for even n; 0 for n < 1). */
+double tune_median(double *v, int n);
 
 /* Whether a layer's comparison is worth caching: no candidate was left
  * untimed by the budget, and at least two were timed. */

@@ -1,6 +1,8 @@
 /* test_tune.c - the pure part of choosing kernels by measurement
- * (trainer/tune.h): the fastest timed candidate, the time budget, what
- * a layer's tuning found, the cache key and the HPCTRAIN_KERNELS mode.  No clock: times are given. */
+ * (trainer/tune.h): the fastest timed candidate, the time budget, a
+ * candidate's median time and its repetitions, what a layer's tuning
+ * found, the cache key and the HPCTRAIN_KERNELS mode.  No clock: times
+ * are given. */
 #include "trainer/tune.h" // defines: tune_*
 
 #include <setjmp.h>
@@ -36,6 +38,40 @@ static void tune__stays_within_two_seconds_a_process(void **state)
 	 * costing more than 2% of 1,000 of its passes (issue 30: on AMX,
 	 * native bf16 went uncompared): a 0.5 ms layer may spend 50 ms */
 	assert_true(tune_may_go_on(0.05, 0.05));
+}
+
+static void tune__times_a_candidate_as_the_median_of_its_passes(void **state)
+{
+	double odd[] = { 1.2, 9.5, 1.1, 1.3, 8.0 }, even[] = { 4.0, 1.0, 3.0, 2.0 },
+	       one[] = { 0.7 };
+
+	(void)state;
+	/* two passes slowed by a neighbour out of five do not move it */
+	assert_true(tune_median(odd, 5) == 1.3);
+	assert_true(tune_median(even, 4) == 2.5);
+	assert_true(tune_median(one, 1) == 0.7);
+	assert_true(tune_median(one, 0) == 0);
+}
+
+static void tune__repeats_three_to_five_times_within_the_budget(void **state)
+{
+	int n;
+
+	(void)state;
+	/* the minimum is taken even past the budget: one pass is a guess */
+	for (n = 0; n < TUNE_MIN_REPS; n++)
+		assert_true(tune_may_repeat(n, 2.5, 0.1));
+	assert_false(tune_may_repeat(TUNE_MIN_REPS, 2.5, 0.1));
+	/* beyond it, while the next pass fits in the 2 s */
+	assert_true(tune_may_repeat(TUNE_MIN_REPS, 1.0, 0.001));
+	assert_false(tune_may_repeat(TUNE_MIN_REPS, 1.95, 0.1));
+	/* never more than TUNE_REPS, however cheap */
+	assert_false(tune_may_repeat(TUNE_REPS, 0, 0));
+	for (n = 0; tune_may_repeat(n, 0, 0.001); n++)
+		;
+	assert_int_equal(n, TUNE_REPS);
+	assert_int_equal(TUNE_MIN_REPS, 3);
+	assert_int_equal(TUNE_REPS, 5);
 }
 
 static void tune__describes_the_winner_first_then_the_untimed(void **state)
@@ -121,6 +157,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tune__picks_the_fastest_timed_candidate),
 		cmocka_unit_test(tune__stays_within_two_seconds_a_process),
+		cmocka_unit_test(tune__times_a_candidate_as_the_median_of_its_passes),
+		cmocka_unit_test(tune__repeats_three_to_five_times_within_the_budget),
 		cmocka_unit_test(tune__describes_the_winner_first_then_the_untimed),
 		cmocka_unit_test(tune__keys_name_cpu_library_isa_threads_and_shape),
 		cmocka_unit_test(tune__reads_the_mode),
