@@ -49,14 +49,15 @@ void be_round_bf16(size_t n, const float *x, float *y);
  * "jit_bf16:avx512_core_bf16").  tuned: when the planner chose among
  * several correct formulations by timing them (tune.h), each candidate
  * with its forward+backward time, the winner first ("emulated nhwc
- * 2.10 ms, native 2.60 ms"); empty when one candidate alone planned or
- * the tuning is off (HPCTRAIN_KERNELS=fixed) or its budget spent. */
+ * 2.10 ms, native 2.60 ms"), then any the budget left untimed
+ * (tune_describe); empty when one candidate alone planned or the tuning
+ * is off (HPCTRAIN_KERNELS=fixed). */
 struct be_kernel {
 	enum be_precision prec;
 	bool emulated;
 	char impl[64];
 	char why[128];
-	char tuned[96];
+	char tuned[128];
 };
 
 enum be_flags {

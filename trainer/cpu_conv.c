@@ -53,7 +53,7 @@
  * cached (cpu_tune.c); HPCTRAIN_KERNELS=fixed keeps the order above.
  */
 #include "trainer/cpu_internal.h" // defines: struct prim, struct relayout, prim_*, relayout_*
-#include "trainer/tune.h"         // defines: tune_pick, tune_may_go_on
+#include "trainer/tune.h"         // defines: struct tune_cand, tune_* (pick, budget, median, describe)
 
 #include <omp.h>
 #include <stdio.h>
@@ -390,76 +390,100 @@ static int trial_init(struct conv_trial *t, const struct be_conv *cv)
 	return 0;
 }
 
-/* The fastest of reps forward+backward passes after one warm-up, in ms;
- * -1 when a pass fails. */
-static double conv_time(struct be_conv *cv, struct conv_trial *t, int reps)
+/* A candidate's time in ms (tune.h): the median of forward+backward
+ * passes after one warm-up, as many as tune_may_repeat allows; -1 when
+ * a pass fails.  spent_s: the process's tuning seconds so far. */
+static double conv_time(struct be_conv *cv, struct conv_trial *t, double spent_s)
 {
 	struct sbuf err = SBUF_INIT;
-	double best = -1;
+	double v[TUNE_REPS], start = omp_get_wtime(), ms = 0;
+	int n = -1; /* -1: the warm-up */
 
-	for (int i = 0; i <= reps; i++) {
-		double t0 = omp_get_wtime(), ms;
+	for (; n < 0 || tune_may_repeat(n, spent_s + omp_get_wtime() - start, ms * 1e-3); n++) {
+		double t0 = omp_get_wtime();
 
 		if (be_conv_forward(cv, t->x, t->w, t->b, t->y, &err) ||
 		    be_conv_backward(cv, t->x, t->dy, t->dx, t->dw, t->db, &err)) {
-			best = -1;
-			break;
+			sbuf_release(&err);
+			return -1;
 		}
 		ms = (omp_get_wtime() - t0) * 1e3;
-		if (i && (best < 0 || ms < best))
-			best = ms;
+		if (n >= 0)
+			v[n] = ms;
 	}
 	sbuf_release(&err);
-	return best;
+	return tune_median(v, n);
 }
 
-#define TUNE_REPS 2
+/* Plans the cached choice for key, if there is one and it plans. */
+static bool conv_cached(struct be_conv *cv, const enum conv_cand *c, size_t n, const char *key)
+{
+	int best = cpu_tune_lookup(key, cv->kern.tuned, sizeof(cv->kern.tuned));
 
-/* Plans each candidate in turn and keeps the fastest by measurement,
- * within tune.h's budget; without tuning (or once the budget is spent)
- * the first that plans.  Candidates that do not plan are skipped. */
+	if (best >= 0 && (size_t)best < n && conv_plan_cand(cv, c[best]) == dnnl_success) {
+		/* native lost only where it was timed: at fp16 it never plans
+		 * (oneDNN 2.6), and cpu_why_emulated says so */
+		if (cv->kern.emulated && best && c[0] == CAND_NATIVE &&
+		    strstr(cv->kern.tuned, cand_names[CAND_NATIVE]))
+			snprintf(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
+				 be_precision_name(cv->kern.prec));
+		cv->x_last = cv->w_last = NULL;
+		return true;
+	}
+	cv->kern.tuned[0] = '\0';
+	return false;
+}
+
+/* Says what the tuning found (tune_describe) and caches a complete
+ * comparison; best is the candidate planned now. */
+static void conv_report(struct be_conv *cv, const enum conv_cand *c, const struct tune_cand *tc,
+			size_t n, int best, const char *key)
+{
+	tune_describe(tc, n, cv->kern.tuned, sizeof(cv->kern.tuned));
+	if (cv->kern.emulated && tc[0].ms >= 0 && c[0] == CAND_NATIVE)
+		snprintf(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
+			 be_precision_name(cv->kern.prec));
+	if (tune_is_complete(tc, n))
+		cpu_tune_record(key, best, cv->kern.tuned);
+}
+
+/* Plans each candidate in turn and keeps the fastest by measurement;
+ * without tuning the first that plans.  Every candidate that plans is
+ * timed while the process's budget (tune.h) lasts; once it is spent,
+ * the fastest so far, or the fixed order where none was timed, decides
+ * and the start line names the candidates left untimed. */
 static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, size_t n)
 {
 	struct tune_cand tc[4];
 	struct conv_trial trial;
 	double t0 = omp_get_wtime(), spent0 = cpu_tune_spent, last_s = 0, cand_t0 = 0;
 	dnnl_status_t st = dnnl_unimplemented, first_st = dnnl_unimplemented;
-	int best, want, planned = -1, current = -1, timed = 0;
+	int best, want, planned = -1, current = -1;
 	const struct conv_geom *g = &cv->g;
 	int shape[] = { g->n, g->h, g->w, g->c, g->k, g->r, g->s, g->stride, g->pad, (int)cv->flags };
 	char key[256];
-	bool tune;
+	bool choice = cpu_tune_on && n > 1, budget_left = tune_may_go_on(spent0, 0), tune;
 
-	if (cpu_tune_on && n > 1) {
+	if (choice) {
 		cpu_tune_key("conv", cv->kern.prec, shape, sizeof(shape) / sizeof(*shape), key,
 			     sizeof(key));
-		best = cpu_tune_lookup(key, cv->kern.tuned, sizeof(cv->kern.tuned));
-		if (best >= 0 && (size_t)best < n && conv_plan_cand(cv, c[best]) == dnnl_success) {
-			if (cv->kern.emulated && best && c[0] == CAND_NATIVE)
-				snprintf(cv->kern.why, sizeof(cv->kern.why),
-					 "native %s measured slower", be_precision_name(cv->kern.prec));
-			cv->x_last = cv->w_last = NULL;
+		if (conv_cached(cv, c, n, key)) {
 			cpu_tune_spent += omp_get_wtime() - t0;
 			return dnnl_success;
 		}
-		cv->kern.tuned[0] = '\0';
 	}
-	/* once the process's budget is spent, the fixed order decides */
-	tune = cpu_tune_on && n > 1 && tune_may_go_on(spent0, 0, 0) && !trial_init(&trial, cv);
+	tune = choice && budget_left && !trial_init(&trial, cv);
 	for (size_t i = 0; i < n; i++)
-		tc[i] = (struct tune_cand){ cand_names[c[i]], -1 };
+		tc[i] = (struct tune_cand){ cand_names[c[i]], choice && (tune || !budget_left)
+								      ? TUNE_NOT_REACHED
+								      : TUNE_NOT_PLANNED };
 	for (size_t i = 0; i < n; i++) {
-		double layer_s = omp_get_wtime() - t0, best_ms;
-
 		if (i)
 			last_s = omp_get_wtime() - cand_t0;
-		best = tune_pick(tc, i);
-		best_ms = best < 0 ? 0 : tc[best].ms;
-		/* per layer: at most 2% of 1,000 of its own passes; per
-		 * process: TUNE_MAX_S.  The next candidate is taken to cost
-		 * what the last one did, planning included. */
-		if (best >= 0 && (!tune || !tune_may_go_on(layer_s, last_s, best_ms * 1e-3) ||
-				  !tune_may_go_on(spent0 + layer_s, last_s, 0)))
+		/* the next candidate is taken to cost what the last one did,
+		 * planning included */
+		if (tune_pick(tc, i) >= 0 &&
+		    (!tune || !tune_may_go_on(spent0 + omp_get_wtime() - t0, last_s)))
 			break;
 		cand_t0 = omp_get_wtime();
 		st = conv_plan_cand(cv, c[i]);
@@ -469,14 +493,17 @@ static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, si
 		current = st == dnnl_success ? (int)i : -1;
 		if (st == dnnl_out_of_memory)
 			break;
-		if (st != dnnl_success)
+		if (st != dnnl_success) {
+			tc[i].ms = TUNE_NOT_PLANNED;
 			continue;
+		}
 		if (planned < 0)
 			planned = (int)i;
 		if (!tune)
 			break;
-		tc[i].ms = conv_time(cv, &trial, TUNE_REPS);
-		timed += tc[i].ms >= 0;
+		tc[i].ms = conv_time(cv, &trial, spent0 + omp_get_wtime() - t0);
+		if (tc[i].ms < 0)
+			tc[i].ms = TUNE_NOT_PLANNED;
 	}
 	/* the fastest timed, else the first that planned */
 	best = tune_pick(tc, n);
@@ -489,20 +516,8 @@ static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, si
 		st = conv_plan_cand(cv, c[want]);
 	else
 		st = dnnl_success;
-	if (tune && timed > 1 && st == dnnl_success) {
-		size_t len = 0;
-
-		len += snprintf(cv->kern.tuned, sizeof(cv->kern.tuned), "%s %.2f ms", tc[best].name,
-				tc[best].ms);
-		for (size_t i = 0; i < n && len < sizeof(cv->kern.tuned); i++)
-			if ((int)i != best && tc[i].ms >= 0)
-				len += snprintf(cv->kern.tuned + len, sizeof(cv->kern.tuned) - len,
-						", %s %.2f ms", tc[i].name, tc[i].ms);
-		if (cv->kern.emulated && tc[0].ms >= 0 && c[0] == CAND_NATIVE)
-			snprintf(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
-				 be_precision_name(cv->kern.prec));
-		cpu_tune_record(key, best, cv->kern.tuned);
-	}
+	if (choice && st == dnnl_success)
+		conv_report(cv, c, tc, n, want, key);
 	if (tune) {
 		trial_release(&trial);
 		cpu_tune_spent += omp_get_wtime() - t0;

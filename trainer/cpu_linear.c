@@ -2,7 +2,7 @@
  * be_linear_*): sgemm at fp32 and emulated precisions, oneDNN matmuls on
  * bf16 copies at native bf16. */
 #include "trainer/cpu_internal.h" // defines: struct prim, struct relayout, prim_*, relayout_*
-#include "trainer/tune.h"         // defines: tune_pick, tune_may_go_on
+#include "trainer/tune.h"         // defines: struct tune_cand, tune_* (pick, budget, median, describe)
 
 #include <omp.h>
 #include <stdio.h>
@@ -134,81 +134,101 @@ static int linear_set_emulated(struct be_linear *lin)
 	return lin->xr && lin->wr && lin->dyr ? 0 : -1;
 }
 
-/* The fastest of reps forward+backward passes after one warm-up, in ms
- * (-1: a pass failed or no memory), on made-up inputs. */
-static double linear_time(struct be_linear *lin, int reps)
+/* A candidate's time in ms (tune.h): the median of forward+backward
+ * passes after one warm-up, as many as tune_may_repeat allows, on
+ * made-up inputs (-1: a pass failed or no memory).  spent_s: the
+ * process's tuning seconds so far. */
+static double linear_time(struct be_linear *lin, double spent_s)
 {
 	size_t nx = (size_t)lin->n * lin->in, nw = (size_t)lin->out * lin->in,
 	       ny = (size_t)lin->n * lin->out;
 	float *x = be_alloc(nx), *w = be_alloc(nw), *y = be_alloc(ny), *dy = be_alloc(ny),
 	      *dx = be_alloc(nx), *dw = be_alloc(nw);
 	struct sbuf err = SBUF_INIT;
-	double best = -1;
+	double v[TUNE_REPS], start = omp_get_wtime(), ms = 0, r = -1;
+	int n = -1; /* -1: the warm-up */
 
-	for (size_t i = 0; x && w && dy && i < nx; i++)
+	if (!x || !w || !y || !dy || !dx || !dw)
+		goto out;
+	for (size_t i = 0; i < nx; i++)
 		x[i] = (float)((i * 2654435761u) >> 22 & 1023) / 1024.0f - 0.5f;
-	for (size_t i = 0; x && w && dy && i < nw; i++)
+	for (size_t i = 0; i < nw; i++)
 		w[i] = (float)((i * 40503u) >> 4 & 255) / 2560.0f - 0.05f;
-	for (int i = 0; x && w && y && dy && dx && dw && i <= reps; i++) {
-		double t0 = omp_get_wtime(), ms;
+	for (; n < 0 || tune_may_repeat(n, spent_s + omp_get_wtime() - start, ms * 1e-3); n++) {
+		double t0 = omp_get_wtime();
 
 		if (be_linear_forward(lin, x, w, y, &err) ||
-		    be_linear_backward(lin, x, w, dy, dx, dw, &err)) {
-			best = -1;
-			break;
-		}
+		    be_linear_backward(lin, x, w, dy, dx, dw, &err))
+			goto out;
 		ms = (omp_get_wtime() - t0) * 1e3;
-		if (i && (best < 0 || ms < best))
-			best = ms;
+		if (n >= 0)
+			v[n] = ms;
 	}
+	r = tune_median(v, n);
+out:
 	lin->x_last = lin->w_last = NULL;
 	be_free(x), be_free(w), be_free(y), be_free(dy), be_free(dx), be_free(dw);
 	sbuf_release(&err);
-	return best;
+	return r;
+}
+
+/* Plans the cached choice for key: 0 none cached, 1 planned, -1 no
+ * memory. */
+static int linear_cached(struct be_linear *lin, const char *key)
+{
+	int best = cpu_tune_lookup(key, lin->kern.tuned, sizeof(lin->kern.tuned));
+
+	if (best == 0)
+		return 1;
+	if (best == 1) {
+		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
+		return linear_set_emulated(lin) ? -1 : 1;
+	}
+	lin->kern.tuned[0] = '\0';
+	return 0;
 }
 
 /* Native bf16 against emulation, by measurement (tune.h), when both
- * plan and the tuning is on; else native where it plans. */
+ * plan and the tuning is on; else native where it plans.  Emulation is
+ * timed while the process's budget lasts; if it is not, the start line
+ * says so and nothing is cached. */
 static int linear_choose(struct be_linear *lin)
 {
-	struct tune_cand c[2] = { { "native", -1 }, { "emulated", -1 } };
+	struct tune_cand c[2] = { { "native", TUNE_NOT_REACHED }, { "emulated", TUNE_NOT_REACHED } };
 	double t0 = omp_get_wtime();
-	int shape[] = { lin->n, lin->in, lin->out }, best;
+	int shape[] = { lin->n, lin->in, lin->out }, r;
 	char key[256];
 
 	if (!cpu_tune_on)
 		return 0;
 	cpu_tune_key("linear", lin->kern.prec, shape, 3, key, sizeof(key));
-	best = cpu_tune_lookup(key, lin->kern.tuned, sizeof(lin->kern.tuned));
-	if (best == 0)
-		return 0;
-	if (best == 1) {
-		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
-		return linear_set_emulated(lin);
+	r = linear_cached(lin, key);
+	if (r)
+		return r < 0 ? -1 : 0;
+	if (tune_may_go_on(cpu_tune_spent, 0)) {
+		c[0].ms = linear_time(lin, cpu_tune_spent);
+		if (c[0].ms < 0) /* native planned but cannot run: no comparison */
+			c[0].ms = c[1].ms = TUNE_NOT_PLANNED;
 	}
-	lin->kern.tuned[0] = '\0';
-	if (!tune_may_go_on(cpu_tune_spent, 0, 0))
-		return 0;
-	c[0].ms = linear_time(lin, 2);
-	if (c[0].ms < 0 || !tune_may_go_on(cpu_tune_spent + omp_get_wtime() - t0,
-					   omp_get_wtime() - t0, 0))
-		goto out;
-	if (linear_set_emulated(lin))
-		return -1;
-	c[1].ms = linear_time(lin, 2);
-	if (tune_pick(c, 2) == 0) {
+	if (c[0].ms >= 0 && tune_may_go_on(cpu_tune_spent + omp_get_wtime() - t0,
+					   omp_get_wtime() - t0)) {
+		if (linear_set_emulated(lin))
+			return -1;
+		c[1].ms = linear_time(lin, cpu_tune_spent + omp_get_wtime() - t0);
+		if (c[1].ms < 0)
+			c[1].ms = TUNE_NOT_PLANNED;
+	}
+	if (lin->kern.emulated && tune_pick(c, 2) == 0) {
 		lin->kern.emulated = false;
 		lin->round = NULL;
 		if (linear_plan_bf16(lin) != dnnl_success)
 			return -1;
-	} else {
+	} else if (lin->kern.emulated) {
 		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
 	}
-	best = tune_pick(c, 2);
-	snprintf(lin->kern.tuned, sizeof(lin->kern.tuned), "%s %.2f ms, %s %.2f ms",
-		 c[best].name, c[best].ms, c[!best].name, c[!best].ms);
-	cpu_tune_record(key, best, lin->kern.tuned);
-out:
+	tune_describe(c, 2, lin->kern.tuned, sizeof(lin->kern.tuned));
+	if (tune_is_complete(c, 2))
+		cpu_tune_record(key, tune_pick(c, 2), lin->kern.tuned);
 	cpu_tune_spent += omp_get_wtime() - t0;
 	return 0;
 }

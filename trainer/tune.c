@@ -1,8 +1,12 @@
 /* tune.c - the pure part of choosing kernels by measurement (tune.h):
- * the fastest candidate, the time budget, the cache key, the mode. */
+ * the fastest candidate, the time budget, a candidate's median time,
+ * what a layer's tuning found,
+ * the cache key, the mode. */
 #include "trainer/tune.h" // defines: struct tune_cand, struct tune_key, tune_*
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int tune_pick(const struct tune_cand *c, size_t n)
@@ -15,13 +19,86 @@ int tune_pick(const struct tune_cand *c, size_t n)
 	return best;
 }
 
-bool tune_may_go_on(double spent_s, double next_s, double step_s)
+bool tune_may_go_on(double spent_s, double next_s)
 {
-	double limit = TUNE_MAX_S;
+	return spent_s + (next_s > 0 ? next_s : 0) <= TUNE_MAX_S;
+}
 
-	if (step_s > 0 && TUNE_SHARE * TUNE_RUN_STEPS * step_s < limit)
-		limit = TUNE_SHARE * TUNE_RUN_STEPS * step_s;
-	return spent_s + (next_s > 0 ? next_s : 0) <= limit;
+bool tune_may_repeat(int done, double spent_s, double pass_s)
+{
+	/* the minimum may overrun the budget by TUNE_MIN_REPS short passes:
+	 * a candidate admitted but timed once would be a guess */
+	if (done < TUNE_MIN_REPS)
+		return true;
+	return done < TUNE_REPS && tune_may_go_on(spent_s, pass_s);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double tune_median(double *v, int n)
+{
+	if (n < 1)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool tune_is_complete(const struct tune_cand *c, size_t n)
+{
+	size_t timed = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].ms == TUNE_NOT_REACHED)
+			return false;
+		timed += c[i].ms >= 0;
+	}
+	return timed >= 2;
+}
+
+/* Appends to buf as snprintf would, keeping *len the length needed. */
+__attribute__((format(printf, 4, 5))) static void addf(char *buf, size_t size, size_t *len,
+							 const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vsnprintf(buf + (*len < size ? *len : size), *len < size ? size - *len : 0, fmt, ap);
+	va_end(ap);
+	*len += r > 0 ? (size_t)r : 0;
+}
+
+int tune_describe(const struct tune_cand *c, size_t n, char *buf, size_t size)
+{
+	int best = tune_pick(c, n);
+	size_t len = 0, timed = 0, untimed = 0;
+
+	for (size_t i = 0; i < n; i++)
+		timed += c[i].ms >= 0, untimed += c[i].ms == TUNE_NOT_REACHED;
+	if (size)
+		buf[0] = '\0';
+	if (timed < 2 && !untimed)
+		return 0;
+	if (best >= 0)
+		addf(buf, size, &len, "%s %.2f ms", c[best].name, c[best].ms);
+	for (size_t i = 0; i < n; i++)
+		if ((int)i != best && c[i].ms >= 0)
+			addf(buf, size, &len, ", %s %.2f ms", c[i].name, c[i].ms);
+	for (size_t i = 0, k = 0; i < n; i++) {
+		if (c[i].ms != TUNE_NOT_REACHED)
+			continue;
+		if (k++)
+			addf(buf, size, &len, ", %s", c[i].name);
+		else
+			addf(buf, size, &len, "%s%g s budget spent before %s", timed ? "; " : "",
+			     TUNE_MAX_S, c[i].name);
+	}
+	return (int)len;
 }
 
 /* Appends s to buf at *len; a field (field true) with spaces and '|'

@@ -15,28 +15,61 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The tuning's hard limit per process, and its share of a 1,000-step
- * run (the issue-30 budget: 2%, never over 2 s). */
+/* The tuning's limit per process (issue 30: never over 2 s).  There is
+ * no limit per layer: one of 2% of 1,000 of the layer's own passes could
+ * not pay even the planning of a second candidate for a fast layer, so
+ * on an idle AMX node native bf16 ran without ever being compared with
+ * emulation, and nothing was cached.  A complete comparison is cached,
+ * so a kind of node pays it once, not every run. */
 #define TUNE_MAX_S 2.0
-#define TUNE_SHARE 0.02
-#define TUNE_RUN_STEPS 1000
 
-/* One candidate: ms < 0 when it did not plan (no kernel but a reference
- * one) or was not timed. */
+/* A candidate's time: the median of TUNE_MIN_REPS to TUNE_REPS
+ * forward+backward passes after one warm-up, so that a pass slowed by a
+ * neighbour on a shared node does not decide (the fastest of two, used
+ * before, was one pass's luck).  The passes are short (one layer, one
+ * batch); the first TUNE_MIN_REPS are always taken once a candidate is
+ * admitted, the rest while the budget lasts (tune_may_repeat). */
+#define TUNE_MIN_REPS 3
+#define TUNE_REPS 5
+
+/* One candidate: ms >= 0 when timed, else one of the reasons below. */
 struct tune_cand {
 	const char *name;
 	double ms;
 };
+#define TUNE_NOT_PLANNED (-1.0) /* no kernel but a reference one, or a pass failed */
+#define TUNE_NOT_REACHED (-2.0) /* the budget ended the tuning before it */
 
 /* The index of the fastest timed candidate (the earlier on a tie), or
  * -1 when none was timed. */
 int tune_pick(const struct tune_cand *c, size_t n);
 
-/* Whether another candidate may be timed: spent_s seconds are spent,
- * and the next costs about next_s.  The limit is TUNE_MAX_S, and
- * TUNE_SHARE of TUNE_RUN_STEPS steps of step_s seconds each where
- * step_s > 0 estimates a step (0: not known yet, the hard limit alone). */
-bool tune_may_go_on(double spent_s, double next_s, double step_s);
+/* Whether another candidate (or repetition) may be timed: spent_s
+ * seconds of the process's TUNE_MAX_S are spent, and the next costs
+ * about next_s. */
+bool tune_may_go_on(double spent_s, double next_s);
+
+/* Whether a candidate takes another timed pass: done taken, spent_s
+ * seconds of the process's TUNE_MAX_S spent, a pass costs about pass_s.
+ * Never more than TUNE_REPS, so a caller's array of TUNE_REPS holds
+ * them all. */
+bool tune_may_repeat(int done, double spent_s, double pass_s);
+
+/* The median of v[0, n) (sorts v; the mean of the two middle values
+ * for even n; 0 for n < 1). */
+double tune_median(double *v, int n);
+
+/* Whether a layer's comparison is worth caching: no candidate was left
+ * untimed by the budget, and at least two were timed. */
+bool tune_is_complete(const struct tune_cand *c, size_t n);
+
+/* Writes what the tuning of one layer found, for the start line: the
+ * winner (tune_pick) and the other timed candidates with their times,
+ * then those the budget left untimed ("emulated nhwc 2.10 ms, native
+ * 2.60 ms; 2 s budget spent before emulated blocked"); "" when there is
+ * nothing to say (fewer than two timed and none left untimed).  Returns
+ * the length it needs, as snprintf does. */
+int tune_describe(const struct tune_cand *c, size_t n, char *buf, size_t size);
 
 /* What a choice depends on, for its cache key. */
 struct tune_key {
