@@ -27,7 +27,7 @@ bool cpu_bf16_native;
 bool cpu_tune_on = true;
 double cpu_tune_spent;
 char cpu_refused[64];
-static char describe_isa[128], describe[200];
+static char describe_isa[128], describe[256]; /* describe: describe_isa and 128 more */
 
 static const char *isa_name(dnnl_cpu_isa_t isa)
 {
