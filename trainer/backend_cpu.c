@@ -210,6 +210,13 @@ const char *be_precision_limit(enum be_precision prec)
 	return "Intel AVX512-BF16 without AMX computes bf16 dot products at the fp32 FMA rate";
 }
 
+/* Below this many floats a rounding pass stays on one thread: waking
+ * the team costs more than the pass (a 128 KiB pass takes a few
+ * microseconds).  Above it, every thread of the step rounds its share:
+ * one thread alone left the others idle for a pass over each
+ * activation, weight and gradient of an emulated layer. */
+#define ROUND_PARALLEL_MIN ((size_t)1 << 15)
+
 /* Rounds n floats to the nearest binary16 value (ties to even), kept as
  * float; beyond 65504 (from 65520 up) they become inf, as in fp16
  * hardware.  Bit arithmetic on the float, no conversion instructions:
@@ -219,6 +226,7 @@ const char *be_precision_limit(enum be_precision prec)
  * subnormals) the step is 2^-24: adding 0.5 to |x| rounds it there. */
 void be_round_fp16(size_t n, const float *x, float *y)
 {
+#pragma omp parallel for simd schedule(static) if (n >= ROUND_PARALLEL_MIN)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t u, a;
 		float ax, r;
@@ -243,6 +251,7 @@ void be_round_fp16(size_t n, const float *x, float *y)
  * and values past bf16's largest round to inf as the carry says. */
 void be_round_bf16(size_t n, const float *x, float *y)
 {
+#pragma omp parallel for simd schedule(static) if (n >= ROUND_PARALLEL_MIN)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t u;
 

@@ -446,6 +446,34 @@ static void amp__bf16_rounding_is_to_nearest_even_with_inf_and_nan_kept(void **s
 	assert_true(isnan(y[5]));
 }
 
+/* A pass long enough to be split among threads rounds every element
+ * as a pass of one element does: the split changes who, not what. */
+static void amp__a_long_rounding_pass_equals_one_element_at_a_time(void **state)
+{
+	size_t n = 100003;
+	float *x = malloc(n * sizeof(*x)), *y = malloc(n * sizeof(*y)), one;
+	uint32_t seed = 12345;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		x[i] = ((float)(seed >> 8) / (1 << 24) - 0.5f) * 1e5f;
+	}
+	x[7] = NAN, x[11] = INFINITY, x[n - 1] = 65520.0f;
+	be_round_bf16(n, x, y);
+	for (size_t i = 0; i < n; i++) {
+		be_round_bf16(1, &x[i], &one);
+		assert_memory_equal(&y[i], &one, sizeof(one));
+	}
+	be_round_fp16(n, x, y);
+	for (size_t i = 0; i < n; i++) {
+		be_round_fp16(1, &x[i], &one);
+		assert_memory_equal(&y[i], &one, sizeof(one));
+	}
+	free(x);
+	free(y);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +486,7 @@ int main(void)
 		cmocka_unit_test(amp__bf16_and_fp16_linear_layers_stay_within_documented_bounds),
 		cmocka_unit_test(amp__fp16_rounding_overflows_to_inf_like_the_hardware),
 		cmocka_unit_test(amp__bf16_rounding_is_to_nearest_even_with_inf_and_nan_kept),
+		cmocka_unit_test(amp__a_long_rounding_pass_equals_one_element_at_a_time),
 	};
 
 	return cmocka_run_group_tests(tests, setup_backend, NULL);
