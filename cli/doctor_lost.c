@@ -61,13 +61,14 @@ static bool stopped_answering(const char *node, struct sbuf *why)
 }
 
 /* Adds to nodes[0..k) the nodes of the ranks' records that the
- * controller holds as failed: a node that stopped answering killed no
+ * controller holds as DOWN or FAIL: a node that stopped answering killed no
  * rank (sbatch --no-kill kept the job, Slurm ended the step).  Returns
  * the new k. */
 static size_t add_failed_nodes(json_t *const *ranks, size_t n, const char **nodes, size_t k,
 			       struct sbuf *why)
 {
 	const char **seen = xcalloc(n + 1, sizeof(*seen));
+	const char *self = getenv("SLURMD_NODENAME");
 	size_t m = lost_record_nodes(ranks, n, seen);
 	struct sbuf err = SBUF_INIT;
 
@@ -78,6 +79,9 @@ static size_t add_failed_nodes(json_t *const *ranks, size_t n, const char **node
 	for (size_t i = 0; i < m; i++) {
 		size_t j;
 
+		/* the node running this answers, whatever the controller says */
+		if (self && !strcmp(seen[i], self))
+			continue;
 		for (j = 0; j < k && strcmp(nodes[j], seen[i]); j++)
 			;
 		if (j == k && stopped_answering(seen[i], why))

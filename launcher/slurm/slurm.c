@@ -314,8 +314,10 @@ int hpt_slurm_node_failed(const char *node, struct sbuf *state, struct sbuf *err
 
 		if (!nd->name || strcmp(nd->name, node))
 			continue;
+		/* NOT_RESPONDING alone is a missed ping, set and cleared
+		 * under load; slurmctld sets DOWN once SlurmdTimeout passes */
 		failed = (nd->node_state & NODE_STATE_BASE) == NODE_STATE_DOWN ||
-			 (nd->node_state & (NODE_STATE_FAIL | NODE_STATE_NO_RESPOND));
+			 (nd->node_state & NODE_STATE_FAIL);
 		if (failed) {
 			sbuf_addstr(state, slurm_node_state_string(nd->node_state));
 			if (nd->reason && *nd->reason)

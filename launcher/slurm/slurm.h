@@ -70,8 +70,10 @@ void hpt_slurm_node_names_free(char **names, size_t n);
  * leaves in.  -1 with err when the node list cannot be read. */
 int64_t hpt_slurm_idle_nodes(const char *exclude, struct sbuf *err);
 
-/* Whether the controller holds node as failed: DOWN, FAIL or not
- * responding (a drain set by hand is an admin's choice, not a failure).
+/* Whether the controller holds node as failed: DOWN or FAIL.  Not
+ * responding alone is not: it is one missed ping, which a busy slurmd
+ * clears at the next; SlurmdTimeout later the node is DOWN.  A drain
+ * set by hand is an admin's choice, not a failure.
  * 1 with state given Slurm's words ("DOWN*: Not responding"), 0 when
  * it is up, or a status with err when the controller cannot say. */
 int hpt_slurm_node_failed(const char *node, struct sbuf *state, struct sbuf *err);

@@ -90,6 +90,18 @@ need_cluster() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
+# second_attempt RUN: waits (30 s at most) for the attempt doctor
+# --lost submitted, RUN/attempts/2; fails with the logs without one.
+second_attempt() {
+	for _ in $(seq 1 60); do
+		[ -f "$1/attempts/2/submit.json" ] && return 0
+		sleep 0.5
+	done
+	echo "no second attempt"
+	cat "$1"/logs/*
+	return 1
+}
+
 # finish JOB: waits for the job (bounded); sets output.
 finish() {
 	run timeout 120 "$HPT" status --wait --json "$1"
@@ -141,11 +153,7 @@ finish() {
 	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
 	kill -KILL "$pid"
 	finish "$JOB"
-	for i in $(seq 1 60); do
-		[ -f "$DIR/attempts/2/submit.json" ] && break
-		sleep 0.5
-	done
-	[ -f "$DIR/attempts/2/submit.json" ] || { echo "no second attempt"; cat "$DIR"/logs/*; false; }
+	second_attempt "$DIR"
 	grep -q "lost node: rank 1 on node2 killed by signal 9" "$DIR"/logs/batch-*.out
 	[ "$(jq -c .nodes "$DIR/lost.json")" = '["node2"]' ]
 	dir2=$DIR/attempts/2
@@ -163,7 +171,7 @@ finish() {
 
 @test "the bundled trainer's run resumes on node1 from its last checkpoint after node2 is lost" {
 	need_cluster
-	local i pid dir2 job2 step
+	local pid dir2 job2 step
 	# a ledger of its own: the test before left node2 in cooldown
 	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
 	submit_json "$WORK/train.yaml"
@@ -173,12 +181,8 @@ finish() {
 	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
 	kill -KILL "$pid"
 	finish "$JOB"
-	for i in $(seq 1 60); do
-		[ -f "$DIR/attempts/2/submit.json" ] && break
-		sleep 0.5
-	done
+	second_attempt "$DIR"
 	dir2=$DIR/attempts/2
-	[ -f "$dir2/submit.json" ] || { echo "no second attempt"; cat "$DIR"/logs/*; false; }
 	[ -L "$dir2/checkpoints" ]
 	job2=$(jq -r .job_id "$dir2/submit.json")
 	finish "$job2"
@@ -241,7 +245,7 @@ node_ns() {
 @test "the torch-ddp template loses node2 (its rank SIGKILLed) and resumes on node1 with the same batches and losses" {
 	need_cluster
 	/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || skip "no torch for /usr/bin/python3"
-	local ddp=$BATS_TEST_DIRNAME/../../templates/torch-ddp.py pid i dir2 job2
+	local ddp=$BATS_TEST_DIRNAME/../../templates/torch-ddp.py pid dir2 job2
 	local args="--steps, 16, --checkpoint-every, 2, --micro-batch, 32"
 	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
 	submit_json torch-ddp --set resources.nodes=1-2 --set params.ranks=1 \
@@ -252,12 +256,8 @@ node_ns() {
 	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
 	kill -KILL "$pid"
 	finish "$JOB"
-	for i in $(seq 1 60); do
-		[ -f "$DIR/attempts/2/submit.json" ] && break
-		sleep 0.5
-	done
+	second_attempt "$DIR"
 	dir2=$DIR/attempts/2
-	[ -f "$dir2/submit.json" ] || { echo "no second attempt"; cat "$DIR"/logs/*; false; }
 	job2=$(jq -r .job_id "$dir2/submit.json")
 	finish "$job2"
 	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
