@@ -169,30 +169,6 @@ finish() {
 	grep -q "host=node2 attempt=1" "$DIR"/logs/*
 }
 
-@test "the bundled trainer's run resumes on node1 from its last checkpoint after node2 is lost" {
-	need_cluster
-	local pid dir2 job2 step
-	# a ledger of its own: the test before left node2 in cooldown
-	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
-	submit_json "$WORK/train.yaml"
-	grep -qx '#SBATCH --nodes=2' "$DIR/job.sbatch"
-	wait_steps "$DIR" 5
-	pid=$(jq -r .pid "$DIR/ranks/rank-1.json")
-	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
-	kill -KILL "$pid"
-	finish "$JOB"
-	second_attempt "$DIR"
-	dir2=$DIR/attempts/2
-	[ -L "$dir2/checkpoints" ]
-	job2=$(jq -r .job_id "$dir2/submit.json")
-	finish "$job2"
-	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
-	grep -q "resuming from $dir2/checkpoints/" "$dir2"/logs/* || { cat "$dir2"/logs/*; false; }
-	step=$(jq -s -r '[.[] | select(.step != null)][0].step' "$dir2/metrics.jsonl")
-	[ "$step" -gt 1 ] || { echo "attempt 2 started at step $step"; false; }
-	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"prev_world_size":0,"restart":0,"world_size":1}' ]
-}
-
 # node_ns NODE: the network namespace the cluster runs NODE in
 node_ns() {
 	sed -n "${1#node}p" "$CLUSTER_BASE/run/netns"
