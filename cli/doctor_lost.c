@@ -9,7 +9,7 @@
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_plan, doctor_preflight_resubmit
 #include "launcher/doctor/doctor_record.h"    // defines: doctor_record_ledger
 #include "launcher/doctor/exclude.h"          // defines: exclude_nodes_left
-#include "launcher/doctor/lost.h"             // defines: lost_nodes, lost_record_nodes
+#include "launcher/doctor/lost.h"             // defines: lost_nodes, lost_record_nodes, lost_has_node
 #include "launcher/runs/resize.h"             // defines: resize_next
 #include "launcher/slurm/slurm.h"             // defines: hpt_slurm_init, hpt_slurm_node_failed
 #include "launcher/supervise/liveness.h"      // defines: liveness_load_dir
@@ -77,14 +77,10 @@ static size_t add_failed_nodes(json_t *const *ranks, size_t n, const char **node
 		m = 0;
 	}
 	for (size_t i = 0; i < m; i++) {
-		size_t j;
-
 		/* the node running this answers, whatever the controller says */
 		if (self && !strcmp(seen[i], self))
 			continue;
-		for (j = 0; j < k && strcmp(nodes[j], seen[i]); j++)
-			;
-		if (j == k && stopped_answering(seen[i], why))
+		if (!lost_has_node(nodes, k, seen[i]) && stopped_answering(seen[i], why))
 			nodes[k++] = seen[i];
 	}
 	free(seen);

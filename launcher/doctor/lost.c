@@ -1,15 +1,22 @@
 /* lost.c - the nodes a failed step lost (lost.h).  Core. */
-#include "launcher/doctor/lost.h" // defines: lost_nodes, lost_record_nodes
+#include "launcher/doctor/lost.h" // defines: lost_nodes, lost_record_nodes, lost_has_node
 #include "common/sbuf.h"          // defines: struct sbuf
 
 #include <signal.h>
 #include <string.h>
 
-static size_t add_once(const char **nodes, size_t k, const char *node)
+bool lost_has_node(const char *const *nodes, size_t k, const char *node)
 {
 	for (size_t j = 0; j < k; j++)
 		if (!strcmp(nodes[j], node))
-			return k;
+			return true;
+	return false;
+}
+
+static size_t add_once(const char **nodes, size_t k, const char *node)
+{
+	if (lost_has_node(nodes, k, node))
+		return k;
 	nodes[k] = node;
 	return k + 1;
 }

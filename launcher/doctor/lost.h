@@ -18,6 +18,7 @@
 #define HPT_LOST_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct sbuf;
@@ -33,5 +34,8 @@ size_t lost_nodes(json_t *const *ranks, size_t n, const char **nodes, struct sbu
  * ranks[0..n), in rank order, and returns k.  A record without a node
  * is skipped. */
 size_t lost_record_nodes(json_t *const *ranks, size_t n, const char **nodes);
+
+/* Whether node is one of nodes[0..k). */
+bool lost_has_node(const char *const *nodes, size_t k, const char *node);
 
 #endif
