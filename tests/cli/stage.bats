@@ -47,6 +47,14 @@ stage3() {
 		--report "$W/rep-%n.json" "$@"
 }
 
+# flip FILE OFFSET: inverts the byte at OFFSET, so the file surely changes
+# (a fixed byte written into random data leaves it as it was 1 time in 256).
+flip() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1")
+	printf "\\$(printf %03o $((255 - b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
 # rec NODE FILTER: jq FILTER of that node's record.
 rec() { jq -r "$2" "$W/rep-$1.json"; }
 
@@ -98,7 +106,7 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 	stage3 --entry ds="$W/src"
 	f=$W/c/n1/$h/sub/deeper/big
 	chmod u+w "$f" "$W/c/n2/$h/sub/f7"
-	printf '\001' | dd of="$f" bs=1 seek=1000 conv=notrunc status=none
+	flip "$f" 1000
 	: >"$W/c/n2/$h/sub/f7"
 	run stage3 --entry ds="$W/src"
 	[ "$status" -eq 0 ]
@@ -260,7 +268,7 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 	f=$W/one/$h/sub/deeper/big
 	touch -r "$f" "$W/when"
 	chmod u+w "$f"
-	printf '\001' | dd of="$f" bs=1 seek=5 conv=notrunc status=none
+	flip "$f" 5
 	touch -r "$W/when" "$f"
 	run "$HPT" stage --cache "$W/one" --entry ds="$W/src"
 	[ "$status" -eq 0 ]
