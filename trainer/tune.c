@@ -117,6 +117,8 @@ int tune_key_format(const struct tune_key *k, char *buf, size_t size)
 	char num[16];
 	size_t len = 0;
 
+	snprintf(num, sizeof(num), "v%d|", TUNE_KEY_VERSION);
+	put(buf, size, &len, num, false);
 	for (size_t i = 0; i < 3; i++) {
 		put(buf, size, &len, words[i], true);
 		put(buf, size, &len, "|", false);

@@ -71,6 +71,12 @@ bool tune_is_complete(const struct tune_cand *c, size_t n);
  * the length it needs, as snprintf does. */
 int tune_describe(const struct tune_cand *c, size_t n, char *buf, size_t size);
 
+/* The cache format's version, the key's first field: a change in what a
+ * cached line means (in how candidates are timed or which are compared)
+ * bumps it, and lines of older versions are never read again.  Version 1
+ * had no field. */
+#define TUNE_KEY_VERSION 2
+
 /* What a choice depends on, for its cache key. */
 struct tune_key {
 	const char *cpu;    /* the CPU model, e.g. "GenuineIntel 6/207 Intel(R) Xeon(R)" */
@@ -83,9 +89,10 @@ struct tune_key {
 	size_t nshape;
 };
 
-/* Writes the key as one line-safe word ("|"-separated fields, spaces
- * and "|" in the CPU name replaced by "_") into buf; returns the length
- * it needs, as snprintf does (>= size: truncated). */
+/* Writes the key as one line-safe word ("|"-separated fields after
+ * "v<TUNE_KEY_VERSION>", spaces and "|" in the CPU name replaced by "_")
+ * into buf; returns the length it needs, as snprintf does (>= size:
+ * truncated). */
 int tune_key_format(const struct tune_key *k, char *buf, size_t size);
 
 /* HPCTRAIN_KERNELS: NULL, "" or "tune" = measure (true), "fixed" = the

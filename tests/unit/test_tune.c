@@ -112,7 +112,7 @@ static void tune__describes_the_winner_first_then_the_untimed(void **state)
 	assert_string_equal(small, "emulated nh");
 }
 
-static void tune__keys_name_cpu_library_isa_threads_and_shape(void **state)
+static void tune__keys_name_version_cpu_library_isa_threads_and_shape(void **state)
 {
 	int shape[] = { 128, 14, 14, 32, 64, 3, 3, 1, 1, 3 };
 	struct tune_key k = { "GenuineIntel 6/207 Intel(R) Xeon(R) Processor", "2.6.3",
@@ -122,17 +122,17 @@ static void tune__keys_name_cpu_library_isa_threads_and_shape(void **state)
 
 	(void)state;
 	n = tune_key_format(&k, buf, sizeof(buf));
-	assert_string_equal(buf, "GenuineIntel_6/207_Intel(R)_Xeon(R)_Processor|2.6.3|"
+	assert_string_equal(buf, "v2|GenuineIntel_6/207_Intel(R)_Xeon(R)_Processor|2.6.3|"
 				 "avx512_core_bf16|t2|conv|bf16|128x14x14x32x64x3x3x1x1x3");
 	assert_int_equal(n, (int)strlen(buf));
 	/* a "|" in a field cannot forge another field */
 	k.cpu = "x|y";
 	tune_key_format(&k, buf, sizeof(buf));
-	assert_true(!strncmp(buf, "x_y|2.6.3|", 10));
+	assert_true(!strncmp(buf, "v2|x_y|2.6.3|", 13));
 	/* any change of threads or shape is another key */
 	k.threads = 1;
 	tune_key_format(&k, small, sizeof(small));
-	assert_string_equal(small, "x_y|2.6");
+	assert_string_equal(small, "v2|x_y|");
 	assert_true(tune_key_format(&k, small, sizeof(small)) >= (int)sizeof(small));
 }
 
@@ -160,7 +160,7 @@ int main(void)
 		cmocka_unit_test(tune__times_a_candidate_as_the_median_of_its_passes),
 		cmocka_unit_test(tune__repeats_three_to_five_times_within_the_budget),
 		cmocka_unit_test(tune__describes_the_winner_first_then_the_untimed),
-		cmocka_unit_test(tune__keys_name_cpu_library_isa_threads_and_shape),
+		cmocka_unit_test(tune__keys_name_version_cpu_library_isa_threads_and_shape),
 		cmocka_unit_test(tune__reads_the_mode),
 	};
 
