@@ -90,6 +90,15 @@ const char *backend_describe(void);
  * fp16: never (oneDNN 2.6 has no fp16 CPU kernels); fp32: NULL. */
 const char *be_precision_limit(enum be_precision prec);
 
+/* The kernel choices made by measurement (HPCTRAIN_KERNELS=tune): every
+ * layer's choice this process planned, timed or looked up, as lines of
+ * the kernel cache appended to out; and another process's lines, which
+ * a layer planned after this takes before the cache or a measurement.
+ * Data parallelism makes every rank run rank 0's kernels with them; a
+ * rank whose CPU, ISA or threads differ matches none and measures. */
+void be_tune_export(struct sbuf *out);
+void be_tune_adopt(const char *lines);
+
 struct be_conv;
 struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
 			       enum be_precision prec, struct sbuf *err);

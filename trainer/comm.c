@@ -16,9 +16,10 @@
 #include "trainer/train.h"    // defines: struct train_hooks, train_get_model, train_get_optim, train_get_metrics, train_get_ckpt_state, train_average_gradients_over
 #include "common/exitcode.h"     // defines: HPT_EXIT_*
 #include "common/mpistep.h"      // defines: mpistep_launched
-#include "common/sbuf.h"         // defines: struct sbuf, xcalloc
+#include "common/sbuf.h"         // defines: struct sbuf, sbuf_grow, xcalloc
 #include "common/spec/spec.h"         // defines: struct job, COMPRESS_*, PREEMPT_*, BATCHNORM_*
 
+#include <limits.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -441,6 +442,36 @@ static int comm_share(void *ctx, int64_t *v, int n)
 	return 0;
 }
 
+/* Before the model: rank 0's text (its kernel choices) to every rank,
+ * its length first.  The others wait here while rank 0 measures. */
+static int comm_share_text(void *ctx, struct sbuf *s)
+{
+	struct comm *c = ctx;
+	int64_t len = (int64_t)s->len;
+	MPI_Request q;
+
+	if (!c->mpi || c->world < 2)
+		return 0;
+	comm_check(c, MPI_Ibcast(&len, 1, MPI_INT64_T, 0, *ctl_of(c), &q), "MPI_Ibcast");
+	watchdog_wait_all(&c->wd, &q, 1, "the broadcast of rank 0's kernel choices");
+	if (len < 0 || len > INT_MAX)
+		return -1;
+	if (c->rank) {
+		sbuf_reset(s);
+		sbuf_grow(s, (size_t)len);
+	}
+	if (len) {
+		comm_check(c, MPI_Ibcast(s->buf, (int)len, MPI_CHAR, 0, *ctl_of(c), &q),
+			   "MPI_Ibcast");
+		watchdog_wait_all(&c->wd, &q, 1, "the broadcast of rank 0's kernel choices");
+	}
+	if (c->rank) {
+		s->len = (size_t)len;
+		s->buf[len] = '\0';
+	}
+	return 0;
+}
+
 /* Every step: the global batch's loss and right predictions.  Counted
  * in the step's communication time. */
 static int comm_sum(void *ctx, double *v, int n)
@@ -495,6 +526,7 @@ void comm_hooks(struct comm *c, struct train_hooks *h)
 	h->on_log = comm_on_log;
 	h->share = comm_share;
 	h->sum = comm_sum;
+	h->share_text = comm_share_text;
 }
 
 int comm_finish(struct comm *c, int status)

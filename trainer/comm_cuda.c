@@ -338,6 +338,13 @@ static int cc_sum(void *ctx, double *v, int n)
 	return cc->inner.sum ? cc->inner.sum(cc->inner.ctx, v, n) : 0;
 }
 
+static int cc_share_text(void *ctx, struct sbuf *s)
+{
+	struct comm_cuda *cc = ctx;
+
+	return cc->inner.share_text ? cc->inner.share_text(cc->inner.ctx, s) : 0;
+}
+
 void comm_cuda_hooks(struct comm_cuda *cc, struct train_hooks *h)
 {
 	cc->inner = *h;
@@ -350,4 +357,5 @@ void comm_cuda_hooks(struct comm_cuda *cc, struct train_hooks *h)
 	h->should_stop = cc_should_stop;
 	h->share = cc_share;
 	h->sum = cc_sum;
+	h->share_text = cc_share_text;
 }

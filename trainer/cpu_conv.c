@@ -428,14 +428,15 @@ static bool conv_cached(struct be_conv *cv, const enum conv_cand *c, size_t n, c
 			snprintf(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
 				 be_precision_name(cv->kern.prec));
 		cv->x_last = cv->w_last = NULL;
+		cpu_tune_record(key, best, cv->kern.tuned, false);
 		return true;
 	}
 	cv->kern.tuned[0] = '\0';
 	return false;
 }
 
-/* Says what the tuning found (tune_describe) and caches a complete
- * comparison; best is the candidate planned now. */
+/* Says what the tuning found (tune_describe) and records the choice,
+ * caching a complete comparison; best is the candidate planned now. */
 static void conv_report(struct be_conv *cv, const enum conv_cand *c, const struct tune_cand *tc,
 			size_t n, int best, const char *key)
 {
@@ -443,8 +444,7 @@ static void conv_report(struct be_conv *cv, const enum conv_cand *c, const struc
 	if (cv->kern.emulated && tc[0].ms >= 0 && c[0] == CAND_NATIVE)
 		snprintf(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
 			 be_precision_name(cv->kern.prec));
-	if (tune_is_complete(tc, n))
-		cpu_tune_record(key, best, cv->kern.tuned);
+	cpu_tune_record(key, best, cv->kern.tuned, tune_is_complete(tc, n));
 }
 
 /* Plans each candidate in turn and keeps the fastest by measurement;

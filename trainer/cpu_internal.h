@@ -21,14 +21,16 @@ extern bool cpu_bf16_native;
  * seconds it has spent in this process, planning and timing. */
 extern bool cpu_tune_on;
 extern double cpu_tune_spent;
-/* The cache of measured choices (cpu_tune.c): the key of a layer (op
- * "conv" or "linear", its precision and shape) on this CPU, oneDNN,
- * ISA and thread count; the index of the candidate that won for key,
- * with its measured text in tuned, or -1; and recording one. */
+/* The measured choices (cpu_tune.c): the key of a layer (op "conv" or
+ * "linear", its precision and shape) on this CPU, oneDNN, ISA and
+ * thread count; the index of the candidate that won for key, rank 0's
+ * or cached, with its measured text in tuned, or -1; and recording the
+ * choice a layer was planned with (cache_it: a complete comparison,
+ * tune_is_complete, that the cache keeps). */
 void cpu_tune_key(const char *op, enum be_precision prec, const int *shape, size_t n,
 		  char *buf, size_t size);
 int cpu_tune_lookup(const char *key, char *tuned, size_t size);
-void cpu_tune_record(const char *key, int choice, const char *tuned);
+void cpu_tune_record(const char *key, int choice, const char *tuned, bool cache_it);
 /* The last reference implementation plan_check() refused, for errors. */
 extern char cpu_refused[64];
 

@@ -178,6 +178,8 @@ static int linear_cached(struct be_linear *lin, const char *key)
 {
 	int best = cpu_tune_lookup(key, lin->kern.tuned, sizeof(lin->kern.tuned));
 
+	if (best == 0 || best == 1)
+		cpu_tune_record(key, best, lin->kern.tuned, false);
 	if (best == 0)
 		return 1;
 	if (best == 1) {
@@ -227,8 +229,7 @@ static int linear_choose(struct be_linear *lin)
 		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
 	}
 	tune_describe(c, 2, lin->kern.tuned, sizeof(lin->kern.tuned));
-	if (tune_is_complete(c, 2))
-		cpu_tune_record(key, tune_pick(c, 2), lin->kern.tuned);
+	cpu_tune_record(key, lin->kern.emulated, lin->kern.tuned, tune_is_complete(c, 2));
 	cpu_tune_spent += omp_get_wtime() - t0;
 	return 0;
 }

@@ -1,16 +1,24 @@
-/* cpu_tune.c - the cache of the CPU backend's measured kernel choices
- * (cpu_internal.h cpu_tune_*): which candidate won for a layer, keyed by
- * CPU model, oneDNN version, ISA as capped, threads, op, precision and
- * shape (tune_key_format), so a rerun on the same kind of node plans
- * without timing again and every run there makes the same choice.
+/* cpu_tune.c - the CPU backend's measured kernel choices (cpu_internal.h
+ * cpu_tune_*, backend.h be_tune_*): which candidate won for a layer,
+ * keyed by cache version, CPU model, oneDNN version, ISA as capped,
+ * threads, op, precision and shape (tune_key_format).
+ *
+ * Three lists of lines "KEY<TAB>INDEX<TAB>MEASURED", looked up in this
+ * order:
+ * - adopted: another process's choices (be_tune_adopt), so that every
+ *   rank of a data-parallel job runs rank 0's kernels;
+ * - the cache, so a rerun on the same kind of node plans without timing
+ *   again and every run there makes the same choice;
+ * and, written only, chosen: every choice this process made, timed or
+ *   looked up, for be_tune_export.
  *
  * Shell: cpuid, the environment and one file.  The file is
  * HPCTRAIN_KERNEL_CACHE (empty: no cache), else
- * $XDG_CACHE_HOME/hpctrain/kernels, else ~/.cache/hpctrain/kernels; one
- * line per choice, "KEY<TAB>INDEX<TAB>MEASURED" (the start line shows
- * MEASURED with "; cached" after it), rewritten atomically
- * (fileio_write_atomic) when a choice is added.  A cache is a help, not
- * a need: one that cannot be read or written is ignored. */
+ * $XDG_CACHE_HOME/hpctrain/kernels, else ~/.cache/hpctrain/kernels,
+ * rewritten atomically (fileio_write_atomic) when a choice is added.  A
+ * cache is a help, not a need: one that cannot be read or written is
+ * ignored.  The start line shows MEASURED with "; cached" or "; rank
+ * 0's" after it. */
 #include "trainer/cpu_internal.h" // defines: cpu_isa_in_use
 #include "trainer/tune.h"         // defines: struct tune_key, tune_key_format
 #include "common/fileio.h"        // defines: fileio_read, fileio_write_atomic, fileio_private_dir
@@ -23,7 +31,7 @@
 
 #define CACHE_MAX (1u << 20)
 
-static struct sbuf cache = SBUF_INIT;
+static struct sbuf cache = SBUF_INIT, adopted = SBUF_INIT, chosen = SBUF_INIT;
 static char cache_path[512];
 static bool cache_loaded;
 
@@ -83,14 +91,14 @@ void cpu_tune_key(const char *op, enum be_precision prec, const int *shape, size
 	tune_key_format(&k, buf, size);
 }
 
-int cpu_tune_lookup(const char *key, char *tuned, size_t size)
+/* The line for key in lines: its index, with MEASURED and then the
+ * words from in tuned; -1 when there is none or it is malformed. */
+static int find(const char *lines, const char *key, const char *from, char *tuned, size_t size)
 {
 	size_t klen = strlen(key);
 	const char *p;
 
-	if (!cache_loaded)
-		cache_load();
-	for (p = cache.buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+	for (p = lines; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 		const char *eol = strchr(p, '\n'), *t;
 		char *end;
 		long i;
@@ -101,22 +109,49 @@ int cpu_tune_lookup(const char *key, char *tuned, size_t size)
 		if (end == p + klen + 1 || *end != '\t' || i < 0 || i > 8)
 			return -1;
 		t = end + 1;
-		snprintf(tuned, size, "%.*s; cached", (int)((eol ? eol : t + strlen(t)) - t), t);
+		snprintf(tuned, size, "%.*s; %s", (int)((eol ? eol : t + strlen(t)) - t), t, from);
 		return (int)i;
 	}
 	return -1;
 }
 
-void cpu_tune_record(const char *key, int choice, const char *tuned)
+int cpu_tune_lookup(const char *key, char *tuned, size_t size)
+{
+	int i = find(adopted.buf, key, "rank 0's", tuned, size);
+
+	if (i >= 0)
+		return i;
+	if (!cache_loaded)
+		cache_load();
+	return find(cache.buf, key, "cached", tuned, size);
+}
+
+/* Appends the line; a MEASURED that came from a lookup loses the
+ * words find() put after it. */
+static void add_line(struct sbuf *to, const char *key, int choice, const char *tuned)
+{
+	const char *from[] = { "; rank 0's", "; cached" };
+	size_t n = strlen(tuned);
+
+	for (size_t i = 0; i < sizeof(from) / sizeof(*from); i++)
+		if (n >= strlen(from[i]) && !strcmp(tuned + n - strlen(from[i]), from[i]))
+			n -= strlen(from[i]);
+	sbuf_addf(to, "%s\t%d\t%.*s\n", key, choice, (int)n, tuned);
+}
+
+void cpu_tune_record(const char *key, int choice, const char *tuned, bool cache_it)
 {
 	struct sbuf err = SBUF_INIT;
 	char dir[512], *slash;
 
+	add_line(&chosen, key, choice, tuned);
+	if (!cache_it)
+		return;
 	if (!cache_loaded)
 		cache_load();
 	if (!cache_path[0] || cache.len > CACHE_MAX)
 		return;
-	sbuf_addf(&cache, "%s\t%d\t%s\n", key, choice, tuned);
+	add_line(&cache, key, choice, tuned);
 	snprintf(dir, sizeof(dir), "%s", cache_path);
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir)
@@ -129,4 +164,15 @@ void cpu_tune_record(const char *key, int choice, const char *tuned)
 		/* no cache then: the choice is made again next time */
 	}
 	sbuf_release(&err);
+}
+
+void be_tune_export(struct sbuf *out)
+{
+	sbuf_add(out, chosen.buf, chosen.len);
+}
+
+void be_tune_adopt(const char *lines)
+{
+	sbuf_reset(&adopted);
+	sbuf_addstr(&adopted, lines ? lines : "");
 }

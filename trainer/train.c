@@ -5,7 +5,7 @@
 #include "trainer/train.h"         // defines: train_run, struct train_hooks
 #include "trainer/train_internal.h" // defines: struct trainer, train_step_*, train_data_open
 #include "trainer/amp.h"           // defines: amp_scale, amp_unscale, amp_update
-#include "trainer/backend.h"       // defines: be_alloc, backend_describe
+#include "trainer/backend.h"       // defines: be_alloc, backend_describe, be_tune_*
 #include "trainer/backend_cuda.h"  // defines: be_cuda_describe
 #include "trainer/ckpt.h"          // defines: ckpt_save, ckpt_load, ckpt_latest
 #include "trainer/data.h"          // defines: struct dataset, struct loader
@@ -46,7 +46,54 @@ static int outputs_of(const struct dataset *d)
 	return d->loss == LOSS_XENT ? d->classes : d->loss == LOSS_BCE ? 1 : d->label_dim;
 }
 
-static int setup(struct trainer *t, struct sbuf *err)
+static int model_of_job(struct trainer *t, struct shape in, struct sbuf *err)
+{
+	const struct job_train *tr = &t->job->train;
+
+	if (model_build(&t->model, tr->model, in, outputs_of(&t->train), t->train.loss,
+			tr->precision == PRECISION_BF16   ? BE_BF16
+			: tr->precision == PRECISION_FP16 ? BE_FP16
+							  : BE_FP32,
+			err)) {
+		sbuf_addf(err, " (model %s, data %dx%dx%d)", train_model_names[tr->model],
+			  t->train.h, t->train.w, t->train.c);
+		return HPT_EXIT_BAD_SPEC;
+	}
+	return 0;
+}
+
+/* Builds the model so that every rank runs rank 0's kernels: rank 0
+ * builds first, choosing them by measurement (backend.h be_tune_*), and
+ * shares its choices; the others take them, then build.  Rank 0 shares
+ * even when its build failed (nothing then), so no rank waits forever. */
+static int build_model(struct trainer *t, const struct train_hooks *hooks, struct shape in,
+		       struct sbuf *err)
+{
+	struct sbuf choices = SBUF_INIT;
+	int st = 0;
+
+	if (!hooks || !hooks->share_text || t->cfg->world < 2)
+		return model_of_job(t, in, err);
+	if (!t->cfg->rank) {
+		st = model_of_job(t, in, err);
+		if (!st)
+			be_tune_export(&choices);
+	}
+	if (hooks->share_text(hooks->ctx, &choices)) {
+		sbuf_release(&choices);
+		if (!st)
+			sbuf_addstr(err, "cannot share rank 0's kernel choices among the ranks");
+		return st ? st : HPT_EXIT_INTERNAL;
+	}
+	if (t->cfg->rank) {
+		be_tune_adopt(choices.buf);
+		st = model_of_job(t, in, err);
+	}
+	sbuf_release(&choices);
+	return st;
+}
+
+static int setup(struct trainer *t, const struct train_hooks *hooks, struct sbuf *err)
 {
 	const struct job_train *tr = &t->job->train;
 	struct shape in;
@@ -59,15 +106,9 @@ static int setup(struct trainer *t, struct sbuf *err)
 	if (st)
 		return st;
 	in = (struct shape){ t->tp.plan.batch, t->train.h, t->train.w, t->train.c };
-	if (model_build(&t->model, tr->model, in, outputs_of(&t->train), t->train.loss,
-			tr->precision == PRECISION_BF16   ? BE_BF16
-			: tr->precision == PRECISION_FP16 ? BE_FP16
-							  : BE_FP32,
-			err)) {
-		sbuf_addf(err, " (model %s, data %dx%dx%d)", train_model_names[tr->model],
-			  t->train.h, t->train.w, t->train.c);
-		return HPT_EXIT_BAD_SPEC;
-	}
+	st = build_model(t, hooks, in, err);
+	if (st)
+		return st;
 	model_init(&t->model, (uint64_t)tr->seed);
 	if (loader_init(&t->ld, &t->train, t->tp.plan.batch, t->cfg->rank, t->cfg->world,
 			(uint64_t)tr->seed, err) ||
@@ -493,7 +534,7 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	t.grad_factor = 1.0f;
 	rc = train_plan_make(cfg, hooks, &t.tp, err);
 	if (!rc)
-		rc = setup(&t, err);
+		rc = setup(&t, hooks, err);
 	if (!rc)
 		rc = open_run(&t, err);
 	if (!rc && t.data_path &&

@@ -59,6 +59,9 @@ struct train_hooks {
 	 * 0 or -1. */
 	int (*share)(void *ctx, int64_t *v, int n);
 	int (*sum)(void *ctx, double *v, int n);
+	/* Before the model is built, on every rank: rank 0's text (its
+	 * kernel choices) replaces s on the others.  0 or -1. */
+	int (*share_text)(void *ctx, struct sbuf *s);
 };
 
 struct train_config {

@@ -3,7 +3,7 @@
 # mpirun ranks on this machine: equivalence with one process on the
 # global batch, delayed and compressed gradients, preemption with exact
 # resume (under mpirun and under the local Slurm), synchronised batch
-# norm, and the two ways a job must end instead of hanging: a killed rank
+# norm, rank 0's tuned kernels on every rank, and the two ways a job must end instead of hanging: a killed rank
 # and a stalled one.  Tiny runs (cnn, mlp or resnet-small on the
 # synthetic set, a dozen steps or fewer) keep it short.
 
@@ -95,6 +95,18 @@ rank_pid() {
 	run -0 "$HPT" train -q --run "$W/one" "$W/one.yaml"
 	run -0 mpi 4 train -q --run "$W/four" "$W/four.yaml"
 	rel_at_most "$W/four" "$W/one" 1e-5
+}
+
+@test "tuned kernels: every rank runs rank 0's choices, and only rank 0 measures" {
+	spec "$W/two.yaml" cnn 32 2 "precision: bf16"
+	# each rank its own kernel cache: a rank that measured writes one
+	printf '#!/bin/sh\nHPCTRAIN_KERNEL_CACHE=%s/k$OMPI_COMM_WORLD_RANK exec "$HPT" "$@"\n' \
+		"$W" >"$W/rank.sh"
+	chmod +x "$W/rank.sh"
+	HPCTRAIN_KERNELS=tune run -0 mpirun --oversubscribe --bind-to none -np 2 "$W/rank.sh" \
+		train -q --run "$W/two" "$W/two.yaml"
+	grep -q '|conv|bf16|' "$W/k0"
+	[ ! -e "$W/k1" ]
 }
 
 @test "delayed gradients on 2 ranks equal one process that applies each step's gradients one step late" {
