@@ -19,8 +19,8 @@ TRAIN_COMM    = trainer/comm.c trainer/watchdog.c trainer/comm_pack.c common/mpi
 TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/model.c \
                 trainer/data.c trainer/data_idx.c trainer/data_shard.c trainer/optim.c \
                 trainer/ckpt.c trainer/metrics.c trainer/train.c trainer/train_data.c \
-                trainer/train_step.c trainer/amp.c trainer/gpu_plan.c trainer/resume.c \
-                trainer/train_plan.c $(SPEC_CORE) common/fileio.c launcher/stage/stage_path.c \
+                trainer/train_step.c trainer/train_profile.c trainer/amp.c trainer/gpu_plan.c \
+                trainer/resume.c trainer/train_plan.c $(SPEC_CORE) common/fileio.c launcher/stage/stage_path.c \
                 launcher/stage/stage_manifest.c
 TRAIN_SRC     = $(TRAIN_LIB) trainer/main.c trainer/cmd_train.c trainer/train_env.c trainer/cmd_data.c \
                 common/opt.c common/spec/template_dir.c common/spec/specfile.c $(TRAIN_COMM)

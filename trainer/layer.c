@@ -15,6 +15,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double layer_train_flops(const struct layer *l)
+{
+	double fwd = 0;
+
+	if (l->kind == LAYER_CONV)
+		fwd = 2.0 * l->out.h * l->out.w * l->out.c * l->in.c * l->k * l->k;
+	else if (l->kind == LAYER_LINEAR)
+		fwd = 2.0 * l->in.c * l->out.c;
+	return fwd * (l->need_dx ? 3 : 2);
+}
 
 struct conv_geom layer_conv_geom(const struct layer *l)
 {
@@ -549,16 +569,18 @@ int seq_forward(struct seq *s, const float *x, bool train, uint64_t key, struct 
 {
 	s->input = x;
 	for (size_t i = 0; i < s->n; i++) {
+		double t0 = now_s();
+
 		if (s->v[i].fused_into_pool) {
 			struct layer *conv = &s->v[i], *pool = &s->v[++i];
 			struct conv_geom g = layer_conv_geom(conv);
 
 			conv1pool_fwd_f32(&g, x, conv->w, conv->b, s->act[i], pool->arg);
-			x = s->act[i];
-			continue;
-		}
-		if (layer_forward(&s->v[i], x, s->act[i], train, key, err))
+		} else if (layer_forward(&s->v[i], x, s->act[i], train, key, err)) {
 			return -1;
+		}
+		if (train)
+			s->v[i].fwd_s += now_s() - t0;
 		x = s->act[i];
 	}
 	return 0;
@@ -579,6 +601,8 @@ int seq_backward(struct seq *s, float *dy, float *dx, const struct grad_hook *ho
 		const float *x = i ? s->act[i - 1] : s->input;
 		float *out = i ? s->g[cur] : dx;
 
+		double t0 = now_s();
+
 		if (out == dy) /* never write the input gradient over dy */
 			out = s->g[cur ^= 1];
 		if (l->fused_conv) {
@@ -589,6 +613,7 @@ int seq_backward(struct seq *s, float *dy, float *dx, const struct grad_hook *ho
 
 			conv1pool_bwd_f32(&g, i ? s->act[i - 1] : s->input, s->act[i + 1], dy, l->arg,
 					  l->part, conv->dw, conv->db);
+			l->bwd_s += now_s() - t0;
 			if (hook && hook->on_grad_ready &&
 			    hook->on_grad_ready(hook->ctx, conv->arena_lo, conv->arena_hi))
 				return -1;
@@ -596,6 +621,7 @@ int seq_backward(struct seq *s, float *dy, float *dx, const struct grad_hook *ho
 		}
 		if (layer_backward(l, x, s->act[i], dy, l->need_dx ? out : NULL, err))
 			return -1;
+		l->bwd_s += now_s() - t0;
 		if (hook && hook->on_grad_ready && l->arena_hi > l->arena_lo &&
 		    hook->on_grad_ready(hook->ctx, l->arena_lo, l->arena_hi))
 			return -1;

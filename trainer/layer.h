@@ -118,6 +118,10 @@ struct layer {
 	float *tmp2;   /* residual: the shortcut's input gradient */
 	void *be;      /* struct be_conv or struct be_pool */
 	struct seq *body, *shortcut; /* residual; shortcut NULL = identity */
+	/* Seconds in training forward and backward passes since they were
+	 * last zeroed (model_layer_times): a fused max pool holds its
+	 * convolution's, a residual layer its whole block's. */
+	double fwd_s, bwd_s;
 };
 
 /* Called after a layer's backward with the arena range whose gradients
@@ -148,6 +152,12 @@ void layer_assign(struct layer *l, float *params, float *grads, size_t *off, flo
 		  size_t *soff);
 
 /* The backend geometry of a conv or pooling layer for its whole batch. */
+/* The FLOPs per sample of one training step through a convolution or
+ * linear layer: forward, weight gradient and, where it is computed
+ * (need_dx), input gradient, each as many as the forward; 0 for the
+ * other kinds (their work is not counted as FLOPs). */
+double layer_train_flops(const struct layer *l);
+
 struct conv_geom layer_conv_geom(const struct layer *l);
 struct pool_geom layer_pool_geom(const struct layer *l);
 

@@ -1,5 +1,6 @@
 /* metrics.c - JSON-lines metrics and the progress line.  Shell. */
 #include "trainer/metrics.h" // defines: struct metrics, metrics_*
+#include "trainer/model.h"   // defines: struct layer_time
 #include "common/fileio.h"      // defines: fileio_open_append
 #include "common/sbuf.h"        // defines: struct sbuf
 
@@ -133,6 +134,37 @@ int metrics_summary(struct metrics *mt, int64_t steps, int64_t epochs, double te
 	}
 	fputs("}\n", mt->fp);
 	return flushed(mt);
+}
+
+int metrics_profile(struct metrics *mt, const struct step_profile *p,
+		    const struct layer_time *layers, size_t n, double samples_per_step)
+{
+	double per = p->steps ? 1e3 / (double)p->steps : 0, rest = p->step_s;
+	json_t *a = json_array(), *o;
+	int rc = 0;
+
+	if (!mt->fp)
+		return json_decref(a), 0;
+	for (size_t i = 0; i < n; i++) {
+		double s = layers[i].fwd_s + layers[i].bwd_s;
+
+		rest -= s;
+		json_array_append_new(a, json_pack("{s:s, s:f, s:f, s:f}", "layer", layers[i].name,
+						   "forward_ms", layers[i].fwd_s * per,
+						   "backward_ms", layers[i].bwd_s * per, "gflops",
+						   s > 0 ? layers[i].flops * samples_per_step *
+							   (double)p->steps / s * 1e-9 : 0.0));
+	}
+	rest -= p->data_s + p->loss_s + p->wait_s + p->update_s;
+	o = json_pack("{s:s, s:I, s:f, s:o, s:f, s:f, s:f, s:f, s:f}", "event", "profile", "steps",
+		      (json_int_t)p->steps, "step_ms", p->step_s * per, "layers", a, "data_ms",
+		      p->data_s * per, "loss_ms", p->loss_s * per, "comm_wait_ms", p->wait_s * per,
+		      "update_ms", p->update_s * per, "other_ms", rest > 0 ? rest * per : 0.0);
+	if (!o || json_dumpf(o, mt->fp, JSON_COMPACT | JSON_REAL_PRECISION(6)) ||
+	    fputc('\n', mt->fp) == EOF)
+		rc = -1;
+	json_decref(o);
+	return rc ? rc : flushed(mt);
 }
 
 int metrics_close(struct metrics *mt)

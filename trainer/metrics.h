@@ -22,10 +22,25 @@
 #define HPT_METRICS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+struct layer_time;
 struct sbuf;
+
+/* Where the steps' time goes, beside the layers' own timers (model.h
+ * model_layer_times): seconds summed over the steps from from_step on,
+ * for metrics.jsonl's "profile" record (train_profile.c
+ * gathers them). */
+struct step_profile {
+	int64_t from_step, steps;
+	double step_s;   /* whole steps, as step_ms */
+	double data_s;   /* the batch: loader_micro_batch */
+	double loss_s;   /* the loss and its gradient, loss scaling */
+	double wait_s;   /* before_update: the gradients' allreduce, waited for */
+	double update_s; /* unscale, the optimizer, after_update */
+};
 
 struct metrics {
 	FILE *fp; /* NULL: records are not written (ranks other than 0) */
@@ -69,6 +84,14 @@ int metrics_data(struct metrics *mt, const char *dataset, const char *path, bool
 		 uint64_t bytes, double seconds);
 int metrics_summary(struct metrics *mt, int64_t steps, int64_t epochs, double test_loss,
 		    double test_acc, double samples_per_s, double gflops);
+/* Where the steps' time went (train_profile.c), as means per step:
+ *   {"event":"profile","steps":N,"step_ms":T,"layers":[{"layer":NAME,
+ *    "forward_ms":F,"backward_ms":B,"gflops":G},...],"data_ms":D,
+ *    "loss_ms":L,"comm_wait_ms":W,"update_ms":U,"other_ms":O}
+ * G is the layer's FLOPs over its time at samples per step (0 for
+ * layers whose work is not FLOPs); O is the step less all the rest. */
+int metrics_profile(struct metrics *mt, const struct step_profile *p,
+		    const struct layer_time *layers, size_t n, double samples_per_step);
 int metrics_close(struct metrics *mt);
 
 #endif

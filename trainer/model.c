@@ -18,6 +18,7 @@
 #include "common/spec/spec.h"                // defines: enum model_kind
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -407,15 +408,10 @@ static double seq_train_flops(const struct seq *s)
 
 	for (size_t i = 0; i < s->n; i++) {
 		const struct layer *l = &s->v[i];
-		double fwd = 0;
 
-		if (l->kind == LAYER_CONV)
-			fwd = 2.0 * l->out.h * l->out.w * l->out.c * l->in.c * l->k * l->k;
-		else if (l->kind == LAYER_LINEAR)
-			fwd = 2.0 * l->in.c * l->out.c;
-		else if (l->kind == LAYER_RESIDUAL)
+		if (l->kind == LAYER_RESIDUAL)
 			f += seq_train_flops(l->body) + (l->shortcut ? seq_train_flops(l->shortcut) : 0);
-		f += fwd * (l->need_dx ? 3 : 2);
+		f += layer_train_flops(l);
 	}
 	return f;
 }
@@ -423,6 +419,60 @@ static double seq_train_flops(const struct seq *s)
 double model_train_flops_per_sample(const struct model *m)
 {
 	return seq_train_flops(&m->net);
+}
+
+/* "conv 3x3 32>64", "conv+maxpool 3x3 1>32", "linear 1568>128", ... */
+static void layer_name(const struct layer *l, char *buf, size_t size)
+{
+	static const char *const kinds[] = {
+		[LAYER_CONV] = "conv",       [LAYER_MAXPOOL] = "maxpool",
+		[LAYER_AVGPOOL] = "avgpool", [LAYER_LINEAR] = "linear",
+		[LAYER_RELU] = "relu",       [LAYER_BATCHNORM] = "batchnorm",
+		[LAYER_DROPOUT] = "dropout", [LAYER_FLATTEN] = "flatten",
+		[LAYER_RESIDUAL] = "residual",
+	};
+
+	if (l->fused_conv)
+		snprintf(buf, size, "conv+maxpool %dx%d %d>%d", l[-1].k, l[-1].k, l[-1].in.c,
+			 l[-1].out.c);
+	else if (l->kind == LAYER_CONV)
+		snprintf(buf, size, "conv %dx%d %d>%d", l->k, l->k, l->in.c, l->out.c);
+	else if (l->kind == LAYER_MAXPOOL || l->kind == LAYER_AVGPOOL)
+		snprintf(buf, size, "%s %dx%d", kinds[l->kind], l->k, l->k);
+	else if (l->kind == LAYER_LINEAR || l->kind == LAYER_RESIDUAL)
+		snprintf(buf, size, "%s %d>%d", kinds[l->kind], l->in.c * l->in.h * l->in.w,
+			 l->out.c * l->out.h * l->out.w);
+	else
+		snprintf(buf, size, "%s", kinds[l->kind]);
+}
+
+size_t model_layer_times(struct model *m, struct layer_time *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->net.n; i++) {
+		struct layer *l = &m->net.v[i];
+
+		if (l->fused_into_pool)
+			continue;
+		if (n < max) {
+			layer_name(l, out[n].name, sizeof(out[n].name));
+			out[n].fwd_s = l->fwd_s;
+			out[n].bwd_s = l->bwd_s;
+			out[n].flops = layer_train_flops(l) +
+				       (l->fused_conv ? layer_train_flops(l - 1) : 0) +
+				       (l->kind == LAYER_RESIDUAL ? seq_train_flops(l->body) +
+				       (l->shortcut ? seq_train_flops(l->shortcut) : 0) : 0);
+		}
+		n++;
+	}
+	return n;
+}
+
+void model_layer_times_reset(struct model *m)
+{
+	for (size_t i = 0; i < m->net.n; i++)
+		m->net.v[i].fwd_s = m->net.v[i].bwd_s = 0;
 }
 
 static int count_layers(const struct seq *s)

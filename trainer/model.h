@@ -104,6 +104,17 @@ double model_train_flops_per_sample(const struct model *m);
 /* Number of layers, depth first (dropout keys, diagnostics). */
 int model_count_layers(const struct model *m);
 
+/* Where training time goes, per layer of the top level (a residual
+ * block is one; a fused first convolution is its max pool's): the
+ * seconds its training forward and backward passes took since the last
+ * reset, and its FLOPs per sample (layer_train_flops). */
+struct layer_time {
+	char name[48]; /* "conv 3x3 32>64", "conv+maxpool 3x3 1>32", "relu", ... */
+	double fwd_s, bwd_s, flops;
+};
+size_t model_layer_times(struct model *m, struct layer_time *out, size_t max);
+void model_layer_times_reset(struct model *m);
+
 /* The kernel of one convolution or linear layer, as planned. */
 struct model_kernel {
 	enum layer_kind kind;

@@ -331,11 +331,17 @@ static int micro_step(struct trainer *t, struct grad_hook *gh, int64_t step, int
 	int64_t correct;
 	bool ovf;
 
+	double t0 = now_s();
+
 	loader_micro_batch(&t->ld, step / spe, step % spe, micro, t->x, t->labels, t->targets);
+	t->prof.data_s += now_s() - t0;
 	/* dropout: micro-step 0 keeps the key a run without accumulation had */
-	if (train_step_forward(t, true, micro ? rng_hash(key, (uint64_t)micro) : key, err) ||
-	    train_step_loss(t, &loss, &correct, err))
+	if (train_step_forward(t, true, micro ? rng_hash(key, (uint64_t)micro) : key, err))
 		return HPT_EXIT_INTERNAL;
+	t0 = now_s();
+	if (train_step_loss(t, &loss, &correct, err))
+		return HPT_EXIT_INTERNAL;
+	t->prof.loss_s += now_s() - t0;
 	ovf = amp_forward_overflow(&t->cs.scaler, loss);
 	if (!isfinite(loss) && !ovf) {
 		sbuf_addf(err, "step %lld: the loss is %s (lr %.4g); the run diverged, "
@@ -352,8 +358,11 @@ static int micro_step(struct trainer *t, struct grad_hook *gh, int64_t step, int
 	 * unscale after before_update, which in data-parallel runs has
 	 * waited for the gradient allreduce, so every rank checks the
 	 * same averaged gradients and skips the same steps. */
-	if (train_step_scale(t, ovf, err) ||
-	    train_step_backward(t, micro + 1 < accum ? &none : &last, err))
+	t0 = now_s();
+	if (train_step_scale(t, ovf, err))
+		return HPT_EXIT_INTERNAL;
+	t->prof.loss_s += now_s() - t0;
+	if (train_step_backward(t, micro + 1 < accum ? &none : &last, err))
 		return HPT_EXIT_INTERNAL;
 	if (micro + 1 < accum) {
 		/* O(parameters) per micro-step: small beside its backward */
@@ -371,7 +380,7 @@ static int micro_step(struct trainer *t, struct grad_hook *gh, int64_t step, int
 static int one_step(struct trainer *t, const struct train_hooks *hooks, struct grad_hook *gh,
 		    int64_t step, struct step_result *r, struct sbuf *err)
 {
-	double t0 = now_s();
+	double t0 = now_s(), t1, t2;
 	int skip = 0, overflow, st;
 
 	memset(r, 0, sizeof(*r));
@@ -379,14 +388,18 @@ static int one_step(struct trainer *t, const struct train_hooks *hooks, struct g
 	for (int a = 0; a < t->tp.plan.accum; a++)
 		if ((st = micro_step(t, gh, step, a, r, err)))
 			return st;
+	t1 = now_s();
 	if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
 		return HPT_EXIT_INTERNAL;
+	t2 = now_s();
+	t->prof.wait_s += t2 - t1;
 	if ((overflow = train_step_unscale(t, err)) < 0)
 		return HPT_EXIT_INTERNAL;
 	if (!skip && !overflow && train_step_update(t, r->lr, err))
 		return HPT_EXIT_INTERNAL;
 	if (hooks && hooks->after_update && hooks->after_update(hooks->ctx, t))
 		return HPT_EXIT_INTERNAL;
+	t->prof.update_s += now_s() - t2;
 	r->seconds = now_s() - t0;
 	t->cs.samples += t->tp.plan.global;
 	if ((t->mt.gpu = t->dev != NULL))
@@ -473,8 +486,10 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		int64_t step = t->cs.step;
 		struct step_result r;
 
+		train_profile_step_begins(t, step);
 		if ((st = one_step(t, hooks, &gh, step, &r, err)))
 			return st;
+		train_profile_step_ends(t, step, r.seconds);
 		*busy += r.seconds;
 		epoch_busy += r.seconds;
 		++*trained;
@@ -555,7 +570,12 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	start = t.cs.step;
 	if (!cfg->quiet && !cfg->rank)
 		print_header(&t);
+	train_profile_plan(&t, start);
 	rc = train_steps(&t, hooks, &busy, &trained, err);
+	if (!rc && train_profile_write(&t)) {
+		sbuf_addf(err, "cannot write %s/metrics.jsonl", cfg->run_dir);
+		rc = HPT_EXIT_IO;
+	}
 	if (rc)
 		goto out;
 	if (t.cs.step > start && save(&t, err)) {

@@ -7,7 +7,7 @@
 
 #include "trainer/ckpt.h"          // defines: struct ckpt_state
 #include "trainer/data.h"          // defines: struct dataset, struct loader
-#include "trainer/metrics.h"       // defines: struct metrics
+#include "trainer/metrics.h"       // defines: struct metrics, struct step_profile
 #include "trainer/model.h"         // defines: struct model, struct grad_hook
 #include "trainer/model_cuda.h"    // defines: struct model_cuda
 #include "trainer/optim.h"         // defines: struct optim
@@ -19,6 +19,7 @@
 
 struct job;
 struct sbuf;
+
 
 struct trainer {
 	const struct train_config *cfg;
@@ -42,7 +43,19 @@ struct trainer {
 	const char *data_path; /* what was read; NULL: a generated set */
 	bool data_staged;      /* the node's staged copy (HPCTRAIN_DATA_<NAME>) */
 	double data_s;         /* seconds spent loading it */
+	struct step_profile prof;
 };
+
+/* The profile (train_profile.c): it leaves out the first tenth of the
+ * steps this run trains from start (at most 20: first-touch memory, the
+ * caches, a CPU's clock ramp); a step's begin zeroes every timer when
+ * the profiled steps start; its end counts it; write gives rank 0's
+ * "profile" record on the CPU (the GPU's layers run elsewhere).  0, or
+ * -1 when the record cannot be written. */
+void train_profile_plan(struct trainer *t, int64_t start);
+void train_profile_step_begins(struct trainer *t, int64_t step);
+void train_profile_step_ends(struct trainer *t, int64_t step, double seconds);
+int train_profile_write(struct trainer *t);
 
 /* The spec's data set into t->train and t->test (fashion-mnist, a
  * generated one, a staged entry or a directory of shards), timed into

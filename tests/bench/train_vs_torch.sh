@@ -88,21 +88,31 @@ steady() {
 		| "\($sps) \($sps * $s.gflops / $s.mean_samples_per_s)"' "$1"
 }
 
-# breakdown METRICS CAP: where a step's time goes, from the trainer's own
-# timers: each tuned layer's measured forward+backward (the winner of
-# its "[measured: ...]" on the start line, timed at plan time), against
-# the median step; the rest is the fused first layer, pooling,
-# pointwise work, untuned layers (fp32 sgemm), the optimizer and data.
+# breakdown METRICS GEMM: where a step's time goes, from the trainer's
+# own timers (metrics.jsonl's "profile" record, the steps after its
+# warm-up): per layer its forward and backward time, its GFLOP/s as a
+# share of the GEMM peak, and its share of the step; then the batch, the
+# loss, the update and what no timer holds.
 breakdown() {
-	_med=$(jq -rs --argjson w "$WARMUP" '[.[] | select(.event == "step" and .step > $w)
-		| .step_ms] | sort | .[length / 2 | floor]' "$1")
-	sed -n '1s/.*; kernels: //p' "$W/$2.err" | tr -s ',' '\n' | awk -v med="$_med" '
-		/^ *(conv|linear) / { kind = $1 }
-		/\[measured: / { split($0, a, "\\[measured: "); split(a[2], b, " ms");
-			n = split(b[1], c, " "); t = c[n]; sum += t
-			printf "    %-6s %-40s %7.2f ms\n", kind, substr(a[1], 1, 40), t }
-		END { if (med > 0) printf "    step median %.2f ms: tuned layers %.2f ms (%.0f%%), the rest %.2f ms\n",
-			med, sum, 100 * sum / med, med - sum }'
+	jq -r 'select(.event == "profile") | (.layers[] | ["L", .layer, .forward_ms,
+		.backward_ms, .gflops]), ["T", .step_ms, .steps, .data_ms, .loss_ms, .update_ms,
+		.other_ms] | @tsv' "$1" | awk -F '\t' -v peak="$2" '
+		$1 == "T" { step = $2; steps = $3; tail = sprintf("batch %.2f ms, loss %.2f ms, " \
+			"update %.2f ms, other %.2f ms", $4, $5, $6, $7); next }
+		{ name[++n] = $2; f[n] = $3; b[n] = $4; g[n] = $5 }
+		END {
+			if (!step) { print "    no profile record"; exit }
+			printf "    where a step goes (%.2f ms, mean of %d steps): forward + backward\n",
+				step, steps
+			for (i = 1; i <= n; i++) {
+				printf "      %-24s %6.2f + %6.2f ms %5.1f%%", name[i], f[i], b[i],
+					100 * (f[i] + b[i]) / step
+				if (g[i] > 0)
+					printf "  %6.1f GFLOP/s, %5.1f%% of peak", g[i], 100 * g[i] / peak
+				printf "\n"
+			}
+			printf "      %s\n", tail
+		}'
 }
 
 status=0
@@ -151,7 +161,7 @@ for cap in $CAPS; do
 			"$(sed -n 's/^blas //p' "$W/torch-best.out")"
 		echo "    OpenBLAS picked $core (generic) on this CPU; the row above names $best for it"
 	fi
-	breakdown "$W/run-$cap/metrics.jsonl" "$cap"
+	breakdown "$W/run-$cap/metrics.jsonl" "$gemm"
 	if [ "$fmt" = failed ]; then
 		if grep -q '^blas reference' "$W/torch-$cap.out"; then
 			echo "    failed measurement: PyTorch ran on the reference BLAS; install" \

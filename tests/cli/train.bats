@@ -74,12 +74,18 @@ spec() {
 	[[ "$output" == "test accuracy "* ]]
 }
 
-@test "train writes JSON-lines metrics and keeps the newest checkpoints only" {
+@test "train writes JSON-lines metrics, a profile, and keeps the newest checkpoints only" {
 	spec "$W/s.yaml" mlp synthetic 1 "batch_per_rank: 500" "checkpoint: {every_steps: 10, keep: 2}"
 	run --separate-stderr "$HPT" train -q --run "$W/run" "$W/s.yaml"
 	[ "$status" -eq 0 ]
 	[ "$(jq -s 'map(select(.event == "step")) | length' "$W/run/metrics.jsonl")" -eq 100 ]
 	[ "$(jq -s 'map(select(.event == "epoch")) | length' "$W/run/metrics.jsonl")" -eq 1 ]
+	# the profile leaves out the first tenth of the steps; its parts
+	# never add up to more than the step
+	jq -se 'map(select(.event == "profile"))[0] | .steps == 90 and
+		([.layers[] | .layer] == ["flatten", "linear 64>256", "linear 256>128", "linear 128>4"]) and
+		([.layers[] | .forward_ms + .backward_ms] + [.data_ms, .loss_ms, .comm_wait_ms,
+		  .update_ms, .other_ms] | add) <= .step_ms * 1.001' "$W/run/metrics.jsonl"
 	[ "$(ls "$W/run/checkpoints")" = "$(printf 'ckpt-000000000090.bin\nckpt-000000000100.bin')" ]
 	[ -f "$W/run/resolved.yaml" ]
 }

@@ -465,6 +465,35 @@ static void trainer__flops_count_only_the_products_a_step_computes(void **state)
 	sbuf_release(&err);
 }
 
+static void trainer__layer_times_name_each_layer_and_split_the_flops(void **state)
+{
+	struct sbuf err = SBUF_INIT;
+	struct layer_time v[8];
+	double flops = 0;
+	struct model m;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(model_build(&m, MODEL_CNN, (struct shape){ 2, 28, 28, 1 }, 10, LOSS_XENT,
+				     BE_FP32, &err), 0);
+	n = model_layer_times(&m, v, 8);
+	/* the first convolution runs inside its max pool: one entry */
+	assert_int_equal(n, 6);
+	assert_string_equal(v[0].name, "conv+maxpool 3x3 1>32");
+	assert_string_equal(v[1].name, "conv 3x3 32>64");
+	assert_string_equal(v[2].name, "maxpool 2x2");
+	assert_string_equal(v[3].name, "flatten");
+	assert_string_equal(v[4].name, "linear 3136>128");
+	assert_string_equal(v[5].name, "linear 128>10");
+	for (size_t i = 0; i < n; i++) {
+		flops += v[i].flops;
+		assert_true(v[i].fwd_s == 0 && v[i].bwd_s == 0);
+	}
+	assert_true(flops == model_train_flops_per_sample(&m));
+	model_release(&m);
+	sbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -477,6 +506,7 @@ int main(void)
 		cmocka_unit_test(trainer__checkpoints_store_tensors_without_the_arena_gaps),
 		cmocka_unit_test(trainer__sync_batchnorm_rank_equals_one_process_on_the_global_batch),
 		cmocka_unit_test(trainer__flops_count_only_the_products_a_step_computes),
+		cmocka_unit_test(trainer__layer_times_name_each_layer_and_split_the_flops),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
