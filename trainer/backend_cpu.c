@@ -12,6 +12,7 @@
  */
 #include "trainer/cpu_internal.h"     // defines: cpu_engine, cpu_stream, cpu_bf16_native
 #include "trainer/kernels/cpu_isa.h" // defines: cpu_isa_parse, cpu_isa_set_level
+#include "trainer/kernels/kernels.h" // defines: round_bf16_f32, round_fp16_f32
 #include "trainer/tune.h"            // defines: tune_parse_mode
 
 #include <cpuid.h>
@@ -210,59 +211,14 @@ const char *be_precision_limit(enum be_precision prec)
 	return "Intel AVX512-BF16 without AMX computes bf16 dot products at the fp32 FMA rate";
 }
 
-/* Below this many floats a rounding pass stays on one thread: waking
- * the team costs more than the pass (a 128 KiB pass takes a few
- * microseconds).  Above it, every thread of the step rounds its share:
- * one thread alone left the others idle for a pass over each
- * activation, weight and gradient of an emulated layer. */
-#define ROUND_PARALLEL_MIN ((size_t)1 << 15)
-
-/* Rounds n floats to the nearest binary16 value (ties to even), kept as
- * float; beyond 65504 (from 65520 up) they become inf, as in fp16
- * hardware.  Bit arithmetic on the float, no conversion instructions:
- * the loop vectorises on any x86-64 (F16C or AVX512-FP16 are not
- * assumed, and GCC's _Float16 without them calls libgcc per element).
- * Normal range: round the mantissa to 10 bits; below 2^-14 (fp16
- * subnormals) the step is 2^-24: adding 0.5 to |x| rounds it there. */
 void be_round_fp16(size_t n, const float *x, float *y)
 {
-#pragma omp parallel for simd schedule(static) if (n >= ROUND_PARALLEL_MIN)
-	for (size_t i = 0; i < n; i++) {
-		uint32_t u, a;
-		float ax, r;
-
-		memcpy(&u, &x[i], 4);
-		a = u & 0x7fffffffu;
-		memcpy(&ax, &a, 4);
-		if (a >= 0x477ff000u) { /* >= 65520, inf or NaN */
-			a = a > 0x7f800000u ? a : 0x7f800000u;
-		} else if (a < 0x38800000u) { /* < 2^-14 */
-			r = (ax + 0.5f) - 0.5f;
-			memcpy(&a, &r, 4);
-		} else {
-			a = (a + 0x0fffu + ((a >> 13) & 1)) & ~0x1fffu;
-		}
-		u = (u & 0x80000000u) | a;
-		memcpy(&y[i], &u, 4);
-	}
+	round_fp16_f32(n, x, y);
 }
 
-/* Round to nearest even on the upper 16 bits; NaNs stay NaN (quieted),
- * and values past bf16's largest round to inf as the carry says. */
 void be_round_bf16(size_t n, const float *x, float *y)
 {
-#pragma omp parallel for simd schedule(static) if (n >= ROUND_PARALLEL_MIN)
-	for (size_t i = 0; i < n; i++) {
-		uint32_t u;
-
-		memcpy(&u, &x[i], 4);
-		if ((u & 0x7fffffffu) > 0x7f800000u)
-			u |= 0x00400000u;
-		else
-			u += 0x7fffu + ((u >> 16) & 1);
-		u &= 0xffff0000u;
-		memcpy(&y[i], &u, 4);
-	}
+	round_bf16_f32(n, x, y);
 }
 
 float *be_alloc(size_t nfloats)

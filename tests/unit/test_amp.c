@@ -474,6 +474,44 @@ static void amp__a_long_rounding_pass_equals_one_element_at_a_time(void **state)
 	free(y);
 }
 
+/* Each vector width the CPU has (baseline, AVX2, AVX-512, chosen by
+ * the cap) rounds to the same bits, in place too. */
+static void amp__every_vector_width_rounds_to_the_same_bits(void **state)
+{
+	const enum cpu_isa caps[] = { CPU_ISA_AVX2, CPU_ISA_AVX512_CORE, CPU_ISA_ALL };
+	size_t n = 70001;
+	float *x = malloc(n * sizeof(*x)), *base = malloc(n * sizeof(*base)),
+	      *y = malloc(n * sizeof(*y));
+	uint32_t seed = 777;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+
+		seed = seed * 1664525u + 1013904223u;
+		u = seed;
+		memcpy(&x[i], &u, 4); /* every bit pattern: NaNs, subnormals, huge */
+	}
+	for (int p = 0; p < 2; p++) {
+		void (*round)(size_t, const float *, float *) = p ? be_round_fp16 : be_round_bf16;
+
+		cpu_isa_set_level(CPU_ISA_BASELINE);
+		round(n, x, base);
+		for (size_t c = 0; c < sizeof(caps) / sizeof(*caps); c++) {
+			cpu_isa_set_level(caps[c]);
+			round(n, x, y);
+			assert_memory_equal(y, base, n * sizeof(*y));
+			memcpy(y, x, n * sizeof(*y));
+			round(n, y, y);
+			assert_memory_equal(y, base, n * sizeof(*y));
+		}
+	}
+	cpu_isa_set_level(CPU_ISA_ALL);
+	free(x);
+	free(base);
+	free(y);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +525,7 @@ int main(void)
 		cmocka_unit_test(amp__fp16_rounding_overflows_to_inf_like_the_hardware),
 		cmocka_unit_test(amp__bf16_rounding_is_to_nearest_even_with_inf_and_nan_kept),
 		cmocka_unit_test(amp__a_long_rounding_pass_equals_one_element_at_a_time),
+		cmocka_unit_test(amp__every_vector_width_rounds_to_the_same_bits),
 	};
 
 	return cmocka_run_group_tests(tests, setup_backend, NULL);

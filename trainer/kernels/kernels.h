@@ -62,6 +62,12 @@ void avgpool_bwd_ref(const struct pool_geom *g, const double *dy, double *dx);
 void maxpool_fwd_f32(const struct pool_geom *g, const float *x, float *y, int32_t *arg);
 void maxpool_bwd_f32(const struct pool_geom *g, const float *dy, const int32_t *arg, float *dx);
 
+/* y = x rounded to the nearest bf16 or binary16 value, kept as float
+ * (round.c; backend.h be_round_bf16 and be_round_fp16 say how); y may
+ * be x. */
+void round_bf16_f32(size_t n, const float *x, float *y);
+void round_fp16_f32(size_t n, const float *x, float *y);
+
 /* A one-channel first layer fused whole (conv1pool.c): conv g (C = 1,
  * 3x3, stride 1, padding 1, K <= CONV1POOL_MAX_K) + bias + ReLU + 2x2
  * max pooling of stride 2.  y and arg are (N, H/2, W/2, K): the pooled
