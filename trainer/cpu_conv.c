@@ -399,7 +399,7 @@ static double conv_time(struct be_conv *cv, struct conv_trial *t, double spent_s
 	double v[TUNE_REPS], start = omp_get_wtime(), ms = 0;
 	int n = -1; /* -1: the warm-up */
 
-	for (; n < 0 || tune_may_repeat(n, spent_s + omp_get_wtime() - start, ms * 1e-3); n++) {
+	for (; n < 0 || tune_may_repeat(v, n, spent_s + omp_get_wtime() - start, ms * 1e-3); n++) {
 		double t0 = omp_get_wtime();
 
 		if (be_conv_forward(cv, t->x, t->w, t->b, t->y, &err) ||

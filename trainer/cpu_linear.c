@@ -154,7 +154,7 @@ static double linear_time(struct be_linear *lin, double spent_s)
 		x[i] = (float)((i * 2654435761u) >> 22 & 1023) / 1024.0f - 0.5f;
 	for (size_t i = 0; i < nw; i++)
 		w[i] = (float)((i * 40503u) >> 4 & 255) / 2560.0f - 0.05f;
-	for (; n < 0 || tune_may_repeat(n, spent_s + omp_get_wtime() - start, ms * 1e-3); n++) {
+	for (; n < 0 || tune_may_repeat(v, n, spent_s + omp_get_wtime() - start, ms * 1e-3); n++) {
 		double t0 = omp_get_wtime();
 
 		if (be_linear_forward(lin, x, w, y, &err) ||

@@ -24,13 +24,28 @@ bool tune_may_go_on(double spent_s, double next_s)
 	return spent_s + (next_s > 0 ? next_s : 0) <= TUNE_MAX_S;
 }
 
-bool tune_may_repeat(int done, double spent_s, double pass_s)
+/* max - min of v[0, n) over their median. */
+static double spread(const double *v, int n)
+{
+	double s[TUNE_REPS], lo = v[0], hi = v[0], mid;
+
+	for (int i = 0; i < n; i++) {
+		s[i] = v[i];
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	mid = tune_median(s, n);
+	return mid > 0 ? (hi - lo) / mid : 0;
+}
+
+bool tune_may_repeat(const double *v, int done, double spent_s, double pass_s)
 {
 	/* the minimum may overrun the budget by TUNE_MIN_REPS short passes:
 	 * a candidate admitted but timed once would be a guess */
 	if (done < TUNE_MIN_REPS)
 		return true;
-	return done < TUNE_REPS && tune_may_go_on(spent_s, pass_s);
+	return done < TUNE_REPS && spread(v, done) > TUNE_SPREAD &&
+	       tune_may_go_on(spent_s, pass_s);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -53,23 +53,30 @@ static void tune__times_a_candidate_as_the_median_of_its_passes(void **state)
 	assert_true(tune_median(one, 0) == 0);
 }
 
-static void tune__repeats_three_to_five_times_within_the_budget(void **state)
+static void tune__repeats_three_to_five_times_while_the_passes_disagree(void **state)
 {
+	const double agree[] = { 1.00, 1.05, 0.98, 1.02, 1.01 },
+		     noisy[] = { 1.00, 1.30, 0.98, 1.02, 1.01 };
 	int n;
 
 	(void)state;
 	/* the minimum is taken even past the budget: one pass is a guess */
 	for (n = 0; n < TUNE_MIN_REPS; n++)
-		assert_true(tune_may_repeat(n, 2.5, 0.1));
-	assert_false(tune_may_repeat(TUNE_MIN_REPS, 2.5, 0.1));
-	/* beyond it, while the next pass fits in the 2 s */
-	assert_true(tune_may_repeat(TUNE_MIN_REPS, 1.0, 0.001));
-	assert_false(tune_may_repeat(TUNE_MIN_REPS, 1.95, 0.1));
+		assert_true(tune_may_repeat(noisy, n, 2.5, 0.1));
+	assert_false(tune_may_repeat(noisy, TUNE_MIN_REPS, 2.5, 0.1));
+	/* three passes within TUNE_SPREAD of their median settle it */
+	assert_false(tune_may_repeat(agree, TUNE_MIN_REPS, 0, 0.001));
+	/* beyond them while they disagree and the next pass fits in the 2 s */
+	assert_true(tune_may_repeat(noisy, TUNE_MIN_REPS, 1.0, 0.001));
+	assert_false(tune_may_repeat(noisy, TUNE_MIN_REPS, 1.95, 0.1));
 	/* never more than TUNE_REPS, however cheap */
-	assert_false(tune_may_repeat(TUNE_REPS, 0, 0));
-	for (n = 0; tune_may_repeat(n, 0, 0.001); n++)
+	assert_false(tune_may_repeat(noisy, TUNE_REPS, 0, 0));
+	for (n = 0; tune_may_repeat(noisy, n, 0, 0.001); n++)
 		;
 	assert_int_equal(n, TUNE_REPS);
+	for (n = 0; tune_may_repeat(agree, n, 0, 0.001); n++)
+		;
+	assert_int_equal(n, TUNE_MIN_REPS);
 	assert_int_equal(TUNE_MIN_REPS, 3);
 	assert_int_equal(TUNE_REPS, 5);
 }
@@ -158,7 +165,7 @@ int main(void)
 		cmocka_unit_test(tune__picks_the_fastest_timed_candidate),
 		cmocka_unit_test(tune__stays_within_two_seconds_a_process),
 		cmocka_unit_test(tune__times_a_candidate_as_the_median_of_its_passes),
-		cmocka_unit_test(tune__repeats_three_to_five_times_within_the_budget),
+		cmocka_unit_test(tune__repeats_three_to_five_times_while_the_passes_disagree),
 		cmocka_unit_test(tune__describes_the_winner_first_then_the_untimed),
 		cmocka_unit_test(tune__keys_name_version_cpu_library_isa_threads_and_shape),
 		cmocka_unit_test(tune__reads_the_mode),
