@@ -131,6 +131,13 @@ int main(int argc, char **argv)
 		       "%.2fx (%s)\n", name, f, b, steps, f / b, goal());
 	}
 	for (int p = 0; p < 2; p++) {
+		struct sbuf k = SBUF_INIT;
+
+		model_describe_kernels(&s[p].m, &k);
+		printf("    %s kernels: %s\n", p ? "bf16" : "fp32", k.buf);
+		sbuf_release(&k);
+	}
+	for (int p = 0; p < 2; p++) {
 		model_release(&s[p].m);
 		optim_release(&s[p].o);
 		free(s[p].ms);
