@@ -10,7 +10,7 @@ TRAIN_KERNELS = trainer/kernels/geom.c trainer/kernels/conv_ref.c trainer/kernel
                 trainer/kernels/linear_ref.c trainer/kernels/pointwise_f32.c \
                 trainer/kernels/pointwise_f64.c trainer/kernels/maxpool.c \
                 trainer/kernels/conv1pool.c trainer/kernels/cpu_isa.c trainer/kernels/round.c
-TRAIN_CPU_BACKEND = trainer/backend_cpu.c trainer/cpu_prim.c trainer/cpu_conv.c \
+TRAIN_CPU_BACKEND = trainer/backend_cpu.c trainer/cpu_prim.c trainer/cpu_conv.c trainer/cpu_conv_tune.c \
                 trainer/cpu_pool.c trainer/cpu_linear.c trainer/tune.c trainer/cpu_tune.c
 TRAIN_COMM    = trainer/comm.c trainer/watchdog.c trainer/comm_pack.c common/mpistep.c
 # The trainer's cores and shells (everything but main and the commands),

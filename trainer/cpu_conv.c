@@ -50,12 +50,12 @@
  * vdpbf16ps has fp32 FMA's peak, and native bf16's conversions made it
  * slower than emulation (cnn 32->64 at batch 128, two threads: native
  * 17.6 ms against 10.3 ms emulated, forward+backward).  The choice is
- * cached (cpu_tune.c); HPCTRAIN_KERNELS=fixed keeps the order above.
+ * made in cpu_conv_tune.c and cached (cpu_tune.c); HPCTRAIN_KERNELS=fixed
+ * keeps the order above.
  */
+#include "trainer/cpu_conv.h"     // defines: struct be_conv, enum conv_cand, conv_choose
 #include "trainer/cpu_internal.h" // defines: struct prim, struct relayout, prim_*, relayout_*
-#include "trainer/tune.h"         // defines: struct tune_cand, tune_* (pick, budget, median, describe)
 
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,22 +84,6 @@ static const struct conv_form lp_forms[] = {
 };
 static const struct conv_form fp32_forms[] = { { false, DX_BWD }, { true, DX_BWD } };
 
-struct be_conv {
-	struct conv_geom g;
-	unsigned flags;
-	struct be_kernel kern;
-	/* emulation: rounds x, w and dy to kern.prec; NULL when native */
-	void (*round)(size_t n, const float *x, float *y);
-	struct prim fwd, bwd_data, bwd_w;
-	struct relayout w_fwd, w_bwd, dw;
-	struct relayout xc, dyc; /* fp32 NHWC -> compute type and layout */
-	struct relayout yo, dxo; /* compute layout -> NHWC (no-op unless blocked) */
-	dnnl_memory_t b, db;
-	const float *x_last; /* the input converted by the last forward */
-	const float *w_last; /* the weights of the last forward */
-	float *xr, *wr, *dyr; /* emulation: rounded copies */
-	float *wflip;         /* dx as a forward: w transposed and flipped */
-};
 
 /* Releases what conv_plan made, keeping geometry, kernel and the
  * emulation's buffers. */
@@ -313,16 +297,7 @@ static dnnl_status_t conv_plan_first(struct be_conv *cv, dnnl_data_type_t lt,
 	return st;
 }
 
-/* The candidates the planner chooses among (tune.h), in the order the
- * fixed mode tries them: native low precision (the first of lp_forms
- * that plans), emulation on fp32 kernels in NHWC or blocked layouts,
- * and plain fp32 in NHWC or blocked layouts. */
-enum conv_cand { CAND_NATIVE, CAND_EMU_NHWC, CAND_EMU_BLOCKED, CAND_NHWC, CAND_BLOCKED };
-static const char *const cand_names[] = { "native", "emulated nhwc", "emulated blocked", "nhwc",
-					  "blocked" };
-
-/* Plans candidate c from scratch. */
-static dnnl_status_t conv_plan_cand(struct be_conv *cv, enum conv_cand c)
+dnnl_status_t conv_plan_cand(struct be_conv *cv, enum conv_cand c)
 {
 	const struct conv_geom *g = &cv->g;
 	dnnl_status_t st;
@@ -349,180 +324,6 @@ static dnnl_status_t conv_plan_cand(struct be_conv *cv, enum conv_cand c)
 	st = conv_plan(cv, dnnl_f32, fp32_forms[c == CAND_EMU_BLOCKED || c == CAND_BLOCKED]);
 	if (st != dnnl_success)
 		conv_unplan(cv);
-	return st;
-}
-
-/* Inputs for timing a candidate: made-up values, the layer's sizes. */
-struct conv_trial {
-	float *x, *w, *b, *y, *dy, *dx, *dw, *db;
-};
-
-static void trial_release(struct conv_trial *t)
-{
-	float **v[] = { &t->x, &t->w, &t->b, &t->y, &t->dy, &t->dx, &t->dw, &t->db };
-
-	for (size_t i = 0; i < sizeof(v) / sizeof(*v); i++) {
-		be_free(*v[i]);
-		*v[i] = NULL;
-	}
-}
-
-static int trial_init(struct conv_trial *t, const struct be_conv *cv)
-{
-	const struct conv_geom *g = &cv->g;
-	size_t nx = (size_t)g->n * g->h * g->w * g->c, ny = (size_t)g->n * g->p * g->q * g->k,
-	       nw = (size_t)g->k * g->c * g->r * g->s;
-
-	*t = (struct conv_trial){ be_alloc(nx), be_alloc(nw), be_alloc(g->k), be_alloc(ny),
-				  be_alloc(ny), (cv->flags & BE_NEED_DX) ? be_alloc(nx) : NULL,
-				  be_alloc(nw), be_alloc(g->k) };
-	if (!t->x || !t->w || !t->b || !t->y || !t->dy || !t->dw || !t->db ||
-	    ((cv->flags & BE_NEED_DX) && !t->dx)) {
-		trial_release(t);
-		return -1;
-	}
-	for (size_t i = 0; i < nx; i++)
-		t->x[i] = (float)((i * 2654435761u) >> 22 & 1023) / 1024.0f - 0.5f;
-	for (size_t i = 0; i < nw; i++)
-		t->w[i] = (float)((i * 40503u) >> 4 & 255) / 2560.0f - 0.05f;
-	for (size_t i = 0; i < ny; i++)
-		t->dy[i] = (float)((i * 2246822519u) >> 23 & 511) / 5120.0f - 0.05f;
-	return 0;
-}
-
-/* A candidate's time in ms (tune.h): the median of forward+backward
- * passes after one warm-up, as many as tune_may_repeat allows; -1 when
- * a pass fails.  spent_s: the process's tuning seconds so far. */
-static double conv_time(struct be_conv *cv, struct conv_trial *t, double spent_s)
-{
-	struct sbuf err = SBUF_INIT;
-	double v[TUNE_REPS], start = omp_get_wtime(), ms = 0;
-	int n = -1; /* -1: the warm-up */
-
-	for (; n < 0 || tune_may_repeat(v, n, spent_s + omp_get_wtime() - start, ms * 1e-3); n++) {
-		double t0 = omp_get_wtime();
-
-		if (be_conv_forward(cv, t->x, t->w, t->b, t->y, &err) ||
-		    be_conv_backward(cv, t->x, t->dy, t->dx, t->dw, t->db, &err)) {
-			sbuf_release(&err);
-			return -1;
-		}
-		ms = (omp_get_wtime() - t0) * 1e3;
-		if (n >= 0)
-			v[n] = ms;
-	}
-	sbuf_release(&err);
-	return tune_median(v, n);
-}
-
-/* Plans the cached choice for key, if there is one and it plans. */
-static bool conv_cached(struct be_conv *cv, const enum conv_cand *c, size_t n, const char *key)
-{
-	int best = cpu_tune_lookup(key, cv->kern.tuned, sizeof(cv->kern.tuned));
-
-	if (best >= 0 && (size_t)best < n && conv_plan_cand(cv, c[best]) == dnnl_success) {
-		/* native lost only where it was timed: at fp16 it never plans
-		 * (oneDNN 2.6), and cpu_why_emulated says so */
-		if (cv->kern.emulated && best && c[0] == CAND_NATIVE &&
-		    strstr(cv->kern.tuned, cand_names[CAND_NATIVE]))
-			snprintf(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
-				 be_precision_name(cv->kern.prec));
-		cv->x_last = cv->w_last = NULL;
-		cpu_tune_record(key, best, cv->kern.tuned, false);
-		return true;
-	}
-	cv->kern.tuned[0] = '\0';
-	return false;
-}
-
-/* Says what the tuning found (tune_describe) and records the choice,
- * caching a complete comparison; best is the candidate planned now. */
-static void conv_report(struct be_conv *cv, const enum conv_cand *c, const struct tune_cand *tc,
-			size_t n, int best, const char *key)
-{
-	tune_describe(tc, n, cv->kern.tuned, sizeof(cv->kern.tuned));
-	if (cv->kern.emulated && tc[0].ms >= 0 && c[0] == CAND_NATIVE)
-		snprintf(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
-			 be_precision_name(cv->kern.prec));
-	cpu_tune_record(key, best, cv->kern.tuned, tune_is_complete(tc, n));
-}
-
-/* Plans each candidate in turn and keeps the fastest by measurement;
- * without tuning the first that plans.  Every candidate that plans is
- * timed while the process's budget (tune.h) lasts; once it is spent,
- * the fastest so far, or the fixed order where none was timed, decides
- * and the start line names the candidates left untimed. */
-static dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, size_t n)
-{
-	struct tune_cand tc[4];
-	struct conv_trial trial;
-	double t0 = omp_get_wtime(), spent0 = cpu_tune_spent, last_s = 0, cand_t0 = 0;
-	dnnl_status_t st = dnnl_unimplemented, first_st = dnnl_unimplemented;
-	int best, want, planned = -1, current = -1;
-	const struct conv_geom *g = &cv->g;
-	int shape[] = { g->n, g->h, g->w, g->c, g->k, g->r, g->s, g->stride, g->pad, (int)cv->flags };
-	char key[256];
-	bool choice = cpu_tune_on && n > 1, budget_left = tune_may_go_on(spent0, 0), tune;
-
-	if (choice) {
-		cpu_tune_key("conv", cv->kern.prec, shape, sizeof(shape) / sizeof(*shape), key,
-			     sizeof(key));
-		if (conv_cached(cv, c, n, key)) {
-			cpu_tune_spent += omp_get_wtime() - t0;
-			return dnnl_success;
-		}
-	}
-	tune = choice && budget_left && !trial_init(&trial, cv);
-	for (size_t i = 0; i < n; i++)
-		tc[i] = (struct tune_cand){ cand_names[c[i]], choice && (tune || !budget_left)
-								      ? TUNE_NOT_REACHED
-								      : TUNE_NOT_PLANNED };
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			last_s = omp_get_wtime() - cand_t0;
-		/* the next candidate is taken to cost what the last one did,
-		 * planning included */
-		if (tune_pick(tc, i) >= 0 &&
-		    (!tune || !tune_may_go_on(spent0 + omp_get_wtime() - t0, last_s)))
-			break;
-		cand_t0 = omp_get_wtime();
-		st = conv_plan_cand(cv, c[i]);
-		if (!i)
-			first_st = st;
-		/* a failed plan leaves nothing planned */
-		current = st == dnnl_success ? (int)i : -1;
-		if (st == dnnl_out_of_memory)
-			break;
-		if (st != dnnl_success) {
-			tc[i].ms = TUNE_NOT_PLANNED;
-			continue;
-		}
-		if (planned < 0)
-			planned = (int)i;
-		if (!tune)
-			break;
-		tc[i].ms = conv_time(cv, &trial, spent0 + omp_get_wtime() - t0);
-		if (tc[i].ms < 0)
-			tc[i].ms = TUNE_NOT_PLANNED;
-	}
-	/* the fastest timed, else the first that planned */
-	best = tune_pick(tc, n);
-	want = best >= 0 ? best : planned;
-	if (st == dnnl_out_of_memory)
-		;
-	else if (want < 0)
-		st = first_st;
-	else if (want != current)
-		st = conv_plan_cand(cv, c[want]);
-	else
-		st = dnnl_success;
-	if (choice && st == dnnl_success)
-		conv_report(cv, c, tc, n, want, key);
-	if (tune) {
-		trial_release(&trial);
-		cpu_tune_spent += omp_get_wtime() - t0;
-	}
-	cv->x_last = cv->w_last = NULL; /* the trials' buffers are gone */
 	return st;
 }
 
