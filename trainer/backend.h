@@ -98,6 +98,10 @@ const char *be_precision_limit(enum be_precision prec);
  * rank whose CPU, ISA or threads differ matches none and measures. */
 void be_tune_export(struct sbuf *out);
 void be_tune_adopt(const char *lines);
+/* No measuring from here on, whatever HPCTRAIN_KERNELS says: the first
+ * formulation that plans, for a model whose CPU kernels never run (the
+ * GPU trains it), so a GPU run pays no tuning for them. */
+void be_tune_off(void);
 
 struct be_conv;
 struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,

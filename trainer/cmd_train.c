@@ -1,7 +1,7 @@
 /* cmd_train.c - `hpctrain train SPEC`: load the spec, pick the device,
  * make the run directory, start the backend, run the loop.  Shell. */
 #include "trainer/cmd.h"      // defines: cmd_train
-#include "trainer/backend.h"  // defines: backend_init
+#include "trainer/backend.h"  // defines: backend_init, be_tune_off
 #include "trainer/backend_cuda.h" // defines: be_cuda_built, be_cuda_device_count
 #include "trainer/comm.h"     // defines: struct comm, comm_init, comm_hooks, comm_finish
 #include "trainer/comm_cuda.h" // defines: struct comm_cuda, comm_cuda_*
@@ -291,6 +291,8 @@ static int run_job(const struct train_args *a, const struct job *job, const stru
 		st = HPT_EXIT_INTERNAL;
 		goto report;
 	}
+	if (cfg.cuda) /* the host model only holds the parameters */
+		be_tune_off();
 	cfg.run_dir = run_dir;
 	comm_hooks(&comm, &hooks);
 	if (cfg.cuda)

@@ -171,6 +171,11 @@ void be_tune_export(struct sbuf *out)
 	sbuf_add(out, chosen.buf, chosen.len);
 }
 
+void be_tune_off(void)
+{
+	cpu_tune_on = false;
+}
+
 void be_tune_adopt(const char *lines)
 {
 	sbuf_reset(&adopted);
