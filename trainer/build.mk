@@ -35,7 +35,7 @@ comma := ,
 $(OBJ)/trainer/%.o: HPT_CFLAGS += -fopenmp -fvect-cost-model=dynamic
 $(SAN)/trainer/%.o: HPT_CFLAGS += -fopenmp -fvect-cost-model=dynamic
 # conv1pool.c's vector helpers are static and inlined: GCC's note that
-# 32-byte vectors pass differently with AVX concerns no call here.
+# 32- and 64-byte vectors pass differently with AVX concerns no call here.
 $(OBJ)/trainer/kernels/conv1pool.o $(SAN)/trainer/kernels/conv1pool.o: HPT_CFLAGS += -Wno-psabi
 
 # bin/hpctrain-train is linked below the CUDA section, which picks its objects.

@@ -207,7 +207,7 @@ bool layer_kernel(const struct layer *l, struct be_kernel *k)
 {
 	if (l->kind == LAYER_CONV && l->fused_into_pool) {
 		*k = (struct be_kernel){ .prec = BE_FP32 };
-		snprintf(k->impl, sizeof(k->impl), "conv1pool:avx2");
+		snprintf(k->impl, sizeof(k->impl), "conv1pool:%s", conv1pool_isa());
 		snprintf(k->why, sizeof(k->why), "%d input channel, fused with its pooling",
 			 l->in.c);
 		return true;

@@ -78,7 +78,7 @@ acc() {
 
 @test "train names the precision and the kernels each layer runs" {
 	W=$BATS_FILE_TMPDIR
-	grep -Eq ', bf16; oneDNN .*; kernels: conv 1x fp32 conv1pool:avx2 .*, conv 1x bf16 (emulated on )?[a-z_0-9]+:[a-z_0-9]+' "$W/bf16.err"
+	grep -Eq ', bf16; oneDNN .*; kernels: conv 1x fp32 conv1pool:avx(2|512_core) .*, conv 1x bf16 (emulated on )?[a-z_0-9]+:[a-z_0-9]+' "$W/bf16.err"
 	grep -Eq ', fp16; oneDNN .*; kernels: .*conv 1x fp16 emulated on [a-z_0-9]+:[a-z_0-9]+' "$W/fp16.err"
 	grep -Eq ', fp32; oneDNN .*; kernels: .*conv 1x fp32 [a-z_0-9]+:[a-z_0-9]+, linear 2x fp32 sgemm$' "$W/fp32.err"
 	run -1 grep -E 'bf16|fp16|emulated' <(head -1 "$W/fp32.err" | sed 's/.*; kernels://')

@@ -290,7 +290,7 @@ cached_keys() {
 	cpu_caps | grep -qx avx512_core_bf16 || skip "this CPU has no AVX512-BF16"
 	# the fixed choice: tuning may take emulation where it measures faster
 	run -0 fixed_head all bf16
-	[[ "$output" == *"conv 1x fp32 conv1pool:avx2 (1 input channel, fused with its pooling)"* ]]
+	[[ "$output" == *"conv 1x fp32 conv1pool:avx512_core (1 input channel, fused with its pooling)"* ]]
 	[[ "$output" =~ conv\ 1x\ bf16\ (jit_bf16|brg)[a-z_]*:avx512_core_(bf16|amx) ]]
 	# Both linear layers run native bf16: with AMX, oneDNN may pick AMX
 	# for one and AVX512-BF16 for the other ("linear 1x" twice).

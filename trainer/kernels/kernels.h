@@ -77,6 +77,9 @@ void round_fp16_f32(size_t n, const float *x, float *y);
 #define CONV1POOL_MAX_K 64
 #define CONV1POOL_MAX_PAD 65536 /* (H+2)(W+2): the padded image lives on the stack */
 bool conv1pool_fits(const struct conv_geom *g);
+/* The instruction set the fused layer runs on here, "avx512_core" or
+ * "avx2" (the widest the CPU has under the cap); NULL: it cannot run. */
+const char *conv1pool_isa(void);
 void conv1pool_fwd_f32(const struct conv_geom *g, const float *x, const float *w,
 		       const float *b, float *y, int32_t *arg);
 void conv1pool_bwd_f32(const struct conv_geom *g, const float *x, const float *y,
