@@ -70,6 +70,28 @@ static int step(struct side *s, const float *x, const int32_t *labels, const flo
 	return 0;
 }
 
+/* Where the two precisions' steps differ: each layer's forward and
+ * backward, mean ms per step over the timed steps (model.h
+ * model_layer_times), fp32 beside bf16. */
+static void print_layers(struct side *s, int steps)
+{
+	size_t n = model_layer_times(&s[0].m, NULL, 0);
+	struct layer_time *f = calloc(n ? n : 1, sizeof(*f)), *b = calloc(n ? n : 1, sizeof(*b));
+
+	if (!f || !b || model_layer_times(&s[1].m, NULL, 0) != n)
+		goto out;
+	model_layer_times(&s[0].m, f, n);
+	model_layer_times(&s[1].m, b, n);
+	printf("    per layer, forward + backward, ms per step:      fp32           bf16\n");
+	for (size_t i = 0; i < n; i++)
+		printf("      %-24s %12.2f + %5.2f  %7.2f + %5.2f\n", f[i].name,
+		       f[i].fwd_s * 1e3 / steps, f[i].bwd_s * 1e3 / steps, b[i].fwd_s * 1e3 / steps,
+		       b[i].bwd_s * 1e3 / steps);
+out:
+	free(f);
+	free(b);
+}
+
 /* The goal at the instruction set in use: AMX doubles the bf16 rate of
  * AVX512-BF16's dot products; below AVX512-BF16 bf16 is emulated, so
  * the ratio should sit near 1. */
@@ -117,6 +139,9 @@ int main(int argc, char **argv)
 		for (int p = 0; p < 2; p++) {
 			double t0 = now_ms();
 
+			if (!i)
+				model_layer_times_reset(&s[p].m);
+
 			if (step(&s[p], x, labels, targets, i + WARMUP, &err)) {
 				fprintf(stderr, "bench_amp: %s\n", err.buf);
 				return 1;
@@ -130,6 +155,7 @@ int main(int argc, char **argv)
 		printf("  %-12s fp32 %7.2f ms  bf16 %7.2f ms per step (median of %d, interleaved)  "
 		       "%.2fx (%s)\n", name, f, b, steps, f / b, goal());
 	}
+	print_layers(s, steps);
 	for (int p = 0; p < 2; p++) {
 		struct sbuf k = SBUF_INIT;
 
