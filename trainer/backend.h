@@ -119,6 +119,16 @@ int be_conv_backward(struct be_conv *cv, const float *x, const float *dy, float 
 		     float *dw, float *db, struct sbuf *err);
 void be_conv_free(struct be_conv *cv);
 const struct be_kernel *be_conv_kernel(const struct be_conv *cv);
+/* An emulated convolution rounds dy to its precision before its
+ * backward passes, a pass over a full-size gradient.  A caller whose dy
+ * arrives already rounded that way (a max pool without overlap routes
+ * the values it is given unchanged, so it can round its 4x smaller
+ * gradient instead) takes the pass over: be_conv_dy_round gives the
+ * rounding (NULL: the convolution does not round), and after
+ * be_conv_set_dy_rounded(cv, true) be_conv_backward uses dy as it is. */
+typedef void (*be_round_fn)(size_t n, const float *x, float *y);
+be_round_fn be_conv_dy_round(const struct be_conv *cv);
+void be_conv_set_dy_rounded(struct be_conv *cv, bool rounded);
 
 struct be_pool;
 /* max = true: max pooling (the backward needs the forward's workspace,

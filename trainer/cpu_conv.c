@@ -125,6 +125,16 @@ const struct be_kernel *be_conv_kernel(const struct be_conv *cv)
 	return &cv->kern;
 }
 
+be_round_fn be_conv_dy_round(const struct be_conv *cv)
+{
+	return cv->round;
+}
+
+void be_conv_set_dy_rounded(struct be_conv *cv, bool rounded)
+{
+	cv->dy_rounded = rounded;
+}
+
 /* The forward's choice of layout for a blocked plan: md as the
  * primitive chose it, with data type dt (gradients mirror activations). */
 static dnnl_memory_desc_t chosen_md(const struct prim *pr, dnnl_query_t what, dnnl_data_type_t dt)
@@ -431,7 +441,7 @@ int be_conv_backward(struct be_conv *cv, const float *x, const float *dy, float 
 		sbuf_addstr(err, "be_conv_backward: dx asked of a convolution planned without it");
 		return -1;
 	}
-	if (cv->round) {
+	if (cv->round && !cv->dy_rounded) {
 		cv->round((size_t)g->n * g->p * g->q * g->k, dy, cv->dyr);
 		dy = cv->dyr;
 	}

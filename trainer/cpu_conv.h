@@ -26,6 +26,7 @@ struct be_conv {
 	const float *x_last; /* the input converted by the last forward */
 	const float *w_last; /* the weights of the last forward */
 	float *xr, *wr, *dyr; /* emulation: rounded copies */
+	bool dy_rounded;      /* the caller rounds dy (be_conv_set_dy_rounded) */
 	float *wflip;         /* dx as a forward: w transposed and flipped */
 };
 

@@ -452,6 +452,8 @@ int layer_backward(struct layer *l, const float *x, const float *y, float *dy, f
 	case LAYER_AVGPOOL:
 		if (dx && l->pool_masks)
 			relu_bwd_f32(n, y, dy, dy);
+		if (dx && l->round_dy)
+			l->round_dy(n, dy, dy);
 		return dx ? be_pool_backward(l->be, dy, dx, err) : 0;
 	case LAYER_LINEAR:
 		if (l->relu && !l->relu_by_pool)
@@ -518,6 +520,22 @@ static bool fusable(const struct layer *conv, const struct layer *pool)
 	return conv1pool_fits(&g);
 }
 
+/* Hands an emulated convolution's rounding of dy to the max pool after
+ * it (layer.h round_dy), where windows do not overlap: each input
+ * element then gets one routed value or 0, so the rounded pooled
+ * gradient routes to the rounded full-size one. */
+static void round_before_pool(struct layer *conv, struct layer *pool)
+{
+	be_round_fn r;
+
+	if (conv->kind != LAYER_CONV || conv->fused_into_pool || !conv->be ||
+	    pool->kind != LAYER_MAXPOOL || !pool->need_dx || pool->k > pool->stride ||
+	    !(r = be_conv_dy_round(conv->be)))
+		return;
+	pool->round_dy = r;
+	be_conv_set_dy_rounded(conv->be, true);
+}
+
 int seq_setup(struct seq *s, struct sbuf *err)
 {
 	size_t most = 0;
@@ -540,6 +558,8 @@ int seq_setup(struct seq *s, struct sbuf *err)
 		if (i && s->v[i].kind == LAYER_MAXPOOL && s->v[i].need_dx && s->v[i - 1].relu &&
 		    !s->v[i].fused_conv)
 			s->v[i - 1].relu_by_pool = s->v[i].pool_masks = true;
+		if (i)
+			round_before_pool(&s->v[i - 1], &s->v[i]);
 	}
 	s->g[0] = be_alloc(most);
 	s->g[1] = be_alloc(most);

@@ -93,6 +93,12 @@ struct layer {
 	 * the pooled gradient, k*k times smaller. */
 	bool relu_by_pool;  /* conv, linear: the next layer applies the mask */
 	bool pool_masks;    /* max pool: apply the previous layer's mask */
+	/* An emulated convolution followed by a max pool without overlap:
+	 * the pool rounds its own (k*k times smaller) gradient to the
+	 * convolution's precision before routing it, and the convolution
+	 * skips its pass over the full-size one (be_conv_set_dy_rounded).
+	 * Exact: routing copies values, so rounding before equals after. */
+	be_round_fn round_dy; /* max pool */
 	/* A one-channel first convolution with ReLU and the 2x2 max pool
 	 * after it run as one (kernels/conv1pool.c) in the pool's place: the
 	 * convolution computes nothing itself and has no activation. */

@@ -474,6 +474,48 @@ static void amp__a_long_rounding_pass_equals_one_element_at_a_time(void **state)
 	free(y);
 }
 
+/* The max pool after an emulated (fp16: every CPU) convolution rounds
+ * its small gradient for it, and the gradients are the bits they are
+ * when the convolution rounds its full-size dy itself. */
+static void amp__a_pool_rounding_for_its_convolution_changes_no_gradient(void **state)
+{
+	struct sbuf err = SBUF_INIT;
+	struct model m;
+	struct layer *conv, *pool;
+	int32_t labels[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	size_t nx = 8 * 28 * 28;
+	float *x = malloc(nx * sizeof(*x)), *g = malloc(1);
+	int64_t correct;
+
+	(void)state;
+	assert_int_equal(model_build(&m, MODEL_CNN, (struct shape){ 8, 28, 28, 1 }, 10, LOSS_XENT,
+				     BE_FP16, &err), 0);
+	model_init(&m, 5);
+	conv = &m.net.v[2], pool = &m.net.v[3];
+	assert_int_equal(conv->kind, LAYER_CONV);
+	assert_true(be_conv_kernel(conv->be)->emulated);
+	assert_int_equal(pool->kind, LAYER_MAXPOOL);
+	assert_non_null(pool->round_dy);
+	fill_normalf(x, nx, 11);
+	for (int pass = 0; pass < 2; pass++) {
+		assert_int_equal(model_forward(&m, x, true, 0, &err), 0);
+		model_loss(&m, labels, NULL, &correct);
+		assert_int_equal(model_backward(&m, NULL, &err), 0);
+		if (!pass) {
+			g = realloc(g, m.narena * sizeof(*g));
+			memcpy(g, m.grads, m.narena * sizeof(*g));
+			/* the convolution rounds its own dy again */
+			pool->round_dy = NULL;
+			be_conv_set_dy_rounded(conv->be, false);
+		}
+	}
+	assert_memory_equal(g, m.grads, m.narena * sizeof(*g));
+	model_release(&m);
+	free(x);
+	free(g);
+	sbuf_release(&err);
+}
+
 /* Each vector width the CPU has (baseline, AVX2, AVX-512, chosen by
  * the cap) rounds to the same bits, in place too. */
 static void amp__every_vector_width_rounds_to_the_same_bits(void **state)
@@ -526,6 +568,7 @@ int main(void)
 		cmocka_unit_test(amp__bf16_rounding_is_to_nearest_even_with_inf_and_nan_kept),
 		cmocka_unit_test(amp__a_long_rounding_pass_equals_one_element_at_a_time),
 		cmocka_unit_test(amp__every_vector_width_rounds_to_the_same_bits),
+		cmocka_unit_test(amp__a_pool_rounding_for_its_convolution_changes_no_gradient),
 	};
 
 	return cmocka_run_group_tests(tests, setup_backend, NULL);
