@@ -19,7 +19,7 @@ TRAIN_COMM    = trainer/comm.c trainer/watchdog.c trainer/comm_pack.c common/mpi
 TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/model.c \
                 trainer/data.c trainer/data_idx.c trainer/data_shard.c trainer/optim.c \
                 trainer/ckpt.c trainer/metrics.c trainer/train.c trainer/train_data.c \
-                trainer/train_step.c trainer/train_profile.c trainer/amp.c trainer/gpu_plan.c \
+                trainer/train_step.c trainer/train_setup.c trainer/train_profile.c trainer/amp.c trainer/gpu_plan.c \
                 trainer/resume.c trainer/train_plan.c $(SPEC_CORE) common/fileio.c launcher/stage/stage_path.c \
                 launcher/stage/stage_manifest.c
 TRAIN_SRC     = $(TRAIN_LIB) trainer/main.c trainer/cmd_train.c trainer/train_env.c trainer/cmd_data.c \
@@ -97,9 +97,10 @@ UNIT_SRC_test_gpu_plan = trainer/gpu_plan.c common/sbuf.c
 # HAVE_CUDA must be the same for every object of one binary that
 # includes backend_cuda.h, model_cuda.h or comm_cuda.h: their stubs are
 # static inline, so an object built without it would quietly see "no
-# GPU".  train.c, train_step.c and cmd_train.c also go into the CPU-only
-# unit tests, so the CUDA build compiles them once more with -DHAVE_CUDA
-# under $(OBJ)/cuda/ (as test_cuda_gpu.o is test_cuda.c with it).
+# GPU".  train.c, train_step.c, train_setup.c and cmd_train.c also go
+# into the CPU-only unit tests, so the CUDA build compiles them once
+# more with -DHAVE_CUDA under $(OBJ)/cuda/ (as test_cuda_gpu.o is
+# test_cuda.c with it).
 # build/cuda-config changes when the choice does (CUDA=0 after a CUDA
 # build, or back), so the binaries whose object lists differ relink.
 # Not sanitized: ASan and the CUDA driver's address-space reservations
@@ -144,8 +145,9 @@ $(CUDA_BACKEND_OBJ): $(OBJ)/%.o: %.cu trainer/cuda_internal.cuh trainer/backend_
 
 ifneq ($(NVCC),)
 # The trainer's library with train.o built for CUDA, plus the device model.
-TRAIN_LIB_CUDA = $(filter-out $(OBJ)/trainer/train.o $(OBJ)/trainer/train_step.o,$(call obj,$(TRAIN_LIB))) \
-                 $(OBJ)/cuda/trainer/train.o $(OBJ)/cuda/trainer/train_step.o $(CUDA_BACKEND_OBJ) \
+TRAIN_CUDA_TWICE = train.o train_step.o train_setup.o
+TRAIN_LIB_CUDA = $(filter-out $(addprefix $(OBJ)/trainer/,$(TRAIN_CUDA_TWICE)),$(call obj,$(TRAIN_LIB))) \
+                 $(addprefix $(OBJ)/cuda/trainer/,$(TRAIN_CUDA_TWICE)) $(CUDA_BACKEND_OBJ) \
                  $(OBJ)/trainer/model_cuda.o
 TRAIN_BIN_OBJ  = $(TRAIN_LIB_CUDA) $(OBJ)/cuda/trainer/cmd_train.o $(OBJ)/trainer/comm_cuda.o \
                  $(filter-out $(call obj,$(TRAIN_LIB) trainer/cmd_train.c),$(call obj,$(TRAIN_SRC)))

@@ -46,6 +46,13 @@ struct trainer {
 	struct step_profile prof;
 };
 
+/* Builds t for its config (t->cfg, t->job, t->tp set): data, model,
+ * loader, optimizer and buffers; with hooks, every rank's model runs
+ * rank 0's kernels.  0 or an HPT_EXIT_* status with err.  Release frees
+ * what setup made, also after it failed half-way (train_setup.c). */
+int train_setup(struct trainer *t, const struct train_hooks *hooks, struct sbuf *err);
+void train_release(struct trainer *t);
+
 /* The profile (train_profile.c): it leaves out the first tenth of the
  * steps this run trains from start (at most 20: first-touch memory, the
  * caches, a CPU's clock ramp); a step's begin zeroes every timer when
