@@ -435,8 +435,10 @@ static void fill_job(const slurm_job_info_t *in, struct hpt_slurm_job *j)
 	j->partition = dup_or_empty(in->partition);
 	j->work_dir = dup_or_empty(in->work_dir);
 	j->uid = in->user_id;
-	/* ended, and its processes gone: nothing more will reach its logs */
-	j->finished = base >= JOB_COMPLETE && base < JOB_END && !(in->job_state & JOB_COMPLETING);
+	/* ended, and its processes gone: nothing more will reach its logs;
+	 * a job being requeued is on its way back to PENDING */
+	j->finished = base >= JOB_COMPLETE && base < JOB_END &&
+		      !(in->job_state & (JOB_COMPLETING | JOB_REQUEUE));
 	j->completed = base == JOB_COMPLETE;
 	if (j->finished && in->exit_code != NO_VAL) {
 		int st = (int)in->exit_code;
