@@ -196,8 +196,9 @@ check_preempt() { # KIND
 	submit_json job.yaml
 	for r in 0 1 2 3; do wait_for "$DIR/logs/rank-$r.out" "rank $r step 2"; done
 	scancel --signal=USR2 "$JOB"
-	run -0 timeout 120 "$HPT" status --wait --json "$JOB"
-	jq -e '.jobs[0].state == "COMPLETED" and .jobs[0].restarts == 1' <<<"$output" || { cat "$DIR"/logs/*; false; }
+	run timeout 120 "$HPT" status --wait --json "$JOB"
+	[ "$status" -eq 0 ] && jq -e '.jobs[0].state == "COMPLETED" and .jobs[0].restarts == 1' <<<"$output" ||
+		{ echo "status $status: $output"; tail -n +1 "$DIR"/logs/*; false; }
 	grep -q 'hpctrain: preempted; requeueing job' "$DIR"/logs/batch-*.out
 	for r in 0 1 2 3; do
 		grep -q "rank $r checkpointed at step" "$DIR/logs/rank-$r.out"
