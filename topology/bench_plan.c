@@ -23,12 +23,12 @@
 #include "topology/topo.h"  // defines: struct node_topo, topo_fingerprint
 #include "common/diag.h"       // defines: struct diag_list, diag_report
 #include "common/sbuf.h"       // defines: xasprintf
+#include "common/monoclock.h"  // defines: monoclock_s
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define CLUSTER_NODES 8192
 #define LOAD_REPEATS 5
@@ -40,14 +40,6 @@ static const char *const fixtures[] = {
 	"nvidiaDGX2.xml", "32em64t-2n8c2t-pci-wholeio.xml", "24em64t-2n6c2t-pci.xml",
 	"192em64t-12gr2n8c2t.xml", "16intel64-manyVFs.xml",
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int load(const char *dir, const char *name, struct node_topo *t)
 {
@@ -83,9 +75,9 @@ static double time_plan(const struct node_topo *t, unsigned ranks, int *ok)
 	for (int i = 0; i < PLAN_REPEATS; i++) {
 		struct diag_list err = DIAG_LIST_INIT;
 		struct plan p;
-		double t0 = now();
+		double t0 = monoclock_s();
 		int rc = plan_slices(t, &req, &p, &err);
-		double dt = now() - t0;
+		double dt = monoclock_s() - t0;
 
 		if (rc) {
 			diag_report(stderr, &err);
@@ -154,11 +146,11 @@ int main(int argc, char **argv)
 		int ok;
 
 		for (int i = 0; i < LOAD_REPEATS; i++) {
-			double s = now();
+			double s = monoclock_s();
 
 			if (load(dir, fixtures[f], &t))
 				return 1;
-			s = now() - s;
+			s = monoclock_s() - s;
 			if (s < best_load)
 				best_load = s;
 			if (i + 1 < LOAD_REPEATS)
@@ -186,14 +178,14 @@ int main(int argc, char **argv)
 		nodes[i] = &shapes[(lcg >> 16) % 8 == 0 ? 1 : (lcg >> 16) % 8 < 3 ? 2 : 0];
 	}
 	memset(&cache, 0, sizeof(cache));
-	t0 = now();
+	t0 = monoclock_s();
 	for (size_t i = 0; i < CLUSTER_NODES; i++)
 		if (!cache_plan(&cache, nodes[i], &req)) {
 			status = 1;
 			break;
 		}
-	cached = now() - t0;
-	t0 = now();
+	cached = monoclock_s() - t0;
+	t0 = monoclock_s();
 	for (size_t i = 0; i < CLUSTER_NODES; i++) {
 		struct diag_list err = DIAG_LIST_INIT;
 		struct plan p;
@@ -202,7 +194,7 @@ int main(int argc, char **argv)
 		plan_release(&p);
 		diag_list_release(&err);
 	}
-	naive = now() - t0;
+	naive = monoclock_s() - t0;
 	printf("\ncluster: %d nodes x 8 gpus, %zu distinct topologies\n", CLUSTER_NODES, cache.n);
 	printf("  fingerprint every node, plan each distinct one: %9.3f ms (%.2f us/node)\n",
 	       cached * 1e3, cached * 1e6 / CLUSTER_NODES);

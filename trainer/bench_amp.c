@@ -21,11 +21,11 @@
 #include "trainer/rng.h"     // defines: rng_hash
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "common/spec/spec.h"        // defines: MODEL_*, struct job_optimizer
+#include "common/monoclock.h"  // defines: monoclock_s
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { BATCH = 128, WARMUP = 5 };
 
@@ -34,14 +34,6 @@ struct side {
 	struct optim o;
 	double *ms;
 };
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
 
 static int setup(struct side *s, int kind, struct shape in, int outputs, enum loss_kind loss,
 		 enum be_precision prec, int steps, struct sbuf *err)
@@ -137,7 +129,7 @@ int main(int argc, char **argv)
 	}
 	for (int i = -WARMUP; i < steps; i++)
 		for (int p = 0; p < 2; p++) {
-			double t0 = now_ms();
+			double t0 = (1e3 * monoclock_s());
 
 			if (!i)
 				model_layer_times_reset(&s[p].m);
@@ -147,7 +139,7 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			if (i >= 0)
-				s[p].ms[i] = now_ms() - t0;
+				s[p].ms[i] = (1e3 * monoclock_s()) - t0;
 		}
 	{
 		double f = bench_median(s[0].ms, steps), b = bench_median(s[1].ms, steps);

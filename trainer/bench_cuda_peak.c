@@ -14,19 +14,11 @@
  */
 #include "trainer/backend_cuda.h" // defines: be_cuda_*
 #include "common/sbuf.h"             // defines: struct sbuf
+#include "common/monoclock.h"  // defines: monoclock_s
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Best time of reps GEMMs at prec; < 0 on error (err filled). */
 static double time_gemm(int n, const float *a, const float *b, float *c, enum be_precision prec,
@@ -35,12 +27,12 @@ static double time_gemm(int n, const float *a, const float *b, float *c, enum be
 	double best = 1e30;
 
 	for (int r = -1; r < reps; r++) { /* r = -1: warm-up, plans and scratch */
-		double t = now_s();
+		double t = monoclock_s();
 
 		if (be_cuda_gemm('n', 'n', n, n, n, 1, a, n, b, n, 0, c, n, prec, err) ||
 		    be_cuda_sync(err))
 			return -1;
-		t = now_s() - t;
+		t = monoclock_s() - t;
 		if (r >= 0 && t < best)
 			best = t;
 	}

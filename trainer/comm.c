@@ -15,6 +15,7 @@
 #include "trainer/optim.h"    // defines: struct optim
 #include "trainer/train.h"    // defines: struct train_hooks, train_get_model, train_get_optim, train_get_metrics, train_get_ckpt_state, train_average_gradients_over
 #include "common/exitcode.h"     // defines: HPT_EXIT_*
+#include "common/monoclock.h"    // defines: monoclock_s
 #include "common/mpistep.h"      // defines: mpistep_launched
 #include "common/sbuf.h"         // defines: struct sbuf, sbuf_grow, xcalloc
 #include "common/spec/spec.h"         // defines: struct job, COMPRESS_*, PREEMPT_*, BATCHNORM_*
@@ -202,14 +203,14 @@ static void reduce_now(struct comm *c, size_t i, int p)
 static int comm_bn_allreduce(void *ctx, double *buf, size_t n, struct sbuf *err)
 {
 	struct comm *c = ctx;
-	double t0 = watchdog_now();
+	double t0 = monoclock_s();
 	MPI_Request q;
 
 	(void)err;
 	comm_check(c, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_DOUBLE, MPI_SUM, *bn_comm_of(c), &q),
 	      "MPI_Iallreduce");
 	watchdog_wait_all(&c->wd, &q, 1, "the batch-norm allreduce");
-	c->step_comm_s += watchdog_now() - t0;
+	c->step_comm_s += monoclock_s() - t0;
 	return 0;
 }
 
@@ -330,7 +331,7 @@ static bool blocking_ok(const struct comm *c)
 static int comm_grad_ready(void *ctx, size_t lo, size_t hi)
 {
 	struct comm *c = ctx;
-	double t0 = watchdog_now();
+	double t0 = monoclock_s();
 	int p;
 
 	(void)lo;
@@ -341,7 +342,7 @@ static int comm_grad_ready(void *ctx, size_t lo, size_t hi)
 			if (!c->b[i].started[p] && c->b[i].hi <= hi)
 				start_bucket(c, i, p);
 	progress(c);
-	c->step_comm_s += watchdog_now() - t0;
+	c->step_comm_s += monoclock_s() - t0;
 	return 0;
 }
 
@@ -374,7 +375,7 @@ static void finish(struct comm *c, int p)
 static int comm_before_update(void *ctx, struct trainer *t)
 {
 	struct comm *c = ctx;
-	double t0 = watchdog_now();
+	double t0 = monoclock_s();
 	int p = cur_buf(c), skip = 0;
 
 	(void)t;
@@ -392,7 +393,7 @@ static int comm_before_update(void *ctx, struct trainer *t)
 		progress(c);
 	}
 	c->pending = true;
-	c->step_comm_s += watchdog_now() - t0;
+	c->step_comm_s += monoclock_s() - t0;
 	return skip;
 }
 
@@ -414,7 +415,7 @@ static int comm_on_log(void *ctx, struct trainer *t, double samples_per_s)
 {
 	struct comm *c = ctx;
 	struct metrics *mt = train_get_metrics(t);
-	double t0 = watchdog_now();
+	double t0 = monoclock_s();
 	MPI_Request q;
 
 	if (!c->mpi || c->world < 2)
@@ -425,7 +426,7 @@ static int comm_on_log(void *ctx, struct trainer *t, double samples_per_s)
 				  *ctl_of(c), &q), "MPI_Igather");
 	watchdog_wait_all(&c->wd, &q, 1, "the gather of the ranks' rates");
 	mt->nrank_rates = c->rank == 0 ? c->world : 0;
-	c->total_comm_s += watchdog_now() - t0;
+	c->total_comm_s += monoclock_s() - t0;
 	return 0;
 }
 
@@ -477,7 +478,7 @@ static int comm_share_text(void *ctx, struct sbuf *s)
 static int comm_sum(void *ctx, double *v, int n)
 {
 	struct comm *c = ctx;
-	double t0 = watchdog_now();
+	double t0 = monoclock_s();
 	MPI_Request q;
 
 	if (!c->mpi || c->world < 2)
@@ -485,7 +486,7 @@ static int comm_sum(void *ctx, double *v, int n)
 	comm_check(c, MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, *ctl_of(c), &q),
 		   "MPI_Iallreduce");
 	watchdog_wait_all(&c->wd, &q, 1, "the sum of the ranks' losses");
-	c->total_comm_s += watchdog_now() - t0;
+	c->total_comm_s += monoclock_s() - t0;
 	return 0;
 }
 
@@ -493,7 +494,7 @@ static bool comm_should_stop(void *ctx, struct trainer *t)
 {
 	struct comm *c = ctx;
 	int flag = comm_preempt_signal != 0;
-	double t0 = watchdog_now();
+	double t0 = monoclock_s();
 
 	(void)t;
 	if (c->mpi && c->world > 1) {
@@ -504,7 +505,7 @@ static bool comm_should_stop(void *ctx, struct trainer *t)
 		watchdog_wait_all(&c->wd, &q, 1, "the preemption check");
 	}
 	/* outside train.c's step time: counted in the total only */
-	c->total_comm_s += watchdog_now() - t0;
+	c->total_comm_s += monoclock_s() - t0;
 	if (flag && c->rank == 0)
 		fprintf(stderr, "hpctrain train: preempted (%s) after step %lld; writing a checkpoint\n",
 			comm_preempt_signal == SIGTERM ? "SIGTERM"

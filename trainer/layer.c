@@ -11,19 +11,11 @@
 #include "trainer/backend.h"         // defines: be_conv_*, be_pool_*, be_linear_*, be_alloc, be_free
 #include "trainer/kernels/kernels.h" // defines: relu_*_f32, batchnorm_*_f32, conv1pool_*
 #include "common/sbuf.h"                // defines: struct sbuf, sbuf_addstr, xrealloc
+#include "common/monoclock.h"  // defines: monoclock_s
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 double layer_train_flops(const struct layer *l)
 {
@@ -589,7 +581,7 @@ int seq_forward(struct seq *s, const float *x, bool train, uint64_t key, struct 
 {
 	s->input = x;
 	for (size_t i = 0; i < s->n; i++) {
-		double t0 = now_s();
+		double t0 = monoclock_s();
 
 		if (s->v[i].fused_into_pool) {
 			struct layer *conv = &s->v[i], *pool = &s->v[++i];
@@ -600,7 +592,7 @@ int seq_forward(struct seq *s, const float *x, bool train, uint64_t key, struct 
 			return -1;
 		}
 		if (train)
-			s->v[i].fwd_s += now_s() - t0;
+			s->v[i].fwd_s += monoclock_s() - t0;
 		x = s->act[i];
 	}
 	return 0;
@@ -621,7 +613,7 @@ int seq_backward(struct seq *s, float *dy, float *dx, const struct grad_hook *ho
 		const float *x = i ? s->act[i - 1] : s->input;
 		float *out = i ? s->g[cur] : dx;
 
-		double t0 = now_s();
+		double t0 = monoclock_s();
 
 		if (out == dy) /* never write the input gradient over dy */
 			out = s->g[cur ^= 1];
@@ -633,7 +625,7 @@ int seq_backward(struct seq *s, float *dy, float *dx, const struct grad_hook *ho
 
 			conv1pool_bwd_f32(&g, i ? s->act[i - 1] : s->input, s->act[i + 1], dy, l->arg,
 					  l->part, conv->dw, conv->db);
-			l->bwd_s += now_s() - t0;
+			l->bwd_s += monoclock_s() - t0;
 			if (hook && hook->on_grad_ready &&
 			    hook->on_grad_ready(hook->ctx, conv->arena_lo, conv->arena_hi))
 				return -1;
@@ -641,7 +633,7 @@ int seq_backward(struct seq *s, float *dy, float *dx, const struct grad_hook *ho
 		}
 		if (layer_backward(l, x, s->act[i], dy, l->need_dx ? out : NULL, err))
 			return -1;
-		l->bwd_s += now_s() - t0;
+		l->bwd_s += monoclock_s() - t0;
 		if (hook && hook->on_grad_ready && l->arena_hi > l->arena_lo &&
 		    hook->on_grad_ready(hook->ctx, l->arena_lo, l->arena_hi))
 			return -1;

@@ -22,11 +22,11 @@
 #include "trainer/optim.h"        // defines: struct optim
 #include "common/sbuf.h"             // defines: struct sbuf, sbuf_addf, xcalloc
 #include "common/spec/spec.h"             // defines: OPTIMIZER_ADAMW
+#include "common/monoclock.h"  // defines: monoclock_s
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct dseq;
 
@@ -66,14 +66,6 @@ struct model_cuda {
 	size_t nx, nlogits;
 	double copy_ms, sync_ms;       /* this step's, for the metrics */
 };
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
 
 static void *dalloc_bytes(size_t bytes, const char *what, struct sbuf *err)
 {
@@ -517,14 +509,14 @@ int model_cuda_forward(struct model_cuda *mc, const float *x, bool train, uint64
 		       struct sbuf *err)
 {
 	int s = mc->slot ^ 1;
-	double t0 = now_ms();
+	double t0 = (1e3 * monoclock_s());
 
 	if (be_cuda_stage_ready(s, err))
 		return -1;
 	memcpy(mc->hx[s], x, mc->nx * sizeof(float));
 	if (be_cuda_stage_in(s, mc->x[s], mc->hx[s], mc->nx * sizeof(float), err))
 		return -1;
-	mc->copy_ms += now_ms() - t0;
+	mc->copy_ms += (1e3 * monoclock_s()) - t0;
 	mc->slot = s;
 	return dseq_forward(mc, &mc->net, mc->x[s], train, key, err);
 }
@@ -558,10 +550,10 @@ int model_cuda_loss(struct model_cuda *mc, const int32_t *labels, const float *t
 		     be_cuda_sigmoid_bce(n, k, dseq_output(&mc->net), mc->targets, mc->dlogits,
 					 mc->out, err);
 	}
-	t0 = now_ms();
+	t0 = (1e3 * monoclock_s());
 	if (rc || be_cuda_download_sync(mc->hout, mc->out, 2 * sizeof(double), err))
 		return -1;
-	mc->sync_ms += now_ms() - t0;
+	mc->sync_ms += (1e3 * monoclock_s()) - t0;
 	/* the batch's copy is done: the forward waited for it */
 	if (be_cuda_stage_ms(mc->slot, &dma, err))
 		return -1;
@@ -583,12 +575,12 @@ int model_cuda_backward(struct model_cuda *mc, const struct grad_hook *hook, str
 
 int model_cuda_unscale(struct model_cuda *mc, double scale, bool *overflow, struct sbuf *err)
 {
-	double t0 = now_ms();
+	double t0 = (1e3 * monoclock_s());
 	int rc;
 
 	/* amp_unscale's factor: exact, scale is a power of two */
 	rc = be_cuda_unscale(mc->m->narena, mc->grads, (float)(1.0 / scale), overflow, err);
-	mc->sync_ms += now_ms() - t0;
+	mc->sync_ms += (1e3 * monoclock_s()) - t0;
 	return rc;
 }
 

@@ -21,6 +21,7 @@
 #include "common/sbuf.h"              // defines: struct sbuf
 #include "common/spec/spec.h"              // defines: struct job, spec_stage_dataset, spec_stage_find
 #include "launcher/stage/stage_path.h"     // defines: stage_env_name
+#include "common/monoclock.h"  // defines: monoclock_s
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,17 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Removes earlier checkpoints and metrics for --fresh. */
 static int start_fresh(struct trainer *t, const char *metrics, struct sbuf *err)
@@ -207,17 +199,17 @@ static int micro_step(struct trainer *t, struct grad_hook *gh, int64_t step, int
 	int64_t correct;
 	bool ovf;
 
-	double t0 = now_s();
+	double t0 = monoclock_s();
 
 	loader_micro_batch(&t->ld, step / spe, step % spe, micro, t->x, t->labels, t->targets);
-	t->prof.data_s += now_s() - t0;
+	t->prof.data_s += monoclock_s() - t0;
 	/* dropout: micro-step 0 keeps the key a run without accumulation had */
 	if (train_step_forward(t, true, micro ? rng_hash(key, (uint64_t)micro) : key, err))
 		return HPT_EXIT_INTERNAL;
-	t0 = now_s();
+	t0 = monoclock_s();
 	if (train_step_loss(t, &loss, &correct, err))
 		return HPT_EXIT_INTERNAL;
-	t->prof.loss_s += now_s() - t0;
+	t->prof.loss_s += monoclock_s() - t0;
 	ovf = amp_forward_overflow(&t->cs.scaler, loss);
 	if (!isfinite(loss) && !ovf) {
 		sbuf_addf(err, "step %lld: the loss is %s (lr %.4g); the run diverged, "
@@ -234,10 +226,10 @@ static int micro_step(struct trainer *t, struct grad_hook *gh, int64_t step, int
 	 * unscale after before_update, which in data-parallel runs has
 	 * waited for the gradient allreduce, so every rank checks the
 	 * same averaged gradients and skips the same steps. */
-	t0 = now_s();
+	t0 = monoclock_s();
 	if (train_step_scale(t, ovf, err))
 		return HPT_EXIT_INTERNAL;
-	t->prof.loss_s += now_s() - t0;
+	t->prof.loss_s += monoclock_s() - t0;
 	if (train_step_backward(t, micro + 1 < accum ? &none : &last, err))
 		return HPT_EXIT_INTERNAL;
 	if (micro + 1 < accum) {
@@ -256,7 +248,7 @@ static int micro_step(struct trainer *t, struct grad_hook *gh, int64_t step, int
 static int one_step(struct trainer *t, const struct train_hooks *hooks, struct grad_hook *gh,
 		    int64_t step, struct step_result *r, struct sbuf *err)
 {
-	double t0 = now_s(), t1, t2;
+	double t0 = monoclock_s(), t1, t2;
 	int skip = 0, overflow, st;
 
 	memset(r, 0, sizeof(*r));
@@ -264,10 +256,10 @@ static int one_step(struct trainer *t, const struct train_hooks *hooks, struct g
 	for (int a = 0; a < t->tp.plan.accum; a++)
 		if ((st = micro_step(t, gh, step, a, r, err)))
 			return st;
-	t1 = now_s();
+	t1 = monoclock_s();
 	if (hooks && hooks->before_update && (skip = hooks->before_update(hooks->ctx, t)) < 0)
 		return HPT_EXIT_INTERNAL;
-	t2 = now_s();
+	t2 = monoclock_s();
 	t->prof.wait_s += t2 - t1;
 	if ((overflow = train_step_unscale(t, err)) < 0)
 		return HPT_EXIT_INTERNAL;
@@ -275,8 +267,8 @@ static int one_step(struct trainer *t, const struct train_hooks *hooks, struct g
 		return HPT_EXIT_INTERNAL;
 	if (hooks && hooks->after_update && hooks->after_update(hooks->ctx, t))
 		return HPT_EXIT_INTERNAL;
-	t->prof.update_s += now_s() - t2;
-	r->seconds = now_s() - t0;
+	t->prof.update_s += monoclock_s() - t2;
+	r->seconds = monoclock_s() - t0;
 	t->cs.samples += t->tp.plan.global;
 	if ((t->mt.gpu = t->dev != NULL))
 		model_cuda_step_times(t->dev, &t->mt.copy_ms, &t->mt.sync_ms);

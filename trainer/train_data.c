@@ -6,21 +6,13 @@
 #include "common/sbuf.h"               // defines: struct sbuf
 #include "common/spec/spec.h"          // defines: struct job, spec_stage_dataset, spec_stage_find
 #include "launcher/stage/stage_path.h" // defines: stage_env_name
+#include "common/monoclock.h"  // defines: monoclock_s
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define FMNIST_DIR "/usr/share/datasets/fashion-mnist"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* A data set named stage:NAME: the node's copy, which hpctrain launch
  * names in HPCTRAIN_DATA_<NAME>; without it (the trainer started by
@@ -82,10 +74,10 @@ static int open_data(struct trainer *t, struct sbuf *err)
  * copy on a node's disk should read faster than the shared source). */
 int train_data_open(struct trainer *t, struct sbuf *err)
 {
-	double t0 = now_s();
+	double t0 = monoclock_s();
 	int rc = open_data(t, err);
 
-	t->data_s = now_s() - t0;
+	t->data_s = monoclock_s() - t0;
 	return rc;
 }
 

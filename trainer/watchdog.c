@@ -10,6 +10,7 @@
 #include "trainer/watchdog.h" // defines: struct watchdog, watchdog_*
 #include "common/exitcode.h"  // defines: HPT_EXIT_FAILURE
 #include "common/sbuf.h"      // defines: struct sbuf, xcalloc
+#include "common/monoclock.h" // defines: monoclock_s
 
 #include <mpi.h>
 #include <pthread.h>
@@ -41,14 +42,6 @@ static void check(const struct watchdog *w, int rc, const char *what)
 		fprintf(stderr, "hpctrain train: rank %d: %s failed: %s\n", w->rank, what, msg);
 		MPI_Abort(MPI_COMM_WORLD, HPT_EXIT_FAILURE);
 	}
-}
-
-double watchdog_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Tells every peer that this rank entered wait number seq; takes in
@@ -83,7 +76,7 @@ void watchdog_drain(struct watchdog *w)
 				  MPI_STATUS_IGNORE), "MPI_Recv");
 		if (v > w->arrived[st.MPI_SOURCE])
 			w->arrived[st.MPI_SOURCE] = v;
-		w->heard[st.MPI_SOURCE] = watchdog_now();
+		w->heard[st.MPI_SOURCE] = monoclock_s();
 	}
 }
 
@@ -96,7 +89,7 @@ static void stall(struct watchdog *w, const char *what, double waited)
 	/* late: never entered this wait, or entered it and went silent (a
 	 * stopped or dead process sends no heartbeats) */
 	for (int r = 0; r < w->world; r++)
-		if (r != w->rank && (w->arrived[r] < w->wait_seq || watchdog_now() - w->heard[r] > 1.0))
+		if (r != w->rank && (w->arrived[r] < w->wait_seq || monoclock_s() - w->heard[r] > 1.0))
 			sbuf_addf(&late, "%s%d", late.len ? ", " : "", r);
 	fprintf(stderr,
 		"hpctrain train: rank %d: %s of step %lld has not completed after %.0f s "
@@ -118,7 +111,7 @@ static void stall(struct watchdog *w, const char *what, double waited)
 void watchdog_wait_all(struct watchdog *w, void *requests, int n, const char *what)
 {
 	MPI_Request *reqs = requests;
-	double t0 = watchdog_now(), beat = t0, limit = (double)w->stall_timeout_s;
+	double t0 = monoclock_s(), beat = t0, limit = (double)w->stall_timeout_s;
 	int done = 0;
 
 	watchdog_announce(w, ++w->wait_seq);
@@ -127,7 +120,7 @@ void watchdog_wait_all(struct watchdog *w, void *requests, int n, const char *wh
 		if (done)
 			return;
 		if ((spin & 255) == 0) {
-			double t = watchdog_now();
+			double t = monoclock_s();
 
 			watchdog_drain(w);
 			if (t - beat > 0.25) {
@@ -158,7 +151,7 @@ static void *watch(void *arg)
 	struct timespec nap = { 0, 50 * 1000 * 1000 };
 
 	while (!atomic_load(&w->quit)) {
-		double since = atomic_load(&w->blocked_since), t = watchdog_now();
+		double since = atomic_load(&w->blocked_since), t = monoclock_s();
 
 		nanosleep(&nap, NULL);
 		if (since <= 0)
@@ -206,7 +199,7 @@ void watchdog_release(struct watchdog *w)
 
 void watchdog_begin(struct watchdog *w)
 {
-	atomic_store(&w->blocked_since, watchdog_now());
+	atomic_store(&w->blocked_since, monoclock_s());
 }
 
 void watchdog_end(struct watchdog *w)

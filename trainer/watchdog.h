@@ -34,8 +34,6 @@ struct watchdog {
 	_Atomic double blocked_since; /* > 0: in a blocking call since then */
 };
 
-/* CLOCK_MONOTONIC in seconds. */
-double watchdog_now(void);
 /* Allocates the per-rank arrival state, notes the launcher and, with
  * more than one rank, starts the thread that watches blocking calls.
  * 0, or -1 when the thread cannot start. */

@@ -8,6 +8,7 @@
 #include "common/spec/spec.h"                   // defines: struct job, struct job_argv
 #include "launcher/container/container_argv.h"  // defines: container_argv_release
 #include "launcher/container/container_wrap.h"  // defines: container_wrap, struct container_run
+#include "common/monoclock.h"  // defines: monoclock_s
 
 #include <dirent.h>
 #include <errno.h>
@@ -114,21 +115,13 @@ static void want_pmix(struct job_argv *w)
 	}
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Runs argv in a process group of its own, its stdout and stderr into
  * out (at most PROBE_OUTPUT_MAX bytes), until it exits or timeout_s
  * passes: then the group is killed.  The exit status (128 + signal
  * when killed by one), -1 when it could not start; *timed_out. */
 static int run_probe(char *const *argv, double timeout_s, struct sbuf *out, bool *timed_out)
 {
-	double deadline = now_s() + timeout_s;
+	double deadline = monoclock_s() + timeout_s;
 	int fds[2], wst = 0;
 	pid_t pid;
 	char buf[4096];
@@ -156,7 +149,7 @@ static int run_probe(char *const *argv, double timeout_s, struct sbuf *out, bool
 	setpgid(pid, pid);
 	close(fds[1]);
 	for (;;) {
-		double left = deadline - now_s();
+		double left = deadline - monoclock_s();
 		struct pollfd p = { .fd = fds[0], .events = POLLIN };
 		int r;
 		ssize_t n;
@@ -186,7 +179,7 @@ static int run_probe(char *const *argv, double timeout_s, struct sbuf *out, bool
 
 		if (w == pid)
 			break;
-		if (now_s() >= deadline)
+		if (monoclock_s() >= deadline)
 			*timed_out = true;
 		else
 			nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);

@@ -6,6 +6,7 @@
  * is doctor_grade.c's. */
 #include "launcher/doctor/doctor_probe.h" // defines: doctor_probe_*
 #include "common/sbuf.h"           // defines: struct sbuf, xmalloc
+#include "common/monoclock.h"  // defines: monoclock_s
 
 #include <dnnl.h>
 #include <errno.h>
@@ -23,14 +24,6 @@
 #define MPOL_PREFERRED 1
 #define MPOL_BIND 2
 #define MAX_NUMA 1024
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static double wall(void)
 {
@@ -153,7 +146,7 @@ double doctor_probe_gemm(int n, int windows, double window_s)
 	 * inside one, yet the best window shrugs off a passing neighbour.
 	 * The first window only warms up. */
 	for (int w = 0; w <= windows && best >= 0; w++) {
-		double t0 = now(), dt;
+		double t0 = monoclock_s(), dt;
 		long runs = 0;
 
 		do {
@@ -162,7 +155,7 @@ double doctor_probe_gemm(int n, int windows, double window_s)
 				break;
 			}
 			runs++;
-			dt = now() - t0;
+			dt = monoclock_s() - t0;
 		} while (dt < window_s);
 		if (w && best >= 0 && runs * flops / dt / 1e9 > best)
 			best = runs * flops / dt / 1e9;
@@ -231,7 +224,7 @@ static int wait_until(MPI_Request req[2], double deadline)
 
 	while (!done) {
 		MPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
-		if (!done && now() > deadline)
+		if (!done && monoclock_s() > deadline)
 			return -1;
 		if (!done)
 			sched_yield();
@@ -243,7 +236,7 @@ double doctor_probe_ring(size_t bytes, int reps, double timeout_s, struct sbuf *
 {
 	int rank, size, next, prev;
 	char *out = xmalloc(bytes), *in = xmalloc(bytes);
-	double best = 0, deadline = now() + timeout_s;
+	double best = 0, deadline = monoclock_s() + timeout_s;
 
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -252,7 +245,7 @@ double doctor_probe_ring(size_t bytes, int reps, double timeout_s, struct sbuf *
 	memset(out, rank & 0xff, bytes);
 	for (int r = 0; r <= reps; r++) {
 		MPI_Request req[2];
-		double t0 = now(), dt;
+		double t0 = monoclock_s(), dt;
 
 		MPI_Irecv(in, (int)bytes, MPI_BYTE, prev, 7, MPI_COMM_WORLD, &req[0]);
 		MPI_Isend(out, (int)bytes, MPI_BYTE, next, 7, MPI_COMM_WORLD, &req[1]);
@@ -261,7 +254,7 @@ double doctor_probe_ring(size_t bytes, int reps, double timeout_s, struct sbuf *
 			best = -1;
 			break;
 		}
-		dt = now() - t0;
+		dt = monoclock_s() - t0;
 		if (r && dt > 0 && bytes / dt / 1e9 > best)
 			best = (double)bytes / dt / 1e9;
 		MPI_Barrier(MPI_COMM_WORLD);

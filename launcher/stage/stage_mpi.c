@@ -16,12 +16,12 @@
 #include "launcher/stage/stage_source.h"   // defines: struct stage_source, stage_source_*
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
 #include "common/sbuf.h"                   // defines: struct sbuf
+#include "common/monoclock.h"  // defines: monoclock_s
 
 #include <limits.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* 4 chunks of 4 MiB in flight per rank: one being received, one being
  * written and forwarded, two posted ahead; 16 MiB of memory. */
@@ -46,14 +46,6 @@ struct step {
 	unsigned char *buf[NBUF];
 	struct sbuf *log;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* --- collectives that degrade to nothing on one node --- */
 
@@ -181,7 +173,7 @@ static int claim_all(struct step *s, unsigned flags, bool first, struct sbuf *er
 		struct stage_entry *en = &s->j->v[e];
 		struct stage_claim *c = &s->claim[e];
 		struct sbuf note = SBUF_INIT;
-		double t0 = now_s();
+		double t0 = monoclock_s();
 		int rc;
 
 		if (c->state != (wait ? STAGE_CLAIM_BUSY : STAGE_CLAIM_NONE))
@@ -201,7 +193,7 @@ static int claim_all(struct step *s, unsigned flags, bool first, struct sbuf *er
 			en->hit = c->state == STAGE_CLAIM_HIT;
 		if (wait && c->state == STAGE_CLAIM_MISS)
 			stage_claim_release(c);
-		en->seconds += now_s() - t0;
+		en->seconds += monoclock_s() - t0;
 		sbuf_release(&note);
 	}
 	return 0;
@@ -402,7 +394,7 @@ static int transfer(struct step *s, size_t e, const unsigned char *lacks, int *c
 	struct sbuf why = SBUF_INIT;
 	int len = stage_plan_chain(lacks, s->size, chain), prev, next, place, status = 0;
 	bool writes = s->claim[e].state == STAGE_CLAIM_MISS;
-	double t0 = now_s();
+	double t0 = monoclock_s();
 	char *text = NULL;
 
 	memset(&sink, 0, sizeof(sink));
@@ -433,7 +425,7 @@ static int transfer(struct step *s, size_t e, const unsigned char *lacks, int *c
 	} else if (place >= 0 && writes && !*local) {
 		*local = settle(s, e, &sink, err);
 	}
-	s->j->v[e].seconds += now_s() - t0;
+	s->j->v[e].seconds += monoclock_s() - t0;
 	stage_sink_release(&sink);
 	sbuf_release(&why);
 	free(text);
@@ -501,7 +493,7 @@ static int rounds(struct step *s, struct sbuf *err)
 int stage_mpi_run(struct stage_job *j, bool mpi, struct sbuf *log, struct sbuf *err)
 {
 	struct step s = { .j = j, .mpi = mpi, .size = 1, .log = log };
-	double t0 = now_s();
+	double t0 = monoclock_s();
 	size_t n = j->n ? j->n : 1;
 	int status;
 
@@ -533,7 +525,7 @@ int stage_mpi_run(struct stage_job *j, bool mpi, struct sbuf *log, struct sbuf *
 	if (j->max_bytes && stage_evict_lru(j->cache, j->max_bytes, log, err))
 		status = HPT_EXIT_IO;
 out:
-	j->seconds = now_s() - t0;
+	j->seconds = monoclock_s() - t0;
 	/* the claims (use locks) stay held until the process exits: the
 	 * caller writes its record, then exits; stage_cache_hold is how a
 	 * rank holds an entry for longer */

@@ -8,19 +8,11 @@
 #include "trainer/backend.h"         // defines: be_gemm, be_conv_*, backend_init
 #include "trainer/kernels/kernels.h" // defines: conv2d_fwd_ref
 #include "common/sbuf.h"                // defines: struct sbuf
+#include "common/monoclock.h"  // defines: monoclock_s
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int main(void)
 {
@@ -39,9 +31,9 @@ int main(void)
 	for (size_t i = 0; i < (size_t)n * n; i++)
 		a[i] = (float)(i % 7) - 3, b[i] = (float)(i % 5) - 2;
 	for (int r = 0; r < reps; r++) {
-		t = now_s();
+		t = monoclock_s();
 		be_gemm('n', 'n', n, n, n, 1, a, n, b, n, 0, c, n, &err);
-		t = now_s() - t;
+		t = monoclock_s() - t;
 		best = t < best ? t : best;
 	}
 	for (int k = 0; k < n; k++) /* check one element against a plain dot product */
@@ -67,9 +59,9 @@ int main(void)
 	}
 	best = 1e30;
 	for (int r = 0; r < reps; r++) {
-		t = now_s();
+		t = monoclock_s();
 		be_conv_forward(cv, x, w, bias, y, &err);
-		t = now_s() - t;
+		t = monoclock_s() - t;
 		best = t < best ? t : best;
 	}
 	{ /* output (0, 5, 5, 3) against the reference on a 1-image slice */
