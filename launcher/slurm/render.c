@@ -352,21 +352,34 @@ static void add_preflight(const struct job *job, struct sbuf *s)
  * task each, copies data.stage (the image among them, with
  * container.stage) into the node's cache.  A failure ends the job with
  * its status: training on a node without its data would only fail
- * later, one rank at a time.  Its time is the job's time. */
+ * later, one rank at a time.  Its time is the job's time.
+ *
+ * A step that ends by a signal (status above 128; the step's own
+ * statuses are below) runs once more.  Open MPI 4.1 over Slurm's PMIx
+ * can crash a task inside MPI_Init: a peer that left MPI_Init first
+ * sends to a rank still in its modex, before that rank can take the
+ * message.  The caches keep what the first try published, so the second
+ * copies only the rest. */
 static void add_stage(const struct job *job, struct sbuf *s)
 {
 	if (!render_has_stage(job))
 		return;
-	sbuf_addstr(s, "\n# stage: copy the data to each node's cache, one read of the shared file system\n"
-		    "srun --mpi=pmix --kill-on-bad-exit=1");
+	sbuf_addstr(s, "\n# stage: copy the data to each node's cache, one read of the shared file system;\n"
+		    "# a step ended by a signal (a task that crashed starting MPI) runs once more\n"
+		    "for stage_try in 1 2; do\n"
+		    "\tstatus=0\n"
+		    "\tsrun --mpi=pmix --kill-on-bad-exit=1");
 	add_step_nodes(job, s);
 	sbuf_addstr(s,
 		  " --ntasks-per-node=1 \\\n"
-		  "\t\"$HPT\" stage --run \"$RUN\" || {\n"
-		  "\tstatus=$?\n"
+		  "\t\t\"$HPT\" stage --run \"$RUN\" || status=$?\n"
+		  "\t[ \"$status\" -gt 128 ] && [ \"$stage_try\" -eq 1 ] || break\n"
+		  "\techo \"hpctrain: the stage step ended by a signal (status $status); running it once more\" >&2\n"
+		  "done\n"
+		  "if [ \"$status\" -ne 0 ]; then\n"
 		  "\techo \"hpctrain: staging failed (status $status): nothing was trained\" >&2\n"
 		  "\texit \"$status\"\n"
-		  "}\n");
+		  "fi\n");
 }
 
 /* After a failed step of a supervised multi-node job: doctor tells a

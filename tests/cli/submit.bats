@@ -114,7 +114,7 @@ CASES
 		"$PWD/data" >job.yaml
 	run -0 --separate-stderr "$HPT" submit --dry-run job.yaml
 	printf '%s\n' "$output" | bash -n
-	printf '%s\n' "$output" | grep -qF '"$HPT" stage --run "$RUN" || {'
+	printf '%s\n' "$output" | grep -qF '"$HPT" stage --run "$RUN" || status=$?'
 	printf '%s\n' "$output" | grep -q '^# staged to each node.s cache before training:$'
 	printf '%s\n' "$output" | grep -qE "^#   fm  $PWD/data  2 files, 7 bytes  sha256:[0-9a-f]{64}\$"
 	run -0 "$HPT" submit --dry-run --json job.yaml
