@@ -45,14 +45,38 @@ SAN = build/san
 obj = $(patsubst %.c,$(OBJ)/%.o,$(1))
 san = $(patsubst %.c,$(SAN)/%.o,$(1))
 
-# Each folder describes its own files in DIR/build.mk: its cores and
-# shells as variables (SPEC_CORE, TOPO_SHELL, RUNS_CORE, ...), pkg-config
-# packages (HPCTRAIN_PKGS), unit tests (UNIT_TESTS, UNIT_SRC_<test>,
-# UNIT_LIBS_<test>), Debian packages (DEBIAN_PKGS; BENCH_PKGS for the
-# benchmarks' peers, which only `make bench` installs), extra programs
-# and benchmarks.  common/build.mk comes first and cli/build.mk last:
-# trainer/build.mk expands SPEC_CORE in prerequisites as it is read, and
-# cli/build.mk links the login-node programs from every folder's parts.
+# Per-folder archives, as git links libgit.a: every folder of sources
+# builds one static archive of all its .c files, build/lib/<folder>.a
+# with / as _ (common/spec -> build/lib/common_spec.a), and its
+# sanitized twin under build/san-lib/.  Programs, unit tests and
+# benchmarks link their own object and the archives, and the linker
+# takes only the members they need: nothing lists objects by hand, and a
+# file moved between folders needs no build change.  What stays out of
+# the archives is each program's entry point (main.c, *_main.c), each
+# benchmark (bench_*.c) and whatever a build.mk adds to NOT_IN_LIB
+# (files built only for CUDA); tests/lint-build.sh checks that a
+# build.mk builds each of them.  tests/lint-layers.sh checks the
+# archives' links against the layers, as it checks includes.
+SRC_ROOTS = cli common launcher topology trainer
+LIB_DIRS  = $(sort $(patsubst %/,%,$(dir $(wildcard $(addsuffix /*.c,$(SRC_ROOTS)) \
+            $(addsuffix /*/*.c,$(SRC_ROOTS)) $(addsuffix /*/*/*.c,$(SRC_ROOTS))))))
+lib_of    = build/lib/$(subst /,_,$(1)).a
+san_lib_of = build/san-lib/$(subst /,_,$(1)).a
+LIBS      = $(foreach d,$(LIB_DIRS),$(call lib_of,$(d)))
+SAN_LIBS  = $(foreach d,$(LIB_DIRS),$(call san_lib_of,$(d)))
+NOT_IN_LIB = $(filter %/main.c %_main.c,$(wildcard $(addsuffix /*.c,$(SRC_ROOTS)))) \
+             $(wildcard $(addsuffix /bench_*.c,$(LIB_DIRS)))
+lib_src   = $(filter-out $(NOT_IN_LIB),$(wildcard $(1)/*.c))
+# The archives as one group: they call each other in both directions
+# (the layers' rule is about folders, not archive order).
+LINK_LIBS     = -Wl,--start-group $(LIBS) -Wl,--end-group
+LINK_SAN_LIBS = -Wl,--start-group $(SAN_LIBS) -Wl,--end-group
+
+# Each folder describes the rest in DIR/build.mk: pkg-config packages
+# (HPCTRAIN_PKGS), per-object flags, unit tests (UNIT_TESTS, and
+# UNIT_LIBS_<test> for the libraries a test needs beyond PKG_LIBS),
+# Debian packages (DEBIAN_PKGS; BENCH_PKGS for the benchmarks' peers,
+# which only `make bench` installs), its programs and benchmarks.
 HPCTRAIN_PKGS =
 UNIT_TESTS    =
 DEBIAN_PKGS   = build-essential pkg-config git libcmocka-dev bats jq mandoc groff-base \
@@ -60,8 +84,7 @@ DEBIAN_PKGS   = build-essential pkg-config git libcmocka-dev bats jq mandoc grof
 BENCH_PKGS    =
 BENCH_TARGETS =
 TEST_BINS     =
-BUILD_MK      = common/build.mk $(sort $(filter-out common/build.mk cli/build.mk, \
-                $(wildcard */build.mk */*/build.mk))) cli/build.mk
+BUILD_MK      = $(sort $(wildcard */build.mk */*/build.mk))
 include $(BUILD_MK)
 
 PKG_CFLAGS  = $(shell $(PKG_CONFIG) --cflags $(HPCTRAIN_PKGS))
@@ -101,21 +124,37 @@ $(OBJ)/common/spec/template_dir.o $(SAN)/common/spec/template_dir.o: build/paths
 $(OBJ)/common/spec/template_dir.o $(SAN)/common/spec/template_dir.o: \
 	HPT_CFLAGS += -DHPT_TEMPLATE_DIR='"$(TEMPLATEDIR)"'
 
-# One binary per unit test, plain and sanitized.
+define lib_rules
+$(call lib_of,$(1)): $(call obj,$(call lib_src,$(1)))
+	@mkdir -p $$(@D)
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+$(call san_lib_of,$(1)): $(call san,$(call lib_src,$(1)))
+	@mkdir -p $$(@D)
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+$(foreach d,$(LIB_DIRS),$(eval $(call lib_rules,$(d))))
+
+# One binary per unit test, plain and sanitized: its own object and the
+# archives.
 define unit_rules
-build/tests/$(1): $(OBJ)/tests/unit/$(1).o $(call obj,$(UNIT_SRC_$(1)))
+build/tests/$(1): $(OBJ)/tests/unit/$(1).o $(LIBS)
 	@mkdir -p $$(@D)
-	$$(LINK) -o $$@ $$^ $$(PKG_LIBS) $$(shell $$(PKG_CONFIG) --libs cmocka) $$(UNIT_LIBS_$(1)) -lm
-build/tests-san/$(1): $(SAN)/tests/unit/$(1).o $(call san,$(UNIT_SRC_$(1)))
+	$$(LINK) -o $$@ $$< $$(LINK_LIBS) $$(PKG_LIBS) $$(shell $$(PKG_CONFIG) --libs cmocka) $$(UNIT_LIBS_$(1)) -lm
+build/tests-san/$(1): $(SAN)/tests/unit/$(1).o $(SAN_LIBS)
 	@mkdir -p $$(@D)
-	$$(LINK) $$(SAN_FLAGS) -o $$@ $$^ $$(PKG_LIBS) $$(shell $$(PKG_CONFIG) --libs cmocka) $$(UNIT_LIBS_$(1)) -lm
+	$$(LINK) $$(SAN_FLAGS) -o $$@ $$< $$(LINK_SAN_LIBS) $$(PKG_LIBS) $$(shell $$(PKG_CONFIG) --libs cmocka) $$(UNIT_LIBS_$(1)) -lm
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rules,$(t))))
 
 UNIT_BINS = $(addprefix build/tests/,$(UNIT_TESTS)) $(addprefix build/tests-san/,$(UNIT_TESTS))
 
 # libFuzzer target: spec parse -> resolve -> re-parse must agree.
-build/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(SPEC_CORE)
+# It compiles the spec and the base it stands on from source, since
+# libFuzzer instruments what it covers.
+FUZZ_SRC = $(call lib_src,common) $(call lib_src,common/spec)
+build/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(FUZZ_SRC)
 	@mkdir -p $(@D)
 	$(CLANG) -std=gnu11 -g -O1 -I. -D_GNU_SOURCE $(PKG_CFLAGS) \
 		-fsanitize=fuzzer,address,undefined -o $@ $^ $(PKG_LIBS)
@@ -129,7 +168,8 @@ fuzz: build/fuzz/fuzz_spec
 deps:
 	@sh tests/deps.sh $(DEBIAN_PKGS)
 
-# Cheap checks of the tree itself, before anything is built.
+# Cheap checks of the tree itself, before anything is built; `make check`
+# runs lint-layers.sh once more on the built archives, for their links.
 lint:
 	@sh tests/lint-layers.sh
 	@sh tests/lint-build.sh
@@ -139,6 +179,7 @@ check:
 	@sh tests/deps.sh $(DEBIAN_PKGS)
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory WERROR=1 all test-bins
+	@sh tests/lint-layers.sh
 	@sh tests/run-tests.sh
 
 test-bins: $(UNIT_BINS) $(TEST_BINS) $(if $(shell command -v $(CLANG)),build/fuzz/fuzz_spec)

@@ -30,10 +30,17 @@
 # launcher/shape/ (hpctrain plan's model) reads past runs' metrics.jsonl
 # through report's parser, pure, so plan and report read it alike.
 #
+# The same rule holds for links: where the per-folder archives are built
+# (ROOT/build/lib, see the Makefile), each archive's undefined symbols
+# are looked up in the others' definitions (nm), and a member that calls
+# into a folder it may not include is named as
+#   build/lib/A.a(member.o): calls SYMBOL of folder/file.o (a higher layer)
+# A symbol defined in a file counts as that file's header: trainer may
+# call launcher/stage/stage_path.o, as it may include stage_path.h.
+#
 # Usage: sh tests/lint-layers.sh [ROOT]   (ROOT defaults to .)
 cd "${1:-.}" || exit 2
-find common cli launcher topology trainer -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' | sort |
-xargs awk '
+LAYERS='
 function layer_allows(file, inc) {
 	if (file ~ /^cli\//) return 1
 	if (file ~ /^common\/spec\//) return inc ~ /^common\//
@@ -55,6 +62,10 @@ function layer_allows(file, inc) {
 		return inc ~ /^(common|launcher\/shape)\// || inc == "launcher/report/report_data.h"
 	return 0
 }
+'
+
+find common cli launcher topology trainer -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' | sort |
+xargs awk "$LAYERS"'
 /^[ \t]*#[ \t]*include[ \t]*"/ {
 	inc = $0
 	sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc)
@@ -83,3 +94,38 @@ END {
 	for (k in edges) visit(k)
 	exit bad
 }' || exit 1
+
+# Links: "archive:member:address type symbol" from nm -A, definitions
+# first, then each archive's undefined symbols.
+[ -d build/lib ] || exit 0
+set -- build/lib/*.a
+[ -f "$1" ] || exit 0
+{ nm -A --defined-only -g "$@" 2>/dev/null | sed 's/^/D /'
+  nm -A -u "$@" 2>/dev/null | sed 's/^/U /'; } |
+awk "$LAYERS"'
+# The folder of an archive: build/lib/launcher_runs.a -> launcher/runs.
+function folder(a) {
+	sub(/^build\/lib\//, "", a); sub(/\.a$/, "", a); gsub(/_/, "/", a)
+	return a
+}
+{
+	split($2, at, ":")               # archive, member, (address)
+	sym = $NF
+	if ($1 == "D") {
+		if ($(NF - 1) ~ /^[VvWw]$/) next    # weak: no owner
+		if (!(sym in owner)) owner[sym] = folder(at[1]) "/" at[2]
+		next
+	}
+	if (!(sym in owner)) next              # a library outside the tree
+	user = folder(at[1]) "/" at[2]
+	def = owner[sym]
+	ddir = def; sub(/\/[^\/]*$/, "", ddir)
+	if (ddir == folder(at[1])) next        # within its own folder
+	hdr = def; sub(/\.o$/, ".h", hdr)
+	src = user; sub(/\.o$/, ".c", src)
+	if (!layer_allows(src, hdr)) {
+		printf "%s(%s): calls %s of %s (a higher layer)\n", at[1], at[2], sym, def
+		bad = 1
+	}
+}
+END { exit bad }'

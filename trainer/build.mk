@@ -1,29 +1,15 @@
 # trainer/build.mk - the bundled trainer, bin/hpctrain-train.
 #
 # A separate executable (hpctrain train execs it), so the login-node CLI
-# never links oneDNN, OpenMP or zlib: nothing here goes into HPCTRAIN_SRC.
+# never links oneDNN, OpenMP or zlib: bin/hpctrain takes nothing from
+# trainer's archives.
 # oneDNN has no pkg-config file: -ldnnl.  Trainer objects build with
 # OpenMP; the flag is set per object pattern, so the CLI's objects are
 # untouched.
 
-TRAIN_KERNELS = trainer/kernels/geom.c trainer/kernels/conv_ref.c trainer/kernels/pool_ref.c \
-                trainer/kernels/linear_ref.c trainer/kernels/pointwise_f32.c \
-                trainer/kernels/pointwise_f64.c trainer/kernels/maxpool.c \
-                trainer/kernels/conv1pool.c trainer/kernels/cpu_isa.c trainer/kernels/round.c
-TRAIN_CPU_BACKEND = trainer/backend_cpu.c trainer/cpu_prim.c trainer/cpu_conv.c trainer/cpu_conv_tune.c \
-                trainer/cpu_pool.c trainer/cpu_linear.c trainer/tune.c trainer/cpu_tune.c
-TRAIN_COMM    = trainer/comm.c trainer/watchdog.c trainer/comm_pack.c common/mpistep.c
-# The trainer's cores and shells (everything but main and the commands),
-# which the unit tests link as well; and the stage engine's paths, by
-# which train_data.c finds a staged data set (HPCTRAIN_DATA_<NAME>).
-TRAIN_LIB     = $(TRAIN_KERNELS) $(TRAIN_CPU_BACKEND) trainer/layer.c trainer/model.c \
-                trainer/data.c trainer/data_idx.c trainer/data_shard.c trainer/optim.c \
-                trainer/ckpt.c trainer/metrics.c trainer/train.c trainer/train_data.c \
-                trainer/train_step.c trainer/train_setup.c trainer/train_profile.c trainer/amp.c trainer/gpu_plan.c \
-                trainer/resume.c trainer/train_plan.c $(SPEC_CORE) common/fileio.c launcher/stage/stage_path.c \
-                launcher/stage/stage_manifest.c
-TRAIN_SRC     = $(TRAIN_LIB) trainer/main.c trainer/cmd_train.c trainer/train_env.c trainer/cmd_data.c \
-                common/opt.c common/spec/template_dir.c common/spec/specfile.c $(TRAIN_COMM)
+# Built only for CUDA (HAVE_CUDA), so kept out of trainer's archive: the
+# device model and NCCL data parallelism.
+NOT_IN_LIB   += trainer/model_cuda.c trainer/comm_cuda.c
 TRAIN_LIBS    = -ldnnl -lz -fopenmp -lm
 
 DEBIAN_PKGS   += libdnnl-dev zlib1g-dev dataset-fashion-mnist
@@ -40,49 +26,38 @@ $(OBJ)/trainer/kernels/conv1pool.o $(SAN)/trainer/kernels/conv1pool.o: HPT_CFLAG
 
 # bin/hpctrain-train is linked below the CUDA section, which picks its objects.
 
-# Unit tests: cores linked directly; they need oneDNN, zlib and OpenMP,
-# added per target since the Makefile links PKG_LIBS only.
+# Unit tests: they need oneDNN, zlib and OpenMP, added per test since
+# the Makefile links PKG_LIBS only.
 TRAIN_TESTS   = test_kernels test_backend test_torch test_trainer test_amp
-UNIT_TESTS   += test_tune
-UNIT_SRC_test_tune = trainer/tune.c
-UNIT_TESTS   += $(TRAIN_TESTS)
-UNIT_SRC_test_kernels = $(TRAIN_LIB)
-UNIT_SRC_test_backend = $(TRAIN_LIB)
-UNIT_SRC_test_torch   = $(TRAIN_LIB)
-UNIT_SRC_test_trainer = $(TRAIN_LIB)
-UNIT_SRC_test_amp     = $(TRAIN_LIB)
-$(foreach t,$(TRAIN_TESTS),$(eval build/tests/$(t) build/tests-san/$(t): PKG_LIBS += $(TRAIN_LIBS)))
+UNIT_TESTS   += test_tune $(TRAIN_TESTS)
+$(foreach t,$(TRAIN_TESTS),$(eval UNIT_LIBS_$(t) = $$(TRAIN_LIBS)))
 
 # Benchmarks (make bench): the measured fp32 peak beside the trainer, and
 # the PyTorch peer of tests/bench/train_vs_torch.sh as Debian's users run
 # it: on OpenBLAS, not the reference BLAS that libblas.so.3 is by default.
 BENCH_PKGS    += python3-torch libopenblas0-pthread
 BENCH_TARGETS += build/bench/bench_peak
-build/bench/bench_peak: $(call obj,trainer/kernels/bench_peak.c $(TRAIN_LIB))
+build/bench/bench_peak: $(OBJ)/trainer/kernels/bench_peak.o $(LIBS)
 	@mkdir -p $(@D)
-	$(LINK) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
+	$(LINK) -o $@ $< $(LINK_LIBS) $(PKG_LIBS) $(TRAIN_LIBS)
 # bf16 against fp32 steps, interleaved in one process.
 BENCH_TARGETS += build/bench/bench_amp
-build/bench/bench_amp: $(call obj,trainer/bench_amp.c $(TRAIN_LIB))
+build/bench/bench_amp: $(OBJ)/trainer/bench_amp.o $(LIBS)
 	@mkdir -p $(@D)
-	$(LINK) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
+	$(LINK) -o $@ $< $(LINK_LIBS) $(PKG_LIBS) $(TRAIN_LIBS)
 
-# Data parallelism: comm.c talks MPI and goes into the trainer
-# executable only; its pure part (16-bit packing) is in comm_pack.c, which
-# test_comm links without MPI.  Open MPI's flags come from pkg-config
-# (ompi.pc; mpicc --showme says the same).  TRAIN_COMM is named in
-# TRAIN_SRC above (prerequisites expand when the rule is read).
+# Data parallelism: comm.c talks MPI; its pure part (16-bit packing) is
+# in comm_pack.c, which test_comm links without MPI.  Open MPI's flags
+# come from pkg-config (ompi.pc; mpicc --showme says the same).
 TRAIN_LIBS   += $(shell $(PKG_CONFIG) --libs ompi)
 DEBIAN_PKGS  += libopenmpi-dev openmpi-bin
-$(OBJ)/trainer/comm.o $(OBJ)/trainer/watchdog.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
+$(OBJ)/trainer/comm.o $(OBJ)/trainer/watchdog.o $(SAN)/trainer/comm.o $(SAN)/trainer/watchdog.o: \
+	HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
 UNIT_TESTS   += test_comm
-UNIT_SRC_test_comm = trainer/comm_pack.c
 
 # The CUDA path's pure decisions (gpu_plan.c), tested in every build:
 # they need no GPU, no CUDA and no MPI.
 UNIT_TESTS   += test_gpu_plan test_resume
-UNIT_SRC_test_resume = trainer/resume.c common/sbuf.c
-UNIT_SRC_test_gpu_plan = trainer/gpu_plan.c common/sbuf.c
 
 # ---- CUDA backend -------------------------------------------
 # Built whenever nvcc is found (/usr/local/cuda/bin/nvcc, else PATH);
@@ -97,9 +72,9 @@ UNIT_SRC_test_gpu_plan = trainer/gpu_plan.c common/sbuf.c
 # HAVE_CUDA must be the same for every object of one binary that
 # includes backend_cuda.h, model_cuda.h or comm_cuda.h: their stubs are
 # static inline, so an object built without it would quietly see "no
-# GPU".  train.c, train_step.c, train_setup.c and cmd_train.c also go
-# into the CPU-only unit tests, so the CUDA build compiles them once
-# more with -DHAVE_CUDA under $(OBJ)/cuda/ (as test_cuda_gpu.o is
+# GPU".  train.c, train_step.c, train_setup.c and cmd_train.c are in
+# trainer's archive, which the CPU-only unit tests link, so the CUDA
+# build compiles them once more with -DHAVE_CUDA under $(OBJ)/cuda/ (as test_cuda_gpu.o is
 # test_cuda.c with it).
 # build/cuda-config changes when the choice does (CUDA=0 after a CUDA
 # build, or back), so the binaries whose object lists differ relink.
@@ -144,23 +119,23 @@ $(CUDA_BACKEND_OBJ): $(OBJ)/%.o: %.cu trainer/cuda_internal.cuh trainer/backend_
 	$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
 
 ifneq ($(NVCC),)
-# The trainer's library with train.o built for CUDA, plus the device model.
+# The trainer's objects built again for CUDA, the backend and the device
+# model: linked as objects ahead of the archives, so that none of
+# trainer's CPU-only twins is taken.
 TRAIN_CUDA_TWICE = train.o train_step.o train_setup.o
-TRAIN_LIB_CUDA = $(filter-out $(addprefix $(OBJ)/trainer/,$(TRAIN_CUDA_TWICE)),$(call obj,$(TRAIN_LIB))) \
-                 $(addprefix $(OBJ)/cuda/trainer/,$(TRAIN_CUDA_TWICE)) $(CUDA_BACKEND_OBJ) \
-                 $(OBJ)/trainer/model_cuda.o
-TRAIN_BIN_OBJ  = $(TRAIN_LIB_CUDA) $(OBJ)/cuda/trainer/cmd_train.o $(OBJ)/trainer/comm_cuda.o \
-                 $(filter-out $(call obj,$(TRAIN_LIB) trainer/cmd_train.c),$(call obj,$(TRAIN_SRC)))
-TRAIN_BIN_LIBS = $(CUDA_LIBS)
+TRAIN_CUDA_OBJ   = $(addprefix $(OBJ)/cuda/trainer/,$(TRAIN_CUDA_TWICE)) $(CUDA_BACKEND_OBJ) \
+                   $(OBJ)/trainer/model_cuda.o
+TRAIN_BIN_OBJ    = $(TRAIN_CUDA_OBJ) $(OBJ)/cuda/trainer/cmd_train.o $(OBJ)/trainer/comm_cuda.o
+TRAIN_BIN_LIBS   = $(CUDA_LIBS)
 $(OBJ)/trainer/model_cuda.o $(OBJ)/trainer/bench_cuda_peak.o: HPT_CFLAGS += -DHAVE_CUDA
 $(OBJ)/trainer/comm_cuda.o: HPT_CFLAGS += -DHAVE_CUDA $(shell $(PKG_CONFIG) --cflags ompi)
 $(OBJ)/cuda/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fopenmp -DHAVE_CUDA -MMD -MP -c -o $@ $<
 
-build/tests/test_cuda: $(OBJ)/tests/unit/test_cuda_gpu.o $(TRAIN_LIB_CUDA) build/cuda-config
+build/tests/test_cuda: $(OBJ)/tests/unit/test_cuda_gpu.o $(TRAIN_CUDA_OBJ) $(LIBS) build/cuda-config
 	@mkdir -p $(@D)
-	$(LINK) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS) \
+	$(LINK) -o $@ $< $(TRAIN_CUDA_OBJ) $(LINK_LIBS) $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS) \
 		$(shell $(PKG_CONFIG) --libs cmocka) -lm
 $(OBJ)/tests/unit/test_cuda_gpu.o: tests/unit/test_cuda.c
 	@mkdir -p $(@D)
@@ -168,24 +143,24 @@ $(OBJ)/tests/unit/test_cuda_gpu.o: tests/unit/test_cuda.c
 
 # The GPU's measured GEMM peak per precision, for tests/bench/gpu_bench.sh.
 BENCH_TARGETS += build/bench/bench_cuda_peak
-build/bench/bench_cuda_peak: $(OBJ)/trainer/bench_cuda_peak.o $(TRAIN_LIB_CUDA)
+build/bench/bench_cuda_peak: $(OBJ)/trainer/bench_cuda_peak.o $(TRAIN_CUDA_OBJ) $(LIBS)
 	@mkdir -p $(@D)
-	$(LINK) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS)
+	$(LINK) -o $@ $< $(TRAIN_CUDA_OBJ) $(LINK_LIBS) $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS)
 else
-TRAIN_BIN_OBJ  = $(call obj,$(TRAIN_SRC))
+TRAIN_BIN_OBJ  =
 TRAIN_BIN_LIBS =
-build/tests/test_cuda: $(OBJ)/tests/unit/test_cuda.o $(call obj,$(TRAIN_LIB)) build/cuda-config
+build/tests/test_cuda: $(OBJ)/tests/unit/test_cuda.o $(LIBS) build/cuda-config
 	@mkdir -p $(@D)
-	$(LINK) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) \
+	$(LINK) -o $@ $< $(LINK_LIBS) $(PKG_LIBS) $(TRAIN_LIBS) \
 		$(shell $(PKG_CONFIG) --libs cmocka) -lm
 endif
 
-bin/hpctrain-train: $(TRAIN_BIN_OBJ) build/cuda-config
+bin/hpctrain-train: $(OBJ)/trainer/main.o $(TRAIN_BIN_OBJ) $(LIBS) build/cuda-config
 	@mkdir -p $(@D)
-	$(LINK) -o $@ $(filter %.o,$^) $(PKG_LIBS) $(TRAIN_LIBS) $(TRAIN_BIN_LIBS)
+	$(LINK) -o $@ $< $(TRAIN_BIN_OBJ) $(LINK_LIBS) $(PKG_LIBS) $(TRAIN_LIBS) $(TRAIN_BIN_LIBS)
 
 BENCH_TARGETS += build/bench/bench_comm
 $(OBJ)/trainer/bench_comm.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
-build/bench/bench_comm: $(call obj,trainer/bench_comm.c $(TRAIN_COMM) $(TRAIN_LIB))
+build/bench/bench_comm: $(OBJ)/trainer/bench_comm.o $(LIBS)
 	@mkdir -p $(@D)
-	$(LINK) -o $@ $^ $(PKG_LIBS) $(TRAIN_LIBS)
+	$(LINK) -o $@ $< $(LINK_LIBS) $(PKG_LIBS) $(TRAIN_LIBS)

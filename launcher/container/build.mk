@@ -9,12 +9,6 @@
 # a directory image packed once for container.stage (container_pack.c);
 # the runtimes' helper programs run quietly (container_proc.c).
 
-CONTAINER_CORE  = launcher/container/container_argv.c
-CONTAINER_SHELL = launcher/container/container_image.c launcher/container/container_digest.c \
-                  launcher/container/container_squash.c launcher/container/container_podman.c \
-                  launcher/container/container_wrap.c launcher/container/container_pack.c \
-                  launcher/container/container_proc.c
-
 # The runtimes the tests start for real (tests/cli/container.bats):
 # Charliecloud, SquashFS images mounted by squashfuse (fuse3 brings
 # fusermount), Podman under runc (crun cannot start containers on the
@@ -26,13 +20,8 @@ DEBIAN_PKGS += charliecloud-runtime squashfs-tools squashfuse fuse3 podman runc
 # extensions speed up and coreutils' does not use.
 BENCH_PKGS += openssl
 
-UNIT_TESTS += test_container
-UNIT_SRC_test_container = $(CONTAINER_CORE) common/sbuf.c
-
-# The digest and its cache, in a temporary directory.
-UNIT_TESTS += test_container_digest
-UNIT_SRC_test_container_digest = launcher/container/container_digest.c common/fileio.c \
-                                 common/jsonfile.c common/sbuf.c
+# The command lines; the digest and its cache, in a temporary directory.
+UNIT_TESTS += test_container test_container_digest
 
 # The MPI-in-a-container test (tests/cli/container.bats) builds a Debian
 # image with Open MPI and mpi4py once, from the mirror apt uses (no registry),

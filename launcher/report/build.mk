@@ -2,23 +2,18 @@
 # series (report_data, pure), a sweep's points as chart series
 # (report_points, pure) and charts drawn with cairo's paths and text
 # (chart.c; PLplot's -dev package would pull in Qt, wxWidgets and
-# gfortran).  Only bin/hpctrain-report links it; the test decodes the
+# gfortran).  Only bin/hpctrain-report links cairo; the test decodes the
 # PNGs with libpng.  The manifest of the charts report wrote in its
 # output directory (report_manifest) is a shell: what report may remove.
 
-REPORT_CORE  = launcher/report/report_data.c launcher/report/chart.c \
-               launcher/report/report_points.c
-REPORT_SHELL = launcher/report/report_manifest.c
 DEBIAN_PKGS += libcairo2-dev libpng-dev
+REPORT_LIBS  = $(shell $(PKG_CONFIG) --libs cairo) -lm
 
 $(OBJ)/launcher/report/chart.o $(SAN)/launcher/report/chart.o: \
 	HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags cairo)
 
 UNIT_TESTS += test_report test_report_points test_report_manifest
-UNIT_SRC_test_report  = $(REPORT_CORE) $(SPEC_CORE) common/fileio.c
 UNIT_LIBS_test_report = $(shell $(PKG_CONFIG) --libs cairo libpng fontconfig) -lm
 $(OBJ)/tests/unit/test_report.o $(SAN)/tests/unit/test_report.o: \
 	HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags cairo)
-UNIT_SRC_test_report_points  = $(REPORT_CORE) $(SPEC_CORE) common/fileio.c
-UNIT_LIBS_test_report_points = $(shell $(PKG_CONFIG) --libs cairo) -lm
-UNIT_SRC_test_report_manifest = $(REPORT_SHELL) common/fileio.c common/sbuf.c
+UNIT_LIBS_test_report_points = $(REPORT_LIBS)

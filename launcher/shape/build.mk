@@ -6,8 +6,4 @@
 # (shape_history, shell: runs' resolved.yaml and metrics.jsonl, read with
 # report's parser).
 
-SHAPE_CORE  = launcher/shape/shape_model.c launcher/shape/shape_pick.c launcher/shape/shape_check.c
-SHAPE_SHELL = launcher/shape/shape_history.c launcher/report/report_data.c
-
 UNIT_TESTS += test_shape
-UNIT_SRC_test_shape = $(SHAPE_CORE) common/sbuf.c

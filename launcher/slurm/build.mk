@@ -3,9 +3,6 @@
 # Debian 12's libslurm-dev has no slurm.pc: launcher/slurm/slurm.pc
 # stands in, by path.
 
-SLURM_CORE  = launcher/slurm/render.c launcher/slurm/render_array.c \
-              launcher/slurm/render_environment.c
-SLURM_SHELL = launcher/slurm/slurm.c
 SLURM_PC   := $(if $(shell $(PKG_CONFIG) --exists slurm 2>/dev/null && echo y),slurm,launcher/slurm/slurm.pc)
 
 HPCTRAIN_PKGS += $(SLURM_PC)
@@ -17,7 +14,6 @@ DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libp
 DEBIAN_PKGS   += lmod
 
 UNIT_TESTS += test_render
-UNIT_SRC_test_render = $(SLURM_CORE) $(SPEC_CORE)
 
 # A throw-away local Slurm (tests/cluster/up.sh): MODE=single|multi|netns,
 # BASE=/tmp/hpctrain-cluster.  `eval $(make -s cluster-up)` sets SLURM_CONF.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # lint.bats - `make lint` fails where it should: an include against the
 # layers (tests/lint-layers.sh), inside launcher/ from concern to concern
-# as well, and a source its folder's build.mk does not list
+# as well, a call against them between the per-folder archives, and a
+# source the build would leave unbuilt or list by hand
 # (tests/lint-build.sh).  Each case plants one offence in a copy of the
 # tree and checks the offence is named.
 
@@ -15,9 +16,30 @@ setup() {
 	cp -r "$ROOT"/cli "$ROOT"/common "$ROOT"/launcher "$ROOT"/topology "$ROOT"/trainer "$T"
 }
 
-@test "the tree as it is passes both checks" {
+@test "the tree as it is passes both checks, and so do its built archives" {
 	run -0 sh "$ROOT/tests/lint-layers.sh" "$T"
 	run -0 sh "$ROOT/tests/lint-build.sh" "$T"
+	[ -d "$ROOT/build/lib" ] || skip "the archives are not built"
+	run -0 sh "$ROOT/tests/lint-layers.sh" "$ROOT"
+	[ -z "$output" ]
+}
+
+@test "a call against the layers between two archives is named, as an include is" {
+	mkdir -p "$T/build/lib" "$T/o"
+	printf 'int rundir_planted(void) { return 1; }\n' >"$T/o/rundir_planted.c"
+	printf 'int rundir_planted(void);\nint render_planted(void) { return rundir_planted(); }\n' \
+		>"$T/o/render_planted.c"
+	cc -c -o "$T/o/rundir_planted.o" "$T/o/rundir_planted.c"
+	cc -c -o "$T/o/render_planted.o" "$T/o/render_planted.c"
+	ar rcs "$T/build/lib/launcher_runs.a" "$T/o/rundir_planted.o"
+	ar rcs "$T/build/lib/launcher_slurm.a" "$T/o/render_planted.o"
+	run -1 sh "$ROOT/tests/lint-layers.sh" "$T"
+	[ "$output" = "build/lib/launcher_slurm.a(render_planted.o): calls rundir_planted of launcher/runs/rundir_planted.o (a higher layer)" ]
+	# the other way round is the layers' own direction
+	rm "$T"/build/lib/*.a
+	ar rcs "$T/build/lib/launcher_slurm.a" "$T/o/rundir_planted.o"
+	ar rcs "$T/build/lib/launcher_runs.a" "$T/o/render_planted.o"
+	run -0 sh "$ROOT/tests/lint-layers.sh" "$T"
 }
 
 @test "slurm/ may not include runs/, nor runs/ doctor/: the concerns of launcher/ point one way" {
@@ -47,10 +69,13 @@ setup() {
 	[ "$output" = "launcher/loose.c:1: launcher/loose.c may not include common/sbuf.h (a higher layer)" ]
 }
 
-@test "a source its folder's build.mk does not list, or a listed one that is gone, is named" {
-	touch "$T/launcher/runs/orphan.c"
-	rm "$T/launcher/runs/progress.c"
+@test "a source left out of the archives and unbuilt, a gone one, or one listed by hand is named" {
+	touch "$T/launcher/runs/bench_orphan.c"
+	rm "$T/trainer/model_cuda.c"
+	echo 'UNIT_SRC_test_x = launcher/runs/progress.c' >>"$T/launcher/runs/build.mk"
 	run -1 sh "$ROOT/tests/lint-build.sh" "$T"
-	[[ "$output" == *"launcher/runs/orphan.c: not listed in launcher/runs/build.mk"* ]]
-	[[ "$output" == *"launcher/runs/build.mk: names launcher/runs/progress.c, which does not exist"* ]]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[0]}" = 'launcher/runs/bench_orphan.c: out of the archives, and launcher/runs/build.mk builds no $(OBJ)/launcher/runs/bench_orphan.o' ]
+	[ "${lines[1]}" = "launcher/runs/build.mk: names launcher/runs/progress.c, which its folder's archive holds: link the archives instead" ]
+	[ "${lines[2]}" = "trainer/build.mk: names trainer/model_cuda.c, which does not exist" ]
 }
