@@ -7,6 +7,7 @@
 #include "common/sbuf.h"           // defines: struct sbuf, xasprintf
 #include "common/spec/specfile.h"  // defines: SPECFILE_RUN_SPEC
 #include "launcher/runs/sweep_record.h" // defines: sweep_record_load, sweep_record_is_name
+#include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_array_task
 
 #include <dirent.h>
 #include <jansson.h>
@@ -361,4 +362,32 @@ void runref_release_all(struct runref *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		runref_release(&v[i]);
 	free(v);
+}
+
+/* The run a Slurm job works in: slurmctld knows its working directory. */
+int runref_job_run(struct runref *r, struct sbuf *err)
+{
+	struct hpt_slurm_job j;
+	unsigned long id = r->job_id;
+	int64_t task = r->task;
+	char *dir;
+	int status;
+
+	if (r->kind != RUNREF_JOB)
+		return 0;
+	status = task >= 0 ? hpt_slurm_array_task((uint32_t)id, task, &j, err)
+			   : hpt_slurm_job((uint32_t)id, &j, err);
+	if (status)
+		return status;
+	/* an array task runs in the run its index links to (render_array.c) */
+	if (j.array_task >= 0)
+		dir = xasprintf("%s/%lld", j.work_dir, (long long)j.array_task);
+	else
+		dir = xstrdup(j.work_dir);
+	hpt_slurm_job_release(&j);
+	status = runref_open_run(dir, r, err);
+	if (status)
+		sbuf_addf(err, " (the working directory of job %lu)", id);
+	free(dir);
+	return status;
 }

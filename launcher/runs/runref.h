@@ -45,7 +45,7 @@ void runref_release(struct runref *r);
  * array task from its submit.json.  0 or HPT_EXIT_NO_INPUT with err. */
 int runref_open_run(const char *dir, struct runref *out, struct sbuf *err);
 
-/* For a JOB (runref_job.c): the run the job works in (an array task: its point's run),
+/* For a JOB: the run the job works in (an array task: its point's run),
  * asked of Slurm (hpt_slurm_init first); r becomes that RUN.  Other kinds
  * are left alone.  0 or a status with err. */
 int runref_job_run(struct runref *r, struct sbuf *err);
