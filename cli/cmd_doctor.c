@@ -12,7 +12,7 @@
  * step, submits the run again without the nodes that failed
  * (doctor_preflight.c).  Built as bin/hpctrain-doctor: MPI and oneDNN
  * stay out of the login-node binary. */
-#include "cli/json_print.h"                   // defines: json_print
+#include "common/json_print.h"                   // defines: json_print
 #include "common/diag.h"                      // defines: struct diag_list, diag_report
 #include "common/envvar.h"                    // defines: envvar_int
 #include "common/exitcode.h"                  // defines: enum hpt_exit
@@ -29,7 +29,7 @@
 #include "launcher/doctor/doctor_self.h"      // defines: struct doctor_self, doctor_self_check
 #include "launcher/doctor/doctor_verdict.h"   // defines: struct doctor_verdict, doctor_verdict_make
 #include "launcher/doctor/ledger.h"           // defines: ledger_repair, ledger_forget, ledger_format
-#include "cli/doctor_lost.h"                  // defines: doctor_lost_run, doctor_lost_enough_left
+#include "launcher/doctor/doctor_lost.h"                  // defines: doctor_lost_run, doctor_lost_enough_left
 #include "topology/plan.h"                    // defines: PLAN_MAX_RANKS
 
 #include <errno.h>
@@ -211,26 +211,12 @@ static int report(struct doctor *d, struct doctor_node *nodes, size_t n)
 
 /* --- the ledger commands --- */
 
-static int forget_node(json_t *doc, void *arg)
-{
-	const char *node = arg;
-
-	return ledger_forget(doc, NULL, node) ? 0 : 1;
-}
-
-static int reset_all(json_t *doc, void *arg)
-{
-	(void)arg;
-	json_object_set_new(doc, "clusters", json_object());
-	return 0;
-}
-
 /* --forget NODE or --reset, repairing a corrupt ledger on the way. */
 static int ledger_change(struct doctor *d, const char *path)
 {
 	struct sbuf err = SBUF_INIT, note = SBUF_INIT;
-	int status = d->reset ? ledger_repair(path, LEDGER_REPAIR_RESET, reset_all, NULL, &note, &err)
-			      : ledger_repair(path, 0, forget_node, (void *)d->forget, &note, &err);
+	int status = d->reset ? ledger_reset(path, &note, &err)
+			      : ledger_forget_node(path, d->forget, &note, &err);
 
 	if (note.len)
 		fprintf(stderr, "hpctrain doctor: %s\n", note.buf);

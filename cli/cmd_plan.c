@@ -1,10 +1,10 @@
 /* cmd_plan.c - `hpctrain plan`: the job shape that finishes first, from
  * the job's past runs (launcher/shape) and Slurm's start estimate.
  * Parses, reads the spec, reaches Slurm, weighs the shapes
- * (cli/plan_shapes.h) and prints the predictions and the pick. */
+ * (launcher/job/plan_shapes.h) and prints the predictions and the pick. */
 #include "cli/builtin.h"       // defines: cmd_plan
-#include "cli/json_print.h"    // defines: json_print
-#include "cli/submit_report.h" // defines: submit_report_exclude
+#include "common/json_print.h"    // defines: json_print
+#include "launcher/job/submit_report.h" // defines: submit_report_exclude
 #include "common/diag.h"       // defines: struct diag_list, diag_report
 #include "common/exitcode.h"   // defines: enum hpt_exit
 #include "common/fileio.h"     // defines: fileio_self_exe
@@ -12,8 +12,8 @@
 #include "common/sbuf.h"       // defines: struct sbuf, xasprintf
 #include "common/spec/spec.h"     // defines: struct job
 #include "common/spec/specfile.h" // defines: specfile_load, struct specfile_overrides
-#include "cli/plan_shapes.h"  // defines: struct plan_shapes_request, struct plan_shapes_result, plan_shapes_weigh
-#include "cli/plan_calibrate.h" // defines: struct plan_calibration, plan_calibrate
+#include "launcher/job/plan_shapes.h"  // defines: struct plan_shapes_request, struct plan_shapes_result, plan_shapes_weigh
+#include "launcher/job/plan_calibrate.h" // defines: struct plan_calibration, plan_calibrate
 #include "launcher/shape/shape_check.h"   // defines: struct shape_check, shape_check_summarize
 #include "launcher/shape/shape_history.h" // defines: shape_history_planned
 #include "launcher/shape/shape_pick.h" // defines: struct shape_candidate, shape_parse_list

@@ -4,9 +4,9 @@
  * (launcher/report/report_data parses it) and draws (launcher/report/chart);
  * cli/report_out writes the files, cli/report_sweep does a sweep and
  * cli/report_stage a run's staging step. */
-#include "cli/report_out.h"        // defines: struct report_out, report_out_*
-#include "cli/report_stage.h"      // defines: report_stage_head, report_stage_section
-#include "cli/report_sweep.h"      // defines: report_sweep
+#include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
+#include "launcher/job/report_stage.h"      // defines: report_stage_head, report_stage_section
+#include "launcher/job/report_sweep.h"      // defines: report_sweep
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/opt.h"            // defines: struct opt, opt_next
 #include "common/sbuf.h"           // defines: struct sbuf, SBUF_CLIP, sbuf_add_number

@@ -2,19 +2,19 @@
  * Shell: reloads the run's resolved.yaml and checks it resolves to itself
  * (launcher/runs/attempt), learns the nodes to leave out, renders it once
  * with this hpctrain, makes RUN/attempts/N (launcher/runs/rundir) and
- * submits; a sweep goes to cli/submit_sweep.c. */
-#include "cli/json_print.h" // defines: json_print
+ * submits; a sweep goes to launcher/job/submit_sweep.c. */
+#include "common/json_print.h" // defines: json_print
 #include "cli/builtin.h"       // defines: cmd_rerun
-#include "cli/image_pin.h"     // defines: image_pin_unchanged
-#include "cli/data_pin.h"      // defines: data_pin_unchanged
-#include "cli/submit_report.h" // defines: submit_report, submit_report_exclude
+#include "launcher/job/image_pin.h"     // defines: image_pin_unchanged
+#include "launcher/job/data_pin.h"      // defines: data_pin_unchanged
+#include "launcher/job/submit_report.h" // defines: submit_report, submit_report_exclude
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_self_exe
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
 #include "launcher/runs/attempt.h" // defines: struct attempt, attempt_load_run, attempt_render
-#include "cli/submit_sweep.h" // defines: submit_sweep_rerun
+#include "launcher/job/submit_sweep.h" // defines: submit_sweep_rerun
 #include "launcher/runs/rundir.h"  // defines: rundir_new_attempt
 #include "launcher/runs/runref.h"  // defines: runref_resolve, runref_job_run
 #include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init, hpt_slurm_hostlist_check

@@ -8,8 +8,7 @@
  * node's record; a node whose copy failed twice goes into the node
  * ledger, as a node that fails doctor does.  Built as bin/hpctrain-stage: MPI stays out of the
  * login-node binary. */
-#include "cli/json_print.h"               // defines: json_print
-#include "cli/stage_job.h"                // defines: stage_entries_from_job
+#include "common/json_print.h"               // defines: json_print
 #include "common/diag.h"                  // defines: struct diag_list, diag_report
 #include "common/envvar.h"                // defines: envvar_int
 #include "common/exitcode.h"              // defines: enum hpt_exit
@@ -22,16 +21,14 @@
 #include "common/spec/specfile.h"         // defines: specfile_load_run
 #include "launcher/doctor/doctor_record.h" // defines: doctor_record_ledger
 #include "launcher/stage/stage_evict.h"   // defines: stage_evict_list, stage_evict_clear
-#include "launcher/stage/stage_job.h"     // defines: struct stage_job, stage_job_*
+#include "launcher/stage/stage_job.h"     // defines: struct stage_job, stage_job_*, stage_job_from_spec
 #include "launcher/stage/stage_manifest.h" // defines: stage_manifest_to_json, stage_manifest_hex
 #include "launcher/stage/stage_mpi.h"     // defines: stage_mpi_run
 #include "launcher/stage/stage_path.h"    // defines: stage_cache_dir, stage_path_expand
 #include "launcher/stage/stage_scan.h"    // defines: stage_scan
 
 #include <errno.h>
-#include <fcntl.h>
 #include <mpi.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,7 +266,7 @@ static int load_run(struct stage *st)
 	status = specfile_load_run(st->run, &job, &dl, &where, NULL);
 	if (status)
 		diag_report(stderr, &dl);
-	else if ((status = stage_entries_from_job(&job, getenv("TMPDIR"), (unsigned)getuid(),
+	else if ((status = stage_job_from_spec(&job, getenv("TMPDIR"), (unsigned)getuid(),
 						  &st->job, &err)))
 		fprintf(stderr, "hpctrain stage: %s\n", err.buf);
 	job_release(&job);
@@ -351,25 +348,6 @@ static int damage_copies(void)
 	return (int)n;
 }
 
-/* HPCTRAIN_STAGE_CRASH_ONCE=FILE: the tests' fault, a task that crashes
- * right after MPI_Init as Open MPI over Slurm's PMIx sometimes does (see
- * add_stage in launcher/slurm/render.c): the first task of a step to
- * create FILE dies of SIGSEGV; FILE then exists, so the next try runs. */
-static void crash_once(void)
-{
-	const char *path = getenv("HPCTRAIN_STAGE_CRASH_ONCE");
-	int fd;
-
-	if (!path || !*path)
-		return;
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return;
-	close(fd);
-	fprintf(stderr, "hpctrain stage: HPCTRAIN_STAGE_CRASH_ONCE: crashing as asked\n");
-	raise(SIGSEGV);
-}
-
 /* A node whose copy failed verification twice wrote bad bytes that
  * arrived good (each chunk is checked as it is read): its disk or
  * memory is suspect, so it goes into the node ledger like a node that
@@ -406,7 +384,6 @@ static int run_step(struct stage *st)
 		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 		st->mpi = true;
 		MPI_Comm_rank(MPI_COMM_WORLD, &st->rank);
-		crash_once();
 	} else if ((status = mpistep_check_alone("stage", &err))) {
 		fprintf(stderr, "hpctrain stage: %s\n", err.buf);
 		sbuf_release(&err);

@@ -5,23 +5,22 @@
  * --ranks reads the supervised ranks' liveness files instead.  A run's
  * staging records and the trainer's data read follow its table
  * (launcher/runs/stage_summary, data_read). */
-#include "cli/json_print.h" // defines: json_print
+#include "common/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_status
 #include "common/exitcode.h"    // defines: enum hpt_exit
-#include "common/isotime.h"     // defines: isotime_format
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf, sbuf_add_number, sbuf_add_printable
 #include "launcher/supervise/liveness.h" // defines: liveness_load_dir, liveness_activity
-#include "cli/status_watch.h" // defines: status_watch
-#include "cli/ticker.h"       // defines: struct ticker, ticker_*, TICKER_POLL_MS
+#include "launcher/job/status_json.h"  // defines: status_json_*, status_task_run, status_plan_check
+#include "launcher/job/status_watch.h" // defines: status_watch
+#include "launcher/job/ticker.h"       // defines: struct ticker, ticker_*, TICKER_POLL_MS
 #include "launcher/runs/attempt_size.h" // defines: attempt_size_load
-#include "launcher/runs/progress.h" // defines: progress_load, progress_format
+#include "launcher/runs/progress.h" // defines: progress_load
 #include "launcher/runs/rundir.h" // defines: rundir_job_id
 #include "launcher/runs/runref.h" // defines: runref_resolve
 #include "launcher/runs/stage_summary.h" // defines: stage_summary_load, stage_summary_format
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 #include "launcher/shape/shape_check.h" // defines: struct shape_check, shape_check_format
-#include "launcher/shape/shape_history.h" // defines: shape_history_planned_run
 
 #include <jansson.h>
 #include <math.h>
@@ -55,57 +54,6 @@ static const struct opt_cmd status_cmd = {
 		   "all your jobs.",
 	.opts = status_opts,
 };
-
-static json_t *json_time(time_t t)
-{
-	char buf[ISOTIME_SIZE];
-
-	if (!t)
-		return json_null();
-	isotime_format(t, buf);
-	return json_string(buf);
-}
-
-/* An array task's run: the link its index names in the array's working
- * directory (a sweep's array, render_array.c); NULL otherwise. */
-static char *array_task_run(const struct hpt_slurm_job *j)
-{
-	char *link, *run;
-
-	if (j->array_task < 0 || !*j->work_dir)
-		return NULL;
-	link = xasprintf("%s/%lld", j->work_dir, (long long)j->array_task);
-	run = realpath(link, NULL);
-	free(link);
-	return run;
-}
-
-static json_t *job_json(const struct hpt_slurm_job *j)
-{
-	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:b, s:s, s:s, s:s, s:i, s:i}", "job_id",
-			      (json_int_t)(j->array_job_id ? j->array_job_id : j->job_id), "name", j->name, "state", j->state,
-			      "reason", j->reason, "finished", j->finished, "nodes", j->nodes,
-			      "partition", j->partition, "run", j->work_dir, "restarts",
-			      (int)j->restarts, "tasks", (int)j->tasks);
-
-	json_object_set_new(o, "array_task_id",
-			    j->array_task >= 0 ? json_integer(j->array_task) : json_null());
-	if (j->array_task >= 0) {
-		char *run = array_task_run(j);
-
-		if (run)
-			json_object_set_new(o, "run", json_string(run));
-		free(run);
-	}
-	if (j->array_job_id && j->array_task < 0)
-		json_object_set_new(o, "array_pending", json_string(j->array_pending));
-	json_object_set_new(o, "exit_code", j->finished ? json_integer(j->exit_code) : json_null());
-	json_object_set_new(o, "signal", j->finished ? json_integer(j->exit_signal) : json_null());
-	json_object_set_new(o, "submit_time", json_time(j->submit_time));
-	json_object_set_new(o, "start_time", json_time(j->start_time));
-	json_object_set_new(o, "end_time", json_time(j->end_time));
-	return o;
-}
 
 /* Text from Slurm or a file, for a table: control characters escaped
  * (sbuf_add_printable), so a job name cannot redraw the terminal. */
@@ -141,7 +89,7 @@ static void print_table(const struct hpt_slurm_job *v, size_t n)
 		else
 			runref_job_text(j->array_job_id ? j->array_job_id : j->job_id, j->array_task,
 					id, sizeof(id));
-		run = array_task_run(j);
+		run = status_task_run(j);
 		printf("%-11s %-22s %-5s %-12s %-20s %s\n", printable(&idb, id), state.buf, ex,
 		       *j->nodes ? printable(&nodes, j->nodes) : "-", printable(&name, j->name),
 		       run ? printable(&dir, run) : *j->work_dir ? printable(&dir, j->work_dir) : "-");
@@ -304,30 +252,6 @@ static int query_jobs(unsigned long id, int64_t task, int wait, struct ticker *t
 	}
 }
 
-/* What a run's metrics say so far, for its job's JSON. */
-static json_t *progress_json(const char *run)
-{
-	struct run_progress p;
-	double acc, loss;
-	bool final;
-	json_t *o;
-
-	progress_load(run, &p);
-	final = progress_final(&p, &acc, &loss);
-	o = json_object();
-	json_object_set_new(o, "step", p.step_seen ? json_integer(p.step) : json_null());
-	json_object_set_new(o, "total_steps", p.total_steps ? json_integer(p.total_steps)
-							    : json_null());
-	json_object_set_new(o, "samples_per_s", p.step_seen ? json_real(p.samples_per_s)
-							    : json_null());
-	json_object_set_new(o, "eta_s", progress_eta_s(&p) >= 0 && !p.summary_seen
-						? json_real(progress_eta_s(&p)) : json_null());
-	json_object_set_new(o, "test_accuracy", final ? json_real(acc) : json_null());
-	json_object_set_new(o, "test_loss", final ? json_real(loss) : json_null());
-	json_object_set_new(o, "data_read", data_read_json(&p.data));
-	return o;
-}
-
 /* Below a run's table: the size Slurm granted this attempt (nodes.json,
  * recorded by rank 0's launch), its staging step summed over the nodes' records
  * (RUN/stage/), and how fast the trainer read its data set; nothing for
@@ -360,53 +284,12 @@ static void print_run_lines(const char *run)
 	sbuf_release(&line);
 }
 
-/* The run's "stage" object: the summary, or null without records. */
-static json_t *stage_json(const char *run)
-{
-	struct stage_summary s;
-	json_t *o;
-
-	stage_summary_load(run, &s);
-	o = s.n || s.skipped ? stage_summary_json(&s) : json_null();
-	stage_summary_release(&s);
-	return o;
-}
-
-/* The attempt's "size": {"nodes", "world_size"} as granted, or null
- * before its ranks started. */
-static json_t *size_json(const char *run)
-{
-	int64_t nodes, world;
-
-	if (attempt_size_load(run, &nodes, &world))
-		return json_null();
-	return json_pack("{s:I, s:I}", "nodes", (json_int_t)nodes, "world_size", (json_int_t)world);
-}
-
-/* A run submitted with --shape auto: its prediction (submit.json's
- * plan) against the times Slurm gives its job j.  0, or -1 for a run
- * that was not planned. */
-static int plan_check(const char *run, const struct hpt_slurm_job *j, struct shape_check *c)
-{
-	struct shape_planned one;
-
-	if (shape_history_planned_run(run, &one))
-		return -1;
-	*c = one.check;
-	if (j) {
-		c->start = j->start_time;
-		c->end = j->finished ? j->end_time : 0;
-	}
-	free(one.dir);
-	return 0;
-}
-
 static void print_plan_line(const char *run, const struct hpt_slurm_job *j)
 {
 	struct shape_check c;
 	struct sbuf line = SBUF_INIT;
 
-	if (plan_check(run, j, &c))
+	if (status_plan_check(run, j, &c))
 		return;
 	shape_check_format(&c, time(NULL), &line);
 	printf("%s\n", line.buf);
@@ -428,17 +311,17 @@ static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json, const c
 	}
 	jobs = json_array();
 	for (size_t i = 0; i < n; i++) {
-		json_t *o = job_json(&v[i]);
+		json_t *o = status_json_job(&v[i]);
 
 		if (run)
-			json_object_set_new(o, "progress", progress_json(run));
+			json_object_set_new(o, "progress", status_json_progress(run));
 		json_array_append_new(jobs, o);
 	}
 	if (!run)
 		return json_print(json_pack("{s:o}", "jobs", jobs));
-	doc = json_pack("{s:o, s:o, s:o}", "jobs", jobs, "stage", stage_json(run), "size",
-			size_json(run));
-	json_object_set_new(doc, "plan", plan_check(run, n ? &v[n - 1] : NULL, &c)
+	doc = json_pack("{s:o, s:o, s:o}", "jobs", jobs, "stage", status_json_stage(run), "size",
+			status_json_size(run));
+	json_object_set_new(doc, "plan", status_plan_check(run, n ? &v[n - 1] : NULL, &c)
 						 ? json_null() : shape_check_json(&c));
 	return json_print(doc);
 }

@@ -2,13 +2,13 @@
  * Shell: loads the spec, learns the nodes to leave out (--exclude and
  * the node ledger, launcher/doctor/exclude), renders the batch script
  * once (launcher/runs/attempt), makes the run record and submits it
- * (launcher/runs/attempt_submit); a sweep goes to cli/submit_sweep.c. */
-#include "cli/json_print.h" // defines: json_print
+ * (launcher/runs/attempt_submit); a sweep goes to launcher/job/submit_sweep.c. */
+#include "common/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_submit
-#include "cli/image_pin.h"    // defines: image_pin
-#include "cli/data_pin.h"     // defines: data_pin, data_pin_describe, data_pin_json
-#include "cli/submit_report.h" // defines: submit_report, submit_report_exclude
-#include "cli/submit_sweep.h"  // defines: submit_sweep
+#include "launcher/job/image_pin.h"    // defines: image_pin
+#include "launcher/job/data_pin.h"     // defines: data_pin, data_pin_describe, data_pin_json
+#include "launcher/job/submit_report.h" // defines: submit_report, submit_report_exclude
+#include "launcher/job/submit_sweep.h"  // defines: submit_sweep
 #include "common/spec/sweep.h" // defines: struct sweep, sweep_parse, SWEEP_BAD_FLAG
 #include "common/spec/template.h" // defines: TEMPLATE_OVERRIDE_FORM
 #include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
@@ -19,7 +19,7 @@
 #include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/runs/attempt.h" // defines: struct attempt, attempt_resolve, attempt_render
-#include "cli/plan_shapes.h"       // defines: struct plan_shapes_request, plan_shapes_weigh, plan_shapes_load
+#include "launcher/job/plan_shapes.h"       // defines: struct plan_shapes_request, plan_shapes_weigh, plan_shapes_load
 #include "launcher/runs/rundir.h"  // defines: rundir_create
 #include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init, hpt_slurm_hostlist_check
 #include "topology/plan.h"    // defines: plan_slices

@@ -1,6 +1,6 @@
 /* cmd_template.c - `hpctrain template list|show|init`: the bundled job templates.
  * Shell: finds templates on the search path, prints or copies them. */
-#include "cli/json_print.h" // defines: json_print
+#include "common/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_template
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_read, fileio_write_atomic

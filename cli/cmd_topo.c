@@ -1,7 +1,7 @@
 /* cmd_topo.c - `hpctrain topo`: what a node holds, and how ranks would share it.
  * Shell: probes with hwloc (live, --input FILE or $HPCTRAIN_TOPOLOGY),
  * renders with topology/show, plans with topology/plan. */
-#include "cli/json_print.h" // defines: json_print
+#include "common/json_print.h" // defines: json_print
 #include "cli/builtin.h"     // defines: cmd_topo
 #include "common/diag.h"        // defines: struct diag_list, diag_report_as
 #include "common/exitcode.h"    // defines: enum hpt_exit

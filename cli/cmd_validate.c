@@ -1,9 +1,9 @@
 /* cmd_validate.c - `hpctrain validate`: check specs, print resolved form and hash.
  * Shell: reads files, calls the spec core, reports. */
-#include "cli/json_print.h" // defines: json_print
+#include "common/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_validate
-#include "cli/image_pin.h"    // defines: image_pin
-#include "cli/data_pin.h"     // defines: data_pin
+#include "launcher/job/image_pin.h"    // defines: image_pin
+#include "launcher/job/data_pin.h"     // defines: data_pin
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/opt.h"          // defines: struct opt, opt_next

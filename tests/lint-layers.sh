@@ -8,8 +8,12 @@
 # FILE:LINE and exits 1 when there is one.
 #
 #   cli/                 may include anything
+#   launcher/job/        common/, topology/, launcher/ (what the login-node
+#                        commands do across the concerns below)
+#   launcher/launch/     common/, topology/,
+#                        launcher/{rank,runs,slurm,container,supervise,stage,launch}/
 #   launcher/doctor/     common/, topology/, launcher/{rank,runs,slurm,container,doctor}/,
-#                        launcher/stage/stage_path.h
+#                        launcher/stage/stage_path.h, launcher/supervise/liveness.h
 #   launcher/runs/       common/, launcher/{slurm,runs}/
 #   launcher/slurm/      common/, launcher/slurm/
 #   launcher/rank/       common/, topology/, launcher/rank/, launcher/stage/stage_path.h
@@ -47,9 +51,12 @@ function layer_allows(file, inc) {
 	if (file ~ /^common\//) return inc ~ /^common\// && inc !~ /^common\/spec\//
 	if (file ~ /^topology\//) return inc ~ /^(common|topology)\//
 	if (file ~ /^trainer\//) return inc ~ /^(common|trainer)\// || inc == "launcher/stage/stage_path.h"
+	if (file ~ /^launcher\/job\//) return inc ~ /^(common|topology|launcher)\//
+	if (file ~ /^launcher\/launch\//)
+		return inc ~ /^(common|topology|launcher\/(rank|runs|slurm|container|supervise|stage|launch))\//
 	if (file ~ /^launcher\/doctor\//)
 		return inc ~ /^(common|topology|launcher\/(rank|runs|slurm|container|doctor))\// ||
-		       inc == "launcher/stage/stage_path.h"
+		       inc == "launcher/stage/stage_path.h" || inc == "launcher/supervise/liveness.h"
 	if (file ~ /^launcher\/runs\//) return inc ~ /^(common|launcher\/(slurm|runs))\//
 	if (file ~ /^launcher\/slurm\//) return inc ~ /^(common|launcher\/slurm)\//
 	if (file ~ /^launcher\/rank\//)

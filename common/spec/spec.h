@@ -178,7 +178,7 @@ struct job_container {
 
 /* One data.stage entry: a file or directory on the shared file system
  * that the job's stage step copies once to each node's cache.  The
- * pinned fields are filled in by validate and submit (cli/data_pin.c)
+ * pinned fields are filled in by validate and submit (launcher/job/data_pin.c)
  * from the source's manifest, so that the run's hash names the data's
  * content; a resolved form holds all three or none. */
 struct job_stage {

@@ -140,4 +140,12 @@ enum ledger_repair_flags {
 int ledger_repair(const char *path, enum ledger_repair_flags flags,
 		  int (*fn)(json_t *doc, void *arg), void *arg, struct sbuf *note, struct sbuf *err);
 
+/* doctor --forget NODE: NODE's entries dropped (ledger_repair, 0).
+ * 1 when NODE is not in the ledger (nothing written), else as
+ * ledger_repair. */
+int ledger_forget_node(const char *path, const char *node, struct sbuf *note, struct sbuf *err);
+/* doctor --reset: the whole ledger kept as PATH.reset-TIME, and emptied
+ * (ledger_repair with LEDGER_REPAIR_RESET). */
+int ledger_reset(const char *path, struct sbuf *note, struct sbuf *err);
+
 #endif

@@ -346,3 +346,27 @@ int ledger_repair(const char *path, enum ledger_repair_flags flags,
 {
 	return update(path, flags, note, fn, arg, err);
 }
+
+static int forget_node(json_t *doc, void *arg)
+{
+	const char *node = arg;
+
+	return ledger_forget(doc, NULL, node) ? 0 : 1;
+}
+
+int ledger_forget_node(const char *path, const char *node, struct sbuf *note, struct sbuf *err)
+{
+	return ledger_repair(path, 0, forget_node, (void *)node, note, err);
+}
+
+static int reset_all(json_t *doc, void *arg)
+{
+	(void)arg;
+	json_object_set_new(doc, "clusters", json_object());
+	return 0;
+}
+
+int ledger_reset(const char *path, struct sbuf *note, struct sbuf *err)
+{
+	return ledger_repair(path, LEDGER_REPAIR_RESET, reset_all, NULL, note, err);
+}

@@ -3,7 +3,7 @@
  *
  * Core: the points (their values, their runs' metrics, their ranks) in,
  * struct chart out; nothing is read, drawn or written here (cli/
- * report_sweep.c reads the record and the runs, cli/report_out.c draws
+ * report_sweep.c reads the record and the runs, launcher/job/report_out.c draws
  * and writes).  Charts: the final test accuracy and loss against each
  * axis, one series per combination of the other axes' values; and
  * throughput and scaling efficiency against ranks, one series per

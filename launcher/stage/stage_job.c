@@ -1,7 +1,10 @@
 /* stage_job.c - a staging step's entries and its record (see stage_job.h).
  * Pure core. */
 #include "launcher/stage/stage_job.h" // defines: struct stage_job, stage_job_*
+#include "common/exitcode.h"          // defines: HPT_EXIT_BAD_SPEC
 #include "common/sbuf.h"              // defines: struct sbuf, xrealloc, xstrdup
+#include "common/spec/spec.h"         // defines: struct job, struct job_data
+#include "launcher/stage/stage_path.h" // defines: stage_cache_dir
 
 #include <stdlib.h>
 #include <string.h>
@@ -102,4 +105,27 @@ json_t *stage_job_record(const struct stage_job *j, const char *node)
 			 (json_int_t)j->bytes_read, "bytes_sent", (json_int_t)j->bytes_sent,
 			 "bytes_received", (json_int_t)j->bytes_received, "proc_rchar",
 			 (json_int_t)j->proc_rchar, "entries", entries);
+}
+
+/* A pure adapter: the spec side (common/spec: struct job_data) in. */
+int stage_job_from_spec(const struct job *job, const char *tmpdir, unsigned uid,
+			struct stage_job *out, struct sbuf *err)
+{
+	const struct job_data *d = &job->data;
+
+	for (size_t i = 0; i < d->nstage; i++) {
+		const struct job_stage *s = &d->stage[i];
+
+		if (!s->manifest) {
+			sbuf_addf(err, "data.stage %s: no pinned manifest; run the job through "
+				  "hpctrain submit", s->name);
+			return HPT_EXIT_BAD_SPEC;
+		}
+		stage_job_add(out, s->name, spec_stage_source(s), s->manifest, s->is_file);
+	}
+	/* container.stage's image is one of the entries already: spec_load
+	 * adds it as "image" (SPEC_STAGE_IMAGE), and submit pins it */
+	out->cache = stage_cache_dir(d->cache_dir, d->to, job->preflight.scratch, tmpdir, uid);
+	out->max_bytes = d->cache_max_gb > 0 ? (uint64_t)(d->cache_max_gb * 1e9) : 0;
+	return 0;
 }

@@ -60,6 +60,14 @@ void stage_job_add(struct stage_job *j, const char *name, const char *src, const
  * 0, or -1 with err. */
 int stage_job_parse_entry(struct stage_job *j, const char *arg, struct sbuf *err);
 
+struct job;
+/* The entries of job->data.stage (name, src, the pinned manifest) into
+ * out, with out->cache (stage_cache_dir of data.cache.dir, data.to,
+ * preflight.scratch, tmpdir and uid) and out->max_bytes
+ * (data.cache.max_gb).  0, or an HPT_EXIT_* status with err. */
+int stage_job_from_spec(const struct job *job, const char *tmpdir, unsigned uid,
+			struct stage_job *out, struct sbuf *err);
+
 /* Frees entries and cache; accepts a zeroed struct. */
 void stage_job_release(struct stage_job *j);
 

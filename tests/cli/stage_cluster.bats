@@ -321,12 +321,13 @@ fetched_once() {
 	export CACHE_DIR=$CLUSTER_BASE/local/crash
 	spec job.yaml crash 3
 	# the first task of the first try crashes after MPI_Init (/tmp is shared)
-	sed -i "s|^env: {|env: {HPCTRAIN_STAGE_CRASH_ONCE: $BATS_TEST_TMPDIR/crashed, |" job.yaml
+	cc -shared -fPIC -o "$BATS_TEST_TMPDIR/crash_once.so" "$BATS_TEST_DIRNAME/helpers/crash_once.c" -ldl
+	sed -i "s|^env: {|env: {LD_PRELOAD: $BATS_TEST_TMPDIR/crash_once.so, CRASH_ONCE_FILE: $BATS_TEST_TMPDIR/crashed, |" job.yaml
 	submit_json job.yaml
 	finish "$JOB"
 	[ "$(state)" = COMPLETED ] || { echo "$output"; logs "$DIR"; false; }
 	[ -e "$BATS_TEST_TMPDIR/crashed" ]
-	grep -q 'HPCTRAIN_STAGE_CRASH_ONCE: crashing as asked' "$DIR"/logs/batch-*.out
+	grep -q '^crash_once: crashing as asked' "$DIR"/logs/batch-*.out
 	grep -qE 'hpctrain: the stage step ended by a signal \(status 1[3-4][0-9]\); running it once more$' \
 		"$DIR"/logs/batch-*.out
 	run ! grep -q 'staging failed' "$DIR"/logs/batch-*.out

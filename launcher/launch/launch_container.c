@@ -3,7 +3,7 @@
  * would be, in the report), and podman's program found and removed for
  * its supervisor.  Shell; the command line is
  * launcher/container/container_wrap.h's. */
-#include "cli/launch.h"           // defines: struct launch, launch_container_wrap
+#include "launcher/launch/launch.h"           // defines: struct launch, launch_container_wrap
 #include "common/exitcode.h"      // defines: enum hpt_exit
 #include "common/sbuf.h"          // defines: struct sbuf
 #include "launcher/container/container_podman.h" // defines: container_podman_pid, container_podman_remove

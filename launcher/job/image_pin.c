@@ -1,6 +1,6 @@
 /* image_pin.c - a job's container image pinned by its content digest:
  * see image_pin.h.  Calls launcher/container and prints. */
-#include "cli/image_pin.h"                        // defines: image_pin, image_pin_digest, image_pin_unchanged
+#include "launcher/job/image_pin.h"                        // defines: image_pin, image_pin_digest, image_pin_unchanged
 #include "common/exitcode.h"                      // defines: enum hpt_exit
 #include "common/fileio.h"                        // defines: fileio_exists
 #include "common/sbuf.h"                          // defines: struct sbuf, xstrdup

@@ -1,8 +1,8 @@
 /* report_out.c - the files and output of `hpctrain report` (report_out.h).
  * Shell: writes the charts (chart.c draws them), report.md, the manifest
  * of the charts (report_manifest.c) and the --json document. */
-#include "cli/report_out.h"        // defines: struct report_out, report_out_*
-#include "cli/json_print.h"        // defines: json_print
+#include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
+#include "common/json_print.h"        // defines: json_print
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/fileio.h"         // defines: fileio_open_regular, fileio_mkdirs, fileio_write_atomic
 #include "launcher/report/chart.h" // defines: struct chart, chart_write_png

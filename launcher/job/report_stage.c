@@ -1,8 +1,8 @@
 /* report_stage.c - the staging part of `hpctrain report` (report_stage.h).
  * Shell: the summary is read by the caller (stage_summary_load); this
  * writes its lines, its section of report.md and its chart. */
-#include "cli/report_stage.h"            // defines: report_stage_*
-#include "cli/report_out.h"              // defines: struct report_out, report_out_emit
+#include "launcher/job/report_stage.h"            // defines: report_stage_*
+#include "launcher/job/report_out.h"              // defines: struct report_out, report_out_emit
 #include "common/sbuf.h"                 // defines: struct sbuf, sbuf_add_number, sbuf_add_printable
 #include "launcher/report/chart.h"       // defines: struct chart, chart_*, CHART_MAX_TICKS
 #include "launcher/report/report_data.h" // defines: struct report_run

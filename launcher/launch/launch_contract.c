@@ -3,7 +3,7 @@
  * program and inside its container, as a warning, or an error where it
  * breaks binding.contract: fail.  Shell (stderr); the check and the
  * verdict are launcher/rank/contract.h's. */
-#include "cli/launch.h"             // defines: struct launch, launch_contract_check, launch_contract_inside
+#include "launcher/launch/launch.h"             // defines: struct launch, launch_contract_check, launch_contract_inside
 #include "common/exitcode.h"        // defines: HPT_EXIT_TOPOLOGY
 #include "launcher/rank/contract.h" // defines: contract_check, contract_got_read, contract_inside_check, contract_is_broken
 

@@ -1,9 +1,9 @@
 /* plan_calibrate.c - hpctrain plan --calibrate: see plan_calibrate.h.
- * Shell: a sweep built and submitted (cli/submit_sweep.h), then watched
- * to its end (cli/status_watch.h). */
-#include "cli/plan_calibrate.h" // defines: struct plan_calibration, plan_calibrate
-#include "cli/status_watch.h"   // defines: status_watch
-#include "cli/submit_sweep.h"   // defines: struct sweep_request, submit_sweep
+ * Shell: a sweep built and submitted (launcher/job/submit_sweep.h), then watched
+ * to its end (launcher/job/status_watch.h). */
+#include "launcher/job/plan_calibrate.h" // defines: struct plan_calibration, plan_calibrate
+#include "launcher/job/status_watch.h"   // defines: status_watch
+#include "launcher/job/submit_sweep.h"   // defines: struct sweep_request, submit_sweep
 #include "common/diag.h"        // defines: struct diag_list, diag_report
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/sbuf.h"        // defines: struct sbuf

@@ -1,6 +1,6 @@
 /* ticker.c - the --wait line of hpctrain status (ticker.h).
  * Shell: prints to stdout and reads the clock. */
-#include "cli/ticker.h"     // defines: struct ticker, ticker_*
+#include "launcher/job/ticker.h"     // defines: struct ticker, ticker_*
 #include "common/sbuf.h"    // defines: struct sbuf
 
 #include <stdio.h>

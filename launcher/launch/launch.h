@@ -1,8 +1,7 @@
-/* launch.h - one rank's launch as cmd_launch.c carries it, shared with
- * the files that take a part of it off cmd_launch.c: the contract said
- * and decided on (launch_contract.c), the program wrapped in its
- * container (launch_container.c).  Private to cli/: a shell's state, no
- * core takes it.
+/* launch.h - one rank's launch as `hpctrain launch` (cli/cmd_launch.c)
+ * carries it: its steps (launch.c), the contract said and decided on
+ * (launch_contract.c), the program wrapped in its container
+ * (launch_container.c).  Shell state: no core takes it.
  */
 #ifndef HPT_LAUNCH_H
 #define HPT_LAUNCH_H
@@ -48,6 +47,33 @@ struct launch {
 	struct container_run wrapped; /* the program in the job's container, when it has one */
 	struct container_preview preview; /* the same, as a dry run would run it */
 };
+
+/* The job from --spec or --run, when one is given (l->have_job); a run
+ * another user owns, or others may write, is refused (HPT_EXIT_IO).
+ * 0 or the exit status, the reason said. */
+int launch_load_job(struct launch *l);
+/* The rank (PMIx, Slurm, Open MPI), its node's topology (live, or
+ * l->topology), the inherited CUDA_VISIBLE_DEVICES checked, and the
+ * node's plan.  0 or the exit status, the reason said. */
+int launch_discover_and_plan(struct launch *l);
+/* Where each staged entry is on this node, each copy held for the
+ * rank's life (not in a dry run); a copy that is not there leaves the
+ * rank on its source, said once.  Fills l->data and l->data_env. */
+void launch_plan_data(struct launch *l);
+/* The run's attempt into in (HPCTRAIN_ATTEMPT and friends); rank 0 of a
+ * real launch records the size Slurm granted.  Failures are warnings. */
+struct envplan_input;
+void launch_attempt_env(struct launch *l, struct envplan_input *in);
+/* l->env into this process's environment: 0 or HPT_EXIT_INTERNAL. */
+int launch_set_env(const struct launch *l);
+/* The rank's report (--report, --dry-run): a new reference. */
+json_t *launch_report_json(const struct launch *l, char **argv);
+/* It written as l->report/rank-NNNNN.json, 0600 in a private directory. */
+int launch_write_report(const struct launch *l, char **argv);
+/* argv forked and watched (launch --supervise); its exit status. */
+int launch_supervise(const struct launch *l, json_t *contract, char **argv);
+/* Everything l holds; the node's last rank unmounts the image. */
+void launch_release(struct launch *l);
 
 /* In launch_contract.c: the plan next to what this process got, once
  * the binding and the environment are in place; each difference said in

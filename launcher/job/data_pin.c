@@ -4,7 +4,7 @@
  * it), so it is pinned here too, by its manifest; container.digest
  * still names it for image_pin.  A directory image is packed into one
  * SquashFS file, which is what is pinned and staged. */
-#include "cli/data_pin.h"                   // defines: data_pin, data_pin_unchanged, data_pin_describe, data_pin_json
+#include "launcher/job/data_pin.h"                   // defines: data_pin, data_pin_unchanged, data_pin_describe, data_pin_json
 #include "common/exitcode.h"                // defines: enum hpt_exit
 #include "common/fileio.h"                  // defines: fileio_exists
 #include "common/sbuf.h"                    // defines: struct sbuf, xstrdup, xstrndup

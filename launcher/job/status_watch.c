@@ -3,9 +3,9 @@
  * as Slurm has it, how far it got, and its final test metrics; the rows,
  * their states and the --wait line come from launcher/runs/run_state,
  * and this file prints them (a table, JSON, the ticker). */
-#include "cli/status_watch.h"  // defines: status_watch
-#include "cli/ticker.h"        // defines: struct ticker, ticker_show, TICKER_POLL_MS
-#include "cli/json_print.h"    // defines: json_print
+#include "launcher/job/status_watch.h"  // defines: status_watch
+#include "launcher/job/ticker.h"        // defines: struct ticker, ticker_show, TICKER_POLL_MS
+#include "common/json_print.h"    // defines: json_print
 #include "common/exitcode.h"   // defines: enum hpt_exit
 #include "common/sbuf.h"       // defines: struct sbuf, sbuf_add_number, sbuf_add_printable
 #include "common/spec/sweep.h" // defines: sweep_params_label

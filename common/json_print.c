@@ -1,5 +1,5 @@
 /* json_print.c - how every command prints a JSON document (json_print.h). */
-#include "cli/json_print.h" // defines: json_print
+#include "common/json_print.h" // defines: json_print
 #include "common/exitcode.h"   // defines: HPT_EXIT_*
 
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* plan_shapes.c - a job's candidate shapes weighed: see plan_shapes.h.
  * Shell: loads and renders the spec at each shape (launcher/runs/attempt),
  * asks Slurm (hpt_slurm_will_run), fits the past runs (launcher/shape). */
-#include "cli/plan_shapes.h"   // defines: struct plan_shapes_request, plan_shapes_weigh
+#include "launcher/job/plan_shapes.h"   // defines: struct plan_shapes_request, plan_shapes_weigh
 #include "common/diag.h"       // defines: struct diag_list, diag_format
 #include "common/exitcode.h"   // defines: enum hpt_exit
 #include "common/sbuf.h"       // defines: struct sbuf, xasprintf

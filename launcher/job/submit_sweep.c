@@ -4,15 +4,15 @@
  * (launcher/runs/sweep_plan.c) groups the points into array jobs and
  * launcher/runs/sweep_submit.c makes the runs and submits them; this
  * file orders the steps and prints. */
-#include "cli/submit_sweep.h"            // defines: submit_sweep, submit_sweep_rerun
-#include "cli/json_print.h"              // defines: json_print
-#include "cli/submit_report.h"           // defines: submit_report_exclude
+#include "launcher/job/submit_sweep.h"            // defines: submit_sweep, submit_sweep_rerun
+#include "common/json_print.h"              // defines: json_print
+#include "launcher/job/submit_report.h"           // defines: submit_report_exclude
 #include "common/diag.h"                 // defines: struct diag_list, diag_merge
 #include "common/exitcode.h"             // defines: enum hpt_exit
 #include "common/sbuf.h"                 // defines: struct sbuf
 #include "common/spec/spec.h"            // defines: spec_load
-#include "cli/image_pin.h"                // defines: image_pin, image_pin_unchanged
-#include "cli/data_pin.h"                 // defines: data_pin, data_pin_unchanged
+#include "launcher/job/image_pin.h"                // defines: image_pin, image_pin_unchanged
+#include "launcher/job/data_pin.h"                 // defines: data_pin, data_pin_unchanged
 #include "common/spec/specfile.h"        // defines: struct specfile_overrides
 #include "common/spec/sweep.h"           // defines: struct sweep, sweep_point
 #include "launcher/runs/attempt.h"       // defines: attempt_resolve, attempt_render

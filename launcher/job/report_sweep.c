@@ -1,10 +1,10 @@
 /* report_sweep.c - `hpctrain report` of a sweep (report_sweep.h).
  * Shell: reads the record and each point's run, prints the summary and
- * has cli/report_out draw the charts that launcher/report/report_points
+ * has report_out.c draw the charts that launcher/report/report_points
  * builds: the final metrics against each axis, the scaling against ranks,
  * and every point's training loss. */
-#include "cli/report_sweep.h"      // defines: report_sweep
-#include "cli/report_out.h"        // defines: struct report_out, report_out_*
+#include "launcher/job/report_sweep.h"      // defines: report_sweep
+#include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
 #include "common/diag.h"           // defines: struct diag_list
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/fileio.h"         // defines: fileio_exists

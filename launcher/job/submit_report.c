@@ -1,7 +1,7 @@
 /* submit_report.c - what submit, rerun and a sweep say (submit_report.h).
  * Shell. */
-#include "cli/submit_report.h"         // defines: submit_report, submit_report_exclude, submit_report_idle
-#include "cli/json_print.h"            // defines: json_print
+#include "launcher/job/submit_report.h"         // defines: submit_report, submit_report_exclude, submit_report_idle
+#include "common/json_print.h"            // defines: json_print
 #include "common/sbuf.h"               // defines: struct sbuf
 #include "launcher/doctor/exclude.h"   // defines: exclude_build
 #include "launcher/runs/attempt.h"     // defines: attempt_submit

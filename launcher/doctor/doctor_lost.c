@@ -2,7 +2,7 @@
  * batch script runs it when its training step failed.  Shell: reads the
  * ranks' records, asks the controller, writes RUN/lost.json and the
  * ledger, runs rerun. */
-#include "cli/doctor_lost.h"                  // defines: doctor_lost_run, doctor_lost_enough_left
+#include "launcher/doctor/doctor_lost.h"                  // defines: doctor_lost_run, doctor_lost_enough_left
 #include "common/fileio.h"                    // defines: fileio_write_atomic
 #include "common/sbuf.h"                      // defines: struct sbuf, xasprintf
 #include "common/spec/spec.h"                 // defines: struct job
