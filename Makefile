@@ -173,6 +173,7 @@ deps:
 lint:
 	@sh tests/lint-layers.sh
 	@sh tests/lint-build.sh
+	@sh tests/lint-cli.sh
 	@awk -f tests/lint-bats.awk tests/cli/*.bats tests/cli/*.bash
 
 check:

@@ -3,7 +3,8 @@
 # layers (tests/lint-layers.sh), inside launcher/ from concern to concern
 # as well, a call against them between the per-folder archives, and a
 # source the build would leave unbuilt or list by hand
-# (tests/lint-build.sh).  Each case plants one offence in a copy of the
+# (tests/lint-build.sh), and a file in cli/ that is no command, or a
+# command grown too long (tests/lint-cli.sh).  Each case plants one offence in a copy of the
 # tree and checks the offence is named.
 
 load common
@@ -19,6 +20,7 @@ setup() {
 @test "the tree as it is passes both checks, and so do its built archives" {
 	run -0 sh "$ROOT/tests/lint-layers.sh" "$T"
 	run -0 sh "$ROOT/tests/lint-build.sh" "$T"
+	run -0 sh "$ROOT/tests/lint-cli.sh" "$T"
 	[ -d "$ROOT/build/lib" ] || skip "the archives are not built"
 	run -0 sh "$ROOT/tests/lint-layers.sh" "$ROOT"
 	[ -z "$output" ]
@@ -78,4 +80,15 @@ setup() {
 	[ "${lines[0]}" = 'launcher/runs/bench_orphan.c: out of the archives, and launcher/runs/build.mk builds no $(OBJ)/launcher/runs/bench_orphan.o' ]
 	[ "${lines[1]}" = "launcher/runs/build.mk: names launcher/runs/progress.c, which its folder's archive holds: link the archives instead" ]
 	[ "${lines[2]}" = "trainer/build.mk: names trainer/model_cuda.c, which does not exist" ]
+}
+
+@test "cli/ refuses a helper file beside the commands, and a command over 450 lines" {
+	printf '/* a helper */\n' >"$T/cli/submit_helper.c"
+	printf '/* a header */\n' >"$T/cli/submit_helper.h"
+	yes '/* padding */' | head -n 451 >>"$T/cli/cmd_cancel.c"
+	run -1 sh "$ROOT/tests/lint-cli.sh" "$T"
+	[ "${#lines[@]}" -eq 3 ]
+	[[ "${lines[0]}" == "cli/cmd_cancel.c: "*" lines, over 450: move its logic to a library folder" ]]
+	[ "${lines[1]}" = "cli/submit_helper.c: cli/ holds commands only (cmd_*.c, main.c, *_main.c): move it to a library folder" ]
+	[ "${lines[2]}" = "cli/submit_helper.h: cli/ holds commands only (cmd_*.c, main.c, *_main.c): move it to a library folder" ]
 }
