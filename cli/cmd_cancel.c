@@ -2,6 +2,7 @@
  * Shell: resolves each argument (launcher/runs/runref) and cancels through
  * libslurm (launcher/slurm), as scancel does; a sweep, point by point. */
 #include "cli/builtin.h"     // defines: cmd_cancel
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/opt.h"         // defines: struct opt, opt_next
 #include "common/sbuf.h"        // defines: struct sbuf
@@ -90,7 +91,7 @@ static int cancel_one(const char *arg)
 	else if (ref.kind == RUNREF_SWEEP)
 		status = cancel_sweep(ref.sweep);
 	else if (!ref.job_id) {
-		fprintf(stderr, "hpctrain cancel: %s was never submitted (no submit.json)\n",
+		fprintf(stderr, "hpctrain cancel: %s was never submitted (no " RUNFILE_SUBMIT ")\n",
 			ref.rd.dir);
 		status = HPT_EXIT_NO_INPUT;
 	} else {

@@ -5,6 +5,7 @@
  * cli/report_out writes the files, cli/report_sweep does a sweep and
  * cli/report_stage a run's staging step. */
 #include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "launcher/job/report_stage.h"      // defines: report_stage_head, report_stage_section
 #include "launcher/job/report_sweep.h"      // defines: report_sweep
 #include "common/exitcode.h"       // defines: enum hpt_exit
@@ -222,7 +223,7 @@ static void run_summary(const char *dir, const struct report_run *r, struct sbuf
 			  "logged again and the later ones kept\n", r->restarts,
 			  r->restarts == 1 ? "" : "s", r->superseded);
 	if (r->bad_lines)
-		sbuf_addf(out, "  %zu lines of metrics.jsonl were not records and were skipped\n",
+		sbuf_addf(out, "  %zu lines of " RUNFILE_METRICS " were not records and were skipped\n",
 			  r->bad_lines);
 }
 

@@ -2,16 +2,16 @@
  *
  *   offset  size  field
  *        0     8  "HPTCKPT1"
- *        8     4  version (2; 1 is read too)
+ *        8     4  version (3; 1 and 2 are read too)
  *       12    64  spec hash, lowercase hex
  *       76     8  step
  *       84     8  optimizer updates (Adam's t)
  *       92     8  epoch loss sum (IEEE double)
  *      100    16  epoch correct, epoch samples
  *      116    24  nparams, nstate, optimizer state vectors
- *      140     8  loss scale (IEEE double)             version 2 only
- *      148     8  clean steps since the last change    version 2 only
- *      156    56  global batch, ranks, per-rank batch,  version 3 only
+ *      140     8  loss scale (IEEE double)             from version 2
+ *      148     8  clean steps since the last change    from version 2
+ *      156    56  global batch, ranks, per-rank batch,  from version 3
  *                  accumulation steps, global samples,
  *                  epoch, samples into the epoch
  *  140/156/212  -  params, state, optimizer vectors (floats), then CRC-32

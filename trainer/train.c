@@ -4,6 +4,7 @@
  * set opened in train_data.c, the model's passes on its device are
  * train_step.c's and the profile train_profile.c's. */
 #include "trainer/train.h"         // defines: train_run, struct train_hooks
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "trainer/train_internal.h" // defines: struct trainer, train_step_*, train_data_open
 #include "trainer/amp.h"           // defines: amp_scale, amp_unscale, amp_update
 #include "trainer/backend.h"       // defines: be_alloc, backend_describe, be_tune_*
@@ -102,7 +103,7 @@ static int take_position(struct trainer *t, const char *path, struct sbuf *err)
 
 static int open_run(struct trainer *t, struct sbuf *err)
 {
-	char *metrics = xasprintf("%s/metrics.jsonl", t->cfg->run_dir);
+	char *metrics = xasprintf("%s/" RUNFILE_METRICS, t->cfg->run_dir);
 	struct sbuf latest = SBUF_INIT;
 	int rc = 0;
 
@@ -311,7 +312,7 @@ static int record_step(struct trainer *t, const struct train_hooks *hooks, int64
 		t->mt.batch_hash = loader_batch_hash(&t->ld, step / spe, step % spe);
 	if (metrics_step(&t->mt, step + 1, step / spe, v[0], v[1] / per, r->lr, b / r->seconds,
 			 r->seconds * 1e3, true)) {
-		sbuf_addf(err, "cannot write %s/metrics.jsonl", t->cfg->run_dir);
+		sbuf_addf(err, "cannot write %s/" RUNFILE_METRICS, t->cfg->run_dir);
 		return HPT_EXIT_IO;
 	}
 	return HPT_EXIT_OK;
@@ -329,7 +330,7 @@ static int end_epoch(struct trainer *t, int64_t step, double *epoch_busy, struct
 	if (metrics_epoch(&t->mt, step / t->ld.steps_per_epoch + 1, step + 1,
 			  t->cs.epoch_loss / steps_in, (double)t->cs.epoch_correct / t->cs.epoch_seen,
 			  tl, ta, *epoch_busy > 0 ? b * (double)steps_in / *epoch_busy : 0)) {
-		sbuf_addf(err, "cannot write %s/metrics.jsonl", t->cfg->run_dir);
+		sbuf_addf(err, "cannot write %s/" RUNFILE_METRICS, t->cfg->run_dir);
 		return HPT_EXIT_IO;
 	}
 	t->cs.epoch_loss = 0;
@@ -423,7 +424,7 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	if (!rc && t.data_path &&
 	    metrics_data(&t.mt, t.job->train.dataset, t.data_path, t.data_staged,
 			 t.train.bytes_read + t.test.bytes_read, t.data_s)) {
-		sbuf_addf(err, "cannot write %s/metrics.jsonl", cfg->run_dir);
+		sbuf_addf(err, "cannot write %s/" RUNFILE_METRICS, cfg->run_dir);
 		rc = HPT_EXIT_IO;
 	}
 	if (!rc && hooks && hooks->on_start && hooks->on_start(hooks->ctx, &t)) {
@@ -441,7 +442,7 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	train_profile_plan(&t, start);
 	rc = train_steps(&t, hooks, &busy, &trained, err);
 	if (!rc && train_profile_write(&t)) {
-		sbuf_addf(err, "cannot write %s/metrics.jsonl", cfg->run_dir);
+		sbuf_addf(err, "cannot write %s/" RUNFILE_METRICS, cfg->run_dir);
 		rc = HPT_EXIT_IO;
 	}
 	if (rc)
@@ -459,7 +460,7 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 		double gf = sps * model_train_flops_per_sample(&t.model) * 1e-9;
 
 		if (metrics_summary(&t.mt, t.cs.step, t.cs.step / t.ld.steps_per_epoch, tl, ta, sps, gf)) {
-			sbuf_addf(err, "cannot write %s/metrics.jsonl", cfg->run_dir);
+			sbuf_addf(err, "cannot write %s/" RUNFILE_METRICS, cfg->run_dir);
 			rc = HPT_EXIT_IO;
 			goto out;
 		}

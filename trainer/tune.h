@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The tuning's limit per process (issue 30: never over 2 s).  There is
+/* The tuning's limit per process: never over 2 s.  There is
  * no limit per layer: one of 2% of 1,000 of the layer's own passes could
  * not pay even the planning of a second candidate for a fast layer, so
  * on an idle AMX node native bf16 ran without ever being compared with

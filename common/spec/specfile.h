@@ -9,6 +9,8 @@
 #ifndef HPT_SPECFILE_H
 #define HPT_SPECFILE_H
 
+#include "common/runfile.h" // defines: RUNFILE_*
+
 #include <stddef.h>
 
 struct diag_list;
@@ -43,7 +45,7 @@ int specfile_load(const char *arg, const struct specfile_overrides *o, struct jo
 		  struct diag_list *dl, struct sbuf *where);
 
 /* The spec a run (or attempt) directory holds: its resolved form. */
-#define SPECFILE_RUN_SPEC "resolved.yaml"
+#define SPECFILE_RUN_SPEC RUNFILE_SPEC
 
 /* Loads DIR/resolved.yaml, a run's spec, as specfile_load loads a file;
  * *where receives its path and, when text is not NULL, *text its bytes.

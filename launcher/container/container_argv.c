@@ -3,6 +3,7 @@
  * every runtime gets (run directory, data directories, container.mounts)
  * are gathered once, in that order, duplicates dropped. */
 #include "launcher/container/container_argv.h" // defines: container_argv_build
+#include "common/bug.h"  // defines: BUG, BUG_NOTE
 #include "common/sbuf.h" // defines: struct sbuf, xstrdup, xasprintf
 
 #include <stdlib.h>
@@ -237,9 +238,7 @@ int container_argv_build(const struct container_input *in, struct job_argv *out,
 		rc = podman(in, &m, out, err);
 		break;
 	default:
-		sbuf_addf(err, "BUG: %s:%d: runtime %d not resolved", __FILE__, __LINE__,
-			  in->runtime);
-		break;
+		BUG("runtime %d not resolved", in->runtime);
 	}
 	if (!rc)
 		push_program(out, in->argv);

@@ -3,6 +3,7 @@
  * ranks' records, asks the controller, writes RUN/lost.json and the
  * ledger, runs rerun. */
 #include "launcher/doctor/doctor_lost.h"                  // defines: doctor_lost_run, doctor_lost_enough_left
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/fileio.h"                    // defines: fileio_write_atomic
 #include "common/sbuf.h"                      // defines: struct sbuf, xasprintf
 #include "common/spec/spec.h"                 // defines: struct job
@@ -25,7 +26,7 @@ static void write_lost(const char *run, const char *const *nodes, size_t k, cons
 {
 	struct sbuf err = SBUF_INIT;
 	json_t *doc = json_pack("{s:b, s:[], s:s}", "ok", 0, "nodes", "why", why);
-	char *path = xasprintf("%s/lost.json", run), *text;
+	char *path = xasprintf("%s/" RUNFILE_LOST, run), *text;
 
 	for (size_t i = 0; doc && i < k; i++)
 		json_array_append_new(json_object_get(doc, "nodes"), json_string(nodes[i]));

@@ -3,6 +3,7 @@
  * (see doctor_preflight.h).
  * Shell: the run's files, fork and exec. */
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_plan, doctor_preflight_resubmit
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/exitcode.h"                  // defines: HPT_EXIT_NOTFOUND
 #include "common/fileio.h"                    // defines: fileio_read, fileio_write_atomic, fileio_self_exe
 #include "common/sbuf.h"                      // defines: struct sbuf
@@ -24,7 +25,7 @@ int doctor_preflight_write(const char *dir, const json_t *doc, struct sbuf *err)
 	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	int status = 0;
 
-	sbuf_addf(&path, "%s/preflight.json", dir);
+	sbuf_addf(&path, "%s/" RUNFILE_PREFLIGHT, dir);
 	if (!text || fileio_write_atomic(path.buf, text, strlen(text), 0600, 0, err))
 		status = -1;
 	free(text);
@@ -44,13 +45,13 @@ int doctor_preflight_failures(const char *run)
 		if (a == 1)
 			sbuf_addf(&path, "%s", run);
 		else
-			sbuf_addf(&path, "%s/attempts/%d", run, a);
+			sbuf_addf(&path, "%s/" RUNFILE_ATTEMPTS "/%d", run, a);
 		if (access(path.buf, F_OK))
 			break;
 		for (int f = 0; f < 2; f++) {
 			size_t len = path.len;
 
-			sbuf_addstr(&path, f ? "/lost.json" : "/preflight.json");
+			sbuf_addstr(&path, f ? "/" RUNFILE_LOST : "/" RUNFILE_PREFLIGHT);
 			sbuf_reset(&text);
 			sbuf_reset(&err);
 			doc = fileio_read(path.buf, 1 << 24, &text, &err) ? NULL
@@ -73,7 +74,7 @@ void doctor_preflight_exclude(const char *dir, struct sbuf *out)
 	struct sbuf path = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
 	json_t *doc;
 
-	sbuf_addf(&path, "%s/submit.json", dir);
+	sbuf_addf(&path, "%s/" RUNFILE_SUBMIT, dir);
 	if (!fileio_read(path.buf, 1 << 20, &text, &err) && (doc = json_loads(text.buf, 0, NULL))) {
 		const char *e = json_string_value(json_object_get(doc, "exclude"));
 

@@ -2,6 +2,7 @@
  * Shell: writes the charts (chart.c draws them), report.md, the manifest
  * of the charts (report_manifest.c) and the --json document. */
 #include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/json_print.h"        // defines: json_print
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/fileio.h"         // defines: fileio_open_regular, fileio_mkdirs, fileio_write_atomic
@@ -79,7 +80,7 @@ void report_out_emit(struct report_out *o, struct chart *c, const char *name,
  * must not hang the report. */
 int report_out_load_run(const char *dir, struct report_run *r)
 {
-	char *path = xasprintf("%s/metrics.jsonl", dir);
+	char *path = xasprintf("%s/" RUNFILE_METRICS, dir);
 	struct sbuf err = SBUF_INIT;
 	int fd = fileio_open_regular(path, 0, &err);
 	FILE *fp = NULL;

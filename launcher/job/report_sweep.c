@@ -4,6 +4,7 @@
  * builds: the final metrics against each axis, the scaling against ranks,
  * and every point's training loss. */
 #include "launcher/job/report_sweep.h"      // defines: report_sweep
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
 #include "common/diag.h"           // defines: struct diag_list
 #include "common/exitcode.h"       // defines: enum hpt_exit
@@ -215,7 +216,7 @@ static void point_line(const struct report_point *p, size_t i, struct sbuf *head
 			  vals ? vals : "", p->r.nsteps,
 			  p->r.nsteps ? (long long)p->r.steps[p->r.nsteps - 1].step : 0LL);
 	else
-		sbuf_addf(head, "  %zu %s: not finished (no metrics.jsonl)\n", i, vals ? vals : "");
+		sbuf_addf(head, "  %zu %s: not finished (no " RUNFILE_METRICS ")\n", i, vals ? vals : "");
 	free(vals);
 }
 
@@ -238,7 +239,7 @@ static void load_points(struct report_point *p, const struct runref *v, size_t n
 	for (size_t i = 0; i < n; i++) {
 		p[i].params = json_object_get(json_array_get(json_object_get(doc, "points"), i),
 					      "params");
-		char *metrics = v[i].rd.dir ? xasprintf("%s/metrics.jsonl", v[i].rd.dir) : NULL;
+		char *metrics = v[i].rd.dir ? xasprintf("%s/" RUNFILE_METRICS, v[i].rd.dir) : NULL;
 
 		/* a run not started has no metrics.jsonl: not finished, not an error */
 		if (metrics && fileio_exists(metrics))

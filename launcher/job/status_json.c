@@ -2,6 +2,7 @@
  * shows them (see status_json.h).  Shell: reads the run's records
  * (metrics.jsonl, RUN/stage/, nodes.json, submit.json's plan). */
 #include "launcher/job/status_json.h"    // defines: status_json_*, status_plan_check
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/data_read.h"            // defines: data_read_json
 #include "common/isotime.h"              // defines: isotime_format, ISOTIME_SIZE
 #include "common/sbuf.h"                 // defines: xasprintf
@@ -31,7 +32,7 @@ char *status_task_run(const struct hpt_slurm_job *j)
 
 	if (j->array_task < 0 || !*j->work_dir)
 		return NULL;
-	link = xasprintf("%s/%lld", j->work_dir, (long long)j->array_task);
+	link = xasprintf(RUNFILE_TASK_LINK, j->work_dir, (long long)j->array_task);
 	run = realpath(link, NULL);
 	free(link);
 	return run;

@@ -2,6 +2,7 @@
  * and a rank's view of its attempt (attempt_size.h).  Shell: files and
  * the Slurm environment. */
 #include "launcher/runs/attempt_size.h" // defines: attempt_size_record, attempt_size_ctx_load
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/fileio.h"              // defines: fileio_write_atomic
 #include "common/jsonfile.h"            // defines: jsonfile_load
 #include "common/sbuf.h"                // defines: struct sbuf, xasprintf
@@ -138,7 +139,7 @@ int attempt_size_ctx_load(const char *dir, struct attempt_size_ctx *c, struct sb
 	/* else the latest earlier attempt that trained: one whose
 	 * preflight failed never recorded a size */
 	for (int a = rd.attempt - 1; a >= 1 && !c->prev_world_size; a--) {
-		char *prev = a == 1 ? xstrdup(rd.run) : xasprintf("%s/attempts/%d", rd.run, a);
+		char *prev = a == 1 ? xstrdup(rd.run) : xasprintf("%s/" RUNFILE_ATTEMPTS "/%d", rd.run, a);
 		int64_t nodes, world;
 
 		if (!attempt_size_load(prev, &nodes, &world))

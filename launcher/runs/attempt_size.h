@@ -13,11 +13,13 @@
 #ifndef HPT_ATTEMPT_SIZE_H
 #define HPT_ATTEMPT_SIZE_H
 
+#include "common/runfile.h" // defines: RUNFILE_NODES
+
 #include <stdint.h>
 
 struct sbuf;
 
-#define ATTEMPT_SIZE_FILE "nodes.json"
+#define ATTEMPT_SIZE_FILE RUNFILE_NODES
 
 /* What a rank of an attempt is told (HPCTRAIN_ATTEMPT,
  * HPCTRAIN_PREV_WORLD_SIZE, HPCTRAIN_CHECKPOINT_DIR). */

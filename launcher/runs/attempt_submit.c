@@ -2,6 +2,8 @@
  * Shell: job.sbatch and submit.json (launcher/runs/rundir), the job
  * through libslurm (launcher/slurm/slurm); see attempt.h. */
 #include "launcher/runs/attempt.h"  // defines: struct attempt, attempt_submit, attempt_record
+#include "common/runfile.h" // defines: RUNFILE_*
+#include "common/bug.h"  // defines: BUG, BUG_NOTE
 #include "common/exitcode.h"        // defines: enum hpt_exit
 #include "common/isotime.h"         // defines: isotime_format
 #include "common/version.h"         // defines: hpt_version
@@ -60,7 +62,7 @@ int attempt_record(const struct attempt *a, const struct rundir *rd, uint32_t jo
 		sbuf_addch(&text, '\n');
 		free(doc);
 	}
-	if (!doc || rundir_write(rd, "submit.json", text.buf, text.len, err)) {
+	if (!doc || rundir_write(rd, RUNFILE_SUBMIT, text.buf, text.len, err)) {
 		sbuf_addf(err, "%sjob %u was submitted, but its record was not written",
 			  err->len ? "; " : "", job_id);
 		rc = -1;
@@ -80,12 +82,11 @@ int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct
 	if (a->renders != 1) {
 		/* the exclude list arrives before the one render, or the
 		 * script and the options could disagree */
-		sbuf_addf(err, "BUG: %s:%d: an attempt rendered %u times", __FILE__, __LINE__,
-			  a->renders);
+		BUG_NOTE(err, "an attempt rendered %u times", a->renders);
 		status = HPT_EXIT_INTERNAL;
 		goto out_abandon;
 	}
-	if (rundir_write(rd, "job.sbatch", a->script.buf, a->script.len, err)) {
+	if (rundir_write(rd, RUNFILE_SCRIPT, a->script.buf, a->script.len, err)) {
 		status = HPT_EXIT_IO;
 		goto out_abandon;
 	}

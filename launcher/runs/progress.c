@@ -1,6 +1,7 @@
 /* progress.c - parse the tail of metrics.jsonl and say how far a run is.
  * Core: see progress.h (progress_load is its one reader). */
 #include "launcher/runs/progress.h" // defines: struct run_progress, progress_*
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/fileio.h"     // defines: fileio_open_regular
 #include "common/sbuf.h"       // defines: struct sbuf, sbuf_add_number
 
@@ -211,7 +212,7 @@ bool progress_final(const struct run_progress *p, double *acc, double *loss)
 
 void progress_load(const char *dir, struct run_progress *p)
 {
-	char *path = xasprintf("%s/metrics.jsonl", dir);
+	char *path = xasprintf("%s/" RUNFILE_METRICS, dir);
 	struct sbuf buf = SBUF_INIT, ignored = SBUF_INIT;
 	/* not there yet, or not a regular file (a FIFO would block status):
 	 * no progress to show */

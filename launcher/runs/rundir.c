@@ -2,6 +2,7 @@
  * Shell: mkdir, files, the current directory (see rundir.h for the layout
  * and why everything is 0700/0600). */
 #include "launcher/runs/rundir.h" // defines: struct rundir, rundir_create, rundir_open
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/fileio.h"      // defines: fileio_read, fileio_write_atomic, fileio_mkdirs, fileio_check_owned
 #include "common/jsonfile.h"    // defines: jsonfile_load
 #include "common/sbuf.h"        // defines: struct sbuf, xasprintf
@@ -149,7 +150,7 @@ int rundir_create(const char *output_dir, const char *name, const char *sha256,
 		if (!same) {
 			sbuf_addf(err,
 				  "%s holds a different job (a hash prefix collision, or an edited "
-				  "resolved.yaml); move it away or change output.dir",
+				  RUNFILE_SPEC "); move it away or change output.dir",
 				  run);
 			goto out;
 		}
@@ -216,7 +217,7 @@ out:
 
 void rundir_abandon(struct rundir *rd)
 {
-	static const char *const files[] = { SPECFILE_RUN_SPEC, "job.sbatch", "submit.json",
+	static const char *const files[] = { RUNFILE_SPEC, RUNFILE_SCRIPT, RUNFILE_SUBMIT,
 					     "checkpoints" /* rundir_resume's link */ };
 	char *path;
 
@@ -249,7 +250,7 @@ static int latest_attempt(const char *run, int *submitted)
 	struct dirent *e;
 
 	{
-		char *p = xasprintf("%s/submit.json", run);
+		char *p = xasprintf("%s/" RUNFILE_SUBMIT, run);
 
 		best_sub = fileio_exists(p);
 		free(p);
@@ -261,7 +262,7 @@ static int latest_attempt(const char *run, int *submitted)
 
 		if (*end || n < 2 || n > RUNDIR_MAX_ATTEMPTS || e->d_name[0] == '0')
 			continue;
-		p = xasprintf("%s/%ld/submit.json", attempts, n);
+		p = xasprintf("%s/%ld/" RUNFILE_SUBMIT, attempts, n);
 		sub = fileio_exists(p);
 		free(p);
 		if ((sub && !best_sub) || (sub == best_sub && n > best)) {
@@ -290,7 +291,7 @@ int rundir_open(const char *arg, struct rundir *out, struct sbuf *err)
 		dir[strlen(dir) - 1] = '\0';
 	p = xasprintf("%s/" SPECFILE_RUN_SPEC, dir);
 	if (!is_dir(dir) || !fileio_exists(p)) {
-		sbuf_addf(err, "no run at %s (a run directory holds resolved.yaml)", arg);
+		sbuf_addf(err, "no run at %s (a run directory holds " RUNFILE_SPEC ")", arg);
 		free(p);
 		free(dir);
 		return -1;
@@ -308,13 +309,13 @@ int rundir_open(const char *arg, struct rundir *out, struct sbuf *err)
 	}
 	out->run = dir;
 	out->attempt = latest_attempt(dir, &submitted);
-	out->dir = out->attempt == 1 ? xstrdup(dir) : xasprintf("%s/attempts/%d", dir, out->attempt);
+	out->dir = out->attempt == 1 ? xstrdup(dir) : xasprintf("%s/" RUNFILE_ATTEMPTS "/%d", dir, out->attempt);
 	return 0;
 }
 
 int rundir_job_id(const struct rundir *rd, unsigned long *job_id, int64_t *task, struct sbuf *err)
 {
-	char *path = xasprintf("%s/submit.json", rd->dir);
+	char *path = xasprintf("%s/" RUNFILE_SUBMIT, rd->dir);
 	struct sbuf why = SBUF_INIT;
 	json_t *doc = jsonfile_load(path, 1 << 20, 0, &why), *id, *t;
 	int rc = -1;
@@ -323,7 +324,7 @@ int rundir_job_id(const struct rundir *rd, unsigned long *job_id, int64_t *task,
 		*task = -1;
 	if (!doc) {
 		if (!fileio_exists(path))
-			sbuf_addf(err, "%s was never submitted (no submit.json)", rd->dir);
+			sbuf_addf(err, "%s was never submitted (no " RUNFILE_SUBMIT ")", rd->dir);
 		else
 			sbuf_add(err, why.buf, why.len);
 	} else if (!json_is_integer(id = json_object_get(doc, "job_id")) ||

@@ -1,6 +1,7 @@
 /* runref.c - resolve what a user names: a run, a sweep or a Slurm job.
  * Shell: see runref.h for the forms and their order. */
 #include "launcher/runs/runref.h"       // defines: runref_resolve
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/exitcode.h"       // defines: HPT_EXIT_NO_INPUT, HPT_EXIT_USAGE
 #include "common/fileio.h"         // defines: fileio_exists
 #include "common/jsonfile.h"       // defines: jsonfile_load
@@ -225,7 +226,7 @@ static void describe(const char *path, bool sweep, struct sbuf *out)
 {
 	struct sbuf ignored = SBUF_INIT;
 	json_t *doc = NULL;
-	char *sub = sweep ? NULL : xasprintf("%s/submit.json", path);
+	char *sub = sweep ? NULL : xasprintf("%s/" RUNFILE_SUBMIT, path);
 	const char *when = NULL;
 
 	if (sweep)
@@ -269,7 +270,7 @@ static int pick(const char *arg, const char *dir, const char *prefix, struct run
 	else if (f.nruns == 1 && !f.nsweeps)
 		status = runref_open_run(f.runs[0], out, err);
 	else if (!f.nruns && !f.nsweeps && arg == dir)
-		sbuf_addf(err, "no run at %s (a run directory holds resolved.yaml)", arg);
+		sbuf_addf(err, "no run at %s (a run directory holds " RUNFILE_SPEC ")", arg);
 	else if (!f.nruns && !f.nsweeps)
 		sbuf_addf(err, "no run or sweep %s in %s", arg, dir);
 	else {
@@ -381,7 +382,7 @@ int runref_job_run(struct runref *r, struct sbuf *err)
 		return status;
 	/* an array task runs in the run its index links to (render_array.c) */
 	if (j.array_task >= 0)
-		dir = xasprintf("%s/%lld", j.work_dir, (long long)j.array_task);
+		dir = xasprintf(RUNFILE_TASK_LINK, j.work_dir, (long long)j.array_task);
 	else
 		dir = xstrdup(j.work_dir);
 	hpt_slurm_job_release(&j);

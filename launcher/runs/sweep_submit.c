@@ -1,6 +1,8 @@
 /* sweep_submit.c - a planned sweep into runs and array jobs
  * (sweep_submit.h).  Shell: directories, links, records, libslurm. */
 #include "launcher/runs/sweep_submit.h"  // defines: sweep_submit, sweep_submit_limit
+#include "common/runfile.h" // defines: RUNFILE_*
+#include "common/bug.h"  // defines: BUG, BUG_NOTE
 #include "common/diag.h"                 // defines: struct diag_list
 #include "common/exitcode.h"             // defines: enum hpt_exit
 #include "common/fileio.h"               // defines: fileio_write_atomic, fileio_check_owned
@@ -80,7 +82,7 @@ static int fill_array_dir(const struct sweep_plan *pl, const struct sweep_plan_a
 
 	for (size_t t = 0; t < a->n; t++) {
 		const struct sweep_plan_point *pt = &pl->p[a->points[t]];
-		char *link = xasprintf("%s/%zu", a->dir, t);
+		char *link = xasprintf(RUNFILE_TASK_LINK, a->dir, (long long)t);
 		char *target = xasprintf("../../%s", sweep_plan_relative(pt->rd.dir, parent));
 
 		rc = symlink(target, link);
@@ -123,14 +125,13 @@ static int make_runs(struct sweep_plan *pl, const struct sweep_plan_array *a, st
 		struct sweep_plan_point *pt = &pl->p[a->points[t]];
 
 		if (pt->at.renders != 1) {
-			sbuf_addf(err, "BUG: %s:%d: a point rendered %u times", __FILE__, __LINE__,
-				  pt->at.renders);
+			BUG_NOTE(err, "a point rendered %u times", pt->at.renders);
 			return HPT_EXIT_INTERNAL;
 		}
 		if ((pt->run ? rundir_new_attempt(pt->run, &pt->rd, err)
 			     : rundir_create(pt->at.job.output.dir, pt->at.job.name, pt->at.sha256,
 					     pt->at.resolved.buf, pt->at.resolved.len, &pt->rd, err)) ||
-		    rundir_write(&pt->rd, "job.sbatch", pt->at.script.buf, pt->at.script.len, err))
+		    rundir_write(&pt->rd, RUNFILE_SCRIPT, pt->at.script.buf, pt->at.script.len, err))
 			return HPT_EXIT_IO;
 	}
 	return 0;

@@ -1,6 +1,7 @@
 /* shape_history.c - past runs of the same program as the model's points:
  * see shape_history.h.  Shell. */
 #include "launcher/shape/shape_history.h" // defines: struct shape_history, shape_history_load
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/diag.h"                  // defines: struct diag_list
 #include "common/spec/spec.h"             // defines: struct job, job_release
 #include "common/spec/specfile.h"         // defines: specfile_load_run
@@ -96,7 +97,7 @@ static void add_run(struct shape_history *h, const struct job *job, const char *
 	struct sbuf where = SBUF_INIT;
 	struct report_run r;
 	struct job past;
-	char *metrics = xasprintf("%s/metrics.jsonl", dir);
+	char *metrics = xasprintf("%s/" RUNFILE_METRICS, dir);
 	FILE *fp = NULL;
 	bool ok;
 
@@ -233,7 +234,7 @@ struct planned_walk {
 int shape_history_planned_run(const char *dir, struct shape_planned *out)
 {
 	struct sbuf err = SBUF_INIT;
-	char *path = xasprintf("%s/submit.json", dir);
+	char *path = xasprintf("%s/" RUNFILE_SUBMIT, dir);
 	json_t *doc = jsonfile_load(path, 1 << 20, FILEIO_NOFOLLOW, &err);
 	json_int_t id = 0;
 	int rc = -1;

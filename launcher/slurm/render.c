@@ -2,6 +2,7 @@
  * Pure core: struct job in, text out (see render.h for the contract and
  * for why the #SBATCH lines and libslurm's job_desc share one list). */
 #include "launcher/slurm/render.h" // defines: render_batch_script, struct render_opts
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/diag.h"        // defines: diag_add
 #include "common/exitcode.h"    // defines: HPT_EXIT_PREEMPTED
 #include "common/sbuf.h"        // defines: struct sbuf
@@ -233,7 +234,7 @@ static int is_env_name(const char *s)
 static void add_step_program(const struct job *job, struct sbuf *out)
 {
 	if (!job->command.n) {
-		sbuf_addstr(out, " \\\n\t\"$HPT\" train \"$RUN/resolved.yaml\" --run \"$RUN\"");
+		sbuf_addstr(out, " \\\n\t\"$HPT\" train \"$RUN/" RUNFILE_SPEC "\" --run \"$RUN\"");
 		return;
 	}
 	sbuf_addstr(out, " \\\n\t");

@@ -8,7 +8,7 @@
  * - render_sbatch_options(): the job's Slurm options as a list of
  *   (long option, value) records, e.g. {"nodes", "2", 2};
  * - render_batch_script(): the script, whose #SBATCH lines are exactly
- *   those records.  launcher/slurm.c fills its job_desc_msg_t from the
+ *   those records.  launcher/slurm/slurm.c fills its job_desc_msg_t from the
  *   same records (libslurm does not read #SBATCH lines; only sbatch does),
  *   so what the script says is what was asked for.
  *

@@ -8,6 +8,7 @@
  * batch log lands in its run's logs/, and a requeued task (same index)
  * comes back to its own run and checkpoint. */
 #include "launcher/slurm/render.h" // defines: render_array_options, render_array_script
+#include "common/runfile.h" // defines: RUNFILE_*
 #include "common/sbuf.h"     // defines: struct sbuf, x* allocators
 
 #include <stdlib.h>
@@ -74,6 +75,6 @@ int render_array_script(const struct render_opts *opts, const char *sweep, const
 		    " $(pwd)\" >&2\n"
 		    "\texit 4\n"
 		    "}\n"
-		    "exec /bin/bash ./job.sbatch\n");
+		    "exec /bin/bash ./" RUNFILE_SCRIPT "\n");
 	return 0;
 }

@@ -2,6 +2,7 @@
  * Shell: talks to slurmctld (see slurm.h for the contract: every action
  * returns 0 or a common/exitcode.h status with Slurm's reason in err). */
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_submit, struct hpt_slurm_job
+#include "common/bug.h"  // defines: BUG, BUG_NOTE
 #include "common/exitcode.h"    // defines: HPT_EXIT_UNAVAILABLE, HPT_EXIT_REJECTED
 #include "common/sbuf.h"        // defines: struct sbuf, xstrdup, SBUF_CLIP
 #include "launcher/slurm/render.h" // defines: struct render_opts
@@ -158,10 +159,8 @@ static void set_opt(job_desc_msg_t *d, const struct render_opt *o, char *tres, s
 		d->std_out = o->text;
 	else if (!strcmp(n, "array"))
 		d->array_inx = o->text;
-	else {
-		fprintf(stderr, "BUG: %s:%d: no job_desc setter for --%s\n", __FILE__, __LINE__, n);
-		abort();
-	}
+	else
+		BUG("no job_desc setter for --%s", n);
 }
 
 /* The job description of opts, for a job or a question about one

@@ -1,6 +1,6 @@
 #!/bin/sh
 # accum.sh - what gradient accumulation costs when a run resumes on fewer
-# ranks (issue 29): a 4-rank checkpoint of the cnn on Fashion-MNIST
+# ranks: a 4-rank checkpoint of the cnn on Fashion-MNIST
 # (global batch 64) resumed on 2 ranks, which accumulate 2 steps of 16,
 # against the same checkpoint resumed on 4 ranks of 16, on the same
 # cores: this machine's, 1 thread per rank, no pinning on either side.

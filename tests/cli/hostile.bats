@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # hostile.bats - hpctrain against another user on the same machine, and
-# against files that are not what they seem (issue 26): links planted
+# against files that are not what they seem: links planted
 # in a shared directory, a run directory or a checkpoint another user
 # could write, a umask of 000, FIFOs where a file is read.  The other
 # user is nobody, via setpriv; those tests need root and are skipped

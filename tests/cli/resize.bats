@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# resize.bats - hpctrain train resumed at another world size (issue 29):
+# resize.bats - hpctrain train resumed at another world size:
 # the checkpoint's global batch is held by gradient accumulation on fewer
 # ranks and by a smaller per-rank batch on more, so every step after the
 # resume trains on the same samples (batch_hash in metrics.jsonl) with

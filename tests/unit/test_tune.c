@@ -35,7 +35,7 @@ static void tune__stays_within_two_seconds_a_process(void **state)
 	assert_false(tune_may_go_on(1.5, 0.6));
 	assert_false(tune_may_go_on(2.1, 0));
 	/* a fast layer's next candidate is not refused for its planning
-	 * costing more than 2% of 1,000 of its passes (issue 30: on AMX,
+	 * costing more than 2% of 1,000 of its passes (on AMX,
 	 * native bf16 went uncompared): a 0.5 ms layer may spend 50 ms */
 	assert_true(tune_may_go_on(0.05, 0.05));
 }
