@@ -1,0 +1,7 @@
+# launcher/job/build.mk - what the login-node commands do across the
+# concerns of launcher/ (see the README's layout): an image's digest and
+# a data set's manifests pinned into a job, a sweep submitted, plan's
+# shapes and calibration, status's JSON and watch, report's charts of a
+# sweep and of staging.
+
+UNIT_TESTS += test_job

@@ -1,0 +1,176 @@
+/* test_job.c - the logic that moved out of cli/ into the library
+ * folders, tested where it now lives: a candidate shape loaded as plan
+ * weighs it (launcher/job/plan_shapes), a job and its run as status
+ * --json shows them (launcher/job/status_json), a job's data.stage
+ * turned into a stage step's entries (launcher/stage/stage_job), and
+ * doctor's ledger commands (launcher/doctor/ledger_file). */
+#include "testlib.h"
+
+#include "common/exitcode.h"            // defines: HPT_EXIT_*
+#include "common/runfile.h"             // defines: RUNFILE_*
+#include "launcher/doctor/ledger.h"     // defines: ledger_forget_node, ledger_reset, ledger_update
+#include "launcher/job/plan_shapes.h"   // defines: plan_shapes_load
+#include "launcher/job/status_json.h"   // defines: status_json_job, status_task_run, status_json_size
+#include "launcher/stage/stage_job.h"   // defines: stage_job_from_spec
+
+#include <jansson.h>
+#include <unistd.h>
+
+#define SHAPED MINIMAL "resources: {nodes: 1, ranks_per_node: 1}\ncommand: [true]\n"
+
+static void job__a_shape_is_loaded_at_its_nodes_and_ranks_after_the_users_sets(void **state)
+{
+	struct spec_override sets[] = { { .arg = "env.K=v" } };
+	struct plan_shapes_request r = { .cmd = "plan", .where = "job.yaml", .text = SHAPED,
+					  .len = strlen(SHAPED), .sets = sets, .nsets = 1 };
+	struct shape_candidate c = { .nodes = 4, .ranks_per_node = 2 };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct job job;
+
+	(void)state;
+	memset(&job, 0, sizeof(job));
+	assert_int_equal(plan_shapes_load(&r, &c, &job, &dl), 0);
+	assert_int_equal(job.resources.nodes, 4);
+	assert_int_equal(job.resources.ranks_per_node, 2);
+	assert_int_equal(job.env.n, 1);
+	assert_string_equal(job.env.v[0].name, "K");
+	job_release(&job);
+	diag_list_release(&dl);
+}
+
+static void job__a_shape_with_a_bad_set_is_a_bad_spec(void **state)
+{
+	struct spec_override sets[] = { { .arg = "resources.ranks_per_node=four" },
+					{ .arg = "resources.time=soon" } };
+	struct plan_shapes_request r = { .cmd = "plan", .where = "job.yaml", .text = SHAPED,
+					  .len = strlen(SHAPED), .sets = sets, .nsets = 2 };
+	struct shape_candidate c = { .nodes = 2, .ranks_per_node = 1 };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct job job;
+
+	(void)state;
+	memset(&job, 0, sizeof(job));
+	/* the candidate's own sets come last and win over the user's (its
+	 * ranks_per_node here); the user's others still count */
+	assert_int_equal(plan_shapes_load(&r, &c, &job, &dl), HPT_EXIT_BAD_SPEC);
+	assert_int_equal(dl.n, 1);
+	assert_string_equal(dl.v[0].path, "resources.time");
+	job_release(&job);
+	diag_list_release(&dl);
+}
+
+static void job__an_array_tasks_status_names_its_point_and_its_run(void **state)
+{
+	char *dir = testlib_tmp_at("array"), *run = testlib_tmp_at("point-run"), *link, *got;
+	struct hpt_slurm_job j = { .job_id = 17, .name = "sweep", .state = "RUNNING", .reason = "",
+				   .nodes = "n1", .partition = "p", .work_dir = dir,
+				   .array_job_id = 16, .array_task = 1, .array_pending = "" };
+	json_t *o;
+
+	(void)state;
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(mkdir(run, 0700), 0);
+	link = xasprintf(RUNFILE_TASK_LINK, dir, 1LL);
+	assert_int_equal(symlink(run, link), 0);
+	got = status_task_run(&j);
+	assert_non_null(got);
+	assert_string_equal(got, run);
+	o = status_json_job(&j);
+	assert_int_equal(json_integer_value(json_object_get(o, "job_id")), 16);
+	assert_int_equal(json_integer_value(json_object_get(o, "array_task_id")), 1);
+	assert_string_equal(json_string_value(json_object_get(o, "run")), run);
+	assert_true(json_is_null(json_object_get(o, "exit_code")));
+	json_decref(o);
+	/* not an array task: no run of its own, the working directory */
+	j.array_job_id = 0;
+	j.array_task = -1;
+	assert_null(status_task_run(&j));
+	/* a run whose ranks never started has no size yet */
+	o = status_json_size(run);
+	assert_true(json_is_null(o));
+	json_decref(o);
+	free(got);
+	free(link);
+	free(dir);
+	free(run);
+}
+
+static void job__a_stage_entry_without_a_pinned_manifest_is_refused(void **state)
+{
+	struct loaded l;
+	struct stage_job sj;
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	memset(&sj, 0, sizeof(sj));
+	load(&l, MINIMAL "data:\n  stage:\n  - {name: fmnist, src: /shared/fmnist}\n");
+	assert_int_equal(l.rc, 0);
+	assert_int_equal(stage_job_from_spec(&l.job, "/tmp", 1000, &sj, &err), HPT_EXIT_BAD_SPEC);
+	assert_string_equal(err.buf, "data.stage fmnist: no pinned manifest; run the job through "
+				     "hpctrain submit");
+	stage_job_release(&sj);
+	/* pinned, as submit does: the step gets the entry and a cache */
+	memset(&sj, 0, sizeof(sj));
+	l.job.data.stage[0].manifest = xstrdup("sha256:00");
+	sbuf_reset(&err);
+	assert_int_equal(stage_job_from_spec(&l.job, "/tmp", 1000, &sj, &err), 0);
+	assert_int_equal(sj.n, 1);
+	assert_string_equal(sj.v[0].name, "fmnist");
+	assert_non_null(sj.cache);
+	stage_job_release(&sj);
+	loaded_release(&l);
+	sbuf_release(&err);
+}
+
+static int add_node(json_t *doc, void *arg)
+{
+	struct ledger_event ev = { .node = arg, .failed = true, .score = -1, .reason = "test" };
+
+	ledger_record(doc, "c", &ev, 1, 1000);
+	return 0;
+}
+
+static void job__doctor_forgets_one_node_and_resets_the_ledger(void **state)
+{
+	char *path = testlib_tmp_at("ledger.json");
+	struct sbuf note = SBUF_INIT, err = SBUF_INIT;
+
+	(void)state;
+	assert_int_equal(ledger_update(path, add_node, "n1", &err), 0);
+	assert_int_equal(ledger_update(path, add_node, "n2", &err), 0);
+	assert_int_equal(ledger_forget_node(path, "n1", &note, &err), 0);
+	/* gone now: forgetting it again is "not in the ledger" */
+	assert_int_equal(ledger_forget_node(path, "n1", &note, &err), 1);
+	assert_int_equal(ledger_forget_node(path, "n2", &note, &err), 0);
+	assert_int_equal(note.len, 0);
+	assert_int_equal(ledger_reset(path, &note, &err), 0);
+	assert_non_null(strstr(note.buf, ".reset-"));
+	sbuf_release(&note);
+	sbuf_release(&err);
+	free(path);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	return testlib_tmp_setup("test_job");
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	return testlib_tmp_teardown();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(job__a_shape_is_loaded_at_its_nodes_and_ranks_after_the_users_sets),
+		cmocka_unit_test(job__a_shape_with_a_bad_set_is_a_bad_spec),
+		cmocka_unit_test(job__an_array_tasks_status_names_its_point_and_its_run),
+		cmocka_unit_test(job__a_stage_entry_without_a_pinned_manifest_is_refused),
+		cmocka_unit_test(job__doctor_forgets_one_node_and_resets_the_ledger),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
