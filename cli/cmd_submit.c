@@ -5,8 +5,8 @@
  * (launcher/runs/attempt_submit); a sweep goes to launcher/job/submit_sweep.c. */
 #include "common/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_submit
-#include "launcher/job/image_pin.h"    // defines: image_pin
-#include "launcher/job/data_pin.h"     // defines: data_pin, data_pin_describe, data_pin_json
+#include "launcher/job/data_pin.h"     // defines: data_pin_describe, data_pin_json
+#include "launcher/job/job_prepare.h"  // defines: job_prepare
 #include "launcher/job/submit_report.h" // defines: submit_report, submit_report_exclude
 #include "launcher/job/submit_sweep.h"  // defines: submit_sweep
 #include "common/spec/sweep.h" // defines: struct sweep, sweep_parse, SWEEP_BAD_FLAG
@@ -288,12 +288,23 @@ static int parse_args(int argc, char **argv, struct submit_args *a)
 	return 0;
 }
 
-/* --shape auto: the job at the shape hpctrain plan picks, its
- * prediction kept for submit.json.  0, or the status plan would exit
- * with, after a line saying why. */
-static int plan_auto(const struct submit_args *a, const char *where, const struct sbuf *text,
-		     const char *exe, struct attempt *at, struct diag_list *dl)
+/* What --shape auto plans from: the command line and the spec's text. */
+struct submit_shape {
+	const struct submit_args *a;
+	const char *where;
+	const struct sbuf *text;
+	const char *exe;
+};
+
+/* --shape auto (job_prepare's shape step): the job at the shape hpctrain
+ * plan picks, its prediction kept for submit.json.  0, or the status
+ * plan would exit with, after a line saying why. */
+static int plan_auto(struct attempt *at, struct diag_list *dl, void *arg)
 {
+	const struct submit_shape *sh = arg;
+	const struct submit_args *a = sh->a;
+	const char *where = sh->where, *exe = sh->exe;
+	const struct sbuf *text = sh->text;
 	struct hpt_slurm_partition part = { 0 };
 	struct plan_shapes_request r = { .cmd = "submit", .where = where, .text = text->buf,
 				  .len = text->len, .sets = a->sets.v, .nsets = a->sets.n,
@@ -351,24 +362,19 @@ static int plan_auto(const struct submit_args *a, const char *where, const struc
 static int submit_one(struct submit_args *a, const char *where, const struct sbuf *text,
 		      const char *exe)
 {
+	struct submit_shape shape = { a, where, text, exe };
+	struct job_prepare_request r = { .cmd = "submit", .where = where, .text = text->buf,
+					 .len = text->len, .sets = a->sets.v, .nsets = a->sets.n,
+					 .shape = a->shape_auto ? plan_auto : NULL,
+					 .shape_arg = &shape };
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct attempt at;
 	size_t *files = NULL;
-	int status = HPT_EXIT_OK;
+	int status;
 
 	attempt_init(&at);
-	if (spec_load(where, text->buf, text->len, a->sets.v, a->sets.n, &at.job, &dl))
-		status = HPT_EXIT_BAD_SPEC;
-	if (!status && a->shape_auto)
-		status = plan_auto(a, where, text, exe, &at, &dl);
-	if (!status)
-		status = image_pin(&at.job, "submit", 0);
-	if (!status) {
-		files = xcalloc(at.job.data.nstage + 1, sizeof(*files));
-		status = data_pin(&at.job, "submit", files);
-	}
-	if (!status)
-		status = attempt_resolve(&at);
+	r.files = &files;
+	status = job_prepare(&r, &at, &dl);
 	if (!status && a->dry_run) {
 		at.exclude = a->exclude ? xstrdup(a->exclude) : NULL;
 		status = attempt_render(&at, exe, &dl);

@@ -2,15 +2,14 @@
  * Shell: reads files, calls the spec core, reports. */
 #include "common/json_print.h" // defines: json_print
 #include "cli/builtin.h"      // defines: cmd_validate
-#include "launcher/job/image_pin.h"    // defines: image_pin
-#include "launcher/job/data_pin.h"     // defines: data_pin
+#include "launcher/job/job_prepare.h" // defines: job_prepare
 #include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
 #include "common/spec/template.h" // defines: TEMPLATE_OVERRIDE_FORM
-#include "common/spec/specfile.h"     // defines: specfile_load, specfile_overrides_*
+#include "common/spec/specfile.h"     // defines: specfile_read, specfile_overrides_*
 
 #include <jansson.h>
 #include <stdio.h>
@@ -93,22 +92,24 @@ static int validate_one(const char *arg, const struct validate_opts *o, int many
 			json_t *files)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
-	struct sbuf where = SBUF_INIT, resolved = SBUF_INIT;
-	struct job job;
-	char hash[65] = "";
-	int status = specfile_load(arg, &o->sets, &job, &dl, &where);
+	struct sbuf where = SBUF_INIT, text = SBUF_INIT;
+	struct attempt at;
+	const struct sbuf *resolved = &at.resolved;
+	const char *hash = "";
+	int status = specfile_read(arg, &text, &where, &dl);
 
-	if (!status)
-		status = image_pin(&job, "validate", 1);
-	if (!status)
-		status = data_pin(&job, "validate", NULL);
+	attempt_init(&at);
 	if (!status) {
-		if (spec_emit_resolved(&job, &resolved)) {
+		struct job_prepare_request r = { .cmd = "validate", .where = where.buf,
+						 .text = text.buf, .len = text.len,
+						 .sets = o->sets.v, .nsets = o->sets.n,
+						 .flags = JOB_PREPARE_CHECK_RUNTIME };
+
+		status = job_prepare(&r, &at, &dl);
+		if (status == HPT_EXIT_INTERNAL)
 			diag_add(&dl, DIAG_ERROR, where.buf, 0, 0, "", "cannot emit the resolved form");
-			status = HPT_EXIT_INTERNAL;
-		} else {
-			spec_hash(resolved.buf, resolved.len, hash);
-		}
+		if (!status)
+			hash = at.sha256;
 	}
 	if (o->json) {
 		json_t *f = json_pack("{s:o, s:b, s:s?, s:o, s:o}", "file", json_file_name(where.buf),
@@ -116,22 +117,22 @@ static int validate_one(const char *arg, const struct validate_opts *o, int many
 				      "errors", diags_json(&dl, DIAG_ERROR),
 				      "warnings", diags_json(&dl, DIAG_WARNING));
 		if (!status && o->print_resolved)
-			json_object_set_new(f, "resolved", json_string(resolved.buf));
+			json_object_set_new(f, "resolved", json_string(resolved->buf));
 		json_array_append_new(files, f);
 	} else {
 		diag_report(stderr, &dl);
 		if (!status && o->print_resolved) {
 			if (many)
 				printf("# %s sha256:%s\n", where.buf, hash);
-			fputs(resolved.buf, stdout);
+			fputs(resolved->buf, stdout);
 		} else if (!status && !o->quiet) {
 			printf("%s: ok sha256:%s\n", where.buf, hash);
 		}
 	}
-	job_release(&job);
+	attempt_release(&at);
 	diag_list_release(&dl);
 	sbuf_release(&where);
-	sbuf_release(&resolved);
+	sbuf_release(&text);
 	return status;
 }
 

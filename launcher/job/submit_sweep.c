@@ -11,8 +11,9 @@
 #include "common/exitcode.h"             // defines: enum hpt_exit
 #include "common/sbuf.h"                 // defines: struct sbuf
 #include "common/spec/spec.h"            // defines: spec_load
-#include "launcher/job/image_pin.h"                // defines: image_pin, image_pin_unchanged
-#include "launcher/job/data_pin.h"                 // defines: data_pin, data_pin_unchanged
+#include "launcher/job/image_pin.h"                // defines: image_pin_unchanged
+#include "launcher/job/data_pin.h"                 // defines: data_pin_unchanged
+#include "launcher/job/job_prepare.h"              // defines: job_prepare
 #include "common/spec/specfile.h"        // defines: struct specfile_overrides
 #include "common/spec/sweep.h"           // defines: struct sweep, sweep_point
 #include "launcher/runs/attempt.h"       // defines: attempt_resolve, attempt_render
@@ -53,6 +54,8 @@ static int check_sets(const struct sweep_request *req)
 static int load_point(const struct sweep_request *req, size_t i,
 		      struct sweep_plan_point *pt, struct diag_list *dl)
 {
+	struct job_prepare_request r = { .cmd = "submit", .where = req->where, .text = req->text,
+					 .len = req->len };
 	struct diag_list mine = DIAG_LIST_INIT;
 	struct sweep_point sp;
 	struct spec_override *all;
@@ -63,14 +66,11 @@ static int load_point(const struct sweep_request *req, size_t i,
 	all = xcalloc(n + sp.n + 1, sizeof(*all));
 	memcpy(all, req->sets->v, n * sizeof(*all));
 	memcpy(all + n, sp.v, sp.n * sizeof(*all));
+	r.sets = all;
+	r.nsets = n + sp.n;
 	attempt_init(&pt->at);
 	pt->index = i;
-	status = spec_load(req->where, req->text, req->len, all, n + sp.n, &pt->at.job, &mine)
-			 ? HPT_EXIT_BAD_SPEC : image_pin(&pt->at.job, "submit", 0);
-	if (!status)
-		status = data_pin(&pt->at.job, "submit", NULL);
-	if (!status)
-		status = attempt_resolve(&pt->at);
+	status = job_prepare(&r, &pt->at, &mine);
 	diag_merge(dl, &mine);
 	diag_list_release(&mine);
 	free(all);

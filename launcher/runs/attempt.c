@@ -49,7 +49,9 @@ int attempt_render(struct attempt *a, const char *hpctrain, struct diag_list *dl
 	struct render_ctx ctx = { .hpctrain = hpctrain, .version = hpt_version, .sha256 = a->sha256,
 				  .exclude = a->exclude };
 
-	struct job_resources *r = &a->job.resources;
+	/* A shallow copy, read only: the job itself stays as it was hashed. */
+	struct job shaped = a->job;
+	struct job_resources *r = &shaped.resources;
 	struct sbuf why = SBUF_INIT;
 	int64_t next;
 
@@ -63,7 +65,7 @@ int attempt_render(struct attempt *a, const char *hpctrain, struct diag_list *dl
 	render_opts_release(&a->opts);
 	sbuf_reset(&a->script);
 	a->renders++;
-	if (render_job(&a->job, &ctx, &a->opts, &a->script, dl))
+	if (render_job(&shaped, &ctx, &a->opts, &a->script, dl))
 		return HPT_EXIT_BAD_SPEC;
 	return HPT_EXIT_OK;
 }

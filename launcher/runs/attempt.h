@@ -21,7 +21,10 @@ struct diag_list;
 struct rundir;
 
 struct attempt {
-	struct job job;          /* owned; filled by the caller (spec_load) */
+	struct job job;          /* owned; filled by job_prepare (launcher/job) or
+				  * attempt_load_run, and never changed once
+				  * attempt_resolve hashed it (attempt_render shapes
+				  * a copy) */
 	struct sbuf resolved;    /* canonical resolved form, after attempt_resolve */
 	char sha256[65];         /* of resolved */
 	char *exclude;           /* owned: nodes this attempt must avoid (a hostlist), or NULL;

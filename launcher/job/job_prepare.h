@@ -1,0 +1,54 @@
+/* job_prepare.h - a job made ready to be a run, the one way: its spec's
+ * text loaded with the --set flags (and a sweep point's), then shaped
+ * (submit --shape auto), its container image and data sets pinned by
+ * their content, its resolved form emitted and hashed.  validate,
+ * submit and each point of a sweep prepare their jobs here, so the same
+ * spec gives the same hash whichever command asks.  Nothing changes the
+ * job after its hash: attempt_render renders the idle-nodes size from a
+ * copy.
+ *
+ * Shell: pinning reads the image and the data sets; problems are said
+ * on stderr as "hpctrain CMD: ..." (image_pin.h, data_pin.h), spec
+ * diagnostics go into the caller's list.
+ */
+#ifndef HPT_JOB_PREPARE_H
+#define HPT_JOB_PREPARE_H
+
+#include "launcher/runs/attempt.h" // defines: struct attempt
+
+#include <stddef.h>
+
+struct diag_list;
+struct spec_override;
+
+enum job_prepare_flags {
+	/* validate: also look for the image's runtime in PATH and say what
+	 * cannot be checked on this host */
+	JOB_PREPARE_CHECK_RUNTIME = 1 << 0,
+};
+
+struct job_prepare_request {
+	const char *cmd;                  /* "validate", "submit": for messages */
+	const char *where;                /* the spec's name, for diagnostics */
+	const char *text;                 /* its bytes, read once (it may be stdin) */
+	size_t len;
+	const struct spec_override *sets; /* --set flags, then a sweep point's */
+	size_t nsets;
+	unsigned flags;                   /* enum job_prepare_flags */
+	/* After the load, before pinning: may replace at->job (submit
+	 * --shape auto loads it at the shape it picks).  0 or a status. */
+	int (*shape)(struct attempt *at, struct diag_list *dl, void *arg);
+	void *shape_arg;
+	/* Not NULL: *files gets a malloc'd array of each data.stage
+	 * source's file count (data_pin), for submit --dry-run. */
+	size_t **files;
+};
+
+/* Loads, shapes, pins, resolves and hashes into at (attempt_init'ed):
+ * at->job, at->resolved and at->sha256.  0, or the exit status:
+ * HPT_EXIT_BAD_SPEC (diagnostics in dl), HPT_EXIT_NO_INPUT (an image or
+ * source missing), what shape returned, HPT_EXIT_INTERNAL.  Release at
+ * either way. */
+int job_prepare(const struct job_prepare_request *r, struct attempt *at, struct diag_list *dl);
+
+#endif
