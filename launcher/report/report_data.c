@@ -1,6 +1,7 @@
 /* report_data.c - parse metrics.jsonl into series (see report_data.h).
  * Core: no I/O but report_read's, from a stream its caller opened. */
 #include "launcher/report/report_data.h" // defines: report_parse, struct report_run
+#include "common/metrics_line.h"         // defines: metrics_line_load
 #include "common/sbuf.h"          // defines: struct sbuf, x* allocators
 
 #include <jansson.h>
@@ -114,28 +115,6 @@ static void take(struct report_run *r, json_t *o)
 		r->bad_lines++; /* without its number; other events are not charted */
 }
 
-/* A line that is not JSON may be a torn record (a killed writer) with
- * the next run's first record appended to it: that record is kept.  The
- * line counts as bad either way. */
-#define GLUE "{\"event\""
-
-static json_t *load_line(const char *line, size_t n, size_t *bad)
-{
-	const char *end = line + n;
-
-	for (const char *p = line; p;) {
-		json_t *o = json_loadb(p, (size_t)(end - p), 0, NULL);
-
-		if (p == line && !json_is_object(o))
-			(*bad)++;
-		if (json_is_object(o))
-			return o;
-		json_decref(o);
-		p = end - p > 1 ? memmem(p + 1, (size_t)(end - p - 1), GLUE, sizeof(GLUE) - 1) : NULL;
-	}
-	return NULL;
-}
-
 void report_run_init(struct report_run *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -145,7 +124,7 @@ void report_run_init(struct report_run *r)
 
 void report_add_line(struct report_run *r, const char *line, size_t n)
 {
-	json_t *o = n ? load_line(line, n, &r->bad_lines) : NULL;
+	json_t *o = n ? metrics_line_load(line, n, &r->bad_lines) : NULL;
 
 	if (o)
 		take(r, o);

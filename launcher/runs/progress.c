@@ -1,6 +1,7 @@
 /* progress.c - parse the tail of metrics.jsonl and say how far a run is.
  * Core: see progress.h (progress_load is its one reader). */
 #include "launcher/runs/progress.h" // defines: struct run_progress, progress_*
+#include "common/metrics_line.h" // defines: metrics_line_load
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "common/fileio.h"     // defines: fileio_open_regular
 #include "common/sbuf.h"       // defines: struct sbuf, sbuf_add_number
@@ -54,7 +55,8 @@ void progress_parse(const char *text, size_t len, struct run_progress *p)
 	for (const char *line = text; line < end;) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
-		json_t *o = json_loadb(line, n, JSON_REJECT_DUPLICATES, NULL);
+		size_t bad = 0; /* a tail's first line is cut: never counted */
+		json_t *o = metrics_line_load(line, n, &bad);
 
 		if (json_is_object(o))
 			take(o, p);

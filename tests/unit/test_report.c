@@ -13,6 +13,7 @@
 #include "common/sbuf.h"           // defines: struct sbuf
 #include "launcher/report/chart.h" // defines: struct chart, chart_write_png
 #include "launcher/report/report_data.h"  // defines: report_parse
+#include "launcher/runs/progress.h"      // defines: progress_parse, struct run_progress
 
 #include <cairo.h>
 #include <fontconfig/fontconfig.h>
@@ -97,6 +98,31 @@ static void report__keeps_a_record_glued_to_a_torn_line(void **state)
 	assert_int_equal(r.nsteps, 2);
 	assert_true(r.steps[1].loss == 1.5);
 	assert_int_equal(r.bad_lines, 2);
+	report_run_release(&r);
+}
+
+static void report__and_status_read_the_same_records_of_one_file(void **state)
+{
+	/* one reader of metrics.jsonl (common/metrics_line.c): a record
+	 * with a key twice counts for neither, a record glued to a torn
+	 * line counts for both */
+	static const char text[] =
+		"{\"event\":\"step\",\"step\":10,\"loss\":2.0,\"samples_per_s\":5}\n"
+		"{\"event\":\"step\",\"step\":30,\"step\":40,\"loss\":1.0}\n"
+		"{\"event\":\"step\",\"step\":20,\"lo"
+		"{\"event\":\"step\",\"step\":20,\"loss\":1.5,\"samples_per_s\":7}\n";
+	struct run_progress p;
+	struct report_run r;
+
+	(void)state;
+	report_parse(text, strlen(text), &r);
+	progress_parse(text, strlen(text), &p);
+	assert_int_equal(r.nsteps, 2);
+	assert_int_equal(r.steps[1].step, 20);
+	assert_int_equal(r.bad_lines, 2);
+	assert_true(p.step_seen);
+	assert_int_equal(p.step, 20);
+	assert_true(p.samples_per_s == 7);
 	report_run_release(&r);
 }
 
@@ -505,6 +531,7 @@ int main(void)
 		cmocka_unit_test(report__keeps_the_last_record_of_a_step_and_skips_torn_lines),
 		cmocka_unit_test(report__a_restart_supersedes_what_the_killed_run_logged_after_its_checkpoint),
 		cmocka_unit_test(report__keeps_a_record_glued_to_a_torn_line),
+		cmocka_unit_test(report__and_status_read_the_same_records_of_one_file),
 		cmocka_unit_test(report__keeps_the_last_data_record_of_a_resumed_run),
 		cmocka_unit_test(report__reads_records_with_only_the_required_fields),
 		cmocka_unit_test(report__reads_a_resumed_run_of_the_trainer),
