@@ -22,15 +22,16 @@
 #   launcher/container/  common/, launcher/container/
 #   launcher/stage/      common/, launcher/stage/
 #   launcher/shape/      common/, launcher/shape/, launcher/report/report_data.h
-#   trainer/             common/, trainer/, launcher/stage/stage_path.h
+#   trainer/             common/, trainer/
 #   topology/            common/, topology/
 #   common/spec/         common/, common/spec/
 #   common/              common/ (not common/spec/)
 # (common/ above includes common/spec/.)  Nothing sits in launcher/ itself.
 # launcher/stage/stage_path.h is the one header of the stage engine that
-# a rank, the bundled trainer and doctor's preflight read: pure, it
-# says where a staged entry is on a node and which variable names it,
-# so none of them can disagree with the stage step that put it there.
+# a rank and doctor's preflight read: pure, it says where a staged entry
+# is on a node, so neither can disagree with the stage step that put it
+# there.  The variable that names the entry is the spec's
+# (spec_stage_env_name), so the bundled trainer reads it without them.
 # launcher/shape/ (hpctrain plan's model) reads past runs' metrics.jsonl
 # through report's parser, pure, so plan and report read it alike.
 #
@@ -39,7 +40,7 @@
 # are looked up in the others' definitions (nm), and a member that calls
 # into a folder it may not include is named as
 #   build/lib/A.a(member.o): calls SYMBOL of folder/file.o (a higher layer)
-# A symbol defined in a file counts as that file's header: trainer may
+# A symbol defined in a file counts as that file's header: rank/ may
 # call launcher/stage/stage_path.o, as it may include stage_path.h.
 #
 # Usage: sh tests/lint-layers.sh [ROOT]   (ROOT defaults to .)
@@ -50,7 +51,7 @@ function layer_allows(file, inc) {
 	if (file ~ /^common\/spec\//) return inc ~ /^common\//
 	if (file ~ /^common\//) return inc ~ /^common\// && inc !~ /^common\/spec\//
 	if (file ~ /^topology\//) return inc ~ /^(common|topology)\//
-	if (file ~ /^trainer\//) return inc ~ /^(common|trainer)\// || inc == "launcher/stage/stage_path.h"
+	if (file ~ /^trainer\//) return inc ~ /^(common|trainer)\//
 	if (file ~ /^launcher\/job\//) return inc ~ /^(common|topology|launcher)\//
 	if (file ~ /^launcher\/launch\//)
 		return inc ~ /^(common|topology|launcher\/(rank|runs|slurm|container|supervise|stage|launch))\//

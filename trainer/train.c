@@ -21,7 +21,6 @@
 #include "common/fileio.h"            // defines: fileio_private_dir
 #include "common/sbuf.h"              // defines: struct sbuf
 #include "common/spec/spec.h"              // defines: struct job, spec_stage_dataset, spec_stage_find
-#include "launcher/stage/stage_path.h"     // defines: stage_env_name
 #include "common/monoclock.h"  // defines: monoclock_s
 
 #include <errno.h>

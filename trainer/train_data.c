@@ -5,7 +5,6 @@
 #include "common/exitcode.h"           // defines: HPT_EXIT_*
 #include "common/sbuf.h"               // defines: struct sbuf
 #include "common/spec/spec.h"          // defines: struct job, spec_stage_dataset, spec_stage_find
-#include "launcher/stage/stage_path.h" // defines: stage_env_name
 #include "common/monoclock.h"  // defines: monoclock_s
 
 #include <stdio.h>
@@ -21,7 +20,7 @@
 static int open_staged(struct trainer *t, const char *name, struct sbuf *err)
 {
 	const struct job_stage *e = spec_stage_find(&t->job->data, name);
-	char *var = stage_env_name(name);
+	char *var = spec_stage_env_name(name);
 	const char *path = getenv(var);
 	int rc;
 

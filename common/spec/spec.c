@@ -10,6 +10,7 @@
 #include "common/spec/template.h"    // defines: template_resolve
 #include "common/spec/ynode.h"    // defines: ynode_parse, struct ynode
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -297,4 +298,12 @@ void job_release(struct job *job)
 		if (spec_fields[i].type != SPEC_SECTION)
 			spec_value_release(&spec_fields[i], field_ptr(job, &spec_fields[i]));
 	memset(job, 0, sizeof(*job));
+}
+
+int spec_preempt_signum(enum preempt_signal s)
+{
+	static const int signum[] = { [PREEMPT_USR2] = SIGUSR2, [PREEMPT_TERM] = SIGTERM,
+				      [PREEMPT_INT] = SIGINT };
+
+	return (unsigned)s < sizeof(signum) / sizeof(signum[0]) ? signum[s] : 0;
 }

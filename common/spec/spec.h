@@ -42,6 +42,9 @@ enum lr_schedule { SCHEDULE_CONSTANT, SCHEDULE_COSINE, SCHEDULE_STEP };
 enum lr_scaling { LR_SCALING_NONE, LR_SCALING_LINEAR };
 enum grad_compress { COMPRESS_NONE, COMPRESS_FP16, COMPRESS_BF16 };
 enum preempt_signal { PREEMPT_USR2, PREEMPT_TERM, PREEMPT_INT };
+/* preempt.signal's number (SIGUSR2, ...): the one map from the spec's
+ * names, for the batch script's --signal and launch's supervisor. */
+int spec_preempt_signum(enum preempt_signal s);
 enum preempt_after { PREEMPT_AFTER_REQUEUE, PREEMPT_AFTER_FAIL };
 /* auto is first, then the order `auto` tries them in (launcher/container). */
 enum container_runtime { CONTAINER_AUTO, CONTAINER_CHARLIECLOUD, CONTAINER_APPTAINER,
@@ -255,6 +258,11 @@ int spec_emit_resolved(const struct job *job, struct sbuf *out);
 /* Lowercase hex SHA-256 of text; out must hold 65 bytes. */
 void spec_hash(const char *text, size_t len, char out[65]);
 
+/* The variable that names data.stage entry NAME's path on a node, for
+ * launch to set and any program (the bundled trainer's stage:NAME) to
+ * read: "HPCTRAIN_DATA_" + NAME upper-cased, every byte not [A-Z0-9] as
+ * '_'.  Malloc'd (spec_stage.c). */
+char *spec_stage_env_name(const char *name);
 /* The data.stage entry called name, or NULL (spec_stage.c). */
 const struct job_stage *spec_stage_find(const struct job_data *d, const char *name);
 /* The entry name a train.dataset of the form stage:NAME gives, pointing

@@ -224,3 +224,20 @@ const char *spec_stage_check_name(const char *name)
 {
 	return check_name(name);
 }
+
+char *spec_stage_env_name(const char *name)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	sbuf_addstr(&sb, "HPCTRAIN_DATA_");
+	for (const char *p = name; *p; p++) {
+		char c = *p;
+
+		if (c >= 'a' && c <= 'z')
+			c = (char)(c - 'a' + 'A');
+		else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			c = '_';
+		sbuf_addch(&sb, c);
+	}
+	return sbuf_detach(&sb, NULL);
+}

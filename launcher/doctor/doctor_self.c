@@ -186,8 +186,7 @@ static void check_stage_space(struct doctor_self *s, const struct doctor_self_op
 {
 	const struct job_data *d = &o->job->data;
 	struct doctor_cell *c = &s->me.cell[DOCTOR_FILES];
-	char *cache = stage_cache_dir(d->cache_dir, d->to, o->job->preflight.scratch,
-				      getenv("TMPDIR"), (unsigned)getuid());
+	char *cache = stage_job_cache_dir(o->job, getenv("TMPDIR"), (unsigned)getuid());
 	uint64_t needed = 0, free_b = 0;
 	struct stat st;
 

@@ -192,9 +192,6 @@ int launch_set_env(const struct launch *l)
 	return HPT_EXIT_OK;
 }
 
-static const int preempt_signals[] = { [PREEMPT_USR2] = SIGUSR2, [PREEMPT_TERM] = SIGTERM,
-				       [PREEMPT_INT] = SIGINT };
-
 /* Preemption needs the spec (its signal, lead_s, after_signal); without
  * one the supervisor only forwards signals.  A podman program is found
  * by its container's name, checked inside, and its container removed. */
@@ -212,7 +209,7 @@ int launch_supervise(const struct launch *l, json_t *contract, char **argv)
 	}
 
 	if (l->have_job) {
-		o.preempt_signal = preempt_signals[l->job.preempt.signal];
+		o.preempt_signal = spec_preempt_signum(l->job.preempt.signal);
 		o.grace_s = supervise_grace(l->job.preempt.lead_s);
 		o.after_requeue = l->job.preempt.after_signal == PREEMPT_AFTER_REQUEUE;
 		o.stall_s = l->job.supervise.stall_timeout_s;

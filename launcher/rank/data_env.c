@@ -5,7 +5,7 @@
 #include "launcher/rank/data_env.h"      // defines: struct data_env, data_env_plan, data_env_add
 #include "common/sbuf.h"                 // defines: xcalloc, xstrdup
 #include "common/spec/spec.h"            // defines: struct job, SPEC_STAGE_IMAGE
-#include "launcher/stage/stage_path.h"   // defines: stage_cache_dir, stage_entry_data_path, stage_env_name
+#include "launcher/stage/stage_path.h"   // defines: stage_job_cache_dir, stage_entry_data_path
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +16,14 @@ void data_env_plan(const struct job *job, const char *tmpdir, unsigned uid, stru
 
 	if (!d->nstage)
 		return;
-	out->cache = stage_cache_dir(d->cache_dir, d->to, job->preflight.scratch, tmpdir, uid);
+	out->cache = stage_job_cache_dir(job, tmpdir, uid);
 	out->v = xcalloc(d->nstage, sizeof(*out->v));
 	for (size_t i = 0; i < d->nstage; i++) {
 		const struct job_stage *s = &d->stage[i];
 		struct data_env_entry *e = &out->v[out->n++];
 
 		e->name = xstrdup(s->name);
-		e->var = stage_env_name(s->name);
+		e->var = spec_stage_env_name(s->name);
 		e->src = xstrdup(s->src);
 		/* an unpinned entry (a spec launched by hand) has no copy */
 		e->staged = s->manifest && out->cache

@@ -90,19 +90,6 @@ static int add_word(struct render_opts *o, const char *name, const char *key, co
 	return 0;
 }
 
-static int signal_number(int s)
-{
-	switch (s) {
-	case PREEMPT_USR2:
-		return SIGUSR2;
-	case PREEMPT_TERM:
-		return SIGTERM;
-	case PREEMPT_INT:
-		return SIGINT;
-	}
-	return 0;
-}
-
 int render_has_preflight(const struct job *job)
 {
 	return job->preflight.enabled == PREFLIGHT_ON ||
@@ -164,7 +151,7 @@ int render_sbatch_options(const struct job *job, const char *exclude, struct ren
 	/* No "B:": the signal goes to the ranks (the trainer checkpoints on it),
 	 * not to the batch shell.  USR1 stays free for NCCL. */
 	if (job->preempt.lead_s > 0) {
-		int sig = signal_number(job->preempt.signal);
+		int sig = spec_preempt_signum(job->preempt.signal);
 
 		if (!sig) {
 			diag_add(err, DIAG_ERROR, "render", 0, 0, "preempt.signal", "unknown signal");

@@ -125,7 +125,7 @@ int stage_job_from_spec(const struct job *job, const char *tmpdir, unsigned uid,
 	}
 	/* container.stage's image is one of the entries already: spec_load
 	 * adds it as "image" (SPEC_STAGE_IMAGE), and submit pins it */
-	out->cache = stage_cache_dir(d->cache_dir, d->to, job->preflight.scratch, tmpdir, uid);
+	out->cache = stage_job_cache_dir(job, tmpdir, uid);
 	out->max_bytes = d->cache_max_gb > 0 ? (uint64_t)(d->cache_max_gb * 1e9) : 0;
 	return 0;
 }

@@ -1,8 +1,9 @@
 /* stage_path.c - paths of the node cache and of staged data (see
  * stage_path.h).  Pure core: no getenv, no file system. */
-#include "launcher/stage/stage_path.h"     // defines: stage_cache_dir, stage_entry_*, stage_env_name
+#include "launcher/stage/stage_path.h"     // defines: stage_cache_dir, stage_entry_*
 #include "launcher/stage/stage_manifest.h" // defines: stage_manifest_hex
 #include "common/sbuf.h"                   // defines: struct sbuf, xasprintf
+#include "common/spec/spec.h"              // defines: struct job
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,12 @@ char *stage_cache_dir(const char *cache_dir, const char *to, const char *preflig
 	while (n > 1 && base[n - 1] == '/')
 		n--;
 	return xasprintf("%.*s/hpctrain-cache-%u", (int)n, base, uid);
+}
+
+char *stage_job_cache_dir(const struct job *job, const char *tmpdir, unsigned uid)
+{
+	return stage_cache_dir(job->data.cache_dir, job->data.to, job->preflight.scratch, tmpdir,
+			       uid);
 }
 
 char *stage_entry_dir(const char *cache, const char *manifest_hash)
@@ -62,23 +69,6 @@ char *stage_entry_data_path(const char *cache, const char *manifest_hash, const 
 	free(base);
 	free(dir);
 	return out;
-}
-
-char *stage_env_name(const char *name)
-{
-	struct sbuf sb = SBUF_INIT;
-
-	sbuf_addstr(&sb, "HPCTRAIN_DATA_");
-	for (const char *p = name; *p; p++) {
-		char c = *p;
-
-		if (c >= 'a' && c <= 'z')
-			c = (char)(c - 'a' + 'A');
-		else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
-			c = '_';
-		sbuf_addch(&sb, c);
-	}
-	return sbuf_detach(&sb, NULL);
 }
 
 char *stage_path_expand(const char *pattern, const char *node)

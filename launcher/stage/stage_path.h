@@ -13,6 +13,12 @@
 char *stage_cache_dir(const char *cache_dir, const char *to, const char *preflight_scratch,
 		      const char *tmpdir, unsigned uid);
 
+struct job;
+/* A job's node cache, as stage_cache_dir of its data.cache.dir, data.to
+ * and preflight.scratch: the one place that picks them, for the stage
+ * step, launch and doctor's preflight alike. */
+char *stage_job_cache_dir(const struct job *job, const char *tmpdir, unsigned uid);
+
 /* The entry's published directory "<cache>/<64 hex>"; NULL when
  * manifest_hash is not "sha256:<64 hex>". */
 char *stage_entry_dir(const char *cache, const char *manifest_hash);
@@ -26,9 +32,6 @@ char *stage_entry_data_path(const char *cache, const char *manifest_hash, const 
 /* The last component of src, ignoring trailing slashes ("data" for
  * "/a/data/"; "/" alone gives "data", which no file source can be). */
 char *stage_path_basename(const char *src);
-
-/* "HPCTRAIN_DATA_" + NAME upper-cased, every byte not [A-Z0-9] as '_'. */
-char *stage_env_name(const char *name);
 
 /* pattern with "%n" replaced by node and "%%" by "%" (a cache or report
  * path per node, for several simulated nodes on one host); any other

@@ -3,7 +3,8 @@
  * or /dev/shm), an entry's paths, HPCTRAIN_DATA_<NAME>, and %n. */
 #include "tests/unit/testlib.h"
 
-#include "launcher/stage/stage_path.h" // defines: stage_cache_dir, stage_entry_*, stage_env_name
+#include "common/spec/spec.h"          // defines: spec_stage_env_name
+#include "launcher/stage/stage_path.h" // defines: stage_cache_dir, stage_entry_*
 
 #define HASH "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define HEX "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -41,8 +42,8 @@ static void stage_path__entry_paths_name_the_hash_and_a_file_by_its_basename(voi
 static void stage_path__env_name_is_upper_case_with_underscores(void **state)
 {
 	(void)state;
-	check(stage_env_name("image-net_1k"), "HPCTRAIN_DATA_IMAGE_NET_1K");
-	check(stage_env_name("a.b"), "HPCTRAIN_DATA_A_B");
+	check(spec_stage_env_name("image-net_1k"), "HPCTRAIN_DATA_IMAGE_NET_1K");
+	check(spec_stage_env_name("a.b"), "HPCTRAIN_DATA_A_B");
 }
 
 static void stage_path__expand_replaces_percent_n_and_keeps_other_percents(void **state)
