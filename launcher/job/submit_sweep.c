@@ -121,7 +121,7 @@ static int print_plan(const struct sweep_plan *pl, int json)
 
 		for (size_t k = 0; k < pl->na; k++)
 			json_array_append_new(arrays, json_pack("{s:s, s:s}", "spec",
-					      render_opts_find(&pl->a[k].opts, "array")->text,
+					      render_opts_find(&pl->a[k].opts, RENDER_OPT_ARRAY)->text,
 					      "script", pl->a[k].script.buf));
 		return json_print(doc);
 	}
@@ -153,7 +153,7 @@ static void report(const struct sweep_plan *pl, int json, int status)
 	for (size_t k = 0; k < pl->na; k++)
 		if (pl->a[k].job_id)
 			printf("  job %lu: --array=%s\n", pl->a[k].job_id,
-			       render_opts_find(&pl->a[k].opts, "array")->text);
+			       render_opts_find(&pl->a[k].opts, RENDER_OPT_ARRAY)->text);
 	printf("record: %s\n", pl->record);
 }
 

@@ -229,7 +229,7 @@ static json_t *arrays_json(const struct sweep_plan *pl, const char *parent)
 			json_array_append_new(pts, json_integer((json_int_t)pl->p[a->points[t]].index));
 		json_array_append_new(arrays, json_pack(
 			"{s:I, s:s, s:o, s:s, s:s}", "job_id", (json_int_t)a->job_id, "spec",
-			render_opts_find(&a->opts, "array")->text, "points", pts, "dir",
+			render_opts_find(&a->opts, RENDER_OPT_ARRAY)->text, "points", pts, "dir",
 			sweep_plan_relative(a->dir, parent), "submitted_at", when));
 	}
 	return arrays;

@@ -2,6 +2,7 @@
  * Pure core: struct job in, text out (see render.h for the contract and
  * for why the #SBATCH lines and libslurm's job_desc share one list). */
 #include "launcher/slurm/render.h" // defines: render_batch_script, struct render_opts
+#include "common/bug.h"  // defines: BUG
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "common/diag.h"        // defines: diag_add
 #include "common/exitcode.h"    // defines: HPT_EXIT_PREEMPTED
@@ -41,16 +42,46 @@ void render_opts_release(struct render_opts *o)
 	o->n = 0;
 }
 
-const struct render_opt *render_opts_find(const struct render_opts *o, const char *name)
+const char *render_opt_name(enum render_opt_key key)
+{
+	static const char *const names[] = {
+		[RENDER_OPT_JOB_NAME] = "job-name",
+		[RENDER_OPT_NODES] = "nodes",
+		[RENDER_OPT_NTASKS_PER_NODE] = "ntasks-per-node",
+		[RENDER_OPT_CPUS_PER_TASK] = "cpus-per-task",
+		[RENDER_OPT_GPUS_PER_NODE] = "gpus-per-node",
+		[RENDER_OPT_MEM] = "mem",
+		[RENDER_OPT_TIME] = "time",
+		[RENDER_OPT_PARTITION] = "partition",
+		[RENDER_OPT_ACCOUNT] = "account",
+		[RENDER_OPT_QOS] = "qos",
+		[RENDER_OPT_CONSTRAINT] = "constraint",
+		[RENDER_OPT_EXCLUDE] = "exclude",
+		[RENDER_OPT_EXCLUSIVE] = "exclusive",
+		[RENDER_OPT_SIGNAL] = "signal",
+		[RENDER_OPT_REQUEUE] = "requeue",
+		[RENDER_OPT_NO_REQUEUE] = "no-requeue",
+		[RENDER_OPT_NO_KILL] = "no-kill",
+		[RENDER_OPT_OPEN_MODE] = "open-mode",
+		[RENDER_OPT_OUTPUT] = "output",
+		[RENDER_OPT_ARRAY] = "array",
+	};
+
+	if ((unsigned)key >= sizeof(names) / sizeof(names[0]) || !names[key])
+		BUG("render option %d has no name", (int)key);
+	return names[key];
+}
+
+const struct render_opt *render_opts_find(const struct render_opts *o, enum render_opt_key key)
 {
 	for (size_t i = 0; i < o->n; i++)
-		if (!strcmp(o->v[i].name, name))
+		if (o->v[i].key == key)
 			return &o->v[i];
 	return NULL;
 }
 
 __attribute__((format(printf, 5, 6)))
-static void add(struct render_opts *o, const char *name, int64_t num, int64_t num2,
+static void add(struct render_opts *o, enum render_opt_key key, int64_t num, int64_t num2,
 		const char *fmt, ...)
 {
 	struct render_opt *r;
@@ -58,7 +89,8 @@ static void add(struct render_opts *o, const char *name, int64_t num, int64_t nu
 
 	o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
 	r = &o->v[o->n++];
-	r->name = name;
+	r->key = key;
+	r->name = render_opt_name(key);
 	r->num = num;
 	r->num2 = num2;
 	r->text = NULL;
@@ -75,18 +107,18 @@ static void add(struct render_opts *o, const char *name, int64_t num, int64_t nu
 /* A string option goes on an #SBATCH line as is: it must be non-empty and
  * made only of chars, or it is refused here (the spec core checks the
  * same; this is the second lock on the door). */
-static int add_word(struct render_opts *o, const char *name, const char *key, const char *value,
-		    const char *chars, const char *allowed, struct diag_list *err)
+static int add_word(struct render_opts *o, enum render_opt_key opt, const char *key,
+		    const char *value, const char *chars, const char *allowed, struct diag_list *err)
 {
 	if (!value)
 		return 0;
 	if (!*value || strspn(value, chars) != strlen(value)) {
 		diag_add(err, DIAG_ERROR, "render", 0, 0, key,
-			 "cannot be a Slurm %s: only letters, digits and %s are allowed", name,
-			 allowed);
+			 "cannot be a Slurm %s: only letters, digits and %s are allowed",
+			 render_opt_name(opt), allowed);
 		return -1;
 	}
-	add(o, name, 0, 0, "%s", value);
+	add(o, opt, 0, 0, "%s", value);
 	return 0;
 }
 
@@ -122,31 +154,31 @@ int render_sbatch_options(const struct job *job, const char *exclude, struct ren
 
 	out->v = NULL;
 	out->n = 0;
-	bad |= add_word(out, "job-name", "name", job->name ? job->name : "", NAME_CHARS, NAME_ALLOWED, err);
+	bad |= add_word(out, RENDER_OPT_JOB_NAME, "name", job->name ? job->name : "", NAME_CHARS, NAME_ALLOWED, err);
 	if (r->nodes_min && r->nodes_min < r->nodes)
-		add(out, "nodes", r->nodes_min, r->nodes, "%lld-%lld", (long long)r->nodes_min,
+		add(out, RENDER_OPT_NODES, r->nodes_min, r->nodes, "%lld-%lld", (long long)r->nodes_min,
 		    (long long)r->nodes);
 	else
-		add(out, "nodes", r->nodes, 0, "%lld", (long long)r->nodes);
-	add(out, "ntasks-per-node", r->ranks_per_node, 0, "%lld", (long long)r->ranks_per_node);
+		add(out, RENDER_OPT_NODES, r->nodes, 0, "%lld", (long long)r->nodes);
+	add(out, RENDER_OPT_NTASKS_PER_NODE, r->ranks_per_node, 0, "%lld", (long long)r->ranks_per_node);
 	if (r->cpus_per_rank > 0)
-		add(out, "cpus-per-task", r->cpus_per_rank, 0, "%lld", (long long)r->cpus_per_rank);
+		add(out, RENDER_OPT_CPUS_PER_TASK, r->cpus_per_rank, 0, "%lld", (long long)r->cpus_per_rank);
 	if (r->gpus_per_node > 0)
-		add(out, "gpus-per-node", r->gpus_per_node, 0, "%lld", (long long)r->gpus_per_node);
+		add(out, RENDER_OPT_GPUS_PER_NODE, r->gpus_per_node, 0, "%lld", (long long)r->gpus_per_node);
 	if (r->memory_mb > 0)
-		add(out, "mem", r->memory_mb, 0, "%lldM", (long long)r->memory_mb);
-	add(out, "time", minutes, 0, "%lld-%02lld:%02lld:00", (long long)(minutes / 1440),
+		add(out, RENDER_OPT_MEM, r->memory_mb, 0, "%lldM", (long long)r->memory_mb);
+	add(out, RENDER_OPT_TIME, minutes, 0, "%lld-%02lld:%02lld:00", (long long)(minutes / 1440),
 	    (long long)(minutes / 60 % 24), (long long)(minutes % 60));
-	bad |= add_word(out, "partition", "resources.partition", r->partition, NAME_CHARS, NAME_ALLOWED, err);
-	bad |= add_word(out, "account", "resources.account", r->account, NAME_CHARS, NAME_ALLOWED, err);
-	bad |= add_word(out, "qos", "resources.qos", r->qos, NAME_CHARS, NAME_ALLOWED, err);
-	bad |= add_word(out, "constraint", "resources.constraint", r->constraint, FEATURE_CHARS,
+	bad |= add_word(out, RENDER_OPT_PARTITION, "resources.partition", r->partition, NAME_CHARS, NAME_ALLOWED, err);
+	bad |= add_word(out, RENDER_OPT_ACCOUNT, "resources.account", r->account, NAME_CHARS, NAME_ALLOWED, err);
+	bad |= add_word(out, RENDER_OPT_QOS, "resources.qos", r->qos, NAME_CHARS, NAME_ALLOWED, err);
+	bad |= add_word(out, RENDER_OPT_CONSTRAINT, "resources.constraint", r->constraint, FEATURE_CHARS,
 			FEATURE_ALLOWED, err);
 	if (r->exclusive)
-		add(out, "exclusive", 0, 0, NULL);
+		add(out, RENDER_OPT_EXCLUSIVE, 0, 0, NULL);
 	/* Hostnames: the characters of names, and a hostlist's [-,] */
 	if (exclude)
-		bad |= add_word(out, "exclude", "exclude", exclude, NAME_CHARS "[],", NAME_ALLOWED
+		bad |= add_word(out, RENDER_OPT_EXCLUDE, "exclude", exclude, NAME_CHARS "[],", NAME_ALLOWED
 				" and a hostlist's [ ] ,", err);
 	/* No "B:": the signal goes to the ranks (the trainer checkpoints on it),
 	 * not to the batch shell.  USR1 stays free for NCCL. */
@@ -157,24 +189,24 @@ int render_sbatch_options(const struct job *job, const char *exclude, struct ren
 			diag_add(err, DIAG_ERROR, "render", 0, 0, "preempt.signal", "unknown signal");
 			bad = 1;
 		} else {
-			add(out, "signal", sig, job->preempt.lead_s, "%s@%lld",
+			add(out, RENDER_OPT_SIGNAL, sig, job->preempt.lead_s, "%s@%lld",
 			    preempt_signal_names[job->preempt.signal], (long long)job->preempt.lead_s);
 		}
 	}
 	/* Requeued attempts append to the logs of the earlier ones. */
 	if (job->preempt.requeue) {
-		add(out, "requeue", 1, 0, NULL);
-		add(out, "open-mode", 1, 0, "append");
+		add(out, RENDER_OPT_REQUEUE, 1, 0, NULL);
+		add(out, RENDER_OPT_OPEN_MODE, 1, 0, "append");
 	} else {
-		add(out, "no-requeue", 0, 0, NULL);
+		add(out, RENDER_OPT_NO_REQUEUE, 0, 0, NULL);
 	}
 	/* A node that stops answering ends only the step on it, not the
 	 * job: the batch script lives on to find the node and resubmit the
 	 * run without it (the steps, --no-kill not set for them, still end
 	 * when one of their nodes fails). */
 	if (handles_lost_nodes(job))
-		add(out, "no-kill", 0, 0, NULL);
-	add(out, "output", 0, 0, "%s", RENDER_BATCH_LOG);
+		add(out, RENDER_OPT_NO_KILL, 0, 0, NULL);
+	add(out, RENDER_OPT_OUTPUT, 0, 0, "%s", RENDER_BATCH_LOG);
 	if (bad) {
 		render_opts_release(out);
 		return -1;
@@ -394,7 +426,7 @@ static void add_step(const struct job *job, const struct render_opts *opts, stru
 	sbuf_addstr(s, "\nmkdir -p logs\nstatus=0\nsrun --mpi=pmix --kill-on-bad-exit=1");
 	add_step_nodes(job, s);
 	sbuf_addf(s, " --ntasks-per-node=%lld", (long long)job->resources.ranks_per_node);
-	if ((o = render_opts_find(opts, "cpus-per-task")))
+	if ((o = render_opts_find(opts, RENDER_OPT_CPUS_PER_TASK)))
 		sbuf_addf(s, " --cpus-per-task=%s", o->text);
 	if (job->output.per_rank_logs)
 		sbuf_addstr(s, " \\\n\t--output=logs/rank-%t.out");

@@ -33,8 +33,39 @@ struct diag_list;
  * libslurm wants (nodes, tasks, MB, minutes, the signal number); num2 the
  * second number of a pair (--signal's lead time in seconds, --nodes's
  * MAX when it is a range MIN-MAX: num is then MIN); both 0 when unused.  text is NULL for a flag (--exclusive, --requeue). */
+/* The Slurm options a job is asked with, one key each.  render writes
+ * them as #SBATCH lines, and slurm.c sets libslurm's job description from
+ * them in a switch over this enum, so the compiler names an option that
+ * one side lacks (-Wswitch). */
+enum render_opt_key {
+	RENDER_OPT_JOB_NAME,
+	RENDER_OPT_NODES,
+	RENDER_OPT_NTASKS_PER_NODE,
+	RENDER_OPT_CPUS_PER_TASK,
+	RENDER_OPT_GPUS_PER_NODE,
+	RENDER_OPT_MEM,
+	RENDER_OPT_TIME,
+	RENDER_OPT_PARTITION,
+	RENDER_OPT_ACCOUNT,
+	RENDER_OPT_QOS,
+	RENDER_OPT_CONSTRAINT,
+	RENDER_OPT_EXCLUDE,
+	RENDER_OPT_EXCLUSIVE,
+	RENDER_OPT_SIGNAL,
+	RENDER_OPT_REQUEUE,
+	RENDER_OPT_NO_REQUEUE,
+	RENDER_OPT_NO_KILL,
+	RENDER_OPT_OPEN_MODE,
+	RENDER_OPT_OUTPUT,
+	RENDER_OPT_ARRAY,
+};
+
+/* Its long option: "job-name" for RENDER_OPT_JOB_NAME. */
+const char *render_opt_name(enum render_opt_key key);
+
 struct render_opt {
-	const char *name;
+	enum render_opt_key key;
+	const char *name; /* render_opt_name(key) */
 	char *text;
 	int64_t num, num2;
 };
@@ -74,7 +105,7 @@ int render_is_range(const struct job *job);
 int render_has_stage(const struct job *job);
 void render_opts_release(struct render_opts *o);
 /* The record named name, or NULL. */
-const struct render_opt *render_opts_find(const struct render_opts *o, const char *name);
+const struct render_opt *render_opts_find(const struct render_opts *o, enum render_opt_key key);
 
 /* Fills opts with the job's Slurm options (render_sbatch_options, with
  * ctx->exclude) and appends the whole batch script, written from those

@@ -31,7 +31,8 @@ static void push(struct render_opts *o, const struct render_opt *r, char *text)
 void render_array_options(const struct render_opts *point, size_t ntasks, int64_t max_parallel,
 			  struct render_opts *out)
 {
-	struct render_opt array = { "array", NULL, (int64_t)ntasks, max_parallel };
+	struct render_opt array = { RENDER_OPT_ARRAY, render_opt_name(RENDER_OPT_ARRAY), NULL,
+				   (int64_t)ntasks, max_parallel };
 	struct sbuf spec = SBUF_INIT;
 
 	out->v = NULL;
@@ -39,7 +40,7 @@ void render_array_options(const struct render_opts *point, size_t ntasks, int64_
 	for (size_t i = 0; i < point->n; i++) {
 		const struct render_opt *r = &point->v[i];
 
-		if (!strcmp(r->name, "output"))
+		if (r->key == RENDER_OPT_OUTPUT)
 			push(out, r, xstrdup(RENDER_ARRAY_LOG));
 		else
 			push(out, r, r->text ? xstrdup(r->text) : NULL);

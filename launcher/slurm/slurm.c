@@ -109,58 +109,78 @@ void hpt_slurm_submit_result_release(struct hpt_slurm_submit_result *r)
 }
 
 /* One setter per option render_sbatch_options can emit, the way sbatch's
- * slurm_opt.c gives each option its setter.  An option without a row
- * here is a bug (render and this table must move together). */
+ * slurm_opt.c gives each option its setter; a switch with no default,
+ * so that an option render gains without a setter here fails the build
+ * (-Wswitch), and a key out of range is a bug. */
 static void set_opt(job_desc_msg_t *d, const struct render_opt *o, char *tres, size_t tres_len)
 {
-	const char *n = o->name;
-
-	if (!strcmp(n, "job-name"))
+	switch (o->key) {
+	case RENDER_OPT_JOB_NAME:
 		d->name = o->text;
-	else if (!strcmp(n, "nodes")) {
+		return;
+	case RENDER_OPT_NODES:
 		d->min_nodes = (uint32_t)o->num;
 		d->max_nodes = (uint32_t)(o->num2 ? o->num2 : o->num);
-	} else if (!strcmp(n, "ntasks-per-node"))
+		return;
+	case RENDER_OPT_NTASKS_PER_NODE:
 		d->ntasks_per_node = (uint16_t)o->num;
-	else if (!strcmp(n, "cpus-per-task"))
+		return;
+	case RENDER_OPT_CPUS_PER_TASK:
 		d->cpus_per_task = (uint16_t)o->num;
-	else if (!strcmp(n, "gpus-per-node")) {
+		return;
+	case RENDER_OPT_GPUS_PER_NODE:
 		snprintf(tres, tres_len, "gres:gpu:%lld", (long long)o->num); /* == --gpus-per-node */
 		d->tres_per_node = tres;
-	} else if (!strcmp(n, "mem"))
+		return;
+	case RENDER_OPT_MEM:
 		d->pn_min_memory = (uint64_t)o->num;
-	else if (!strcmp(n, "time"))
+		return;
+	case RENDER_OPT_TIME:
 		d->time_limit = (uint32_t)o->num;
-	else if (!strcmp(n, "partition"))
+		return;
+	case RENDER_OPT_PARTITION:
 		d->partition = o->text;
-	else if (!strcmp(n, "account"))
+		return;
+	case RENDER_OPT_ACCOUNT:
 		d->account = o->text;
-	else if (!strcmp(n, "qos"))
+		return;
+	case RENDER_OPT_QOS:
 		d->qos = o->text;
-	else if (!strcmp(n, "constraint"))
+		return;
+	case RENDER_OPT_CONSTRAINT:
 		d->features = o->text;
-	else if (!strcmp(n, "exclude"))
+		return;
+	case RENDER_OPT_EXCLUDE:
 		d->exc_nodes = o->text;
-	else if (!strcmp(n, "exclusive"))
+		return;
+	case RENDER_OPT_EXCLUSIVE:
 		d->shared = JOB_SHARED_NONE;
-	else if (!strcmp(n, "signal")) {
+		return;
+	case RENDER_OPT_SIGNAL:
 		d->warn_signal = (uint16_t)o->num;
 		d->warn_time = (uint16_t)o->num2;
 		d->warn_flags = 0; /* to the steps, not the batch shell (no "B:") */
-	} else if (!strcmp(n, "requeue"))
+		return;
+	case RENDER_OPT_REQUEUE:
 		d->requeue = 1;
-	else if (!strcmp(n, "no-requeue"))
+		return;
+	case RENDER_OPT_NO_REQUEUE:
 		d->requeue = 0;
-	else if (!strcmp(n, "no-kill"))
+		return;
+	case RENDER_OPT_NO_KILL:
 		d->kill_on_node_fail = 0;
-	else if (!strcmp(n, "open-mode"))
+		return;
+	case RENDER_OPT_OPEN_MODE:
 		d->open_mode = OPEN_MODE_APPEND;
-	else if (!strcmp(n, "output"))
+		return;
+	case RENDER_OPT_OUTPUT:
 		d->std_out = o->text;
-	else if (!strcmp(n, "array"))
+		return;
+	case RENDER_OPT_ARRAY:
 		d->array_inx = o->text;
-	else
-		BUG("no job_desc setter for --%s", n);
+		return;
+	}
+	BUG("no job_desc setter for option %d (--%s)", (int)o->key, o->name);
 }
 
 /* The job description of opts, for a job or a question about one

@@ -50,7 +50,7 @@ static void attempt__renders_script_and_options_once_with_the_exclude_list(void 
 	a.exclude = xstrdup("node[3,7]");
 	assert_int_equal(attempt_render(&a, HPCTRAIN, &dl), 0);
 	assert_int_equal(a.renders, 1);
-	assert_string_equal(render_opts_find(&a.opts, "exclude")->text, "node[3,7]");
+	assert_string_equal(render_opts_find(&a.opts, RENDER_OPT_EXCLUDE)->text, "node[3,7]");
 	for (size_t i = 0; i < a.opts.n; i++) {
 		char *line = a.opts.v[i].text ? xasprintf("#SBATCH --%s=%s\n", a.opts.v[i].name,
 							  a.opts.v[i].text)
@@ -79,7 +79,7 @@ static void attempt__asks_a_range_for_the_idle_nodes_it_can_use(void **state)
 		attempt_load(&a, "version: 1\nname: r\nresources: {nodes: 2-6}\n");
 		a.nodes_idle = cases[i].idle;
 		assert_int_equal(attempt_render(&a, HPCTRAIN, &dl), 0);
-		assert_string_equal(render_opts_find(&a.opts, "nodes")->text, cases[i].want);
+		assert_string_equal(render_opts_find(&a.opts, RENDER_OPT_NODES)->text, cases[i].want);
 		assert_non_null(strstr(a.resolved.buf, "nodes: 2-6\n"));
 		attempt_release(&a);
 	}

@@ -177,8 +177,8 @@ static void render__makes_an_array_that_runs_each_task_in_its_point_run(void **s
 	assert_non_null(strstr(key.buf, "--nodes=2\n"));
 	render_array_options(&point, 6, 2, &array);
 	assert_int_equal(array.n, point.n + 1);
-	assert_string_equal(render_opts_find(&array, "array")->text, "0-5%2");
-	assert_string_equal(render_opts_find(&array, "output")->text, "%a/logs/batch-%j.out");
+	assert_string_equal(render_opts_find(&array, RENDER_OPT_ARRAY)->text, "0-5%2");
+	assert_string_equal(render_opts_find(&array, RENDER_OPT_OUTPUT)->text, "%a/logs/batch-%j.out");
 	assert_int_equal(render_array_script(&array, "sweep-0123456789ab", "1.0", &s), 0);
 	assert_has_line(s.buf, "#SBATCH --array=0-5%2");
 	assert_has_line(s.buf, "#SBATCH --nodes=2");
@@ -188,7 +188,7 @@ static void render__makes_an_array_that_runs_each_task_in_its_point_run(void **s
 	/* no cap when it does not bind; a sweep name is one word */
 	render_opts_release(&array);
 	render_array_options(&point, 3, 3, &array);
-	assert_string_equal(render_opts_find(&array, "array")->text, "0-2");
+	assert_string_equal(render_opts_find(&array, RENDER_OPT_ARRAY)->text, "0-2");
 	assert_int_equal(render_array_script(&array, "sweep-x\n#SBATCH --nodes=9", "1.0", &s), -1);
 	render_opts_release(&array);
 	render_opts_release(&point);
@@ -427,16 +427,16 @@ static void render__gives_libslurm_units_in_the_options(void **state)
 			 "preempt: {signal: TERM, lead_s: 30}\n");
 	assert_int_equal(l.rc, 0);
 	assert_int_equal(render_sbatch_options(&l.job, NULL, &o, &dl), 0);
-	assert_non_null(r = render_opts_find(&o, "time"));
+	assert_non_null(r = render_opts_find(&o, RENDER_OPT_TIME));
 	assert_int_equal(r->num, 91); /* minutes, rounded up */
 	assert_string_equal(r->text, "0-01:31:00");
-	assert_non_null(r = render_opts_find(&o, "mem"));
+	assert_non_null(r = render_opts_find(&o, RENDER_OPT_MEM));
 	assert_int_equal(r->num, 2048);
-	assert_non_null(r = render_opts_find(&o, "signal"));
+	assert_non_null(r = render_opts_find(&o, RENDER_OPT_SIGNAL));
 	assert_int_equal(r->num, SIGTERM);
 	assert_int_equal(r->num2, 30);
 	assert_string_equal(r->text, "TERM@30");
-	assert_null(render_opts_find(&o, "partition"));
+	assert_null(render_opts_find(&o, RENDER_OPT_PARTITION));
 	render_opts_release(&o);
 	diag_list_release(&dl);
 	loaded_release(&l);

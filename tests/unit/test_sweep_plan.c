@@ -67,7 +67,7 @@ static void plan_free(struct fixture *f)
 
 static const char *array_spec(const struct fixture *f, size_t k)
 {
-	return render_opts_find(&f->pl.a[k].opts, "array")->text;
+	return render_opts_find(&f->pl.a[k].opts, RENDER_OPT_ARRAY)->text;
 }
 
 /* Five points of one shape under MaxArraySize 2: arrays of 2, 2 and 1,
@@ -137,7 +137,7 @@ static void plan__groups_points_by_shape(void **state)
 	assert_int_equal(f.pl.a[1].points[1], 3);
 	assert_int_equal(f.pl.p[3].array, 1);
 	assert_int_equal(f.pl.p[3].task, 1);
-	assert_string_equal(render_opts_find(&f.pl.a[1].opts, "ntasks-per-node")->text, "2");
+	assert_string_equal(render_opts_find(&f.pl.a[1].opts, RENDER_OPT_NTASKS_PER_NODE)->text, "2");
 	/* planned again: the same arrays, not twice as many */
 	assert_int_equal(sweep_plan_arrays(&f.pl), 0);
 	assert_int_equal(f.pl.na, 2);
