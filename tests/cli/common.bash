@@ -58,3 +58,27 @@ stage_records() {
 		mpirun --oversubscribe --bind-to none -np "$3" "$node" stage \
 		--cache "$BATS_TEST_TMPDIR/cache/%n" --report "$1/stage/%n.json" --entry ds="$2"
 }
+
+# test_image DIR: helpers/mkimage.sh's image at DIR, made once and again
+# only when the script is newer.  Under a lock, since bats files run side
+# by side (tests/run-tests.sh) and three of them use the same image.
+test_image() {
+	local dir=$1
+	mkdir -p "${dir%/*}"
+	(
+		flock 9
+		if [ ! -d "$dir" ] || [ "$BATS_TEST_DIRNAME/helpers/mkimage.sh" -nt "$dir" ]; then
+			sh "$BATS_TEST_DIRNAME/helpers/mkimage.sh" "$dir"
+		fi
+	) 9>"$dir.lock"
+}
+
+# wait_for FILE PATTERN: until FILE matches (60 s at most).
+wait_for() {
+	for _ in $(seq 600); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "no '$2' in $1"
+	return 1
+}

@@ -22,10 +22,7 @@ setup_file() {
 	local cache=$ROOT/build/test-image
 	command -v ch-run >/dev/null || return 0
 	cluster_up single
-	if [ ! -d "$cache/img" ] || [ "$BATS_TEST_DIRNAME/helpers/mkimage.sh" -nt "$cache/img" ]; then
-		mkdir -p "$cache"
-		sh "$BATS_TEST_DIRNAME/helpers/mkimage.sh" "$cache/img"
-	fi
+	test_image "$cache/img"
 	# Outside /tmp, which ch-run binds by itself: the run directory
 	# must reach the program through launch's own mounts.
 	WORK=$(mktemp -d "$ROOT/build/container-bats.XXXXXX")

@@ -19,30 +19,11 @@ ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID PMIX_NAMESPACE OMPI_COMM_WORLD_RANK CUDA_VISIBLE_DEVICES
 
 setup_file() {
-	local cache=$ROOT/build/test-image why=
-	if [ "$(id -u)" -ne 0 ]; then
-		why="not root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN"
-	elif ! command -v slurmctld >/dev/null; then
-		why="no slurm-wlm"
-	elif ! command -v ch-run >/dev/null; then
-		why="no ch-run (charliecloud-runtime)"
-	elif [ -z "$(command -v squashfuse)" ] || [ -z "$(command -v mksquashfs)" ] ||
-		[ -z "$(command -v fusermount)" ]; then
-		why="no squashfs-tools, squashfuse and fuse3"
-	elif ! ip netns add "hpt-probe-$$" 2>/dev/null; then
-		why="cannot make a network namespace (ip netns add failed)"
-	else
-		ip netns del "hpt-probe-$$"
-		cluster_up netns 2
-		[ -n "${SLURM_CONF:-}" ] || why="the netns cluster did not start (see the lines above)"
-	fi
-	export SKIP_WHY=$why
-	[ -z "$why" ] || return 0
+	local cache=$ROOT/build/test-image
+	netns_cluster 2 ch-run squashfuse mksquashfs fusermount
+	[ -z "$SKIP_WHY" ] || return 0
 	forget_joins
-	if [ ! -d "$cache/img" ] || [ "$BATS_TEST_DIRNAME/helpers/mkimage.sh" -nt "$cache/img" ]; then
-		mkdir -p "$cache"
-		sh "$BATS_TEST_DIRNAME/helpers/mkimage.sh" "$cache/img"
-	fi
+	test_image "$cache/img"
 	# Under /tmp: ch-run binds the host's /tmp, so the run directories
 	# (named by the image's digest, so unknown when it is made) need no
 	# mount point in the image; every node sees the same /tmp.
@@ -122,11 +103,6 @@ teardown_file() {
 	return 0
 }
 
-need_cluster() {
-	[ -z "$SKIP_WHY" ] || skip "$SKIP_WHY"
-	cd "$BATS_TEST_TMPDIR"
-}
-
 # spec FILE NAME IMAGE COMMAND [EXTRA YAML]: 2 nodes x 2 ranks in IMAGE
 # under charliecloud, each rank on its own core with local memory.
 spec() {
@@ -148,16 +124,6 @@ SPEC
 
 field() {
 	printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-
-# wait_for FILE PATTERN: until FILE matches (60 s at most).
-wait_for() {
-	for _ in $(seq 600); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "no '$2' in $1"
-	return 1
 }
 
 image_of() {

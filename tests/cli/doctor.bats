@@ -31,27 +31,20 @@ as_nobody() {
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
 }
 
-# in_node N CMD...: runs CMD in node N's network namespace.
-in_node() {
-	local n=$1
-	shift
-	ip -n "hpt$(cat "$CLUSTER_BASE/run/slot")n$n" "$@"
-}
-
 # An interface only the given nodes have (a bridge: no module needed).
 add_ifname() { # NAME NODE...
 	local name=$1 n
 	shift
 	for n in "$@"; do
-		in_node "$n" link add "$name" type bridge
-		in_node "$n" link set "$name" up
+		in_node_net "$n" link add "$name" type bridge
+		in_node_net "$n" link set "$name" up
 	done
 }
 
 del_ifname() {
 	local name=$1 n
 	shift
-	for n in "$@"; do in_node "$n" link del "$name" 2>/dev/null || true; done
+	for n in "$@"; do in_node_net "$n" link del "$name" 2>/dev/null || true; done
 }
 
 doctor_srun() { # NODES ARGS...
@@ -317,10 +310,7 @@ container_spec() {
 need_image() {
 	command -v ch-run >/dev/null || skip "no ch-run (charliecloud-runtime)"
 	local cache=$BATS_TEST_DIRNAME/../../build/test-image
-	if [ ! -d "$cache/img" ] || [ "$BATS_TEST_DIRNAME/helpers/mkimage.sh" -nt "$cache/img" ]; then
-		mkdir -p "$cache"
-		sh "$BATS_TEST_DIRNAME/helpers/mkimage.sh" "$cache/img"
-	fi
+	test_image "$cache/img"
 	IMG=$(cd "$cache/img" && pwd)
 	export USER=${USER:-root}
 }

@@ -19,21 +19,9 @@ load slurm_cluster
 unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID PMIX_NAMESPACE OMPI_COMM_WORLD_RANK CUDA_VISIBLE_DEVICES
 
 setup_file() {
-	local why=
-	if [ "$(id -u)" -ne 0 ]; then
-		why="not root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN"
-	elif ! command -v slurmctld >/dev/null; then
-		why="no slurm-wlm"
-	elif ! ip netns add "hpt-probe-$$" 2>/dev/null; then
-		why="cannot make a network namespace (ip netns add failed)"
-	else
-		ip netns del "hpt-probe-$$"
-		# node2 silent for 12 s is DOWN: the stopped-answering test waits that long
-		SLURMD_TIMEOUT=12 cluster_up netns 2
-		[ -n "${SLURM_CONF:-}" ] || why="the netns cluster did not start (see the lines above)"
-	fi
-	export SKIP_WHY=$why
-	[ -z "$why" ] || return 0
+	# node2 silent for 12 s is DOWN: the stopped-answering test waits that long
+	SLURMD_TIMEOUT=12 netns_cluster 2
+	[ -z "$SKIP_WHY" ] || return 0
 	WORK=$(mktemp -d /tmp/hpt-range-cluster.XXXXXX)
 	export WORK XDG_CACHE_HOME=$WORK/xdg HPCTRAIN_LEDGER=$WORK/ledger/nodes.json
 	cat >"$WORK/probe.sh" <<-'PROBE'
@@ -83,11 +71,6 @@ teardown_file() {
 	cluster_down
 	[ -n "${WORK:-}" ] && rm -rf "$WORK"
 	return 0
-}
-
-need_cluster() {
-	[ -z "$SKIP_WHY" ] || skip "$SKIP_WHY"
-	cd "$BATS_TEST_TMPDIR"
 }
 
 # second_attempt RUN: waits (30 s at most) for the attempt doctor

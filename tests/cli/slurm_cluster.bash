@@ -86,3 +86,56 @@ preempt: {lead_s: 0, requeue: true, max_requeues: 2}
 output: {${5:+dir: $5, }log_every_steps: 1}
 SPEC
 }
+
+# netns_cluster NODES [TOOL...]: the body of setup_file for a file whose
+# tests need NODES nodes in network namespaces (cluster_up netns).
+# SKIP_WHY says why there is none, "" when it is up: not root, no
+# slurm-wlm, one of the TOOLs missing, no namespaces here, or up.sh
+# failed.  up.sh's variables (SLURMD_TIMEOUT, ...) pass through.
+netns_cluster() {
+	local nodes=$1 why= t
+	shift
+	if [ "$(id -u)" -ne 0 ]; then
+		why="not root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN"
+	elif ! command -v slurmctld >/dev/null; then
+		why="no slurm-wlm"
+	fi
+	for t in "$@"; do
+		if [ -z "$why" ] && [ -z "$(command -v "$t")" ]; then
+			why="no $t"
+		fi
+	done
+	if [ -n "$why" ]; then
+		:
+	elif ip netns add "hpt-probe-$$" 2>/dev/null; then
+		ip netns del "hpt-probe-$$"
+		cluster_up netns "$nodes"
+		[ -n "${SLURM_CONF:-}" ] || why="the netns cluster did not start (see the lines above)"
+	else
+		why="cannot make a network namespace (ip netns add failed)"
+	fi
+	export SKIP_WHY=$why
+}
+
+# need_cluster: skips a test of a netns_cluster file without its cluster.
+need_cluster() {
+	[ -z "$SKIP_WHY" ] || skip "$SKIP_WHY"
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# in_node_net N CMD...: CMD in node N's network namespace (a netns
+# cluster's, or the node namespaces doctor.bats makes in its slot).
+in_node_net() {
+	local n=$1
+	shift
+	ip -n "hpt$(cat "$CLUSTER_BASE/run/slot")n$n" "$@"
+}
+
+# in_node_mnt NODE CMD...: CMD in NODE's mount namespace (that of its
+# slurmd), where its node-local directories are.
+in_node_mnt() {
+	local pid
+	pid=$(cat "$CLUSTER_BASE/run/slurmd-$1.pid")
+	shift
+	nsenter -t "$pid" -m "$@"
+}

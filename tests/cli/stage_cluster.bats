@@ -30,22 +30,8 @@ load slurm_cluster
 unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID PMIX_NAMESPACE OMPI_COMM_WORLD_RANK CUDA_VISIBLE_DEVICES
 
 setup_file() {
-	local why=
-	if [ "$(id -u)" -ne 0 ]; then
-		why="not root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN"
-	elif ! command -v slurmctld >/dev/null; then
-		why="no slurm-wlm"
-	elif [ -z "$(command -v mksquashfs)" ] || [ -z "$(command -v python3)" ]; then
-		why="no mksquashfs (squashfs-tools) or python3"
-	elif ! ip netns add "hpt-probe-$$" 2>/dev/null; then
-		why="cannot make a network namespace (ip netns add failed)"
-	else
-		ip netns del "hpt-probe-$$"
-		cluster_up netns 3
-		[ -n "${SLURM_CONF:-}" ] || why="the netns cluster did not start (see the lines above)"
-	fi
-	export SKIP_WHY=$why
-	[ -z "$why" ] || return 0
+	netns_cluster 3 mksquashfs python3
+	[ -z "$SKIP_WHY" ] || return 0
 	# Under /tmp, which every node shares; the cache under $BASE/local,
 	# which each node has of its own.  A ledger of the file's own.
 	WORK=$(mktemp -d /tmp/hpt-stage-cluster.XXXXXX)
@@ -71,24 +57,11 @@ teardown_file() {
 	local n
 	for n in node1 node2 node3; do
 		[ -n "${CLUSTER_BASE:-}" ] || break
-		in_node "$n" umount "$CLUSTER_BASE/local/small" 2>/dev/null || true
+		in_node_mnt "$n" umount "$CLUSTER_BASE/local/small" 2>/dev/null || true
 	done
 	cluster_down
 	[ -n "${WORK:-}" ] && rm -rf "$WORK"
 	return 0
-}
-
-need_cluster() {
-	[ -z "$SKIP_WHY" ] || skip "$SKIP_WHY"
-	cd "$BATS_TEST_TMPDIR"
-}
-
-# in_node NODE CMD...: CMD in NODE's mount namespace (that of its slurmd).
-in_node() {
-	local pid
-	pid=$(cat "$CLUSTER_BASE/run/slurmd-$1.pid")
-	shift
-	nsenter -t "$pid" -m "$@"
 }
 
 # make_set DIR N: N files of 8-56 KB of random bytes in 20 folders, and
@@ -398,8 +371,8 @@ SPEC
 	need_cluster
 	# node2's cache on an 8 MiB tmpfs, in node2's own mount namespace;
 	# node1's is a plain directory on the disk
-	for n in node1 node2; do in_node $n mkdir -p "$dir"; done
-	in_node node2 mount -t tmpfs -o size=8m,mode=0700 hpt-small "$dir"
+	for n in node1 node2; do in_node_mnt $n mkdir -p "$dir"; done
+	in_node_mnt node2 mount -t tmpfs -o size=8m,mode=0700 hpt-small "$dir"
 	export CACHE_DIR=$dir HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/ledger.json
 	# two nodes: the netns nodes share one munged, which refuses a
 	# credential read twice, so doctor's check across three would fail
@@ -408,7 +381,7 @@ SPEC
 	# node1 and node2, the nodes prepared above, whichever Slurm would pick
 	submit_json --exclude node3 job.yaml
 	finish "$JOB" 150
-	in_node node2 umount "$dir"
+	in_node_mnt node2 umount "$dir"
 	[ "$(state)" = FAILED ] || { echo "$output"; logs "$DIR"; false; }
 	jq . "$DIR/preflight.json"
 	jq -e '.ok == false and .exclude == "node2"' "$DIR/preflight.json"

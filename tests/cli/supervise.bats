@@ -26,16 +26,6 @@ ${5:-}
 SPEC
 }
 
-# wait_for FILE PATTERN: until FILE matches (60 s at most).
-wait_for() {
-	for _ in $(seq 600); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "no '$2' in $1"
-	return 1
-}
-
 @test "launch --supervise exits with the program's status, 128+N for signal N, 127 when not found" {
 	run "$HPT" launch --supervise -- sh -c 'exit 3'
 	[ "$status" -eq 3 ]

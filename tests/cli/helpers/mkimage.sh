@@ -4,8 +4,8 @@
 # (its standard library without tests, idlelib, tkinter, ensurepip and
 # caches, for the supervisor's Python stacks inside) with the libraries
 # ldd names, on Debian 12's merged /usr, plus the mount points and files
-# ch-run and podman --rootfs expect.  Used by container.bats, which
-# caches it under build/.
+# ch-run and podman --rootfs expect.  The bats files make it through
+# test_image (tests/cli/common.bash), which caches it under build/.
 set -eu
 dir=$1
 rm -rf "$dir.tmp"
