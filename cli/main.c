@@ -167,17 +167,9 @@ static int cmd_version(int argc, char **argv)
 	return HPT_EXIT_OK;
 }
 
-/* A command's output may go to a closed pipe or a full disk; the status
- * must say so instead of claiming success (git.c: run_builtin()). */
 static int finish(int status)
 {
-	if (fflush(stdout) || ferror(stdout)) {
-		if (errno != EPIPE)
-			fprintf(stderr, "hpctrain: error writing standard output: %s\n",
-				strerror(errno));
-		return status ? status : HPT_EXIT_IO;
-	}
-	return status;
+	return exitcode_finish("hpctrain", status);
 }
 
 int main(int argc, char **argv)

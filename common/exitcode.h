@@ -32,4 +32,12 @@ enum hpt_exit {
 	HPT_EXIT_NOTFOUND = 127,  /* launch: the program was not found */
 };
 
+/* Every program's last word: a command's output may go to a closed pipe
+ * or a full disk, and the status must say so instead of claiming
+ * success (git.c's run_builtin()).  Flushes stdout; status, or
+ * HPT_EXIT_IO when the output was lost and status was 0, after a line
+ * "WHO: error writing standard output: ..." (none for a closed pipe).
+ * exitcode.c. */
+int exitcode_finish(const char *who, int status);
+
 #endif

@@ -3,10 +3,8 @@
  * data` with "data" first.  Shell: picks the command, flushes stdout.
  * A separate program so the login-node CLI never links oneDNN. */
 #include "trainer/cmd.h"  // defines: cmd_train, cmd_data
-#include "common/exitcode.h" // defines: enum hpt_exit
+#include "common/exitcode.h" // defines: exitcode_finish
 
-#include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 int main(int argc, char **argv)
@@ -17,11 +15,5 @@ int main(int argc, char **argv)
 		status = cmd_data(argc - 1, argv + 1);
 	else
 		status = cmd_train(argc, argv);
-	if (fflush(stdout) || ferror(stdout)) {
-		if (errno != EPIPE)
-			fprintf(stderr, "hpctrain train: error writing standard output: %s\n",
-				strerror(errno));
-		return status ? status : HPT_EXIT_IO;
-	}
-	return status;
+	return exitcode_finish("hpctrain train", status);
 }
