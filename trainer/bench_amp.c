@@ -13,12 +13,12 @@
  * Inputs are generated (throughput does not depend on their values):
  * the cnn's Fashion-MNIST shape (28x28x1, 10 classes), hep-synthetic's
  * 64x64x1 with one sigmoid output, resnet-small on 32x32x3. */
-#include "trainer/backend.h" // defines: backend_init, be_alloc
+#include "trainer/cpu/backend.h" // defines: backend_init, be_alloc
 #include "trainer/bench_median.h" // defines: bench_median
 #include "trainer/kernels/cpu_isa.h" // defines: cpu_isa_level
-#include "trainer/model.h"   // defines: struct model, model_*
-#include "trainer/optim.h"   // defines: struct optim, optim_*
-#include "trainer/rng.h"     // defines: rng_hash
+#include "trainer/model/model.h"   // defines: struct model, model_*
+#include "trainer/model/optim.h"   // defines: struct optim, optim_*
+#include "trainer/model/rng.h"     // defines: rng_hash
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "common/spec/spec.h"        // defines: MODEL_*, struct job_optimizer
 #include "common/monoclock.h"  // defines: monoclock_s

@@ -1,4 +1,15 @@
-# trainer/build.mk - the bundled trainer, bin/hpctrain-train.
+# trainer/build.mk - the bundled trainer, bin/hpctrain-train, by concern:
+#
+#   trainer/          the commands (main.c, cmd_train.c, cmd_data.c) and one
+#                     rank's training loop (train*.c) with its metrics
+#   trainer/model/    layers, the model, mixed precision, the optimizer,
+#                     checkpoints and resuming them
+#   trainer/cpu/      the CPU backend (oneDNN) and its kernels' tuning
+#   trainer/kernels/  the plain and fast kernels, pure
+#   trainer/cuda/     the CUDA backend, the device model, NCCL, and the GPU
+#                     decisions free of CUDA (gpu_plan.c)
+#   trainer/comm/     data parallelism over MPI and the stall watchdog
+#   trainer/data/     data sets, their index and shards
 #
 # A separate executable (hpctrain train execs it), so the login-node CLI
 # never links oneDNN, OpenMP or zlib: bin/hpctrain takes nothing from
@@ -7,9 +18,9 @@
 # OpenMP; the flag is set per object pattern, so the CLI's objects are
 # untouched.
 
-# Built only for CUDA (HAVE_CUDA), so kept out of trainer's archive: the
-# device model and NCCL data parallelism.
-NOT_IN_LIB   += trainer/model_cuda.c trainer/comm_cuda.c
+# Built only for CUDA (HAVE_CUDA), so kept out of trainer/cuda's archive:
+# the device model and NCCL data parallelism.
+NOT_IN_LIB   += trainer/cuda/model_cuda.c trainer/cuda/comm_cuda.c
 TRAIN_LIBS    = -ldnnl -lz -fopenmp -lm
 
 DEBIAN_PKGS   += libdnnl-dev zlib1g-dev dataset-fashion-mnist
@@ -51,7 +62,7 @@ build/bench/bench_amp: $(OBJ)/trainer/bench_amp.o $(LIBS)
 # come from pkg-config (ompi.pc; mpicc --showme says the same).
 TRAIN_LIBS   += $(shell $(PKG_CONFIG) --libs ompi)
 DEBIAN_PKGS  += libopenmpi-dev openmpi-bin
-$(OBJ)/trainer/comm.o $(OBJ)/trainer/watchdog.o $(SAN)/trainer/comm.o $(SAN)/trainer/watchdog.o: \
+$(OBJ)/trainer/comm/comm.o $(OBJ)/trainer/comm/watchdog.o $(SAN)/trainer/comm/comm.o $(SAN)/trainer/comm/watchdog.o: \
 	HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
 UNIT_TESTS   += test_comm
 
@@ -109,12 +120,12 @@ cuda-config-force:
 .PHONY: cuda-config-force
 
 # The backend's files: its context and memory, then one file per op.
-CUDA_BACKEND = trainer/backend_cuda.cu trainer/cuda_gemm.cu trainer/cuda_conv.cu \
-               trainer/cuda_pool.cu trainer/cuda_batchnorm.cu trainer/cuda_pointwise.cu \
-               trainer/cuda_nccl.cu
+CUDA_BACKEND = trainer/cuda/backend_cuda.cu trainer/cuda/cuda_gemm.cu trainer/cuda/cuda_conv.cu \
+               trainer/cuda/cuda_pool.cu trainer/cuda/cuda_batchnorm.cu trainer/cuda/cuda_pointwise.cu \
+               trainer/cuda/cuda_nccl.cu
 CUDA_BACKEND_OBJ = $(patsubst %.cu,$(OBJ)/%.o,$(CUDA_BACKEND))
-$(CUDA_BACKEND_OBJ): $(OBJ)/%.o: %.cu trainer/cuda_internal.cuh trainer/backend_cuda.h \
-                     trainer/backend.h trainer/gpu_plan.h
+$(CUDA_BACKEND_OBJ): $(OBJ)/%.o: %.cu trainer/cuda/cuda_internal.cuh trainer/cuda/backend_cuda.h \
+                     trainer/cpu/backend.h trainer/cuda/gpu_plan.h
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
 
@@ -124,11 +135,11 @@ ifneq ($(NVCC),)
 # trainer's CPU-only twins is taken.
 TRAIN_CUDA_TWICE = train.o train_step.o train_setup.o
 TRAIN_CUDA_OBJ   = $(addprefix $(OBJ)/cuda/trainer/,$(TRAIN_CUDA_TWICE)) $(CUDA_BACKEND_OBJ) \
-                   $(OBJ)/trainer/model_cuda.o
-TRAIN_BIN_OBJ    = $(TRAIN_CUDA_OBJ) $(OBJ)/cuda/trainer/cmd_train.o $(OBJ)/trainer/comm_cuda.o
+                   $(OBJ)/trainer/cuda/model_cuda.o
+TRAIN_BIN_OBJ    = $(TRAIN_CUDA_OBJ) $(OBJ)/cuda/trainer/cmd_train.o $(OBJ)/trainer/cuda/comm_cuda.o
 TRAIN_BIN_LIBS   = $(CUDA_LIBS)
-$(OBJ)/trainer/model_cuda.o $(OBJ)/trainer/bench_cuda_peak.o: HPT_CFLAGS += -DHAVE_CUDA
-$(OBJ)/trainer/comm_cuda.o: HPT_CFLAGS += -DHAVE_CUDA $(shell $(PKG_CONFIG) --cflags ompi)
+$(OBJ)/trainer/cuda/model_cuda.o $(OBJ)/trainer/cuda/bench_cuda_peak.o: HPT_CFLAGS += -DHAVE_CUDA
+$(OBJ)/trainer/cuda/comm_cuda.o: HPT_CFLAGS += -DHAVE_CUDA $(shell $(PKG_CONFIG) --cflags ompi)
 $(OBJ)/cuda/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fopenmp -DHAVE_CUDA -MMD -MP -c -o $@ $<
@@ -143,7 +154,7 @@ $(OBJ)/tests/unit/test_cuda_gpu.o: tests/unit/test_cuda.c
 
 # The GPU's measured GEMM peak per precision, for tests/bench/gpu_bench.sh.
 BENCH_TARGETS += build/bench/bench_cuda_peak
-build/bench/bench_cuda_peak: $(OBJ)/trainer/bench_cuda_peak.o $(TRAIN_CUDA_OBJ) $(LIBS)
+build/bench/bench_cuda_peak: $(OBJ)/trainer/cuda/bench_cuda_peak.o $(TRAIN_CUDA_OBJ) $(LIBS)
 	@mkdir -p $(@D)
 	$(LINK) -o $@ $< $(TRAIN_CUDA_OBJ) $(LINK_LIBS) $(PKG_LIBS) $(TRAIN_LIBS) $(CUDA_LIBS)
 else
@@ -160,7 +171,7 @@ bin/hpctrain-train: $(OBJ)/trainer/main.o $(TRAIN_BIN_OBJ) $(LIBS) build/cuda-co
 	$(LINK) -o $@ $< $(TRAIN_BIN_OBJ) $(LINK_LIBS) $(PKG_LIBS) $(TRAIN_LIBS) $(TRAIN_BIN_LIBS)
 
 BENCH_TARGETS += build/bench/bench_comm
-$(OBJ)/trainer/bench_comm.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
-build/bench/bench_comm: $(OBJ)/trainer/bench_comm.o $(LIBS)
+$(OBJ)/trainer/comm/bench_comm.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
+build/bench/bench_comm: $(OBJ)/trainer/comm/bench_comm.o $(LIBS)
 	@mkdir -p $(@D)
 	$(LINK) -o $@ $< $(LINK_LIBS) $(PKG_LIBS) $(TRAIN_LIBS)

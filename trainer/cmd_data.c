@@ -1,7 +1,7 @@
 /* cmd_data.c - `hpctrain data convert`: IDX files to hpctrain shards.
  * Shell. */
 #include "trainer/cmd.h"   // defines: cmd_data
-#include "trainer/data.h"  // defines: data_load_idx, data_write_shards
+#include "trainer/data/data.h"  // defines: data_load_idx, data_write_shards
 #include "common/exitcode.h"  // defines: enum hpt_exit
 #include "common/opt.h"       // defines: struct opt, opt_next, opt_usage, opt_error
 #include "common/sbuf.h"      // defines: struct sbuf, SBUF_CLIP

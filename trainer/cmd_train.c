@@ -1,10 +1,10 @@
 /* cmd_train.c - `hpctrain train SPEC`: load the spec, pick the device,
  * make the run directory, start the backend, run the loop.  Shell. */
 #include "trainer/cmd.h"      // defines: cmd_train
-#include "trainer/backend.h"  // defines: backend_init, be_tune_off
-#include "trainer/backend_cuda.h" // defines: be_cuda_built, be_cuda_device_count
-#include "trainer/comm.h"     // defines: struct comm, comm_init, comm_hooks, comm_finish
-#include "trainer/comm_cuda.h" // defines: struct comm_cuda, comm_cuda_*
+#include "trainer/cpu/backend.h"  // defines: backend_init, be_tune_off
+#include "trainer/cuda/backend_cuda.h" // defines: be_cuda_built, be_cuda_device_count
+#include "trainer/comm/comm.h"     // defines: struct comm, comm_init, comm_hooks, comm_finish
+#include "trainer/cuda/comm_cuda.h" // defines: struct comm_cuda, comm_cuda_*
 #include "trainer/train.h"    // defines: train_run, struct train_config
 #include "trainer/train_env.h" // defines: train_env_check
 #include "common/diag.h"         // defines: struct diag_list, diag_report

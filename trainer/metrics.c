@@ -1,6 +1,6 @@
 /* metrics.c - JSON-lines metrics and the progress line.  Shell. */
 #include "trainer/metrics.h" // defines: struct metrics, metrics_*
-#include "trainer/model.h"   // defines: struct layer_time
+#include "trainer/model/model.h"   // defines: struct layer_time
 #include "common/fileio.h"      // defines: fileio_open_append
 #include "common/sbuf.h"        // defines: struct sbuf
 

@@ -6,16 +6,16 @@
 #include "trainer/train.h"         // defines: train_run, struct train_hooks
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "trainer/train_internal.h" // defines: struct trainer, train_step_*, train_data_open
-#include "trainer/amp.h"           // defines: amp_scale, amp_unscale, amp_update
-#include "trainer/backend.h"       // defines: be_alloc, backend_describe, be_tune_*
-#include "trainer/backend_cuda.h"  // defines: be_cuda_describe
-#include "trainer/ckpt.h"          // defines: ckpt_save, ckpt_load, ckpt_latest
-#include "trainer/data.h"          // defines: struct dataset, struct loader
+#include "trainer/model/amp.h"           // defines: amp_scale, amp_unscale, amp_update
+#include "trainer/cpu/backend.h"       // defines: be_alloc, backend_describe, be_tune_*
+#include "trainer/cuda/backend_cuda.h"  // defines: be_cuda_describe
+#include "trainer/model/ckpt.h"          // defines: ckpt_save, ckpt_load, ckpt_latest
+#include "trainer/data/data.h"          // defines: struct dataset, struct loader
 #include "trainer/metrics.h"       // defines: struct metrics
-#include "trainer/model.h"         // defines: struct model
-#include "trainer/model_cuda.h"    // defines: struct model_cuda, model_cuda_*
-#include "trainer/optim.h"         // defines: struct optim
-#include "trainer/rng.h"           // defines: rng_hash
+#include "trainer/model/model.h"         // defines: struct model
+#include "trainer/cuda/model_cuda.h"    // defines: struct model_cuda, model_cuda_*
+#include "trainer/model/optim.h"         // defines: struct optim
+#include "trainer/model/rng.h"           // defines: rng_hash
 #include "trainer/train_plan.h"    // defines: struct train_plan, train_plan_make
 #include "common/exitcode.h"          // defines: HPT_EXIT_*
 #include "common/fileio.h"            // defines: fileio_private_dir

@@ -1,7 +1,7 @@
 /* train_data.c - the data set of one rank's trainer: see
  * train_internal.h.  Shell: reads data files and the environment. */
 #include "trainer/train_internal.h"    // defines: struct trainer, train_data_open
-#include "trainer/data.h"              // defines: data_load_idx_pair, data_load_shards, data_synthetic
+#include "trainer/data/data.h"              // defines: data_load_idx_pair, data_load_shards, data_synthetic
 #include "common/exitcode.h"           // defines: HPT_EXIT_*
 #include "common/sbuf.h"               // defines: struct sbuf
 #include "common/spec/spec.h"          // defines: struct job, spec_stage_dataset, spec_stage_find

@@ -4,9 +4,9 @@
 #include "trainer/train_env.h"        // defines: train_env_check
 #include "common/envvar.h"            // defines: envvar_int, envvar_choice
 #include "common/sbuf.h"              // defines: struct sbuf, sbuf_clip
-#include "trainer/gpu_plan.h"         // defines: GPU_SHARE_ENV
+#include "trainer/cuda/gpu_plan.h"         // defines: GPU_SHARE_ENV
 #include "trainer/kernels/cpu_isa.h"  // defines: cpu_isa_parse, CPU_ISA_NAMES
-#include "trainer/tune.h"             // defines: tune_parse_mode
+#include "trainer/cpu/tune.h"             // defines: tune_parse_mode
 
 #include <omp.h>
 #include <sched.h>

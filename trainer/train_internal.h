@@ -5,12 +5,12 @@
 #ifndef HPT_TRAIN_INTERNAL_H
 #define HPT_TRAIN_INTERNAL_H
 
-#include "trainer/ckpt.h"          // defines: struct ckpt_state
-#include "trainer/data.h"          // defines: struct dataset, struct loader
+#include "trainer/model/ckpt.h"          // defines: struct ckpt_state
+#include "trainer/data/data.h"          // defines: struct dataset, struct loader
 #include "trainer/metrics.h"       // defines: struct metrics, struct step_profile
-#include "trainer/model.h"         // defines: struct model, struct grad_hook
-#include "trainer/model_cuda.h"    // defines: struct model_cuda
-#include "trainer/optim.h"         // defines: struct optim
+#include "trainer/model/model.h"         // defines: struct model, struct grad_hook
+#include "trainer/cuda/model_cuda.h"    // defines: struct model_cuda
+#include "trainer/model/optim.h"         // defines: struct optim
 #include "trainer/train.h"         // defines: struct train_config
 #include "trainer/train_plan.h"    // defines: struct train_plan
 

@@ -2,7 +2,7 @@
  * (see train_plan.h).  Shell: reads the newest checkpoint's header on
  * rank 0, shares it through the hooks; resume.c decides. */
 #include "trainer/train_plan.h" // defines: struct train_plan, train_plan_*
-#include "trainer/ckpt.h"       // defines: ckpt_latest, ckpt_peek
+#include "trainer/model/ckpt.h"       // defines: ckpt_latest, ckpt_peek
 #include "trainer/train.h"      // defines: struct train_config, struct train_hooks
 #include "common/exitcode.h"    // defines: HPT_EXIT_*
 #include "common/sbuf.h"        // defines: struct sbuf

@@ -12,7 +12,7 @@
 #ifndef HPT_TRAIN_PLAN_H
 #define HPT_TRAIN_PLAN_H
 
-#include "trainer/resume.h" // defines: struct resume_plan
+#include "trainer/model/resume.h" // defines: struct resume_plan
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
  * (layer.c); train.c adds the other phases to t->prof. */
 #include "trainer/train_internal.h" // defines: struct trainer, struct step_profile
 #include "trainer/metrics.h"        // defines: metrics_profile
-#include "trainer/model.h"          // defines: struct layer_time, model_layer_times*
+#include "trainer/model/model.h"          // defines: struct layer_time, model_layer_times*
 #include "common/sbuf.h"            // defines: xcalloc
 
 #include <stdlib.h>

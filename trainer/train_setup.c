@@ -4,12 +4,12 @@
  * train_release).  Shell: through the data and the backend it reads
  * files and plans kernels. */
 #include "trainer/train_internal.h" // defines: struct trainer, train_data_open
-#include "trainer/amp.h"           // defines: amp_init
-#include "trainer/backend.h"       // defines: be_alloc, be_free, be_tune_export, be_tune_adopt
-#include "trainer/data.h"          // defines: struct dataset, loader_*
-#include "trainer/model.h"         // defines: model_build, model_init, model_release
-#include "trainer/model_cuda.h"    // defines: model_cuda_create, model_cuda_free
-#include "trainer/optim.h"         // defines: optim_init, optim_release
+#include "trainer/model/amp.h"           // defines: amp_init
+#include "trainer/cpu/backend.h"       // defines: be_alloc, be_free, be_tune_export, be_tune_adopt
+#include "trainer/data/data.h"          // defines: struct dataset, loader_*
+#include "trainer/model/model.h"         // defines: model_build, model_init, model_release
+#include "trainer/cuda/model_cuda.h"    // defines: model_cuda_create, model_cuda_free
+#include "trainer/model/optim.h"         // defines: optim_init, optim_release
 #include "trainer/train.h"         // defines: struct train_hooks
 #include "trainer/train_plan.h"    // defines: struct train_plan
 #include "common/exitcode.h"       // defines: HPT_EXIT_*

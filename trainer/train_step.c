@@ -1,8 +1,8 @@
 /* train_step.c - the model's passes on its device, for one rank's
  * trainer: see train_internal.h.  Core but for the device it drives. */
 #include "trainer/train_internal.h" // defines: struct trainer, train_step_*
-#include "trainer/amp.h"            // defines: amp_scale, amp_unscale, amp_update, amp_factor
-#include "trainer/model_cuda.h"     // defines: model_cuda_*
+#include "trainer/model/amp.h"            // defines: amp_scale, amp_unscale, amp_update, amp_factor
+#include "trainer/cuda/model_cuda.h"     // defines: model_cuda_*
 
 #include <math.h>
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# dp_comm.sh - gradient exchange of trainer/comm.c on 2 local ranks:
+# dp_comm.sh - gradient exchange of trainer/comm/comm.c on 2 local ranks:
 # the cnn's gradients bucketed vs one allreduce per tensor (blocking, and
 # non-blocking as Horovod/DDP issue them without fusion), and an
 # nccl-tests style busbw table of a comm.c bucket vs raw MPI_Allreduce

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# dp.bats - data-parallel training over MPI (trainer/comm.c), with real
+# dp.bats - data-parallel training over MPI (trainer/comm/comm.c), with real
 # mpirun ranks on this machine: equivalence with one process on the
 # global batch, delayed and compressed gradients, preemption with exact
 # resume (under mpirun and under the local Slurm), synchronised batch

@@ -73,13 +73,13 @@ setup() {
 
 @test "a source left out of the archives and unbuilt, a gone one, or one listed by hand is named" {
 	touch "$T/launcher/runs/bench_orphan.c"
-	rm "$T/trainer/model_cuda.c"
+	rm "$T/trainer/cuda/model_cuda.c"
 	echo 'UNIT_SRC_test_x = launcher/runs/progress.c' >>"$T/launcher/runs/build.mk"
 	run -1 sh "$ROOT/tests/lint-build.sh" "$T"
 	[ "${#lines[@]}" -eq 3 ]
 	[ "${lines[0]}" = 'launcher/runs/bench_orphan.c: out of the archives, and launcher/runs/build.mk builds no $(OBJ)/launcher/runs/bench_orphan.o' ]
 	[ "${lines[1]}" = "launcher/runs/build.mk: names launcher/runs/progress.c, which its folder's archive holds: link the archives instead" ]
-	[ "${lines[2]}" = "trainer/build.mk: names trainer/model_cuda.c, which does not exist" ]
+	[ "${lines[2]}" = "trainer/build.mk: names trainer/cuda/model_cuda.c, which does not exist" ]
 }
 
 @test "cli/ refuses a helper file beside the commands, and a command over 450 lines" {

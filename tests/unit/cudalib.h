@@ -20,14 +20,14 @@
 #define HPT_CUDALIB_H
 
 #include "tests/unit/trainlib.h"
-#include "trainer/backend.h"
-#include "trainer/backend_cuda.h"
-#include "trainer/data.h"
+#include "trainer/cpu/backend.h"
+#include "trainer/cuda/backend_cuda.h"
+#include "trainer/data/data.h"
 #include "trainer/kernels/kernels.h"
-#include "trainer/model.h"
-#include "trainer/model_cuda.h"
-#include "trainer/optim.h"
-#include "trainer/amp.h"
+#include "trainer/model/model.h"
+#include "trainer/cuda/model_cuda.h"
+#include "trainer/model/optim.h"
+#include "trainer/model/amp.h"
 #include "common/sbuf.h"
 #include "common/spec/spec.h"
 

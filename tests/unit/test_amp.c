@@ -4,14 +4,14 @@
  * version-1 checkpoints still load) and the low-precision
  * convolutions against the fp64 reference within documented bounds. */
 #include "tests/unit/trainlib.h"
-#include "trainer/amp.h"
-#include "trainer/backend.h"
-#include "trainer/ckpt.h"
+#include "trainer/model/amp.h"
+#include "trainer/cpu/backend.h"
+#include "trainer/model/ckpt.h"
 #include "trainer/kernels/cpu_isa.h"
 #include "trainer/kernels/kernels.h"
-#include "trainer/model.h"
-#include "trainer/optim.h"
-#include "trainer/le_bytes.h"
+#include "trainer/model/model.h"
+#include "trainer/model/optim.h"
+#include "trainer/data/le_bytes.h"
 #include "common/fileio.h"      // defines: fileio_read
 #include "common/sbuf.h"
 #include "common/spec/spec.h"

@@ -3,11 +3,11 @@
  * graph's composite pieces (flatten order, residual blocks) against
  * finite differences. */
 #include "tests/unit/trainlib.h"
-#include "trainer/backend.h"
+#include "trainer/cpu/backend.h"
 #include "trainer/kernels/cpu_isa.h"
 #include "trainer/kernels/kernels.h"
-#include "trainer/layer.h"
-#include "trainer/model.h"
+#include "trainer/model/layer.h"
+#include "trainer/model/model.h"
 #include "common/sbuf.h"
 #include "common/spec/spec.h"
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "trainer/comm_pack.h"
+#include "trainer/comm/comm_pack.h"
 
 #include <math.h>
 #include <stdlib.h>

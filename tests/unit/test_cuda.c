@@ -20,15 +20,15 @@
  * The optimizer and the dropout masks are the same arithmetic on both
  * sides: 1e-6 relative and bit-equal. */
 #include "tests/unit/cudalib.h"
-#include "trainer/backend.h"
-#include "trainer/backend_cuda.h"
-#include "trainer/data.h"
+#include "trainer/cpu/backend.h"
+#include "trainer/cuda/backend_cuda.h"
+#include "trainer/data/data.h"
 #include "trainer/kernels/kernels.h"
-#include "trainer/model.h"
-#include "trainer/model_cuda.h"
-#include "trainer/optim.h"
-#include "trainer/amp.h"
-#include "trainer/gpu_plan.h"
+#include "trainer/model/model.h"
+#include "trainer/cuda/model_cuda.h"
+#include "trainer/model/optim.h"
+#include "trainer/model/amp.h"
+#include "trainer/cuda/gpu_plan.h"
 #include "common/sbuf.h"
 #include "common/spec/spec.h"
 

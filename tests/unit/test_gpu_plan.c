@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "trainer/gpu_plan.h"
+#include "trainer/cuda/gpu_plan.h"
 #include "common/sbuf.h"
 
 #include <string.h>

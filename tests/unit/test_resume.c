@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "trainer/resume.h"
+#include "trainer/model/resume.h"
 #include "common/sbuf.h"
 
 #include <string.h>

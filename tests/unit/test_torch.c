@@ -3,11 +3,11 @@
  * and the losses, compared with the fixtures that
  * tests/torch/make_fixtures.py wrote with python3-torch (fp32). */
 #include "tests/unit/trainlib.h"
-#include "trainer/backend.h"
+#include "trainer/cpu/backend.h"
 #include "trainer/kernels/kernels.h"
-#include "trainer/layer.h"
-#include "trainer/model.h"
-#include "trainer/optim.h"
+#include "trainer/model/layer.h"
+#include "trainer/model/model.h"
+#include "trainer/model/optim.h"
 #include "common/sbuf.h"
 #include "common/spec/spec.h"
 

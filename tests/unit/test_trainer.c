@@ -4,12 +4,12 @@
  * synchronised batch norm against one process on the global batch, and
  * the FLOPs a step is credited with. */
 #include "tests/unit/trainlib.h"
-#include "trainer/backend.h"
-#include "trainer/ckpt.h"
-#include "trainer/data.h"
-#include "trainer/model.h"
-#include "trainer/optim.h"
-#include "trainer/le_bytes.h"
+#include "trainer/cpu/backend.h"
+#include "trainer/model/ckpt.h"
+#include "trainer/data/data.h"
+#include "trainer/model/model.h"
+#include "trainer/model/optim.h"
+#include "trainer/data/le_bytes.h"
 #include "common/exitcode.h"
 #include "common/sbuf.h"
 #include "common/spec/spec.h"

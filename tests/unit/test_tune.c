@@ -1,9 +1,9 @@
 /* test_tune.c - the pure part of choosing kernels by measurement
- * (trainer/tune.h): the fastest timed candidate, the time budget, a
+ * (trainer/cpu/tune.h): the fastest timed candidate, the time budget, a
  * candidate's median time and its repetitions, what a layer's tuning
  * found, the cache key and the HPCTRAIN_KERNELS mode.  No clock: times
  * are given. */
-#include "trainer/tune.h" // defines: tune_*
+#include "trainer/cpu/tune.h" // defines: tune_*
 
 #include <setjmp.h>
 #include <stdarg.h>

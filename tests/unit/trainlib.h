@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "trainer/rng.h"
+#include "trainer/model/rng.h"
 
 #ifndef FIXTURE_DIR
 #define FIXTURE_DIR "tests/fixtures/torch"

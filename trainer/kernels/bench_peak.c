@@ -5,7 +5,7 @@
  * FLOPs), each checked against the plain reference on a slice first.
  * Prints "gemm_gflops X" and "conv_gflops Y".  Run by
  * tests/bench/train_vs_torch.sh; thread count from OMP_NUM_THREADS. */
-#include "trainer/backend.h"         // defines: be_gemm, be_conv_*, backend_init
+#include "trainer/cpu/backend.h"         // defines: be_gemm, be_conv_*, backend_init
 #include "trainer/kernels/kernels.h" // defines: conv2d_fwd_ref
 #include "common/sbuf.h"                // defines: struct sbuf
 #include "common/monoclock.h"  // defines: monoclock_s

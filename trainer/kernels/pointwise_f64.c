@@ -1,7 +1,7 @@
 /* pointwise_f64.c - the pointwise kernels in double (the finite-difference checks).
  * Core.  The code is in pointwise.inc; see there. */
 #include "trainer/kernels/kernels.h" // defines: the *_f64 declarations
-#include "trainer/rng.h"             // defines: rng_hash_uniform
+#include "trainer/model/rng.h"             // defines: rng_hash_uniform
 
 #include <math.h>
 

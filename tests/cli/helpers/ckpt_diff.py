@@ -4,7 +4,7 @@ checkpoints, or with --state their batch-norm running statistics.
 
 Prints "rel L2 max_abs": the relative L2 difference |a-b|/|b| of the
 vectors and the largest absolute difference.  The layout is
-trainer/ckpt.c's: version at offset 8, nparams at 116, nstate at 124,
+trainer/model/ckpt.c's: version at offset 8, nparams at 116, nstate at 124,
 the parameters after a 140-byte (version 1) or 156-byte (version 2)
 header, or a 212-byte one (version 3), the state right after them."""
 import struct
