@@ -32,6 +32,9 @@ CFLAGS      ?= -O2 -g
 CPPFLAGS    ?=
 LDFLAGS     ?=
 WERROR      ?= 0
+# make check builds with this many jobs (its suites run side by side too:
+# tests/run-tests.sh, HPT_TEST_JOBS).
+NPROC       ?= $(shell nproc 2>/dev/null || echo 2)
 VERSION     := 0.1.0$(shell git rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/+g/')
 # Where `make install` puts the templates; hpctrain also looks beside
 # its executable (../share/hpctrain/templates), so a moved tree works.
@@ -179,9 +182,9 @@ lint:
 check:
 	@sh tests/deps.sh $(DEBIAN_PKGS)
 	@$(MAKE) --no-print-directory lint
-	@$(MAKE) --no-print-directory WERROR=1 all test-bins
+	@$(MAKE) --no-print-directory -j$(NPROC) WERROR=1 all test-bins
 	@sh tests/lint-layers.sh
-	@sh tests/run-tests.sh
+	@bash tests/run-tests.sh
 
 test-bins: $(UNIT_BINS) $(TEST_BINS) $(if $(shell command -v $(CLANG)),build/fuzz/fuzz_spec)
 

@@ -1,15 +1,32 @@
-#!/bin/sh
+#!/bin/bash
 # run-tests.sh - run every test suite and end with one summary line:
 #   N passed, N failed[, N skipped]
 # Unit tests (cmocka) run twice, plain and under ASan+UBSan; CLI tests are
 # bats files; the fuzz target replays its seed corpus.  All speak TAP, so
-# one parser counts them.  Logs of each suite land in build/test-logs/.
+# one parser counts them.  Logs of each suite land in build/test-logs/,
+# with the seconds it took in NAME.time.
+#
+# Suites run side by side, HPT_TEST_JOBS lanes at once (default 3): the
+# unit, sanitizer and fuzz suites as one lane, which the CPUs keep busy,
+# and each bats file as a lane of its own, most of whose time is spent
+# waiting on Slurm, srun and the programs it starts.  Bats files share
+# nothing that could collide: each starts its own throw-away cluster in
+# a slot of its own (tests/cluster/up.sh), in a temporary directory of
+# its own, with a node ledger of its own (tests/cli/common.bash), and the
+# test image is made once under a lock (test_image); the few that look
+# at the host's SquashFS mounts share one lane (SHARED below).  The
+# slowest files start first, so the last to finish is a short one.
+# The summary is printed in a fixed order whatever finished first, then
+# each suite's time, slowest first.
 set -u
 cd "$(dirname "$0")/.." || exit 70
 LOGS=build/test-logs
 mkdir -p "$LOGS/unit" "$LOGS/asan" "$LOGS/cli" "$LOGS/fuzz"
+rm -f "$LOGS"/*/*.tap "$LOGS"/*/*.time "$LOGS"/*/*.rc
 export HPT="$PWD/bin/hpctrain"
+JOBS=${HPT_TEST_JOBS:-3}
 PASS=0 FAIL=0 SKIP=0
+ORDER=()
 
 # count_tap NAME RC: adds the results in $LOGS/NAME.tap to the totals.  A
 # suite that exits non-zero without reporting a failure (a crash, a
@@ -32,49 +49,117 @@ count_tap() {
 	fi
 }
 
+# run_suite NAME CMD...: runs one suite into its log, keeping its status
+# and its time for the summary.
 run_suite() {
-	name=$1
+	local name=$1 start rc
 	shift
+	ORDER+=("$name")
+	start=$(date +%s)
 	"$@" >"$LOGS/$name.tap" 2>&1
-	count_tap "$name" $?
+	rc=$?
+	echo "$rc" >"$LOGS/$name.rc"
+	echo $(($(date +%s) - start)) >"$LOGS/$name.time"
 }
 
-for t in build/tests/test_*; do
-	[ -x "$t" ] || continue
-	CMOCKA_MESSAGE_OUTPUT=TAP run_suite "unit/${t##*/}" "$t"
-done
-# The backend's kernels again under each lower instruction-set cap (the
-# trainer emulates bf16 below AVX512-BF16; see tests/cli/isa.bats).
-for cap in avx2 avx512_core; do
-	for t in build/tests/test_amp build/tests/test_backend; do
+# The unit lane: every cmocka binary, again under each lower
+# instruction-set cap for the backend's kernels (the trainer emulates
+# bf16 below AVX512-BF16; see tests/cli/isa.bats), the sanitized
+# binaries, and the fuzz corpus.
+unit_lane() {
+	local t cap name
+	for t in build/tests/test_*; do
 		[ -x "$t" ] || continue
-		CMOCKA_MESSAGE_OUTPUT=TAP HPCTRAIN_MAX_CPU_ISA=$cap run_suite "unit/${t##*/}@$cap" "$t"
+		CMOCKA_MESSAGE_OUTPUT=TAP run_suite "unit/${t##*/}" "$t"
 	done
-done
-for t in build/tests-san/test_*; do
-	[ -x "$t" ] || continue
-	CMOCKA_MESSAGE_OUTPUT=TAP ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		run_suite "asan/${t##*/}" "$t"
-done
-for b in tests/cli/*.bats; do
-	[ -f "$b" ] || continue
-	n=${b##*/}
-	run_suite "cli/${n%.bats}" bats --tap "$b"
-done
-if [ -x build/fuzz/fuzz_spec ]; then
+	for cap in avx2 avx512_core; do
+		for t in build/tests/test_amp build/tests/test_backend; do
+			[ -x "$t" ] || continue
+			CMOCKA_MESSAGE_OUTPUT=TAP HPCTRAIN_MAX_CPU_ISA=$cap run_suite "unit/${t##*/}@$cap" "$t"
+		done
+	done
+	for t in build/tests-san/test_*; do
+		[ -x "$t" ] || continue
+		CMOCKA_MESSAGE_OUTPUT=TAP ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			run_suite "asan/${t##*/}" "$t"
+	done
 	name=fuzz/spec-corpus
-	if build/fuzz/fuzz_spec -runs=0 tests/fuzz/corpus >"$LOGS/fuzz.log" 2>&1; then
-		echo "ok 1 - fuzz_spec replays $(ls tests/fuzz/corpus | wc -l) corpus inputs" >"$LOGS/$name.tap"
+	if [ -x build/fuzz/fuzz_spec ]; then
+		run_suite "$name" sh -c 'build/fuzz/fuzz_spec -runs=0 tests/fuzz/corpus >"$1" 2>&1 &&
+			echo "ok 1 - fuzz_spec replays $(ls tests/fuzz/corpus | wc -l) corpus inputs" ||
+			echo "not ok 1 - fuzz_spec crashed on the corpus (see $1)"' sh "$LOGS/fuzz.log"
 	else
-		echo "not ok 1 - fuzz_spec crashed on the corpus (see $LOGS/fuzz.log)" >"$LOGS/$name.tap"
+		run_suite "$name" echo "ok 1 - fuzz_spec # SKIP clang with libFuzzer not available"
 	fi
-	count_tap "$name" 0
-else
-	mkdir -p "$LOGS/fuzz"
-	echo "ok 1 - fuzz_spec # SKIP clang with libFuzzer not available" >"$LOGS/fuzz/spec-corpus.tap"
-	count_tap fuzz/spec-corpus 0
-fi
+	printf '%s\n' "${ORDER[@]}" >"$LOGS/unit-lane.order"
+}
+
+# Files that look at what a node has mounted or running under
+# /tmp/hpctrain-squash-UID (SquashFS images started by ch-run and
+# podman), which is one per host and so shared by every cluster here:
+# they run one after the other, in one lane.
+SHARED="container container_cluster stage_cluster"
+# The other bats files, slowest first: those named here (in the order
+# they last took, on a 2-core machine), then the rest by name.
+SLOW="supervise dp range_cluster resize sweep rerun stage status plan doctor isa amp"
+bats_files() {
+	local n
+	for n in $SLOW; do
+		[ -f "tests/cli/$n.bats" ] && echo "tests/cli/$n.bats"
+	done
+	for n in tests/cli/*.bats; do
+		case " $(echo $SLOW $SHARED) " in *" $(basename "$n" .bats) "*) continue ;; esac
+		echo "$n"
+	done
+}
+
+bats_file() {
+	local n=${1##*/}
+	run_suite "cli/${n%.bats}" bats --tap "$1"
+}
+
+shared_lane() {
+	local n
+	for n in $SHARED; do
+		[ -f "tests/cli/$n.bats" ] && bats_file "tests/cli/$n.bats"
+	done
+}
+
+# A pool of $JOBS lanes: the shared files' lane and the unit lane first,
+# then one bats file a lane.
+running=0
+start_lane() {
+	if [ "$running" -ge "$JOBS" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	"$@" &
+	running=$((running + 1))
+}
+BATS=()
+for n in $SHARED; do
+	[ -f "tests/cli/$n.bats" ] && BATS+=("cli/$n")
+done
+start_lane shared_lane
+start_lane unit_lane
+for b in $(bats_files); do
+	n=${b##*/}
+	BATS+=("cli/${n%.bats}")
+	start_lane bats_file "$b"
+done
+wait
+
+while read -r name; do
+	count_tap "$name" "$(cat "$LOGS/$name.rc" 2>/dev/null || echo 1)"
+done < <(cat "$LOGS/unit-lane.order" 2>/dev/null; printf '%s\n' "${BATS[@]}" | sort)
+
+echo "suite times (s), slowest first:"
+for f in "$LOGS"/*/*.time; do
+	n=${f#$LOGS/}
+	echo "$(cat "$f") ${n%.time}"
+done | sort -rn | awk '$1 >= 5 { printf "  %5d  %s\n", $1, $2 } $1 < 5 { rest += $1; k++ }
+	END { if (k) printf "  %5d  (%d suites under 5 s)\n", rest, k }'
 
 line="$PASS passed, $FAIL failed"
 [ "$SKIP" -ne 0 ] && line="$line, $SKIP skipped"

@@ -19,7 +19,9 @@
 #
 # Several clusters may run at once (concurrent `make check`s): each claims
 # a slot under /tmp/hpctrain-cluster-slots (under a lock) that picks its
-# ports, bridge, namespace names and subnet.  munge: a munged that answers
+# ports, bridge, namespace names and subnet, and its first job id: two
+# clusters never run jobs of the same id, so a job's key (and the
+# MASTER_PORT launch derives from it) differs between them.  munge: a munged that answers
 # on the default socket is reused and never stopped; otherwise a private
 # one runs on $BASE/munge-run/munge.sock (AuthInfo=socket=...), so no
 # cluster's teardown can pull munge from under another.
@@ -189,6 +191,7 @@ SlurmctldLogFile=$BASE/log/slurmctld.log
 SlurmdLogFile=$BASE/log/slurmd-%n.log
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$((CTLD_PORT + 1))
+FirstJobId=$((SLOT * 100000 + 1))
 SlurmdParameters=config_overrides
 GresTypes=gpu
 $NODELINE CPUs=$CPUS RealMemory=$MEM Gres=gpu:$NGPUS State=UNKNOWN
