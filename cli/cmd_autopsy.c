@@ -3,6 +3,7 @@
  * and merges the ranks' stacks (launcher/supervise/stackfile, autopsy)
  * into RUN/autopsy.txt, which it prints. */
 #include "cli/builtin.h"        // defines: cmd_autopsy
+#include "common/say.h" // defines: say
 #include "common/diag.h"           // defines: struct diag_list
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/opt.h"            // defines: struct opt, opt_next
@@ -75,13 +76,13 @@ int cmd_autopsy(int argc, char **argv)
 	if (opt_check_operands(&autopsy_cmd, argc, argv, optind))
 		return HPT_EXIT_USAGE;
 	if (rundir_open(argv[optind], &rd, &err)) {
-		fprintf(stderr, "hpctrain autopsy: %s\n", err.buf);
+		say("%s", err.buf);
 		status = HPT_EXIT_NO_INPUT;
 		goto out;
 	}
 	rc = stackfile_autopsy(rd.dir, world_of(&rd), &text, &err);
 	if (rc) {
-		fprintf(stderr, "hpctrain autopsy: %s\n", err.buf);
+		say("%s", err.buf);
 		status = rc > 0 ? HPT_EXIT_NO_INPUT : HPT_EXIT_IO;
 	} else if (!quiet) {
 		fputs(text.buf, stdout);

@@ -2,6 +2,7 @@
  * Shell: resolves each argument (launcher/runs/runref) and cancels through
  * libslurm (launcher/slurm), as scancel does; a sweep, point by point. */
 #include "cli/builtin.h"     // defines: cmd_cancel
+#include "common/say.h" // defines: say
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/opt.h"         // defines: struct opt, opt_next
@@ -39,10 +40,10 @@ static int cancel_job(unsigned long id, int64_t task, const char *what)
 
 	runref_job_text(id, task, job, sizeof(job));
 	if (status)
-		fprintf(stderr, "hpctrain cancel: %s%s%s\n", err.buf, what ? ": " : "",
+		say("%s%s%s", err.buf, what ? ": " : "",
 			what ? what : "");
 	else if (done)
-		fprintf(stderr, "hpctrain cancel: job %s had already finished%s%s\n", job,
+		say("job %s had already finished%s%s", job,
 			what ? ": " : "", what ? what : "");
 	else
 		printf("cancelled job %s%s%s\n", job, what ? ": " : "", what ? what : "");
@@ -60,14 +61,14 @@ static int cancel_sweep(const char *record)
 	int status = runref_sweep_points(record, &doc, &v, &n, &err);
 
 	if (status)
-		fprintf(stderr, "hpctrain cancel: %s\n", err.buf);
+		say("%s", err.buf);
 	for (size_t i = 0; i < n; i++) {
 		char what[64];
 		int s;
 
 		snprintf(what, sizeof(what), "point %zu", i);
 		if (!v[i].job_id) {
-			fprintf(stderr, "hpctrain cancel: point %zu was never submitted\n", i);
+			say("point %zu was never submitted", i);
 			continue;
 		}
 		s = cancel_job(v[i].job_id, v[i].task, what);
@@ -87,7 +88,7 @@ static int cancel_one(const char *arg)
 	int status = runref_resolve(arg, &ref, &err);
 
 	if (status)
-		fprintf(stderr, "hpctrain cancel: %s\n", err.buf);
+		say("%s", err.buf);
 	else if (ref.kind == RUNREF_SWEEP)
 		status = cancel_sweep(ref.sweep);
 	else if (!ref.job_id) {
@@ -121,7 +122,7 @@ int cmd_cancel(int argc, char **argv)
 		return HPT_EXIT_USAGE;
 	status = hpt_slurm_init(&err);
 	if (status) {
-		fprintf(stderr, "hpctrain cancel: %s\n", err.buf);
+		say("%s", err.buf);
 		sbuf_release(&err);
 		return status;
 	}

@@ -13,6 +13,7 @@
  * (doctor_preflight.c).  Built as bin/hpctrain-doctor: MPI and oneDNN
  * stay out of the login-node binary. */
 #include "common/json_print.h"                   // defines: json_print
+#include "common/say.h" // defines: say
 #include "common/diag.h"                      // defines: struct diag_list, diag_report
 #include "common/envvar.h"                    // defines: envvar_int
 #include "common/exitcode.h"                  // defines: enum hpt_exit
@@ -125,7 +126,7 @@ static int load_spec(struct doctor *d)
 	 * user's run, or one others may write, is refused as train and
 	 * launch refuse it.  A missing one is left to specfile_load_run. */
 	if (d->run && fileio_exists(d->run) && fileio_check_owned(d->run, &where)) {
-		fprintf(stderr, "hpctrain doctor: %s\n", where.buf);
+		say("%s", where.buf);
 		sbuf_release(&where);
 		return HPT_EXIT_IO;
 	}
@@ -150,16 +151,16 @@ static void preflight_after(struct doctor *d, json_t *doc, const char *const *fa
 	int rc;
 
 	if (doctor_preflight_write(d->run, doc, &err))
-		fprintf(stderr, "hpctrain doctor: warning: %s\n", err.buf);
+		say("warning: %s", err.buf);
 	sbuf_reset(&err);
 	if (k) {
 		again = !doctor_preflight_plan(d->run, d->job.preflight.max_resubmits, failed, k, &run,
 					       &excl, &err);
-		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+		say("%s", err.buf);
 		if (again && !doctor_lost_enough_left(&d->job, excl.buf))
 			again = false;
 		if (again && (rc = doctor_preflight_resubmit(run.buf, excl.buf)))
-			fprintf(stderr, "hpctrain doctor: the resubmission failed (status %d)\n", rc);
+			say("the resubmission failed (status %d)", rc);
 	}
 	sbuf_release(&err);
 	sbuf_release(&run);
@@ -194,11 +195,11 @@ static int report(struct doctor *d, struct doctor_node *nodes, size_t n)
 		/* atomic, never through a link; 0644: a hostlist is no secret,
 		 * and scripts of other users may pass it to sbatch --exclude */
 		if (fileio_write_atomic(d->exclude_file, out.buf, out.len, 0644, 0, &err))
-			fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+			say("%s", err.buf);
 	}
 	sbuf_reset(&err);
 	if (!d->no_ledger && doctor_record_ledger(v.events, v.n, &err))
-		fprintf(stderr, "hpctrain doctor: warning: %s\n", err.buf);
+		say("warning: %s", err.buf);
 	if (d->run)
 		preflight_after(d, doc, v.failed, v.n_failed);
 	status = v.n_failed ? HPT_EXIT_FAILURE : HPT_EXIT_OK;
@@ -219,12 +220,12 @@ static int ledger_change(struct doctor *d, const char *path)
 			      : ledger_forget_node(path, d->forget, &note, &err);
 
 	if (note.len)
-		fprintf(stderr, "hpctrain doctor: %s\n", note.buf);
+		say("%s", note.buf);
 	if (status == 1 && !note.len) {
-		fprintf(stderr, "hpctrain doctor: %s is not in the ledger %s\n", d->forget, path);
+		say("%s is not in the ledger %s", d->forget, path);
 		status = HPT_EXIT_NO_INPUT;
 	} else if (status && status != 1) {
-		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+		say("%s", err.buf);
 	} else if (d->reset) {
 		printf("the ledger %s is empty\n", path);
 	} else {
@@ -244,12 +245,12 @@ static int ledger_command(struct doctor *d)
 	int status;
 
 	if (ledger_path(&path, &err)) {
-		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+		say("%s", err.buf);
 		status = HPT_EXIT_NO_INPUT;
 	} else if (d->forget || d->reset) {
 		status = ledger_change(d, path.buf);
 	} else if ((status = ledger_load(path.buf, &doc, &err))) {
-		fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+		say("%s", err.buf);
 	} else if (d->json) {
 		json_print(json_incref(doc));
 	} else {
@@ -414,7 +415,7 @@ int cmd_doctor(int argc, char **argv)
 	alarm((unsigned)d.timeout_s);
 	if (mpistep_launched()) {
 		if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
-			fprintf(stderr, "hpctrain doctor: MPI_Init failed\n");
+			say("MPI_Init failed");
 			status = HPT_EXIT_UNAVAILABLE;
 			goto out;
 		}
@@ -423,7 +424,7 @@ int cmd_doctor(int argc, char **argv)
 		struct sbuf err = SBUF_INIT;
 
 		if ((status = mpistep_check_alone("doctor", &err)))
-			fprintf(stderr, "hpctrain doctor: %s\n", err.buf);
+			say("%s", err.buf);
 		sbuf_release(&err);
 		if (status)
 			goto out;

@@ -11,6 +11,7 @@
  * HPCTRAIN_DATA_<NAME> (launcher/rank/data_env.h); with container.stage
  * the image's copy is the one started. */
 #include "common/json_print.h" // defines: json_print
+#include "common/say.h" // defines: say
 #include "cli/builtin.h"      // defines: cmd_launch
 #include "launcher/launch/launch.h"       // defines: struct launch, launch_*
 #include "common/exitcode.h"     // defines: enum hpt_exit
@@ -97,18 +98,18 @@ static void say_verbose(const struct launch *l)
 	struct sbuf cpus = SBUF_INIT;
 
 	bitmap_format_list(&s->cpuset, &cpus);
-	fprintf(stderr, "hpctrain launch: rank %u/%u (local %u/%u, node %u/%u) from %s on %s: "
-		"gpu %s, nics %s, cpus %s%s, master %s:%s\n",
+	say("rank %u/%u (local %u/%u, node %u/%u) from %s on %s: "
+		"gpu %s, nics %s, cpus %s%s, master %s:%s",
 		l->ri.rank, l->ri.world_size, l->ri.local_rank, l->ri.local_size, l->ri.node_rank,
 		l->ri.num_nodes, rank_source_name(l->ri.source), l->ri.hostname, dev ? dev : "-",
 		hca ? hca + 1 : "-", cpus.buf, l->bound.cpu_applied ? "" : " (not applied)",
 		l->ri.master_addr, env_list_get(&l->env, "MASTER_PORT"));
 	if (l->bound.cpu_note)
-		fprintf(stderr, "hpctrain launch: rank %u: cpu %s\n", l->ri.rank, l->bound.cpu_note);
+		say("rank %u: cpu %s", l->ri.rank, l->bound.cpu_note);
 	if (l->bound.mem_note && !l->bound.mem_applied)
-		fprintf(stderr, "hpctrain launch: rank %u: memory %s\n", l->ri.rank, l->bound.mem_note);
+		say("rank %u: memory %s", l->ri.rank, l->bound.mem_note);
 	for (size_t i = 0; i < l->data.n; i++)
-		fprintf(stderr, "hpctrain launch: rank %u: data %s=%s (%s)\n", l->ri.rank,
+		say("rank %u: data %s=%s (%s)", l->ri.rank,
 			l->data.v[i].var, l->data.v[i].path,
 			l->data.v[i].path == l->data.v[i].src ? "the source" : "staged");
 	sbuf_release(&cpus);
@@ -120,10 +121,10 @@ static int exec_program(char **argv)
 	fflush(stderr);
 	execvp(argv[0], argv);
 	if (errno == ENOENT) {
-		fprintf(stderr, "hpctrain launch: %s: command not found\n", argv[0]);
+		say("%s: command not found", argv[0]);
 		return HPT_EXIT_NOTFOUND;
 	}
-	fprintf(stderr, "hpctrain launch: cannot execute %s: %s\n", argv[0], strerror(errno));
+	say("cannot execute %s: %s", argv[0], strerror(errno));
 	return HPT_EXIT_NOEXEC;
 }
 
@@ -168,7 +169,7 @@ static int run(struct launch *l, char **argv)
 	if (l->verbose)
 		say_verbose(l);
 	if (l->bound.cpu_failed) {
-		fprintf(stderr, "hpctrain launch: rank %u: %s\n", l->ri.rank, l->bound.cpu_note);
+		say("rank %u: %s", l->ri.rank, l->bound.cpu_note);
 		return HPT_EXIT_TOPOLOGY;
 	}
 	/* a dry run's too: its runtime's command line names the variables
@@ -189,8 +190,8 @@ static int run(struct launch *l, char **argv)
 		argv = l->wrapped.argv.v;
 	contract = launch_contract_check(l, &broken);
 	if (broken) {
-		fprintf(stderr, "hpctrain launch: rank %u: binding.contract is fail: the program "
-			"is not started\n", l->ri.rank);
+		say("rank %u: binding.contract is fail: the program "
+			"is not started", l->ri.rank);
 		status = HPT_EXIT_TOPOLOGY;
 	} else if (l->supervise) {
 		status = launch_supervise(l, contract, argv);

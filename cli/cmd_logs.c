@@ -3,6 +3,7 @@
  * Shell: reads RUN/logs/ (launcher/runs/runref finds the run and its attempt);
  * --follow asks Slurm (launcher/slurm) when the job has ended. */
 #include "cli/builtin.h"     // defines: cmd_logs
+#include "common/say.h" // defines: say
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/fileio.h"      // defines: fileio_read, fileio_open_regular, fileio_exists
 #include "common/opt.h"         // defines: struct opt, opt_next
@@ -147,7 +148,7 @@ static FILE *open_source(struct source *s)
 	FILE *fp = fd < 0 ? NULL : fdopen(fd, "r");
 
 	if (fd < 0 && fileio_exists(s->path) && !s->refused++)
-		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
+		say("%s", err.buf);
 	if (fd >= 0 && !fp)
 		close(fd);
 	sbuf_release(&err);
@@ -227,7 +228,7 @@ static int follow(const struct runref *ref, long want)
 
 		/* why: no submit.json, or one that cannot be read (a FIFO) */
 		rundir_job_id(rd, &id, NULL, &err);
-		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
+		say("%s", err.buf);
 		sbuf_release(&err);
 		return HPT_EXIT_NO_INPUT;
 	}
@@ -258,7 +259,7 @@ static int follow(const struct runref *ref, long want)
 			usleep(FOLLOW_POLL_MS * 1000);
 	}
 	if (status)
-		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
+		say("%s", err.buf);
 	release_sources(s, n);
 	sbuf_release(&err);
 	return status;
@@ -290,10 +291,10 @@ static int show_run(const struct rundir *rd, long want)
 	int status = HPT_EXIT_OK;
 
 	if (!n && want >= 0) {
-		fprintf(stderr, "hpctrain logs: no log of rank %ld in %s/logs\n", want, rd->dir);
+		say("no log of rank %ld in %s/logs", want, rd->dir);
 		status = HPT_EXIT_NO_INPUT;
 	} else if (!n) {
-		fprintf(stderr, "hpctrain logs: no rank logs yet in %s/logs\n", rd->dir);
+		say("no rank logs yet in %s/logs", rd->dir);
 	}
 	for (size_t i = 0; i < n; i++)
 		drain(&s[i], want, want < 0, 1);
@@ -313,7 +314,7 @@ static int show_sweep(const char *record, long want)
 	int status = runref_sweep_points(record, &doc, &v, &n, &err);
 
 	if (status)
-		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
+		say("%s", err.buf);
 	points = json_object_get(doc, "points");
 	for (size_t i = 0; i < n; i++) {
 		char *values = json_dumps(json_object_get(json_array_get(points, i), "params"),
@@ -380,7 +381,7 @@ int cmd_logs(int argc, char **argv)
 	if (!status)
 		status = runref_job_run(&ref, &err);
 	if (status) {
-		fprintf(stderr, "hpctrain logs: %s\n", err.buf);
+		say("%s", err.buf);
 	} else if (ref.kind == RUNREF_SWEEP) {
 		status = show_sweep(ref.sweep, want);
 	} else if (follow_on) {

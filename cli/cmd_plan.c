@@ -3,6 +3,7 @@
  * Parses, reads the spec, reaches Slurm, weighs the shapes
  * (launcher/job/plan_shapes.h) and prints the predictions and the pick. */
 #include "cli/builtin.h"       // defines: cmd_plan
+#include "common/say.h" // defines: say
 #include "common/json_print.h"    // defines: json_print
 #include "launcher/job/submit_report.h" // defines: submit_report_exclude
 #include "common/diag.h"       // defines: struct diag_list, diag_report
@@ -220,15 +221,15 @@ static int decide(const struct plan_args *a, const struct job *job, const struct
 		print_table(p->v, p->n, p->pick, now);
 	}
 	if (!p->runnable) {
-		fprintf(stderr, "hpctrain plan: no shape fits: Slurm would run none of them\n");
+		say("no shape fits: Slurm would run none of them");
 		return HPT_EXIT_REJECTED;
 	}
 	if (p->pick < 0) {
 		char t[32];
 
 		clock_text(p->v[p->fastest].finish, now, t, sizeof(t));
-		fprintf(stderr, "hpctrain plan: no shape finishes by the deadline; the earliest "
-			"finish is %ux%u at %s\n", p->v[p->fastest].nodes,
+		say("no shape finishes by the deadline; the earliest "
+			"finish is %ux%u at %s", p->v[p->fastest].nodes,
 			p->v[p->fastest].ranks_per_node, t);
 		return HPT_EXIT_FAILURE;
 	}
@@ -263,7 +264,7 @@ static int history_times(struct shape_planned *v, size_t n, size_t *forgotten)
 		hpt_slurm_job_release(&j);
 	}
 	if (status)
-		fprintf(stderr, "hpctrain plan: %s\n", err.buf);
+		say("%s", err.buf);
 	if (inited)
 		hpt_slurm_fini();
 	sbuf_release(&err);
@@ -282,8 +283,8 @@ static int history(const struct plan_args *a, const struct job *job)
 
 	shape_history_planned(job, &v, &n);
 	if (!n) {
-		fprintf(stderr, "hpctrain plan: no run of %s under %s/%s was planned (submit "
-			"--shape auto)\n", job->name, job->output.dir, job->name);
+		say("no run of %s under %s/%s was planned (submit "
+			"--shape auto)", job->name, job->output.dir, job->name);
 		return HPT_EXIT_NO_INPUT;
 	}
 	if ((status = history_times(v, n, &forgotten))) {
@@ -363,7 +364,7 @@ int cmd_plan(int argc, char **argv)
 		goto report;
 	}
 	if (fileio_self_exe(exe, sizeof(exe))) {
-		fprintf(stderr, "hpctrain plan: cannot find the hpctrain executable\n");
+		say("cannot find the hpctrain executable");
 		status = HPT_EXIT_INTERNAL;
 		goto report;
 	}
@@ -415,7 +416,7 @@ int cmd_plan(int argc, char **argv)
 report:
 	diag_report(stderr, &dl);
 	if (status && err.len)
-		fprintf(stderr, "hpctrain plan: %s\n", err.buf);
+		say("%s", err.buf);
 out:
 	if (slurm)
 		hpt_slurm_fini();

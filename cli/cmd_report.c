@@ -5,6 +5,7 @@
  * cli/report_out writes the files, cli/report_sweep does a sweep and
  * cli/report_stage a run's staging step. */
 #include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
+#include "common/say.h" // defines: say
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "launcher/job/report_stage.h"      // defines: report_stage_head, report_stage_section
 #include "launcher/job/report_sweep.h"      // defines: report_sweep
@@ -380,7 +381,7 @@ int cmd_report(int argc, char **argv)
 		hpt_slurm_fini();
 	}
 	if (status)
-		fprintf(stderr, "hpctrain report: %s\n", err.buf);
+		say("%s", err.buf);
 	else if (ref.kind == RUNREF_SWEEP)
 		status = report_sweep(ref.sweep, &o);
 	else

@@ -4,6 +4,7 @@
  * with this hpctrain, makes RUN/attempts/N (launcher/runs/rundir) and
  * submits; a sweep goes to launcher/job/submit_sweep.c. */
 #include "common/json_print.h" // defines: json_print
+#include "common/say.h" // defines: say
 #include "cli/builtin.h"       // defines: cmd_rerun
 #include "launcher/job/image_pin.h"     // defines: image_pin_unchanged
 #include "launcher/job/data_pin.h"      // defines: data_pin_unchanged
@@ -94,7 +95,7 @@ static int rerun(const struct rundir *found, const char *exclude, int ledger, in
 	diag_drop_warnings(&dl);
 	diag_report(stderr, &dl);
 	if (status && err.len)
-		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+		say("%s", err.buf);
 	attempt_release(&at);
 	rundir_release(&rd);
 	diag_list_release(&dl);
@@ -124,9 +125,9 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 		status = HPT_EXIT_USAGE;
 	}
 	if (status) {
-		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+		say("%s", err.buf);
 	} else if (fileio_self_exe(exe, sizeof(exe))) {
-		fprintf(stderr, "hpctrain rerun: cannot find the hpctrain executable\n");
+		say("cannot find the hpctrain executable");
 		status = HPT_EXIT_INTERNAL;
 	} else if (ref.kind == RUNREF_SWEEP) {
 		struct sweep_request req = { .where = ref.sweep, .exclude = exclude,

@@ -9,6 +9,7 @@
  * ledger, as a node that fails doctor does.  Built as bin/hpctrain-stage: MPI stays out of the
  * login-node binary. */
 #include "common/json_print.h"               // defines: json_print
+#include "common/say.h" // defines: say
 #include "common/diag.h"                  // defines: struct diag_list, diag_report
 #include "common/envvar.h"                // defines: envvar_int
 #include "common/exitcode.h"              // defines: enum hpt_exit
@@ -194,7 +195,7 @@ static int list_cache(struct stage *st)
 	int status = 0;
 
 	if (stage_evict_list(cache, &l, &err)) {
-		fprintf(stderr, "hpctrain stage: %s\n", err.buf);
+		say("%s", err.buf);
 		status = HPT_EXIT_NO_INPUT;
 	} else if (st->json) {
 		status = json_print(stage_evict_list_json(cache, &l));
@@ -225,9 +226,9 @@ static int clear_cache(struct stage *st)
 
 	fputs(log.buf, stdout);
 	if (rc < 0)
-		fprintf(stderr, "hpctrain stage: %s\n", err.buf);
+		say("%s", err.buf);
 	else if (rc)
-		fprintf(stderr, "hpctrain stage: some entries were kept (in use) or not found\n");
+		say("some entries were kept (in use) or not found");
 	sbuf_release(&err);
 	sbuf_release(&log);
 	free(cache);
@@ -241,7 +242,7 @@ static int print_manifest(const char *src)
 	int status = stage_scan(src, &m, &err);
 
 	if (status)
-		fprintf(stderr, "hpctrain stage: %s\n", err.buf);
+		say("%s", err.buf);
 	else
 		status = json_print(stage_manifest_to_json(&m));
 	stage_manifest_release(&m);
@@ -259,7 +260,7 @@ static int load_run(struct stage *st)
 
 	memset(&job, 0, sizeof(job));
 	if (fileio_exists(st->run) && fileio_check_owned(st->run, &where)) {
-		fprintf(stderr, "hpctrain stage: %s\n", where.buf);
+		say("%s", where.buf);
 		sbuf_release(&where);
 		return HPT_EXIT_IO;
 	}
@@ -268,7 +269,7 @@ static int load_run(struct stage *st)
 		diag_report(stderr, &dl);
 	else if ((status = stage_job_from_spec(&job, getenv("TMPDIR"), (unsigned)getuid(),
 						  &st->job, &err)))
-		fprintf(stderr, "hpctrain stage: %s\n", err.buf);
+		say("%s", err.buf);
 	job_release(&job);
 	diag_list_release(&dl);
 	sbuf_release(&where);
@@ -309,7 +310,7 @@ static int write_record(struct stage *st)
 	}
 	if ((dir && fileio_private_dir(dir, &err)) || !text ||
 	    fileio_write_atomic(path, text, strlen(text), 0600, 0, &err)) {
-		fprintf(stderr, "hpctrain stage: %s\n", err.buf);
+		say("%s", err.buf);
 		status = HPT_EXIT_IO;
 	}
 	json_decref(doc);
@@ -326,8 +327,8 @@ static void summary(const struct stage *st)
 
 	for (size_t i = 0; i < st->job.n; i++)
 		hits += st->job.v[i].hit;
-	fprintf(stderr, "hpctrain stage: %s: %zu entries, %zu hits, %.1f MB read, %.1f MB received, "
-		"%.1f MB sent, %.2f s\n", st->node, st->job.n, hits, (double)st->job.bytes_read / 1e6,
+	say("%s: %zu entries, %zu hits, %.1f MB read, %.1f MB received, "
+		"%.1f MB sent, %.2f s", st->node, st->job.n, hits, (double)st->job.bytes_read / 1e6,
 		(double)st->job.bytes_received / 1e6, (double)st->job.bytes_sent / 1e6,
 		st->job.seconds);
 }
@@ -341,7 +342,7 @@ static int damage_copies(void)
 	int64_t n = 0;
 
 	if (v && *v && envvar_int("HPCTRAIN_STAGE_DAMAGE", v, 0, 1000, &n, &err)) {
-		fprintf(stderr, "hpctrain stage: warning: %s; ignored\n", err.buf);
+		say("warning: %s; ignored", err.buf);
 		n = 0;
 	}
 	sbuf_release(&err);
@@ -362,9 +363,9 @@ static void record_node_failure(const struct stage *st, const char *why)
 	sbuf_addf(&reason, "stage: %s", why);
 	ev.reason = reason.buf;
 	if (doctor_record_ledger(&ev, 1, &warn))
-		fprintf(stderr, "hpctrain stage: %s: warning: %s\n", st->node, warn.buf);
+		say("%s: warning: %s", st->node, warn.buf);
 	else if (getenv("SLURM_JOB_ID"))
-		fprintf(stderr, "hpctrain stage: %s: recorded in the node ledger\n", st->node);
+		say("%s: recorded in the node ledger", st->node);
 	sbuf_release(&reason);
 	sbuf_release(&warn);
 }
@@ -376,7 +377,7 @@ static int run_step(struct stage *st)
 
 	if (mpistep_launched()) {
 		if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
-			fprintf(stderr, "hpctrain stage: MPI_Init failed\n");
+			say("MPI_Init failed");
 			return HPT_EXIT_UNAVAILABLE;
 		}
 		/* the default, said out loud: an MPI error anywhere ends the
@@ -385,7 +386,7 @@ static int run_step(struct stage *st)
 		st->mpi = true;
 		MPI_Comm_rank(MPI_COMM_WORLD, &st->rank);
 	} else if ((status = mpistep_check_alone("stage", &err))) {
-		fprintf(stderr, "hpctrain stage: %s\n", err.buf);
+		say("%s", err.buf);
 		sbuf_release(&err);
 		return status;
 	}
@@ -396,7 +397,7 @@ static int run_step(struct stage *st)
 	if (log.len)
 		fprintf(stderr, "%s", log.buf);
 	if (status)
-		fprintf(stderr, "hpctrain stage: %s: %s\n", st->node, err.buf);
+		say("%s: %s", st->node, err.buf);
 	if (st->job.node_failed)
 		record_node_failure(st, err.buf);
 	summary(st);

@@ -6,6 +6,7 @@
  * staging records and the trainer's data read follow its table
  * (launcher/runs/stage_summary, data_read). */
 #include "common/json_print.h" // defines: json_print
+#include "common/say.h" // defines: say
 #include "cli/builtin.h"     // defines: cmd_status
 #include "common/exitcode.h"    // defines: enum hpt_exit
 #include "common/opt.h"         // defines: struct opt, opt_next
@@ -157,8 +158,8 @@ static int show_ranks(const struct rundir *rd, int json)
 			}
 		}
 	} else {
-		fprintf(stderr, "hpctrain status: no supervised ranks in %s (the job has not started, "
-			"or runs without launch --supervise)\n", dir);
+		say("no supervised ranks in %s (the job has not started, "
+			"or runs without launch --supervise)", dir);
 		status = HPT_EXIT_NO_INPUT;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -199,7 +200,7 @@ static int status_ranks(const char *run, int json)
 		hpt_slurm_fini();
 	}
 	if (status)
-		fprintf(stderr, "hpctrain status: %s\n", err.buf);
+		say("%s", err.buf);
 	else
 		status = show_ranks(&ref.rd, json);
 	runref_release(&ref);
@@ -363,7 +364,7 @@ static int status_of(const char *arg, int json, int wait)
 		status = HPT_EXIT_NO_INPUT;
 	}
 	if (status) {
-		fprintf(stderr, "hpctrain status: %s\n", err.buf);
+		say("%s", err.buf);
 		goto out;
 	}
 	status = hpt_slurm_init(&err);
@@ -377,7 +378,7 @@ static int status_of(const char *arg, int json, int wait)
 		sbuf_addf(&err, " (run %s; without accounting, Slurm forgets finished jobs after "
 			  "MinJobAge)", ref.rd.dir);
 	if (status && status != HPT_EXIT_FAILURE && err.len)
-		fprintf(stderr, "hpctrain status: %s\n", err.buf);
+		say("%s", err.buf);
 	hpt_slurm_fini();
 out:
 	runref_release(&ref);

@@ -4,6 +4,7 @@
  * once (launcher/runs/attempt), makes the run record and submits it
  * (launcher/runs/attempt_submit); a sweep goes to launcher/job/submit_sweep.c. */
 #include "common/json_print.h" // defines: json_print
+#include "common/say.h" // defines: say
 #include "cli/builtin.h"      // defines: cmd_submit
 #include "launcher/job/data_pin.h"     // defines: data_pin_describe, data_pin_json
 #include "launcher/job/job_prepare.h"  // defines: job_prepare
@@ -105,7 +106,7 @@ static int plan_for(const struct job *job, const char *file, struct sbuf *text, 
 	topo_init(&t);
 	plan_init(&p);
 	if (fileio_check_regular(file, &why)) { /* a FIFO would hang hwloc */
-		fprintf(stderr, "hpctrain submit: %s\n", why.buf);
+		say("%s", why.buf);
 		status = HPT_EXIT_NO_INPUT;
 	} else if (probe_load(file, &t, &dl) || plan_slices(&t, &req, &p, &dl)) {
 		diag_report_as(stderr, "hpctrain submit", &dl);
@@ -189,7 +190,7 @@ static int submit(struct attempt *at, const struct submit_args *a, const char *e
 	hpt_slurm_fini();
 out:
 	if (status && err.len)
-		fprintf(stderr, "hpctrain submit: %s\n", err.buf);
+		say("%s", err.buf);
 	rundir_release(&rd);
 	diag_list_release(&dl);
 	sbuf_release(&err);
@@ -332,22 +333,22 @@ static int plan_auto(struct attempt *at, struct diag_list *dl, void *arg)
 		memset(&at->job, 0, sizeof(at->job));
 		status = plan_shapes_load(&r, c, &at->job, dl);
 		at->plan = plan_shapes_pick_json(&p);
-		fprintf(stderr, "hpctrain submit: --shape auto: %ux%u, predicted to run %.0f s "
-			"(+-%.0f%%) from Slurm's start estimate\n", c->nodes, c->ranks_per_node,
+		say("--shape auto: %ux%u, predicted to run %.0f s "
+			"(+-%.0f%%) from Slurm's start estimate", c->nodes, c->ranks_per_node,
 			c->run_s, c->rel_err * 100);
 		/* the spec's steps were of its own global batch: the same
 		 * samples at this shape, as the prediction counts them */
 		if (!status && !at->job.command.n && at->job.train.max_steps > 0 &&
 		    at->job.train.max_steps != c->steps) {
-			fprintf(stderr, "hpctrain submit: --shape auto: train.max_steps %lld, the "
-				"spec's %lld steps of %u rank%s at %u\n", (long long)c->steps,
+			say("--shape auto: train.max_steps %lld, the "
+				"spec's %lld steps of %u rank%s at %u", (long long)c->steps,
 				(long long)at->job.train.max_steps, p.w.spec_ranks,
 				p.w.spec_ranks == 1 ? "" : "s", c->nodes * c->ranks_per_node);
 			at->job.train.max_steps = c->steps;
 		}
 	}
 	if (status && err.len)
-		fprintf(stderr, "hpctrain submit: %s\n", err.buf);
+		say("%s", err.buf);
 	hpt_slurm_fini();
 	plan_shapes_release(&p);
 	hpt_slurm_partition_release(&part);
@@ -407,7 +408,7 @@ int cmd_submit(int argc, char **argv)
 					     a.zip, a.max_parallel, &sw, &dl)))
 		status = status == SWEEP_BAD_FLAG ? HPT_EXIT_USAGE : HPT_EXIT_BAD_SPEC;
 	if (!status && fileio_self_exe(exe, sizeof(exe))) {
-		fprintf(stderr, "hpctrain submit: cannot find the hpctrain executable\n");
+		say("cannot find the hpctrain executable");
 		status = HPT_EXIT_INTERNAL;
 	}
 	diag_report(stderr, &dl);

@@ -1,6 +1,7 @@
 /* cmd_template.c - `hpctrain template list|show|init`: the bundled job templates.
  * Shell: finds templates on the search path, prints or copies them. */
 #include "common/json_print.h" // defines: json_print
+#include "common/say.h" // defines: say
 #include "cli/builtin.h"      // defines: cmd_template
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_read, fileio_write_atomic
@@ -88,7 +89,7 @@ static int read_template(const char *name, struct sbuf *text)
 	if (template_dir_find(name, &path)) {
 		status = no_such_template(name);
 	} else if (fileio_read(path.buf, YNODE_MAX_BYTES, text, &err)) {
-		fprintf(stderr, "hpctrain template: %s\n", err.buf);
+		say("%s", err.buf);
 		status = HPT_EXIT_NO_INPUT;
 	}
 	sbuf_release(&path);
@@ -125,12 +126,12 @@ static int template_init(const char *name, const char *output, int force)
 	else
 		sbuf_addf(&path, "%s.yaml", name);
 	if (fileio_write_atomic(path.buf, text.buf, text.len, 0644, !force, &err)) {
-		fprintf(stderr, "hpctrain template: %s%s\n", err.buf,
+		say("%s%s", err.buf,
 			fileio_exists(path.buf) && !force ? " (use --force to replace it)" : "");
 		status = HPT_EXIT_IO;
 		goto out;
 	}
-	fprintf(stderr, "hpctrain template: wrote %s; check it with 'hpctrain validate %s'\n",
+	say("wrote %s; check it with 'hpctrain validate %s'",
 		path.buf, path.buf);
 out:
 	sbuf_release(&text);

@@ -2,6 +2,7 @@
  * Shell: probes with hwloc (live, --input FILE or $HPCTRAIN_TOPOLOGY),
  * renders with topology/show, plans with topology/plan. */
 #include "common/json_print.h" // defines: json_print
+#include "common/say.h" // defines: say
 #include "cli/builtin.h"     // defines: cmd_topo
 #include "common/diag.h"        // defines: struct diag_list, diag_report_as
 #include "common/exitcode.h"    // defines: enum hpt_exit
@@ -73,7 +74,7 @@ static bool no_input(const struct topo_args *a)
 	bool none = a->input && fileio_check_regular(a->input, &why);
 
 	if (none)
-		fprintf(stderr, "hpctrain topo: %s\n", why.buf);
+		say("%s", why.buf);
 	sbuf_release(&why);
 	return none;
 }

@@ -5,6 +5,7 @@
 #include "common/exitcode.h" // defines: enum hpt_exit
 #include "common/fileio.h"   // defines: fileio_self_exe
 #include "common/opt.h"      // defines: struct opt_cmd, opt_usage
+#include "common/say.h"      // defines: say_set_prefix
 #include "common/sbuf.h"     // defines: xcalloc, sbuf_clip
 #include "common/suggest.h"  // defines: suggest_best
 #include "common/version.h"  // defines: hpt_version
@@ -135,8 +136,13 @@ static int run_external(const struct command *c, int argc, char **argv)
 	return errno == ENOENT ? HPT_EXIT_NOTFOUND : HPT_EXIT_NOEXEC;
 }
 
+/* A command speaks as "hpctrain NAME" (common/say.h). */
 static int run_command(const struct command *c, int argc, char **argv)
 {
+	static char who[64];
+
+	snprintf(who, sizeof(who), "hpctrain %s", c->name);
+	say_set_prefix(who);
 	return c->fn ? c->fn(argc, argv) : run_external(c, argc, argv);
 }
 

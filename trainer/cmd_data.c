@@ -1,6 +1,7 @@
 /* cmd_data.c - `hpctrain data convert`: IDX files to hpctrain shards.
  * Shell. */
 #include "trainer/cmd.h"   // defines: cmd_data
+#include "common/say.h" // defines: say
 #include "trainer/data/data.h"  // defines: data_load_idx, data_write_shards
 #include "common/exitcode.h"  // defines: enum hpt_exit
 #include "common/opt.h"       // defines: struct opt, opt_next, opt_usage, opt_error
@@ -87,7 +88,7 @@ int cmd_data(int argc, char **argv)
 	if (!st)
 		st = data_write_shards(&d, out, split, (int)nshards, &err);
 	if (st)
-		fprintf(stderr, "hpctrain data: %s\n", err.buf);
+		say("%s", err.buf);
 	else
 		printf("%s: %lld samples of %dx%dx%d in %ld %s shard%s\n", out, (long long)d.n, d.h,
 		       d.w, d.c, nshards, split, nshards > 1 ? "s" : "");

@@ -1,6 +1,7 @@
 /* cmd_train.c - `hpctrain train SPEC`: load the spec, pick the device,
  * make the run directory, start the backend, run the loop.  Shell. */
 #include "trainer/cmd.h"      // defines: cmd_train
+#include "common/say.h" // defines: say
 #include "trainer/cpu/backend.h"  // defines: backend_init, be_tune_off
 #include "trainer/cuda/backend_cuda.h" // defines: be_cuda_built, be_cuda_device_count
 #include "trainer/comm/comm.h"     // defines: struct comm, comm_init, comm_hooks, comm_finish
@@ -115,7 +116,7 @@ static int pick_device(const struct job *job, struct comm *comm, bool *cuda, str
 	if (!st && want && !*cuda)
 		sbuf_addstr(&note, "not every rank sees a GPU");
 	if (!st && note.len && !comm->rank)
-		fprintf(stderr, "hpctrain train: train.device: auto: %s; training on the CPU\n",
+		say("train.device: auto: %s; training on the CPU",
 			note.buf);
 	sbuf_release(&note);
 	return st;
@@ -152,10 +153,10 @@ static int check_env(struct train_args *a)
 	int threads = 0, st = HPT_EXIT_OK;
 
 	if (train_env_check(a->threads, &threads, &err, &warn)) {
-		fprintf(stderr, "hpctrain train: %s\n", err.buf);
+		say("%s", err.buf);
 		st = HPT_EXIT_USAGE;
 	} else if (warn.len) {
-		fprintf(stderr, "hpctrain train: warning: %s\n", warn.buf);
+		say("warning: %s", warn.buf);
 	}
 	a->threads = threads;
 	sbuf_release(&err);
@@ -224,12 +225,12 @@ static int resolve_job(const struct train_args *a, struct job *job, struct sbuf 
 	if (st)
 		return st;
 	if (job->command.n) {
-		fprintf(stderr, "hpctrain train: %s: the spec names a command; run it with 'hpctrain launch'\n",
+		say("%s: the spec names a command; run it with 'hpctrain launch'",
 			a->spec);
 		return HPT_EXIT_BAD_SPEC;
 	}
 	if (spec_emit_resolved(job, resolved)) {
-		fprintf(stderr, "hpctrain train: cannot emit the resolved spec\n");
+		say("cannot emit the resolved spec");
 		return HPT_EXIT_INTERNAL;
 	}
 	spec_hash(resolved->buf, resolved->len, hash);
@@ -300,9 +301,9 @@ static int run_job(const struct train_args *a, const struct job *job, const stru
 	st = train_run(&cfg, &hooks, &err);
 report:
 	if (st && err.len && cfg.world > 1)
-		fprintf(stderr, "hpctrain train: rank %d: %s\n", cfg.rank, err.buf);
+		say("rank %d: %s", cfg.rank, err.buf);
 	else if (st && err.len)
-		fprintf(stderr, "hpctrain train: %s\n", err.buf);
+		say("%s", err.buf);
 	if (comm_up)
 		st = comm_finish(&comm, st);
 	comm_cuda_release(&cc); /* after comm_finish: a failed job aborts before NCCL can wait */

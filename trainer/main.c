@@ -4,6 +4,7 @@
  * A separate program so the login-node CLI never links oneDNN. */
 #include "trainer/cmd.h"  // defines: cmd_train, cmd_data
 #include "common/exitcode.h" // defines: exitcode_finish
+#include "common/say.h"      // defines: say_set_prefix, say_prefix
 
 #include <string.h>
 
@@ -11,9 +12,12 @@ int main(int argc, char **argv)
 {
 	int status;
 
-	if (argc > 1 && !strcmp(argv[1], "data"))
+	if (argc > 1 && !strcmp(argv[1], "data")) {
+		say_set_prefix("hpctrain data");
 		status = cmd_data(argc - 1, argv + 1);
-	else
+	} else {
+		say_set_prefix("hpctrain train");
 		status = cmd_train(argc, argv);
-	return exitcode_finish("hpctrain train", status);
+	}
+	return exitcode_finish(say_prefix(), status);
 }

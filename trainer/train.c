@@ -4,6 +4,7 @@
  * set opened in train_data.c, the model's passes on its device are
  * train_step.c's and the profile train_profile.c's. */
 #include "trainer/train.h"         // defines: train_run, struct train_hooks
+#include "common/say.h" // defines: say
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "trainer/train_internal.h" // defines: struct trainer, train_step_*, train_data_open
 #include "trainer/model/amp.h"           // defines: amp_scale, amp_unscale, amp_update
@@ -95,7 +96,7 @@ static int take_position(struct trainer *t, const char *path, struct sbuf *err)
 		t->cs.step = t->cs.epoch * t->ld.steps_per_epoch + t->cs.epoch_pos / g;
 	train_plan_describe(&t->tp, t->cfg->world, &line);
 	if (line.len)
-		fprintf(stderr, "hpctrain train: %s\n", line.buf);
+		say("%s", line.buf);
 	sbuf_release(&line);
 	return 0;
 }
@@ -120,7 +121,7 @@ static int open_run(struct trainer *t, struct sbuf *err)
 		if (!rc)
 			rc = take_position(t, latest.buf, err);
 		if (!rc && !t->cfg->quiet)
-			fprintf(stderr, "hpctrain train: resuming from %s (step %lld)\n", latest.buf,
+			say("resuming from %s (step %lld)", latest.buf,
 				(long long)t->cs.step);
 	}
 	if (!rc && metrics_open(&t->mt, metrics, t->cfg->quiet, t->total_steps, err))
@@ -392,8 +393,8 @@ static void print_header(const struct trainer *t)
 		sbuf_addf(&accum, " x %d accumulated", t->tp.plan.accum);
 	if (!t->dev)
 		model_describe_kernels(&t->model, &kernels);
-	fprintf(stderr, "hpctrain train: %s on %s (%lld samples, %dx%dx%d), %zu parameters, "
-		"%lld steps of %d%s, %s; %s%s%s\n",
+	say("%s on %s (%lld samples, %dx%dx%d), %zu parameters, "
+		"%lld steps of %d%s, %s; %s%s%s",
 		train_model_names[t->job->train.model], t->job->train.dataset,
 		(long long)t->train.n, t->train.h, t->train.w, t->train.c, t->model.nparams,
 		(long long)t->total_steps, t->model.input.n, accum.len ? accum.buf : "",

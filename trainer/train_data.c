@@ -1,6 +1,7 @@
 /* train_data.c - the data set of one rank's trainer: see
  * train_internal.h.  Shell: reads data files and the environment. */
 #include "trainer/train_internal.h"    // defines: struct trainer, train_data_open
+#include "common/say.h" // defines: say
 #include "trainer/data/data.h"              // defines: data_load_idx_pair, data_load_shards, data_synthetic
 #include "common/exitcode.h"           // defines: HPT_EXIT_*
 #include "common/sbuf.h"               // defines: struct sbuf
@@ -31,8 +32,8 @@ static int open_staged(struct trainer *t, const char *name, struct sbuf *err)
 	}
 	if (!path || !*path) {
 		if (t->cfg->rank == 0)
-			fprintf(stderr, "hpctrain train: warning: %s is not set (not started by "
-				"hpctrain launch?); reading %s\n", var, e->src);
+			say("warning: %s is not set (not started by "
+				"hpctrain launch?); reading %s", var, e->src);
 		path = e->src;
 	} else {
 		t->data_staged = true;

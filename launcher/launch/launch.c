@@ -5,6 +5,7 @@
  * Shell: files, the environment, hwloc, the node's cache; what a step
  * refuses is said on stderr as "hpctrain launch: ...". */
 #include "launcher/launch/launch.h"      // defines: struct launch, launch_*
+#include "common/say.h" // defines: say
 #include "common/diag.h"                 // defines: struct diag_list, diag_report, diag_report_as
 #include "common/exitcode.h"             // defines: enum hpt_exit
 #include "common/fileio.h"               // defines: fileio_write_atomic, fileio_private_dir, fileio_check_owned, fileio_exists
@@ -35,7 +36,7 @@ static int refuse_run(const struct launch *l)
 	int status = HPT_EXIT_OK;
 
 	if (l->run && fileio_exists(l->run) && fileio_check_owned(l->run, &err)) {
-		fprintf(stderr, "hpctrain launch: %s\n", err.buf);
+		say("%s", err.buf);
 		status = HPT_EXIT_IO;
 	}
 	sbuf_release(&err);
@@ -77,9 +78,9 @@ static int check_cvd(struct launch *l)
 		return HPT_EXIT_OK;
 	rc = envplan_cvd_check(&l->topo, &l->cvd, cvd ? cvd : "", &why);
 	if (rc < 0)
-		fprintf(stderr, "hpctrain launch: %s\n", why.buf);
+		say("%s", why.buf);
 	else if (rc > 0 && !l->ri.local_rank) /* once per node */
-		fprintf(stderr, "hpctrain launch: warning: %s\n", why.buf);
+		say("warning: %s", why.buf);
 	sbuf_release(&why);
 	return rc < 0 ? HPT_EXIT_TOPOLOGY : HPT_EXIT_OK;
 }
@@ -96,7 +97,7 @@ int launch_discover_and_plan(struct launch *l)
 		goto out;
 	}
 	if (l->topology && fileio_check_regular(l->topology, &why)) {
-		fprintf(stderr, "hpctrain launch: %s\n", why.buf);
+		say("%s", why.buf);
 		status = HPT_EXIT_NO_INPUT;
 		goto out;
 	}
@@ -163,13 +164,13 @@ int launch_write_report(const struct launch *l, char **argv)
 	/* The report holds the rank's environment, the spec's env included:
 	 * private, as a run is. */
 	if (fileio_private_dir(l->report, &err)) {
-		fprintf(stderr, "hpctrain launch: %s\n", err.buf);
+		say("%s", err.buf);
 		status = HPT_EXIT_IO;
 		goto out;
 	}
 	sbuf_addf(&path, "%s/rank-%05u.json", l->report, l->ri.rank);
 	if (fileio_write_atomic(path.buf, text, strlen(text), 0600, 0, &err)) {
-		fprintf(stderr, "hpctrain launch: %s\n", err.buf);
+		say("%s", err.buf);
 		status = HPT_EXIT_IO;
 	}
 out:
@@ -185,7 +186,7 @@ int launch_set_env(const struct launch *l)
 {
 	for (size_t i = 0; i < l->env.n; i++)
 		if (setenv(l->env.v[i].name, l->env.v[i].value, 1)) {
-			fprintf(stderr, "hpctrain launch: cannot set %s: %s\n", l->env.v[i].name,
+			say("cannot set %s: %s", l->env.v[i].name,
 				strerror(errno));
 			return HPT_EXIT_INTERNAL;
 		}
@@ -280,8 +281,8 @@ void launch_plan_data(struct launch *l)
 	if (!l->dry_run)
 		hold_data(l, &missing);
 	if (missing.len)
-		fprintf(stderr, "hpctrain launch: rank %u: warning: not staged on this node (no "
-			"stage step ran?): %s; reading the source on the shared file system\n",
+		say("rank %u: warning: not staged on this node (no "
+			"stage step ran?): %s; reading the source on the shared file system",
 			l->ri.rank, missing.buf);
 	data_env_add(&l->data, &l->data_env);
 	sbuf_release(&missing);
@@ -295,7 +296,7 @@ void launch_attempt_env(struct launch *l, struct envplan_input *in)
 	struct sbuf err = SBUF_INIT;
 
 	if (attempt_size_ctx_load(l->run, &l->attempt, &err)) {
-		fprintf(stderr, "hpctrain launch: warning: rank %u: no attempt record: %s\n",
+		say("warning: rank %u: no attempt record: %s",
 			l->ri.rank, err.buf);
 		goto out;
 	}
@@ -304,7 +305,7 @@ void launch_attempt_env(struct launch *l, struct envplan_input *in)
 	in->checkpoint_dir = l->attempt.checkpoint_dir;
 	if (l->ri.rank == 0 && !l->dry_run &&
 	    attempt_size_record(l->run, l->ri.world_size, &err))
-		fprintf(stderr, "hpctrain launch: warning: the attempt's size was not recorded: %s\n",
+		say("warning: the attempt's size was not recorded: %s",
 			err.buf);
 out:
 	sbuf_release(&err);

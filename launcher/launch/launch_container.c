@@ -4,6 +4,7 @@
  * its supervisor.  Shell; the command line is
  * launcher/container/container_wrap.h's. */
 #include "launcher/launch/launch.h"           // defines: struct launch, launch_container_wrap
+#include "common/say.h" // defines: say
 #include "common/exitcode.h"      // defines: enum hpt_exit
 #include "common/sbuf.h"          // defines: struct sbuf
 #include "launcher/container/container_podman.h" // defines: container_podman_pid, container_podman_remove
@@ -86,7 +87,7 @@ int launch_container_wrap(struct launch *l, char **argv)
 			: container_wrap(&in, &l->wrapped, &err);
 	free(dirs);
 	if (rc)
-		fprintf(stderr, "hpctrain launch: rank %u: %s\n", l->ri.rank, err.buf);
+		say("rank %u: %s", l->ri.rank, err.buf);
 	sbuf_release(&cpus);
 	sbuf_release(&mems);
 	sbuf_release(&err);

@@ -4,6 +4,7 @@
  * breaks binding.contract: fail.  Shell (stderr); the check and the
  * verdict are launcher/rank/contract.h's. */
 #include "launcher/launch/launch.h"             // defines: struct launch, launch_contract_check, launch_contract_inside
+#include "common/say.h" // defines: say
 #include "common/exitcode.h"        // defines: HPT_EXIT_TOPOLOGY
 #include "launcher/rank/contract.h" // defines: contract_check, contract_got_read, contract_inside_check, contract_is_broken
 
@@ -19,7 +20,7 @@ static bool say_contract(const struct launch *l, const json_t *c, const char *wh
 							: BIND_CONTRACT_WARN);
 
 	for (size_t i = 0; i < json_array_size(w); i++)
-		fprintf(stderr, "hpctrain launch: rank %u: %s%s: %s\n", l->ri.rank, where,
+		say("rank %u: %s%s: %s", l->ri.rank, where,
 			broken && contract_warning_holds(c, i) ? "error" : "warning",
 			json_string_value(json_array_get(w, i)));
 	return broken;

@@ -6,6 +6,7 @@
  * struct comm holds the watchdog's state (struct watchdog) and sets it
  * up; calls go one way, comm.c -> watchdog.c. */
 #include "trainer/comm/comm.h"     // defines: struct comm, comm_*
+#include "common/say.h" // defines: say
 #include "trainer/comm/watchdog.h" // defines: struct watchdog, watchdog_*
 #include "trainer/comm/comm_pack.h" // defines: comm_pack, comm_unpack, comm_pack_sum
 #include "trainer/cpu/backend.h"  // defines: be_alloc, be_free
@@ -61,7 +62,7 @@ static void comm_check(struct comm *c, int rc, const char *what)
 		int len = 0;
 
 		MPI_Error_string(rc, msg, &len);
-		fprintf(stderr, "hpctrain train: rank %d: %s failed: %s\n", c->rank, what, msg);
+		say("rank %d: %s failed: %s", c->rank, what, msg);
 		MPI_Abort(MPI_COMM_WORLD, HPT_EXIT_FAILURE);
 	}
 }
@@ -507,7 +508,7 @@ static bool comm_should_stop(void *ctx, struct trainer *t)
 	/* outside train.c's step time: counted in the total only */
 	c->total_comm_s += monoclock_s() - t0;
 	if (flag && c->rank == 0)
-		fprintf(stderr, "hpctrain train: preempted (%s) after step %lld; writing a checkpoint\n",
+		say("preempted (%s) after step %lld; writing a checkpoint",
 			comm_preempt_signal == SIGTERM ? "SIGTERM"
 			: comm_preempt_signal == SIGINT ? "SIGINT"
 			: comm_preempt_signal ? "SIGUSR2" : "a peer rank was signalled",
@@ -535,7 +536,7 @@ int comm_finish(struct comm *c, int status)
 	if (!c->mpi)
 		return status;
 	if (status && status != HPT_EXIT_PREEMPTED && c->world > 1) {
-		fprintf(stderr, "hpctrain train: rank %d failed (status %d); aborting the job\n",
+		say("rank %d failed (status %d); aborting the job",
 			c->rank, status);
 		fflush(stderr);
 		MPI_Abort(MPI_COMM_WORLD, status);

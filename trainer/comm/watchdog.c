@@ -8,6 +8,7 @@
  * watchdog_end).  Shell.  Its state is struct watchdog, which struct
  * comm holds: comm.c calls in, nothing here calls comm.c. */
 #include "trainer/comm/watchdog.h" // defines: struct watchdog, watchdog_*
+#include "common/say.h" // defines: say
 #include "common/exitcode.h"  // defines: HPT_EXIT_FAILURE
 #include "common/sbuf.h"      // defines: struct sbuf, xcalloc
 #include "common/monoclock.h" // defines: monoclock_s
@@ -39,7 +40,7 @@ static void check(const struct watchdog *w, int rc, const char *what)
 		int len = 0;
 
 		MPI_Error_string(rc, msg, &len);
-		fprintf(stderr, "hpctrain train: rank %d: %s failed: %s\n", w->rank, what, msg);
+		say("rank %d: %s failed: %s", w->rank, what, msg);
 		MPI_Abort(MPI_COMM_WORLD, HPT_EXIT_FAILURE);
 	}
 }
@@ -128,8 +129,8 @@ void watchdog_wait_all(struct watchdog *w, void *requests, int n, const char *wh
 				beat = t;
 			}
 			if (getppid() != w->parent) {
-				fprintf(stderr, "hpctrain train: rank %d: the launcher died during %s of "
-					"step %lld; exiting\n", w->rank, what, (long long)*w->step + 1);
+				say("rank %d: the launcher died during %s of "
+					"step %lld; exiting", w->rank, what, (long long)*w->step + 1);
 				_exit(HPT_EXIT_FAILURE);
 			}
 			if (t - t0 > limit)
@@ -164,7 +165,7 @@ static void *watch(void *arg)
 			}
 		}
 		if (getppid() != w->parent) {
-			fprintf(stderr, "hpctrain train: rank %d: the launcher died; exiting\n", w->rank);
+			say("rank %d: the launcher died; exiting", w->rank);
 			_exit(HPT_EXIT_FAILURE);
 		}
 		if (t - since > limit)

@@ -7,6 +7,7 @@
  * trainer then fails and comm_finish() takes the other ranks down.
  */
 #include "trainer/cuda/comm_cuda.h"    // defines: struct comm_cuda, comm_cuda_*
+#include "common/say.h" // defines: say
 #include "trainer/cuda/backend_cuda.h" // defines: be_cuda_init, be_cuda_nccl_*, be_cuda_allreduce_*
 #include "trainer/comm/comm.h"         // defines: struct comm
 #include "trainer/comm/watchdog.h" // defines: watchdog_begin, watchdog_end
@@ -192,7 +193,7 @@ void comm_cuda_release(struct comm_cuda *cc)
 
 static void report(const struct comm_cuda *cc, const struct sbuf *err)
 {
-	fprintf(stderr, "hpctrain train: rank %d: %s\n", cc->c->rank, err->buf);
+	say("rank %d: %s", cc->c->rank, err->buf);
 }
 
 static size_t nbuckets(const struct comm_cuda *cc)
