@@ -42,12 +42,19 @@ setup_file() {
 	while True:
 	    time.sleep(0.05)
 	EOF
+	# 1 s of CPU time first, saying so as it goes: its output is
+	# progress, so the stall is timed from the sleep however slowly a
+	# loaded machine gives it the CPU (a stall timed from the start
+	# would catch it in the loop)
 	cat >"$WORK/img/stall.py" <<-'EOF'
 	import time
 	def wait_forever():
 	    time.sleep(3600)
 	while time.process_time() < 1.0:
-	    pass
+	    t = time.process_time() + 0.05
+	    while time.process_time() < t:
+	        pass
+	    print(".", end="", flush=True)
 	open("ready", "w").close()
 	wait_forever()
 	EOF
