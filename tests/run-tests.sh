@@ -6,16 +6,17 @@
 # one parser counts them.  Logs of each suite land in build/test-logs/,
 # with the seconds it took in NAME.time.
 #
-# Suites run side by side, HPT_TEST_JOBS lanes at once (default 3): the
-# unit, sanitizer and fuzz suites as one lane, which the CPUs keep busy,
-# and each bats file as a lane of its own, most of whose time is spent
-# waiting on Slurm, srun and the programs it starts.  Bats files share
-# nothing that could collide: each starts its own throw-away cluster in
-# a slot of its own (tests/cluster/up.sh), in a temporary directory of
-# its own, with a node ledger of its own (tests/cli/common.bash), and the
-# test image is made once under a lock (test_image); the few that look
-# at the host's SquashFS mounts share one lane (SHARED below).  The
-# slowest files start first, so the last to finish is a short one.
+# Suites run side by side, HPT_TEST_JOBS lanes at once (default 4): the
+# unit, sanitizer and fuzz suites as one lane, the trainer's CPU-bound
+# bats files as another, and each other bats file as a lane of its own,
+# most of whose time is spent waiting on Slurm, srun and the programs
+# it starts.  Bats files share nothing that could collide: each starts
+# its own throw-away cluster in a slot of its own (tests/cluster/up.sh),
+# in a temporary directory of its own, with a node ledger of its own
+# (tests/cli/common.bash), and the test image is made once under a lock
+# (test_image); the few that look at the host's SquashFS mounts share a
+# lane (GROUPED below).  The slowest start first, so the last to finish
+# is a short one.
 # The summary is printed in a fixed order whatever finished first, then
 # each suite's time, slowest first.
 set -u
@@ -24,7 +25,7 @@ LOGS=build/test-logs
 mkdir -p "$LOGS/unit" "$LOGS/asan" "$LOGS/cli" "$LOGS/fuzz"
 rm -f "$LOGS"/*/*.tap "$LOGS"/*/*.time "$LOGS"/*/*.rc
 export HPT="$PWD/bin/hpctrain"
-JOBS=${HPT_TEST_JOBS:-3}
+JOBS=${HPT_TEST_JOBS:-4}
 PASS=0 FAIL=0 SKIP=0
 ORDER=()
 
@@ -95,21 +96,24 @@ unit_lane() {
 	printf '%s\n' "${ORDER[@]}" >"$LOGS/unit-lane.order"
 }
 
-# Files that look at what a node has mounted or running under
-# /tmp/hpctrain-squash-UID (SquashFS images started by ch-run and
-# podman), which is one per host and so shared by every cluster here:
-# they run one after the other, in one lane.
-SHARED="container container_cluster stage_cluster"
+# Files that run one after the other, in one lane each:
+# - the trainer's CPU-bound files, whose MPI ranks spin while they wait:
+#   side by side they would only slow each other down (and each their
+#   own ranks);
+# - the files that look at what a node has mounted or running under
+#   /tmp/hpctrain-squash-UID (SquashFS images started by ch-run and
+#   podman), which is one per host and so shared by every cluster here.
+GROUPED=("isa amp dp train resize" "container container_cluster stage_cluster")
 # The other bats files, slowest first: those named here (in the order
 # they last took, on a 2-core machine), then the rest by name.
-SLOW="supervise dp range_cluster resize sweep rerun stage status plan doctor isa amp"
+SLOW="supervise stage range_cluster sweep submit docs doctor status launch report template plan"
 bats_files() {
 	local n
 	for n in $SLOW; do
 		[ -f "tests/cli/$n.bats" ] && echo "tests/cli/$n.bats"
 	done
 	for n in tests/cli/*.bats; do
-		case " $(echo $SLOW $SHARED) " in *" $(basename "$n" .bats) "*) continue ;; esac
+		case " $(echo $SLOW "${GROUPED[@]}") " in *" $(basename "$n" .bats) "*) continue ;; esac
 		echo "$n"
 	done
 }
@@ -119,15 +123,15 @@ bats_file() {
 	run_suite "cli/${n%.bats}" bats --tap "$1"
 }
 
-shared_lane() {
+group_lane() {
 	local n
-	for n in $SHARED; do
+	for n in $1; do
 		[ -f "tests/cli/$n.bats" ] && bats_file "tests/cli/$n.bats"
 	done
 }
 
-# A pool of $JOBS lanes: the shared files' lane and the unit lane first,
-# then one bats file a lane.
+# A pool of $JOBS lanes: the grouped files' lanes and the unit lane
+# first, then one bats file a lane.
 running=0
 start_lane() {
 	if [ "$running" -ge "$JOBS" ]; then
@@ -138,10 +142,12 @@ start_lane() {
 	running=$((running + 1))
 }
 BATS=()
-for n in $SHARED; do
-	[ -f "tests/cli/$n.bats" ] && BATS+=("cli/$n")
+for g in "${GROUPED[@]}"; do
+	for n in $g; do
+		[ -f "tests/cli/$n.bats" ] && BATS+=("cli/$n")
+	done
+	start_lane group_lane "$g"
 done
-start_lane shared_lane
 start_lane unit_lane
 for b in $(bats_files); do
 	n=${b##*/}
