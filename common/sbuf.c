@@ -182,6 +182,18 @@ static size_t utf8_len(const unsigned char *s, unsigned *cp)
 	return n;
 }
 
+void sbuf_add_shell_quoted(struct sbuf *sb, const char *s)
+{
+	sbuf_addch(sb, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			sbuf_addstr(sb, "'\\''");
+		else
+			sbuf_addch(sb, *s);
+	}
+	sbuf_addch(sb, '\'');
+}
+
 void sbuf_add_printable(struct sbuf *sb, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -44,6 +44,11 @@ void sbuf_reset(struct sbuf *sb);
  * redrawn or recoloured by what it shows; the rest is kept. */
 void sbuf_add_printable(struct sbuf *sb, const char *s);
 
+/* s as one bash word that expands to exactly s: 'abc', with each ' as
+ * '\'' ; the empty string becomes ''.  Every string of a job spec that
+ * reaches a script goes through here. */
+void sbuf_add_shell_quoted(struct sbuf *sb, const char *s);
+
 /* A number for a text summary: "-" when not finite (NAN: not logged),
  * %.*f with decimals places below 1e12, %.4g above, so 1e308 is
  * "1e+308", not 309 digits. */

@@ -41,7 +41,9 @@
 # into a folder it may not include is named as
 #   build/lib/A.a(member.o): calls SYMBOL of folder/file.o (a higher layer)
 # A symbol defined in a file counts as that file's header: rank/ may
-# call launcher/stage/stage_path.o, as it may include stage_path.h.
+# call launcher/stage/stage_path.o, as it may include stage_path.h.  And
+# no two files call each other, directly or around a circle:
+#   call circle through folder/file.o
 #
 # Usage: sh tests/lint-layers.sh [ROOT]   (ROOT defaults to .)
 cd "${1:-.}" || exit 2
@@ -127,6 +129,10 @@ function folder(a) {
 	if (!(sym in owner)) next              # a library outside the tree
 	user = folder(at[1]) "/" at[2]
 	def = owner[sym]
+	if (def != user && !((user, def) in calls)) {
+		calls[user, def] = 1
+		out[user] = out[user] " " def
+	}
 	ddir = def; sub(/\/[^\/]*$/, "", ddir)
 	if (ddir == folder(at[1])) next        # within its own folder
 	hdr = def; sub(/\.o$/, ".h", hdr)
@@ -136,4 +142,21 @@ function folder(a) {
 		bad = 1
 	}
 }
-END { exit bad }'
+# No circle of calls between files either, as between headers: each
+# file calls down, never back into one that calls it.
+function walk(f,    n, i, list) {
+	if (state[f] == 2) return
+	if (state[f] == 1) {
+		printf "call circle through %s\n", f
+		bad = 1
+		return
+	}
+	state[f] = 1
+	n = split(out[f], list, " ")
+	for (i = 1; i <= n; i++) walk(list[i])
+	state[f] = 2
+}
+END {
+	for (f in out) walk(f)
+	exit bad
+}'

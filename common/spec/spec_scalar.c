@@ -245,3 +245,24 @@ int spec_parse_mem(const char *s, int64_t *out)
 	*out = v * mul;
 	return 0;
 }
+
+const char *spec_check_path(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 4096)
+		return "must be a path of 1 to 4096 bytes";
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return "must not hold control characters such as newlines";
+	return NULL;
+}
+
+const char *spec_check_abs_path(const char *s)
+{
+	const char *bad = spec_check_path(s);
+
+	if (bad)
+		return bad;
+	return s[0] == '/' ? NULL : "must be an absolute path";
+}

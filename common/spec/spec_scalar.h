@@ -27,4 +27,13 @@ void spec_format_num(double x, struct sbuf *out);
 void spec_format_time(int64_t s, struct sbuf *out);
 void spec_format_mem(int64_t mb, struct sbuf *out);
 
+/* Checks of a path's text, NULL when it passes, else why not: a path
+ * of 1 to 4096 bytes without control characters; spec_check_abs_path
+ * also absolute, for a path named by where it is on the compute nodes
+ * (a virtualenv, a directory inside an image, a data set), where a
+ * relative one would mean the run directory, not where the spec was
+ * written.  Shared by the schema's rows and data.stage's entries. */
+const char *spec_check_path(const char *s);
+const char *spec_check_abs_path(const char *s);
+
 #endif

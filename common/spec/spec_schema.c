@@ -3,7 +3,7 @@
  * table; tests/cli/docs.bats fails when the two disagree. */
 #include "common/spec/spec.h"        // defines: struct job, enum names
 #include "common/spec/spec_schema.h" // defines: struct spec_field
-#include "common/spec/spec_scalar.h" // defines: spec_format_num
+#include "common/spec/spec_scalar.h" // defines: spec_format_num, spec_check_path, spec_check_abs_path
 #include "common/sbuf.h"        // defines: struct sbuf
 
 #include <ctype.h>
@@ -70,18 +70,6 @@ static const char *check_constraint(const char *s)
 	return NULL;
 }
 
-static const char *check_path(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (!n || n > 4096)
-		return "must be a path of 1 to 4096 bytes";
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return "must not hold control characters such as newlines";
-	return NULL;
-}
-
 /* A module name reaches `module load` as one quoted word.  It must not
  * start with '-' (an option to module) or '/' (a modulefile path, not a
  * name), and holds only what Lmod and Environment Modules names use. */
@@ -112,19 +100,7 @@ static const char *check_dataset(const char *s)
 	if (!strchr(s, '/'))
 		return "must be fashion-mnist, synthetic, hep-synthetic, stage:NAME, or a path "
 		       "containing '/'";
-	return check_path(s);
-}
-
-/* A path named by where it is on the compute nodes (a virtualenv, a
- * directory inside an image): a relative one would mean the run
- * directory there, not where the spec was written. */
-const char *spec_schema_check_abs_path(const char *s)
-{
-	const char *bad = check_path(s);
-
-	if (bad)
-		return bad;
-	return s[0] == '/' ? NULL : "must be an absolute path";
+	return spec_check_path(s);
 }
 
 /* Every image string becomes one argv element of a runtime, so it may
@@ -135,7 +111,7 @@ static const char *check_image(const char *s)
 	size_t n = strlen(s);
 
 	if (s[0] == '/')
-		return check_path(s);
+		return spec_check_path(s);
 	if (!n || n > 1024)
 		return "must be an absolute path or an image reference of 1 to 1024 bytes";
 	if (!isalnum((unsigned char)s[0]))
@@ -150,7 +126,7 @@ static const char *check_image(const char *s)
  * on ','), so neither may appear inside a path. */
 static const char *check_mount(const char *s)
 {
-	const char *colon = strchr(s, ':'), *bad = check_path(s);
+	const char *colon = strchr(s, ':'), *bad = spec_check_path(s);
 
 	if (bad)
 		return bad;
@@ -167,7 +143,7 @@ static const char *check_stage_to(const char *s)
 {
 	if (!strcmp(s, "auto"))
 		return NULL;
-	return spec_schema_check_abs_path(s) ? "must be auto or an absolute path" : NULL;
+	return spec_check_abs_path(s) ? "must be auto or an absolute path" : NULL;
 }
 
 static const char *check_digest(const char *s)
@@ -247,14 +223,14 @@ const struct spec_field spec_fields[] = {
 	{ .path = "environment.modules", .type = SPEC_LIST, .off = O(environment.modules), .def = "[]",
 	  .check = check_module,
 	  .help = "environment modules to load, in order (module load NAME), e.g. [gcc/12.2]" },
-	STR("environment.venv", environment.venv, F_NULLABLE, spec_schema_check_abs_path, "null",
+	STR("environment.venv", environment.venv, F_NULLABLE, spec_check_abs_path, "null",
 	    "absolute path of a Python virtualenv whose bin/ goes first on PATH"),
 
 	SECTION("train", "the bundled trainer (ignored when command is set)"),
 	ENUM("train.model", train.model, train_model_names, "cnn", "model to train"),
 	STR("train.dataset", train.dataset, 0, check_dataset, "fashion-mnist",
 	    "fashion-mnist, synthetic, hep-synthetic, or a path to a converted data set"),
-	STR("train.data_dir", train.data_dir, F_NULLABLE, check_path, "null",
+	STR("train.data_dir", train.data_dir, F_NULLABLE, spec_check_path, "null",
 	    "where the data set's files are; null for its default location"),
 	INT("train.epochs", train.epochs, 1, 100000, "1", "passes over the training data"),
 	INT("train.max_steps", train.max_steps, 0, INT64_C(1) << 40, "0",
@@ -333,7 +309,7 @@ const struct spec_field spec_fields[] = {
 	     "run doctor as the job's first step; auto: when nodes > 1"),
 	INT("preflight.max_resubmits", preflight.max_resubmits, 0, 100, "2",
 	    "resubmit without the failed nodes at most this many times"),
-	STR("preflight.scratch", preflight.scratch, F_NULLABLE, check_path, "null",
+	STR("preflight.scratch", preflight.scratch, F_NULLABLE, spec_check_path, "null",
 	    "node-local scratch whose free space doctor checks; null for $TMPDIR, else /tmp"),
 	NUM("preflight.min_free_gb", preflight.min_free_gb, 0, 1e6, 0, "1",
 	    "less free space (GB) in the run directory or scratch fails the node"),
@@ -348,7 +324,7 @@ const struct spec_field spec_fields[] = {
 	  .check = check_mount,
 	  .help = "more directories to mount inside (SRC or SRC:DST); the run directory and the "
 		  "data directory always are, at the same path" },
-	STR("container.workdir", container.workdir, F_NULLABLE, spec_schema_check_abs_path, "null",
+	STR("container.workdir", container.workdir, F_NULLABLE, spec_check_abs_path, "null",
 	    "working directory inside; null for the directory launch runs in"),
 	ENUM("container.gpus", container.gpus, container_gpus_names, "auto",
 	     "make the GPUs visible inside; auto: when resources.gpus_per_node > 0"),
@@ -367,13 +343,13 @@ const struct spec_field spec_fields[] = {
 	    "node-local directory holding the cache; auto: preflight.scratch, else $TMPDIR, "
 	    "else /dev/shm"),
 	SECTION("data.cache", "the node cache later jobs reuse"),
-	STR("data.cache.dir", data.cache_dir, F_NULLABLE, spec_schema_check_abs_path, "null",
+	STR("data.cache.dir", data.cache_dir, F_NULLABLE, spec_check_abs_path, "null",
 	    "the cache directory itself; null: hpctrain-cache-UID under data.to"),
 	NUM("data.cache.max_gb", data.cache_max_gb, 0, 1e6, F_MIN_EXCL | F_NULLABLE, "null",
 	    "evict the least recently used entries above this size (GB); null: no limit"),
 
 	SECTION("output", "where results go"),
-	STR("output.dir", output.dir, 0, check_path, "runs",
+	STR("output.dir", output.dir, 0, spec_check_path, "runs",
 	    "directory holding runs/NAME/HASH/, relative to where you submit"),
 	INT("output.log_every_steps", output.log_every_steps, 1, INT64_C(1) << 40, "50",
 	    "write a metrics line every this many steps"),

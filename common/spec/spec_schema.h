@@ -69,10 +69,6 @@ int spec_value_set(const struct spec_field *f, const struct ynode *n, void *dst,
 		   struct sbuf *why, const struct ynode **at);
 void spec_value_release(const struct spec_field *f, void *dst);
 
-/* NULL when s is an absolute path a field may hold (1 to 4096 bytes,
- * no control characters), else why not; data.stage's src uses it too. */
-const char *spec_schema_check_abs_path(const char *s);
-
 /* data.stage's setter (spec_stage.c), as spec_value_set for the rest:
  * d's list released first; -1 with why (naming the item) and *at. */
 struct job_data;

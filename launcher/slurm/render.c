@@ -19,18 +19,6 @@
 #define NAME_ALLOWED "'.', '_', '-'"
 #define FEATURE_ALLOWED "'.', '_', '-' and & | , * [ ] ( ) ! :"
 
-void render_shell_quote(struct sbuf *out, const char *s)
-{
-	sbuf_addch(out, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			sbuf_addstr(out, "'\\''");
-		else
-			sbuf_addch(out, *s);
-	}
-	sbuf_addch(out, '\'');
-}
-
 void render_opts_release(struct render_opts *o)
 {
 	if (!o)
@@ -260,7 +248,7 @@ static void add_step_program(const struct job *job, struct sbuf *out)
 	for (size_t i = 0; i < job->command.n; i++) {
 		if (i)
 			sbuf_addch(out, ' ');
-		render_shell_quote(out, job->command.v[i]);
+		sbuf_add_shell_quoted(out, job->command.v[i]);
 	}
 }
 
@@ -310,7 +298,7 @@ static void add_header(const struct job *job, const struct render_ctx *ctx,
 		sbuf_addch(s, '\n');
 	}
 	sbuf_addstr(s, "\nset -u\nRUN=$(pwd -P)\nHPT=");
-	render_shell_quote(s, ctx->hpctrain);
+	sbuf_add_shell_quoted(s, ctx->hpctrain);
 	sbuf_addch(s, '\n');
 }
 
@@ -331,7 +319,7 @@ static int add_env(const struct job *job, struct sbuf *s, struct diag_list *err)
 			return -1;
 		}
 		sbuf_addf(s, "export %s=", name);
-		render_shell_quote(s, job->env.v[i].value);
+		sbuf_add_shell_quoted(s, job->env.v[i].value);
 		sbuf_addch(s, '\n');
 	}
 	return 0;

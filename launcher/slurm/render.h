@@ -13,7 +13,7 @@
  *   so what the script says is what was asked for.
  *
  * Quoting: every string that came from the spec reaches the script inside
- * single quotes (render_shell_quote), where bash expands nothing; a
+ * single quotes (sbuf_add_shell_quoted), where bash expands nothing; a
  * newline inside quotes cannot start a new #SBATCH line because sbatch
  * stops reading directives at the first command.  Option values go on
  * #SBATCH lines unquoted, so they are checked again here against the
@@ -142,9 +142,5 @@ void render_array_options(const struct render_opts *point, size_t ntasks, int64_
  * word of [a-z0-9-]).  0, or -1 for a bad sweep name. */
 int render_array_script(const struct render_opts *opts, const char *sweep, const char *version,
 			struct sbuf *out);
-
-/* Appends s as one bash word that expands to exactly s: 'abc', with each
- * ' written as '\'' ; the empty string becomes ''. */
-void render_shell_quote(struct sbuf *out, const char *s);
 
 #endif

@@ -8,10 +8,10 @@
  * doctor and every rank see the same compilers, libraries and Python as
  * the program, and a module that does not load ends the job before
  * anything is started on any node. */
-#include "launcher/slurm/render.h" // defines: render_environment, render_shell_quote
+#include "launcher/slurm/render.h" // defines: render_environment
 #include "common/diag.h"        // defines: diag_add
 #include "common/exitcode.h"    // defines: HPT_EXIT_UNAVAILABLE, HPT_EXIT_NO_INPUT
-#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/sbuf.h"        // defines: struct sbuf, sbuf_add_shell_quoted
 #include "common/spec/spec.h"        // defines: struct job
 
 /* Debian's Lmod, where neither LMOD_PKG nor MODULESHOME is set yet. */
@@ -46,11 +46,11 @@ static void add_module_init(struct sbuf *s)
 static void add_module_load(struct sbuf *s, const char *name)
 {
 	sbuf_addstr(s, "module load ");
-	render_shell_quote(s, name);
+	sbuf_add_shell_quoted(s, name);
 	sbuf_addstr(s, " && module is-loaded ");
-	render_shell_quote(s, name);
+	sbuf_add_shell_quoted(s, name);
 	sbuf_addstr(s, " || {\n\tprintf 'hpctrain: module %s did not load\\n' ");
-	render_shell_quote(s, name);
+	sbuf_add_shell_quoted(s, name);
 	sbuf_addf(s, " >&2\n\texit %d\n}\n", HPT_EXIT_NO_INPUT);
 }
 
@@ -61,7 +61,7 @@ static void add_module_load(struct sbuf *s, const char *name)
 static void add_venv(struct sbuf *s, const char *venv)
 {
 	sbuf_addstr(s, "export VIRTUAL_ENV=");
-	render_shell_quote(s, venv);
+	sbuf_add_shell_quoted(s, venv);
 	sbuf_addf(s,
 		  "\nif [ ! -d \"$VIRTUAL_ENV/bin\" ]; then\n"
 		  "\tprintf 'hpctrain: environment.venv %%s has no bin directory\\n'"

@@ -44,6 +44,17 @@ setup() {
 	run -0 sh "$ROOT/tests/lint-layers.sh" "$T"
 }
 
+@test "two files that call each other are named, as an include circle is" {
+	mkdir -p "$T/build/lib" "$T/o"
+	printf 'int ping_b(int);\nint ping_a(int n) { return n ? ping_b(n - 1) : 0; }\n' >"$T/o/ping_a.c"
+	printf 'int ping_a(int);\nint ping_b(int n) { return n ? ping_a(n - 1) : 1; }\n' >"$T/o/ping_b.c"
+	cc -c -o "$T/o/ping_a.o" "$T/o/ping_a.c"
+	cc -c -o "$T/o/ping_b.o" "$T/o/ping_b.c"
+	ar rcs "$T/build/lib/launcher_runs.a" "$T/o/ping_a.o" "$T/o/ping_b.o"
+	run -1 sh "$ROOT/tests/lint-layers.sh" "$T"
+	[[ "$output" == "call circle through launcher/runs/ping_"[ab]".o" ]]
+}
+
 @test "slurm/ may not include runs/, nor runs/ doctor/: the concerns of launcher/ point one way" {
 	sed -i '1a #include "launcher/runs/rundir.h"' "$T/launcher/slurm/render.c"
 	run -1 sh "$ROOT/tests/lint-layers.sh" "$T"

@@ -507,13 +507,13 @@ static void render__shell_quote_keeps_every_byte(void **state)
 	struct sbuf s = SBUF_INIT;
 
 	(void)state;
-	render_shell_quote(&s, "");
+	sbuf_add_shell_quoted(&s, "");
 	assert_string_equal(s.buf, "''");
 	sbuf_reset(&s);
-	render_shell_quote(&s, "''");
+	sbuf_add_shell_quoted(&s, "''");
 	assert_string_equal(s.buf, "''\\'''\\'''");
 	sbuf_reset(&s);
-	render_shell_quote(&s, "a\nb\\c$d");
+	sbuf_add_shell_quoted(&s, "a\nb\\c$d");
 	assert_string_equal(s.buf, "'a\nb\\c$d'");
 	sbuf_release(&s);
 }

@@ -307,7 +307,7 @@ static dnnl_status_t conv_plan_first(struct be_conv *cv, dnnl_data_type_t lt,
 	return st;
 }
 
-dnnl_status_t conv_plan_cand(struct be_conv *cv, enum conv_cand c)
+static dnnl_status_t conv_plan_cand(struct be_conv *cv, enum conv_cand c)
 {
 	const struct conv_geom *g = &cv->g;
 	dnnl_status_t st;
@@ -337,6 +337,9 @@ dnnl_status_t conv_plan_cand(struct be_conv *cv, enum conv_cand c)
 	return st;
 }
 
+/* What the tuner (cpu_conv_tune.c) plans and times: see conv_tune_ops. */
+static const struct conv_tune_ops tune_ops = { conv_plan_cand, be_conv_forward, be_conv_backward };
+
 struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
 			       enum be_precision prec, struct sbuf *err)
 {
@@ -361,9 +364,9 @@ struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
 	}
 	native = cv->kern.prec == BE_FP16 || cpu_bf16_native;
 	if (cv->kern.prec == BE_FP32)
-		st = conv_choose(cv, fp32, 2);
+		st = conv_choose(cv, fp32, 2, &tune_ops);
 	else
-		st = conv_choose(cv, native ? lp : lp + 1, native ? 3 : 2);
+		st = conv_choose(cv, native ? lp : lp + 1, native ? 3 : 2, &tune_ops);
 	/* Emulated because native did not plan (or the CPU has no native
 	 * kernels): say why, unless the tuning said it already. */
 	if (st == dnnl_success && cv->kern.emulated && !cv->kern.why[0])

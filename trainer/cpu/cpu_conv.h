@@ -38,13 +38,24 @@ struct be_conv {
 enum conv_cand { CAND_NATIVE, CAND_EMU_NHWC, CAND_EMU_BLOCKED, CAND_NHWC, CAND_BLOCKED };
 extern const char *const conv_cand_names[];
 
-/* Plans candidate c from scratch (cpu_conv.c): oneDNN's status,
- * dnnl_unimplemented where only a reference kernel exists. */
-dnnl_status_t conv_plan_cand(struct be_conv *cv, enum conv_cand c);
+/* What the tuner does to the convolution it tunes, cpu_conv.c's own
+ * operations: handed to conv_choose, so that the tuner reaches the
+ * planner only through them and cpu_conv.c and cpu_conv_tune.c do not
+ * call each other.  plan plans candidate c from scratch (oneDNN's
+ * status, dnnl_unimplemented where only a reference kernel exists);
+ * forward and backward are the passes it times. */
+struct conv_tune_ops {
+	dnnl_status_t (*plan)(struct be_conv *cv, enum conv_cand c);
+	int (*forward)(struct be_conv *cv, const float *x, const float *w, const float *b,
+		       float *y, struct sbuf *err);
+	int (*backward)(struct be_conv *cv, const float *x, const float *dy, float *dx, float *dw,
+			float *db, struct sbuf *err);
+};
 
 /* Plans the fastest of the n candidates c by measurement, or the first
  * that plans without tuning (cpu_conv_tune.c); cv->kern says which and
  * what was measured. */
-dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, size_t n);
+dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, size_t n,
+			  const struct conv_tune_ops *ops);
 
 #endif

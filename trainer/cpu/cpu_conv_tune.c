@@ -4,7 +4,7 @@
  * process's tuning budget (tune.h), and the fastest kept; a choice is
  * looked up first (rank 0's, then the kernel cache, cpu_tune.c) and
  * recorded after.  Shell: the clock and oneDNN. */
-#include "trainer/cpu/cpu_conv.h"     // defines: struct be_conv, enum conv_cand, conv_plan_cand
+#include "trainer/cpu/cpu_conv.h"     // defines: struct be_conv, enum conv_cand, struct conv_tune_ops
 #include "trainer/cpu/cpu_internal.h" // defines: cpu_tune_*, cpu_tune_on, cpu_tune_spent
 #include "trainer/cpu/tune.h"         // defines: struct tune_cand, tune_* (pick, budget, median, describe)
 #include "common/sbuf.h"          // defines: struct sbuf
@@ -57,7 +57,8 @@ static int trial_init(struct conv_trial *t, const struct be_conv *cv)
 /* A candidate's time in ms (tune.h): the median of forward+backward
  * passes after one warm-up, as many as tune_may_repeat allows; -1 when
  * a pass fails.  spent_s: the process's tuning seconds so far. */
-static double conv_time(struct be_conv *cv, struct conv_trial *t, double spent_s)
+static double conv_time(struct be_conv *cv, const struct conv_tune_ops *ops, struct conv_trial *t,
+			double spent_s)
 {
 	struct sbuf err = SBUF_INIT;
 	double v[TUNE_REPS], start = omp_get_wtime(), ms = 0;
@@ -66,8 +67,8 @@ static double conv_time(struct be_conv *cv, struct conv_trial *t, double spent_s
 	for (; n < 0 || tune_may_repeat(v, n, spent_s + omp_get_wtime() - start, ms * 1e-3); n++) {
 		double t0 = omp_get_wtime();
 
-		if (be_conv_forward(cv, t->x, t->w, t->b, t->y, &err) ||
-		    be_conv_backward(cv, t->x, t->dy, t->dx, t->dw, t->db, &err)) {
+		if (ops->forward(cv, t->x, t->w, t->b, t->y, &err) ||
+		    ops->backward(cv, t->x, t->dy, t->dx, t->dw, t->db, &err)) {
 			sbuf_release(&err);
 			return -1;
 		}
@@ -80,11 +81,12 @@ static double conv_time(struct be_conv *cv, struct conv_trial *t, double spent_s
 }
 
 /* Plans the cached choice for key, if there is one and it plans. */
-static bool conv_cached(struct be_conv *cv, const enum conv_cand *c, size_t n, const char *key)
+static bool conv_cached(struct be_conv *cv, const struct conv_tune_ops *ops, const enum conv_cand *c,
+			size_t n, const char *key)
 {
 	int best = cpu_tune_lookup(key, cv->kern.tuned, sizeof(cv->kern.tuned));
 
-	if (best >= 0 && (size_t)best < n && conv_plan_cand(cv, c[best]) == dnnl_success) {
+	if (best >= 0 && (size_t)best < n && ops->plan(cv, c[best]) == dnnl_success) {
 		/* native lost only where it was timed: at fp16 it never plans
 		 * (oneDNN 2.6), and cpu_why_emulated says so */
 		if (cv->kern.emulated && best && c[0] == CAND_NATIVE &&
@@ -116,7 +118,8 @@ static void conv_report(struct be_conv *cv, const enum conv_cand *c, const struc
  * timed while the process's budget (tune.h) lasts; once it is spent,
  * the fastest so far, or the fixed order where none was timed, decides
  * and the start line names the candidates left untimed. */
-dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, size_t n)
+dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, size_t n,
+			  const struct conv_tune_ops *ops)
 {
 	struct tune_cand tc[4];
 	struct conv_trial trial;
@@ -131,7 +134,7 @@ dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, size_t n)
 	if (choice) {
 		cpu_tune_key("conv", cv->kern.prec, shape, sizeof(shape) / sizeof(*shape), key,
 			     sizeof(key));
-		if (conv_cached(cv, c, n, key)) {
+		if (conv_cached(cv, ops, c, n, key)) {
 			cpu_tune_spent += omp_get_wtime() - t0;
 			return dnnl_success;
 		}
@@ -150,7 +153,7 @@ dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, size_t n)
 		    (!tune || !tune_may_go_on(spent0 + omp_get_wtime() - t0, last_s)))
 			break;
 		cand_t0 = omp_get_wtime();
-		st = conv_plan_cand(cv, c[i]);
+		st = ops->plan(cv, c[i]);
 		if (!i)
 			first_st = st;
 		/* a failed plan leaves nothing planned */
@@ -165,7 +168,7 @@ dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, size_t n)
 			planned = (int)i;
 		if (!tune)
 			break;
-		tc[i].ms = conv_time(cv, &trial, spent0 + omp_get_wtime() - t0);
+		tc[i].ms = conv_time(cv, ops, &trial, spent0 + omp_get_wtime() - t0);
 		if (tc[i].ms < 0)
 			tc[i].ms = TUNE_NOT_PLANNED;
 	}
@@ -177,7 +180,7 @@ dnnl_status_t conv_choose(struct be_conv *cv, const enum conv_cand *c, size_t n)
 	else if (want < 0)
 		st = first_st;
 	else if (want != current)
-		st = conv_plan_cand(cv, c[want]);
+		st = ops->plan(cv, c[want]);
 	else
 		st = dnnl_success;
 	if (choice && st == dnnl_success)
