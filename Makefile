@@ -32,8 +32,8 @@ CFLAGS      ?= -O2 -g
 CPPFLAGS    ?=
 LDFLAGS     ?=
 WERROR      ?= 0
-# make check builds with this many jobs (its suites run side by side too:
-# tests/run-tests.sh, HPT_TEST_JOBS).
+# make check builds with this many jobs (HPT_TEST_JOBS=N runs its suites
+# N at a time: tests/run-tests.sh).
 NPROC       ?= $(shell nproc 2>/dev/null || echo 2)
 VERSION     := 0.1.0$(shell git rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/+g/')
 # Where `make install` puts the templates; hpctrain also looks beside
