@@ -27,6 +27,7 @@
 
 #define BARRIER_S 15      /* how long a stalled rank waits for the others' stacks */
 #define PY_DUMP_S 5       /* how long faulthandler gets to print its dump */
+#define ABORT_SYNC_S 0.5  /* after the last stacks file: every rank has seen it (polls: 0.2 s) */
 #define MAX_CAPTURE (1 << 20)
 
 static const int forwarded[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2 };
@@ -389,27 +390,43 @@ static void wait_exit(struct sup *s, double timeout_s)
 	}
 }
 
-static void count_stacks(const struct sup *s, unsigned *present)
+/* How many ranks have left their stacks, and the newest file's mtime. */
+static void count_stacks(const struct sup *s, unsigned *present, double *newest)
 {
 	char path[4200];
+	struct stat st;
 
 	*present = 0;
+	*newest = 0;
 	for (unsigned r = 0; r < s->o->world; r++) {
 		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
-		if (!access(path, F_OK))
-			(*present)++;
+		if (stat(path, &st))
+			continue;
+		(*present)++;
+		if (st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9 > *newest)
+			*newest = st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
 	}
 }
 
-/* Waits (a few seconds at most) until every rank has left its stacks. */
+/* Waits (a few seconds at most) until every rank has left its stacks,
+ * then until the moment every rank derives alike from them: the newest
+ * file's mtime and ABORT_SYNC_S.  The Python ranks are aborted then, all
+ * at once, for faulthandler's dump: a rank aborted even 0.2 s after a
+ * peer has already seen the peer die (its gloo or MPI wait failing) and
+ * dumps from its exception handling or its interpreter's shutdown, with
+ * no frame of the wait left to show.  A clock that disagrees with the
+ * file's by more than a second gets no wait. */
 static void barrier(struct sup *s)
 {
-	double end = now() + BARRIER_S;
+	double end = now() + BARRIER_S, newest, at;
 	unsigned present;
 
-	for (count_stacks(s, &present); present < s->o->world && now() < end;
-	     count_stacks(s, &present))
+	for (count_stacks(s, &present, &newest); present < s->o->world && now() < end;
+	     count_stacks(s, &present, &newest))
 		wait_exit(s, 0.2);
+	at = newest + ABORT_SYNC_S;
+	if (present == s->o->world && at > now() && at - now() < 1 + ABORT_SYNC_S)
+		wait_exit(s, at - now());
 }
 
 /* How many ranks' stacks files say they are complete. */
