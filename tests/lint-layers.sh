@@ -72,6 +72,21 @@ function layer_allows(file, inc) {
 		return inc ~ /^(common|launcher\/shape)\// || inc == "launcher/report/report_data.h"
 	return 0
 }
+# Depth-first search over edges[node] (the nodes it points to, space-
+# separated): a grey node met again closes a circle, named as
+# "KIND circle through NODE".
+function visit(h, kind,    n, i, list) {
+	if (color[h] == 2) return
+	if (color[h] == 1) {
+		printf "%s circle through %s\n", kind, h
+		bad = 1
+		return
+	}
+	color[h] = 1
+	n = split(edges[h], list, " ")
+	for (i = 1; i <= n; i++) visit(list[i], kind)
+	color[h] = 2
+}
 '
 
 find common cli launcher topology trainer -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' | sort |
@@ -86,22 +101,8 @@ xargs awk "$LAYERS"'
 	}
 	if (FILENAME ~ /\.h$/) edges[FILENAME] = edges[FILENAME] " " inc
 }
-# Depth-first search over header-to-header edges; a grey node met again
-# closes a circle.
-function visit(h,    n, i, k, list) {
-	if (color[h] == 2) return
-	if (color[h] == 1) {
-		printf "include circle through %s\n", h
-		bad = 1
-		return
-	}
-	color[h] = 1
-	n = split(edges[h], list, " ")
-	for (i = 1; i <= n; i++) visit(list[i])
-	color[h] = 2
-}
 END {
-	for (k in edges) visit(k)
+	for (k in edges) visit(k, "include")
 	exit bad
 }' || exit 1
 
@@ -131,7 +132,7 @@ function folder(a) {
 	def = owner[sym]
 	if (def != user && !((user, def) in calls)) {
 		calls[user, def] = 1
-		out[user] = out[user] " " def
+		edges[user] = edges[user] " " def
 	}
 	ddir = def; sub(/\/[^\/]*$/, "", ddir)
 	if (ddir == folder(at[1])) next        # within its own folder
@@ -144,19 +145,7 @@ function folder(a) {
 }
 # No circle of calls between files either, as between headers: each
 # file calls down, never back into one that calls it.
-function walk(f,    n, i, list) {
-	if (state[f] == 2) return
-	if (state[f] == 1) {
-		printf "call circle through %s\n", f
-		bad = 1
-		return
-	}
-	state[f] = 1
-	n = split(out[f], list, " ")
-	for (i = 1; i <= n; i++) walk(list[i])
-	state[f] = 2
-}
 END {
-	for (f in out) walk(f)
+	for (f in edges) visit(f, "call")
 	exit bad
 }'
