@@ -253,6 +253,17 @@ fetched_once() {
 	export CACHE_DIR=$CLUSTER_BASE/local/two
 	spec a.yaml two-a 3
 	spec b.yaml two-b 3
+	# each job's ranks wait (60 s at most) until the other job's have
+	# started, so a cannot end before b begins however Slurm orders them
+	mkdir -p "$WORK/meet"
+	cat >"$WORK/meet.sh" <<-'MEET'
+	touch "$MEET_DIR/$1"
+	for _ in $(seq 600); do [ -e "$MEET_DIR/$2" ] && break; sleep 0.1; done
+	exec sh "$3"
+	MEET
+	sed -i "s|^command: .*|command: [sh, $WORK/meet.sh, a, b, $WORK/probe.sh]|" a.yaml
+	sed -i "s|^command: .*|command: [sh, $WORK/meet.sh, b, a, $WORK/probe.sh]|" b.yaml
+	sed -i "s|^env: {|env: {MEET_DIR: $WORK/meet, |" a.yaml b.yaml
 	submit_json a.yaml
 	a=$JOB A=$DIR
 	submit_json b.yaml
