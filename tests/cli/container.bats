@@ -411,7 +411,10 @@ no_container_left() {
 	sqfs=$(squash two-sq)
 	run=$(make_run two-sq "$sqfs" charliecloud)
 	run timeout 60 mpirun -np 2 "$HPT" launch --supervise --run "$run" -- \
-		sh -c 'echo "rank=$RANK root=$(sed -n "s/^squashfuse \/ .*/squashfuse/p" /proc/mounts)"; [ "$RANK" = 1 ] && kill -KILL $$; sleep 0.5'
+		sh -c 'echo "rank=$RANK root=$(sed -n "s/^squashfuse \/ .*/squashfuse/p" /proc/mounts)"
+			[ "$RANK" = 0 ] && { : >rank0-said; exec sleep 600; }
+			while [ ! -e rank0-said ]; do sleep 0.05; done
+			kill -KILL $$'
 	[ "$(printf '%s\n' "$output" | grep -c '^rank=[01] root=squashfuse$')" -eq 2 ]
 	no_mount_left
 	[ -z "$(ls -A "${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)")" ]
