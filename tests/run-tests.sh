@@ -125,7 +125,7 @@ bats_files() {
 
 bats_file() {
 	local n=${1##*/}
-	run_suite "cli/${n%.bats}" bats --tap "$1"
+	run_suite "cli/${n%.bats}" bats --tap --timing "$1"
 }
 
 group_lane() {
@@ -171,6 +171,11 @@ for f in "$LOGS"/*/*.time; do
 	echo "$(cat "$f") ${n%.time}"
 done | sort -rn | awk '$1 >= 5 { printf "  %5d  %s\n", $1, $2 } $1 < 5 { rest += $1; k++ }
 	END { if (k) printf "  %5d  (%d suites under 5 s)\n", rest, k }'
+
+echo "slowest tests (ms):"
+grep -h '^ok .* in [0-9]*ms$' "$LOGS"/cli/*.tap 2>/dev/null |
+	sed 's/^ok [0-9]* \(.*\) in \([0-9]*\)ms$/\2 \1/' | sort -rn | head -25 |
+	awk '{ t = $1; $1 = ""; printf "  %7d %s\n", t, substr($0, 1, 90) }'
 
 line="$PASS passed, $FAIL failed"
 [ "$SKIP" -ne 0 ] && line="$line, $SKIP skipped"
