@@ -133,7 +133,6 @@ int cmd_cancel(int argc, char **argv)
 		if (!status)
 			status = s;
 	}
-	hpt_slurm_fini();
 	sbuf_release(&err);
 	return status;
 }

@@ -13,7 +13,7 @@
  * (doctor_preflight.c).  Built as bin/hpctrain-doctor: MPI and oneDNN
  * stay out of the login-node binary. */
 #include "common/json_print.h"                   // defines: json_print
-#include "common/say.h" // defines: say
+#include "common/say.h"                       // defines: say, say_lines
 #include "common/diag.h"                      // defines: struct diag_list, diag_report
 #include "common/envvar.h"                    // defines: envvar_int
 #include "common/exitcode.h"                  // defines: enum hpt_exit
@@ -25,15 +25,15 @@
 #include "common/spec/specfile.h"             // defines: specfile_load, specfile_load_run
 #include "launcher/doctor/doctor.h"           // defines: doctor_compare, doctor_table, doctor_json
 #include "launcher/doctor/doctor_exchange.h"  // defines: doctor_exchange_probe, doctor_exchange_gather
-#include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_write, doctor_preflight_plan
+#include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_after
 #include "launcher/doctor/doctor_record.h"    // defines: doctor_record_ledger
 #include "launcher/doctor/doctor_self.h"      // defines: struct doctor_self, doctor_self_check
 #include "launcher/doctor/doctor_verdict.h"   // defines: struct doctor_verdict, doctor_verdict_make
 #include "launcher/doctor/ledger.h"           // defines: ledger_repair, ledger_forget, ledger_format
-#include "launcher/doctor/doctor_lost.h"                  // defines: doctor_lost_run, doctor_lost_enough_left
+#include "launcher/doctor/doctor_lost.h"      // defines: doctor_lost_run
+#include "launcher/job/rerun.h"               // defines: rerun_from_job
 #include "topology/plan.h"                    // defines: PLAN_MAX_RANKS
 
-#include <errno.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -142,29 +142,45 @@ static int load_spec(struct doctor *d)
 
 /* --- preflight --- */
 
+/* What the doctor decided: a new attempt of run that resumes from its
+ * checkpoints, without the nodes in exclude.  0 or the rerun's status. */
+static int resubmit(const char *run, const char *exclude)
+{
+	struct rerun_request req = { .exclude = exclude, .ledger = 1, .resume = 1 };
+	int rc;
+
+	alarm(0); /* the preflight's --timeout is for the checks, not Slurm */
+	if ((rc = rerun_from_job(run, &req)))
+		say("the resubmission failed (status %d)", rc);
+	return rc;
+}
+
 /* Writes RUN/preflight.json; on a failure, resubmits without the failed
  * nodes while preflight.max_resubmits allows and enough nodes are left. */
 static void preflight_after(struct doctor *d, json_t *doc, const char *const *failed, size_t k)
 {
-	struct sbuf err = SBUF_INIT, run = SBUF_INIT, excl = SBUF_INIT;
-	bool again;
-	int rc;
+	struct sbuf msg = SBUF_INIT, run = SBUF_INIT, excl = SBUF_INIT;
+	int again = !doctor_preflight_after(d->run, &d->job, doc, failed, k, &run, &excl, &msg);
 
-	if (doctor_preflight_write(d->run, doc, &err))
-		say("warning: %s", err.buf);
-	sbuf_reset(&err);
-	if (k) {
-		again = !doctor_preflight_plan(d->run, d->job.preflight.max_resubmits, failed, k, &run,
-					       &excl, &err);
-		say("%s", err.buf);
-		if (again && !doctor_lost_enough_left(&d->job, excl.buf))
-			again = false;
-		if (again && (rc = doctor_preflight_resubmit(run.buf, excl.buf)))
-			say("the resubmission failed (status %d)", rc);
-	}
-	sbuf_release(&err);
+	say_lines(msg.buf);
+	if (again)
+		resubmit(run.buf, excl.buf);
+	sbuf_release(&msg);
 	sbuf_release(&run);
 	sbuf_release(&excl);
+}
+
+/* --lost RUN: 0 when the run was resubmitted without its lost nodes. */
+static int lost(struct doctor *d)
+{
+	struct sbuf run = SBUF_INIT, excl = SBUF_INIT;
+	int status = doctor_lost_run(d->lost, &d->job, &run, &excl);
+
+	if (!status && resubmit(run.buf, excl.buf))
+		status = 1;
+	sbuf_release(&run);
+	sbuf_release(&excl);
+	return status;
 }
 
 /* --- output --- */
@@ -277,18 +293,6 @@ static void on_alarm(int sig)
 	_exit(HPT_EXIT_FAILURE);
 }
 
-static int parse_number(const char *flag, const char *s, double lo, double hi, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	if (errno || end == s || *end || *out < lo || *out > hi)
-		return opt_error(&doctor_cmd, "--%s: expected a number %g..%g, got '%s'", flag, lo, hi,
-				 SBUF_CLIP(s));
-	return 0;
-}
-
 static int parse_args(struct doctor *d, int argc, char **argv)
 {
 	double v;
@@ -310,22 +314,22 @@ static int parse_args(struct doctor *d, int argc, char **argv)
 		case 'j': d->json = true; break;
 		case 'v': d->verbose = true; break;
 		case OPT_RANKS:
-			if (parse_number("ranks-per-node", optarg, 1, PLAN_MAX_RANKS, &v))
+			if (opt_number(&doctor_cmd, "ranks-per-node", optarg, 1, PLAN_MAX_RANKS, &v))
 				return HPT_EXIT_USAGE;
 			d->ranks = (long)v;
 			break;
 		case OPT_MIN_FREE:
-			if (parse_number("min-free-gb", optarg, 0, 1e6, &d->min_free_gb))
+			if (opt_number(&doctor_cmd, "min-free-gb", optarg, 0, 1e6, &d->min_free_gb))
 				return HPT_EXIT_USAGE;
 			break;
 		case OPT_STRAGGLER:
-			if (parse_number("straggler", optarg, 0, 1, &d->lim.straggler_fail))
+			if (opt_number(&doctor_cmd, "straggler", optarg, 0, 1, &d->lim.straggler_fail))
 				return HPT_EXIT_USAGE;
 			if (d->lim.straggler_warn < d->lim.straggler_fail)
 				d->lim.straggler_warn = d->lim.straggler_fail;
 			break;
 		case OPT_TIMEOUT:
-			if (parse_number("timeout", optarg, 1, 86400, &d->timeout_s))
+			if (opt_number(&doctor_cmd, "timeout", optarg, 1, 86400, &d->timeout_s))
 				return HPT_EXIT_USAGE;
 			break;
 		case 'h':
@@ -408,7 +412,7 @@ int cmd_doctor(int argc, char **argv)
 	if ((status = load_spec(&d)))
 		goto out;
 	if (d.lost) {
-		status = doctor_lost_run(d.lost, &d.job);
+		status = lost(&d);
 		goto out;
 	}
 	signal(SIGALRM, on_alarm);

@@ -340,7 +340,7 @@ int cmd_logs(int argc, char **argv)
 	struct sbuf err = SBUF_INIT;
 	struct runref ref = RUNREF_INIT;
 	long want = -1;
-	int c, follow_on = 0, status = HPT_EXIT_OK, slurm = 0;
+	int c, follow_on = 0, status = HPT_EXIT_OK;
 	char *end;
 
 	opt_reset();
@@ -374,10 +374,8 @@ int cmd_logs(int argc, char **argv)
 				 "NAME/HASH)");
 	}
 	/* a job id, and --follow, need Slurm */
-	if (!status && (ref.kind == RUNREF_JOB || follow_on)) {
+	if (!status && (ref.kind == RUNREF_JOB || follow_on))
 		status = hpt_slurm_init(&err);
-		slurm = !status;
-	}
 	if (!status)
 		status = runref_job_run(&ref, &err);
 	if (status) {
@@ -389,8 +387,6 @@ int cmd_logs(int argc, char **argv)
 	} else {
 		status = show_run(&ref.rd, want);
 	}
-	if (slurm)
-		hpt_slurm_fini();
 	runref_release(&ref);
 	sbuf_release(&err);
 	return status;

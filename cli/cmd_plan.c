@@ -245,7 +245,7 @@ static int decide(const struct plan_args *a, const struct job *job, const struct
 static int history_times(struct shape_planned *v, size_t n, size_t *forgotten)
 {
 	struct sbuf err = SBUF_INIT;
-	int status = hpt_slurm_init(&err), inited = !status;
+	int status = hpt_slurm_init(&err);
 
 	*forgotten = 0;
 	for (size_t i = 0; i < n && !status; i++) {
@@ -265,8 +265,6 @@ static int history_times(struct shape_planned *v, size_t n, size_t *forgotten)
 	}
 	if (status)
 		say("%s", err.buf);
-	if (inited)
-		hpt_slurm_fini();
 	sbuf_release(&err);
 	return status;
 }
@@ -343,7 +341,7 @@ int cmd_plan(int argc, char **argv)
 	size_t nshapes = 0;
 	struct job job;
 	char exe[PATH_MAX], *exclude = NULL;
-	int status = parse_args(argc, argv, &a), slurm = 0;
+	int status = parse_args(argc, argv, &a);
 
 	memset(&job, 0, sizeof(job));
 	sbuf_init(&p.h.shapes);
@@ -370,7 +368,6 @@ int cmd_plan(int argc, char **argv)
 	}
 	if ((status = hpt_slurm_init(&err)))
 		goto report;
-	slurm = 1;
 	if ((status = hpt_slurm_partition(job.resources.partition, &part, &err)))
 		goto report;
 	if (a.calibrate) {
@@ -381,7 +378,6 @@ int cmd_plan(int argc, char **argv)
 						.part = &part, .shapes = shapes, .nshapes = nshapes,
 						.max_nodes = a.max_nodes };
 
-		hpt_slurm_fini(); /* submit and status reach Slurm on their own */
 		fflush(stdout);
 		if (out >= 0)
 			dup2(STDERR_FILENO, STDOUT_FILENO);
@@ -391,10 +387,8 @@ int cmd_plan(int argc, char **argv)
 			dup2(out, STDOUT_FILENO);
 			close(out);
 		}
-		if (status || (status = hpt_slurm_init(&err))) {
-			slurm = 0;
+		if (status)
 			goto report;
-		}
 	}
 	if ((status = submit_report_exclude(NULL, 1, &exclude, &err)))
 		goto report;
@@ -418,8 +412,6 @@ report:
 	if (status && err.len)
 		say("%s", err.buf);
 out:
-	if (slurm)
-		hpt_slurm_fini();
 	plan_shapes_release(&p);
 	shape_candidates_free(shapes, nshapes);
 	hpt_slurm_partition_release(&part);

@@ -267,7 +267,6 @@ static void plan_line(const char *dir, struct sbuf *head, json_t **json)
 			one.check.end = j.finished ? j.end_time : 0;
 			hpt_slurm_job_release(&j);
 		}
-		hpt_slurm_fini();
 	}
 	sbuf_addstr(head, "  ");
 	shape_check_format(&one.check, time(NULL), head);
@@ -376,10 +375,8 @@ int cmd_report(int argc, char **argv)
 	sbuf_init(&o.md);
 	o.charts = json_array();
 	status = runref_resolve(argv[optind], &ref, &err);
-	if (!status && ref.kind == RUNREF_JOB && !(status = hpt_slurm_init(&err))) {
+	if (!status && ref.kind == RUNREF_JOB && !(status = hpt_slurm_init(&err)))
 		status = runref_job_run(&ref, &err);
-		hpt_slurm_fini();
-	}
 	if (status)
 		say("%s", err.buf);
 	else if (ref.kind == RUNREF_SWEEP)

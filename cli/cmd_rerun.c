@@ -1,22 +1,15 @@
 /* cmd_rerun.c - `hpctrain rerun`: submit a run again, as a new attempt.
- * Shell: reloads the run's resolved.yaml and checks it resolves to itself
- * (launcher/runs/attempt), learns the nodes to leave out, renders it once
- * with this hpctrain, makes RUN/attempts/N (launcher/runs/rundir) and
- * submits; a sweep goes to launcher/job/submit_sweep.c. */
+ * Shell: finds the run (launcher/runs/runref) and hands it to
+ * launcher/job/rerun.c, a sweep to launcher/job/submit_sweep.c. */
 #include "common/json_print.h" // defines: json_print
 #include "common/say.h" // defines: say
 #include "cli/builtin.h"       // defines: cmd_rerun
-#include "launcher/job/image_pin.h"     // defines: image_pin_unchanged
-#include "launcher/job/data_pin.h"      // defines: data_pin_unchanged
-#include "launcher/job/submit_report.h" // defines: submit_report, submit_report_exclude
-#include "common/diag.h"         // defines: struct diag_list, diag_report
 #include "common/exitcode.h"     // defines: enum hpt_exit
 #include "common/fileio.h"       // defines: fileio_self_exe
 #include "common/opt.h"          // defines: struct opt, opt_next
 #include "common/sbuf.h"         // defines: struct sbuf
-#include "launcher/runs/attempt.h" // defines: struct attempt, attempt_load_run, attempt_render
+#include "launcher/job/rerun.h"        // defines: rerun_attempt
 #include "launcher/job/submit_sweep.h" // defines: submit_sweep_rerun
-#include "launcher/runs/rundir.h"  // defines: rundir_new_attempt
 #include "launcher/runs/runref.h"  // defines: runref_resolve, runref_job_run
 #include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init, hpt_slurm_hostlist_check
 
@@ -59,50 +52,6 @@ static const struct opt_cmd rerun_cmd = {
 	.opts = rerun_opts,
 };
 
-/* A new attempt of run: its spec re-resolved as it was, rendered once
- * with the nodes to leave out, submitted. */
-static int rerun(const struct rundir *found, const char *exclude, int ledger, int json,
-		 int changed_ok, int data_ok, int resume, const char *exe)
-{
-	struct diag_list dl = DIAG_LIST_INIT;
-	struct sbuf err = SBUF_INIT;
-	struct rundir rd = RUNDIR_INIT;
-	struct attempt at;
-	int status;
-
-	attempt_init(&at);
-	status = attempt_load_run(&at, found, &dl, &err);
-	if (!status)
-		status = image_pin_unchanged(&at.job, "rerun", changed_ok);
-	if (!status)
-		status = data_pin_unchanged(&at.job, "rerun", data_ok);
-	if (!status && !(status = hpt_slurm_init(&err))) {
-		status = submit_report_exclude(exclude, ledger, &at.exclude, &err);
-		if (!status) {
-			at.nodes_idle = submit_report_idle(at.exclude);
-			status = attempt_render(&at, exe, &dl);
-		}
-		if (!status && rundir_new_attempt(found->run, &rd, &err))
-			status = HPT_EXIT_IO;
-		else if (!status && resume && rundir_resume(&rd, &err)) {
-			rundir_abandon(&rd);
-			status = HPT_EXIT_IO;
-		}
-		else if (!status)
-			status = submit_report(&at, &rd, json, &err);
-		hpt_slurm_fini();
-	}
-	diag_drop_warnings(&dl);
-	diag_report(stderr, &dl);
-	if (status && err.len)
-		say("%s", err.buf);
-	attempt_release(&at);
-	rundir_release(&rd);
-	diag_list_release(&dl);
-	sbuf_release(&err);
-	return status;
-}
-
 /* What the user named: a run, a job's run, or a sweep. */
 static int rerun_of(const char *arg, const char *exclude, int ledger, int json, int all,
 		    int changed_ok, int data_ok, int resume)
@@ -112,10 +61,8 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 	char exe[PATH_MAX];
 	int status = runref_resolve(arg, &ref, &err);
 
-	if (!status && ref.kind == RUNREF_JOB && !(status = hpt_slurm_init(&err))) {
+	if (!status && ref.kind == RUNREF_JOB && !(status = hpt_slurm_init(&err)))
 		status = runref_job_run(&ref, &err);
-		hpt_slurm_fini();
-	}
 	if (!status && ref.kind == RUNREF_RUN && all) {
 		sbuf_addstr(&err, "--all is for a sweep; a run is always run again whole");
 		status = HPT_EXIT_USAGE;
@@ -137,7 +84,12 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 
 		status = submit_sweep_rerun(&req, ref.sweep, all);
 	} else {
-		status = rerun(&ref.rd, exclude, ledger, json, changed_ok, data_ok, resume, exe);
+		struct rerun_request req = { .exclude = exclude, .ledger = ledger, .json = json,
+					     .image_changed_ok = changed_ok,
+					     .data_changed_ok = data_ok, .resume = resume,
+					     .hpctrain = exe };
+
+		status = rerun_attempt(&ref.rd, &req);
 	}
 	runref_release(&ref);
 	sbuf_release(&err);

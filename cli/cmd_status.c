@@ -197,7 +197,6 @@ static int status_ranks(const char *run, int json)
 		status = HPT_EXIT_USAGE;
 	} else if (!status && ref.kind == RUNREF_JOB && !(status = hpt_slurm_init(&err))) {
 		status = runref_job_run(&ref, &err);
-		hpt_slurm_fini();
 	}
 	if (status)
 		say("%s", err.buf);
@@ -379,7 +378,6 @@ static int status_of(const char *arg, int json, int wait)
 			  "MinJobAge)", ref.rd.dir);
 	if (status && status != HPT_EXIT_FAILURE && err.len)
 		say("%s", err.buf);
-	hpt_slurm_fini();
 out:
 	runref_release(&ref);
 	sbuf_release(&err);

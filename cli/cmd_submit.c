@@ -187,7 +187,6 @@ static int submit(struct attempt *at, const struct submit_args *a, const char *e
 		status = HPT_EXIT_IO;
 	else if (!status)
 		status = submit_report(at, &rd, a->json, &err);
-	hpt_slurm_fini();
 out:
 	if (status && err.len)
 		say("%s", err.buf);
@@ -349,7 +348,6 @@ static int plan_auto(struct attempt *at, struct diag_list *dl, void *arg)
 	}
 	if (status && err.len)
 		say("%s", err.buf);
-	hpt_slurm_fini();
 	plan_shapes_release(&p);
 	hpt_slurm_partition_release(&part);
 	free(exclude);

@@ -2,6 +2,7 @@
  * Shell: picks the command, runs it, flushes stdout and returns its
  * status.  See cli/builtin.h for what a new subcommand needs. */
 #include "cli/builtin.h"  // defines: cmd_* entry points
+#include "common/bug.h"      // defines: BUG
 #include "common/exitcode.h" // defines: enum hpt_exit
 #include "common/fileio.h"   // defines: fileio_self_exe
 #include "common/opt.h"      // defines: struct opt_cmd, opt_usage
@@ -9,6 +10,7 @@
 #include "common/sbuf.h"     // defines: xcalloc, sbuf_clip
 #include "common/suggest.h"  // defines: suggest_best
 #include "common/version.h"  // defines: hpt_version
+#include "launcher/slurm/slurm.h" // defines: hpt_slurm_fini
 
 #include <errno.h>
 #include <libgen.h>
@@ -22,13 +24,22 @@
  * from the same directory (git-style), so the login-node binary never
  * links MPI, oneDNN or CUDA.  With keep_name, the command's own name stays
  * the program's first argument: `hpctrain data convert` runs
- * `hpctrain-train data convert`. */
+ * `hpctrain-train data convert`.
+ *
+ * flags, as git's RUN_SETUP: NEEDS_SLURM, the command may talk to
+ * slurmctld (its first hpt_slurm_init reads the configuration; main
+ * frees it after the command, once).  A command that reached Slurm
+ * without the flag is a BUG: the table says which commands need a
+ * cluster. */
+enum command_flags { NEEDS_SLURM = 1 << 0 };
+
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 	const char *program;
 	int keep_name;
+	unsigned flags;
 };
 
 static int cmd_help(int argc, char **argv);
@@ -39,13 +50,19 @@ static const struct command commands[] = {
 	{ .name = "template", .fn = cmd_template, .summary = "list, show and copy the bundled job templates" },
 	{ .name = "topo", .fn = cmd_topo, .summary = "show a node's GPUs, NICs, NUMA nodes and cores, and the binding plan" },
 	{ .name = "launch", .fn = cmd_launch, .summary = "bind one rank to its GPU, NICs, cores and memory, then exec a program" },
-	{ .name = "submit", .fn = cmd_submit, .summary = "submit a job spec to Slurm as a batch job with a run record" },
-	{ .name = "status", .fn = cmd_status, .summary = "show the Slurm state of a run or job, or of all your jobs" },
-	{ .name = "cancel", .fn = cmd_cancel, .summary = "cancel the Slurm jobs of runs or job ids" },
-	{ .name = "logs", .fn = cmd_logs, .summary = "print a run's per-rank logs, one rank or all with labels" },
+	{ .name = "submit", .fn = cmd_submit, .summary = "submit a job spec to Slurm as a batch job with a run record",
+	  .flags = NEEDS_SLURM },
+	{ .name = "status", .fn = cmd_status, .summary = "show the Slurm state of a run or job, or of all your jobs",
+	  .flags = NEEDS_SLURM },
+	{ .name = "cancel", .fn = cmd_cancel, .summary = "cancel the Slurm jobs of runs or job ids",
+	  .flags = NEEDS_SLURM },
+	{ .name = "logs", .fn = cmd_logs, .summary = "print a run's per-rank logs, one rank or all with labels",
+	  .flags = NEEDS_SLURM },
 	{ .name = "autopsy", .fn = cmd_autopsy, .summary = "merge a stalled run's rank stacks into groups and name the odd ranks out" },
-	{ .name = "plan", .fn = cmd_plan, .summary = "predict each job shape's start and finish and pick the first to finish" },
-	{ .name = "rerun", .fn = cmd_rerun, .summary = "submit a run again as a new attempt of the same run" },
+	{ .name = "plan", .fn = cmd_plan, .summary = "predict each job shape's start and finish and pick the first to finish",
+	  .flags = NEEDS_SLURM },
+	{ .name = "rerun", .fn = cmd_rerun, .summary = "submit a run again as a new attempt of the same run",
+	  .flags = NEEDS_SLURM },
 	{ .name = "doctor", .summary = "check every node of an allocation before it trains; keep a ledger of bad nodes (runs hpctrain-doctor)",
 	  .program = "doctor" },
 	{ .name = "stage", .summary = "copy data sets to every node's cache from one read of the shared file system (runs hpctrain-stage)",
@@ -141,9 +158,15 @@ static int run_command(const struct command *c, int argc, char **argv)
 {
 	static char who[64];
 
+	int status;
+
 	snprintf(who, sizeof(who), "hpctrain %s", c->name);
 	say_set_prefix(who);
-	return c->fn ? c->fn(argc, argv) : run_external(c, argc, argv);
+	status = c->fn ? c->fn(argc, argv) : run_external(c, argc, argv);
+	if (hpt_slurm_fini() && !(c->flags & NEEDS_SLURM))
+		BUG("hpctrain %s reached Slurm, but the command table has no NEEDS_SLURM for it",
+		    c->name);
+	return status;
 }
 
 static int cmd_help(int argc, char **argv)

@@ -1,10 +1,11 @@
 /* opt.c - option parsing and help from one table per subcommand.
  * Shell: prints usage errors and help text. */
-#include "common/opt.h"      // defines: struct opt, opt_next, opt_usage, opt_error
+#include "common/opt.h"      // defines: struct opt, opt_next, opt_usage, opt_error, opt_number
 #include "common/exitcode.h" // defines: HPT_EXIT_USAGE
 #include "common/sbuf.h"     // defines: struct sbuf, xmalloc, sbuf_clip
 #include "common/suggest.h"  // defines: suggest_best
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,4 +166,17 @@ int opt_error(const struct opt_cmd *cmd, const char *fmt, ...)
 			cmd->usage[i]);
 	fprintf(stderr, "see 'hpctrain%s%s --help'\n", *cmd->name ? " " : "", cmd->name);
 	return HPT_EXIT_USAGE;
+}
+
+int opt_number(const struct opt_cmd *cmd, const char *flag, const char *s, double lo, double hi,
+	       double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno || end == s || *end || !(*out >= lo) || *out > hi)
+		return opt_error(cmd, "--%s: expected a number %g..%g, got '%s'", flag, lo, hi,
+				 SBUF_CLIP(s));
+	return 0;
 }

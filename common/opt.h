@@ -54,4 +54,9 @@ void opt_usage(FILE *fp, const struct opt_cmd *cmd);
 __attribute__((format(printf, 2, 3)))
 int opt_error(const struct opt_cmd *cmd, const char *fmt, ...);
 
+/* The number s, given to --flag, into *out when it lies in lo..hi;
+ * else opt_error ("--flag: expected a number LO..HI, got 'S'"). */
+int opt_number(const struct opt_cmd *cmd, const char *flag, const char *s, double lo, double hi,
+	       double *out);
+
 #endif

@@ -17,4 +17,8 @@ const char *say_prefix(void);
 __attribute__((format(printf, 1, 2)))
 void say(const char *fmt, ...);
 
+/* say() of each non-empty line of text: a library's notes, returned
+ * in a buffer one line each, spoken in the command's name. */
+void say_lines(const char *text);
+
 #endif

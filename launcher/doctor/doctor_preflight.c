@@ -1,22 +1,20 @@
 /* doctor_preflight.c - a failed preflight's aftermath: RUN/preflight.json,
- * the count of failed preflights, the exclude list, `hpctrain rerun`
+ * the count of failed preflights, the exclude list to resubmit with
  * (see doctor_preflight.h).
- * Shell: the run's files, fork and exec. */
-#include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_plan, doctor_preflight_resubmit
+ * Shell: the run's files. */
+#include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_plan
 #include "common/runfile.h" // defines: RUNFILE_*
-#include "common/exitcode.h"                  // defines: HPT_EXIT_NOTFOUND
-#include "common/fileio.h"                    // defines: fileio_read, fileio_write_atomic, fileio_self_exe
+#include "common/fileio.h"                    // defines: fileio_read, fileio_write_atomic
 #include "common/sbuf.h"                      // defines: struct sbuf
+#include "common/spec/spec.h"                 // defines: struct job
+#include "launcher/doctor/exclude.h"          // defines: exclude_nodes_left
+#include "launcher/runs/resize.h"             // defines: resize_next
 #include "launcher/runs/rundir.h"             // defines: struct rundir, rundir_open
-#include "launcher/slurm/slurm.h"             // defines: hpt_slurm_hostlist
+#include "launcher/slurm/slurm.h"             // defines: hpt_slurm_hostlist, hpt_slurm_init
 
-#include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 int doctor_preflight_write(const char *dir, const json_t *doc, struct sbuf *err)
@@ -119,48 +117,36 @@ out:
 	return status;
 }
 
-/* Unsets every SLURM_* variable but SLURM_CONF (which cluster). */
-static void unset_slurm_env(void)
+bool doctor_preflight_enough_left(const struct job *job, const char *exclude, struct sbuf *msg)
 {
-	for (size_t i = 0; environ[i];) {
-		const char *eq = strchr(environ[i], '=');
-		char name[256];
-		size_t len = eq ? (size_t)(eq - environ[i]) : 0;
+	struct sbuf err = SBUF_INIT;
+	int64_t left = -1, next;
+	bool ok;
 
-		/* an entry without '=' names no variable unsetenv could remove */
-		if (!eq || strncmp(environ[i], "SLURM_", 6) || len >= sizeof(name) ||
-		    !strncmp(environ[i], "SLURM_CONF=", 11)) {
-			i++;
-			continue;
-		}
-		memcpy(name, environ[i], len);
-		name[len] = '\0';
-		unsetenv(name); /* environ shifts down: look at i again */
-	}
+	if (!hpt_slurm_init(&err))
+		left = exclude_nodes_left(exclude);
+	sbuf_reset(&err);
+	ok = !resize_next(job->resources.nodes_min, job->resources.nodes, left, &next, &err);
+	if (ok)
+		sbuf_addf(msg, "\nthe next attempt can have %lld node%s at most", (long long)next,
+			  next == 1 ? "" : "s");
+	else
+		sbuf_addf(msg, "\nnot resubmitting: %s", err.buf);
+	sbuf_release(&err);
+	return ok;
 }
 
-int doctor_preflight_resubmit(const char *run, const char *exclude)
+int doctor_preflight_after(const char *dir, const struct job *job, const json_t *doc,
+			   const char *const *failed, size_t k, struct sbuf *again,
+			   struct sbuf *exclude, struct sbuf *msg)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 16];
-	pid_t pid;
-	int st;
+	struct sbuf err = SBUF_INIT;
 
-	if (fileio_self_exe(exe, sizeof(exe)))
-		return -1;
-	snprintf(path, sizeof(path), "%s/hpctrain", dirname(exe));
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		/* the new job must not inherit this job's Slurm identity or
-		 * shape: a SLURM_NTASKS of two nodes would make the steps of
-		 * a job granted one ask for two tasks there */
-		unset_slurm_env();
-		execl(path, "hpctrain", "rerun", "--resume", "--exclude", exclude, run, (char *)NULL);
-		/* the child has no caller to hand text to: it says why itself */
-		fprintf(stderr, "hpctrain doctor: cannot run %s: %s\n", path, strerror(errno));
-		_exit(HPT_EXIT_NOTFOUND);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	if (doctor_preflight_write(dir, doc, &err))
+		sbuf_addf(msg, "warning: %s\n", err.buf);
+	sbuf_release(&err);
+	if (!k || doctor_preflight_plan(dir, job->preflight.max_resubmits, failed, k, again,
+					exclude, msg))
+		return 1;
+	return doctor_preflight_enough_left(job, exclude->buf, msg) ? 0 : 1;
 }

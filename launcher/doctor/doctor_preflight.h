@@ -1,18 +1,21 @@
 /* doctor_preflight.h - doctor as a job's first step (--preflight RUN):
- * its result kept in the attempt's directory, and the run submitted
- * again without the nodes that failed, a bounded number of times.
+ * its result kept in the attempt's directory, and the decision to submit
+ * the run again without the nodes that failed, a bounded number of
+ * times (the command resubmits: launcher/job/rerun.h).
  *
  * Shell (doctor_preflight.c): reads and writes the run's files (layout
- * in launcher/runs/rundir.h) and runs `hpctrain rerun`.  Nothing here
- * prints: what the doctor says about it comes back as text.
+ * in launcher/runs/rundir.h).  Nothing here prints: what the doctor
+ * says about it comes back as text.
  */
 #ifndef HPT_DOCTOR_PREFLIGHT_H
 #define HPT_DOCTOR_PREFLIGHT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+struct job;
 struct sbuf;
 
 /* Writes doc (indented, keys sorted) to DIR/preflight.json, mode 0600,
@@ -43,11 +46,20 @@ void doctor_preflight_exclude(const char *dir, struct sbuf *out);
 int doctor_preflight_plan(const char *dir, int64_t max_resubmits, const char *const *failed,
 			  size_t k, struct sbuf *run, struct sbuf *exclude, struct sbuf *msg);
 
-/* Runs `hpctrain rerun --resume --exclude EXCLUDE RUN` (the new attempt
- * resumes from the run's checkpoints), the hpctrain beside this
- * program, without this job's SLURM_JOB_ID, and waits for it.  Its exit
- * status, or -1 when it could not be run or did not exit.  Stdio is
- * flushed first; a child whose exec fails says so on stderr. */
-int doctor_preflight_resubmit(const char *run, const char *exclude);
+/* Whether the controller's nodes less the hostlist exclude are enough
+ * for the next attempt (resize_next: resources.nodes's MIN, or its
+ * number); appends to msg (a line of its own) how many it can have at
+ * most, or why not.  When the controller cannot say, true: Slurm
+ * decides. */
+bool doctor_preflight_enough_left(const struct job *job, const char *exclude, struct sbuf *msg);
+
+/* After the preflight of attempt directory dir: writes DIR/preflight.json
+ * (doc) and, when the k nodes in failed failed, decides on resubmitting
+ * (doctor_preflight_plan, doctor_preflight_enough_left), saying so in
+ * msg.  0: resubmit again (the run's first directory) without exclude;
+ * 1: do not. */
+int doctor_preflight_after(const char *dir, const struct job *job, const json_t *doc,
+			   const char *const *failed, size_t k, struct sbuf *again,
+			   struct sbuf *exclude, struct sbuf *msg);
 
 #endif

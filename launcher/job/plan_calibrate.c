@@ -68,7 +68,6 @@ int plan_calibrate(const struct plan_calibration *c, const struct job *job)
 	if (!status && !(status = runref_resolve(record, &ref, &err)) &&
 	    !(status = hpt_slurm_init(&err))) {
 		status = status_watch(&ref, 0, 1);
-		hpt_slurm_fini();
 		if (status == HPT_EXIT_FAILURE)
 			fprintf(stderr, "hpctrain plan: --calibrate: not every run of %s completed; "
 				"planning from those that logged steps\n", record);

@@ -201,10 +201,8 @@ static int dry_run_limit(struct sweep_plan *pl, bool *guessed, struct sbuf *err)
 {
 	int status = hpt_slurm_init(err);
 
-	if (!status) {
+	if (!status)
 		status = sweep_submit_limit(pl, err);
-		hpt_slurm_fini();
-	}
 	*guessed = status && status != HPT_EXIT_REJECTED;
 	if (*guessed) {
 		pl->max_tasks = HPT_SLURM_DEFAULT_MAX_ARRAY_SIZE;
@@ -248,12 +246,10 @@ static int submit_planned(struct sweep_plan *pl, const struct sweep_request *req
 	if (req->dry_run)
 		return dry_run(pl, req);
 	status = hpt_slurm_init(&err);
-	if (status) {
+	if (status)
 		fprintf(stderr, "hpctrain: %s\n", err.buf);
-	} else {
+	else
 		status = submit_all(pl, req);
-		hpt_slurm_fini();
-	}
 	sbuf_release(&err);
 	return status;
 }
@@ -316,7 +312,6 @@ int submit_sweep_rerun(const struct sweep_request *req, const char *record, int 
 			status = data_pin_unchanged(&pl.p[i].at.job, "rerun", req->data_changed_ok);
 	if (!status && pl.n)
 		status = submit_all(&pl, req);
-	hpt_slurm_fini();
 out:
 	sweep_plan_release(&pl);
 	diag_list_release(&dl);

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,10 +79,16 @@ static int classify(int e)
 	}
 }
 
+/* libslurm's configuration, read once per process: the first
+ * hpt_slurm_init reads it, the program's main frees it. */
+static bool connected;
+
 int hpt_slurm_init(struct sbuf *err)
 {
 	const char *conf = getenv("SLURM_CONF");
 
+	if (connected)
+		return 0;
 	if (conf && !*conf)
 		conf = NULL;
 	if (access(conf ? conf : DEFAULT_CONF, R_OK)) {
@@ -91,12 +98,37 @@ int hpt_slurm_init(struct sbuf *err)
 		return HPT_EXIT_UNAVAILABLE;
 	}
 	slurm_init(conf);
+	connected = true;
 	return 0;
 }
 
-void hpt_slurm_fini(void)
+bool hpt_slurm_fini(void)
 {
-	slurm_fini();
+	bool was = connected;
+
+	if (connected)
+		slurm_fini();
+	connected = false;
+	return was;
+}
+
+void hpt_slurm_forget_job(void)
+{
+	for (size_t i = 0; environ[i];) {
+		const char *eq = strchr(environ[i], '=');
+		char name[256];
+		size_t len = eq ? (size_t)(eq - environ[i]) : 0;
+
+		/* an entry without '=' names no variable unsetenv could remove */
+		if (!eq || strncmp(environ[i], "SLURM_", 6) || len >= sizeof(name) ||
+		    !strncmp(environ[i], "SLURM_CONF=", 11)) {
+			i++;
+			continue;
+		}
+		memcpy(name, environ[i], len);
+		name[len] = '\0';
+		unsetenv(name); /* environ shifts down: look at i again */
+	}
 }
 
 void hpt_slurm_submit_result_release(struct hpt_slurm_submit_result *r)

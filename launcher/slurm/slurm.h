@@ -26,11 +26,22 @@
 struct render_opts;
 struct sbuf;
 
-/* Reads the configuration ($SLURM_CONF, else /etc/slurm/slurm.conf).
- * libslurm exits the process on a missing file, so its presence is
- * checked first.  Returns 0 or HPT_EXIT_UNAVAILABLE.  Call once. */
+/* Reads the configuration ($SLURM_CONF, else /etc/slurm/slurm.conf)
+ * the first time it is called; later calls return 0 at once.  libslurm
+ * exits the process on a missing file, so its presence is checked
+ * first.  Returns 0 or HPT_EXIT_UNAVAILABLE.  Call it where Slurm is
+ * needed; only a program's main calls hpt_slurm_fini, once, at its end
+ * (cli/main.c: the commands flagged NEEDS_SLURM); it returns whether
+ * hpt_slurm_init had read the configuration. */
 int hpt_slurm_init(struct sbuf *err);
-void hpt_slurm_fini(void);
+bool hpt_slurm_fini(void);
+
+/* Unsets every SLURM_* variable but SLURM_CONF (which cluster), so that
+ * a job submitted from inside a job inherits neither its identity nor
+ * its shape: a SLURM_NTASKS of two nodes would make the steps of a job
+ * granted one ask for two tasks there.  The submission hands the job
+ * this process's environment. */
+void hpt_slurm_forget_job(void);
 
 struct hpt_slurm_submit_result {
 	uint32_t job_id;
