@@ -3,6 +3,7 @@
  * step, growth after the interval, state through a checkpoint,
  * version-1 checkpoints still load) and the low-precision
  * convolutions against the fp64 reference within documented bounds. */
+#include "tests/unit/convlib.h"
 #include "tests/unit/trainlib.h"
 #include "trainer/model/amp.h"
 #include "trainer/cpu/backend.h"
@@ -321,40 +322,30 @@ static void assert_ran_as_asked(const struct be_kernel *k, enum be_precision ask
 static void check_conv_lp(struct conv_geom g, enum be_precision prec, double bound)
 {
 	struct sbuf err = SBUF_INIT;
+	struct conv_ref r = { 0 };
+	struct conv_case c;
 	struct be_conv *cv;
-	size_t nx, nw, ny;
-	float *x, *w, *b, *y, *dy, *dx, *dw, *db;
-	double *xd, *wd, *bd, *yd, *dyd, *dxd, *dwd, *dbd;
 
-	assert_int_equal(conv_geom_finish(&g), 0);
-	nx = (size_t)g.n * g.h * g.w * g.c, nw = (size_t)g.k * g.c * g.r * g.s;
-	ny = (size_t)g.n * g.p * g.q * g.k;
-	x = malloc(nx * 4), w = malloc(nw * 4), b = malloc(g.k * 4), y = malloc(ny * 4);
-	dy = malloc(ny * 4), dx = malloc(nx * 4), dw = malloc(nw * 4), db = malloc(g.k * 4);
-	fill_normalf(x, nx, 1), fill_normalf(w, nw, 2), fill_normalf(b, g.k, 3);
-	fill_normalf(dy, ny, 4);
-	cv = be_conv_create(&g, BE_NEED_DX, prec, &err);
+	conv_case_init(&c, g);
+	cv = be_conv_create(&c.g, BE_NEED_DX, prec, &err);
 	if (!cv)
 		fail_msg("be_conv_create: %s", err.buf);
-	assert_int_equal(be_conv_forward(cv, x, w, b, y, &err), 0);
-	assert_int_equal(be_conv_backward(cv, x, dy, dx, dw, db, &err), 0);
-	xd = to_f64(x, nx), wd = to_f64(w, nw), bd = to_f64(b, g.k), dyd = to_f64(dy, ny);
-	yd = malloc(ny * 8), dxd = malloc(nx * 8), dwd = malloc(nw * 8), dbd = malloc(g.k * 8);
-	conv2d_fwd_ref(&g, xd, wd, bd, yd);
-	conv2d_bwd_data_ref(&g, dyd, wd, dxd);
-	conv2d_bwd_weights_ref(&g, xd, dyd, dwd, dbd);
+	assert_int_equal(be_conv_forward(cv, c.x, c.w, c.b, c.y, &err), 0);
+	assert_int_equal(be_conv_backward(cv, c.x, c.dy, c.dx, c.dw, c.db, &err), 0);
+	conv_ref_forward(&r, &c, false);
+	conv_ref_backward(&r, &c);
 	print_message("# %s conv %dx%dx%d->%d: y %.2e dx %.2e dw %.2e db %.2e (bound %.0e)\n",
-		      be_precision_name(prec), g.h, g.w, g.c, g.k, scaled_err(y, yd, ny),
-		      scaled_err(dx, dxd, nx), scaled_err(dw, dwd, nw), scaled_err(db, dbd, g.k),
-		      bound);
-	assert_true(scaled_err(y, yd, ny) < bound);
-	assert_true(scaled_err(dx, dxd, nx) < bound);
-	assert_true(scaled_err(dw, dwd, nw) < bound);
-	assert_true(scaled_err(db, dbd, g.k) < bound);
-	assert_ran_as_asked(be_conv_kernel(cv), prec, g.c < 16, scaled_err(y, yd, ny));
+		      be_precision_name(prec), c.g.h, c.g.w, c.g.c, c.g.k,
+		      scaled_err(c.y, r.y, c.ny), scaled_err(c.dx, r.dx, c.nx),
+		      scaled_err(c.dw, r.dw, c.nw), scaled_err(c.db, r.db, c.g.k), bound);
+	assert_true(scaled_err(c.y, r.y, c.ny) < bound);
+	assert_true(scaled_err(c.dx, r.dx, c.nx) < bound);
+	assert_true(scaled_err(c.dw, r.dw, c.nw) < bound);
+	assert_true(scaled_err(c.db, r.db, c.g.k) < bound);
+	assert_ran_as_asked(be_conv_kernel(cv), prec, c.g.c < 16, scaled_err(c.y, r.y, c.ny));
 	be_conv_free(cv);
-	free(x), free(w), free(b), free(y), free(dy), free(dx), free(dw), free(db);
-	free(xd), free(wd), free(bd), free(yd), free(dyd), free(dxd), free(dwd), free(dbd);
+	conv_ref_release(&r);
+	conv_case_release(&c);
 	sbuf_release(&err);
 }
 

@@ -2,6 +2,7 @@
  * reference kernels on random inputs (fp32 tolerances), and the layer
  * graph's composite pieces (flatten order, residual blocks) against
  * finite differences. */
+#include "tests/unit/convlib.h"
 #include "tests/unit/trainlib.h"
 #include "trainer/cpu/backend.h"
 #include "trainer/kernels/cpu_isa.h"
@@ -41,55 +42,40 @@ static float *to_f32(const double *d, size_t n)
 	return f;
 }
 
+/* a against the reference d rounded to fp32 */
+#define assert_close_ref(a, d, n, atol, rtol)                 \
+	do {                                                  \
+		float *ref_ = to_f32(d, n);                   \
+		assert_close(a, ref_, n, atol, rtol);         \
+		free(ref_);                                   \
+	} while (0)
+
 static void check_conv(struct conv_geom g, unsigned flags)
 {
 	struct sbuf err = SBUF_INIT;
+	struct conv_ref r = { 0 };
+	struct conv_case c;
 	struct be_conv *cv;
-	size_t nx, nw, ny;
-	float *x, *w, *b, *y, *dy, *dx, *dw, *db, *ref;
-	double *xd, *wd, *bd, *yd, *dyd, *dxd, *dwd, *dbd;
 
-	assert_int_equal(conv_geom_finish(&g), 0);
-	nx = (size_t)g.n * g.h * g.w * g.c, nw = (size_t)g.k * g.c * g.r * g.s;
-	ny = (size_t)g.n * g.p * g.q * g.k;
-	x = malloc(nx * 4), w = malloc(nw * 4), b = malloc(g.k * 4), y = malloc(ny * 4);
-	dy = malloc(ny * 4), dx = malloc(nx * 4), dw = malloc(nw * 4), db = malloc(g.k * 4);
-	fill_normalf(x, nx, 1), fill_normalf(w, nw, 2), fill_normalf(b, g.k, 3);
-	fill_normalf(dy, ny, 4);
-	cv = be_conv_create(&g, flags, BE_FP32, &err);
+	conv_case_init(&c, g);
+	cv = be_conv_create(&c.g, flags, BE_FP32, &err);
 	if (!cv)
 		fail_msg("be_conv_create: %s", err.buf);
-	assert_int_equal(be_conv_forward(cv, x, w, b, y, &err), 0);
-	xd = to_f64(x, nx), wd = to_f64(w, nw), bd = to_f64(b, g.k), dyd = to_f64(dy, ny);
-	yd = malloc(ny * 8), dxd = malloc(nx * 8), dwd = malloc(nw * 8), dbd = malloc(g.k * 8);
-	conv2d_fwd_ref(&g, xd, wd, bd, yd);
+	assert_int_equal(be_conv_forward(cv, c.x, c.w, c.b, c.y, &err), 0);
+	conv_ref_forward(&r, &c, flags & BE_RELU);
+	assert_close_ref(c.y, r.y, c.ny, 1e-4, 1e-4);
 	if (flags & BE_RELU)
-		relu_fwd_f64(ny, yd, yd);
-	ref = to_f32(yd, ny);
-	assert_close(y, ref, ny, 1e-4, 1e-4);
-	free(ref);
-	if (flags & BE_RELU) {
-		relu_bwd_f32(ny, y, dy, dy);
-		free(dyd);
-		dyd = to_f64(dy, ny);
-	}
-	assert_int_equal(be_conv_backward(cv, x, dy, (flags & BE_NEED_DX) ? dx : NULL, dw, db, &err), 0);
-	conv2d_bwd_data_ref(&g, dyd, wd, dxd);
-	conv2d_bwd_weights_ref(&g, xd, dyd, dwd, dbd);
-	if (flags & BE_NEED_DX) {
-		ref = to_f32(dxd, nx);
-		assert_close(dx, ref, nx, 1e-4, 1e-4);
-		free(ref);
-	}
-	ref = to_f32(dwd, nw);
-	assert_close(dw, ref, nw, 1e-3, 1e-4);
-	free(ref);
-	ref = to_f32(dbd, g.k);
-	assert_close(db, ref, g.k, 1e-3, 1e-4);
-	free(ref);
+		relu_bwd_f32(c.ny, c.y, c.dy, c.dy);
+	assert_int_equal(be_conv_backward(cv, c.x, c.dy, (flags & BE_NEED_DX) ? c.dx : NULL, c.dw,
+					  c.db, &err), 0);
+	conv_ref_backward(&r, &c);
+	if (flags & BE_NEED_DX)
+		assert_close_ref(c.dx, r.dx, c.nx, 1e-4, 1e-4);
+	assert_close_ref(c.dw, r.dw, c.nw, 1e-3, 1e-4);
+	assert_close_ref(c.db, r.db, c.g.k, 1e-3, 1e-4);
 	be_conv_free(cv);
-	free(x), free(w), free(b), free(y), free(dy), free(dx), free(dw), free(db);
-	free(xd), free(wd), free(bd), free(yd), free(dyd), free(dxd), free(dwd), free(dbd);
+	conv_ref_release(&r);
+	conv_case_release(&c);
 	sbuf_release(&err);
 }
 

@@ -19,6 +19,7 @@
  * arithmetic, not measured: no GPU was at hand when they were written.
  * The optimizer and the dropout masks are the same arithmetic on both
  * sides: 1e-6 relative and bit-equal. */
+#include "tests/unit/convlib.h"
 #include "tests/unit/cudalib.h"
 #include "trainer/cpu/backend.h"
 #include "trainer/cuda/backend_cuda.h"
@@ -55,52 +56,47 @@ static int setup(void **state)
 static void check_conv(struct conv_geom g, enum be_precision prec)
 {
 	struct sbuf err = SBUF_INIT;
-	size_t nx, nw, ny;
-	float *x, *w, *b, *y, *dy, *dx, *dw, *db, *dx_, *dw_, *db_, *y_;
+	struct conv_case c;
+	float *dx_, *dw_, *db_, *y_;
 	struct be_conv *cpu;
 	struct be_cuda_conv *gpu;
 	float *d_x, *d_w, *d_b, *d_y, *d_dy, *d_dx, *d_dw, *d_db;
 	double bound = prec == BE_BF16 ? 2e-2 : prec == BE_FP16 ? 3e-3 : 0;
 
-	assert_int_equal(conv_geom_finish(&g), 0);
-	nx = (size_t)g.n * g.h * g.w * g.c, nw = (size_t)g.k * g.c * g.r * g.s;
-	ny = (size_t)g.n * g.p * g.q * g.k;
-	x = malloc(nx * 4), w = malloc(nw * 4), b = malloc(g.k * 4), y = malloc(ny * 4);
-	dy = malloc(ny * 4), dx = malloc(nx * 4), dw = malloc(nw * 4), db = malloc(g.k * 4);
-	fill_normalf(x, nx, 1), fill_normalf(w, nw, 2), fill_normalf(b, g.k, 3);
-	fill_normalf(dy, ny, 4);
+	conv_case_init(&c, g);
 	/* The CPU's fp32 result is the reference at every precision. */
-	cpu = be_conv_create(&g, BE_NEED_DX, BE_FP32, &err);
+	cpu = be_conv_create(&c.g, BE_NEED_DX, BE_FP32, &err);
 	assert_non_null(cpu);
-	assert_int_equal(be_conv_forward(cpu, x, w, b, y, &err), 0);
-	assert_int_equal(be_conv_backward(cpu, x, dy, dx, dw, db, &err), 0);
-	gpu = be_cuda_conv_create(&g, BE_NEED_DX, prec, &err);
+	assert_int_equal(be_conv_forward(cpu, c.x, c.w, c.b, c.y, &err), 0);
+	assert_int_equal(be_conv_backward(cpu, c.x, c.dy, c.dx, c.dw, c.db, &err), 0);
+	gpu = be_cuda_conv_create(&c.g, BE_NEED_DX, prec, &err);
 	if (!gpu)
 		fail_msg("be_cuda_conv_create: %s", err.buf);
-	d_x = dev_copy(x, nx), d_w = dev_copy(w, nw), d_b = dev_copy(b, g.k), d_dy = dev_copy(dy, ny);
-	d_y = be_cuda_alloc(ny), d_dx = be_cuda_alloc(nx), d_dw = be_cuda_alloc(nw);
-	d_db = be_cuda_alloc(g.k);
+	d_x = dev_copy(c.x, c.nx), d_w = dev_copy(c.w, c.nw), d_b = dev_copy(c.b, c.g.k);
+	d_dy = dev_copy(c.dy, c.ny);
+	d_y = be_cuda_alloc(c.ny), d_dx = be_cuda_alloc(c.nx), d_dw = be_cuda_alloc(c.nw);
+	d_db = be_cuda_alloc(c.g.k);
 	assert_int_equal(be_cuda_conv_forward(gpu, d_x, d_w, d_b, d_y, &err), 0);
 	assert_int_equal(be_cuda_conv_backward(gpu, d_x, d_dy, d_dx, d_dw, d_db, &err), 0);
-	y_ = host_copy(d_y, ny), dx_ = host_copy(d_dx, nx), dw_ = host_copy(d_dw, nw);
-	db_ = host_copy(d_db, g.k);
+	y_ = host_copy(d_y, c.ny), dx_ = host_copy(d_dx, c.nx), dw_ = host_copy(d_dw, c.nw);
+	db_ = host_copy(d_db, c.g.k);
 	if (prec == BE_FP32) {
-		assert_close(y_, y, ny, 1e-5, 1e-5);
-		assert_close(dx_, dx, nx, 1e-5, 1e-5);
-		assert_close(dw_, dw, nw, 1e-5, 1e-5);
-		assert_close(db_, db, g.k, 1e-5, 1e-5);
+		assert_close(y_, c.y, c.ny, 1e-5, 1e-5);
+		assert_close(dx_, c.dx, c.nx, 1e-5, 1e-5);
+		assert_close(dw_, c.dw, c.nw, 1e-5, 1e-5);
+		assert_close(db_, c.db, c.g.k, 1e-5, 1e-5);
 	} else {
-		check_scaled(y_, y, ny, bound);
-		check_scaled(dx_, dx, nx, bound);
-		check_scaled(dw_, dw, nw, bound);
-		check_scaled(db_, db, g.k, bound);
+		check_scaled(y_, c.y, c.ny, bound);
+		check_scaled(dx_, c.dx, c.nx, bound);
+		check_scaled(dw_, c.dw, c.nw, bound);
+		check_scaled(db_, c.db, c.g.k, bound);
 	}
 	be_conv_free(cpu);
 	be_cuda_conv_free(gpu);
 	be_cuda_free(d_x), be_cuda_free(d_w), be_cuda_free(d_b), be_cuda_free(d_y);
 	be_cuda_free(d_dy), be_cuda_free(d_dx), be_cuda_free(d_dw), be_cuda_free(d_db);
-	free(x), free(w), free(b), free(y), free(dy), free(dx), free(dw), free(db);
 	free(y_), free(dx_), free(dw_), free(db_);
+	conv_case_release(&c);
 	sbuf_release(&err);
 }
 
