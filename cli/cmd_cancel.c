@@ -92,8 +92,7 @@ static int cancel_one(const char *arg)
 	else if (ref.kind == RUNREF_SWEEP)
 		status = cancel_sweep(ref.sweep);
 	else if (!ref.job_id) {
-		fprintf(stderr, "hpctrain cancel: %s was never submitted (no " RUNFILE_SUBMIT ")\n",
-			ref.rd.dir);
+		say("%s was never submitted (no " RUNFILE_SUBMIT ")", ref.rd.dir);
 		status = HPT_EXIT_NO_INPUT;
 	} else {
 		status = cancel_job(ref.job_id, ref.task, NULL);

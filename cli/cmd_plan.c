@@ -336,7 +336,7 @@ int cmd_plan(int argc, char **argv)
 	struct sbuf where = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
 	struct hpt_slurm_partition part = { 0 };
 	struct plan_shapes_result p = { .pick = -1 };
-	struct plan_shapes_request r = { .cmd = "plan" };
+	struct plan_shapes_request r = { 0 };
 	struct shape_candidate *shapes = NULL;
 	size_t nshapes = 0;
 	struct job job;

@@ -306,7 +306,7 @@ static int plan_auto(struct attempt *at, struct diag_list *dl, void *arg)
 	const char *where = sh->where, *exe = sh->exe;
 	const struct sbuf *text = sh->text;
 	struct hpt_slurm_partition part = { 0 };
-	struct plan_shapes_request r = { .cmd = "submit", .where = where, .text = text->buf,
+	struct plan_shapes_request r = { .where = where, .text = text->buf,
 				  .len = text->len, .sets = a->sets.v, .nsets = a->sets.n,
 				  .exe = exe, .part = &part };
 	struct plan_shapes_result p = { .pick = -1 };
@@ -362,7 +362,7 @@ static int submit_one(struct submit_args *a, const char *where, const struct sbu
 		      const char *exe)
 {
 	struct submit_shape shape = { a, where, text, exe };
-	struct job_prepare_request r = { .cmd = "submit", .where = where, .text = text->buf,
+	struct job_prepare_request r = { .where = where, .text = text->buf,
 					 .len = text->len, .sets = a->sets.v, .nsets = a->sets.n,
 					 .shape = a->shape_auto ? plan_auto : NULL,
 					 .shape_arg = &shape };

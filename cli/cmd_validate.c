@@ -100,7 +100,7 @@ static int validate_one(const char *arg, const struct validate_opts *o, int many
 
 	attempt_init(&at);
 	if (!status) {
-		struct job_prepare_request r = { .cmd = "validate", .where = where.buf,
+		struct job_prepare_request r = { .where = where.buf,
 						 .text = text.buf, .len = text.len,
 						 .sets = o->sets.v, .nsets = o->sets.n,
 						 .flags = JOB_PREPARE_CHECK_RUNTIME };

@@ -5,6 +5,7 @@
  * still names it for image_pin.  A directory image is packed into one
  * SquashFS file, which is what is pinned and staged. */
 #include "launcher/job/data_pin.h"                   // defines: data_pin, data_pin_unchanged, data_pin_describe, data_pin_json
+#include "common/say.h" // defines: say
 #include "common/exitcode.h"                // defines: enum hpt_exit
 #include "common/fileio.h"                  // defines: fileio_exists
 #include "common/sbuf.h"                    // defines: struct sbuf, xstrdup, xstrndup
@@ -22,7 +23,7 @@
  * (launcher/container/container_pack.h), named by container.digest,
  * which image_pin has set; e->packed is where.  0, or a status after a
  * line naming the image. */
-static int pack_image(const struct job *job, struct job_stage *e, const char *cmd)
+static int pack_image(const struct job *job, struct job_stage *e)
 {
 	struct sbuf err = SBUF_INIT;
 	struct stat st;
@@ -39,9 +40,9 @@ static int pack_image(const struct job *job, struct job_stage *e, const char *cm
 	rc = container_pack(e->src, job->container.digest ? job->container.digest : "", dir,
 			    &packed, &made, &err);
 	if (rc)
-		fprintf(stderr, "hpctrain %s: container.stage: %s\n", cmd, err.buf);
+		say("container.stage: %s", err.buf);
 	else if (made)
-		fprintf(stderr, "hpctrain %s: packed the directory image %s into %s\n", cmd,
+		say("packed the directory image %s into %s",
 			e->src, packed);
 	e->packed = rc ? NULL : packed;
 	free(dir);
@@ -50,7 +51,7 @@ static int pack_image(const struct job *job, struct job_stage *e, const char *cm
 }
 
 /* One entry's manifest now, or a status after a line naming it. */
-static int scan(const struct job_stage *e, const char *cmd, struct stage_manifest *m)
+static int scan(const struct job_stage *e, struct stage_manifest *m)
 {
 	struct sbuf err = SBUF_INIT;
 	int status;
@@ -58,21 +59,21 @@ static int scan(const struct job_stage *e, const char *cmd, struct stage_manifes
 	memset(m, 0, sizeof(*m));
 	status = stage_scan(spec_stage_source(e), m, &err);
 	if (status)
-		fprintf(stderr, "hpctrain %s: data.stage %s: %s\n", cmd, e->name,
+		say("data.stage %s: %s", e->name,
 			err.len ? err.buf : "cannot read its source");
 	sbuf_release(&err);
 	return status;
 }
 
-int data_pin(struct job *job, const char *cmd, size_t *files)
+int data_pin(struct job *job, size_t *files)
 {
 	for (size_t i = 0; i < job->data.nstage; i++) {
 		struct job_stage *e = &job->data.stage[i];
 		struct stage_manifest m;
-		int status = pack_image(job, e, cmd);
+		int status = pack_image(job, e);
 
 		if (!status)
-			status = scan(e, cmd, &m);
+			status = scan(e, &m);
 		else
 			memset(&m, 0, sizeof(m));
 		if (status) {
@@ -93,7 +94,7 @@ int data_pin(struct job *job, const char *cmd, size_t *files)
 /* A run's pack removed since (a cleaned output.dir) is packed again
  * from its directory, reproducibly, so to the same manifest when the
  * image is the same. */
-static int repack(const struct job *job, const struct job_stage *e, const char *cmd)
+static int repack(const struct job *job, const struct job_stage *e)
 {
 	struct sbuf err = SBUF_INIT;
 	char *dir, *packed = NULL;
@@ -106,9 +107,9 @@ static int repack(const struct job *job, const struct job_stage *e, const char *
 	rc = container_pack(e->src, job->container.digest ? job->container.digest : "", dir,
 			    &packed, &made, &err);
 	if (rc)
-		fprintf(stderr, "hpctrain %s: container.stage: %s\n", cmd, err.buf);
+		say("container.stage: %s", err.buf);
 	else if (made)
-		fprintf(stderr, "hpctrain %s: packed the directory image %s again into %s\n", cmd,
+		say("packed the directory image %s again into %s",
 			e->src, packed);
 	free(dir);
 	free(packed);
@@ -119,7 +120,7 @@ static int repack(const struct job *job, const struct job_stage *e, const char *
 /* Other data under the same name would make this attempt another run
  * under the old run's name, as another image would (image_pin.c).  The
  * first changed entry decides; each is named. */
-int data_pin_unchanged(const struct job *job, const char *cmd, int changed_ok)
+int data_pin_unchanged(const struct job *job, int changed_ok)
 {
 	int status = HPT_EXIT_OK;
 
@@ -127,22 +128,22 @@ int data_pin_unchanged(const struct job *job, const char *cmd, int changed_ok)
 		const struct job_stage *e = &job->data.stage[i];
 		const char *was = e->manifest ? e->manifest : "none";
 		struct stage_manifest m;
-		int rc = repack(job, e, cmd);
+		int rc = repack(job, e);
 
 		if (!rc)
-			rc = scan(e, cmd, &m);
+			rc = scan(e, &m);
 		else
 			memset(&m, 0, sizeof(m));
 		if (rc) {
 			status = rc;
 		} else if (strcmp(m.hash, was) && changed_ok) {
-			fprintf(stderr, "hpctrain %s: warning: the data %s (%s) changed (the run has "
-				"%s, the data now %s); running it anyway\n", cmd, e->name, e->src,
+			say("warning: the data %s (%s) changed (the run has "
+				"%s, the data now %s); running it anyway", e->name, e->src,
 				was, m.hash);
 		} else if (strcmp(m.hash, was)) {
-			fprintf(stderr, "hpctrain %s: the data %s (%s) changed: the run has %s, the "
+			say("the data %s (%s) changed: the run has %s, the "
 				"data now %s; submit the spec again for a new run, or pass "
-				"--data-changed-ok\n", cmd, e->name, e->src, was, m.hash);
+				"--data-changed-ok", e->name, e->src, was, m.hash);
 			status = HPT_EXIT_BAD_SPEC;
 		}
 		stage_manifest_release(&m);

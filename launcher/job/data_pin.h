@@ -1,6 +1,6 @@
 /* data_pin.h - the spec's data.stage entries pinned by their manifests,
  * for validate, submit and rerun, as image_pin.h pins the image.
- * Prints: one line per problem or note, "hpctrain CMD: ...", to stderr.
+ * Prints: one line per problem or note, "hpctrain CMD: ..." (common/say.h), to stderr.
  */
 #ifndef HPT_DATA_PIN_H
 #define HPT_DATA_PIN_H
@@ -16,13 +16,13 @@
  * gets each source's file count.  0, or the first failing scan's
  * status (HPT_EXIT_NO_INPUT for a missing or unreadable source), after
  * a line naming the entry and its source. */
-int data_pin(struct job *job, const char *cmd, size_t *files);
+int data_pin(struct job *job, size_t *files);
 
 /* A run's entries must still name their data's content: 0 when they do
  * (or changed_ok, after a warning per changed entry naming both
  * manifests); HPT_EXIT_BAD_SPEC naming the entry and both manifests;
  * HPT_EXIT_NO_INPUT for a missing source.  The job is left as it is. */
-int data_pin_unchanged(const struct job *job, const char *cmd, int changed_ok);
+int data_pin_unchanged(const struct job *job, int changed_ok);
 
 /* What the stage step would copy, for submit --dry-run: as "# " comment
  * lines (entry, source, files, bytes, manifest) into text, or as a new

@@ -1,6 +1,7 @@
 /* image_pin.c - a job's container image pinned by its content digest:
  * see image_pin.h.  Calls launcher/container and prints. */
 #include "launcher/job/image_pin.h"                        // defines: image_pin, image_pin_digest, image_pin_unchanged
+#include "common/say.h"                           // defines: say, say_lines
 #include "common/exitcode.h"                      // defines: enum hpt_exit
 #include "common/fileio.h"                        // defines: fileio_exists
 #include "common/sbuf.h"                          // defines: struct sbuf, xstrdup
@@ -12,18 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Each line of a multi-line note, prefixed. */
-static void print_lines(const char *cmd, const char *text)
-{
-	while (*text) {
-		size_t n = strcspn(text, "\n");
-
-		fprintf(stderr, "hpctrain %s: %.*s\n", cmd, (int)n, text);
-		text += n + (text[n] == '\n');
-	}
-}
-
-int image_pin_digest(const struct job *job, const char *cmd, char out[CONTAINER_DIGEST_SIZE])
+int image_pin_digest(const struct job *job, char out[CONTAINER_DIGEST_SIZE])
 {
 	const char *image = job->container.image;
 	struct sbuf note = SBUF_INIT, err = SBUF_INIT;
@@ -41,33 +31,33 @@ int image_pin_digest(const struct job *job, const char *cmd, char out[CONTAINER_
 		if (container_digest(image, kind, cache, out, &note, &err))
 			status = HPT_EXIT_NO_INPUT;
 	}
-	print_lines(cmd, note.buf);
+	say_lines(note.buf);
 	if (status)
-		fprintf(stderr, "hpctrain %s: %s\n", cmd, err.buf);
+		say("%s", err.buf);
 	free(cache);
 	sbuf_release(&note);
 	sbuf_release(&err);
 	return status;
 }
 
-static void check_runtime(const struct job *job, const char *cmd)
+static void check_runtime(const struct job *job)
 {
 	struct sbuf err = SBUF_INIT;
 	int got;
 
 	if (container_image_runtime(job->container.runtime, &got, &err))
-		fprintf(stderr, "hpctrain %s: note: not checked: %s on this host; it must be on "
-			"the compute nodes\n", cmd, err.buf);
+		say("note: not checked: %s on this host; it must be on "
+			"the compute nodes", err.buf);
 	if (job->container.image[0] != '/')
-		fprintf(stderr, "hpctrain %s: note: not checked: the image reference %s is "
-			"pulled by the runtime, not here\n", cmd, job->container.image);
+		say("note: not checked: the image reference %s is "
+			"pulled by the runtime, not here", job->container.image);
 	sbuf_release(&err);
 }
 
 /* A runtime named in the spec that cannot start this kind of image (a
  * SquashFS under charliecloud, say) would be refused by every rank at
  * launch; the builder launch uses says so now, before a run exists. */
-static int check_runtime_takes_image(const struct job *job, const char *cmd)
+static int check_runtime_takes_image(const struct job *job)
 {
 	static char *const prog[] = { "true", NULL };
 	/* launch mounts a SquashFS image for ch-run (squashfuse) and
@@ -82,7 +72,7 @@ static int check_runtime_takes_image(const struct job *job, const char *cmd)
 	    container_image_kind(job->container.image, &in.kind, &err))
 		goto out; /* a missing image is image_pin_digest's to report */
 	if (container_argv_build(&in, &argv, &err)) {
-		fprintf(stderr, "hpctrain %s: %s\n", cmd, err.buf);
+		say("%s", err.buf);
 		status = HPT_EXIT_BAD_SPEC;
 	}
 	container_argv_release(&argv);
@@ -94,32 +84,32 @@ out:
 /* "images/torch" is a reference by the schema's rule (a path is
  * absolute), but when it names something here the user meant a path,
  * which every node would read relative to another directory. */
-static int check_not_relative(const struct job *job, const char *cmd)
+static int check_not_relative(const struct job *job)
 {
 	const char *image = job->container.image;
 
 	if (image[0] == '/' || !fileio_exists(image))
 		return HPT_EXIT_OK;
-	fprintf(stderr, "hpctrain %s: container.image %s names a file or directory here, but a "
-		"path image must be absolute; a relative one is read as a reference\n", cmd, image);
+	say("container.image %s names a file or directory here, but a "
+		"path image must be absolute; a relative one is read as a reference", image);
 	return HPT_EXIT_BAD_SPEC;
 }
 
-int image_pin(struct job *job, const char *cmd, int check)
+int image_pin(struct job *job, int check)
 {
 	char digest[CONTAINER_DIGEST_SIZE];
-	int status = job->container.image ? check_not_relative(job, cmd) : HPT_EXIT_OK;
+	int status = job->container.image ? check_not_relative(job) : HPT_EXIT_OK;
 
 	if (!status && job->container.image)
-		status = check_runtime_takes_image(job, cmd);
+		status = check_runtime_takes_image(job);
 
 	if (!status)
-		status = image_pin_digest(job, cmd, digest);
+		status = image_pin_digest(job, digest);
 
 	if (status || !job->container.image)
 		return status;
 	if (check)
-		check_runtime(job, cmd);
+		check_runtime(job);
 	free(job->container.digest);
 	job->container.digest = xstrdup(digest);
 	return HPT_EXIT_OK;
@@ -128,21 +118,21 @@ int image_pin(struct job *job, const char *cmd, int check)
 /* The run's image must still be the one its hash names: another image
  * at the same path would make this attempt another run under the old
  * name.  The run keeps its recorded digest either way. */
-int image_pin_unchanged(const struct job *job, const char *cmd, int changed_ok)
+int image_pin_unchanged(const struct job *job, int changed_ok)
 {
 	char now[CONTAINER_DIGEST_SIZE];
 	const char *was = job->container.digest ? job->container.digest : "none";
-	int status = image_pin_digest(job, cmd, now);
+	int status = image_pin_digest(job, now);
 
 	if (status || !job->container.image || !strcmp(now, was))
 		return status;
 	if (changed_ok) {
-		fprintf(stderr, "hpctrain %s: warning: the image %s changed (the run has %s, the "
-			"image now %s); running it anyway\n", cmd, job->container.image, was, now);
+		say("warning: the image %s changed (the run has %s, the "
+			"image now %s); running it anyway", job->container.image, was, now);
 		return HPT_EXIT_OK;
 	}
-	fprintf(stderr, "hpctrain %s: the image %s changed: the run has %s, the image now %s; "
-		"submit the spec again for a new run, or pass --image-changed-ok\n", cmd,
+	say("the image %s changed: the run has %s, the image now %s; "
+		"submit the spec again for a new run, or pass --image-changed-ok",
 		job->container.image, was, now);
 	return HPT_EXIT_BAD_SPEC;
 }

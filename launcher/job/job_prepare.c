@@ -17,11 +17,11 @@ int job_prepare(const struct job_prepare_request *r, struct attempt *at, struct 
 		return HPT_EXIT_BAD_SPEC;
 	if (r->shape && (status = r->shape(at, dl, r->shape_arg)))
 		return status;
-	if ((status = image_pin(&at->job, r->cmd, !!(r->flags & JOB_PREPARE_CHECK_RUNTIME))))
+	if ((status = image_pin(&at->job, !!(r->flags & JOB_PREPARE_CHECK_RUNTIME))))
 		return status;
 	if (r->files)
 		files = xcalloc(at->job.data.nstage + 1, sizeof(*files));
-	status = data_pin(&at->job, r->cmd, files);
+	status = data_pin(&at->job, files);
 	if (!status)
 		status = attempt_resolve(at);
 	if (r->files)

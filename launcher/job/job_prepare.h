@@ -8,7 +8,7 @@
  * copy.
  *
  * Shell: pinning reads the image and the data sets; problems are said
- * on stderr as "hpctrain CMD: ..." (image_pin.h, data_pin.h), spec
+ * on stderr as "hpctrain CMD: ..." (common/say.h) (image_pin.h, data_pin.h), spec
  * diagnostics go into the caller's list.
  */
 #ifndef HPT_JOB_PREPARE_H
@@ -28,7 +28,6 @@ enum job_prepare_flags {
 };
 
 struct job_prepare_request {
-	const char *cmd;                  /* "validate", "submit": for messages */
 	const char *where;                /* the spec's name, for diagnostics */
 	const char *text;                 /* its bytes, read once (it may be stdin) */
 	size_t len;

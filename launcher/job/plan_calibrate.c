@@ -2,6 +2,7 @@
  * Shell: a sweep built and submitted (launcher/job/submit_sweep.h), then watched
  * to its end (launcher/job/status_watch.h). */
 #include "launcher/job/plan_calibrate.h" // defines: struct plan_calibration, plan_calibrate
+#include "common/say.h" // defines: say
 #include "launcher/job/status_watch.h"   // defines: status_watch
 #include "launcher/job/submit_sweep.h"   // defines: struct sweep_request, submit_sweep
 #include "common/diag.h"        // defines: struct diag_list, diag_report
@@ -31,8 +32,8 @@ int plan_calibrate(const struct plan_calibration *c, const struct job *job)
 	int status = 0;
 
 	if (job->command.n) {
-		fprintf(stderr, "hpctrain plan: --calibrate runs the bundled trainer; %s runs a "
-			"program of its own: submit it at the shapes yourself, then plan\n", job->name);
+		say("--calibrate runs the bundled trainer; %s runs a "
+			"program of its own: submit it at the shapes yourself, then plan", job->name);
 		return HPT_EXIT_BAD_SPEC;
 	}
 	sbuf_addstr(&nodes, "resources.nodes=");
@@ -69,12 +70,12 @@ int plan_calibrate(const struct plan_calibration *c, const struct job *job)
 	    !(status = hpt_slurm_init(&err))) {
 		status = status_watch(&ref, 0, 1);
 		if (status == HPT_EXIT_FAILURE)
-			fprintf(stderr, "hpctrain plan: --calibrate: not every run of %s completed; "
-				"planning from those that logged steps\n", record);
+			say("--calibrate: not every run of %s completed; "
+				"planning from those that logged steps", record);
 		status = status == HPT_EXIT_FAILURE ? 0 : status;
 	}
 	if (status && err.len)
-		fprintf(stderr, "hpctrain plan: %s\n", err.buf);
+		say("%s", err.buf);
 	runref_release(&ref);
 	free(record);
 	sweep_release(&sw);

@@ -2,6 +2,7 @@
  * Shell: loads and renders the spec at each shape (launcher/runs/attempt),
  * asks Slurm (hpt_slurm_will_run), fits the past runs (launcher/shape). */
 #include "launcher/job/plan_shapes.h"   // defines: struct plan_shapes_request, plan_shapes_weigh
+#include "common/say.h" // defines: say
 #include "common/diag.h"       // defines: struct diag_list, diag_format
 #include "common/exitcode.h"   // defines: enum hpt_exit
 #include "common/sbuf.h"       // defines: struct sbuf, xasprintf
@@ -79,7 +80,7 @@ static int ask_slurm(const struct plan_shapes_request *r, struct shape_candidate
 		hpt_slurm_will_run_release(&w);
 	}
 	if (status)
-		fprintf(stderr, "hpctrain %s: %s\n", r->cmd, err.buf);
+		say("%s", err.buf);
 	attempt_release(&at);
 	diag_list_release(&dl);
 	sbuf_release(&err);
@@ -124,13 +125,13 @@ static void candidates(const struct plan_shapes_request *r, const struct job *jo
 }
 
 /* The work and the fit; a status after a line saying what is missing. */
-static int model_of(const char *cmd, const struct job *job, struct shape_history *h,
+static int model_of(const struct job *job, struct shape_history *h,
 		    struct shape_work *w, struct shape_fit *f)
 {
 	struct sbuf err = SBUF_INIT;
 
 	if (shape_history_load(job, h, &err)) {
-		fprintf(stderr, "hpctrain %s: %s\n", cmd, err.buf);
+		say("%s", err.buf);
 		sbuf_release(&err);
 		return HPT_EXIT_NO_INPUT;
 	}
@@ -147,16 +148,15 @@ static int model_of(const char *cmd, const struct job *job, struct shape_history
 		w->samples_per_epoch = h->samples_per_epoch;
 	}
 	if (shape_model_fit(h->v, h->n, f)) {
-		fprintf(stderr, "hpctrain %s: no past run of %s under %s/%s logged its steps%s; "
-			"run it once at any shape (a few hundred steps will do), then plan\n",
-			cmd, job->name, job->output.dir, job->name,
+		say("no past run of %s under %s/%s logged its steps%s; "
+			"run it once at any shape (a few hundred steps will do), then plan", job->name, job->output.dir, job->name,
 			h->skipped ? " the same way (runs of that name ran another program or "
 				     "configuration)" : "");
 		return HPT_EXIT_NO_INPUT;
 	}
 	if (w->max_steps <= 0 && w->samples_per_epoch <= 0) {
-		fprintf(stderr, "hpctrain %s: %s sets no train.max_steps and no past run logged "
-			"an epoch, so the work is unknown; set train.max_steps\n", cmd, job->name);
+		say("%s sets no train.max_steps and no past run logged "
+			"an epoch, so the work is unknown; set train.max_steps", job->name);
 		return HPT_EXIT_NO_INPUT;
 	}
 	return 0;
@@ -170,7 +170,7 @@ int plan_shapes_weigh(const struct plan_shapes_request *r, const struct job *job
 	sbuf_init(&out->h.shapes);
 	out->pick = out->fastest = -1;
 	out->name = job->name;
-	if ((status = model_of(r->cmd, job, &out->h, &out->w, &out->f)))
+	if ((status = model_of(job, &out->h, &out->w, &out->f)))
 		return status;
 	candidates(r, job, &out->v, &out->n);
 	for (size_t i = 0; i < out->n && !status; i++)

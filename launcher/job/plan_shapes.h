@@ -3,7 +3,7 @@
  * shape loaded and rendered as submit would and Slurm asked when it
  * would start, each run predicted, one picked.
  * Shell: needs hpt_slurm_init.  Prints one line per problem,
- * "hpctrain CMD: ...", to stderr.
+ * "hpctrain CMD: ..." (common/say.h), to stderr.
  */
 #ifndef HPT_PLAN_SHAPES_H
 #define HPT_PLAN_SHAPES_H
@@ -21,7 +21,6 @@
 struct diag_list;
 
 struct plan_shapes_request {
-	const char *cmd;                    /* "plan" or "submit", for messages */
 	const char *where, *text;           /* the spec, read once (it may be stdin) */
 	size_t len;
 	const struct spec_override *sets;   /* the user's --set flags */

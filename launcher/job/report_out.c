@@ -2,6 +2,7 @@
  * Shell: writes the charts (chart.c draws them), report.md, the manifest
  * of the charts (report_manifest.c) and the --json document. */
 #include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
+#include "common/say.h" // defines: say
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "common/json_print.h"        // defines: json_print
 #include "common/exitcode.h"       // defines: enum hpt_exit
@@ -56,7 +57,7 @@ void report_out_emit(struct report_out *o, struct chart *c, const char *name,
 	if (!chart_has_data(c)) {
 		report_out_skip(o, name, c->title, why_none);
 	} else if (chart_write_png(c, path, &err)) {
-		fprintf(stderr, "hpctrain report: %s\n", err.buf);
+		say("%s", err.buf);
 		o->status = HPT_EXIT_IO;
 	} else {
 		char *file = xasprintf("%s.png", name);
@@ -89,7 +90,7 @@ int report_out_load_run(const char *dir, struct report_run *r)
 	if (fd >= 0 && (!(fp = fdopen(fd, "r")) || report_read(fp, r)))
 		sbuf_addf(&err, "cannot read %s: %s", path, strerror(errno));
 	if (err.len)
-		fprintf(stderr, "hpctrain report: %s\n", err.buf);
+		say("%s", err.buf);
 	if (fp)
 		fclose(fp);
 	else if (fd >= 0)
@@ -120,7 +121,7 @@ int report_out_make_dir(struct report_out *o)
 	int rc = fileio_mkdirs(o->dir, 0700, &err);
 
 	if (rc)
-		fprintf(stderr, "hpctrain report: cannot create %s: %s\n", o->dir, err.buf);
+		say("cannot create %s: %s", o->dir, err.buf);
 	else
 		report_manifest_load(&o->manifest, o->dir);
 	sbuf_release(&err);
@@ -137,7 +138,7 @@ int report_out_write_md(struct report_out *o, const char *head)
 	rc = fileio_write_atomic(path, doc.buf, doc.len, 0600, 0, &err);
 	o->md_written = !rc;
 	if (rc)
-		fprintf(stderr, "hpctrain report: %s\n", err.buf);
+		say("%s", err.buf);
 	else if (!o->json)
 		printf("  %s\n", path);
 	sbuf_reset(&err);
@@ -145,8 +146,8 @@ int report_out_write_md(struct report_out *o, const char *head)
 	 * manifest in a shared sticky directory cannot be replaced): a
 	 * warning, not a failure of this report. */
 	if (!rc && report_manifest_save(&o->manifest, &err))
-		fprintf(stderr, "hpctrain report: warning: %s; a later report will not remove "
-			"these charts\n", err.buf);
+		say("warning: %s; a later report will not remove "
+			"these charts", err.buf);
 	free(path);
 	sbuf_release(&err);
 	sbuf_release(&doc);

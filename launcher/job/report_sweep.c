@@ -4,6 +4,7 @@
  * builds: the final metrics against each axis, the scaling against ranks,
  * and every point's training loss. */
 #include "launcher/job/report_sweep.h"      // defines: report_sweep
+#include "common/say.h" // defines: say
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
 #include "common/diag.h"           // defines: struct diag_list
@@ -194,7 +195,7 @@ static int check_record(const char *path, json_t *doc)
 
 	if (!why)
 		return 0;
-	fprintf(stderr, "hpctrain report: %s is not a sweep record (%s)\n", path, why);
+	say("%s is not a sweep record (%s)", path, why);
 	return HPT_EXIT_NO_INPUT;
 }
 
@@ -261,7 +262,7 @@ int report_sweep(const char *path, struct report_out *o)
 	int status = runref_sweep_points(path, &doc, &v, &n, &err);
 
 	if (status)
-		fprintf(stderr, "hpctrain report: %s\n", err.buf);
+		say("%s", err.buf);
 	else
 		status = check_record(path, doc);
 	if (status)

@@ -49,9 +49,9 @@ int rerun_attempt(const struct rundir *found, const struct rerun_request *req)
 	attempt_init(&at);
 	status = attempt_load_run(&at, found, &dl, &err);
 	if (!status)
-		status = image_pin_unchanged(&at.job, "rerun", req->image_changed_ok);
+		status = image_pin_unchanged(&at.job, req->image_changed_ok);
 	if (!status)
-		status = data_pin_unchanged(&at.job, "rerun", req->data_changed_ok);
+		status = data_pin_unchanged(&at.job, req->data_changed_ok);
 	if (!status && !(status = hpt_slurm_init(&err)))
 		status = submit_attempt(found, &at, req, &dl, &err);
 	diag_drop_warnings(&dl);

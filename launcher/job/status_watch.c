@@ -4,6 +4,7 @@
  * their states and the --wait line come from launcher/runs/run_state,
  * and this file prints them (a table, JSON, the ticker). */
 #include "launcher/job/status_watch.h"  // defines: status_watch
+#include "common/say.h" // defines: say
 #include "launcher/job/ticker.h"        // defines: struct ticker, ticker_show, TICKER_POLL_MS
 #include "common/json_print.h"    // defines: json_print
 #include "common/exitcode.h"   // defines: enum hpt_exit
@@ -165,7 +166,7 @@ int status_watch(const struct runref *ref, int json, int wait)
 		if (!w.rows[i].known || !w.rows[i].job.completed)
 			status = HPT_EXIT_FAILURE;
 	if (status && status != HPT_EXIT_FAILURE)
-		fprintf(stderr, "hpctrain status: %s\n", err.buf);
+		say("%s", err.buf);
 	run_state_load_release(&w);
 	sbuf_release(&err);
 	return status;

@@ -5,6 +5,7 @@
  * launcher/runs/sweep_submit.c makes the runs and submits them; this
  * file orders the steps and prints. */
 #include "launcher/job/submit_sweep.h"            // defines: submit_sweep, submit_sweep_rerun
+#include "common/say.h" // defines: say
 #include "common/json_print.h"              // defines: json_print
 #include "launcher/job/submit_report.h"           // defines: submit_report_exclude
 #include "common/diag.h"                 // defines: struct diag_list, diag_merge
@@ -41,8 +42,8 @@ static int check_sets(const struct sweep_request *req)
 		sbuf_add(&key, arg, strcspn(arg, "="));
 		for (size_t k = 0; k < req->sweep->naxes && !rc; k++)
 			if (!strcmp(key.buf, req->sweep->axes[k].key)) {
-				fprintf(stderr, "hpctrain submit: --set %s: the sweep varies %s; "
-					"set it in one place\n", arg, key.buf);
+				say("--set %s: the sweep varies %s; "
+					"set it in one place", arg, key.buf);
 				rc = HPT_EXIT_USAGE;
 			}
 	}
@@ -54,7 +55,7 @@ static int check_sets(const struct sweep_request *req)
 static int load_point(const struct sweep_request *req, size_t i,
 		      struct sweep_plan_point *pt, struct diag_list *dl)
 {
-	struct job_prepare_request r = { .cmd = "submit", .where = req->where, .text = req->text,
+	struct job_prepare_request r = { .where = req->where, .text = req->text,
 					 .len = req->len };
 	struct diag_list mine = DIAG_LIST_INIT;
 	struct sweep_point sp;
@@ -169,22 +170,22 @@ static int submit_all(struct sweep_plan *pl, const struct sweep_request *req)
 	if (!status && (status = render_points(pl, exclude, req->hpctrain, &dl)) && req->sweep) {
 		diag_report(stderr, &dl);
 		diag_list_release(&dl);
-		fprintf(stderr, "hpctrain submit: %s: a point of the sweep is invalid; nothing was "
-			"submitted\n", req->where);
+		say("%s: a point of the sweep is invalid; nothing was "
+			"submitted", req->where);
 	}
 	if (!status)
 		status = sweep_submit_limit(pl, &err);
 	if (!status)
 		status = sweep_plan_arrays(pl);
 	if (!status && hpt_slurm_cluster_name(&cluster, &why))
-		fprintf(stderr, "hpctrain submit: warning: %s\n", why.buf);
+		say("warning: %s", why.buf);
 	if (!status)
 		status = sweep_submit(pl, cluster.buf, &notes, &err);
 	fputs(notes.buf, stderr);
 	report(pl, req->json, status);
 	diag_report(stderr, &dl);
 	if (status && err.len)
-		fprintf(stderr, "hpctrain: %s\n", err.buf);
+		say("%s", err.buf);
 	free(exclude);
 	diag_list_release(&dl);
 	sbuf_release(&err);
@@ -226,11 +227,11 @@ static int dry_run(struct sweep_plan *pl, const struct sweep_request *req)
 		status = sweep_plan_arrays(pl);
 	diag_report(stderr, &dl);
 	if (!status && pl->split)
-		fprintf(stderr, "hpctrain submit: %s: at most %zu tasks to an array (%s)\n",
+		say("%s: at most %zu tasks to an array (%s)",
 			pl->name, pl->max_tasks, guessed ? "Slurm's default MaxArraySize: no "
 			"controller answered" : "the cluster's MaxArraySize");
 	if (status && err.len)
-		fprintf(stderr, "hpctrain submit: %s\n", err.buf);
+		say("%s", err.buf);
 	if (!status)
 		status = print_plan(pl, req->json);
 	diag_list_release(&dl);
@@ -247,7 +248,7 @@ static int submit_planned(struct sweep_plan *pl, const struct sweep_request *req
 		return dry_run(pl, req);
 	status = hpt_slurm_init(&err);
 	if (status)
-		fprintf(stderr, "hpctrain: %s\n", err.buf);
+		say("%s", err.buf);
 	else
 		status = submit_all(pl, req);
 	sbuf_release(&err);
@@ -276,8 +277,8 @@ int submit_sweep(const struct sweep_request *req)
 	diag_sort(&dl);
 	diag_report(stderr, &dl);
 	if (status)
-		fprintf(stderr, "hpctrain submit: %s: a point of the sweep is invalid; nothing was "
-			"submitted\n", req->where);
+		say("%s: a point of the sweep is invalid; nothing was "
+			"submitted", req->where);
 	if (!status)
 		status = submit_planned(&pl, req);
 	if (req->record)
@@ -295,7 +296,7 @@ int submit_sweep_rerun(const struct sweep_request *req, const char *record, int 
 	int status = hpt_slurm_init(&err);
 
 	if (status) {
-		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+		say("%s", err.buf);
 		goto out;
 	}
 	status = sweep_submit_rerun_points(&pl, record, all, &notes, &dl, &err);
@@ -303,13 +304,13 @@ int submit_sweep_rerun(const struct sweep_request *req, const char *record, int 
 	diag_drop_warnings(&dl);
 	diag_report(stderr, &dl);
 	if (status && err.len)
-		fprintf(stderr, "hpctrain rerun: %s\n", err.buf);
+		say("%s", err.buf);
 	if (!status && !pl.n)
-		fprintf(stderr, "hpctrain rerun: nothing to rerun in %s: every point completed "
-			"(--all runs them all again)\n", pl.name);
+		say("nothing to rerun in %s: every point completed "
+			"(--all runs them all again)", pl.name);
 	for (size_t i = 0; !status && i < pl.n; i++)
-		if (!(status = image_pin_unchanged(&pl.p[i].at.job, "rerun", req->image_changed_ok)))
-			status = data_pin_unchanged(&pl.p[i].at.job, "rerun", req->data_changed_ok);
+		if (!(status = image_pin_unchanged(&pl.p[i].at.job, req->image_changed_ok)))
+			status = data_pin_unchanged(&pl.p[i].at.job, req->data_changed_ok);
 	if (!status && pl.n)
 		status = submit_all(&pl, req);
 out:

@@ -21,7 +21,7 @@
 static void job__a_shape_is_loaded_at_its_nodes_and_ranks_after_the_users_sets(void **state)
 {
 	struct spec_override sets[] = { { .arg = "env.K=v" } };
-	struct plan_shapes_request r = { .cmd = "plan", .where = "job.yaml", .text = SHAPED,
+	struct plan_shapes_request r = { .where = "job.yaml", .text = SHAPED,
 					  .len = strlen(SHAPED), .sets = sets, .nsets = 1 };
 	struct shape_candidate c = { .nodes = 4, .ranks_per_node = 2 };
 	struct diag_list dl = DIAG_LIST_INIT;
@@ -42,7 +42,7 @@ static void job__a_shape_with_a_bad_set_is_a_bad_spec(void **state)
 {
 	struct spec_override sets[] = { { .arg = "resources.ranks_per_node=four" },
 					{ .arg = "resources.time=soon" } };
-	struct plan_shapes_request r = { .cmd = "plan", .where = "job.yaml", .text = SHAPED,
+	struct plan_shapes_request r = { .where = "job.yaml", .text = SHAPED,
 					  .len = strlen(SHAPED), .sets = sets, .nsets = 2 };
 	struct shape_candidate c = { .nodes = 2, .ranks_per_node = 1 };
 	struct diag_list dl = DIAG_LIST_INIT;
