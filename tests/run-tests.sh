@@ -101,24 +101,28 @@ unit_lane() {
 	printf '%s\n' "${ORDER[@]}" >"$LOGS/unit-lane.order"
 }
 
-# Files that run one after the other, in one lane each:
-# - the trainer's CPU-bound files, whose MPI ranks spin while they wait:
-#   side by side they would only slow each other down (and each their
-#   own ranks);
-# - the files that look at what a node has mounted or running under
-#   /tmp/hpctrain-squash-UID (SquashFS images started by ch-run and
-#   podman), which is one per host and so shared by every cluster here.
-GROUPED=("isa amp dp train resize" "container container_cluster stage_cluster")
-# The other bats files, slowest first: those named here (in the order
-# they last took, on a 2-core machine), then the rest by name.
-SLOW="supervise stage range_cluster sweep submit docs doctor status launch report template plan"
+# The lanes.  One for what uses the CPUs all the time: the unit,
+# sanitizer and fuzz suites, then the trainer's bats files, whose MPI
+# ranks and OpenMP threads compute; side by side they would only slow
+# each other down.  One for the files that look at what a node has
+# mounted or running under /tmp/hpctrain-squash-UID (SquashFS images
+# started by ch-run and podman), which is one per host and so shared by
+# every cluster here.  The other bats files spend most of their time
+# waiting on Slurm and the programs it starts (a 2-core machine is about
+# a quarter busy during supervise.bats): each is a lane of its own in a
+# pool of the lanes left, slowest first.
+CPU_FILES="isa amp dp train resize"
+MOUNT_FILES="container container_cluster stage_cluster"
+# The pool's files named here in the order they last took, on a 2-core
+# machine, slowest first; then the rest by name.
+SLOW="supervise range_cluster sweep submit stage doctor status docs plan logs launch environment template rerun"
 bats_files() {
 	local n
 	for n in $SLOW; do
 		[ -f "tests/cli/$n.bats" ] && echo "tests/cli/$n.bats"
 	done
 	for n in tests/cli/*.bats; do
-		case " $(echo $SLOW "${GROUPED[@]}") " in *" $(basename "$n" .bats) "*) continue ;; esac
+		case " $SLOW $CPU_FILES $MOUNT_FILES " in *" $(basename "$n" .bats) "*) continue ;; esac
 		echo "$n"
 	done
 }
@@ -135,8 +139,21 @@ group_lane() {
 	done
 }
 
-# A pool of $JOBS lanes: the grouped files' lanes and the unit lane
-# first, then one bats file a lane.
+cpu_lane() {
+	unit_lane
+	group_lane "$CPU_FILES"
+}
+
+# Lanes share the cores, and a process that spins while it waits takes
+# a core from the one it waits for: MPI ranks yield in their progress
+# loop when idle, OpenMP threads sleep at a barrier.  Production runs
+# one rank a core and keeps both knobs at their defaults.
+if [ "$JOBS" -gt 1 ]; then
+	export OMPI_MCA_mpi_yield_when_idle=1 OMP_WAIT_POLICY=PASSIVE
+fi
+
+# A pool of $JOBS lanes: the CPU lane and the mounts lane first, then
+# one bats file a lane.
 running=0
 start_lane() {
 	if [ "$running" -ge "$JOBS" ]; then
@@ -146,20 +163,28 @@ start_lane() {
 	"$@" &
 	running=$((running + 1))
 }
+# The MPI image of container.bats (debootstrap: a minute of downloading
+# and unpacking) is made beside the lanes from the start; the test takes
+# the same lock, so it waits for it or finds it made.
+# (A grandchild: the pool's wait -n below must see only lanes end; the
+# end waits for it through its lock.)
+if [ "$JOBS" -gt 1 ]; then
+	(sh tests/cli/helpers/mpiimage.sh build/images/mpi >"$LOGS/mpiimage.log" 2>&1 &)
+fi
+
 BATS=()
-for g in "${GROUPED[@]}"; do
-	for n in $g; do
-		[ -f "tests/cli/$n.bats" ] && BATS+=("cli/$n")
-	done
-	start_lane group_lane "$g"
+for n in $CPU_FILES $MOUNT_FILES; do
+	[ -f "tests/cli/$n.bats" ] && BATS+=("cli/$n")
 done
-start_lane unit_lane
+start_lane cpu_lane
+start_lane group_lane "$MOUNT_FILES"
 for b in $(bats_files); do
 	n=${b##*/}
 	BATS+=("cli/${n%.bats}")
 	start_lane bats_file "$b"
 done
 wait
+[ ! -e build/images/mpi.lock ] || flock build/images/mpi.lock true
 
 while read -r name; do
 	count_tap "$name" "$(cat "$LOGS/$name.rc" 2>/dev/null || echo 1)"
