@@ -2,31 +2,85 @@
 #include "launcher/job/job_prepare.h" // defines: job_prepare
 #include "common/exitcode.h"          // defines: HPT_EXIT_*
 #include "common/sbuf.h"              // defines: xcalloc
+#include "common/say.h"               // defines: say
 #include "common/spec/spec.h"         // defines: spec_load
-#include "launcher/job/data_pin.h"    // defines: data_pin
-#include "launcher/job/image_pin.h"   // defines: image_pin
+#include "common/spec/specfile.h"     // defines: specfile_read, SPECFILE_RUN_SPEC
+#include "launcher/runs/rundir.h"     // defines: struct rundir
+#include "launcher/job/data_pin.h"    // defines: data_pin, data_pin_unchanged
+#include "launcher/job/image_pin.h"   // defines: image_pin, image_pin_unchanged
 
 #include <stdlib.h>
+#include <string.h>
+
+/* A new job: its image and data sets pinned by their content now. */
+static int pin(const struct job_prepare_request *r, struct attempt *at)
+{
+	size_t *files = NULL;
+	int status = image_pin(&at->job, !!(r->flags & JOB_PREPARE_CHECK_RUNTIME));
+
+	if (status)
+		return status;
+	if (r->files)
+		files = xcalloc(at->job.data.nstage + 1, sizeof(*files));
+	status = data_pin(&at->job, files);
+	if (r->files)
+		*r->files = files;
+	else
+		free(files);
+	return status;
+}
+
+/* A run's job: pinned when it was submitted, and still what it pinned. */
+static int check_pins(const struct job_prepare_request *r, const struct attempt *at)
+{
+	int status = image_pin_unchanged(&at->job, !!(r->flags & JOB_PREPARE_IMAGE_CHANGED_OK));
+
+	if (!status)
+		status = data_pin_unchanged(&at->job, !!(r->flags & JOB_PREPARE_DATA_CHANGED_OK));
+	return status;
+}
 
 int job_prepare(const struct job_prepare_request *r, struct attempt *at, struct diag_list *dl)
 {
-	size_t *files = NULL;
+	bool run = r->flags & JOB_PREPARE_RUN;
 	int status = HPT_EXIT_OK;
 
 	if (spec_load(r->where, r->text, r->len, r->sets, r->nsets, &at->job, dl))
 		return HPT_EXIT_BAD_SPEC;
 	if (r->shape && (status = r->shape(at, dl, r->shape_arg)))
 		return status;
-	if ((status = image_pin(&at->job, !!(r->flags & JOB_PREPARE_CHECK_RUNTIME))))
+	if ((status = run ? check_pins(r, at) : pin(r, at)))
 		return status;
-	if (r->files)
-		files = xcalloc(at->job.data.nstage + 1, sizeof(*files));
-	status = data_pin(&at->job, files);
-	if (!status)
-		status = attempt_resolve(at);
-	if (r->files)
-		*r->files = files;
-	else
-		free(files);
+	if ((status = attempt_resolve(at)))
+		return status;
+	if (run && (at->resolved.len != r->len || memcmp(at->resolved.buf, r->text, r->len))) {
+		say("%s no longer resolves to itself (edited, or from another hpctrain version); "
+		    "submit the spec again instead", r->where);
+		return HPT_EXIT_BAD_SPEC;
+	}
+	return HPT_EXIT_OK;
+}
+
+int job_prepare_run(const struct rundir *rd, bool image_changed_ok, bool data_changed_ok,
+		    struct attempt *at, struct diag_list *dl)
+{
+	struct job_prepare_request r = {
+		.flags = JOB_PREPARE_RUN | (image_changed_ok ? JOB_PREPARE_IMAGE_CHANGED_OK : 0) |
+			 (data_changed_ok ? JOB_PREPARE_DATA_CHANGED_OK : 0),
+	};
+	struct sbuf path = SBUF_INIT, text = SBUF_INIT, where = SBUF_INIT;
+	int status;
+
+	sbuf_addf(&path, "%s/" SPECFILE_RUN_SPEC, rd->run);
+	status = specfile_read(path.buf, &text, &where, dl);
+	if (!status) {
+		r.where = where.buf;
+		r.text = text.buf;
+		r.len = text.len;
+		status = job_prepare(&r, at, dl);
+	}
+	sbuf_release(&path);
+	sbuf_release(&text);
+	sbuf_release(&where);
 	return status;
 }

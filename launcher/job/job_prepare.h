@@ -2,8 +2,8 @@
  * text loaded with the --set flags (and a sweep point's), then shaped
  * (submit --shape auto), its container image and data sets pinned by
  * their content, its resolved form emitted and hashed.  validate,
- * submit and each point of a sweep prepare their jobs here, so the same
- * spec gives the same hash whichever command asks.  Nothing changes the
+ * submit, each point of a sweep and rerun prepare their jobs here, so
+ * the same spec gives the same hash whichever command asks.  Nothing changes the
  * job after its hash: attempt_render renders the idle-nodes size from a
  * copy.
  *
@@ -16,15 +16,25 @@
 
 #include "launcher/runs/attempt.h" // defines: struct attempt
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct diag_list;
+struct rundir;
 struct spec_override;
 
 enum job_prepare_flags {
 	/* validate: also look for the image's runtime in PATH and say what
 	 * cannot be checked on this host */
 	JOB_PREPARE_CHECK_RUNTIME = 1 << 0,
+	/* rerun: the text is a run's resolved.yaml.  Its pins must still
+	 * hold (the image's and each data.stage source's content as
+	 * pinned, unless the next two flags allow a change, said as a
+	 * warning), and it must resolve to itself: an edited one, or one
+	 * from another hpctrain, is HPT_EXIT_BAD_SPEC. */
+	JOB_PREPARE_RUN = 1 << 1,
+	JOB_PREPARE_IMAGE_CHANGED_OK = 1 << 2,
+	JOB_PREPARE_DATA_CHANGED_OK = 1 << 3,
 };
 
 struct job_prepare_request {
@@ -49,5 +59,12 @@ struct job_prepare_request {
  * source missing), what shape returned, HPT_EXIT_INTERNAL.  Release at
  * either way. */
 int job_prepare(const struct job_prepare_request *r, struct attempt *at, struct diag_list *dl);
+
+/* job_prepare of the run whose attempt directory is rd, from its
+ * resolved.yaml, with JOB_PREPARE_RUN and the *_CHANGED_OK flags that
+ * --image-changed-ok and --data-changed-ok ask for.  The same statuses;
+ * HPT_EXIT_NO_INPUT when resolved.yaml cannot be read. */
+int job_prepare_run(const struct rundir *rd, bool image_changed_ok, bool data_changed_ok,
+		    struct attempt *at, struct diag_list *dl);
 
 #endif

@@ -6,10 +6,9 @@
 #include "common/fileio.h"              // defines: fileio_self_exe
 #include "common/say.h"                 // defines: say
 #include "common/sbuf.h"                // defines: struct sbuf
-#include "launcher/job/data_pin.h"      // defines: data_pin_unchanged
-#include "launcher/job/image_pin.h"     // defines: image_pin_unchanged
+#include "launcher/job/job_prepare.h"   // defines: job_prepare_run
 #include "launcher/job/submit_report.h" // defines: submit_report, submit_report_exclude
-#include "launcher/runs/attempt.h"      // defines: struct attempt, attempt_load_run, attempt_render
+#include "launcher/runs/attempt.h"      // defines: struct attempt, attempt_render
 #include "launcher/runs/rundir.h"       // defines: struct rundir, rundir_open, rundir_new_attempt
 #include "launcher/slurm/slurm.h"       // defines: hpt_slurm_init, hpt_slurm_forget_job
 
@@ -47,11 +46,7 @@ int rerun_attempt(const struct rundir *found, const struct rerun_request *req)
 	int status;
 
 	attempt_init(&at);
-	status = attempt_load_run(&at, found, &dl, &err);
-	if (!status)
-		status = image_pin_unchanged(&at.job, req->image_changed_ok);
-	if (!status)
-		status = data_pin_unchanged(&at.job, req->data_changed_ok);
+	status = job_prepare_run(found, req->image_changed_ok, req->data_changed_ok, &at, &dl);
 	if (!status && !(status = hpt_slurm_init(&err)))
 		status = submit_attempt(found, &at, req, &dl, &err);
 	diag_drop_warnings(&dl);

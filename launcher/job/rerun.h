@@ -17,8 +17,8 @@ struct rerun_request {
 				* the one beside this program) */
 };
 
-/* Reloads found's resolved.yaml (it must resolve to itself), checks its
- * image and data are as pinned, renders it once with the nodes to leave
+/* Reloads found's resolved.yaml (job_prepare_run: it must resolve to
+ * itself, its image and data as pinned), renders it once with the nodes to leave
  * out, makes RUN/attempts/N and submits it.  Says why on stderr when it
  * does not.  Returns an exit status. */
 int rerun_attempt(const struct rundir *found, const struct rerun_request *req);

@@ -12,9 +12,7 @@
 #include "common/exitcode.h"             // defines: enum hpt_exit
 #include "common/sbuf.h"                 // defines: struct sbuf
 #include "common/spec/spec.h"            // defines: spec_load
-#include "launcher/job/image_pin.h"                // defines: image_pin_unchanged
-#include "launcher/job/data_pin.h"                 // defines: data_pin_unchanged
-#include "launcher/job/job_prepare.h"              // defines: job_prepare
+#include "launcher/job/job_prepare.h"              // defines: job_prepare, job_prepare_run
 #include "common/spec/specfile.h"        // defines: struct specfile_overrides
 #include "common/spec/sweep.h"           // defines: struct sweep, sweep_point
 #include "launcher/runs/attempt.h"       // defines: attempt_resolve, attempt_render
@@ -288,8 +286,17 @@ int submit_sweep(const struct sweep_request *req)
 	return status;
 }
 
+/* A point's run as a new attempt, its pins checked (sweep_point_loader). */
+static int load_run_point(const struct rundir *rd, void *arg, struct attempt *at, struct diag_list *dl)
+{
+	const struct sweep_request *req = arg;
+
+	return job_prepare_run(rd, req->image_changed_ok, req->data_changed_ok, at, dl);
+}
+
 int submit_sweep_rerun(const struct sweep_request *req, const char *record, int all)
 {
+	struct sweep_point_loader loader = { .load = load_run_point, .arg = (void *)req };
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sweep_plan pl = { .record = xstrdup(record) };
 	struct sbuf err = SBUF_INIT, notes = SBUF_INIT;
@@ -299,7 +306,7 @@ int submit_sweep_rerun(const struct sweep_request *req, const char *record, int 
 		say("%s", err.buf);
 		goto out;
 	}
-	status = sweep_submit_rerun_points(&pl, record, all, &notes, &dl, &err);
+	status = sweep_submit_rerun_points(&pl, record, all, &loader, &notes, &dl, &err);
 	fputs(notes.buf, stderr);
 	diag_drop_warnings(&dl);
 	diag_report(stderr, &dl);
@@ -308,9 +315,6 @@ int submit_sweep_rerun(const struct sweep_request *req, const char *record, int 
 	if (!status && !pl.n)
 		say("nothing to rerun in %s: every point completed "
 			"(--all runs them all again)", pl.name);
-	for (size_t i = 0; !status && i < pl.n; i++)
-		if (!(status = image_pin_unchanged(&pl.p[i].at.job, req->image_changed_ok)))
-			status = data_pin_unchanged(&pl.p[i].at.job, req->data_changed_ok);
 	if (!status && pl.n)
 		status = submit_all(&pl, req);
 out:

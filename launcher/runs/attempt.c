@@ -1,10 +1,8 @@
 /* attempt.c - one attempt of a run: resolved, hashed and rendered once.
- * Core but for attempt_load_run, which reads the run's resolved.yaml;
- * see attempt.h. */
+ * Core; see attempt.h. */
 #include "launcher/runs/attempt.h"  // defines: struct attempt, attempt_render
 #include "common/diag.h"            // defines: struct diag_list
 #include "common/exitcode.h"        // defines: enum hpt_exit
-#include "common/spec/specfile.h"   // defines: specfile_load_run
 #include "common/version.h"         // defines: hpt_version
 #include "launcher/runs/resize.h"   // defines: resize_next
 #include "launcher/runs/rundir.h"   // defines: struct rundir
@@ -75,22 +73,4 @@ int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *d
 	int status = attempt_resolve(a);
 
 	return status ? status : attempt_render(a, hpctrain, dl);
-}
-
-int attempt_load_run(struct attempt *a, const struct rundir *rd, struct diag_list *dl,
-		     struct sbuf *err)
-{
-	struct sbuf path = SBUF_INIT, old = SBUF_INIT;
-	int status = specfile_load_run(rd->run, &a->job, dl, &path, &old);
-
-	if (!status)
-		status = attempt_resolve(a);
-	if (!status && (old.len != a->resolved.len || memcmp(old.buf, a->resolved.buf, old.len))) {
-		sbuf_addf(err, "%s no longer resolves to itself (edited, or from another hpctrain "
-			  "version); submit the spec again instead", path.buf);
-		status = HPT_EXIT_BAD_SPEC;
-	}
-	sbuf_release(&path);
-	sbuf_release(&old);
-	return status;
 }

@@ -21,10 +21,9 @@ struct diag_list;
 struct rundir;
 
 struct attempt {
-	struct job job;          /* owned; filled by job_prepare (launcher/job) or
-				  * attempt_load_run, and never changed once
-				  * attempt_resolve hashed it (attempt_render shapes
-				  * a copy) */
+	struct job job;          /* owned; filled by job_prepare (launcher/job),
+				  * and never changed once attempt_resolve hashed
+				  * it (attempt_render shapes a copy) */
 	struct sbuf resolved;    /* canonical resolved form, after attempt_resolve */
 	char sha256[65];         /* of resolved */
 	char *exclude;           /* owned: nodes this attempt must avoid (a hostlist), or NULL;
@@ -60,13 +59,6 @@ int attempt_render(struct attempt *a, const char *hpctrain, struct diag_list *dl
  * list is known already.  0 or an exit status. */
 int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *dl);
 
-/* Loads run rd's resolved.yaml into a and resolves it, checking that it
- * still resolves to itself: an edited file, or one from an hpctrain
- * whose canonical form differs, would start a job that is not this run.
- * Not rendered.  0, HPT_EXIT_BAD_SPEC with diagnostics in dl (a spec
- * that no longer loads) or with err (one that changed). */
-int attempt_load_run(struct attempt *a, const struct rundir *rd, struct diag_list *dl,
-		     struct sbuf *err);
 
 /* Writes job.sbatch into rd (a fresh attempt), submits the job with
  * a->opts and writes submit.json; *record gets that document

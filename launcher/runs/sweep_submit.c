@@ -299,18 +299,19 @@ static bool wants_rerun(const struct runref *r, size_t i, bool all, struct sbuf 
 
 /* Point i of the record, loaded from its run for a new attempt. */
 static int load_rerun_point(struct sweep_plan *pl, const struct runref *r, size_t i,
-			    struct diag_list *dl, struct sbuf *err)
+			    const struct sweep_point_loader *loader, struct diag_list *dl)
 {
 	struct sweep_plan_point *pt = &pl->p[pl->n++];
 
 	attempt_init(&pt->at);
 	pt->index = i;
 	pt->run = xstrdup(r->rd.run);
-	return attempt_load_run(&pt->at, &r->rd, dl, err);
+	return loader->load(&r->rd, loader->arg, &pt->at, dl);
 }
 
 int sweep_submit_rerun_points(struct sweep_plan *pl, const char *record, bool all,
-			      struct sbuf *notes, struct diag_list *dl, struct sbuf *err)
+			      const struct sweep_point_loader *loader, struct sbuf *notes,
+			      struct diag_list *dl, struct sbuf *err)
 {
 	struct runref *v = NULL;
 	json_t *doc = NULL;
@@ -326,7 +327,7 @@ int sweep_submit_rerun_points(struct sweep_plan *pl, const char *record, bool al
 			sbuf_addf(err, "point %zu: its run is gone", i);
 			status = HPT_EXIT_NO_INPUT;
 		} else if (wants_rerun(&v[i], i, all, notes)) {
-			status = load_rerun_point(pl, &v[i], i, dl, err);
+			status = load_rerun_point(pl, &v[i], i, loader, dl);
 		}
 	}
 	runref_release_all(v, n);

@@ -15,7 +15,9 @@
 
 #include <stdbool.h>
 
+struct attempt;
 struct diag_list;
+struct rundir;
 struct sbuf;
 struct sweep_plan;
 
@@ -33,13 +35,21 @@ int sweep_submit_limit(struct sweep_plan *pl, struct sbuf *err);
 int sweep_submit(struct sweep_plan *pl, const char *cluster, struct sbuf *notes,
 		 struct sbuf *err);
 
+/* How a point is loaded from its run as a new attempt (not rendered):
+ * launcher/job's job_prepare_run, which also checks what the run
+ * pinned.  0 or an exit status, said on stderr or in dl. */
+struct sweep_point_loader {
+	int (*load)(const struct rundir *rd, void *arg, struct attempt *at, struct diag_list *dl);
+	void *arg;
+};
+
 /* A rerun of the sweep recorded at record: pl gets the points whose
  * latest attempt ended without completing (all: every point that has
- * ended), each loaded from its run's resolved.yaml as a new attempt of
- * that run (not rendered), and the sweep's name and cap.  A point still
- * queued or running is left alone, said in notes.  0 (pl->n may be 0),
- * or an exit status with err or with diagnostics in dl. */
+ * ended), each loaded by loader, and the sweep's name and cap.  A point
+ * still queued or running is left alone, said in notes.  0 (pl->n may
+ * be 0), or an exit status with err or with diagnostics in dl. */
 int sweep_submit_rerun_points(struct sweep_plan *pl, const char *record, bool all,
-			      struct sbuf *notes, struct diag_list *dl, struct sbuf *err);
+			      const struct sweep_point_loader *loader, struct sbuf *notes,
+			      struct diag_list *dl, struct sbuf *err);
 
 #endif

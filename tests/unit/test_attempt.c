@@ -113,49 +113,12 @@ static void attempt__submit_refuses_an_attempt_not_rendered_exactly_once(void **
 	diag_list_release(&dl);
 }
 
-/* A run's spec reloaded: as it was, or refused when edited. */
-static void attempt__load_run_checks_the_run_resolves_to_itself(void **state)
-{
-	struct diag_list dl = DIAG_LIST_INIT;
-	struct sbuf err = SBUF_INIT;
-	struct rundir rd = RUNDIR_INIT;
-	struct attempt a, b;
-	char *path;
-	FILE *f;
-
-	(void)state;
-	attempt_load(&a, SPEC);
-	assert_int_equal(rundir_create(testlib_tmp, a.job.name, a.sha256, a.resolved.buf,
-				       a.resolved.len, &rd, &err), 0);
-	attempt_init(&b);
-	assert_int_equal(attempt_load_run(&b, &rd, &dl, &err), 0);
-	assert_string_equal(b.sha256, a.sha256);
-	assert_int_equal(b.renders, 0);
-	attempt_release(&b);
-	path = xasprintf("%s/resolved.yaml", rd.run);
-	chmod(path, 0600);
-	f = fopen(path, "a");
-	assert_non_null(f);
-	fputs("# edited\n", f);
-	fclose(f);
-	attempt_init(&b);
-	assert_int_equal(attempt_load_run(&b, &rd, &dl, &err), HPT_EXIT_BAD_SPEC);
-	assert_non_null(strstr(err.buf, "/resolved.yaml no longer resolves to itself"));
-	attempt_release(&b);
-	attempt_release(&a);
-	rundir_release(&rd);
-	free(path);
-	sbuf_release(&err);
-	diag_list_release(&dl);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(attempt__renders_script_and_options_once_with_the_exclude_list),
 		cmocka_unit_test(attempt__asks_a_range_for_the_idle_nodes_it_can_use),
 		cmocka_unit_test(attempt__submit_refuses_an_attempt_not_rendered_exactly_once),
-		cmocka_unit_test(attempt__load_run_checks_the_run_resolves_to_itself),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -2,18 +2,23 @@
  * folders, tested where it now lives: a candidate shape loaded as plan
  * weighs it (launcher/job/plan_shapes), a job and its run as status
  * --json shows them (launcher/job/status_json), a job's data.stage
- * turned into a stage step's entries (launcher/stage/stage_job), and
- * doctor's ledger commands (launcher/doctor/ledger_file). */
+ * turned into a stage step's entries (launcher/stage/stage_job),
+ * doctor's ledger commands (launcher/doctor/ledger_file), and a run
+ * prepared again for rerun (launcher/job/job_prepare). */
 #include "testlib.h"
 
 #include "common/exitcode.h"            // defines: HPT_EXIT_*
 #include "common/runfile.h"             // defines: RUNFILE_*
 #include "launcher/doctor/ledger.h"     // defines: ledger_forget_node, ledger_reset, ledger_update
+#include "launcher/job/job_prepare.h"   // defines: job_prepare, job_prepare_run
 #include "launcher/job/plan_shapes.h"   // defines: plan_shapes_load
+#include "launcher/runs/rundir.h"       // defines: rundir_create
+#include "common/spec/specfile.h"       // defines: SPECFILE_RUN_SPEC
 #include "launcher/job/status_json.h"   // defines: status_json_job, status_task_run, status_json_size
 #include "launcher/stage/stage_job.h"   // defines: stage_job_from_spec
 
 #include <jansson.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SHAPED MINIMAL "resources: {nodes: 1, ranks_per_node: 1}\ncommand: [true]\n"
@@ -150,6 +155,45 @@ static void job__doctor_forgets_one_node_and_resets_the_ledger(void **state)
 	free(path);
 }
 
+/* A run's job prepared again (rerun): as it was, or refused when its
+ * resolved.yaml was edited. */
+static void job__a_run_is_prepared_again_only_while_it_resolves_to_itself(void **state)
+{
+	static const char spec[] = SHAPED;
+	struct job_prepare_request r = { .where = "job.yaml", .text = spec, .len = sizeof(spec) - 1 };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf err = SBUF_INIT;
+	struct rundir rd = RUNDIR_INIT;
+	struct attempt a, b;
+	char *path = NULL;
+	FILE *f;
+
+	(void)state;
+	attempt_init(&a);
+	assert_int_equal(job_prepare(&r, &a, &dl), 0);
+	assert_int_equal(rundir_create(testlib_tmp, a.job.name, a.sha256, a.resolved.buf,
+				       a.resolved.len, &rd, &err), 0);
+	attempt_init(&b);
+	assert_int_equal(job_prepare_run(&rd, false, false, &b, &dl), 0);
+	assert_string_equal(b.sha256, a.sha256);
+	assert_int_equal(b.renders, 0);
+	attempt_release(&b);
+	path = xasprintf("%s/" SPECFILE_RUN_SPEC, rd.run);
+	chmod(path, 0600);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fputs("# edited\n", f);
+	fclose(f);
+	attempt_init(&b);
+	assert_int_equal(job_prepare_run(&rd, false, false, &b, &dl), HPT_EXIT_BAD_SPEC);
+	attempt_release(&b);
+	attempt_release(&a);
+	rundir_release(&rd);
+	free(path);
+	sbuf_release(&err);
+	diag_list_release(&dl);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -170,6 +214,7 @@ int main(void)
 		cmocka_unit_test(job__an_array_tasks_status_names_its_point_and_its_run),
 		cmocka_unit_test(job__a_stage_entry_without_a_pinned_manifest_is_refused),
 		cmocka_unit_test(job__doctor_forgets_one_node_and_resets_the_ledger),
+		cmocka_unit_test(job__a_run_is_prepared_again_only_while_it_resolves_to_itself),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
