@@ -18,8 +18,8 @@
 # OpenMP; the flag is set per object pattern, so the CLI's objects are
 # untouched.
 
-# Built only for CUDA (HAVE_CUDA), so kept out of trainer/cuda's archive:
-# the device model and NCCL data parallelism.
+# Built only with nvcc, so kept out of trainer/cuda's archive (which holds
+# their *_none.c stand-ins): the device model and NCCL data parallelism.
 NOT_IN_LIB   += trainer/cuda/model_cuda.c trainer/cuda/comm_cuda.c
 TRAIN_LIBS    = -ldnnl -lz -fopenmp -lm
 
@@ -78,15 +78,13 @@ UNIT_TESTS   += test_gpu_plan test_resume
 # still runs where there is no GPU or no driver (be_cuda_device_count()
 # is 0: train.device auto stays on the CPU, cuda fails with status 5)
 # and test_cuda skips ("skipped: no GPU").  Without nvcc both build
-# against the headers' stubs: a CPU-only trainer, a skipping test_cuda.
+# against trainer/cuda's *_none.c: a CPU-only trainer, a skipping test_cuda.
 #
-# HAVE_CUDA must be the same for every object of one binary that
-# includes backend_cuda.h, model_cuda.h or comm_cuda.h: their stubs are
-# static inline, so an object built without it would quietly see "no
-# GPU".  train.c, train_step.c, train_setup.c and cmd_train.c are in
-# trainer's archive, which the CPU-only unit tests link, so the CUDA
-# build compiles them once more with -DHAVE_CUDA under $(OBJ)/cuda/ (as test_cuda_gpu.o is
-# test_cuda.c with it).
+# Without nvcc the trainer links trainer/cuda's *_none.c instead
+# (no device; the device model and NCCL refuse): they sit in trainer/
+# cuda's archive, and a CUDA binary names the real objects ahead of the
+# archives, so the linker never takes them there.  Every other object
+# is compiled once, whichever backend the binary gets.
 # build/cuda-config changes when the choice does (CUDA=0 after a CUDA
 # build, or back), so the binaries whose object lists differ relink.
 # Not sanitized: ASan and the CUDA driver's address-space reservations
@@ -130,19 +128,12 @@ $(CUDA_BACKEND_OBJ): $(OBJ)/%.o: %.cu trainer/cuda/cuda_internal.cuh trainer/cud
 	$(NVCC) $(NVCC_FLAGS) -c -o $@ $<
 
 ifneq ($(NVCC),)
-# The trainer's objects built again for CUDA, the backend and the device
-# model: linked as objects ahead of the archives, so that none of
-# trainer's CPU-only twins is taken.
-TRAIN_CUDA_TWICE = train.o train_step.o train_setup.o
-TRAIN_CUDA_OBJ   = $(addprefix $(OBJ)/cuda/trainer/,$(TRAIN_CUDA_TWICE)) $(CUDA_BACKEND_OBJ) \
-                   $(OBJ)/trainer/cuda/model_cuda.o
-TRAIN_BIN_OBJ    = $(TRAIN_CUDA_OBJ) $(OBJ)/cuda/trainer/cmd_train.o $(OBJ)/trainer/cuda/comm_cuda.o
+# The backend, the device model and NCCL data parallelism: linked as
+# objects ahead of the archives, so that none of the *_none.o is taken.
+TRAIN_CUDA_OBJ   = $(CUDA_BACKEND_OBJ) $(OBJ)/trainer/cuda/model_cuda.o
+TRAIN_BIN_OBJ    = $(TRAIN_CUDA_OBJ) $(OBJ)/trainer/cuda/comm_cuda.o
 TRAIN_BIN_LIBS   = $(CUDA_LIBS)
-$(OBJ)/trainer/cuda/model_cuda.o $(OBJ)/trainer/cuda/bench_cuda_peak.o: HPT_CFLAGS += -DHAVE_CUDA
-$(OBJ)/trainer/cuda/comm_cuda.o: HPT_CFLAGS += -DHAVE_CUDA $(shell $(PKG_CONFIG) --cflags ompi)
-$(OBJ)/cuda/%.o: %.c
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fopenmp -DHAVE_CUDA -MMD -MP -c -o $@ $<
+$(OBJ)/trainer/cuda/comm_cuda.o: HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
 
 build/tests/test_cuda: $(OBJ)/tests/unit/test_cuda_gpu.o $(TRAIN_CUDA_OBJ) $(LIBS) build/cuda-config
 	@mkdir -p $(@D)

@@ -48,6 +48,11 @@ struct cuda_state G;
 
 /* ---- lifecycle ---- */
 
+extern "C" bool be_cuda_built(void)
+{
+	return true;
+}
+
 extern "C" int be_cuda_device_count(void)
 {
 	int n = 0;

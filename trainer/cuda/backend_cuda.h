@@ -7,12 +7,12 @@
  * Precision follows enum be_precision: low-precision inputs are
  * converted on the device, every accumulation and every output is fp32.
  *
- * Built from backend_cuda.cu when nvcc is found (HAVE_CUDA); otherwise
- * the stubs below report no device, so callers and tests need no #ifdef
- * and a binary built with CUDA runs on a machine without a GPU: it asks
- * be_cuda_device_count() and stays on the CPU backend when it is 0.
- * Every object of one binary that includes this header must agree on
- * HAVE_CUDA (trainer/build.mk builds the trainer's twice for that).
+ * Built from the backend's .cu files when nvcc is found; otherwise
+ * backend_cuda_none.c reports no device, so callers and tests need no
+ * #ifdef and compile once, and a binary built with CUDA runs on a
+ * machine without a GPU: it asks be_cuda_device_count() and stays on the
+ * CPU backend when it is 0.  Which of the two a binary links is chosen
+ * at link time (trainer/build.mk).
  *
  * Contract as in backend.h: 0 or -1 with err filled, NULL on failure
  * for constructors, *_free accepts NULL, nothing allocates after create.
@@ -30,15 +30,13 @@ struct sbuf;
 struct be_cuda_conv;
 struct be_cuda_pool;
 
-#ifdef HAVE_CUDA
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Whether this binary has the CUDA backend (here: yes). */
-static inline bool be_cuda_built(void)
-{
-	return true;
-}
+/* Whether this binary has the CUDA backend.  Without it
+ * (backend_cuda_none.c) only this, be_cuda_device_count() (0) and
+ * be_cuda_describe() may be called. */
+bool be_cuda_built(void);
 /* GPUs this process can use; 0 when there is no driver or no device. */
 int be_cuda_device_count(void);
 /* The PCI bus id of device ("0000:3b:00.0") into buf[0, len): what
@@ -202,22 +200,6 @@ int be_cuda_allreduce_wait(struct sbuf *err);
 int be_cuda_exposed_ms(float *ms, struct sbuf *err);
 void be_cuda_nccl_shutdown(void);
 #ifdef __cplusplus
-}
-#endif
-#else /* !HAVE_CUDA: no device; nothing else may be called */
-static inline bool be_cuda_built(void)
-{
-	return false;
-}
-
-static inline int be_cuda_device_count(void)
-{
-	return 0;
-}
-
-static inline const char *be_cuda_describe(void)
-{
-	return "built without CUDA";
 }
 #endif
 

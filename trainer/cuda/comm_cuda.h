@@ -29,7 +29,8 @@
  * allreduce.compress (they change the arithmetic even on one rank) and
  * batchnorm: sync on more than one rank.
  *
- * Without HAVE_CUDA the stubs fail or agree on the CPU.
+ * Built without nvcc, comm_cuda_none.c agrees on the CPU and fails to
+ * start.
  */
 #ifndef HPT_COMM_CUDA_H
 #define HPT_COMM_CUDA_H
@@ -54,7 +55,6 @@ struct comm_cuda {
 	size_t next;              /* the first bucket not yet started this step */
 };
 
-#ifdef HAVE_CUDA
 /* *cuda becomes true on every rank only if it was true on every rank
  * (one MPI_Allreduce when MPI runs with more than one rank): a job
  * whose ranks disagree trains on the CPU rather than hang with half of
@@ -69,36 +69,5 @@ int comm_cuda_init(struct comm_cuda *cc, struct comm *c, struct sbuf *err);
 void comm_cuda_hooks(struct comm_cuda *cc, struct train_hooks *h);
 /* NCCL and the CUDA backend down; accepts a zeroed struct. */
 void comm_cuda_release(struct comm_cuda *cc);
-#else
-#include "common/exitcode.h" // defines: HPT_EXIT_UNAVAILABLE
-#include "common/sbuf.h"     // defines: sbuf_addstr
-
-static inline int comm_cuda_agree(struct comm *c, bool *cuda, struct sbuf *err)
-{
-	(void)c;
-	(void)err;
-	*cuda = false;
-	return 0;
-}
-
-static inline int comm_cuda_init(struct comm_cuda *cc, struct comm *c, struct sbuf *err)
-{
-	(void)cc;
-	(void)c;
-	sbuf_addstr(err, "this trainer was built without CUDA");
-	return HPT_EXIT_UNAVAILABLE;
-}
-
-static inline void comm_cuda_hooks(struct comm_cuda *cc, struct train_hooks *h)
-{
-	(void)cc;
-	(void)h;
-}
-
-static inline void comm_cuda_release(struct comm_cuda *cc)
-{
-	(void)cc;
-}
-#endif
 
 #endif

@@ -22,8 +22,9 @@
  * Other layers run fp32 kernels whose arithmetic mirrors kernels/ (same
  * dropout masks; the optimizer is optim.c's, element for element).
  *
- * Without HAVE_CUDA the stubs below fail: such a trainer never asks for
- * the GPU (cmd_train.c checks be_cuda_device_count() first).
+ * Built without nvcc, model_cuda_none.c fails every call: such a
+ * trainer never asks for the GPU (cmd_train.c checks
+ * be_cuda_device_count() first).
  */
 #ifndef HPT_MODEL_CUDA_H
 #define HPT_MODEL_CUDA_H
@@ -39,7 +40,6 @@ struct model_cuda;
 struct optim;
 struct sbuf;
 
-#ifdef HAVE_CUDA
 /* Mirrors m, built by model_build() (its parameters need not be set
  * yet), on the device be_cuda_init() selected, with optimizer state for
  * o.  m and o must outlive the mirror.  NULL with err on failure (out
@@ -85,122 +85,5 @@ float *model_cuda_grads(struct model_cuda *mc);
  * then to the device, where it overlaps computation) and the host's
  * waits for the GPU (the loss, the fp16 overflow check), in ms. */
 void model_cuda_step_times(struct model_cuda *mc, double *copy_ms, double *sync_ms);
-#else
-#include "common/sbuf.h" // defines: sbuf_addstr
-
-static inline struct model_cuda *model_cuda_create(struct model *m, const struct optim *o,
-						   struct sbuf *err)
-{
-	(void)m;
-	(void)o;
-	sbuf_addstr(err, "this trainer was built without CUDA");
-	return NULL;
-}
-
-static inline void model_cuda_free(struct model_cuda *mc)
-{
-	(void)mc;
-}
-
-static inline int model_cuda_upload(struct model_cuda *mc, const struct optim *o,
-				    struct sbuf *err)
-{
-	(void)mc;
-	(void)o;
-	sbuf_addstr(err, "this trainer was built without CUDA");
-	return -1;
-}
-
-static inline int model_cuda_download(struct model_cuda *mc, struct optim *o, struct sbuf *err)
-{
-	(void)mc;
-	(void)o;
-	sbuf_addstr(err, "this trainer was built without CUDA");
-	return -1;
-}
-
-static inline int model_cuda_forward(struct model_cuda *mc, const float *x, bool train,
-				     uint64_t key, struct sbuf *err)
-{
-	(void)mc;
-	(void)x;
-	(void)train;
-	(void)key;
-	sbuf_addstr(err, "this trainer was built without CUDA");
-	return -1;
-}
-
-static inline int model_cuda_logits(struct model_cuda *mc, struct sbuf *err)
-{
-	(void)mc;
-	sbuf_addstr(err, "this trainer was built without CUDA");
-	return -1;
-}
-
-static inline int model_cuda_loss(struct model_cuda *mc, const int32_t *labels,
-				  const float *targets, double *loss, int64_t *correct,
-				  struct sbuf *err)
-{
-	(void)mc;
-	(void)labels;
-	(void)targets;
-	*loss = 0;
-	*correct = 0;
-	sbuf_addstr(err, "this trainer was built without CUDA");
-	return -1;
-}
-
-static inline int model_cuda_scale_loss_grad(struct model_cuda *mc, float k, bool poison,
-					     struct sbuf *err)
-{
-	(void)mc;
-	(void)k;
-	(void)poison;
-	sbuf_addstr(err, "this trainer was built without CUDA");
-	return -1;
-}
-
-static inline int model_cuda_backward(struct model_cuda *mc, const struct grad_hook *hook,
-				      struct sbuf *err)
-{
-	(void)mc;
-	(void)hook;
-	sbuf_addstr(err, "this trainer was built without CUDA");
-	return -1;
-}
-
-static inline int model_cuda_unscale(struct model_cuda *mc, double scale, bool *overflow,
-				     struct sbuf *err)
-{
-	(void)mc;
-	(void)scale;
-	*overflow = false;
-	sbuf_addstr(err, "this trainer was built without CUDA");
-	return -1;
-}
-
-static inline int model_cuda_update(struct model_cuda *mc, const struct optim *o, double lr,
-				    struct sbuf *err)
-{
-	(void)mc;
-	(void)o;
-	(void)lr;
-	sbuf_addstr(err, "this trainer was built without CUDA");
-	return -1;
-}
-
-static inline float *model_cuda_grads(struct model_cuda *mc)
-{
-	(void)mc;
-	return NULL;
-}
-
-static inline void model_cuda_step_times(struct model_cuda *mc, double *copy_ms,
-					 double *sync_ms)
-{
-	(void)mc;
-	*copy_ms = *sync_ms = 0;
-}
-#endif
 
 #endif
