@@ -28,6 +28,7 @@
 #define BARRIER_S 15      /* how long a stalled rank waits for the others' stacks */
 #define PY_DUMP_S 5       /* how long faulthandler gets to print its dump */
 #define ABORT_SYNC_S 0.5  /* after the last stacks file: every rank has seen it (polls: 0.2 s) */
+#define PEER_HOLD_S 30    /* no grace: how long a preempted rank stays for the others */
 #define MAX_CAPTURE (1 << 20)
 
 static const int forwarded[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2 };
@@ -663,6 +664,56 @@ static int final_status(struct sup *s, int stalled_status)
 	return st;
 }
 
+/* The step's name in the preemption count's file: each step of a
+ * requeued job, and each mpirun, counts afresh. */
+static void step_key(char *buf, size_t len)
+{
+	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+	const char *restart = getenv("SLURM_RESTART_COUNT"), *ns = getenv("PMIX_NAMESPACE");
+
+	if (job && step)
+		snprintf(buf, len, "%s.%s.%s", job, step, restart ? restart : "0");
+	else
+		snprintf(buf, len, "%s", ns && *ns ? ns : "local");
+	for (char *p = buf; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p))
+			*p = '_';
+}
+
+/* A preempted rank that leaves first (75) is a failed task to srun
+ * --kill-on-bad-exit and to mpirun, which then kill the step's other
+ * ranks at once: a program slower to act on the signal would lose its
+ * checkpoint.  So each rank leaving on a preemption counts itself out
+ * (a byte appended to RUN/ranks/preempted-STEP) and stays until every
+ * rank of the step has, or until its program's grace is over (no
+ * grace: PEER_HOLD_S).  A stat every 0.1 s, during a preemption only. */
+static void hold_for_peers(struct sup *s, int status)
+{
+	char key[256], path[4096 + 512];
+	double limit = s->o->grace_s ? s->deadline + 1 : now() + PEER_HOLD_S;
+	struct timespec nap = { 0, 100 * 1000 * 1000 };
+	struct stat st;
+	int fd;
+
+	if (!s->preempting || status != HPT_EXIT_PREEMPTED || s->o->world < 2 || !s->ranks_dir[0])
+		return;
+	step_key(key, sizeof(key));
+	snprintf(path, sizeof(path), "%s/preempted-%s", s->ranks_dir, key);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, "x", 1) != 1) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	while (now() < limit) {
+		if (!lstat(path, &st) && st.st_size >= (off_t)s->o->world)
+			return;
+		nanosleep(&nap, NULL);
+	}
+	say(s, "not every rank of the step left on the preemption in time; exiting");
+}
+
 int supervise_run(const struct supervise_opts *o, char **argv)
 {
 	struct sup s = { .o = o, .sfd = -1, .out = { -1, -1 }, .capture = SBUF_INIT };
@@ -682,6 +733,7 @@ int supervise_run(const struct supervise_opts *o, char **argv)
 		drain(&s);
 		status = final_status(&s, status);
 		end_target(&s);
+		hold_for_peers(&s, status);
 	} else if (s.ranks_dir[0]) {
 		s.live.exit_status = status;
 		write_live(&s, "exited");

@@ -48,6 +48,24 @@ SPEC
 	[ "$rc" -eq 143 ]
 }
 
+@test "under mpirun, a rank slow to checkpoint on USR2 is not killed by the first one's exit 75" {
+	cd "$BATS_TEST_TMPDIR"
+	mkdir run
+	spec run/resolved.yaml late 2 '[true]' 'preempt: {lead_s: 0}'
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 D=$PWD
+	# rank 1 takes a second longer to write its checkpoint than rank 0
+	mpirun -np 2 "$HPT" launch --supervise --run run -- sh -c '
+		trap "[ \$RANK = 1 ] && sleep 1; : >\"\$D/ckpt-\$RANK\"; exit 75" USR2
+		: >"$D/ready-$RANK"
+		while :; do sleep 0.1; done' >out 2>&1 &
+	local mpi=$! rc=0
+	for _ in $(seq 600); do [ -e ready-0 ] && [ -e ready-1 ] && break; sleep 0.1; done
+	kill -USR2 "$mpi"
+	wait "$mpi" || rc=$?
+	[ "$rc" -eq 75 ] || { cat out; false; }
+	[ -e ckpt-0 ] && [ -e ckpt-1 ] || { cat out; ls; false; }
+}
+
 @test "autopsy: a run without stacks is an error (4), and a missing run too" {
 	cd "$BATS_TEST_TMPDIR"
 	mkdir run && printf 'version: 1\nname: x\n' >run/resolved.yaml
