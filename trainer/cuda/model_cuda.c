@@ -2,12 +2,12 @@
  * arenas, activations and cuDNN plans, forward, backward, loss-scale
  * check and optimizer through backend_cuda.h.  Shell (device memory).
  *
- * The layer logic is layer.c's, function for function (dlayer_forward
- * is layer_forward, dseq_backward is seq_backward, ...), so the two read
- * side by side and a change to one shows where the other needs it.  The
- * host layers stay the description: a struct dlayer points at its
- * struct layer for shapes, configuration and arena range and only adds
- * device pointers.
+ * The walk of the layers is layer.c's, the one the CPU runs: the device
+ * model is a copy of the host's struct seq whose layers point at device
+ * memory and whose ops are this file's (struct layer_ops: what each
+ * kind computes, through backend_cuda.h).  The copies keep the host
+ * layers' shapes, configuration and arena ranges, and none of the CPU's
+ * fusions.
  *
  * Cost per step: the batch is copied into pinned memory and from there,
  * on a copy stream, to the device while the GPU may still run the
@@ -28,33 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct dseq;
-
-/* The device side of one host layer. */
-struct dlayer {
-	const struct layer *l;  /* shapes, configuration, arena range */
-	float *w, *b, *dw, *db; /* views into the device arenas; NULL as on the host */
-	float *running;         /* batch norm: running mean, then variance */
-	float *save;            /* batch norm: the batch's mean, then invstd (2c) */
-	float *tmp, *tmp2;      /* residual: as in layer.h; batch norm: an unwanted dx */
-	uint64_t key;           /* dropout: the mask key of the last forward */
-	struct be_cuda_conv *conv;
-	struct be_cuda_pool *pool;
-	struct dseq *body, *shortcut;
-};
-
-/* The device side of a struct seq: act[i] is layer i's output. */
-struct dseq {
-	struct dlayer *v;
-	size_t n;
-	float **act;
-	const float *input; /* the input of the last forward */
-	float *g[2];        /* gradient ping-pong buffers, max activation size */
-};
-
 struct model_cuda {
 	struct model *m;
-	struct dseq net;
+	struct seq net;                /* the host's m->net on the device */
 	float *params, *grads, *state; /* model.h's arenas, same layout */
 	float *om, *ov;                /* struct optim's m and v */
 	float *x[2], *hx[2];           /* the batch by slot: on the device, pinned */
@@ -87,13 +63,15 @@ static float *view(float *arena, const float *host_arena, const float *host_ptr)
 	return host_ptr ? arena + (host_ptr - host_arena) : NULL;
 }
 
-/* ---- setup and release ---- */
+/* ---- the device copy of the layers ---- */
 
-static int dseq_setup(struct model_cuda *mc, struct dseq *d, const struct seq *s,
+static const struct layer_ops cuda_ops;
+static int mirror_seq(struct model_cuda *mc, struct seq *d, const struct seq *s,
 		      struct sbuf *err);
-static void dseq_release(struct dseq *d);
+static void mirror_seq_release(struct seq *d);
 
-static int dlayer_setup(struct model_cuda *mc, struct dlayer *d, const struct layer *l,
+/* d: host layer l with device buffers, and none of what the CPU fused. */
+static int mirror_layer(struct model_cuda *mc, struct layer *d, const struct layer *l,
 			struct sbuf *err)
 {
 	const struct model *m = mc->m;
@@ -101,7 +79,11 @@ static int dlayer_setup(struct model_cuda *mc, struct dlayer *d, const struct la
 	struct conv_geom cg;
 	struct pool_geom pg;
 
-	d->l = l;
+	*d = (struct layer){ .kind = l->kind, .in = l->in, .out = l->out, .id = l->id,
+			     .need_dx = l->need_dx, .k = l->k, .stride = l->stride, .pad = l->pad,
+			     .relu = l->relu, .p = l->p, .eps = l->eps, .momentum = l->momentum,
+			     .prec = l->prec, .nw = l->nw, .nb = l->nb, .arena_lo = l->arena_lo,
+			     .arena_hi = l->arena_hi, .nrunning = l->nrunning };
 	d->w = view(mc->params, m->params, l->w);
 	d->b = view(mc->params, m->params, l->b);
 	d->dw = view(mc->grads, m->grads, l->dw);
@@ -110,15 +92,16 @@ static int dlayer_setup(struct model_cuda *mc, struct dlayer *d, const struct la
 	switch (l->kind) {
 	case LAYER_CONV:
 		cg = layer_conv_geom(l);
-		d->conv = be_cuda_conv_create(&cg, flags, l->prec, err);
-		return d->conv ? 0 : -1;
+		d->be = be_cuda_conv_create(&cg, flags, l->prec, err);
+		return d->be ? 0 : -1;
 	case LAYER_MAXPOOL:
 	case LAYER_AVGPOOL:
 		pg = layer_pool_geom(l);
-		d->pool = be_cuda_pool_create(&pg, l->kind == LAYER_MAXPOOL, err);
-		return d->pool ? 0 : -1;
+		d->be = be_cuda_pool_create(&pg, l->kind == LAYER_MAXPOOL, err);
+		return d->be ? 0 : -1;
 	case LAYER_BATCHNORM:
-		/* cuDNN's backward always writes dx */
+		/* save: the batch's mean, then invstd (2c); cuDNN's backward
+		 * always writes dx, into tmp where none is wanted */
 		if (!(d->save = dalloc(2 * (size_t)l->in.c, "batch-norm statistics", err)) ||
 		    (!l->need_dx && !(d->tmp = dalloc(shape_count(l->in), "batch-norm gradients", err))))
 			return -1;
@@ -128,11 +111,11 @@ static int dlayer_setup(struct model_cuda *mc, struct dlayer *d, const struct la
 		    !(d->tmp2 = dalloc(shape_count(l->in), "residual gradients", err)))
 			return -1;
 		d->body = xcalloc(1, sizeof(*d->body));
-		if (dseq_setup(mc, d->body, l->body, err))
+		if (mirror_seq(mc, d->body, l->body, err))
 			return -1;
 		if (l->shortcut) {
 			d->shortcut = xcalloc(1, sizeof(*d->shortcut));
-			if (dseq_setup(mc, d->shortcut, l->shortcut, err))
+			if (mirror_seq(mc, d->shortcut, l->shortcut, err))
 				return -1;
 		}
 		return 0;
@@ -141,22 +124,23 @@ static int dlayer_setup(struct model_cuda *mc, struct dlayer *d, const struct la
 	}
 }
 
-/* On failure the partly set-up sequence is left for dseq_release. */
-static int dseq_setup(struct model_cuda *mc, struct dseq *d, const struct seq *s,
+/* On failure the partly copied sequence is left for mirror_seq_release. */
+static int mirror_seq(struct model_cuda *mc, struct seq *d, const struct seq *s,
 		      struct sbuf *err)
 {
 	size_t most = 0;
 
+	d->ops = &cuda_ops;
 	d->v = xcalloc(s->n ? s->n : 1, sizeof(*d->v));
 	d->act = xcalloc(s->n ? s->n : 1, sizeof(*d->act));
-	d->n = s->n;
+	d->n = d->alloc = s->n;
 	for (size_t i = 0; i < s->n; i++) {
 		size_t ni = shape_count(s->v[i].in), no = shape_count(s->v[i].out);
 
 		most = ni > most ? ni : most;
 		most = no > most ? no : most;
 		if (!(d->act[i] = dalloc(no, "activations", err)) ||
-		    dlayer_setup(mc, &d->v[i], &s->v[i], err))
+		    mirror_layer(mc, &d->v[i], &s->v[i], err))
 			return -1;
 	}
 	if (!(d->g[0] = dalloc(most, "activation gradients", err)) ||
@@ -165,28 +149,30 @@ static int dseq_setup(struct model_cuda *mc, struct dseq *d, const struct seq *s
 	return 0;
 }
 
-static void dlayer_release(struct dlayer *d)
+static void mirror_layer_release(struct layer *d)
 {
-	be_cuda_conv_free(d->conv);
-	be_cuda_pool_free(d->pool);
+	if (d->kind == LAYER_CONV)
+		be_cuda_conv_free(d->be);
+	else if (d->kind == LAYER_MAXPOOL || d->kind == LAYER_AVGPOOL)
+		be_cuda_pool_free(d->be);
 	be_cuda_free(d->save);
 	be_cuda_free(d->tmp);
 	be_cuda_free(d->tmp2);
 	if (d->body) {
-		dseq_release(d->body);
+		mirror_seq_release(d->body);
 		free(d->body);
 	}
 	if (d->shortcut) {
-		dseq_release(d->shortcut);
+		mirror_seq_release(d->shortcut);
 		free(d->shortcut);
 	}
 	memset(d, 0, sizeof(*d));
 }
 
-static void dseq_release(struct dseq *d)
+static void mirror_seq_release(struct seq *d)
 {
 	for (size_t i = 0; i < d->n; i++) {
-		dlayer_release(&d->v[i]);
+		mirror_layer_release(&d->v[i]);
 		be_cuda_free(d->act[i]);
 	}
 	free(d->v);
@@ -233,7 +219,7 @@ struct model_cuda *model_cuda_create(struct model *m, const struct optim *o, str
 	    !(mc->targets = dalloc(mc->nlogits, "the targets", err)) ||
 	    !(mc->out = dalloc_bytes(2 * sizeof(double), "the loss", err)) ||
 	    !(mc->dlogits = dalloc(mc->nlogits, "the loss gradient", err)) ||
-	    dseq_setup(mc, &mc->net, &m->net, err)) {
+	    mirror_seq(mc, &mc->net, &m->net, err)) {
 		model_cuda_free(mc);
 		return NULL;
 	}
@@ -244,7 +230,7 @@ void model_cuda_free(struct model_cuda *mc)
 {
 	if (!mc)
 		return;
-	dseq_release(&mc->net);
+	mirror_seq_release(&mc->net);
 	be_cuda_free(mc->params);
 	be_cuda_free(mc->grads);
 	be_cuda_free(mc->state);
@@ -295,210 +281,126 @@ float *model_cuda_grads(struct model_cuda *mc)
 	return mc->grads;
 }
 
-/* ---- layers (layer.c's, on device buffers) ---- */
-
-static int dseq_forward(struct model_cuda *mc, struct dseq *d, const float *x, bool train,
-			uint64_t key, struct sbuf *err);
-static int dseq_backward(struct model_cuda *mc, struct dseq *d, float *dy, float *dx,
-			 const struct grad_hook *hook, struct sbuf *err);
-
-static const float *dseq_output(const struct dseq *d)
-{
-	return d->n ? d->act[d->n - 1] : d->input;
-}
+/* ---- struct layer_ops on the device ---- */
 
 /* x (n, in), w (out, in), y (n, out) = act(x w^T + b). */
-static int linear_forward(struct model_cuda *mc, struct dlayer *d, const float *x, float *y,
-			  struct sbuf *err)
+static int linear_forward(struct layer *l, const float *x, float *y, struct sbuf *err)
 {
-	const struct layer *l = d->l;
 	int n = l->in.n, in = l->in.c, out = l->out.c;
 
-	if (be_cuda_gemm('n', 't', n, out, in, 1.0f, x, in, d->w, in, 0.0f, y, out, mc->m->prec,
-			 err))
+	if (be_cuda_gemm('n', 't', n, out, in, 1.0f, x, in, l->w, in, 0.0f, y, out, l->prec, err))
 		return -1;
-	return be_cuda_bias_act((size_t)n, out, d->b, l->relu, y, err);
+	return be_cuda_bias_act((size_t)n, out, l->b, l->relu, y, err);
 }
 
 /* db = colsum(dy), dw (out, in) = dy^T x, dx (n, in) = dy w. */
-static int linear_backward(struct model_cuda *mc, struct dlayer *d, const float *x,
-			   const float *dy, float *dx, struct sbuf *err)
+static int linear_backward(struct layer *l, const float *x, const float *dy, float *dx,
+			   struct sbuf *err)
 {
-	const struct layer *l = d->l;
 	int n = l->in.n, in = l->in.c, out = l->out.c;
-	enum be_precision prec = mc->m->prec;
 
-	if (be_cuda_bias_grad(n, out, dy, d->db, err) ||
-	    be_cuda_gemm('t', 'n', out, in, n, 1.0f, dy, out, x, in, 0.0f, d->dw, in, prec, err))
+	if (be_cuda_bias_grad(n, out, dy, l->db, err) ||
+	    be_cuda_gemm('t', 'n', out, in, n, 1.0f, dy, out, x, in, 0.0f, l->dw, in, l->prec, err))
 		return -1;
-	if (dx && be_cuda_gemm('n', 'n', n, in, out, 1.0f, dy, out, d->w, in, 0.0f, dx, in, prec,
-			       err))
+	if (dx && be_cuda_gemm('n', 'n', n, in, out, 1.0f, dy, out, l->w, in, 0.0f, dx, in,
+			       l->prec, err))
 		return -1;
 	return 0;
 }
 
-static int bn_forward(struct dlayer *d, const float *x, float *y, bool train, struct sbuf *err)
+static int bn_forward(struct layer *l, const float *x, float *y, bool train, struct sbuf *err)
 {
-	const struct layer *l = d->l;
 	int c = l->in.c, rows = (int)(shape_count(l->in) / (size_t)c);
 
 	if (!train)
-		return be_cuda_batchnorm_infer(rows, c, x, d->w, d->b, d->running, d->running + c,
+		return be_cuda_batchnorm_infer(rows, c, x, l->w, l->b, l->running, l->running + c,
 					       l->eps, y, err);
-	if (be_cuda_batchnorm_forward(l->in.n, l->in.h * l->in.w, c, x, d->w, d->b, l->eps, y,
-				      d->save, d->save + c, err))
+	if (be_cuda_batchnorm_forward(l->in.n, l->in.h * l->in.w, c, x, l->w, l->b, l->eps, y,
+				      l->save, l->save + c, err))
 		return -1;
-	return be_cuda_batchnorm_running(rows, c, d->save, d->save + c, l->eps, l->momentum,
-					 d->running, d->running + c, err);
+	return be_cuda_batchnorm_running(rows, c, l->save, l->save + c, l->eps, l->momentum,
+					 l->running, l->running + c, err);
 }
 
-static int bn_backward(struct dlayer *d, const float *x, const float *dy, float *dx,
+static int bn_backward(struct layer *l, const float *x, const float *dy, float *dx,
 		       struct sbuf *err)
 {
-	const struct layer *l = d->l;
 	int c = l->in.c;
 
-	return be_cuda_batchnorm_backward(l->in.n, l->in.h * l->in.w, c, x, dy, d->w, d->save,
-					  d->save + c, l->eps, dx ? dx : d->tmp, d->dw, d->db, err);
+	return be_cuda_batchnorm_backward(l->in.n, l->in.h * l->in.w, c, x, dy, l->w, l->save,
+					  l->save + c, l->eps, dx ? dx : l->tmp, l->dw, l->db, err);
 }
 
-static int residual_forward(struct model_cuda *mc, struct dlayer *d, const float *x, float *y,
-			    bool train, uint64_t key, struct sbuf *err)
+static int cuda_forward(struct layer *l, const float *x, float *y, bool train, struct sbuf *err)
 {
-	size_t n = shape_count(d->l->out);
-
-	if (dseq_forward(mc, d->body, x, train, key, err) ||
-	    (d->shortcut && dseq_forward(mc, d->shortcut, x, train, key, err)) ||
-	    be_cuda_add(n, dseq_output(d->body), d->shortcut ? dseq_output(d->shortcut) : x, y, err))
-		return -1;
-	return be_cuda_relu_forward(n, y, y, err);
-}
-
-/* As residual_backward in layer.c: the shortcut may overwrite the sum's
- * gradient it is given, so it is recomputed from (y, dy) for the body. */
-static int residual_backward(struct model_cuda *mc, struct dlayer *d, const float *y,
-			     const float *dy, float *dx, struct sbuf *err)
-{
-	size_t n = shape_count(d->l->out), nin = shape_count(d->l->in);
-
-	if (be_cuda_relu_backward(n, y, dy, d->tmp, err))
-		return -1;
-	if (!d->shortcut) {
-		if (be_cuda_copy(d->tmp2, d->tmp, nin, err)) /* identity: in == out */
-			return -1;
-	} else if (dseq_backward(mc, d->shortcut, d->tmp, dx ? d->tmp2 : NULL, NULL, err) ||
-		   be_cuda_relu_backward(n, y, dy, d->tmp, err)) {
-		return -1;
-	}
-	if (dseq_backward(mc, d->body, d->tmp, dx, NULL, err))
-		return -1;
-	return dx ? be_cuda_add(nin, dx, d->tmp2, dx, err) : 0;
-}
-
-static int dlayer_forward(struct model_cuda *mc, struct dlayer *d, const float *x, float *y,
-			  bool train, uint64_t key, struct sbuf *err)
-{
-	const struct layer *l = d->l;
 	size_t n = shape_count(l->in);
 
 	switch (l->kind) {
 	case LAYER_CONV:
-		return be_cuda_conv_forward(d->conv, x, d->w, d->b, y, err);
+		return be_cuda_conv_forward(l->be, x, l->w, l->b, y, err);
 	case LAYER_MAXPOOL:
 	case LAYER_AVGPOOL:
-		return be_cuda_pool_forward(d->pool, x, y, err);
+		return be_cuda_pool_forward(l->be, x, y, err);
 	case LAYER_LINEAR:
-		return linear_forward(mc, d, x, y, err);
+		return linear_forward(l, x, y, err);
 	case LAYER_RELU:
 		return be_cuda_relu_forward(n, x, y, err);
 	case LAYER_BATCHNORM:
-		return bn_forward(d, x, y, train, err);
+		return bn_forward(l, x, y, train, err);
 	case LAYER_DROPOUT:
-		d->key = key ^ ((uint64_t)l->id << 48); /* layer.c's key */
 		if (train && l->p > 0)
-			return be_cuda_dropout(n, x, y, l->p, d->key, err);
+			return be_cuda_dropout(n, x, y, l->p, l->key, err);
 		return be_cuda_copy(y, x, n, err);
 	case LAYER_FLATTEN:
 		return be_cuda_flatten(l->in.n, l->in.h, l->in.w, l->in.c, x, y, false, err);
 	case LAYER_RESIDUAL:
-		return residual_forward(mc, d, x, y, train, key, err);
+		break;
 	}
 	return 0;
 }
 
-/* dy (shape out) may be overwritten; dx (shape in) may be NULL. */
-static int dlayer_backward(struct model_cuda *mc, struct dlayer *d, const float *x,
-			   const float *y, float *dy, float *dx, struct sbuf *err)
+static int cuda_backward(struct layer *l, const float *x, const float *y, float *dy, float *dx,
+			 struct sbuf *err)
 {
-	const struct layer *l = d->l;
 	size_t n = shape_count(l->out);
 
 	switch (l->kind) {
 	case LAYER_CONV:
 		if (l->relu && be_cuda_relu_backward(n, y, dy, dy, err))
 			return -1;
-		return be_cuda_conv_backward(d->conv, x, dy, dx, d->dw, d->db, err);
+		return be_cuda_conv_backward(l->be, x, dy, dx, l->dw, l->db, err);
 	case LAYER_MAXPOOL:
 	case LAYER_AVGPOOL:
-		return dx ? be_cuda_pool_backward(d->pool, x, y, dy, dx, err) : 0;
+		return dx ? be_cuda_pool_backward(l->be, x, y, dy, dx, err) : 0;
 	case LAYER_LINEAR:
 		if (l->relu && be_cuda_relu_backward(n, y, dy, dy, err))
 			return -1;
-		return linear_backward(mc, d, x, dy, dx, err);
+		return linear_backward(l, x, dy, dx, err);
 	case LAYER_RELU:
 		return dx ? be_cuda_relu_backward(n, y, dy, dx, err) : 0;
 	case LAYER_BATCHNORM:
-		return bn_backward(d, x, dy, dx, err);
+		return bn_backward(l, x, dy, dx, err);
 	case LAYER_DROPOUT:
 		if (dx && l->p > 0)
-			return be_cuda_dropout(n, dy, dx, l->p, d->key, err);
+			return be_cuda_dropout(n, dy, dx, l->p, l->key, err);
 		return dx ? be_cuda_copy(dx, dy, n, err) : 0;
 	case LAYER_FLATTEN:
 		return dx ? be_cuda_flatten(l->in.n, l->in.h, l->in.w, l->in.c, dy, dx, true, err)
 			  : 0;
 	case LAYER_RESIDUAL:
-		return residual_backward(mc, d, y, dy, dx, err);
+		break;
 	}
 	return 0;
 }
 
-static int dseq_forward(struct model_cuda *mc, struct dseq *d, const float *x, bool train,
-			uint64_t key, struct sbuf *err)
-{
-	d->input = x;
-	for (size_t i = 0; i < d->n; i++) {
-		if (dlayer_forward(mc, &d->v[i], x, d->act[i], train, key, err))
-			return -1;
-		x = d->act[i];
-	}
-	return 0;
-}
-
-/* seq_backward's loop: the hook fires per top-level layer (residual
- * blocks as one range), in increasing arena order. */
-static int dseq_backward(struct model_cuda *mc, struct dseq *d, float *dy, float *dx,
-			 const struct grad_hook *hook, struct sbuf *err)
-{
-	int cur = 0;
-
-	for (size_t i = d->n; i-- > 0;) {
-		struct dlayer *dl = &d->v[i];
-		const struct layer *l = dl->l;
-		const float *x = i ? d->act[i - 1] : d->input;
-		float *out = i ? d->g[cur] : dx;
-
-		if (out == dy) /* never write the input gradient over dy */
-			out = d->g[cur ^= 1];
-		if (dlayer_backward(mc, dl, x, d->act[i], dy, l->need_dx ? out : NULL, err))
-			return -1;
-		if (hook && hook->on_grad_ready && l->arena_hi > l->arena_lo &&
-		    hook->on_grad_ready(hook->ctx, l->arena_lo, l->arena_hi))
-			return -1;
-		dy = out;
-		cur ^= 1;
-	}
-	return 0;
-}
+static const struct layer_ops cuda_ops = {
+	.forward = cuda_forward,
+	.backward = cuda_backward,
+	.add = be_cuda_add,
+	.relu_forward = be_cuda_relu_forward,
+	.relu_backward = be_cuda_relu_backward,
+	.copy = be_cuda_copy,
+};
 
 /* ---- the step ---- */
 
@@ -518,7 +420,7 @@ int model_cuda_forward(struct model_cuda *mc, const float *x, bool train, uint64
 		return -1;
 	mc->copy_ms += (1e3 * monoclock_s()) - t0;
 	mc->slot = s;
-	return dseq_forward(mc, &mc->net, mc->x[s], train, key, err);
+	return seq_forward(&mc->net, mc->x[s], train, key, err);
 }
 
 int model_cuda_logits(struct model_cuda *mc, struct sbuf *err)
@@ -527,7 +429,7 @@ int model_cuda_logits(struct model_cuda *mc, struct sbuf *err)
 
 	/* model_logits(m) is the host net's last activation (every bundled
 	 * model has layers) */
-	return be_cuda_download(m->net.act[m->net.n - 1], dseq_output(&mc->net), mc->nlogits, err);
+	return be_cuda_download(m->net.act[m->net.n - 1], seq_output(&mc->net), mc->nlogits, err);
 }
 
 int model_cuda_loss(struct model_cuda *mc, const int32_t *labels, const float *targets,
@@ -541,13 +443,13 @@ int model_cuda_loss(struct model_cuda *mc, const int32_t *labels, const float *t
 	if (m->loss == LOSS_XENT) {
 		memcpy(mc->hlabels, labels, (size_t)n * sizeof(int32_t));
 		rc = be_cuda_upload_async(mc->labels, mc->hlabels, (size_t)n * sizeof(int32_t), err) ||
-		     be_cuda_softmax_xent(n, k, dseq_output(&mc->net), mc->labels, mc->dlogits,
+		     be_cuda_softmax_xent(n, k, seq_output(&mc->net), mc->labels, mc->dlogits,
 					  mc->out, err);
 	} else {
 		memcpy(mc->htargets, targets, mc->nlogits * sizeof(float));
 		rc = be_cuda_upload_async(mc->targets, mc->htargets, mc->nlogits * sizeof(float),
 					  err) ||
-		     be_cuda_sigmoid_bce(n, k, dseq_output(&mc->net), mc->targets, mc->dlogits,
+		     be_cuda_sigmoid_bce(n, k, seq_output(&mc->net), mc->targets, mc->dlogits,
 					 mc->out, err);
 	}
 	t0 = (1e3 * monoclock_s());
@@ -570,7 +472,7 @@ int model_cuda_scale_loss_grad(struct model_cuda *mc, float k, bool poison, stru
 
 int model_cuda_backward(struct model_cuda *mc, const struct grad_hook *hook, struct sbuf *err)
 {
-	return dseq_backward(mc, &mc->net, mc->dlogits, NULL, hook, err);
+	return seq_backward(&mc->net, mc->dlogits, NULL, hook, err);
 }
 
 int model_cuda_unscale(struct model_cuda *mc, double scale, bool *overflow, struct sbuf *err)

@@ -104,6 +104,7 @@ struct layer {
 	 * convolution computes nothing itself and has no activation. */
 	bool fused_into_pool; /* conv */
 	bool fused_conv;      /* max pool: computes the convolution before it */
+	struct layer *conv;   /* fused max pool: that convolution */
 	int32_t *arg;         /* fused max pool: each window's argmax */
 	double *part;         /* fused max pool: per-image weight-gradient sums */
 	double p;           /* dropout probability */
@@ -138,10 +139,32 @@ struct grad_hook {
 	void *ctx;
 };
 
+/* What a device does for the one walk of the layers (seq_forward,
+ * seq_backward and residual blocks, in layer.c), as curl's struct
+ * Curl_ssl is what a TLS backend does: the CPU's table is layer_cpu.c's,
+ * the GPU's model_cuda.c's, whose sequences are device copies of the
+ * host's.  forward and backward run one layer of any kind but
+ * LAYER_RESIDUAL, which the walk runs from the other four; pointers are
+ * the device's.  Each returns 0 or -1 with one line in err. */
+struct layer_ops {
+	int (*forward)(struct layer *l, const float *x, float *y, bool train, struct sbuf *err);
+	/* dy (shape out) may be overwritten; dx (shape in) may be NULL. */
+	int (*backward)(struct layer *l, const float *x, const float *y, float *dy, float *dx,
+			struct sbuf *err);
+	int (*add)(size_t n, const float *a, const float *b, float *y, struct sbuf *err);
+	int (*relu_forward)(size_t n, const float *x, float *y, struct sbuf *err);
+	int (*relu_backward)(size_t n, const float *y, const float *dy, float *dx, struct sbuf *err);
+	int (*copy)(float *dst, const float *src, size_t n, struct sbuf *err);
+};
+
+/* The CPU's (layer_cpu.c): oneDNN through backend.h, kernels/. */
+extern const struct layer_ops layer_cpu_ops;
+
 struct seq {
 	struct layer *v;
 	size_t n, alloc;
-	float **act;    /* act[i]: output of v[i] */
+	const struct layer_ops *ops; /* the device its buffers are on */
+	float **act;    /* act[i]: output of v[i]; NULL for a layer fused into the next */
 	const float *input; /* the input of the last forward */
 	float *g[2];    /* gradient ping-pong buffers, max activation size */
 };
@@ -167,21 +190,22 @@ double layer_train_flops(const struct layer *l);
 struct conv_geom layer_conv_geom(const struct layer *l);
 struct pool_geom layer_pool_geom(const struct layer *l);
 
-/* Plans backend primitives and working buffers; 0 or -1 with err. */
+/* Plans CPU backend primitives and working buffers; 0 or -1 with err. */
 int layer_setup(struct layer *l, struct sbuf *err);
 /* The kernel a set-up convolution or linear layer runs (backend.h),
  * the fused first layer's included; false for other kinds. */
 bool layer_kernel(const struct layer *l, struct be_kernel *k);
 void layer_release(struct layer *l);
 
-/* x has shape in, y shape out.  step keys dropout. */
-int layer_forward(struct layer *l, const float *x, float *y, bool train, uint64_t key,
-		  struct sbuf *err);
+/* x has shape in, y shape out, on the device of ops.  key keys dropout. */
+int layer_forward(const struct layer_ops *ops, struct layer *l, const float *x, float *y,
+		  bool train, uint64_t key, struct sbuf *err);
 /* dy (shape out) may be overwritten; dx (shape in) may be NULL. */
-int layer_backward(struct layer *l, const float *x, const float *y, float *dy, float *dx,
-		   struct sbuf *err);
+int layer_backward(const struct layer_ops *ops, struct layer *l, const float *x,
+		   const float *y, float *dy, float *dx, struct sbuf *err);
 
-/* Sequences. */
+/* Sequences.  seq_setup and seq_release are the CPU's (layer_cpu.c):
+ * they plan the fused first layer and the buffers, and set ops. */
 struct layer *seq_push(struct seq *s, enum layer_kind kind, struct shape in);
 int seq_setup(struct seq *s, struct sbuf *err);
 void seq_release(struct seq *s);
