@@ -164,13 +164,11 @@ start_lane() {
 	running=$((running + 1))
 }
 # The MPI image of container.bats (debootstrap: a minute of downloading
-# and unpacking) is made beside the lanes from the start; the test takes
-# the same lock, so it waits for it or finds it made.
-# (A grandchild: the pool's wait -n below must see only lanes end; the
-# end waits for it through its lock.)
-if [ "$JOBS" -gt 1 ]; then
-	(sh tests/cli/helpers/mpiimage.sh build/images/mpi >"$LOGS/mpiimage.log" 2>&1 &)
-fi
+# and unpacking, mostly waiting) is made beside the suites from the
+# start, even in one lane: container.bats runs minutes later and finds
+# it made, or waits on the same lock.  (A grandchild: the pool's wait -n
+# below must see only lanes end; the end waits for it through its lock.)
+(sh tests/cli/helpers/mpiimage.sh build/images/mpi >"$LOGS/mpiimage.log" 2>&1 &)
 
 BATS=()
 for n in $CPU_FILES $MOUNT_FILES; do
