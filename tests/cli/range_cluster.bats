@@ -176,8 +176,10 @@ node_ns() {
 	local ended=$status
 	ip -n "$ns" link set eth0 up
 	scontrol update nodename=node2 state=resume 2>/dev/null || true
-	# node2's rank was cut off, never killed: end it with the run
-	pkill -KILL -f -- "--run $DIR" || true
+	# node2's rank was cut off, never killed: end it with the run.  Its
+	# processes only: "--run $DIR" ends there, where attempt 2's, which
+	# the doctor may have started by now, go on with /attempts/2.
+	pkill -KILL -f -- "--run $DIR( |\$)" || true
 	[ "$ended" -ne 124 ] || { echo "job did not end in 120 s"; cat "$DIR"/logs/*; false; }
 	grep -q "lost node: node2 stopped answering (Slurm: DOWN" "$DIR"/logs/batch-*.out ||
 		{ cat "$DIR"/logs/batch-*.out; false; }
