@@ -6,24 +6,23 @@
 # one parser counts them.  Logs of each suite land in build/test-logs/,
 # with the seconds it took in NAME.time.
 #
-# Suites can run side by side, HPT_TEST_JOBS lanes at once: the unit,
-# sanitizer and fuzz suites as one lane, the trainer's CPU-bound bats
-# files as another, and each other bats file as a lane of its own, most
-# of whose time is spent waiting on Slurm, srun and the programs it
-# starts.  Bats files share nothing that could collide: each starts its
-# own throw-away cluster in a slot of its own (tests/cluster/up.sh), in
-# a temporary directory of its own, with a node ledger of its own
-# (tests/cli/common.bash), and the test image is made once under a lock
-# (test_image); the few that look at the host's SquashFS mounts share a
-# lane (GROUPED below).  The slowest start first.
+# Suites can run side by side, HPT_TEST_JOBS lanes at once: one lane for
+# what computes all the time (the unit, sanitizer and fuzz suites, then
+# the trainer's bats files), one for the files that look at the host's
+# SquashFS mounts, and a pool of the others, most of whose time is spent
+# waiting on Slurm, srun and the programs they start.  Bats files share
+# nothing that could collide: each starts its own throw-away cluster in
+# a slot of its own (tests/cluster/up.sh), in a temporary directory of
+# its own, with a node ledger of its own (tests/cli/common.bash), and
+# the test images are made once under a lock (test_image, mpiimage.sh).
 #
-# The default is one lane.  On these 2-core machines four lanes took the
-# suite from 26 to about 15 minutes, but the trainer's OpenMP threads
-# spin while they wait: next to another lane's, one isa.bats training
-# run of about 1 s took over 60 s, and a lost-node test failed.  A
-# machine with cores to spare can take HPT_TEST_JOBS=4.
+# The default is one lane.  make check costs about 21 minutes of CPU
+# (user and system) on these 2-core machines: one lane took 24 minutes,
+# four took 15.5 minutes (most of the trainer's files two to four times
+# their time alone), and a test that times a program's silence failed
+# there once.  A machine with cores to spare can take HPT_TEST_JOBS=4.
 # The summary is printed in a fixed order whatever finished first, then
-# each suite's time, slowest first.
+# each suite's time and the slowest tests.
 set -u
 cd "$(dirname "$0")/.." || exit 70
 LOGS=build/test-logs
