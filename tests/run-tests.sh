@@ -16,11 +16,11 @@
 # its own, with a node ledger of its own (tests/cli/common.bash), and
 # the test images are made once under a lock (test_image, mpiimage.sh).
 #
-# The default is one lane.  make check costs about 21 minutes of CPU
+# The default is one lane.  make check costs 18 to 21 minutes of CPU
 # (user and system) on these 2-core machines: one lane took 24 minutes,
-# four took 15.5 minutes (most of the trainer's files two to four times
-# their time alone), and a test that times a program's silence failed
-# there once.  A machine with cores to spare can take HPT_TEST_JOBS=4.
+# four took 15.5 to 16.5 (the trainer's files two to five times their
+# time alone), and tests that time a program's or a node's silence
+# failed there.  A machine with cores to spare can take HPT_TEST_JOBS=4.
 # The summary is printed in a fixed order whatever finished first, then
 # each suite's time and the slowest tests.
 set -u
