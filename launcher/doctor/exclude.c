@@ -25,7 +25,7 @@ static size_t known_nodes(const char **nodes, size_t n, const char *cluster, str
 	size_t nn, k = 0;
 
 	if (hpt_slurm_node_names(&names, &nn, &err)) {
-		sbuf_addf(notes, "hpctrain: warning: the ledger's nodes were not checked against "
+		sbuf_addf(notes, "warning: the ledger's nodes were not checked against "
 			  "the cluster's: %s\n", err.buf);
 		sbuf_release(&err);
 		return n;
@@ -35,7 +35,7 @@ static size_t known_nodes(const char **nodes, size_t n, const char *cluster, str
 			nodes[k++] = nodes[i];
 			continue;
 		}
-		sbuf_addstr(notes, "hpctrain: warning: not excluding ");
+		sbuf_addstr(notes, "warning: not excluding ");
 		sbuf_add_printable(notes, nodes[i]);
 		sbuf_addf(notes, ", which the node ledger holds but cluster %s has no node of that "
 			  "name ('hpctrain doctor --forget ", cluster);
@@ -57,14 +57,13 @@ static size_t cooling_nodes(const char *cluster, json_t **doc, const char ***nod
 
 	*nodes = NULL;
 	if (ledger_path(&path, &err) || ledger_load(path.buf, doc, &err)) {
-		sbuf_addf(notes, "hpctrain: warning: the node ledger was not read: %s\n", err.buf);
+		sbuf_addf(notes, "warning: the node ledger was not read: %s\n", err.buf);
 		goto out;
 	}
 	n = ledger_cooling(*doc, cluster, now, nodes);
 	if (n)
 		n = known_nodes(*nodes, n, cluster, notes);
 	for (size_t i = 0; i < n; i++) {
-		sbuf_addstr(notes, "hpctrain: ");
 		ledger_cooling_note(ledger_entry(*doc, cluster, (*nodes)[i]), (*nodes)[i], now, notes);
 		sbuf_addch(notes, '\n');
 	}
@@ -86,7 +85,7 @@ int exclude_build(const char *user, bool ledger, struct sbuf *list, struct sbuf 
 	if (ledger && !hpt_slurm_cluster_name(&cluster, &why))
 		n = cooling_nodes(cluster.buf, &doc, &nodes, notes);
 	else if (ledger)
-		sbuf_addf(notes, "hpctrain: warning: the node ledger was not read: %s\n", why.buf);
+		sbuf_addf(notes, "warning: the node ledger was not read: %s\n", why.buf);
 	/* The user's own --exclude goes to Slurm as given: a name it does
 	 * not know is the user's to correct, and Slurm's refusal says so. */
 	if ((user || n) && hpt_slurm_hostlist(user, nodes, n, list)) {

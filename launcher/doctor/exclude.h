@@ -18,7 +18,8 @@ struct sbuf;
 /* Appends to list the Slurm hostlist of user's hosts (a hostlist, or
  * NULL, passed on as given) and, with ledger, of the nodes the ledger
  * holds in cooldown on this cluster that the controller has; nothing
- * when there are none.  notes gets one line per node left out and why,
+ * when there are none.  notes gets one line per node left out and why
+ * (for say_lines: no prefix),
  * a warning per ledger node the controller does not have (left out of
  * the list: Slurm would refuse the job over it), and a warning when the
  * ledger could not be read (not a failure).  0, or HPT_EXIT_USAGE with

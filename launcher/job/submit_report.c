@@ -3,6 +3,7 @@
 #include "launcher/job/submit_report.h"         // defines: submit_report, submit_report_exclude, submit_report_idle
 #include "common/json_print.h"            // defines: json_print
 #include "common/sbuf.h"               // defines: struct sbuf
+#include "common/say.h"                // defines: say_lines
 #include "launcher/doctor/exclude.h"   // defines: exclude_build
 #include "launcher/runs/attempt.h"     // defines: attempt_submit
 #include "launcher/runs/rundir.h"      // defines: struct rundir
@@ -17,7 +18,7 @@ int submit_report_exclude(const char *user, int ledger, char **list, struct sbuf
 	struct sbuf hosts = SBUF_INIT, notes = SBUF_INIT;
 	int status = exclude_build(user, ledger, &hosts, &notes, err);
 
-	fputs(notes.buf, stderr);
+	say_lines(notes.buf);
 	*list = !status && hosts.len ? sbuf_detach(&hosts, NULL) : NULL;
 	sbuf_release(&hosts);
 	sbuf_release(&notes);
@@ -39,7 +40,7 @@ int submit_report(struct attempt *at, struct rundir *rd, int json, struct sbuf *
 	json_t *rec = NULL;
 	int status = attempt_submit(at, rd, &rec, err, &warn);
 
-	fputs(warn.buf, stderr);
+	say_lines(warn.buf);
 	/* A record means the job exists, even when recording it failed:
 	 * the user needs its id either way. */
 	if (rec && json) {

@@ -5,7 +5,7 @@
  * launcher/runs/sweep_submit.c makes the runs and submits them; this
  * file orders the steps and prints. */
 #include "launcher/job/submit_sweep.h"            // defines: submit_sweep, submit_sweep_rerun
-#include "common/say.h" // defines: say
+#include "common/say.h"                 // defines: say, say_lines
 #include "common/json_print.h"              // defines: json_print
 #include "launcher/job/submit_report.h"           // defines: submit_report_exclude
 #include "common/diag.h"                 // defines: struct diag_list, diag_merge
@@ -179,7 +179,7 @@ static int submit_all(struct sweep_plan *pl, const struct sweep_request *req)
 		say("warning: %s", why.buf);
 	if (!status)
 		status = sweep_submit(pl, cluster.buf, &notes, &err);
-	fputs(notes.buf, stderr);
+	say_lines(notes.buf);
 	report(pl, req->json, status);
 	diag_report(stderr, &dl);
 	if (status && err.len)
@@ -307,7 +307,7 @@ int submit_sweep_rerun(const struct sweep_request *req, const char *record, int 
 		goto out;
 	}
 	status = sweep_submit_rerun_points(&pl, record, all, &loader, &notes, &dl, &err);
-	fputs(notes.buf, stderr);
+	say_lines(notes.buf);
 	diag_drop_warnings(&dl);
 	diag_report(stderr, &dl);
 	if (status && err.len)

@@ -193,7 +193,7 @@ static json_t *rerun_doc(const struct sweep_plan *pl, const char *parent, struct
 	json_t *doc = NULL, *points;
 
 	if (sweep_record_load(pl->record, &doc, &err)) {
-		sbuf_addf(notes, "hpctrain rerun: %s\n", err.buf);
+		sbuf_addf(notes, "%s\n", err.buf);
 		doc = json_pack("{s:s, s:[], s:[]}", "sweep", pl->name, "points", "arrays");
 	}
 	points = json_object_get(doc, "points");
@@ -291,7 +291,7 @@ static bool wants_rerun(const struct runref *r, size_t i, bool all, struct sbuf 
 		return all || !prog.summary_seen;
 	}
 	if (!j.finished)
-		sbuf_addf(notes, "hpctrain rerun: point %zu is still %s; left alone\n", i, j.state);
+		sbuf_addf(notes, "point %zu is still %s; left alone\n", i, j.state);
 	again = j.finished && (all || !j.completed);
 	hpt_slurm_job_release(&j);
 	return again;

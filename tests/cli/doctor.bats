@@ -270,9 +270,9 @@ release_cgroup() {
 		>"$HPCTRAIN_LEDGER"
 	write_spec job.yaml ghost 1 1 '[true]'
 	run -0 --separate-stderr "$HPT" submit --json job.yaml
-	[[ "$stderr" == *"hpctrain: warning: not excluding ghost9, which the node ledger holds but cluster $cluster has no node of that name ('hpctrain doctor --forget ghost9' clears it)"* ]]
+	[[ "$stderr" == *"hpctrain submit: warning: not excluding ghost9, which the node ledger holds but cluster $cluster has no node of that name ('hpctrain doctor --forget ghost9' clears it)"* ]]
 	# an until in the year 5138 is a week
-	[[ "$stderr" == *"hpctrain: excluding node2: it failed doctor 2 time(s), last: nics: down; cooling down for 10080 min more"* ]]
+	[[ "$stderr" == *"hpctrain submit: excluding node2: it failed doctor 2 time(s), last: nics: down; cooling down for 10080 min more"* ]]
 	jq -e '.exclude == "node2"' <<<"$output"
 	"$HPT" cancel "$(jq -r .job_id <<<"$output")" >/dev/null
 }
