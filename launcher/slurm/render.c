@@ -325,14 +325,20 @@ static int add_env(const struct job *job, struct sbuf *s, struct diag_list *err)
 	return 0;
 }
 
-/* How many nodes a step spans: the job's number, or, for a range, the
- * number Slurm granted (the batch script's SLURM_JOB_NUM_NODES). */
-static void add_step_nodes(const struct job *job, struct sbuf *s)
+/* A step's geometry in full: nodes, tasks and tasks per node.  Each is
+ * said, none left to the batch environment: a job of 2 nodes x 2 ranks
+ * exports SLURM_NTASKS=4, and a one-task-a-node step that gave only
+ * --nodes and --ntasks-per-node would get 4 tasks, 2 on a node.  For a
+ * range the nodes are the number Slurm granted (SLURM_JOB_NUM_NODES). */
+static void add_step_geometry(const struct job *job, long long per_node, struct sbuf *s)
 {
 	if (render_is_range(job))
-		sbuf_addstr(s, " --nodes=\"$SLURM_JOB_NUM_NODES\"");
+		sbuf_addf(s, " --nodes=\"$SLURM_JOB_NUM_NODES\""
+			     " --ntasks=\"$((SLURM_JOB_NUM_NODES*%lld))\"", per_node);
 	else
-		sbuf_addf(s, " --nodes=%lld", (long long)job->resources.nodes);
+		sbuf_addf(s, " --nodes=%lld --ntasks=%lld", (long long)job->resources.nodes,
+			  (long long)job->resources.nodes * per_node);
+	sbuf_addf(s, " --ntasks-per-node=%lld", per_node);
 }
 
 /* The first step, when the job has one: hpctrain doctor on every node.
@@ -345,9 +351,9 @@ static void add_preflight(const struct job *job, struct sbuf *s)
 		return;
 	sbuf_addstr(s, "\n# preflight: doctor checks every node before anything trains on it\n"
 		    "srun --mpi=pmix --kill-on-bad-exit=1");
-	add_step_nodes(job, s);
+	add_step_geometry(job, 1, s);
 	sbuf_addstr(s,
-		  " --ntasks-per-node=1 \\\n"
+		  " \\\n"
 		  "\t\"$HPT\" doctor --preflight \"$RUN\" || {\n"
 		  "\tstatus=$?\n"
 		  "\techo \"hpctrain: preflight failed on this allocation (status $status):"
@@ -377,9 +383,9 @@ static void add_stage(const struct job *job, struct sbuf *s)
 		    "for stage_try in 1 2; do\n"
 		    "\tstatus=0\n"
 		    "\tsrun --mpi=pmix --kill-on-bad-exit=1");
-	add_step_nodes(job, s);
+	add_step_geometry(job, 1, s);
 	sbuf_addstr(s,
-		  " --ntasks-per-node=1 \\\n"
+		  " \\\n"
 		  "\t\t\"$HPT\" stage --run \"$RUN\" || status=$?\n"
 		  "\t[ \"$status\" -gt 128 ] && [ \"$stage_try\" -eq 1 ] || break\n"
 		  "\techo \"hpctrain: the stage step ended by a signal (status $status); running it once more\" >&2\n"
@@ -412,8 +418,7 @@ static void add_step(const struct job *job, const struct render_opts *opts, stru
 
 	/* srun in 22.05 no longer reads SLURM_CPUS_PER_TASK: say it again. */
 	sbuf_addstr(s, "\nmkdir -p logs\nstatus=0\nsrun --mpi=pmix --kill-on-bad-exit=1");
-	add_step_nodes(job, s);
-	sbuf_addf(s, " --ntasks-per-node=%lld", (long long)job->resources.ranks_per_node);
+	add_step_geometry(job, job->resources.ranks_per_node, s);
 	if ((o = render_opts_find(opts, RENDER_OPT_CPUS_PER_TASK)))
 		sbuf_addf(s, " --cpus-per-task=%s", o->text);
 	if (job->output.per_rank_logs)

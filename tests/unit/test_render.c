@@ -65,8 +65,9 @@ static void render__asks_for_a_node_range_and_steps_on_the_nodes_granted(void **
 	render_ok("version: 1\nname: a\nresources: {nodes: 1-3, ranks_per_node: 2}\n", &s);
 	assert_has_line(s.buf, "#SBATCH --nodes=1-3");
 	assert_has_line(s.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=\"$SLURM_JOB_NUM_NODES\" "
-			       "--ntasks-per-node=1 \\");
-	assert_non_null(strstr(s.buf, "--nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=2"));
+			       "--ntasks=\"$((SLURM_JOB_NUM_NODES*1))\" --ntasks-per-node=1 \\");
+	assert_non_null(strstr(s.buf, "--nodes=\"$SLURM_JOB_NUM_NODES\" "
+				      "--ntasks=\"$((SLURM_JOB_NUM_NODES*2))\" --ntasks-per-node=2"));
 	render_ok("version: 1\nname: a\nresources: {nodes: 3-3}\n", &fixed);
 	assert_has_line(fixed.buf, "#SBATCH --nodes=3");
 	assert_null(strstr(fixed.buf, "SLURM_JOB_NUM_NODES"));
@@ -84,7 +85,7 @@ static void render__runs_doctor_first_on_multi_node_jobs(void **state)
 	render_ok("version: 1\nname: a\n", &one);
 	render_ok("version: 1\nname: a\nresources: {nodes: 2}\npreflight: false\n", &off);
 	render_ok("version: 1\nname: a\npreflight: {enabled: true}\n", &on);
-	assert_has_line(two.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=2 --ntasks-per-node=1 \\");
+	assert_has_line(two.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=2 --ntasks=2 --ntasks-per-node=1 \\");
 	assert_has_line(two.buf, doctor);
 	assert_true(strstr(two.buf, "doctor --preflight") < strstr(two.buf, "launch --supervise"));
 	assert_null(strstr(one.buf, "doctor"));
@@ -110,7 +111,7 @@ static void render__stages_data_after_preflight_and_before_training(void **state
 		"# a step ended by a signal (a task that crashed starting MPI) runs once more\n"
 		"for stage_try in 1 2; do\n"
 		"\tstatus=0\n"
-		"\tsrun --mpi=pmix --kill-on-bad-exit=1 --nodes=3 --ntasks-per-node=1 \\\n"
+		"\tsrun --mpi=pmix --kill-on-bad-exit=1 --nodes=3 --ntasks=3 --ntasks-per-node=1 \\\n"
 		"\t\t\"$HPT\" stage --run \"$RUN\" || status=$?\n"
 		"\t[ \"$status\" -gt 128 ] && [ \"$stage_try\" -eq 1 ] || break\n"
 		"\techo \"hpctrain: the stage step ended by a signal (status $status); running it once more\" >&2\n"
@@ -138,6 +139,58 @@ static void render__stages_data_after_preflight_and_before_training(void **state
 	sbuf_release(&data);
 	sbuf_release(&image);
 	sbuf_release(&none);
+}
+
+/* The srun lines of a script, one geometry each: "nodes tasks per-node"
+ * from --nodes, --ntasks and --ntasks-per-node, in order. */
+static void step_geometries(const char *script, struct sbuf *out)
+{
+	for (const char *p = script; (p = strstr(p, "srun ")); p++) {
+		const char *n = strstr(p, " --nodes="), *t = strstr(p, " --ntasks=");
+		const char *k = strstr(p, " --ntasks-per-node="), *end = strchr(p, '\n');
+
+		if (!n || !t || !k || n > end || t > end || k > end)
+			fail_msg("a step without its full geometry:\n%.*s", (int)(end - p), p);
+		sbuf_addf(out, "%.*s %.*s %.*s\n", (int)strcspn(n + 9, " "), n + 9,
+			  (int)strcspn(t + 10, " "), t + 10, (int)strcspn(k + 19, " "), k + 19);
+	}
+}
+
+/* Every step states nodes, tasks and tasks per node, at every shape:
+ * the batch environment's SLURM_NTASKS (nodes x ranks) must not decide
+ * how many tasks the one-a-node preflight and stage steps get. */
+static void render__states_every_steps_geometry_at_every_shape(void **state)
+{
+	static const struct {
+		const char *nodes, *rpn, *want;
+	} shapes[] = {
+		{ "1", "1", "1 1 1\n1 1 1\n1 1 1\n" },
+		{ "1", "2", "1 1 1\n1 1 1\n1 2 2\n" },
+		{ "2", "1", "2 2 1\n2 2 1\n2 2 1\n" },
+		{ "2", "2", "2 2 1\n2 2 1\n2 4 2\n" },
+		{ "3", "2", "3 3 1\n3 3 1\n3 6 2\n" },
+		{ "1-3", "2", "\"$SLURM_JOB_NUM_NODES\" \"$((SLURM_JOB_NUM_NODES*1))\" 1\n"
+			      "\"$SLURM_JOB_NUM_NODES\" \"$((SLURM_JOB_NUM_NODES*1))\" 1\n"
+			      "\"$SLURM_JOB_NUM_NODES\" \"$((SLURM_JOB_NUM_NODES*2))\" 2\n" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct sbuf spec = SBUF_INIT, s = SBUF_INIT, got = SBUF_INIT;
+
+		sbuf_addf(&spec, "version: 1\nname: a\nresources: {nodes: %s, ranks_per_node: %s}\n"
+				 "preflight: {enabled: true}\n"
+				 "data: {stage: [{name: fm, src: /shared/fm}]}\n",
+			  shapes[i].nodes, shapes[i].rpn);
+		render_ok(spec.buf, &s);
+		step_geometries(s.buf, &got);
+		if (strcmp(got.buf, shapes[i].want))
+			fail_msg("%s x %s: steps (nodes tasks per-node)\n%swant\n%s", shapes[i].nodes,
+				 shapes[i].rpn, got.buf, shapes[i].want);
+		sbuf_release(&spec);
+		sbuf_release(&s);
+		sbuf_release(&got);
+	}
 }
 
 /* --exclude: a hostlist on its #SBATCH line, and nothing else gets there. */
@@ -235,7 +288,7 @@ static void render__writes_an_sbatch_line_for_every_resource_field(void **state)
 	assert_has_line(s.buf, "#SBATCH --signal=USR2@120");
 	assert_has_line(s.buf, "#SBATCH --requeue");
 	assert_has_line(s.buf, "#SBATCH --output=logs/batch-%j.out");
-	assert_has_line(s.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=4 --ntasks-per-node=4 "
+	assert_has_line(s.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=4 --ntasks=16 --ntasks-per-node=4 "
 			       "--cpus-per-task=12 \\");
 	sbuf_release(&s);
 }
@@ -523,6 +576,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(render__gives_identical_bytes_for_equal_jobs),
 		cmocka_unit_test(render__asks_for_a_node_range_and_steps_on_the_nodes_granted),
+		cmocka_unit_test(render__states_every_steps_geometry_at_every_shape),
 		cmocka_unit_test(render__writes_an_sbatch_line_for_every_resource_field),
 		cmocka_unit_test(render__leaves_out_what_the_spec_leaves_to_slurm),
 		cmocka_unit_test(render__single_quotes_every_env_value_and_command_argument),
