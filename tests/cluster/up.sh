@@ -120,7 +120,8 @@ VARS
 
 # ---- munge -----------------------------------------------------------------
 # cred_expire: Slurm holds a requeued job back this long (default 120 s);
-# 10 s keeps preemption tests short.
+# 10 s keeps preemption tests short.  The scheduler then starts it at its
+# next periodic pass (SchedulerParameters below), not on an event.
 AUTHINFO="AuthInfo=cred_expire=10"
 if munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; then
 	say "reusing the munged on the default socket"
@@ -183,6 +184,9 @@ MinJobAge=600
 MaxArraySize=$MAX_ARRAY_SIZE
 SlurmdTimeout=$SLURMD_TIMEOUT
 JobRequeue=1
+# a requeued job becomes eligible by the clock, and only a periodic pass
+# starts it: Slurm's (60 s, backfill 30 s) left it pending 16 s longer
+SchedulerParameters=sched_interval=1,bf_interval=1
 StateSaveLocation=$BASE/state
 SlurmdSpoolDir=$BASE/spool/%n
 SlurmctldPidFile=$BASE/run/slurmctld.own.pid
