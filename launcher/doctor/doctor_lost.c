@@ -10,7 +10,7 @@
 #include "common/spec/spec.h"                 // defines: struct job
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_plan, doctor_preflight_enough_left
 #include "launcher/doctor/doctor_record.h"    // defines: doctor_record_ledger
-#include "launcher/doctor/lost.h"             // defines: lost_nodes, lost_record_nodes, lost_has_node
+#include "launcher/doctor/lost.h"             // defines: lost_program_failure, lost_record_nodes, lost_has_node
 #include "launcher/slurm/slurm.h"             // defines: hpt_slurm_init, hpt_slurm_node_failed
 #include "launcher/supervise/liveness.h"      // defines: liveness_load_dir
 
@@ -38,10 +38,11 @@ static void write_lost(const char *run, const char *const *nodes, size_t k, cons
 	sbuf_release(&err);
 }
 
-/* Appends to why "node2 stopped answering (Slurm: DOWN*: Not
- * responding)" and returns true when the controller holds node as
- * failed; false otherwise, with a warning when it cannot say. */
-static bool stopped_answering(const char *node, struct sbuf *why)
+/* Appends to why "node2 is down (Slurm: DOWN*: Not responding)", the
+ * controller's reason saying whether it stopped answering or was taken
+ * away, and returns true when the controller holds node as failed;
+ * false otherwise, with a warning when it cannot say. */
+static bool node_down(const char *node, struct sbuf *why)
 {
 	struct sbuf state = SBUF_INIT, err = SBUF_INIT;
 	int failed = hpt_slurm_node_failed(node, &state, &err);
@@ -49,7 +50,7 @@ static bool stopped_answering(const char *node, struct sbuf *why)
 	if (failed == 1) {
 		sbuf_addstr(why, why->len ? "; " : "");
 		sbuf_add_printable(why, node);
-		sbuf_addstr(why, " stopped answering (Slurm: ");
+		sbuf_addstr(why, " is down (Slurm: ");
 		sbuf_add_printable(why, state.buf);
 		sbuf_addch(why, ')');
 	} else if (failed)
@@ -59,16 +60,15 @@ static bool stopped_answering(const char *node, struct sbuf *why)
 	return failed == 1;
 }
 
-/* Adds to nodes[0..k) the nodes of the ranks' records that the
- * controller holds as DOWN or FAIL: a node that stopped answering killed no
- * rank (sbatch --no-kill kept the job, Slurm ended the step).  Returns
- * the new k. */
-static size_t add_failed_nodes(json_t *const *ranks, size_t n, const char **nodes, size_t k,
-			       struct sbuf *why)
+/* Fills nodes[0..k) with the nodes of the ranks' records that the
+ * controller holds as DOWN or FAIL: a node that stopped answering killed
+ * no rank (sbatch --no-kill kept the job, Slurm ended the step), and one
+ * a person or a health check took away says so there too.  Returns k. */
+static size_t failed_nodes(json_t *const *ranks, size_t n, const char **nodes, struct sbuf *why)
 {
 	const char **seen = xcalloc(n + 1, sizeof(*seen));
 	const char *self = getenv("SLURMD_NODENAME");
-	size_t m = lost_record_nodes(ranks, n, seen);
+	size_t m = lost_record_nodes(ranks, n, seen), k = 0;
 	struct sbuf err = SBUF_INIT;
 
 	if (m && hpt_slurm_init(&err)) {
@@ -79,7 +79,7 @@ static size_t add_failed_nodes(json_t *const *ranks, size_t n, const char **node
 		/* the node running this answers, whatever the controller says */
 		if (self && !strcmp(seen[i], self))
 			continue;
-		if (!lost_has_node(nodes, k, seen[i]) && stopped_answering(seen[i], why))
+		if (node_down(seen[i], why))
 			nodes[k++] = seen[i];
 	}
 	free(seen);
@@ -98,11 +98,12 @@ int doctor_lost_run(const char *run, const struct job *job, struct sbuf *again,
 	struct ledger_event *ev = xcalloc(n + 1, sizeof(*ev));
 	int status = 1;
 
-	k = lost_nodes(ranks, n, nodes, &why);
-	k = add_failed_nodes(ranks, n, nodes, k, &why);
+	k = failed_nodes(ranks, n, nodes, &why);
 	if (!k) {
-		say("the step failed with no rank killed as a lost node kills it and no node "
-		    "down: the program's own failure, not resubmitted");
+		if (!lost_program_failure(ranks, n, &why))
+			sbuf_addstr(&why, "no rank's record says how");
+		say("the program's failure, not a node's: %s; every node still answers, so none "
+		    "is recorded and the run is not resubmitted", why.buf);
 		goto out;
 	}
 	say("lost node: %s", why.buf);

@@ -7,16 +7,17 @@
 struct job;
 struct sbuf;
 
-/* Reads RUN/ranks/ (the supervised ranks' records); when ranks were
- * killed as a lost node kills them (launcher/doctor/lost.h), records
- * their nodes in the node ledger and RUN/lost.json, and decides whether
+/* Reads RUN/ranks/ (the supervised ranks' records) and asks the
+ * controller about their nodes; when it holds some as DOWN or FAIL
+ * (launcher/doctor/lost.h), records them in the node ledger and
+ * RUN/lost.json, and decides whether
  * to resubmit the run without them: while preflight.max_resubmits
  * allows (failed preflights and lost nodes counted together) and enough
  * nodes are left for resources.nodes's MIN.  Says what it found on
  * stderr.  0 when the run is to be resubmitted: again gets the run's
  * first directory and exclude the nodes to leave out; 1 when no node
- * was lost (the program's own failure: the job ends as it is) or it is
- * not to be resubmitted. */
+ * was lost (the program's own failure, said in one line: the job ends
+ * as it is) or it is not to be resubmitted. */
 int doctor_lost_run(const char *run, const struct job *job, struct sbuf *again,
 		    struct sbuf *exclude);
 

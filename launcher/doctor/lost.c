@@ -1,9 +1,12 @@
-/* lost.c - the nodes a failed step lost (lost.h).  Core. */
-#include "launcher/doctor/lost.h" // defines: lost_nodes, lost_record_nodes, lost_has_node
-#include "common/sbuf.h"          // defines: struct sbuf
+/* lost.c - a failed step's nodes and its program's failure (lost.h).  Core. */
+#include "launcher/doctor/lost.h" // defines: lost_program_failure, lost_record_nodes, lost_has_node
+#include "common/sbuf.h"          // defines: struct sbuf, xcalloc
 
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+
+#define NAMED 3 /* failed ranks named in one line; the rest are counted */
 
 bool lost_has_node(const char *const *nodes, size_t k, const char *node)
 {
@@ -13,14 +16,6 @@ bool lost_has_node(const char *const *nodes, size_t k, const char *node)
 	return false;
 }
 
-static size_t add_once(const char **nodes, size_t k, const char *node)
-{
-	if (lost_has_node(nodes, k, node))
-		return k;
-	nodes[k] = node;
-	return k + 1;
-}
-
 size_t lost_record_nodes(json_t *const *ranks, size_t n, const char **nodes)
 {
 	size_t k = 0;
@@ -28,27 +23,71 @@ size_t lost_record_nodes(json_t *const *ranks, size_t n, const char **nodes)
 	for (size_t i = 0; i < n; i++) {
 		const char *node = json_string_value(json_object_get(ranks[i], "node"));
 
-		if (node && *node)
-			k = add_once(nodes, k, node);
+		if (node && *node && !lost_has_node(nodes, k, node))
+			nodes[k++] = node;
 	}
 	return k;
 }
 
-size_t lost_nodes(json_t *const *ranks, size_t n, const char **nodes, struct sbuf *why)
+static bool failed(json_t *r)
 {
+	const char *state = json_string_value(json_object_get(r, "state"));
+
+	return json_integer_value(json_object_get(r, "exit_status")) > 0 ||
+	       (state && !strcmp(state, "stalled"));
+}
+
+/* First failed first; a tie by rank. */
+static int by_update(const void *a, const void *b)
+{
+	json_t *ra = *(json_t *const *)a, *rb = *(json_t *const *)b;
+	double x = json_number_value(json_object_get(ra, "updated"));
+	double y = json_number_value(json_object_get(rb, "updated"));
+	json_int_t i = json_integer_value(json_object_get(ra, "rank"));
+	json_int_t j = json_integer_value(json_object_get(rb, "rank"));
+
+	return x != y ? (x > y) - (x < y) : (i > j) - (i < j);
+}
+
+/* "rank 1 on node2 killed by the OOM killer (signal 9)" */
+static void describe(json_t *r, struct sbuf *why)
+{
+	json_int_t sig = json_integer_value(json_object_get(r, "signal"));
+	json_int_t oom = json_integer_value(json_object_get(r, "oom_kills"));
+	const char *node = json_string_value(json_object_get(r, "node"));
+	const char *state = json_string_value(json_object_get(r, "state"));
+
+	sbuf_addf(why, "rank %lld on ", (long long)json_integer_value(json_object_get(r, "rank")));
+	sbuf_add_printable(why, node ? node : "?");
+	if (state && !strcmp(state, "stalled"))
+		sbuf_addstr(why, " stalled");
+	else if (sig == SIGKILL && oom > 0)
+		sbuf_addstr(why, " killed by the OOM killer (signal 9)");
+	else if (sig == SIGKILL)
+		sbuf_addstr(why, " killed by signal 9, not by the OOM killer");
+	else if (sig)
+		sbuf_addf(why, " killed by signal %lld (SIG%s)", (long long)sig,
+			  sigabbrev_np((int)sig) ? sigabbrev_np((int)sig) : "?");
+	else
+		sbuf_addf(why, " exited %lld",
+			  (long long)json_integer_value(json_object_get(r, "exit_status")));
+}
+
+size_t lost_program_failure(json_t *const *ranks, size_t n, struct sbuf *why)
+{
+	json_t **bad = xcalloc(n + 1, sizeof(*bad));
 	size_t k = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		const char *node = json_string_value(json_object_get(ranks[i], "node"));
-		json_int_t sig = json_integer_value(json_object_get(ranks[i], "signal"));
-
-		if (!node || !*node || (sig != SIGKILL && sig != SIGBUS))
-			continue;
-		sbuf_addf(why, "%srank %lld on ", why->len ? "; " : "",
-			  (long long)json_integer_value(json_object_get(ranks[i], "rank")));
-		sbuf_add_printable(why, node);
-		sbuf_addf(why, " killed by signal %lld", (long long)sig);
-		k = add_once(nodes, k, node);
+	for (size_t i = 0; i < n; i++)
+		if (failed(ranks[i]))
+			bad[k++] = ranks[i];
+	qsort(bad, k, sizeof(*bad), by_update);
+	for (size_t i = 0; i < k && i < NAMED; i++) {
+		sbuf_addstr(why, i ? "; " : "");
+		describe(bad[i], why);
 	}
+	if (k > NAMED)
+		sbuf_addf(why, "; %zu more rank%s", k - NAMED, k - NAMED == 1 ? "" : "s");
+	free(bad);
 	return k;
 }

@@ -1,18 +1,18 @@
-/* lost.h - the nodes a failed training step lost, told apart from a
- * program that failed on its own.
+/* lost.h - a failed training step: a lost node, or the program's own
+ * failure.
+ *
+ * A node is lost only when the controller holds it as DOWN or FAIL (it
+ * stopped answering, or a person or a health check took it away), or
+ * when its preflight fails; doctor_lost.c asks the controller about the
+ * nodes of the ranks' records (lost_record_nodes).  Everything a rank's
+ * record can show is the program's: a non-zero exit, a signal of its own
+ * (SIGSEGV, SIGABRT), and a SIGKILL too, whether from the kernel's OOM
+ * killer (the record counts its kills, launcher/supervise/oom.h) or
+ * from a person, Slurm or another process.  A program's failure never
+ * puts a healthy node in the ledger.
  *
  * Core (pure): the supervised ranks' records (RUN/ranks/rank-N.json,
- * launcher/supervise/liveness.h) in, node names out.  A rank whose
- * program was killed by SIGKILL (the kernel's OOM killer, a node being
- * taken away) or SIGBUS (a memory fault) lost its node; a program that
- * exited non-zero, or died of any other signal (SIGSEGV, SIGABRT: its
- * own bug), did not, and the job ends as it always has.
- *
- * A node that stops answering kills no rank: Slurm finds it (its slurmd
- * silent for SlurmdTimeout), ends the job with NODE_FAIL and requeues
- * it.  The run Slurm starts again reads the earlier run's records for
- * the nodes it ran on (lost_record_nodes); those Slurm holds as failed
- * were lost.
+ * launcher/supervise/liveness.h) in, node names or one line out.
  */
 #ifndef HPT_LOST_H
 #define HPT_LOST_H
@@ -23,12 +23,12 @@
 
 struct sbuf;
 
-/* Fills nodes[0..k) (room for n; borrowed from the records) with the
- * distinct nodes of ranks[0..n) whose program was killed by SIGKILL or
- * SIGBUS, in rank order, and returns k.  why gets one clause per such
- * rank ("rank 1 on node2 killed by signal 9").  A record without a node
- * is skipped. */
-size_t lost_nodes(json_t *const *ranks, size_t n, const char **nodes, struct sbuf *why);
+/* Appends to why what ended the failed ranks of ranks[0..n), first
+ * failed first (by the record's update time), at most 3 named and the
+ * rest counted: "rank 1 on node2 killed by the OOM killer (signal 9);
+ * rank 0 on node1 exited 143".  Returns how many ranks failed (exited
+ * non-zero, or stalled). */
+size_t lost_program_failure(json_t *const *ranks, size_t n, struct sbuf *why);
 
 /* Fills nodes[0..k) (room for n; borrowed) with the distinct nodes of
  * ranks[0..n), in rank order, and returns k.  A record without a node

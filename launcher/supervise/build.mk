@@ -9,4 +9,4 @@ DEBIAN_PKGS   += libdw-dev libelf-dev
 # about 1.5 min of apt-get on a 2-core machine, once.
 DEBIAN_PKGS   += python3-torch
 
-UNIT_TESTS += test_autopsy test_liveness
+UNIT_TESTS += test_autopsy test_liveness test_oom

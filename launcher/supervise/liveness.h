@@ -8,7 +8,8 @@
  * and at most every LIVENESS_PERIOD_S while the program runs.  The file
  * holds the node, pids, binding, state, the program's CPU time, the bytes
  * of output, the time of the last output and of the last heartbeat, and
- * the exit status once there is one.  `hpctrain status RUN --ranks` reads
+ * the exit status once there is one (after a SIGKILL, with the OOM
+ * kills its memory cgroups counted: the program's failure either way).  `hpctrain status RUN --ranks` reads
  * them; supervisors read each other's to tell a stalled job from one
  * stalled rank.
  */
@@ -35,6 +36,8 @@ struct liveness {
 	uint64_t output_bytes;
 	int exit_status;          /* -1 while running; 128+N for signal N */
 	int signal;               /* the signal that ended the program, or 0 */
+	long long oom_kills;      /* after a SIGKILL: the OOM killer's count in its
+				   * memory cgroups while it ran (oom.h); -1 not asked */
 	json_t *contract;         /* borrowed: plan against what the rank got */
 	json_t *inside;           /* borrowed: the same read from the program
 				   * inside its runtime (contract_inside), or NULL */

@@ -3,6 +3,7 @@
 #include "launcher/supervise/supervise.h" // defines: supervise_run, struct supervise_opts
 #include "launcher/supervise/autopsy.h"   // defines: struct rank_stacks
 #include "launcher/supervise/liveness.h"  // defines: struct liveness, liveness_write
+#include "launcher/supervise/oom.h"       // defines: struct oom_watch, oom_watch_*
 #include "launcher/supervise/stackfile.h" // defines: stackfile_write, stackfile_autopsy
 #include "launcher/supervise/stacks.h"    // defines: stacks_capture_native, stacks_add_python
 #include "common/exitcode.h"       // defines: HPT_EXIT_PREEMPTED, HPT_EXIT_STALLED
@@ -54,6 +55,7 @@ struct sup {
 	double next_find;      /* when to look for it again */
 	json_t *inside;        /* o->inside's record, once read */
 	int end_status;        /* set by o->inside's check: end the program, exit with it */
+	struct oom_watch oom;  /* the OOM kills around the program */
 };
 
 int64_t supervise_grace(int64_t lead_s)
@@ -136,6 +138,7 @@ static void write_live(struct sup *s, const char *state)
 
 		if (cpu >= 0)
 			s->live.cpu_s = cpu;
+		oom_watch_note(&s->oom, program(s));
 	}
 	if (liveness_write(s->ranks_dir, &s->live, &err))
 		say(s, "%s", err.buf);
@@ -635,6 +638,21 @@ static void drain(struct sup *s)
 		}
 }
 
+/* A SIGKILL comes from the kernel's OOM killer, or from a person, Slurm
+ * or another process: the memory cgroups' count tells which, and the
+ * record keeps it for doctor --lost.  Either way the program's. */
+static void say_sigkill(struct sup *s, int st)
+{
+	s->live.oom_kills = oom_watch_kills(&s->oom);
+	if (s->live.oom_kills)
+		say(s, "the program was killed by the kernel's OOM killer (SIGKILL; its memory "
+		    "cgroup counted %lld OOM kill%s): exit status %d", s->live.oom_kills,
+		    s->live.oom_kills == 1 ? "" : "s", st);
+	else
+		say(s, "the program was killed by signal 9 (SIGKILL), not by the OOM killer: "
+		    "exit status %d", st);
+}
+
 /* stalled_status: watch's, 76 after a stall or the inside check's
  * end_status, else -1. */
 static int final_status(struct sup *s, int stalled_status)
@@ -652,7 +670,9 @@ static int final_status(struct sup *s, int stalled_status)
 		write_live(s, "stalled");
 		return stalled_status;
 	}
-	if (s->live.signal && !s->stopping) /* not our own SIGABRT or KILL */
+	if (s->live.signal == SIGKILL && !s->stopping)
+		say_sigkill(s, st);
+	else if (s->live.signal && !s->stopping) /* not our own SIGABRT or KILL */
 		say(s, "the program was killed by signal %d (SIG%s): exit status %d", s->live.signal,
 		    sigabbrev_np(s->live.signal), st);
 	if (s->preempting && st != HPT_EXIT_PREEMPTED && s->o->after_requeue) {
@@ -723,11 +743,13 @@ int supervise_run(const struct supervise_opts *o, char **argv)
 	if (!getenv("PYTHONFAULTHANDLER"))
 		setenv("PYTHONFAULTHANDLER", "1", 1);
 	s.live = (struct liveness){ .rank = o->rank, .world = o->world, .host = o->host,
-				    .state = "starting", .exit_status = -1, .contract = o->contract };
+				    .state = "starting", .exit_status = -1, .oom_kills = -1,
+				    .contract = o->contract };
 	s.live.started = s.live.last_progress = now();
 	status = spawn(&s, argv);
 	if (!status) {
 		s.live.pid = s.pid;
+		oom_watch_start(&s.oom, s.pid);
 		write_live(&s, "running");
 		status = watch(&s);
 		drain(&s);

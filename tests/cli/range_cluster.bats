@@ -7,10 +7,11 @@
 # same run submitted again without node2 (as a lost node's resubmission
 # is) comes back on node1 alone, and its ranks see attempt 2 and the
 # world size before it.  Both attempts' logs and records stay.  A node
-# whose rank is killed, or that stops answering (its network cut: Slurm
-# sets it DOWN and ends the step, not the job), is left out of the
-# run's next attempt, which goes on from the checkpoint on node1.  The
-# torch-ddp template does the same, with the batches and losses of an
+# the controller takes DOWN, or that stops answering (its network cut:
+# Slurm sets it DOWN and ends the step, not the job), is left out of the
+# run's next attempt, which goes on from the checkpoint on node1; a rank
+# killed by hand is the program's failure and costs no node.  The
+# torch-ddp template loses a node too, with the batches and losses of an
 # uninterrupted run.  Every wait is bounded.
 
 load common
@@ -108,7 +109,7 @@ finish() {
 	grep -q "host=node2 attempt=1 prev=0 world=2 ckpt=$DIR/checkpoints" "$DIR"/logs/*
 
 	# node2 left out, as a lost node's resubmission leaves it out
-	run -0 --separate-stderr "$HPT" rerun --json --exclude node2 "$DIR"
+	run -0 --separate-stderr "$HPT" rerun --json --resume --exclude node2 "$DIR"
 	local job2 dir2
 	job2=$(jq -r .job_id <<<"$output")
 	dir2=$(jq -r .dir <<<"$output")
@@ -124,20 +125,66 @@ finish() {
 	grep -q "attempt=1" "$DIR"/logs/*
 }
 
-@test "a 1-2 job that loses node2 (its rank SIGKILLed) is resubmitted without it and ends on node1" {
-	need_cluster
-	local i pid dir2 job2
-	submit_json "$WORK/lost.yaml"
+# rank_pid RUN RANK: the running program's PID, once its record says so
+# (30 s at most); fails with the logs.
+rank_pid() {
+	local i pid
 	for i in $(seq 1 60); do
-		pid=$(jq -r 'select(.state == "running") | .pid' "$DIR/ranks/rank-1.json" 2>/dev/null) && [ -n "$pid" ] && break
+		pid=$(jq -r 'select(.state == "running") | .pid' "$1/ranks/rank-$2.json" 2>/dev/null) &&
+			[ -n "$pid" ] && { echo "$pid"; return 0; }
 		sleep 0.5
 	done
-	[ -n "$pid" ] || { echo "rank 1 never ran"; cat "$DIR"/logs/*; false; }
+	echo "rank $2 never ran" >&2
+	cat "$1"/logs/* >&2
+	return 1
+}
+
+# take_down NODE: the controller holds it DOWN, as a health check or an
+# administrator would set it; teardown returns it.
+take_down() {
+	scontrol update nodename="$1" state=down reason="hpctrain test: taken away"
+}
+
+# back to idle (10 s at most) for the next test's range to get it
+teardown() {
+	[ -n "${CLUSTER_BASE:-}" ] || return 0
+	[ "$(sinfo -h -n node2 -o %t)" = idle ] && return 0
+	scontrol update nodename=node2 state=resume 2>/dev/null || true
+	for _ in $(seq 100); do
+		[ "$(sinfo -h -n node2 -o %t)" = idle ] && return 0
+		sleep 0.1
+	done
+}
+
+@test "a rank SIGKILLed by hand is the program's failure: the job fails, no node is recorded, nothing is resubmitted" {
+	need_cluster
+	local pid
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	sed 's/^name: lost$/name: killed/' "$WORK/lost.yaml" >killed.yaml
+	submit_json killed.yaml
+	pid=$(rank_pid "$DIR" 1)
 	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
 	kill -KILL "$pid"
 	finish "$JOB"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = FAILED ]
+	grep -q "the program's failure, not a node's: rank 1 on node2 killed by signal 9, not by the OOM killer" \
+		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/*; false; }
+	[ ! -e "$DIR/lost.json" ] && [ ! -e "$DIR/attempts/2" ]
+	run -0 "$HPT" doctor --ledger --json
+	[[ "$output" != *node2* ]]
+}
+
+@test "a 1-2 job whose node2 the controller takes DOWN is resubmitted without it and ends on node1" {
+	need_cluster
+	local dir2 job2
+	submit_json "$WORK/lost.yaml"
+	rank_pid "$DIR" 1 >/dev/null
+	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
+	take_down node2
+	finish "$JOB"
 	second_attempt "$DIR"
-	grep -q "lost node: rank 1 on node2 killed by signal 9" "$DIR"/logs/batch-*.out
+	grep -q "lost node: node2 is down (Slurm: DOWN: hpctrain test: taken away)" "$DIR"/logs/batch-*.out ||
+		{ cat "$DIR"/logs/batch-*.out; false; }
 	[ "$(jq -c .nodes "$DIR/lost.json")" = '["node2"]' ]
 	dir2=$DIR/attempts/2
 	job2=$(jq -r .job_id "$dir2/submit.json")
@@ -181,7 +228,7 @@ node_ns() {
 	# the doctor may have started by now, go on with /attempts/2.
 	pkill -KILL -f -- "--run $DIR( |\$)" || true
 	[ "$ended" -ne 124 ] || { echo "job did not end in 120 s"; cat "$DIR"/logs/*; false; }
-	grep -q "lost node: node2 stopped answering (Slurm: DOWN" "$DIR"/logs/batch-*.out ||
+	grep -q "lost node: node2 is down (Slurm: DOWN\*: Not responding)" "$DIR"/logs/batch-*.out ||
 		{ cat "$DIR"/logs/batch-*.out; false; }
 	[ "$(jq -c .nodes "$DIR/lost.json")" = '["node2"]' ]
 	run -0 "$HPT" doctor --ledger --json
@@ -203,19 +250,18 @@ node_ns() {
 	[ "$output" = true ]
 }
 
-@test "the torch-ddp template loses node2 (its rank SIGKILLed) and resumes on node1 with the same batches and losses" {
+@test "the torch-ddp template loses node2 (the controller takes it DOWN) and resumes on node1 with the same batches and losses" {
 	need_cluster
 	/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || skip "no torch for /usr/bin/python3"
-	local ddp=$BATS_TEST_DIRNAME/../../templates/torch-ddp.py pid dir2 job2
+	local ddp=$BATS_TEST_DIRNAME/../../templates/torch-ddp.py dir2 job2
 	local args="--steps, 16, --checkpoint-every, 2, --micro-batch, 32"
 	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
 	submit_json torch-ddp --set resources.nodes=1-2 --set params.ranks=1 \
 		--set output.dir="$WORK/runs" --set binding.cpu=none --set binding.memory=none \
 		--set "command=[/usr/bin/python3, $ddp, $args, --step-sleep, 0.3]" --set preempt.lead_s=0
 	wait_steps "$DIR" 5 || { cat "$DIR"/logs/*; false; }
-	pid=$(jq -r .pid "$DIR/ranks/rank-1.json")
 	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
-	kill -KILL "$pid"
+	take_down node2
 	finish "$JOB"
 	second_attempt "$DIR"
 	dir2=$DIR/attempts/2

@@ -36,6 +36,47 @@ SPEC
 	[[ "$output" == *"no-such-program-here: command not found"* ]]
 }
 
+# A memory cgroup of 64 MiB below this shell's own (v1 or v2), made for
+# one test: its path in MEMCG.  Skips where cgroups cannot be made.
+memcg() {
+	local own
+	if own=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}:\(.*\)/\3/p' /proc/self/cgroup) &&
+		[ -n "$own" ] && [ -d "/sys/fs/cgroup/memory$own" ]; then
+		MEMCG=/sys/fs/cgroup/memory${own%/}/hpt-oom-$BATS_TEST_NUMBER-$$
+		mkdir "$MEMCG" 2>/dev/null && echo $((64 << 20)) >"$MEMCG/memory.limit_in_bytes" &&
+			echo 0 >"$MEMCG/memory.swappiness" 2>/dev/null && return 0
+	elif own=$(sed -n 's/^0:://p' /proc/self/cgroup) && [ -f "/sys/fs/cgroup${own%/}/memory.events" ]; then
+		MEMCG=/sys/fs/cgroup${own%/}/hpt-oom-$BATS_TEST_NUMBER-$$
+		mkdir "$MEMCG" 2>/dev/null && echo $((64 << 20)) >"$MEMCG/memory.max" &&
+			echo 0 >"$MEMCG/memory.swap.max" 2>/dev/null && return 0
+	fi
+	rmdir "${MEMCG:-/nonexistent}" 2>/dev/null
+	skip "cannot make a memory cgroup here"
+}
+
+@test "a program killed by the OOM killer is said to be, with the count in its record; a kill -9 is not" {
+	cd "$BATS_TEST_TMPDIR"
+	memcg
+	mkdir oom killed
+	spec oom/resolved.yaml oom 1 '[true]'
+	spec killed/resolved.yaml killed 1 '[true]'
+	# as Slurm's task/cgroup has it: the supervisor and its program in
+	# the step's memory cgroup, which the program outgrows
+	run "$HPT" launch --supervise --run oom -- sh -c 'echo $PPID >"$0/cgroup.procs" &&
+		echo $$ >"$0/cgroup.procs" && exec python3 -c "
+x = []
+while True: x.append(bytearray(1 << 20))"' "$MEMCG"
+	rmdir "$MEMCG"
+	echo "$output"
+	[ "$status" -eq 137 ]
+	[[ "$output" == *"the program was killed by the kernel's OOM killer (SIGKILL; its memory cgroup counted 1 OOM kill): exit status 137"* ]]
+	jq -e '.signal == 9 and .oom_kills == 1' oom/ranks/rank-0.json
+	run "$HPT" launch --supervise --run killed -- sh -c 'kill -KILL $$'
+	[ "$status" -eq 137 ]
+	[[ "$output" == *"the program was killed by signal 9 (SIGKILL), not by the OOM killer: exit status 137"* ]]
+	jq -e '.signal == 9 and .oom_kills == 0' killed/ranks/rank-0.json
+}
+
 @test "launch --supervise forwards TERM to the program and reports it as 143" {
 	"$HPT" launch --supervise -- sh -c 'echo up; exec sleep 60' >"$BATS_TEST_TMPDIR/o" 2>&1 &
 	local sup=$!

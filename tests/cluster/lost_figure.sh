@@ -1,10 +1,11 @@
 #!/bin/bash
 # lost_figure.sh - how long a run that lost a node takes to train again:
 # on a two-node netns cluster (up.sh MODE=netns NODES=2), the bundled
-# trainer on nodes 1-2 with a checkpoint every step; rank 1's program
-# on node2 is SIGKILLed after 5 steps; doctor --lost resubmits the run
-# without node2, and attempt 2 resumes on node1.  Prints, from file
-# times polled every few milliseconds: the kill to attempt 2's
+# trainer on nodes 1-2 with a checkpoint every step; after 5 steps the
+# controller takes node2 DOWN (scontrol, as a health check would);
+# doctor --lost resubmits the run without node2, and attempt 2 resumes
+# on node1.  Prints, from file times polled every few milliseconds: the
+# node taken down to attempt 2's
 # submission (Slurm ending the step), Slurm's share (submission to the
 # batch script's start), the batch script and srun to the rank's start,
 # the rank's start to the trainer's "resuming from" line (program
@@ -59,7 +60,7 @@ done
 ) &
 poll=$!
 killed=$(date +%s.%N)
-kill -KILL "$(jq -r .pid "$DIR/ranks/rank-1.json")"
+scontrol update nodename=node2 state=down reason="lost_figure.sh: taken away"
 timeout 120 "$HPT" status --wait "$JOB" >/dev/null
 wait "$poll"
 read -r sub res step <"$W/poll"
@@ -69,7 +70,7 @@ batch=$(stat -c %.W "$A"/logs/batch-*.out)
 rank=$(jq -r .started "$A/ranks/rank-0.json")
 grep -h "resuming from" "$A"/logs/rank-0.out
 awk -v k="$killed" -v s="$sub" -v b="$batch" -v r="$rank" -v c="$res" -v f="$step" 'BEGIN {
-	printf "kill -> attempt 2 submitted (Slurm ends the step): %.3f s\n", s - k
+	printf "node down -> attempt 2 submitted (Slurm ends the step): %.3f s\n", s - k
 	printf "submitted -> batch script starts (Slurm):            %.3f s\n", b - s
 	printf "batch script -> rank starts (srun, launch):          %.3f s\n", r - b
 	printf "rank -> resumed (trainer start + checkpoint load):   %.3f s\n", c - r

@@ -179,7 +179,9 @@ SelectTypeParameters=CR_Core
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
-ReturnToService=2
+# 1, as most sites have it: a node that stopped answering comes back when
+# its slurmd registers again; one an administrator set DOWN stays DOWN
+ReturnToService=1
 MinJobAge=600
 MaxArraySize=$MAX_ARRAY_SIZE
 SlurmdTimeout=$SLURMD_TIMEOUT

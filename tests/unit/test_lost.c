@@ -1,9 +1,10 @@
-/* test_lost.c - launcher/doctor/lost: a lost node (its rank killed by
- * SIGKILL or SIGBUS) told apart from a program's own failure. */
+/* test_lost.c - launcher/doctor/lost: a failed step's nodes, and the
+ * program's failure said in one line, SIGKILL and the OOM killer's
+ * included. */
 #include "tests/unit/testlib.h"
 
 #include "common/sbuf.h"          // defines: struct sbuf
-#include "launcher/doctor/lost.h" // defines: lost_nodes, lost_record_nodes
+#include "launcher/doctor/lost.h" // defines: lost_program_failure, lost_record_nodes
 
 #include <jansson.h>
 
@@ -13,26 +14,50 @@ static json_t *rec(int rank, const char *node, const char *state, int status, in
 			 "exit_status", status, "signal", sig ? json_integer(sig) : json_null());
 }
 
-static void lost__names_the_nodes_of_ranks_killed_by_sigkill_or_sigbus(void **state)
+static json_t *at(json_t *r, double updated)
+{
+	json_object_set_new(r, "updated", json_real(updated));
+	return r;
+}
+
+/* A SIGKILL is the program's: the OOM killer's when its memory cgroup
+ * counted one, else a person's, Slurm's or another process's. */
+static void lost__says_what_ended_the_failed_ranks_first_failed_first(void **state)
 {
 	json_t *r[5];
-	const char *nodes[5];
 	struct sbuf why = SBUF_INIT;
-	size_t k;
 
 	(void)state;
-	r[0] = rec(0, "node1", "exited", 0, 0);
-	r[1] = rec(1, "node2", "exited", 137, 9);
-	r[2] = rec(2, "node2", "exited", 137, 9);
-	r[3] = rec(3, "node3", "exited", 135, 7);
-	r[4] = rec(4, "node4", "running", -1, 0);
-	k = lost_nodes(r, 5, nodes, &why);
-	assert_int_equal(k, 2);
-	assert_string_equal(nodes[0], "node2");
-	assert_string_equal(nodes[1], "node3");
-	assert_string_equal(why.buf, "rank 1 on node2 killed by signal 9; rank 2 on node2 killed by "
-				     "signal 9; rank 3 on node3 killed by signal 7");
+	r[0] = at(rec(0, "node1", "exited", 143, 15), 30);
+	r[1] = at(rec(1, "node2", "exited", 137, 9), 10);
+	json_object_set_new(r[1], "oom_kills", json_integer(1));
+	r[2] = at(rec(2, "node2", "exited", 137, 9), 20);
+	json_object_set_new(r[2], "oom_kills", json_integer(0));
+	r[3] = at(rec(3, "node3", "exited", 0, 0), 5);
+	r[4] = at(rec(4, "node4", "running", -1, 0), 1);
+	assert_int_equal(lost_program_failure(r, 5, &why), 3);
+	assert_string_equal(why.buf, "rank 1 on node2 killed by the OOM killer (signal 9); "
+				     "rank 2 on node2 killed by signal 9, not by the OOM killer; "
+				     "rank 0 on node1 killed by signal 15 (SIGTERM)");
 	for (size_t i = 0; i < 5; i++)
+		json_decref(r[i]);
+	sbuf_release(&why);
+}
+
+static void lost__names_three_failed_ranks_and_counts_the_rest(void **state)
+{
+	json_t *r[6];
+	struct sbuf why = SBUF_INIT;
+
+	(void)state;
+	for (int i = 0; i < 6; i++)
+		r[i] = at(rec(i, "node1", "exited", 1, 0), 7);
+	json_object_set_new(r[5], "state", json_string("stalled"));
+	json_object_set_new(r[5], "updated", json_real(1));
+	assert_int_equal(lost_program_failure(r, 6, &why), 6);
+	assert_string_equal(why.buf, "rank 5 on node1 stalled; rank 0 on node1 exited 1; "
+				     "rank 1 on node1 exited 1; 3 more ranks");
+	for (size_t i = 0; i < 6; i++)
 		json_decref(r[i]);
 	sbuf_release(&why);
 }
@@ -54,19 +79,17 @@ static void lost__lists_each_node_a_run_had_once_in_rank_order(void **state)
 		json_decref(r[i]);
 }
 
-static void lost__leaves_a_program_error_alone(void **state)
+static void lost__finds_no_failure_where_every_rank_ended_well(void **state)
 {
-	json_t *r[3];
-	const char *nodes[3];
+	json_t *r[2];
 	struct sbuf why = SBUF_INIT;
 
 	(void)state;
-	r[0] = rec(0, "node1", "exited", 1, 0);   /* exit(1) */
-	r[1] = rec(1, "node2", "exited", 139, 11); /* its own SIGSEGV */
-	r[2] = rec(2, "node3", "exited", 134, 6);  /* abort() */
-	assert_int_equal(lost_nodes(r, 3, nodes, &why), 0);
+	r[0] = rec(0, "node1", "exited", 0, 0);
+	r[1] = rec(1, "node2", "running", -1, 0);
+	assert_int_equal(lost_program_failure(r, 2, &why), 0);
 	assert_string_equal(why.buf, "");
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < 2; i++)
 		json_decref(r[i]);
 	sbuf_release(&why);
 }
@@ -74,8 +97,9 @@ static void lost__leaves_a_program_error_alone(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(lost__names_the_nodes_of_ranks_killed_by_sigkill_or_sigbus),
-		cmocka_unit_test(lost__leaves_a_program_error_alone),
+		cmocka_unit_test(lost__says_what_ended_the_failed_ranks_first_failed_first),
+		cmocka_unit_test(lost__names_three_failed_ranks_and_counts_the_rest),
+		cmocka_unit_test(lost__finds_no_failure_where_every_rank_ended_well),
 		cmocka_unit_test(lost__lists_each_node_a_run_had_once_in_rank_order),
 	};
 
