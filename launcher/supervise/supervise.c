@@ -506,6 +506,9 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 	if (s->ranks_dir[0])
 		barrier(s);
 	if (python) {
+		/* the abort is ours, for faulthandler's dump: no core file (a
+		 * large model's would be gigabytes, in the run directory) */
+		prlimit(pid, RLIMIT_CORE, &(struct rlimit){ 0, 0 }, NULL);
 		if (!s->exited && !kill(pid, SIGABRT))
 			wait_exit(s, PY_DUMP_S);
 		stacks_add_python(&r, s->capture.buf, s->capture.len, root[0] ? root : NULL);

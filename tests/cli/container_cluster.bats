@@ -178,11 +178,13 @@ check_stall() { # KIND
 		$'preempt: {lead_s: 0}\nsupervise: {stall_timeout_s: 3}'
 	submit_json job.yaml
 	run timeout 120 "$HPT" status --wait --json "$JOB"
-	[ "$status" -ne 124 ]
+	[ "$status" -ne 124 ] || { echo "job $JOB did not end in 120 s"; tail -n 30 "$DIR"/logs/*; false; }
 	jq -e '.jobs[0].state == "FAILED"' <<<"$output" || { cat "$DIR"/logs/*; false; }
 	run -0 cat "$DIR/autopsy.txt"
 	echo "$output"
 	[[ "$output" == *"rank 2 in clock_nanosleep from stall.py:3 (time.sleep(3600))"* ]]
+	# the supervisor's abort leaves no core file behind
+	[ ! -e "$DIR/core" ] && [ -z "$(ls "$DIR" | grep '^core')" ]
 }
 
 # nothing_left: no process of the job on the host or either node (they
