@@ -195,6 +195,8 @@ static int report(struct doctor *d, struct doctor_node *nodes, size_t n)
 	doctor_compare(nodes, n, &d->lim);
 	doctor_verdict_make(nodes, n, &v);
 	doc = doctor_json(nodes, n, v.exclude.buf);
+	if (v.job_fault.len)
+		json_object_set_new(doc, "job_fault", json_string(v.job_fault.buf));
 	if (d->json) {
 		json_print(json_incref(doc));
 	} else {
@@ -203,6 +205,8 @@ static int report(struct doctor *d, struct doctor_node *nodes, size_t n)
 			sbuf_addf(&out, "\nexclude: %s\n", v.exclude.buf);
 		fputs(out.buf, stdout);
 	}
+	if (v.job_fault.len)
+		say("%s: the job's problem, not the nodes': none is recorded or excluded", v.job_fault.buf);
 	fflush(stdout);
 	if (d->exclude_file) {
 		sbuf_reset(&out);
@@ -218,7 +222,7 @@ static int report(struct doctor *d, struct doctor_node *nodes, size_t n)
 		say("warning: %s", err.buf);
 	if (d->run)
 		preflight_after(d, doc, v.failed, v.n_failed);
-	status = v.n_failed ? HPT_EXIT_FAILURE : HPT_EXIT_OK;
+	status = v.n_failed || v.job_fault.len ? HPT_EXIT_FAILURE : HPT_EXIT_OK;
 	json_decref(doc);
 	doctor_verdict_release(&v);
 	sbuf_release(&out);

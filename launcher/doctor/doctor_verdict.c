@@ -4,6 +4,7 @@
 #include "launcher/doctor/doctor_verdict.h" // defines: struct doctor_verdict, doctor_verdict_make
 #include "launcher/slurm/slurm.h"           // defines: hpt_slurm_hostlist
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,13 +22,38 @@ static void failed_nodes(const struct doctor_node *nodes, size_t n, const char *
 			sbuf_addf(hostlist, "%s%s", i ? "," : "", (*names)[i]);
 }
 
+/* The first failed check in table order, or DOCTOR_NCHECKS. */
+static int first_failed(const struct doctor_node *n)
+{
+	int c = 0;
+
+	while (c < DOCTOR_NCHECKS && n->cell[c].grade != DOCTOR_FAIL)
+		c++;
+	return c;
+}
+
 static void first_problem(const struct doctor_node *n, struct sbuf *out)
 {
-	for (int c = 0; c < DOCTOR_NCHECKS; c++)
-		if (n->cell[c].grade == DOCTOR_FAIL) {
-			sbuf_addf(out, "%s: %s", doctor_check_name(c), n->cell[c].reason ? n->cell[c].reason : "");
-			return;
-		}
+	int c = first_failed(n);
+
+	if (c < DOCTOR_NCHECKS)
+		sbuf_addf(out, "%s: %s", doctor_check_name(c), n->cell[c].reason ? n->cell[c].reason : "");
+}
+
+/* Whether n >= 2 nodes all failed the same check first: then it is the
+ * job's problem, said in out. */
+static bool job_fault(const struct doctor_node *nodes, size_t n, struct sbuf *out)
+{
+	int c = n >= 2 ? first_failed(&nodes[0]) : DOCTOR_NCHECKS;
+
+	for (size_t i = 1; c < DOCTOR_NCHECKS && i < n; i++)
+		if (first_failed(&nodes[i]) != c)
+			return false;
+	if (c == DOCTOR_NCHECKS)
+		return false;
+	sbuf_addf(out, "every node failed %s first; %s: ", doctor_check_name(c), nodes[0].node);
+	first_problem(&nodes[0], out);
+	return true;
 }
 
 /* One event per node: its first problem, its GEMM next to the best. */
@@ -56,6 +82,11 @@ void doctor_verdict_make(const struct doctor_node *nodes, size_t n, struct docto
 {
 	memset(out, 0, sizeof(*out));
 	sbuf_init(&out->exclude);
+	sbuf_init(&out->job_fault);
+	if (job_fault(nodes, n, &out->job_fault)) {
+		out->failed = xcalloc(1, sizeof(*out->failed));
+		return;
+	}
 	failed_nodes(nodes, n, &out->failed, &out->n_failed, &out->exclude);
 	ledger_events(nodes, n, out);
 }
@@ -70,5 +101,6 @@ void doctor_verdict_release(struct doctor_verdict *v)
 	free(v->events);
 	free(v->failed);
 	sbuf_release(&v->exclude);
+	sbuf_release(&v->job_fault);
 	memset(v, 0, sizeof(*v));
 }

@@ -26,11 +26,17 @@ struct doctor_verdict {
 	struct ledger_event *events;  /* one per node, in node order */
 	size_t n;
 	struct sbuf *reasons;         /* the text of each event's reason ("" for NULL) */
+	struct sbuf job_fault;        /* "" or, when every node failed one check, what it
+				       * was: the job's problem, and the above are empty */
 };
 
 /* The verdict on n graded nodes (doctor_compare has run).  A node failed
  * when any of its cells is FAIL; its event's reason is the first such
  * cell in check order, "check: reason", and NULL for a node that passed.
+ * When two nodes or more all failed, and in the same check first, it
+ * is the job's doing (a munge replay, a missing image, a bad path), not
+ * the nodes': job_fault says so ("every node failed services first;
+ * node1: munge: ..."), and no node is failed, excluded or recorded.
  * Its score is its GEMM GFLOP/s over the fastest node's, or -1 when
  * either is not > 0.  Should libslurm refuse the names, exclude is them
  * joined with ",". */

@@ -362,6 +362,44 @@ static void verdict__names_the_failed_nodes_and_their_hostlist(void **state)
 	release_nodes(n, 4);
 }
 
+/* Every node failing one check first is the job's doing (a munge
+ * replay, a missing image): no node failed, excluded or recorded.  A
+ * node alone, or nodes failing different checks, are the nodes'. */
+static void verdict__blames_the_job_when_every_node_failed_the_same_check(void **state)
+{
+	struct doctor_node n[3];
+	struct doctor_verdict v;
+
+	(void)state;
+	make_nodes(n, 3);
+	for (int i = 0; i < 3; i++)
+		doctor_note(&n[i].cell[DOCTOR_SERVICES], DOCTOR_FAIL, "munge: Replayed credential");
+	doctor_note(&n[2].cell[DOCTOR_CONTAINER], DOCTOR_FAIL, "later in the table: not first");
+	doctor_verdict_make(n, 3, &v);
+	assert_string_equal(v.job_fault.buf,
+			    "every node failed services first; node1: services: munge: Replayed credential");
+	assert_int_equal(v.n_failed, 0);
+	assert_null(v.failed[0]);
+	assert_string_equal(v.exclude.buf, "");
+	assert_int_equal(v.n, 0);
+	doctor_verdict_release(&v);
+	/* one node failing another check first: the nodes' */
+	doctor_note(&n[1].cell[DOCTOR_FILES], DOCTOR_FAIL, "scratch /tmp: 0.1 GB free");
+	doctor_verdict_make(n, 3, &v);
+	assert_string_equal(v.job_fault.buf, "");
+	assert_int_equal(v.n_failed, 3);
+	doctor_verdict_release(&v);
+	release_nodes(n, 3);
+	/* one node alone: the node's */
+	make_nodes(n, 1);
+	doctor_note(&n[0].cell[DOCTOR_SERVICES], DOCTOR_FAIL, "munge: no socket");
+	doctor_verdict_make(n, 1, &v);
+	assert_string_equal(v.job_fault.buf, "");
+	assert_int_equal(v.n_failed, 1);
+	doctor_verdict_release(&v);
+	release_nodes(n, 1);
+}
+
 static void verdict__of_healthy_nodes_excludes_nothing(void **state)
 {
 	struct doctor_node n[2];
@@ -539,6 +577,7 @@ int main(void)
 		cmocka_unit_test(output__table_escapes_control_characters),
 		cmocka_unit_test(verdict__names_the_failed_nodes_and_their_hostlist),
 		cmocka_unit_test(verdict__of_healthy_nodes_excludes_nothing),
+		cmocka_unit_test(verdict__blames_the_job_when_every_node_failed_the_same_check),
 		cmocka_unit_test(verdict__gives_a_node_that_failed_two_checks_its_first_failed_check),
 		cmocka_unit_test(verdict__scores_gemm_against_the_fastest_node),
 		cmocka_unit_test(verdict__has_no_score_when_the_best_gemm_is_0),
