@@ -146,7 +146,7 @@ static int load_spec(struct doctor *d)
  * checkpoints, without the nodes in exclude.  0 or the rerun's status. */
 static int resubmit(const char *run, const char *exclude)
 {
-	struct rerun_request req = { .exclude = exclude, .ledger = 1, .resume = 1 };
+	struct rerun_request req = { .exclude = exclude, .ledger = 1, .again = JOB_AGAIN_RESUME };
 	int rc;
 
 	alarm(0); /* the preflight's --timeout is for the checks, not Slurm */

@@ -18,10 +18,10 @@
 #include <string.h>
 
 enum { OPT_EXCLUDE = 256, OPT_NO_LEDGER, OPT_ALL, OPT_IMAGE_CHANGED_OK, OPT_DATA_CHANGED_OK,
-       OPT_RESUME };
+       OPT_RESUME, OPT_FRESH };
 
 static const char *const rerun_usage[] = {
-	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--data-changed-ok] [--resume] [--json] (<run> | <jobid> | <name>)",
+	"hpctrain rerun [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--data-changed-ok] [--fresh | --resume] [--json] (<run> | <jobid> | <name>)",
 	"hpctrain rerun [--all] [--exclude <nodes>] [--no-ledger] [--image-changed-ok] [--data-changed-ok] [--json] <sweep>",
 	NULL,
 };
@@ -37,6 +37,9 @@ static const struct opt rerun_opts[] = {
 	  "run again even though the container image's content differs from the run's" },
 	{ "data-changed-ok", no_argument, NULL, OPT_DATA_CHANGED_OK, NULL,
 	  "run again even though a data.stage entry's content differs from the run's" },
+	{ "fresh", no_argument, NULL, OPT_FRESH, NULL,
+	  "the new attempt trains from step 0 into checkpoints of its own (needed for a run "
+	  "that completed; the default otherwise)" },
 	{ "resume", no_argument, NULL, OPT_RESUME, NULL,
 	  "the new attempt resumes from the run's checkpoints (RUN/checkpoints)" },
 	{ "json", no_argument, NULL, 'j', NULL, "print the new attempt's record as JSON" },
@@ -54,7 +57,7 @@ static const struct opt_cmd rerun_cmd = {
 
 /* What the user named: a run, a job's run, or a sweep. */
 static int rerun_of(const char *arg, const char *exclude, int ledger, int json, int all,
-		    int changed_ok, int data_ok, int resume)
+		    int changed_ok, int data_ok, enum job_again again)
 {
 	struct sbuf err = SBUF_INIT;
 	struct runref ref = RUNREF_INIT;
@@ -67,8 +70,9 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 		sbuf_addstr(&err, "--all is for a sweep; a run is always run again whole");
 		status = HPT_EXIT_USAGE;
 	}
-	if (!status && ref.kind == RUNREF_SWEEP && resume) {
-		sbuf_addstr(&err, "--resume is for a run; a sweep's points run again from the start");
+	if (!status && ref.kind == RUNREF_SWEEP && again) {
+		sbuf_addstr(&err, "--fresh and --resume are for a run; a sweep's points run again "
+			    "from the start");
 		status = HPT_EXIT_USAGE;
 	}
 	if (status) {
@@ -86,7 +90,7 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 	} else {
 		struct rerun_request req = { .exclude = exclude, .ledger = ledger, .json = json,
 					     .image_changed_ok = changed_ok,
-					     .data_changed_ok = data_ok, .resume = resume,
+					     .data_changed_ok = data_ok, .again = again,
 					     .hpctrain = exe };
 
 		status = rerun_attempt(&ref.rd, &req);
@@ -98,7 +102,8 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 
 int cmd_rerun(int argc, char **argv)
 {
-	int c, json = 0, ledger = 1, all = 0, changed_ok = 0, data_ok = 0, resume = 0;
+	int c, json = 0, ledger = 1, all = 0, changed_ok = 0, data_ok = 0;
+	enum job_again again = JOB_AGAIN_ASK;
 	const char *exclude = NULL;
 	struct sbuf err = SBUF_INIT;
 
@@ -128,8 +133,11 @@ int cmd_rerun(int argc, char **argv)
 		case OPT_DATA_CHANGED_OK:
 			data_ok = 1;
 			break;
+		case OPT_FRESH:
 		case OPT_RESUME:
-			resume = 1;
+			if (again)
+				return opt_error(&rerun_cmd, "--fresh and --resume: one or the other");
+			again = c == OPT_FRESH ? JOB_AGAIN_FRESH : JOB_AGAIN_RESUME;
 			break;
 		case 'h':
 			opt_usage(stdout, &rerun_cmd);
@@ -142,5 +150,5 @@ int cmd_rerun(int argc, char **argv)
 		return opt_error(&rerun_cmd, optind >= argc ? "no run given" : "one run at a time");
 	if (opt_check_operands(&rerun_cmd, argc, argv, optind))
 		return HPT_EXIT_USAGE;
-	return rerun_of(argv[optind], exclude, ledger, json, all, changed_ok, data_ok, resume);
+	return rerun_of(argv[optind], exclude, ledger, json, all, changed_ok, data_ok, again);
 }

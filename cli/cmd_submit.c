@@ -21,7 +21,8 @@
 #include "common/spec/spec.h"         // defines: struct job
 #include "launcher/runs/attempt.h" // defines: struct attempt, attempt_resolve, attempt_render
 #include "launcher/job/plan_shapes.h"       // defines: struct plan_shapes_request, plan_shapes_weigh, plan_shapes_load
-#include "launcher/runs/rundir.h"  // defines: rundir_create
+#include "launcher/job/again.h"   // defines: job_again_create
+#include "launcher/runs/rundir.h"  // defines: struct rundir
 #include "launcher/slurm/slurm.h"   // defines: hpt_slurm_init, hpt_slurm_hostlist_check
 #include "topology/plan.h"    // defines: plan_slices
 #include "launcher/rank/policy.h"  // defines: policy_from_spec
@@ -39,10 +40,10 @@
 #include <unistd.h>
 
 enum { OPT_TOPOLOGY = 256, OPT_EXCLUDE, OPT_NO_LEDGER, OPT_SWEEP, OPT_ZIP, OPT_MAX_PARALLEL,
-       OPT_SHAPE };
+       OPT_SHAPE, OPT_FRESH, OPT_RESUME };
 
 static const char *const submit_usage[] = {
-	"hpctrain submit [--set <key>=<value>]... [--shape auto] [--exclude <nodes>] [--no-ledger] [--dry-run [--topology <file>]] [--json] <spec>",
+	"hpctrain submit [--set <key>=<value>]... [--shape auto] [--exclude <nodes>] [--no-ledger] [--fresh | --resume] [--dry-run [--topology <file>]] [--json] <spec>",
 	"hpctrain submit [--sweep <key>=<v1>,<v2>...]... [--zip] [--max-parallel <n>] [--set <key>=<value>]... [--dry-run] [--json] <spec>",
 	NULL,
 };
@@ -66,6 +67,10 @@ static const struct opt submit_opts[] = {
 	  "never run on these nodes (a Slurm hostlist, e.g. node[3,7])" },
 	{ "no-ledger", no_argument, NULL, OPT_NO_LEDGER, NULL,
 	  "do not leave out the nodes that hpctrain doctor's ledger holds in cooldown" },
+	{ "fresh", no_argument, NULL, OPT_FRESH, NULL,
+	  "a run of this spec that completed trains again from step 0, into new checkpoints" },
+	{ "resume", no_argument, NULL, OPT_RESUME, NULL,
+	  "a run of this spec that exists goes on from its last checkpoint" },
 	{ "shape", required_argument, NULL, OPT_SHAPE, "auto",
 	  "submit the shape hpctrain plan picks (the earliest finish) and record its "
 	  "prediction in submit.json" },
@@ -85,6 +90,7 @@ static const struct opt_cmd submit_cmd = {
 struct submit_args {
 	struct specfile_overrides sets;
 	int dry_run, json, no_ledger, zip, shape_auto;
+	enum job_again again;
 	long long max_parallel; /* -1: the spec's */
 	const char *topology, *exclude;
 	const char **sweeps;
@@ -182,10 +188,7 @@ static int submit(struct attempt *at, const struct submit_args *a, const char *e
 		at->nodes_idle = submit_report_idle(at->exclude);
 	if (!status && (status = attempt_render(at, exe, &dl)))
 		diag_report(stderr, &dl);
-	else if (!status && rundir_create(at->job.output.dir, at->job.name, at->sha256,
-					  at->resolved.buf, at->resolved.len, &rd, &err))
-		status = HPT_EXIT_IO;
-	else if (!status)
+	else if (!status && !(status = job_again_create(at, a->again, "submit", &rd, &err)))
 		status = submit_report(at, &rd, a->json, &err);
 out:
 	if (status && err.len)
@@ -250,6 +253,12 @@ static int parse_args(int argc, char **argv, struct submit_args *a)
 		case OPT_ZIP:
 			a->zip = 1;
 			break;
+		case OPT_FRESH:
+		case OPT_RESUME:
+			if (a->again)
+				return opt_error(&submit_cmd, "--fresh and --resume: one or the other");
+			a->again = c == OPT_FRESH ? JOB_AGAIN_FRESH : JOB_AGAIN_RESUME;
+			break;
 		case OPT_SHAPE:
 			if (strcmp(optarg, "auto"))
 				return opt_error(&submit_cmd, "--shape: expected auto, got '%s'",
@@ -276,6 +285,8 @@ static int parse_args(int argc, char **argv, struct submit_args *a)
 		return opt_error(&submit_cmd, "--topology needs --dry-run");
 	if (a->shape_auto && a->nsweeps)
 		return opt_error(&submit_cmd, "--shape auto plans one job; a sweep sets its shapes");
+	if (a->again && a->nsweeps)
+		return opt_error(&submit_cmd, "--fresh and --resume are for one run; a sweep's points start fresh");
 	if (a->exclude) {
 		struct sbuf err = SBUF_INIT;
 		int status = 0;

@@ -11,6 +11,9 @@
  *   RUN/nodes.json         the size Slurm granted the attempt
  *   RUN/preflight.json     doctor's preflight, RUN/lost.json its lost nodes
  *   RUN/stage/<node>.json  the stage step's record of each node
+ *   RUN/end.json           how the batch script ended (its exit, a requeue)
+ *   RUN/checkpoints/       the checkpoints (in a later attempt that resumes,
+ *                          a link to the run's first directory's)
  *   RUN/attempts/N/        attempt N > 1, laid out the same
  *
  * and a sweep's array directory holds RUNFILE_TASK_LINK: one link per
@@ -25,6 +28,8 @@
 #define RUNFILE_NODES     "nodes.json"
 #define RUNFILE_PREFLIGHT "preflight.json"
 #define RUNFILE_LOST      "lost.json"
+#define RUNFILE_END       "end.json"
+#define RUNFILE_CHECKPOINTS "checkpoints"
 #define RUNFILE_STAGE     "stage"
 #define RUNFILE_ATTEMPTS  "attempts"
 /* The array task's link in a sweep array's directory: "%s/%lld" of the

@@ -6,10 +6,11 @@
 #include "common/fileio.h"              // defines: fileio_self_exe
 #include "common/say.h"                 // defines: say
 #include "common/sbuf.h"                // defines: struct sbuf
+#include "launcher/job/again.h"         // defines: job_again_attempt
 #include "launcher/job/job_prepare.h"   // defines: job_prepare_run
 #include "launcher/job/submit_report.h" // defines: submit_report, submit_report_exclude
 #include "launcher/runs/attempt.h"      // defines: struct attempt, attempt_render
-#include "launcher/runs/rundir.h"       // defines: struct rundir, rundir_open, rundir_new_attempt
+#include "launcher/runs/rundir.h"       // defines: struct rundir, rundir_open
 #include "launcher/slurm/slurm.h"       // defines: hpt_slurm_init, hpt_slurm_forget_job
 
 #include <libgen.h>
@@ -26,14 +27,10 @@ static int submit_attempt(const struct rundir *found, struct attempt *at,
 		at->nodes_idle = submit_report_idle(at->exclude);
 		status = attempt_render(at, req->hpctrain, dl);
 	}
-	if (!status && rundir_new_attempt(found->run, &rd, err)) {
-		status = HPT_EXIT_IO;
-	} else if (!status && req->resume && rundir_resume(&rd, err)) {
-		rundir_abandon(&rd);
-		status = HPT_EXIT_IO;
-	} else if (!status) {
+	if (!status)
+		status = job_again_attempt(found->run, req->again, "rerun", &rd, err);
+	if (!status)
 		status = submit_report(at, &rd, req->json, err);
-	}
 	rundir_release(&rd);
 	return status;
 }

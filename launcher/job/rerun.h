@@ -4,6 +4,8 @@
 #ifndef HPT_RERUN_H
 #define HPT_RERUN_H
 
+#include "launcher/job/again.h" // defines: enum job_again
+
 struct rundir;
 
 struct rerun_request {
@@ -12,7 +14,8 @@ struct rerun_request {
 	int json;              /* print the attempt's record as JSON */
 	int image_changed_ok;  /* submit though the image's content changed */
 	int data_changed_ok;   /* submit though a data.stage entry changed */
-	int resume;            /* the attempt resumes from RUN/checkpoints */
+	enum job_again again;  /* RESUME: from RUN/checkpoints; FRESH: from step 0;
+				* ASK: fresh, but a completed run is refused (again.h) */
 	const char *hpctrain;  /* absolute path of hpctrain (rerun_from_job: NULL,
 				* the one beside this program) */
 };

@@ -9,8 +9,10 @@
 #include "launcher/runs/rundir.h"       // defines: struct rundir, rundir_open, RUNDIR_FILE_MODE
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void attempt_size_ctx_release(struct attempt_size_ctx *c)
 {
@@ -126,6 +128,18 @@ int attempt_size_load(const char *dir, int64_t *nodes, int64_t *world_size)
 	return 0;
 }
 
+/* Whether a later attempt goes on from the run's checkpoints: its own
+ * checkpoints is rundir_resume's link to them. */
+static bool resumes(const struct rundir *rd)
+{
+	char *link = xasprintf("%s/" RUNFILE_CHECKPOINTS, rd->dir);
+	struct stat st;
+	bool linked = !lstat(link, &st) && S_ISLNK(st.st_mode);
+
+	free(link);
+	return linked;
+}
+
 int attempt_size_ctx_load(const char *dir, struct attempt_size_ctx *c, struct sbuf *err)
 {
 	struct rundir rd = RUNDIR_INIT;
@@ -134,8 +148,14 @@ int attempt_size_ctx_load(const char *dir, struct attempt_size_ctx *c, struct sb
 	if (rundir_open(dir, &rd, err))
 		return -1;
 	c->attempt = rd.attempt;
-	c->checkpoint_dir = xasprintf("%s/checkpoints", rd.run);
 	c->prev_world_size = requeued_from(dir, restart_count());
+	if (rd.attempt >= 2 && !resumes(&rd)) {
+		/* a fresh lineage: checkpoints of its own, nothing before it */
+		c->checkpoint_dir = xasprintf("%s/" RUNFILE_CHECKPOINTS, rd.dir);
+		rundir_release(&rd);
+		return 0;
+	}
+	c->checkpoint_dir = xasprintf("%s/" RUNFILE_CHECKPOINTS, rd.run);
 	/* else the latest earlier attempt that trained: one whose
 	 * preflight failed never recorded a size */
 	for (int a = rd.attempt - 1; a >= 1 && !c->prev_world_size; a--) {

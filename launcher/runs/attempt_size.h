@@ -30,7 +30,10 @@ struct attempt_size_ctx {
 				  * the latest earlier attempt's; 0 when none
 				  * recorded one */
 	char *checkpoint_dir;    /* owned: RUN/checkpoints, RUN the run's first
-				  * directory, shared by every attempt */
+				  * directory, shared by the first attempt and
+				  * every one that resumes (rundir_resume); a
+				  * later fresh attempt's own checkpoints, with
+				  * prev_world_size 0 but after a requeue */
 };
 
 void attempt_size_ctx_release(struct attempt_size_ctx *c);

@@ -106,6 +106,17 @@ static int claim_later_attempt(const char *run, struct rundir *rd, struct sbuf *
 	return -1;
 }
 
+char *rundir_path(const char *output_dir, const char *name, const char *sha256)
+{
+	char *base = absolute(output_dir), *run;
+
+	if (!base)
+		return NULL;
+	run = xasprintf("%s/%s/%.*s", base, name, RUNDIR_HASH_LEN, sha256);
+	free(base);
+	return run;
+}
+
 int rundir_create(const char *output_dir, const char *name, const char *sha256,
 		  const char *resolved, size_t len, struct rundir *out, struct sbuf *err)
 {

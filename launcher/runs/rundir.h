@@ -46,6 +46,11 @@ struct rundir {
 /* Frees the strings; accepts NULL and a zeroed struct. */
 void rundir_release(struct rundir *rd);
 
+/* The run directory R of (name, sha256) under output_dir, made absolute
+ * against the current directory (free it); NULL when that cannot be
+ * found.  Nothing is created. */
+char *rundir_path(const char *output_dir, const char *name, const char *sha256);
+
 /* Makes a new attempt of the run for (name, sha256) under output_dir
  * (relative paths are taken from the current directory) and writes
  * resolved (the canonical spec) into it, with logs/.  Creating the

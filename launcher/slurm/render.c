@@ -269,7 +269,7 @@ static void add_requeue(const struct job *job, struct sbuf *out)
 		  "\techo \"hpctrain: preempted; requeueing job $SLURM_JOB_ID"
 		  " (restart $((restarts + 1)) of %lld)\" >&2\n"
 		  "\tfor try in 1 2 3; do\n"
-		  "\t\tscontrol requeue \"$SLURM_JOB_ID\" && exit 0\n"
+		  "\t\tscontrol requeue \"$SLURM_JOB_ID\" && { requeued=true; exit 0; }\n"
 		  "\t\tsleep 2\n"
 		  "\tdone\n"
 		  "\techo \"hpctrain: scontrol requeue failed 3 times\" >&2\n"
@@ -278,6 +278,27 @@ static void add_requeue(const struct job *job, struct sbuf *out)
 		  "fi\n"
 		  "exit \"$status\"\n",
 		  HPT_EXIT_PREEMPTED, max, HPT_EXIT_PREEMPTED, max, max, HPT_EXIT_PREEMPTED);
+}
+
+/* The attempt's end, written by the script as it exits, whichever way
+ * (0600, renamed into place): status, logs and report read it once the
+ * controller has forgotten the job, and submit tells a run that
+ * completed from one that did not (launcher/runs/attempt_end.h).  A
+ * requeue exits 0 but ends nothing: requeued says so.  Numbers only:
+ * printf's %d refuses anything else. */
+static void add_end_record(struct sbuf *s)
+{
+	sbuf_addstr(s, "\n# the attempt's end, for when Slurm has forgotten the job\n"
+		       "requeued=false\n"
+		       "end_record() {\n"
+		       "\tlocal st=$?\n"
+		       "\t(umask 077 && printf '{\"exit_status\": %d, \"requeued\": %s, \"job_id\": %d, "
+		       "\"restart\": %d}\\n' \\\n"
+		       "\t\t\"$st\" \"$requeued\" \"${SLURM_JOB_ID:-0}\" \"${SLURM_RESTART_COUNT:-0}\" "
+		       ">" RUNFILE_END ".tmp &&\n"
+		       "\t\tmv -f " RUNFILE_END ".tmp " RUNFILE_END ") || true\n"
+		       "}\n"
+		       "trap end_record EXIT\n");
 }
 
 /* The #SBATCH lines, then what every line below relies on. */
@@ -300,6 +321,7 @@ static void add_header(const struct job *job, const struct render_ctx *ctx,
 	sbuf_addstr(s, "\nset -u\nRUN=$(pwd -P)\nHPT=");
 	sbuf_add_shell_quoted(s, ctx->hpctrain);
 	sbuf_addch(s, '\n');
+	add_end_record(s);
 }
 
 /* export NAME='value' for the spec's env; -1 for a name that is not one. */

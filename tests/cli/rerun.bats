@@ -4,14 +4,18 @@
 load common
 load slurm_cluster
 
-@test "rerun submits the run again as attempts/2, from anywhere, and status follows it" {
+@test "rerun of a completed run asks for --fresh or --resume; --fresh is attempts/2 with checkpoints of its own" {
 	need_slurm
-	write_spec job.yaml again 1 1 '[sh, -c, "echo attempt"]'
+	write_spec job.yaml again 1 1 '[sh, -c, "echo attempt $HPCTRAIN_ATTEMPT ckpt=$HPCTRAIN_CHECKPOINT_DIR prev=$HPCTRAIN_PREV_WORLD_SIZE"]'
 	submit_json job.yaml
 	first=$JOB run=$DIR
 	"$HPT" status --wait "$first" >/dev/null
+	jq -e '.exit_status == 0 and .requeued == false' "$run/end.json"
 	cd /
-	run -0 --separate-stderr "$HPT" rerun --json "$run"
+	run -"$EX_USAGE" --separate-stderr "$HPT" rerun "$run"
+	[ "$stderr" = "hpctrain rerun: $run completed (attempt 1, job $first): rerun --fresh trains it again from step 0 into new checkpoints, rerun --resume goes on from its last checkpoint" ]
+	[ ! -e "$run/attempts/2" ]
+	run -0 --separate-stderr "$HPT" rerun --fresh --json "$run"
 	# resolved.yaml always writes train: of a command job it is no warning
 	[ -z "$stderr" ]
 	jq -e --arg run "$run" '.attempt == 2 and .run == $run and .dir == ($run + "/attempts/2")' <<<"$output"
@@ -21,7 +25,14 @@ load slurm_cluster
 	cmp "$run/job.sbatch" "$run/attempts/2/job.sbatch"
 	run -0 "$HPT" status --wait --json "$run"
 	jq -e --argjson j "$second" '.jobs[0].job_id == $j and .jobs[0].state == "COMPLETED"' <<<"$output"
-	[ "$(grep -v warning "$run/attempts/2/logs/rank-0.out")" = attempt ]
+	[ "$(grep -v warning "$run/logs/rank-0.out")" = "attempt 1 ckpt=$run/checkpoints prev=0" ]
+	[ "$(grep -v warning "$run/attempts/2/logs/rank-0.out")" = "attempt 2 ckpt=$run/attempts/2/checkpoints prev=0" ]
+	# --resume: the run's own checkpoints, and the world size before
+	run -0 --separate-stderr "$HPT" rerun --resume --json "$run"
+	"$HPT" status --wait "$(jq -r .job_id <<<"$output")" >/dev/null
+	[ "$(grep -v warning "$run/attempts/3/logs/rank-0.out")" = "attempt 3 ckpt=$run/checkpoints prev=1" ]
+	run -"$EX_USAGE" "$HPT" rerun --fresh --resume "$run"
+	[[ "$output" == *"--fresh and --resume: one or the other"* ]]
 }
 
 @test "rerun refuses a run whose staged data changed, naming both manifests, unless --data-changed-ok" {

@@ -222,16 +222,40 @@ CASES
 
 @test "submit of the same spec again makes attempt 2 and leaves attempt 1 alone" {
 	need_slurm
-	write_spec job.yaml again 1 1 '[true]'
+	# attempt 1 still running: a second submission is a second attempt
+	write_spec job.yaml again 1 1 '[sh, -c, "while [ ! -e go ]; do sleep 0.1; done"]'
 	submit_json job.yaml
-	first=$DIR
+	first=$DIR job1=$JOB
 	sum=$(cat "$first"/{resolved.yaml,job.sbatch,submit.json} | sha256sum)
 	submit_json job.yaml
 	[ "$DIR" = "$first/attempts/2" ]
 	jq -e '.attempt == 2' "$DIR/submit.json"
 	[ "$(cat "$first"/{resolved.yaml,job.sbatch,submit.json} | sha256sum)" = "$sum" ]
 	cmp "$first/resolved.yaml" "$DIR/resolved.yaml"
+	touch "$first/go" "$DIR/go"
+	"$HPT" status --wait "$job1" >/dev/null
 	"$HPT" status --wait "$JOB" >/dev/null
+}
+
+@test "a completed run submitted again asks for --fresh or --resume, and each does what it says" {
+	need_slurm
+	write_spec job.yaml done 1 1 '[sh, -c, "echo ckpt=$HPCTRAIN_CHECKPOINT_DIR prev=$HPCTRAIN_PREV_WORLD_SIZE"]'
+	submit_json job.yaml
+	first=$DIR
+	"$HPT" status --wait "$JOB" >/dev/null
+	run -"$EX_USAGE" --separate-stderr "$HPT" submit job.yaml
+	[ "$stderr" = "hpctrain submit: $first completed (attempt 1, job $JOB): submit --fresh trains it again from step 0 into new checkpoints, submit --resume goes on from its last checkpoint" ]
+	[ ! -e "$first/attempts" ]
+	submit_json job.yaml --fresh
+	[ "$DIR" = "$first/attempts/2" ] && [ ! -L "$DIR/checkpoints" ]
+	"$HPT" status --wait "$JOB" >/dev/null
+	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "ckpt=$DIR/checkpoints prev=0" ]
+	submit_json job.yaml --resume
+	[ "$DIR" = "$first/attempts/3" ] && [ -L "$DIR/checkpoints" ]
+	"$HPT" status --wait "$JOB" >/dev/null
+	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "ckpt=$first/checkpoints prev=1" ]
+	run -"$EX_USAGE" "$HPT" submit --fresh --resume job.yaml
+	[[ "$output" == *"--fresh and --resume: one or the other"* ]]
 }
 
 @test "a 2-node job runs one rank on each of the two slurmd" {

@@ -3,13 +3,15 @@
  * weighs it (launcher/job/plan_shapes), a job and its run as status
  * --json shows them (launcher/job/status_json), a job's data.stage
  * turned into a stage step's entries (launcher/stage/stage_job),
- * doctor's ledger commands (launcher/doctor/ledger_file), and a run
- * prepared again for rerun (launcher/job/job_prepare). */
+ * doctor's ledger commands (launcher/doctor/ledger_file), a run
+ * prepared again for rerun (launcher/job/job_prepare), and a completed
+ * run trained again only fresh or resumed as asked (launcher/job/again). */
 #include "testlib.h"
 
 #include "common/exitcode.h"            // defines: HPT_EXIT_*
 #include "common/runfile.h"             // defines: RUNFILE_*
 #include "launcher/doctor/ledger.h"     // defines: ledger_forget_node, ledger_reset, ledger_update
+#include "launcher/job/again.h"         // defines: job_again_create, job_again_attempt
 #include "launcher/job/job_prepare.h"   // defines: job_prepare, job_prepare_run
 #include "launcher/job/plan_shapes.h"   // defines: plan_shapes_load
 #include "launcher/runs/rundir.h"       // defines: rundir_create
@@ -194,6 +196,76 @@ static void job__a_run_is_prepared_again_only_while_it_resolves_to_itself(void *
 	diag_list_release(&dl);
 }
 
+/* A file in an attempt directory, as its writer would leave it. */
+static void put(const struct rundir *rd, const char *file, const char *text)
+{
+	char *path = xasprintf("%s/%s", rd->dir, file);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(path);
+}
+
+static void job__a_completed_run_is_trained_again_only_fresh_or_resumed_as_asked(void **state)
+{
+	static const char spec[] = SHAPED;
+	struct job_prepare_request r = { .where = "job.yaml", .text = spec, .len = sizeof(spec) - 1 };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct sbuf err = SBUF_INIT;
+	struct rundir first = RUNDIR_INIT, rd = RUNDIR_INIT;
+	struct stat st;
+	struct attempt a;
+	char *link;
+
+	(void)state;
+	attempt_init(&a);
+	assert_int_equal(job_prepare(&r, &a, &dl), 0);
+	free(a.job.output.dir);
+	a.job.output.dir = xasprintf("%s/again", testlib_tmp);
+	/* a new run, whatever was asked */
+	assert_int_equal(job_again_create(&a, JOB_AGAIN_ASK, "submit", &first, &err), 0);
+	assert_int_equal(first.attempt, 1);
+	put(&first, RUNFILE_SUBMIT, "{\"job_id\": 41}\n");
+	/* requeued, then failed: not completed, a new attempt is fresh */
+	put(&first, RUNFILE_END, "{\"exit_status\": 0, \"requeued\": true, \"job_id\": 41, \"restart\": 0}\n");
+	assert_int_equal(job_again_create(&a, JOB_AGAIN_ASK, "submit", &rd, &err), 0);
+	assert_int_equal(rd.attempt, 2);
+	put(&rd, RUNFILE_SUBMIT, "{\"job_id\": 42}\n");
+	put(&rd, RUNFILE_END, "{\"exit_status\": 1, \"requeued\": false, \"job_id\": 42, \"restart\": 0}\n");
+	rundir_release(&rd);
+	assert_int_equal(job_again_attempt(first.run, JOB_AGAIN_ASK, "rerun", &rd, &err), 0);
+	assert_int_equal(rd.attempt, 3);
+	/* completed: asked which, naming the attempt and both options */
+	put(&rd, RUNFILE_SUBMIT, "{\"job_id\": 43}\n");
+	put(&rd, RUNFILE_END, "{\"exit_status\": 0, \"requeued\": false, \"job_id\": 43, \"restart\": 1}\n");
+	rundir_release(&rd);
+	assert_int_equal(job_again_create(&a, JOB_AGAIN_ASK, "submit", &rd, &err), HPT_EXIT_USAGE);
+	assert_non_null(strstr(err.buf, "/attempts/3 completed (attempt 3, job 43): submit --fresh "
+					"trains it again from step 0 into new checkpoints, submit "
+					"--resume goes on from its last checkpoint"));
+	sbuf_reset(&err);
+	assert_int_equal(job_again_attempt(first.run, JOB_AGAIN_ASK, "rerun", &rd, &err), HPT_EXIT_USAGE);
+	assert_non_null(strstr(err.buf, "rerun --fresh"));
+	/* fresh: checkpoints of its own; resume: a link to the run's */
+	assert_int_equal(job_again_create(&a, JOB_AGAIN_FRESH, "submit", &rd, &err), 0);
+	link = xasprintf("%s/" RUNFILE_CHECKPOINTS, rd.dir);
+	assert_int_not_equal(lstat(link, &st), 0);
+	free(link);
+	rundir_release(&rd);
+	assert_int_equal(job_again_attempt(first.run, JOB_AGAIN_RESUME, "rerun", &rd, &err), 0);
+	link = xasprintf("%s/" RUNFILE_CHECKPOINTS, rd.dir);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	free(link);
+	rundir_release(&rd);
+	rundir_release(&first);
+	attempt_release(&a);
+	sbuf_release(&err);
+	diag_list_release(&dl);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -215,6 +287,7 @@ int main(void)
 		cmocka_unit_test(job__a_stage_entry_without_a_pinned_manifest_is_refused),
 		cmocka_unit_test(job__doctor_forgets_one_node_and_resets_the_ledger),
 		cmocka_unit_test(job__a_run_is_prepared_again_only_while_it_resolves_to_itself),
+		cmocka_unit_test(job__a_completed_run_is_trained_again_only_fresh_or_resumed_as_asked),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
