@@ -8,6 +8,7 @@
 #include "launcher/runs/rundir.h"     // defines: struct rundir
 #include "launcher/job/data_pin.h"    // defines: data_pin, data_pin_unchanged
 #include "launcher/job/image_pin.h"   // defines: image_pin, image_pin_unchanged
+#include "launcher/job/program_check.h" // defines: program_check
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,8 @@ int job_prepare(const struct job_prepare_request *r, struct attempt *at, struct 
 
 	if (spec_load(r->where, r->text, r->len, r->sets, r->nsets, &at->job, dl))
 		return HPT_EXIT_BAD_SPEC;
+	if (!run && (status = program_check(&at->job, r->where)))
+		return status;
 	if (r->shape && (status = r->shape(at, dl, r->shape_arg)))
 		return status;
 	if ((status = run ? check_pins(r, at) : pin(r, at)))

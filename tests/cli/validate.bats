@@ -196,3 +196,35 @@ teardown() {
 	run "$HPT" validate --fields
 	echo "$output" | grep -q $'^train.device\tauto|cpu|cuda\tauto\t'
 }
+
+@test "validate refuses a program or argument relative to here, and a program it sees cannot run; a name not on PATH is a warning" {
+	cd "$BATS_TEST_TMPDIR"
+	touch train.py
+	printf '#!/bin/sh\n' >noexec.sh
+	mkdir data
+	printf 'version: 1\nname: p\ncommand: [python3, train.py, --data, data, --steps, "16"]\n' >rel.yaml
+	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" validate rel.yaml
+	[ "${stderr_lines[0]}" = "hpctrain validate: rel.yaml: command[1] 'train.py' is a file relative to this directory, and the job runs in its run directory, not here: give $PWD/train.py" ]
+	[ "${stderr_lines[1]}" = "hpctrain validate: rel.yaml: command[3] 'data' is a directory relative to this directory, and the job runs in its run directory, not here: give $PWD/data" ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	printf 'version: 1\nname: p\ncommand: [./noexec.sh]\n' >dot.yaml
+	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" validate dot.yaml
+	[ "$stderr" = "hpctrain validate: dot.yaml: command[0] './noexec.sh' is a relative path, and the job runs in its run directory, not here: give $PWD/noexec.sh" ]
+	printf 'version: 1\nname: p\ncommand: [%s]\n' "$PWD/noexec.sh" >noexec.yaml
+	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" validate noexec.yaml
+	[[ "$stderr" == *"command[0] '$PWD/noexec.sh' is not executable"* ]]
+	printf 'version: 1\nname: p\ncommand: [%s]\n' "$PWD/missing" >missing.yaml
+	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" validate missing.yaml
+	[[ "$stderr" == *"command[0] '$PWD/missing' does not exist"* ]]
+	# where this host cannot see (a node-local directory), and a name
+	# the nodes' PATH may have: not refused
+	printf 'version: 1\nname: p\ncommand: [/nonexistent-%s/x]\n' "$$" >local.yaml
+	run -0 "$HPT" validate -q local.yaml
+	printf 'version: 1\nname: p\ncommand: [no-such-program-%s]\n' "$$" >name.yaml
+	run -0 --separate-stderr "$HPT" validate name.yaml
+	[[ "$stderr" == *"warning: command[0] 'no-such-program-$$' is not on this host's PATH; the nodes must have it"* ]]
+	# in a container the program is the image's
+	printf 'version: 1\nname: p\ncommand: [python3, train.py]\ncontainer: {image: docker://x/y:1}\n' >img.yaml
+	run "$HPT" validate img.yaml
+	[[ "$output" != *"relative to this directory"* ]]
+}
