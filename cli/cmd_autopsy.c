@@ -10,14 +10,15 @@
 #include "common/sbuf.h"           // defines: struct sbuf
 #include "common/spec/spec.h"           // defines: struct job
 #include "common/spec/specfile.h"       // defines: specfile_load_run
-#include "launcher/runs/rundir.h"    // defines: rundir_open
+#include "launcher/runs/runref.h"    // defines: struct runref, runref_resolve, runref_job_run
+#include "launcher/slurm/slurm.h"    // defines: hpt_slurm_init
 #include "launcher/supervise/stackfile.h" // defines: stackfile_autopsy
 
 #include <stdio.h>
 #include <stdlib.h>
 
 static const char *const autopsy_usage[] = {
-	"hpctrain autopsy [--quiet] <run>",
+	"hpctrain autopsy [--quiet] (<run> | <jobid> | <name>)",
 	NULL,
 };
 
@@ -55,8 +56,8 @@ static unsigned world_of(const struct rundir *rd)
 int cmd_autopsy(int argc, char **argv)
 {
 	struct sbuf err = SBUF_INIT, text = SBUF_INIT;
-	struct rundir rd = RUNDIR_INIT;
-	int c, quiet = 0, rc, status = HPT_EXIT_OK;
+	struct runref ref = RUNREF_INIT;
+	int c, quiet = 0, rc, status;
 
 	opt_reset();
 	while ((c = opt_next(&autopsy_cmd, argc, argv)) != -1) {
@@ -75,12 +76,21 @@ int cmd_autopsy(int argc, char **argv)
 		return opt_error(&autopsy_cmd, optind >= argc ? "no run given" : "one run at a time");
 	if (opt_check_operands(&autopsy_cmd, argc, argv, optind))
 		return HPT_EXIT_USAGE;
-	if (rundir_open(argv[optind], &rd, &err)) {
+	status = runref_resolve(argv[optind], &ref, &err);
+	if (ref.note)
+		say("%s", ref.note);
+	if (!status && ref.kind == RUNREF_JOB && !(status = hpt_slurm_init(&err)))
+		status = runref_job_run(&ref, &err);
+	if (!status && ref.kind == RUNREF_SWEEP) {
+		sbuf_addf(&err, "autopsy reads one run, not the sweep %s (name a point: NAME/HASH)",
+			  ref.sweep);
+		status = HPT_EXIT_USAGE;
+	}
+	if (status) {
 		say("%s", err.buf);
-		status = HPT_EXIT_NO_INPUT;
 		goto out;
 	}
-	rc = stackfile_autopsy(rd.dir, world_of(&rd), &text, &err);
+	rc = stackfile_autopsy(ref.rd.dir, world_of(&ref.rd), &text, &err);
 	if (rc) {
 		say("%s", err.buf);
 		status = rc > 0 ? HPT_EXIT_NO_INPUT : HPT_EXIT_IO;
@@ -90,7 +100,7 @@ int cmd_autopsy(int argc, char **argv)
 			status = HPT_EXIT_IO;
 	}
 out:
-	rundir_release(&rd);
+	runref_release(&ref);
 	sbuf_release(&err);
 	sbuf_release(&text);
 	return status;

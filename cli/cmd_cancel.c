@@ -87,6 +87,8 @@ static int cancel_one(const char *arg)
 	struct runref ref = RUNREF_INIT;
 	int status = runref_resolve(arg, &ref, &err);
 
+	if (ref.note)
+		say("%s", ref.note);
 	if (status)
 		say("%s", err.buf);
 	else if (ref.kind == RUNREF_SWEEP)

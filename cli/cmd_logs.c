@@ -368,6 +368,8 @@ int cmd_logs(int argc, char **argv)
 	if (opt_check_operands(&logs_cmd, argc, argv, optind))
 		return HPT_EXIT_USAGE;
 	status = runref_resolve(argv[optind], &ref, &err);
+	if (ref.note)
+		say("%s", ref.note);
 	if (!status && ref.kind == RUNREF_SWEEP && follow_on) {
 		runref_release(&ref);
 		return opt_error(&logs_cmd, "--follow takes one run, not a sweep (name a point: "

@@ -375,6 +375,8 @@ int cmd_report(int argc, char **argv)
 	sbuf_init(&o.md);
 	o.charts = json_array();
 	status = runref_resolve(argv[optind], &ref, &err);
+	if (ref.note)
+		say("%s", ref.note);
 	if (!status && ref.kind == RUNREF_JOB && !(status = hpt_slurm_init(&err)))
 		status = runref_job_run(&ref, &err);
 	if (status)

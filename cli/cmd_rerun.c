@@ -64,6 +64,8 @@ static int rerun_of(const char *arg, const char *exclude, int ledger, int json, 
 	char exe[PATH_MAX];
 	int status = runref_resolve(arg, &ref, &err);
 
+	if (ref.note)
+		say("%s", ref.note);
 	if (!status && ref.kind == RUNREF_JOB && !(status = hpt_slurm_init(&err)))
 		status = runref_job_run(&ref, &err);
 	if (!status && ref.kind == RUNREF_RUN && all) {

@@ -15,6 +15,7 @@
 #include "launcher/job/status_json.h"  // defines: status_json_*, status_task_run, status_plan_check
 #include "launcher/job/status_watch.h" // defines: status_watch
 #include "launcher/job/ticker.h"       // defines: struct ticker, ticker_*, TICKER_POLL_MS
+#include "launcher/runs/attempt_end.h" // defines: attempt_end_job
 #include "launcher/runs/attempt_size.h" // defines: attempt_size_load
 #include "launcher/runs/progress.h" // defines: progress_load
 #include "launcher/runs/rundir.h" // defines: rundir_job_id
@@ -191,6 +192,8 @@ static int status_ranks(const char *run, int json)
 	struct runref ref = RUNREF_INIT;
 	int status = runref_resolve(run, &ref, &err);
 
+	if (ref.note)
+		say("%s", ref.note);
 	if (!status && ref.kind == RUNREF_SWEEP) {
 		sbuf_addf(&err, "--ranks shows one run, not the sweep %s (name a point: NAME/HASH)",
 			  ref.sweep);
@@ -339,6 +342,13 @@ static int status_jobs(unsigned long id, int64_t task, const char *run, int json
 	ticker_init(&t, json ? -1 : isatty(STDOUT_FILENO));
 	status = query_jobs(id, task, wait, &t, run, &v, &n, err);
 	ticker_end(&t);
+	/* forgotten (MinJobAge, no accounting): the run's own record */
+	if (status == HPT_EXIT_NO_INPUT && run && id && task < 0) {
+		release_all(v, n);
+		v = xcalloc(1, sizeof(*v));
+		n = !attempt_end_job(run, id, v);
+		status = n ? HPT_EXIT_OK : HPT_EXIT_NO_INPUT;
+	}
 	if (!status)
 		status = print_jobs(v, n, json, run);
 	/* --wait: the status says whether every job completed. */
@@ -355,6 +365,8 @@ static int status_of(const char *arg, int json, int wait)
 	struct runref ref = RUNREF_INIT;
 	int status = arg ? runref_resolve(arg, &ref, &err) : 0;
 
+	if (ref.note)
+		say("%s", ref.note);
 	if (!status && arg && ref.kind == RUNREF_RUN && !ref.job_id) {
 		unsigned long id;
 

@@ -2,10 +2,12 @@
 #include "launcher/runs/attempt_end.h" // defines: struct attempt_end, attempt_end_load
 #include "common/jsonfile.h"           // defines: jsonfile_load
 #include "common/runfile.h"            // defines: RUNFILE_END
-#include "common/sbuf.h"               // defines: struct sbuf, xasprintf
+#include "common/sbuf.h"               // defines: struct sbuf, xasprintf, xstrdup
+#include "launcher/slurm/slurm.h"      // defines: struct hpt_slurm_job
 
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 int attempt_end_load(const char *dir, struct attempt_end *out)
 {
@@ -31,4 +33,27 @@ int attempt_end_load(const char *dir, struct attempt_end *out)
 bool attempt_end_completed(const struct attempt_end *e)
 {
 	return e->exit_status == 0 && !e->requeued;
+}
+
+int attempt_end_job(const char *dir, unsigned long job_id, struct hpt_slurm_job *out)
+{
+	struct attempt_end e;
+
+	if (attempt_end_load(dir, &e) || (unsigned long)e.job_id != job_id)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->job_id = (uint32_t)job_id;
+	out->state = xstrdup(e.requeued ? "REQUEUED" : e.exit_status ? "FAILED" : "COMPLETED");
+	out->reason = xstrdup("from the run's record");
+	out->name = xstrdup("");
+	out->nodes = xstrdup("");
+	out->partition = xstrdup("");
+	out->work_dir = xstrdup(dir);
+	out->array_pending = xstrdup("");
+	out->array_task = -1;
+	out->finished = !e.requeued;
+	out->completed = attempt_end_completed(&e);
+	out->exit_code = e.exit_status;
+	out->restarts = (unsigned)e.restart;
+	return 0;
 }

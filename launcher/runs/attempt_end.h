@@ -13,6 +13,8 @@
 
 #include <stdbool.h>
 
+struct hpt_slurm_job;
+
 struct attempt_end {
 	int exit_status;
 	bool requeued;
@@ -25,5 +27,12 @@ int attempt_end_load(const char *dir, struct attempt_end *out);
 
 /* Whether that end is a completion: exit 0, not a requeue.  Pure. */
 bool attempt_end_completed(const struct attempt_end *e);
+
+/* DIR's end as status shows a job, for when the controller has forgotten
+ * job_id (MinJobAge, no accounting): state COMPLETED, FAILED or
+ * REQUEUED, its exit, reason "from the run's record".  0 when DIR's
+ * end.json is job_id's; -1 otherwise (out untouched).  Release out with
+ * hpt_slurm_job_release. */
+int attempt_end_job(const char *dir, unsigned long job_id, struct hpt_slurm_job *out);
 
 #endif

@@ -32,7 +32,8 @@ void runref_release(struct runref *r)
 		return;
 	rundir_release(&r->rd);
 	free(r->sweep);
-	r->sweep = NULL;
+	free(r->note);
+	r->sweep = r->note = NULL;
 }
 
 void runref_job_text(unsigned long job_id, int64_t task, char *buf, size_t len)
@@ -255,6 +256,62 @@ static void describe(const char *path, bool sweep, struct sbuf *out)
 	free(sub);
 }
 
+/* When the latest attempt of run was submitted ("2026-11-28T13:05:01Z",
+ * which sorts as time does), "" when its record says not. */
+static void submitted_at(const char *run, struct sbuf *out)
+{
+	struct rundir rd = RUNDIR_INIT;
+	struct sbuf ignored = SBUF_INIT;
+	char *sub;
+	json_t *doc;
+
+	if (rundir_open(run, &rd, &ignored)) {
+		sbuf_release(&ignored);
+		return;
+	}
+	sub = xasprintf("%s/" RUNFILE_SUBMIT, rd.dir);
+	doc = jsonfile_load(sub, 1 << 20, 0, &ignored);
+	sbuf_addstr(out, json_string_value(json_object_get(doc, "submitted_at")) ?: "");
+	json_decref(doc);
+	free(sub);
+	rundir_release(&rd);
+	sbuf_release(&ignored);
+}
+
+/* A bare NAME (no /HASH), not a directory the user named. */
+static bool prefix_of_name(const char *arg, const char *dir, const char *prefix)
+{
+	return arg != dir && !prefix;
+}
+
+/* The newest of f's runs, with a note naming it and how to name another. */
+static int open_newest(const char *arg, const struct found *f, struct runref *out,
+		       struct sbuf *err)
+{
+	struct sbuf best = SBUF_INIT, when = SBUF_INIT;
+	size_t newest = 0;
+	int status;
+
+	for (size_t i = 0; i < f->nruns; i++) {
+		sbuf_reset(&when);
+		submitted_at(f->runs[i], &when);
+		if (!i || strcmp(when.buf, best.buf) > 0) {
+			newest = i;
+			sbuf_reset(&best);
+			sbuf_addstr(&best, when.buf);
+		}
+	}
+	status = runref_open_run(f->runs[newest], out, err);
+	if (!status)
+		out->note = xasprintf("%s names %zu runs; taking the newest, %s%s%s%s (name another "
+				      "as %s/HASH)", arg, f->nruns, f->runs[newest],
+				      best.len ? " (submitted " : "", best.buf, best.len ? ")" : "",
+				      arg);
+	sbuf_release(&best);
+	sbuf_release(&when);
+	return status;
+}
+
 static int pick(const char *arg, const char *dir, const char *prefix, struct runref *out,
 		struct sbuf *err)
 {
@@ -269,6 +326,8 @@ static int pick(const char *arg, const char *dir, const char *prefix, struct run
 		status = open_sweep(f.sweeps[0], out, err); /* unreadable: its error */
 	else if (f.nruns == 1 && !f.nsweeps)
 		status = runref_open_run(f.runs[0], out, err);
+	else if (f.nruns > 1 && !f.nsweeps && prefix_of_name(arg, dir, prefix))
+		status = open_newest(arg, &f, out, err);
 	else if (!f.nruns && !f.nsweeps && arg == dir)
 		sbuf_addf(err, "no run at %s (a run directory holds " RUNFILE_SPEC ")", arg);
 	else if (!f.nruns && !f.nsweeps)

@@ -5,7 +5,8 @@
  *   a sweep record                    runs/fmnist/sweep-0a1b2c3d4e5f.json
  *   a Slurm job id, or an array task  1234, 1234_5
  *   a name, looked up in the output directory (runref_output_dir):
- *     NAME                            its one sweep, or its one run
+ *     NAME                            its one sweep, or its one run; of
+ *                                     several runs, the newest (note says so)
  *     NAME/HASH                       a run, by a prefix of its hash
  *     NAME/sweep-HASH                 a sweep, by a prefix of its hash
  * A name that fits more than one lists the candidates in err.
@@ -28,16 +29,21 @@ struct runref {
 	char *sweep;            /* SWEEP: absolute path of the sweep record */
 	unsigned long job_id;   /* JOB; RUN: from submit.json, 0 when never submitted */
 	int64_t task;           /* the array task (1234_5, or a sweep point's run); -1: none */
+	char *note;             /* owned: what the resolution chose for the user (a
+				 * name's newest run of several), to say; or NULL */
 };
 
-#define RUNREF_INIT { RUNREF_RUN, RUNDIR_INIT, NULL, 0, -1 }
+#define RUNREF_INIT { RUNREF_RUN, RUNDIR_INIT, NULL, 0, -1, NULL }
 
 /* Where names are looked up: $HPCTRAIN_OUTPUT_DIR, else "runs" (the
  * default output.dir), relative to the current directory. */
 const char *runref_output_dir(void);
 
 /* Resolves arg.  Returns 0, HPT_EXIT_NO_INPUT (nothing of that name) or
- * HPT_EXIT_USAGE (a name that fits several: err lists them). */
+ * HPT_EXIT_USAGE (a name that fits sweeps and runs, or several sweeps:
+ * err lists them).  A name of several runs and no sweep is its newest
+ * run (the latest submission), and out->note says so, naming the others'
+ * form NAME/HASH; the caller says it on stderr. */
 int runref_resolve(const char *arg, struct runref *out, struct sbuf *err);
 void runref_release(struct runref *r);
 

@@ -78,6 +78,49 @@ SPEC
 	[ "$stderr" = "hpctrain status: cannot load job 999999: Invalid job id specified" ]
 }
 
+@test "status of a run Slurm has forgotten tells its result from the run's own record" {
+	need_slurm
+	write_spec job.yaml forgotten 1 1 '[sh, -c, "exit 3"]'
+	submit_json job.yaml
+	run -1 "$HPT" status --wait "$JOB"
+	jq -e --argjson job "$JOB" '.exit_status == 3 and .requeued == false and .job_id == $job' "$DIR/end.json"
+	# as after MinJobAge without accounting: a job id the controller
+	# does not know, in the run's records
+	for f in submit.json end.json; do
+		jq '.job_id = 999999' "$DIR/$f" >new && mv new "$DIR/$f"
+	done
+	run -0 "$HPT" status --json "$DIR"
+	jq -e '.jobs[0] | .job_id == 999999 and .state == "FAILED" and .exit_code == 3 and
+		.reason == "from the run'"'"'s record" and .finished' <<<"$output"
+	run -1 "$HPT" status --wait "$DIR"
+	[[ "$output" == *"FAILED(from the run's record)"* ]]
+	# without the record: what Slurm says, and why
+	rm "$DIR/end.json"
+	run -4 --separate-stderr "$HPT" status "$DIR"
+	[[ "$stderr" == *"Slurm forgets finished jobs after MinJobAge"* ]]
+}
+
+@test "a name of several runs is its newest, said on stderr, in status, logs and autopsy" {
+	need_slurm
+	export HPCTRAIN_OUTPUT_DIR=$PWD/runs
+	write_spec job.yaml twice 1 1 '[sh, -c, "echo first"]'
+	submit_json job.yaml
+	"$HPT" status --wait "$JOB" >/dev/null
+	first=$DIR
+	# the spec edited: another run of the same name
+	write_spec job.yaml twice 1 1 '[sh, -c, "echo second"]'
+	submit_json job.yaml
+	"$HPT" status --wait "$JOB" >/dev/null
+	[ "$DIR" != "$first" ]
+	run -0 --separate-stderr "$HPT" status --json twice
+	jq -e --argjson job "$JOB" '.jobs[0].job_id == $job' <<<"$output"
+	[[ "$stderr" == "hpctrain status: twice names 2 runs; taking the newest, $DIR (submitted "*") (name another as twice/HASH)" ]]
+	run -0 --separate-stderr "$HPT" logs twice
+	[[ "$output" == *second* ]] && [[ "$output" != *first* ]]
+	run -"$EX_NO_INPUT" --separate-stderr "$HPT" autopsy twice
+	[[ "$stderr" == *"taking the newest, $DIR"* ]] && [[ "$stderr" == *"no stacks in"* ]]
+}
+
 @test "status of a directory that is not a run is 'no input'" {
 	cd "$BATS_TEST_TMPDIR"
 	run -4 --separate-stderr "$HPT" status "$BATS_TEST_TMPDIR"
