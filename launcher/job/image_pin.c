@@ -95,6 +95,43 @@ static int check_not_relative(const struct job *job)
 	return HPT_EXIT_BAD_SPEC;
 }
 
+/* A mount's target must be in a directory image for ch-run, which binds
+ * only onto what the image has (-b DST): every rank would fail at its
+ * start.  Read from here, as the digest is; a SquashFS image's listing
+ * is not read.  An error under charliecloud, a warning under auto (a
+ * runtime that makes the target may be the one the nodes pick). */
+static int check_mount_targets(const struct job *job)
+{
+	const struct job_container *c = &job->container;
+	enum container_image_kind kind;
+	struct sbuf err = SBUF_INIT, path = SBUF_INIT;
+	int status = HPT_EXIT_OK;
+
+	if ((c->runtime != CONTAINER_CHARLIECLOUD && c->runtime != CONTAINER_AUTO) ||
+	    container_image_kind(c->image, &kind, &err) || kind != CONTAINER_IMAGE_DIR)
+		goto out;
+	for (size_t i = 0; i < c->mounts.n; i++) {
+		const char *colon = strchr(c->mounts.v[i], ':');
+		const char *dst = colon ? colon + 1 : c->mounts.v[i];
+
+		sbuf_reset(&path);
+		sbuf_addf(&path, "%s%s", c->image, dst);
+		/* ch-run binds the host's /tmp: what is under it is there */
+		if (fileio_exists(path.buf) || !strcmp(dst, "/tmp") || !strncmp(dst, "/tmp/", 5))
+			continue;
+		say("%scontainer.mounts[%zu] '%s': %s is not in the image %s, and charliecloud "
+		    "binds only onto what the image has; make it there (mkdir -p %s) or bind "
+		    "elsewhere", c->runtime == CONTAINER_AUTO ? "warning: " : "", i, c->mounts.v[i],
+		    dst, c->image, path.buf);
+		if (c->runtime == CONTAINER_CHARLIECLOUD)
+			status = HPT_EXIT_BAD_SPEC;
+	}
+out:
+	sbuf_release(&err);
+	sbuf_release(&path);
+	return status;
+}
+
 int image_pin(struct job *job, int check)
 {
 	char digest[CONTAINER_DIGEST_SIZE];
@@ -102,6 +139,8 @@ int image_pin(struct job *job, int check)
 
 	if (!status && job->container.image)
 		status = check_runtime_takes_image(job);
+	if (!status && job->container.image)
+		status = check_mount_targets(job);
 
 	if (!status)
 		status = image_pin_digest(job, digest);

@@ -132,6 +132,20 @@ field() {
 	[ "$status" -eq 7 ]
 }
 
+@test "validate refuses a mount whose target a directory image lacks under charliecloud; under auto it warns" {
+	local img=$BATS_TEST_TMPDIR/img
+	cd "$BATS_TEST_TMPDIR"
+	mkdir -p "$img/data" "$img/bin"
+	printf 'version: 1\nname: t\ncommand: [true]\ncontainer: {image: %s, runtime: charliecloud, mounts: ["/tmp:/data", "/tmp:/scratch"]}\n' \
+		"$img" >ch.yaml
+	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" validate ch.yaml
+	[[ "$stderr" == *"container.mounts[1] '/tmp:/scratch': /scratch is not in the image $img, and charliecloud binds only onto what the image has; make it there (mkdir -p $img/scratch) or bind elsewhere"* ]]
+	[[ "$stderr" != *"mounts[0]"* ]]
+	sed 's/runtime: charliecloud/runtime: auto/' ch.yaml >auto.yaml
+	run -0 --separate-stderr "$HPT" validate auto.yaml
+	[[ "$stderr" == *"warning: container.mounts[1] '/tmp:/scratch'"* ]]
+}
+
 @test "validate lets a SquashFS image under charliecloud pass: launch mounts it" {
 	need_squashfuse
 	local sqfs
