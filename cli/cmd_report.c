@@ -195,7 +195,7 @@ static void summary_figures(const struct report_run *r, struct sbuf *out)
 		sbuf_add_number(out, last->loss, 4);
 		sbuf_addstr(out, ", ");
 		sbuf_add_number(out, last->samples_per_s, 0);
-		sbuf_addstr(out, " samples/s\n");
+		sbuf_addstr(out, " samples/s per rank\n");
 	} else {
 		sbuf_addstr(out, "  no step records\n");
 	}

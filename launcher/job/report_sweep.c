@@ -211,7 +211,7 @@ static void point_line(const struct report_point *p, size_t i, struct sbuf *head
 		sbuf_add_number(head, p->r.test_loss, 4);
 		sbuf_addstr(head, ", ");
 		sbuf_add_number(head, report_throughput(&p->r, p->ranks), 0);
-		sbuf_addf(head, " samples/s, %lld ranks\n", (long long)p->ranks);
+		sbuf_addf(head, " samples/s global, %lld ranks\n", (long long)p->ranks);
 	} else if (p->loaded)
 		sbuf_addf(head, "  %zu %s: not finished (%zu logged steps, last %lld)\n", i,
 			  vals ? vals : "", p->r.nsteps,

@@ -34,8 +34,8 @@ static void print_rows(const struct run_state *w)
 {
 	if (w->sweep)
 		printf("%-6s ", "POINT");
-	printf("%-11s %-12s %-12s %-9s %-9s %-9s %s\n", "JOB", "STATE", "STEP", "TEST_ACC",
-	       "TEST_LOSS", "SAMPLES/S", w->sweep ? "VALUES" : "RUN");
+	printf("%-11s %-12s %-12s %-9s %-9s %-14s %s\n", "JOB", "STATE", "STEP", "TEST_ACC",
+	       "TEST_LOSS", "SAMPLES/S/RANK", w->sweep ? "VALUES" : "RUN");
 	for (size_t i = 0; i < w->n; i++) {
 		const struct run_state_row *r = &w->rows[i];
 		char job[40], step[32] = "-";
@@ -66,7 +66,7 @@ static void print_rows(const struct run_state *w)
 		sbuf_add_number(&sps, rate, 0);
 		if (w->sweep)
 			printf("%-6zu ", i);
-		printf("%-11s %-12s %-12s %-9s %-9s %-9s %s\n", job, run_state_name(r), step, acc.buf,
+		printf("%-11s %-12s %-12s %-9s %-9s %-14s %s\n", job, run_state_name(r), step, acc.buf,
 		       loss.buf, sps.buf, values.buf);
 		sbuf_release(&values);
 		sbuf_release(&label);

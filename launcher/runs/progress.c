@@ -193,7 +193,7 @@ void progress_format(const char *state, const struct run_progress *p, struct sbu
 	}
 	sbuf_addstr(out, "  ");
 	sbuf_add_number(out, p->samples_per_s, 0);
-	sbuf_addstr(out, " samples/s");
+	sbuf_addstr(out, " samples/s per rank");
 	if (eta > 0 && !p->summary_seen) {
 		sbuf_addstr(out, "  ETA ");
 		progress_add_duration(out, eta);

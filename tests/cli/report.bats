@@ -64,7 +64,7 @@ png_size() {
 	run -0 "$HPT" report -o "$W/out" "$W/dp2"
 	[ -f "$W/out/comm.png" ]
 	run -0 "$HPT" report -o "$W/out" "$W/resumed"
-	[ "${lines[1]}" = "  60 logged steps, last step 240: loss 0.3817, 86092 samples/s" ]
+	[ "${lines[1]}" = "  60 logged steps, last step 240: loss 0.3817, 86092 samples/s per rank" ]
 	[ "${lines[2]}" = "  final: test accuracy 0.8458, test loss 0.4219, 81519 samples/s per rank" ]
 	[ "${lines[3]}" = "  restarted 1 time from a checkpoint: 8 step records were logged again and the later ones kept" ]
 	[[ "$output" == *"  comm.png: not drawn: a single-rank run: nothing to communicate"* ]]
@@ -107,7 +107,7 @@ png_size() {
 {"event":"summary","steps":3,"test_accuracy":0.3,"mean_samples_per_s":1.7e308,"ranks":1}
 EOF
 	run -0 "$HPT" report "$W/huge"
-	[ "${lines[1]}" = "  3 logged steps, last step 3: loss 1e+308, - samples/s" ]
+	[ "${lines[1]}" = "  3 logged steps, last step 3: loss 1e+308, - samples/s per rank" ]
 	[ "${lines[2]}" = "  final: test accuracy 0.3000, test loss -, 1.7e+308 samples/s per rank" ]
 	[ "${lines[3]}" = "  $W/huge/report/loss.png" ] # drawn: test_report checks its pixels
 	[[ "$output" != *nan* ]]
@@ -135,8 +135,8 @@ EOF
 	cd "$W"
 	run -0 "$HPT" report lr-ranks
 	[ "${lines[0]}" = "$W/runs/lr-ranks/sweep-243bbcdcf04f.json: 4 points" ]
-	[ "${lines[1]}" = '  0 {"train.optimizer.lr":0.05,"resources.ranks_per_node":1}: test accuracy 0.8358, test loss 0.4523, 81682 samples/s, 1 ranks' ]
-	[[ "${lines[2]}" == *'"resources.ranks_per_node":2}: test accuracy 0.8097, test loss 0.5118, 38717 samples/s, 2 ranks' ]]
+	[ "${lines[1]}" = '  0 {"train.optimizer.lr":0.05,"resources.ranks_per_node":1}: test accuracy 0.8358, test loss 0.4523, 81682 samples/s global, 1 ranks' ]
+	[[ "${lines[2]}" == *'"resources.ranks_per_node":2}: test accuracy 0.8097, test loss 0.5118, 38717 samples/s global, 2 ranks' ]]
 	[ "${lines[4]}" = '  3 {"train.optimizer.lr":0.1,"resources.ranks_per_node":2}: not finished (3 logged steps, last 30)' ]
 	d=runs/lr-ranks/sweep-243bbcdcf04f-report
 	for c in final_accuracy_train_optimizer_lr final_loss_train_optimizer_lr \

@@ -31,7 +31,7 @@ SPEC
 	run -0 script -qfec "$HPT status --wait $DIR" /dev/null
 	# each frame starts at the line's beginning and clears what a longer
 	# one left; the last is wiped before the table is printed
-	frame=$'\r''RUNNING  step [0-9]+/6000 \([0-9]+%\)  [0-9]+ samples/s  ETA [0-9]+s'$'\e''\[K'
+	frame=$'\r''RUNNING  step [0-9]+/6000 \([0-9]+%\)  [0-9]+ samples/s per rank  ETA [0-9]+s'$'\e''\[K'
 	grep -qE "$frame" <<<"$output"
 	[[ "$output" == *$'\r\e[K'JOB* ]]
 	[[ "$output" == *$'\n'"$JOB "*" COMPLETED "* ]]

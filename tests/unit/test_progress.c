@@ -36,7 +36,7 @@ static void progress__reads_the_last_records_from_a_torn_tail(void **state)
 	assert_true(p.epoch_seen && !p.summary_seen);
 	assert_float_equal(progress_eta_s(&p), 14.0, 1e-9);
 	progress_format("RUNNING", &p, &line);
-	assert_string_equal(line.buf, "RUNNING  step 120/400 (30%)  1116 samples/s  ETA 14s");
+	assert_string_equal(line.buf, "RUNNING  step 120/400 (30%)  1116 samples/s per rank  ETA 14s");
 	sbuf_release(&line);
 }
 
@@ -52,7 +52,7 @@ static void progress__a_finished_run_has_no_eta(void **state)
 	assert_true(progress_final(&p, &acc, &loss));
 	assert_float_equal(acc, 0.85, 1e-12);
 	progress_format("COMPLETED", &p, &line);
-	assert_string_equal(line.buf, "COMPLETED  step 400/400 (100%)  900 samples/s");
+	assert_string_equal(line.buf, "COMPLETED  step 400/400 (100%)  900 samples/s per rank");
 	sbuf_release(&line);
 	/* no records at all: the state alone, and no pace */
 	parse(&p, "");
@@ -71,12 +71,12 @@ static void progress__huge_figures_print_short(void **state)
 		  "\"total_steps\":4611686018427387905,\"samples_per_s\":1e308,\"step_ms\":1e308}\n");
 	progress_format("RUNNING", &p, &line);
 	assert_string_equal(line.buf, "RUNNING  step 4611686018427387904/4611686018427387905 (100%)  "
-			    "1e+308 samples/s  ETA 2.78e+301h");
+			    "1e+308 samples/s per rank  ETA 2.78e+301h");
 	sbuf_reset(&line);
 	parse(&p, "{\"event\":\"step\",\"step\":9223372036854775807,\"total_steps\":1,"
 		  "\"samples_per_s\":-1e300}\n");
 	progress_format("RUNNING", &p, &line);
-	assert_string_equal(line.buf, "RUNNING  step 9223372036854775807/1 (9.223e+20%)  -1e+300 samples/s");
+	assert_string_equal(line.buf, "RUNNING  step 9223372036854775807/1 (9.223e+20%)  -1e+300 samples/s per rank");
 	sbuf_reset(&line);
 	progress_add_duration(&line, -1);
 	sbuf_addch(&line, ' ');

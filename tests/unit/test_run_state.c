@@ -169,7 +169,7 @@ static void run_state__one_runs_line_is_its_progress(void **state)
 	one = (struct run_state){ s.rows, 1, NULL, NULL, NULL };
 	run_state_progress_line(&one, &line, &key);
 	assert_string_equal(key.buf, "RUNNING");
-	assert_string_equal(line.buf, "RUNNING  step 50/100 (50%)  1000 samples/s  ETA 5s");
+	assert_string_equal(line.buf, "RUNNING  step 50/100 (50%)  1000 samples/s per rank  ETA 5s");
 	sbuf_release(&line);
 	sbuf_release(&key);
 	json_decref(s.w.doc);
