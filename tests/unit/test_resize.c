@@ -52,7 +52,7 @@ static void resize__shrinks_to_the_nodes_left_but_never_below_min(void **state)
 	sbuf_release(&why);
 }
 
-static void attempt_size__tells_a_later_attempt_the_world_size_before_it(void **state)
+static void attempt_size__tells_a_later_attempt_the_world_size_before_it_unless_fresh(void **state)
 {
 	struct rundir one = RUNDIR_INIT, two = RUNDIR_INIT, three = RUNDIR_INIT;
 	struct attempt_size_ctx c = { 0 };
@@ -78,9 +78,12 @@ static void attempt_size__tells_a_later_attempt_the_world_size_before_it(void **
 	assert_int_equal(nodes, 2);
 	assert_int_equal(world, 8);
 
-	/* attempt 2's preflight failed: it recorded no size; 3 looks past it */
+	/* attempt 2's preflight failed: it recorded no size; 3 looks past
+	 * it.  Both resume, as the doctor's resubmissions do. */
 	assert_int_equal(rundir_new_attempt(one.run, &two, &err), 0);
+	assert_int_equal(rundir_resume(&two, &err), 0);
 	assert_int_equal(rundir_new_attempt(one.run, &three, &err), 0);
+	assert_int_equal(rundir_resume(&three, &err), 0);
 	assert_int_equal(attempt_size_ctx_load(three.dir, &c, &err), 0);
 	assert_int_equal(c.attempt, 3);
 	assert_int_equal(c.prev_world_size, 8);
@@ -92,6 +95,16 @@ static void attempt_size__tells_a_later_attempt_the_world_size_before_it(void **
 	unsetenv("SLURM_NNODES");
 	assert_int_equal(attempt_size_ctx_load(three.dir, &c, &err), 0);
 	assert_int_equal(c.prev_world_size, 4);
+	attempt_size_ctx_release(&c);
+	/* a fresh attempt: checkpoints of its own, nothing before it */
+	rundir_release(&two);
+	assert_int_equal(rundir_new_attempt(one.run, &two, &err), 0);
+	assert_int_equal(attempt_size_ctx_load(two.dir, &c, &err), 0);
+	assert_int_equal(c.attempt, 4);
+	assert_int_equal(c.prev_world_size, 0);
+	sbuf_reset(&want);
+	sbuf_addf(&want, "%s/checkpoints", two.dir);
+	assert_string_equal(c.checkpoint_dir, want.buf);
 	attempt_size_ctx_release(&c);
 	assert_int_equal(attempt_size_ctx_load("nowhere", &c, &err), -1);
 	attempt_size_ctx_release(&c);
@@ -149,7 +162,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(resize__shrinks_to_the_nodes_left_but_never_below_min),
-		cmocka_unit_test_setup_teardown(attempt_size__tells_a_later_attempt_the_world_size_before_it,
+		cmocka_unit_test_setup_teardown(attempt_size__tells_a_later_attempt_the_world_size_before_it_unless_fresh,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			attempt_size__tells_a_requeued_run_the_world_size_before_the_requeue, setup,
