@@ -208,15 +208,18 @@ bench:
 PROGRAMS = hpctrain hpctrain-train hpctrain-doctor hpctrain-report hpctrain-stage
 MAN1     = $(notdir $(wildcard man/*.1))
 MAN5     = $(notdir $(wildcard man/*.5))
+MAN7     = $(notdir $(wildcard man/*.7))
 # A template's own files (torch-ddp.py) go beside it.
 TEMPLATES = $(notdir $(wildcard templates/*.yaml templates/*.py))
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(TEMPLATEDIR)
 	install -m 0755 $(addprefix bin/,$(PROGRAMS)) $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(addprefix man/,$(MAN1)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(addprefix man/,$(MAN5)) $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(addprefix man/,$(MAN7)) $(DESTDIR)$(MANDIR)/man7/
 	install -m 0644 $(addprefix templates/,$(TEMPLATES)) $(DESTDIR)$(TEMPLATEDIR)/
 	@# torch-ddp.yaml names its script where the default PREFIX puts it
 	sed -i 's|/usr/local/share/hpctrain/templates/|$(TEMPLATEDIR)/|' \
@@ -228,6 +231,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(MAN1)) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man5/,$(MAN5)) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man7/,$(MAN7)) \
 		$(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(TEMPLATES))
 	-rmdir $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(DATADIR)/hpctrain 2>/dev/null
 
