@@ -17,7 +17,7 @@
 #include "common/diag.h"                      // defines: struct diag_list, diag_report
 #include "common/envvar.h"                    // defines: envvar_int
 #include "common/exitcode.h"                  // defines: enum hpt_exit
-#include "common/mpistep.h"   // defines: mpistep_launched, mpistep_check_alone, mpistep_exit_on_term
+#include "common/mpistep.h"   // defines: mpistep_launched, mpistep_check_alone, mpistep_exit_on_term, mpistep_fence
 #include "common/fileio.h"                    // defines: fileio_write_atomic, fileio_check_owned, fileio_exists
 #include "common/opt.h"                       // defines: struct opt, opt_next
 #include "common/sbuf.h"                      // defines: struct sbuf, SBUF_CLIP
@@ -427,6 +427,7 @@ int cmd_doctor(int argc, char **argv)
 			status = HPT_EXIT_UNAVAILABLE;
 			goto out;
 		}
+		mpistep_fence();
 		d.mpi = true;
 	} else {
 		struct sbuf err = SBUF_INIT;

@@ -13,7 +13,7 @@
 #include "common/diag.h"                  // defines: struct diag_list, diag_report
 #include "common/envvar.h"                // defines: envvar_int
 #include "common/exitcode.h"              // defines: enum hpt_exit
-#include "common/mpistep.h"   // defines: mpistep_launched, mpistep_check_alone, mpistep_exit_on_term
+#include "common/mpistep.h"   // defines: mpistep_launched, mpistep_check_alone, mpistep_exit_on_term, mpistep_fence
 #include "common/fileio.h"                // defines: fileio_private_dir, fileio_write_atomic
 #include "common/isotime.h"               // defines: isotime_format
 #include "common/opt.h"                   // defines: struct opt, opt_next
@@ -380,6 +380,7 @@ static int run_step(struct stage *st)
 			say("MPI_Init failed");
 			return HPT_EXIT_UNAVAILABLE;
 		}
+		mpistep_fence();
 		/* the default, said out loud: an MPI error anywhere ends the
 		 * whole step (never a rank waiting on a dead peer) */
 		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);

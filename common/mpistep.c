@@ -1,10 +1,11 @@
 /* mpistep.c - is this process an MPI rank, and is it alone without one:
  * see mpistep.h.  Shell. */
-#include "common/mpistep.h"  // defines: mpistep_launched, mpistep_check_alone, mpistep_exit_on_term
+#include "common/mpistep.h"  // defines: mpistep_launched, mpistep_check_alone, mpistep_exit_on_term, mpistep_fence
 #include "common/envvar.h"   // defines: envvar_int
 #include "common/exitcode.h" // defines: HPT_EXIT_USAGE
 #include "common/sbuf.h"     // defines: struct sbuf
 
+#include <pmix.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -51,4 +52,15 @@ void mpistep_exit_on_term(int status)
 	sa.sa_handler = exit_agreed;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
+}
+
+void mpistep_fence(void)
+{
+	pmix_proc_t me;
+
+	/* Open MPI holds the client already: this counts one more use */
+	if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS)
+		return;
+	PMIx_Fence(NULL, 0, NULL, 0);
+	PMIx_Finalize(NULL, 0);
 }

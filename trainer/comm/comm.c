@@ -109,6 +109,7 @@ int comm_init(struct comm *c, const struct job *job, struct sbuf *err)
 			sbuf_addstr(err, "MPI_Init_thread failed");
 			return HPT_EXIT_UNAVAILABLE;
 		}
+		mpistep_fence();
 		c->mpi = true;
 		c->ctl = xcalloc(1, sizeof(MPI_Comm));
 		MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
