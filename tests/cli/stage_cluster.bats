@@ -6,7 +6,7 @@
 # node's copy equals the source, which is read once; the program finds
 # the copy in HPCTRAIN_DATA_<NAME>; a second job hits every node's cache
 # and reads nothing; two jobs at once and a sweep's array tasks copy
-# each entry once per node; a stage step that crashed runs once more;
+# each entry once per node; a stage step that crashed runs again;
 # damage in one node's cache is fetched again by that node only; a
 # source changed after submit fails the job promptly, naming the file; a
 # full scratch fails that node's preflight with both sizes; a node whose
@@ -300,7 +300,7 @@ fetched_once() {
 	fetched_once "${runs[@]}"
 }
 
-@test "a stage step that ends by a signal runs once more, and the job runs on its copies" {
+@test "a stage step that ends by a signal runs again, and the job runs on its copies" {
 	need_cluster
 	export CACHE_DIR=$CLUSTER_BASE/local/crash
 	spec job.yaml crash 3
@@ -312,7 +312,7 @@ fetched_once() {
 	[ "$(state)" = COMPLETED ] || { echo "$output"; logs "$DIR"; false; }
 	[ -e "$BATS_TEST_TMPDIR/crashed" ]
 	grep -q '^crash_once: crashing as asked' "$DIR"/logs/batch-*.out
-	grep -qE 'hpctrain: the stage step ended by a signal \(status 1[3-4][0-9]\); running it once more$' \
+	grep -qE 'hpctrain: the stage step ended by a signal \(status 1[3-4][0-9]\); running it again$' \
 		"$DIR"/logs/batch-*.out
 	run ! grep -q 'staging failed' "$DIR"/logs/batch-*.out
 	grep -q '^img ok on node1$' "$DIR/logs/rank-0.out"
