@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BARRIER_S 15      /* how long a stalled rank waits for the others' stacks */
+#define BARRIER_S 15      /* how long a stalled rank waits for the others' stacks, at most */
 #define PY_DUMP_S 5       /* how long faulthandler gets to print its dump */
 #define ABORT_SYNC_S 0.5  /* after the last stacks file: every rank has seen it (polls: 0.2 s) */
 #define PEER_HOLD_S 30    /* no grace: how long a preempted rank stays for the others */
@@ -394,8 +394,31 @@ static void wait_exit(struct sup *s, double timeout_s)
 	}
 }
 
-/* How many ranks have left their stacks, and the newest file's mtime. */
-static void count_stacks(const struct sup *s, unsigned *present, double *newest)
+/* Whether rank r will leave no stacks: its record says it exited, or
+ * that it progressed after since (this rank's stall), so it is not
+ * stalled.  Its record is rewritten at least every LIVENESS_PERIOD_S,
+ * so a live rank is known within that, not after BARRIER_S. */
+static bool not_coming(const struct sup *s, unsigned r, double since)
+{
+	char path[4200];
+	struct sbuf err = SBUF_INIT;
+	json_t *doc;
+	const char *state;
+	bool gone;
+
+	snprintf(path, sizeof(path), "%s/rank-%u.json", s->ranks_dir, r);
+	doc = jsonfile_load(path, LIVENESS_MAX_BYTES, 0, &err);
+	state = json_string_value(json_object_get(doc, "state"));
+	gone = (state && !strcmp(state, "exited")) ||
+	       json_number_value(json_object_get(doc, "last_progress")) > since;
+	json_decref(doc);
+	sbuf_release(&err);
+	return gone;
+}
+
+/* How many ranks have left their stacks, or will leave none (not_coming),
+ * and the newest stacks file's mtime. */
+static void count_stacks(const struct sup *s, double since, unsigned *present, double *newest)
 {
 	char path[4200];
 	struct stat st;
@@ -404,15 +427,18 @@ static void count_stacks(const struct sup *s, unsigned *present, double *newest)
 	*newest = 0;
 	for (unsigned r = 0; r < s->o->world; r++) {
 		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
-		if (stat(path, &st))
+		if (stat(path, &st)) {
+			*present += r != s->o->rank && not_coming(s, r, since);
 			continue;
+		}
 		(*present)++;
 		if (st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9 > *newest)
 			*newest = st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
 	}
 }
 
-/* Waits (a few seconds at most) until every rank has left its stacks,
+/* Waits (a few seconds at most) until every rank has left its stacks or
+ * is known to leave none (not_coming),
  * then until the moment every rank derives alike from them: the newest
  * file's mtime and ABORT_SYNC_S.  The Python ranks are aborted then, all
  * at once, for faulthandler's dump: a rank aborted even 0.2 s after a
@@ -420,21 +446,22 @@ static void count_stacks(const struct sup *s, unsigned *present, double *newest)
  * dumps from its exception handling or its interpreter's shutdown, with
  * no frame of the wait left to show.  A clock that disagrees with the
  * file's by more than a second gets no wait. */
-static void barrier(struct sup *s)
+static void barrier(struct sup *s, double since)
 {
 	double end = now() + BARRIER_S, newest, at;
 	unsigned present;
 
-	for (count_stacks(s, &present, &newest); present < s->o->world && now() < end;
-	     count_stacks(s, &present, &newest))
+	for (count_stacks(s, since, &present, &newest); present < s->o->world && now() < end;
+	     count_stacks(s, since, &present, &newest))
 		wait_exit(s, 0.2);
 	at = newest + ABORT_SYNC_S;
 	if (present == s->o->world && at > now() && at - now() < 1 + ABORT_SYNC_S)
 		wait_exit(s, at - now());
 }
 
-/* How many ranks' stacks files say they are complete. */
-static unsigned count_complete(const struct sup *s)
+/* How many ranks' stacks files say they are complete, or will leave
+ * none (not_coming). */
+static unsigned count_complete(const struct sup *s, double since)
 {
 	char path[4200];
 	unsigned n = 0;
@@ -445,7 +472,10 @@ static unsigned count_complete(const struct sup *s)
 
 		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
 		doc = jsonfile_load(path, STACKFILE_MAX_BYTES, 0, &err);
-		n += json_is_true(json_object_get(doc, "complete"));
+		if (doc)
+			n += json_is_true(json_object_get(doc, "complete"));
+		else
+			n += r != s->o->rank && not_coming(s, r, since);
 		json_decref(doc);
 		sbuf_release(&err);
 	}
@@ -453,11 +483,11 @@ static unsigned count_complete(const struct sup *s)
 }
 
 /* The reporter waits (a few seconds at most) for the others' Python dumps. */
-static void wait_complete(struct sup *s)
+static void wait_complete(struct sup *s, double since)
 {
 	double end = now() + BARRIER_S;
 
-	while (count_complete(s) < s->o->world && now() < end)
+	while (count_complete(s, since) < s->o->world && now() < end)
 		usleep(200 * 1000);
 }
 
@@ -482,6 +512,7 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 	struct rank_stacks r = { .rank = s->o->rank, .pid = pid };
 	struct sbuf path = SBUF_INIT, err = SBUF_INIT, text = SBUF_INIT;
 	bool python = stacks_is_python(pid);
+	double since = now(); /* a rank that progresses after this is not stalled */
 	char rootpath[64], root[64] = "";
 	int rootfd;
 
@@ -504,7 +535,7 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 	/* Every rank has its native stacks before any Python rank aborts,
 	 * which could end its peers' programs before theirs are read. */
 	if (s->ranks_dir[0])
-		barrier(s);
+		barrier(s, since);
 	if (python) {
 		/* the abort is ours, for faulthandler's dump: no core file (a
 		 * large model's would be gigabytes, in the run directory) */
@@ -528,7 +559,7 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 		close(rootfd);
 	if (s->ranks_dir[0] && lowest_with_stacks(s)) {
 		sbuf_reset(&err);
-		wait_complete(s);
+		wait_complete(s, since);
 		if (!stackfile_autopsy(s->o->run_dir, s->o->world, &text, &err)) {
 			/* The summary goes to the rank log; the stacks stay in the file. */
 			const char *blank = strstr(text.buf, "\n\n");
