@@ -265,8 +265,10 @@ cuda_build() {
 	[[ "${stderr_lines[0]}" == "hpctrain train: mlp on synthetic "*"; oneDNN "* ]]
 }
 
-@test "cnn on Fashion-MNIST reaches 90% test accuracy within 5 epochs (batch 128, SGD momentum, cosine)" {
-	spec "$W/s.yaml" cnn fashion-mnist 5 "batch_per_rank: 128" \
+# 3 epochs reach 90.97% here (88.81, 90.31, 90.97 by epoch, fixed
+# kernels); the 5 this asked before made it the suite's longest test.
+@test "cnn on Fashion-MNIST reaches 90% test accuracy within 3 epochs (batch 128, SGD momentum, cosine)" {
+	spec "$W/s.yaml" cnn fashion-mnist 3 "batch_per_rank: 128" \
 		"optimizer: {name: sgd, lr: 0.05, momentum: 0.9, schedule: cosine}" \
 		"checkpoint: {every_steps: 0, keep: 1}"
 	sed -i 's/log_every_steps: 1/log_every_steps: 200/' "$W/s.yaml"
