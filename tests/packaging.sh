@@ -59,6 +59,7 @@ check_install() {
 		usr/lib/hpctrain/bin/hpctrain-doctor usr/lib/hpctrain/bin/hpctrain-report \
 		usr/lib/hpctrain/bin/hpctrain-stage \
 		usr/share/man/man1/hpctrain.1 usr/share/man/man5/hpctrain-job.5 \
+		usr/share/man/man7/hpctrain-program.7 \
 		usr/share/hpctrain/templates/fmnist-cpu.yaml; do
 		[ -f "$root/$f" ] || { echo "packaging: install left no $root/$f" >&2; exit 1; }
 	done
