@@ -228,8 +228,10 @@ node_ns() {
 	# the doctor may have started by now, go on with /attempts/2.
 	pkill -KILL -f -- "--run $DIR( |\$)" || true
 	[ "$ended" -ne 124 ] || { echo "job did not end in 120 s"; cat "$DIR"/logs/*; false; }
+	# (once in a full run the batch log held srun's "Node failure" alone:
+	# say what Slurm made of the job, should it come back)
 	grep -q "lost node: node2 is down (Slurm: DOWN\*: Not responding)" "$DIR"/logs/batch-*.out ||
-		{ cat "$DIR"/logs/batch-*.out; false; }
+		{ cat "$DIR"/logs/batch-*.out; echo "$output"; scontrol show job "$JOB" | head -12; false; }
 	[ "$(jq -c .nodes "$DIR/lost.json")" = '["node2"]' ]
 	run -0 "$HPT" doctor --ledger --json
 	[[ "$output" == *node2* ]]
