@@ -207,7 +207,7 @@ static void binding__names_the_slot_and_both_sets(void **state)
 static void make_nodes(struct doctor_node *n, size_t count)
 {
 	for (size_t i = 0; i < count; i++) {
-		char name[16];
+		char name[32];
 
 		snprintf(name, sizeof(name), "node%zu", i + 1);
 		doctor_node_init(&n[i], name);
