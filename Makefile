@@ -39,6 +39,13 @@ VERSION     := 0.1.0$(shell git rev-parse --short=12 HEAD 2>/dev/null | sed 's/^
 # Where `make install` puts the templates; hpctrain also looks beside
 # its executable (../share/hpctrain/templates), so a moved tree works.
 TEMPLATEDIR  = $(DATADIR)/hpctrain/templates
+# Where `make install` puts the Python module (import hpctrain): a
+# directory on Debian's python3 path, /usr/lib/python3/dist-packages for
+# a package (PREFIX=/usr), /usr/local/lib/python3.X/dist-packages for a
+# local install; launch also finds it beside its executable.
+PYTHONDIR   ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/$(PYTHON_VERSION)/dist-packages)
+PYTHON_VERSION = $(shell /usr/bin/python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || echo python3)
+PYMODULE     = $(notdir $(wildcard launcher/python/hpctrain/*.py))
 
 .DEFAULT_GOAL := all
 
@@ -119,13 +126,17 @@ build/version.stamp: stamp-force
 	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
 build/paths.stamp: stamp-force
 	@mkdir -p $(@D)
-	@echo '$(TEMPLATEDIR)' | cmp -s - $@ || echo '$(TEMPLATEDIR)' >$@
+	@printf '%s\n' '$(TEMPLATEDIR)' '$(PYTHONDIR)' | cmp -s - $@ || \
+		printf '%s\n' '$(TEMPLATEDIR)' '$(PYTHONDIR)' >$@
 stamp-force:
 $(OBJ)/common/version.o $(SAN)/common/version.o: build/version.stamp
 $(OBJ)/common/version.o $(SAN)/common/version.o: HPT_CFLAGS += -DHPT_VERSION='"$(VERSION)"'
 $(OBJ)/common/spec/template_dir.o $(SAN)/common/spec/template_dir.o: build/paths.stamp
 $(OBJ)/common/spec/template_dir.o $(SAN)/common/spec/template_dir.o: \
 	HPT_CFLAGS += -DHPT_TEMPLATE_DIR='"$(TEMPLATEDIR)"'
+$(OBJ)/launcher/runs/program_module.o $(SAN)/launcher/runs/program_module.o: build/paths.stamp
+$(OBJ)/launcher/runs/program_module.o $(SAN)/launcher/runs/program_module.o: \
+	HPT_CFLAGS += -DHPT_PYTHON_DIR='"$(PYTHONDIR)"'
 
 define lib_rules
 $(call lib_of,$(1)): $(call obj,$(call lib_src,$(1)))
@@ -215,12 +226,13 @@ TEMPLATES = $(notdir $(wildcard templates/*.yaml templates/*.py))
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man7 \
-		$(DESTDIR)$(TEMPLATEDIR)
+		$(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(PYTHONDIR)/hpctrain
 	install -m 0755 $(addprefix bin/,$(PROGRAMS)) $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(addprefix man/,$(MAN1)) $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 $(addprefix man/,$(MAN5)) $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 $(addprefix man/,$(MAN7)) $(DESTDIR)$(MANDIR)/man7/
 	install -m 0644 $(addprefix templates/,$(TEMPLATES)) $(DESTDIR)$(TEMPLATEDIR)/
+	install -m 0644 $(addprefix launcher/python/hpctrain/,$(PYMODULE)) $(DESTDIR)$(PYTHONDIR)/hpctrain/
 	@# torch-ddp.yaml names its script where the default PREFIX puts it
 	sed -i 's|/usr/local/share/hpctrain/templates/|$(TEMPLATEDIR)/|' \
 		$(DESTDIR)$(TEMPLATEDIR)/torch-ddp.yaml
@@ -232,7 +244,10 @@ uninstall:
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(MAN1)) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man5/,$(MAN5)) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man7/,$(MAN7)) \
-		$(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(TEMPLATES))
+		$(addprefix $(DESTDIR)$(TEMPLATEDIR)/,$(TEMPLATES)) \
+		$(addprefix $(DESTDIR)$(PYTHONDIR)/hpctrain/,$(PYMODULE))
+	-rm -rf $(DESTDIR)$(PYTHONDIR)/hpctrain/__pycache__
+	-rmdir $(DESTDIR)$(PYTHONDIR)/hpctrain 2>/dev/null
 	-rmdir $(DESTDIR)$(TEMPLATEDIR) $(DESTDIR)$(DATADIR)/hpctrain 2>/dev/null
 
 clean:

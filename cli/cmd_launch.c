@@ -156,6 +156,7 @@ static int run(struct launch *l, char **argv)
 	in.data = &l->data_env;
 	if (l->run && l->have_job)
 		launch_attempt_env(l, &in);
+	launch_program_env(l, &in);
 	envplan_build(&in, &l->planned_env);
 	in.user = l->have_job ? &l->job.env : NULL;
 	envplan_build(&in, &l->env);

@@ -14,6 +14,7 @@
  *   RUN/end.json           how the batch script ended (its exit, a requeue)
  *   RUN/checkpoints/       the checkpoints (in a later attempt that resumes,
  *                          a link to the run's first directory's)
+ *   RUN/python/hpctrain/   the Python module the attempt was submitted with
  *   RUN/attempts/N/        attempt N > 1, laid out the same
  *
  * and a sweep's array directory holds RUNFILE_TASK_LINK: one link per
@@ -32,6 +33,7 @@
 #define RUNFILE_CHECKPOINTS "checkpoints"
 #define RUNFILE_STAGE     "stage"
 #define RUNFILE_ATTEMPTS  "attempts"
+#define RUNFILE_PYTHON    "python"
 /* The array task's link in a sweep array's directory: "%s/%lld" of the
  * directory and the task index (render_array.c's script follows it). */
 #define RUNFILE_TASK_LINK "%s/%lld"

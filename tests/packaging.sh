@@ -9,8 +9,9 @@
 #  2. a new commit, then `make`, recompiles only the object that embeds
 #     the version, and --version names the new commit (no `make clean`);
 #  3. `make install DESTDIR= PREFIX= BINDIR= DATADIR= MANDIR=` puts each
-#     file where its variable says, the installed hpctrain finds its
-#     templates, and `make uninstall` takes every file away again.
+#     file where its variable says (PYTHONDIR: the Python module), the
+#     installed hpctrain finds its templates and its module, and `make
+#     uninstall` takes every file away again.
 set -eu
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -60,7 +61,8 @@ check_install() {
 		usr/lib/hpctrain/bin/hpctrain-stage \
 		usr/share/man/man1/hpctrain.1 usr/share/man/man5/hpctrain-job.5 \
 		usr/share/man/man7/hpctrain-program.7 \
-		usr/share/hpctrain/templates/fmnist-cpu.yaml; do
+		usr/share/hpctrain/templates/fmnist-cpu.yaml \
+		usr/lib/python3/dist-packages/hpctrain/__init__.py; do
 		[ -f "$root/$f" ] || { echo "packaging: install left no $root/$f" >&2; exit 1; }
 	done
 	make --no-print-directory "$@" uninstall >/dev/null
@@ -78,5 +80,9 @@ root=$copy/root
 make --no-print-directory PREFIX="$root/usr" BINDIR="$root/usr/lib/hpctrain/bin" install >/dev/null
 HPCTRAIN_TEMPLATE_PATH='' "$root/usr/lib/hpctrain/bin/hpctrain" template list | grep -q '^fmnist-cpu ' ||
 	{ echo "packaging: the installed hpctrain does not find its templates in DATADIR" >&2; exit 1; }
+# ... and its Python module where PYTHONDIR put it, for its ranks
+pydir=$(find "$root/usr/lib" -path '*/dist-packages/hpctrain/__init__.py' | sed 's|/hpctrain/__init__.py$||')
+[ -n "$pydir" ] && "$root/usr/lib/hpctrain/bin/hpctrain" launch -- env | grep -qx "PYTHONPATH=$pydir" ||
+	{ echo "packaging: launch of the installed hpctrain does not put its Python module ($pydir) on PYTHONPATH" >&2; exit 1; }
 make --no-print-directory PREFIX="$root/usr" BINDIR="$root/usr/lib/hpctrain/bin" uninstall >/dev/null
 echo "ok: install and uninstall (DESTDIR, BINDIR, DATADIR, MANDIR)"

@@ -91,6 +91,9 @@ unit_lane() {
 			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 			run_suite "asan/${t##*/}" "$t"
 	done
+	# the Python module's suites, with the python3 that ranks run
+	# (Debian's, which has torch)
+	run_suite "unit/python" /usr/bin/python3 -B tests/python/tap.py
 	name=fuzz/spec-corpus
 	if [ -x build/fuzz/fuzz_spec ]; then
 		run_suite "$name" sh -c 'build/fuzz/fuzz_spec -runs=0 tests/fuzz/corpus >"$1" 2>&1 &&

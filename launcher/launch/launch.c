@@ -14,6 +14,7 @@
 #include "launcher/container/container_wrap.h" // defines: container_wrap_release, container_wrap_preview_release
 #include "launcher/rank/data_env.h"      // defines: data_env_plan, data_env_local_check, data_env_add
 #include "launcher/rank/envplan.h"       // defines: envplan_cvd_parse, envplan_cvd_check, envplan_narrow_request, envplan_slice_json
+#include "launcher/runs/program_module.h" // defines: program_module_path
 #include "launcher/stage/stage_cache.h"  // defines: stage_cache_hold
 #include "launcher/supervise/supervise.h" // defines: supervise_run, supervise_grace
 #include "topology/probe.h"              // defines: probe_load, probe_load_live, probe_keep_release
@@ -237,6 +238,7 @@ void launch_release(struct launch *l)
 	env_list_release(&l->data_env);
 	attempt_size_ctx_release(&l->attempt);
 	bind_result_release(&l->bound);
+	free(l->python_path);
 	/* after the program: the node's last rank unmounts the image */
 	container_wrap_release(&l->wrapped);
 	container_wrap_preview_release(&l->preview);
@@ -286,6 +288,24 @@ void launch_plan_data(struct launch *l)
 			l->ri.rank, missing.buf);
 	data_env_add(&l->data, &l->data_env);
 	sbuf_release(&missing);
+}
+
+void launch_program_env(struct launch *l, struct envplan_input *in)
+{
+	struct sbuf path = SBUF_INIT;
+	const char *inherited = getenv("PYTHONPATH");
+
+	if (l->have_job)
+		in->preempt_signal = preempt_signal_names[l->job.preempt.signal];
+	if (program_module_path(l->run, &path)) {
+		sbuf_release(&path);
+		return; /* not installed: a program that imports it says so itself */
+	}
+	if (inherited && *inherited)
+		sbuf_addf(&path, ":%s", inherited);
+	free(l->python_path);
+	l->python_path = sbuf_detach(&path, NULL);
+	in->python_path = l->python_path;
 }
 
 /* A run's attempt, for HPCTRAIN_ATTEMPT and friends; rank 0 of a real

@@ -46,6 +46,7 @@ struct launch {
 	struct bind_result bound;
 	struct container_run wrapped; /* the program in the job's container, when it has one */
 	struct container_preview preview; /* the same, as a dry run would run it */
+	char *python_path;           /* PYTHONPATH: the Python module's directory first */
 };
 
 /* The job from --spec or --run, when one is given (l->have_job); a run
@@ -64,6 +65,10 @@ void launch_plan_data(struct launch *l);
  * real launch records the size Slurm granted.  Failures are warnings. */
 struct envplan_input;
 void launch_attempt_env(struct launch *l, struct envplan_input *in);
+/* What a program learns beyond the plan (HPCTRAIN_PREEMPT_SIGNAL, and
+ * PYTHONPATH with hpctrain's Python module first) into in; in keeps
+ * pointers into l. */
+void launch_program_env(struct launch *l, struct envplan_input *in);
 /* l->env into this process's environment: 0 or HPT_EXIT_INTERNAL. */
 int launch_set_env(const struct launch *l);
 /* The rank's report (--report, --dry-run): a new reference. */

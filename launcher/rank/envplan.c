@@ -301,6 +301,10 @@ void envplan_build(const struct envplan_input *in, struct env_list *out)
 		if (in->checkpoint_dir)
 			env_list_set(out, "HPCTRAIN_CHECKPOINT_DIR", in->checkpoint_dir);
 	}
+	if (in->preempt_signal)
+		env_list_set(out, "HPCTRAIN_PREEMPT_SIGNAL", in->preempt_signal);
+	if (in->python_path)
+		env_list_set(out, "PYTHONPATH", in->python_path);
 	for (size_t i = 0; in->data && i < in->data->n; i++)
 		env_list_set(out, in->data->v[i].name, in->data->v[i].value);
 	for (size_t i = 0; in->user && i < in->user->n; i++)

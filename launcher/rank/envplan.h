@@ -22,6 +22,9 @@
  *                    the previous attempt's world size (0 on the first, or
  *                    when no earlier attempt recorded one) and the run's
  *                    checkpoint directory, shared by every attempt
+ *   HPCTRAIN_PREEMPT_SIGNAL   the spec's preempt.signal (USR2), with a spec
+ *   PYTHONPATH       hpctrain's Python module first (launcher/runs/program_module.h),
+ *                    then what the rank inherited
  *   then the spec's env:, last, so the user always wins.
  */
 #ifndef HPT_ENVPLAN_H
@@ -93,6 +96,8 @@ struct envplan_input {
 	int attempt;                  /* the run's attempt; 0: no run, none of the three */
 	long long prev_world_size;    /* HPCTRAIN_PREV_WORLD_SIZE */
 	const char *checkpoint_dir;   /* HPCTRAIN_CHECKPOINT_DIR, or NULL */
+	const char *preempt_signal;   /* HPCTRAIN_PREEMPT_SIGNAL's name, or NULL */
+	const char *python_path;      /* PYTHONPATH, whole, or NULL: left alone */
 	const struct job_env *user;   /* the spec's env:, or NULL */
 };
 

@@ -7,6 +7,7 @@
 #include "common/exitcode.h"        // defines: enum hpt_exit
 #include "common/isotime.h"         // defines: isotime_format
 #include "common/version.h"         // defines: hpt_version
+#include "launcher/runs/program_module.h" // defines: program_module_publish
 #include "launcher/runs/rundir.h"   // defines: struct rundir, rundir_write, rundir_abandon
 #include "launcher/slurm/slurm.h"   // defines: hpt_slurm_submit, hpt_slurm_cluster_name
 
@@ -89,6 +90,11 @@ int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct
 	if (rundir_write(rd, RUNFILE_SCRIPT, a->script.buf, a->script.len, err)) {
 		status = HPT_EXIT_IO;
 		goto out_abandon;
+	}
+	if (program_module_publish(rd->dir, &text)) {
+		sbuf_addf(warn, "warning: %s: import hpctrain will find only an installed copy\n",
+			  text.buf);
+		sbuf_reset(&text);
 	}
 	status = hpt_slurm_submit(&a->opts, a->script.buf, rd->dir, &res, err);
 	if (status)

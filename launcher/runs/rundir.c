@@ -6,6 +6,7 @@
 #include "common/fileio.h"      // defines: fileio_read, fileio_write_atomic, fileio_mkdirs, fileio_check_owned
 #include "common/jsonfile.h"    // defines: jsonfile_load
 #include "common/sbuf.h"        // defines: struct sbuf, xasprintf
+#include "launcher/runs/program_module.h" // defines: program_module_remove
 #include "common/spec/specfile.h" // defines: SPECFILE_RUN_SPEC
 
 #include <dirent.h>
@@ -239,6 +240,7 @@ void rundir_abandon(struct rundir *rd)
 		unlink(path);
 		free(path);
 	}
+	program_module_remove(rd->dir);
 	path = xasprintf("%s/logs", rd->dir);
 	rmdir(path);
 	free(path);

@@ -9,6 +9,7 @@
 #include "common/isotime.h"              // defines: isotime_format
 #include "common/sbuf.h"                 // defines: struct sbuf
 #include "launcher/runs/progress.h"      // defines: progress_load
+#include "launcher/runs/program_module.h" // defines: program_module_publish
 #include "launcher/runs/rundir.h"        // defines: rundir_create, rundir_write
 #include "launcher/runs/runref.h"        // defines: runref_sweep_points
 #include "launcher/runs/sweep_plan.h"    // defines: struct sweep_plan, sweep_plan_record
@@ -118,6 +119,17 @@ static void abandon_array(struct sweep_plan *pl, struct sweep_plan_array *a)
 	}
 }
 
+/* The Python module into a point's attempt, as attempt_submit does.  A
+ * copy not made costs nothing here: launch then finds the installed one
+ * (outside a container), and submit has said so for the first point. */
+static void publish_module(const char *dir)
+{
+	struct sbuf err = SBUF_INIT;
+
+	program_module_publish(dir, &err);
+	sbuf_release(&err);
+}
+
 /* The runs of array a: a new attempt of each point's run, its script. */
 static int make_runs(struct sweep_plan *pl, const struct sweep_plan_array *a, struct sbuf *err)
 {
@@ -133,6 +145,7 @@ static int make_runs(struct sweep_plan *pl, const struct sweep_plan_array *a, st
 					     pt->at.resolved.buf, pt->at.resolved.len, &pt->rd, err)) ||
 		    rundir_write(&pt->rd, RUNFILE_SCRIPT, pt->at.script.buf, pt->at.script.len, err))
 			return HPT_EXIT_IO;
+		publish_module(pt->rd.dir);
 	}
 	return 0;
 }

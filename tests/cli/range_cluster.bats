@@ -275,7 +275,7 @@ node_ns() {
 	grep -q '^torch-ddp: done, 16 steps' "$dir2"/logs/*
 	# the same program uninterrupted on one process: the same batches
 	# step by step, and the same losses up to the order of the sums
-	mkdir ref && (cd ref && RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + RANDOM % 1000)) \
+	mkdir ref && (cd ref && PYTHONPATH=$BATS_TEST_DIRNAME/../../launcher/python RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + RANDOM % 1000)) \
 		HPCTRAIN_CHECKPOINT_DIR=$PWD/ckpt timeout 120 /usr/bin/python3 "$ddp" --steps 16 \
 		--checkpoint-every 2 --micro-batch 32 >out 2>&1) || { cat ref/out; false; }
 	run -0 jq -n -r --slurpfile a "$DIR/metrics.jsonl" --slurpfile b "$dir2/metrics.jsonl" \

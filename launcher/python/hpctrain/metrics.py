@@ -1,0 +1,58 @@
+"""metrics.py - the step, epoch and summary records hpctrain reads.
+
+Rank 0 appends JSON lines to metrics.jsonl in the working directory (the
+attempt's run directory), the format hpctrain-program(7) documents, so
+status shows progress and time left, report draws the run and plan
+learns from it.  Every rank calls step(): the other ranks write nothing
+but touch the heartbeat file, which is how the supervisor sees a rank
+that prints nothing still making progress.
+"""
+import json
+import os
+import time
+
+from hpctrain.env import env
+
+
+class Metrics:
+    def __init__(self, path="metrics.jsonl", environ=None):
+        e = env(environ)
+        self.rank, self.world, self.attempt, self.heartbeat = (
+            e.rank, e.world_size, e.attempt, e.heartbeat)
+        self.file = open(path, "a", encoding="utf-8") if self.rank == 0 else None
+        self.started = time.monotonic()
+        self.samples = 0
+
+    def write(self, record):
+        if self.file:
+            self.file.write(json.dumps(record, allow_nan=False) + "\n")
+            self.file.flush()
+
+    def step(self, step, loss, step_ms, global_batch, total_steps=None, **more):
+        """Step record: samples_per_s is per rank; global_batch and
+        world_size tell plan how the work splits among ranks."""
+        self.samples += global_batch
+        rec = {"event": "step", "step": step, "loss": loss, "step_ms": step_ms,
+               "samples_per_s": global_batch / self.world / max(step_ms / 1000, 1e-9),
+               "global_batch": global_batch, "world_size": self.world, "attempt": self.attempt}
+        if total_steps is not None:
+            rec["total_steps"] = total_steps
+        rec.update(more)
+        self.write(rec)
+        if self.heartbeat:
+            with open(self.heartbeat, "a"):
+                os.utime(self.heartbeat)
+
+    def epoch(self, epoch, steps, **more):
+        self.write({"event": "epoch", "epoch": epoch, "steps": steps, **more})
+
+    def summary(self, steps, **more):
+        """The run's end: global samples per second over this attempt."""
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        self.write({"event": "summary", "steps": steps, "ranks": self.world,
+                    "global_samples_per_s": self.samples / elapsed, **more})
+
+    def close(self):
+        if self.file:
+            self.file.close()
+            self.file = None
