@@ -99,9 +99,10 @@ static int64_t recorded_ranks(const struct report_attempts *a)
 	return world > 0 ? world : 0;
 }
 
-/* Reads attempt i's metrics.jsonl onto r: a missing one is no error
- * (the attempt never trained) unless it is the last hope, which the
- * caller decides; any other failure is said and fails. */
+/* Reads at's metrics.jsonl onto r, and its end.json.  A missing file
+ * is no error here (the attempt never trained): its "cannot open"
+ * message goes to missing, for the caller to say when no attempt had
+ * one.  Any other failure (a FIFO, a read error) is said and fails. */
 static int read_attempt(struct report_attempt *at, struct report_run *r, struct sbuf *missing)
 {
 	char *path = xasprintf("%s/" RUNFILE_METRICS, at->dir);
