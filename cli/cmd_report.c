@@ -1,10 +1,12 @@
 /* cmd_report.c - `hpctrain report`: a run or a sweep in PNG charts, a text
  * summary and report.md.
- * Shell: resolves the argument (launcher/runs/runref), reads metrics.jsonl
- * (launcher/report/report_data parses it) and draws (launcher/report/chart);
+ * Shell: resolves the argument (launcher/runs/runref), reads the metrics.jsonl
+ * of every attempt of a run as one timeline (launcher/job/report_attempts;
+ * launcher/report/report_data parses it) and draws (launcher/report/chart);
  * cli/report_out writes the files, cli/report_sweep does a sweep and
  * cli/report_stage a run's staging step. */
 #include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
+#include "launcher/job/report_attempts.h"   // defines: struct report_attempts, report_attempts_*
 #include "common/say.h" // defines: say
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "launcher/job/report_stage.h"      // defines: report_stage_head, report_stage_section
@@ -14,6 +16,7 @@
 #include "common/sbuf.h"           // defines: struct sbuf, SBUF_CLIP, sbuf_add_number
 #include "launcher/report/chart.h" // defines: struct chart
 #include "launcher/report/report_data.h"  // defines: struct report_run
+#include "launcher/report/report_timeline.h" // defines: report_timeline_label, report_timeline_count
 #include "launcher/runs/runref.h"       // defines: runref_resolve
 #include "launcher/slurm/slurm.h"        // defines: hpt_slurm_init, hpt_slurm_job
 #include "launcher/shape/shape_check.h"   // defines: shape_check_format, shape_check_json
@@ -83,17 +86,36 @@ static void final_point(const struct report_run *r, struct chart *c, double v)
 	chart_add(c, "test (final)", &x, &v, 1)->points = true;
 }
 
+/* Where the run broke off and went on (requeues, attempts, resizes):
+ * a flag at each, on every chart. */
+static void mark_breaks(const struct report_run *r, struct chart *c)
+{
+	char label[64];
+
+	for (size_t i = 0; i < r->timeline.nevents; i++) {
+		report_timeline_label(&r->timeline, i, label, sizeof(label));
+		chart_flag(c, (double)r->timeline.events[i].step, label);
+	}
+}
+
+/* Epoch ends dashed, and the breaks flagged. */
 static void mark_epochs(const struct report_run *r, struct chart *c)
 {
 	for (size_t i = 0; i < r->nepochs; i++)
 		chart_mark(c, (double)r->epochs[i].step);
+	mark_breaks(r, c);
 }
 
-/* The run's ranks: the summary's, else how many rates a step carries;
- * 0 when nothing says. */
-static int64_t run_ranks(const struct report_run *r)
+/* The run's ranks: the summary's, else how many rates a step carries,
+ * else the world size a step said, else what launch recorded or the spec
+ * asked (recorded); 0 when nothing says. */
+static int64_t run_ranks(const struct report_run *r, int64_t recorded)
 {
-	return r->ranks > 0 ? r->ranks : (int64_t)report_max_ranks(r);
+	if (r->ranks > 0)
+		return r->ranks;
+	if (report_max_ranks(r))
+		return (int64_t)report_max_ranks(r);
+	return r->timeline.world_size > 0 ? r->timeline.world_size : recorded;
 }
 
 static void run_throughput(struct report_out *o, const struct report_run *r)
@@ -122,23 +144,28 @@ static void run_throughput(struct report_out *o, const struct report_run *r)
 		free(x);
 		free(y);
 	}
+	mark_breaks(r, &c);
 	report_out_emit(o, &c, "throughput", "no samples_per_s in the step records");
 }
 
 /* Why the communication chart has nothing to show, or NULL.  A lone
- * process logs comm_ms too (0, or the timer's microsecond). */
-static const char *no_comm(const struct report_run *r)
+ * process logs comm_ms too (0, or the timer's microsecond); a program
+ * of several ranks may log none: its ranks say which. */
+static const char *no_comm(const struct report_run *r, int64_t ranks)
 {
+	if (!report_has_comm(r) && ranks > 1)
+		return "the program logged no comm_ms in its step records";
 	if (!report_has_comm(r))
-		return "no comm_ms in the step records: a single-rank run";
-	if (run_ranks(r) == 1)
+		return ranks == 1 ? "no comm_ms in the step records: a single-rank run"
+				  : "no comm_ms in the step records";
+	if (ranks == 1)
 		return "a single-rank run: nothing to communicate";
 	return NULL;
 }
 
-static void run_comm_lr(struct report_out *o, const struct report_run *r)
+static void run_comm_lr(struct report_out *o, const struct report_run *r, int64_t ranks)
 {
-	const char *why = no_comm(r);
+	const char *why = no_comm(r, ranks);
 	struct chart c;
 	double *x = xcalloc(r->nsteps + 1, sizeof(double)), *y = xcalloc(r->nsteps + 1, sizeof(double));
 
@@ -162,7 +189,7 @@ static void run_comm_lr(struct report_out *o, const struct report_run *r)
 	report_out_emit(o, &c, "lr", "no lr in the step records");
 }
 
-static void run_charts(struct report_out *o, const struct report_run *r)
+static void run_charts(struct report_out *o, const struct report_run *r, int64_t ranks)
 {
 	struct chart c;
 
@@ -180,7 +207,7 @@ static void run_charts(struct report_out *o, const struct report_run *r)
 	mark_epochs(r, &c);
 	report_out_emit(o, &c, "accuracy", "no accuracy in the step records");
 	run_throughput(o, r);
-	run_comm_lr(o, r);
+	run_comm_lr(o, r, ranks);
 }
 
 /* The last step's and the summary's figures: "-" for one not logged
@@ -212,7 +239,23 @@ static void summary_figures(const struct report_run *r, struct sbuf *out)
 	sbuf_addstr(out, " samples/s per rank\n");
 }
 
-static void run_summary(const char *dir, const struct report_run *r, struct sbuf *out)
+/* "3 attempts in one timeline: 1 requeue, 1 resize", then each event
+ * and each attempt's recorded end. */
+static void timeline_summary(const struct report_run *r, const struct report_attempts *a,
+			     struct sbuf *out)
+{
+	size_t rq = report_timeline_count(&r->timeline, REPORT_EVENT_REQUEUE);
+	size_t rs = report_timeline_count(&r->timeline, REPORT_EVENT_RESIZE);
+
+	if (a->n > 1)
+		sbuf_addf(out, "  %zu attempts in one timeline: %zu requeue%s, %zu resize%s\n", a->n,
+			  rq, rq == 1 ? "" : "s", rs, rs == 1 ? "" : "s");
+	report_timeline_format(&r->timeline, out);
+	report_attempts_format(a, out);
+}
+
+static void run_summary(const char *dir, const struct report_run *r,
+			const struct report_attempts *a, struct sbuf *out)
 {
 	sbuf_addf(out, "run %s\n", dir);
 	summary_figures(r, out);
@@ -223,12 +266,13 @@ static void run_summary(const char *dir, const struct report_run *r, struct sbuf
 		sbuf_addf(out, "  restarted %zu time%s from a checkpoint: %zu step records were "
 			  "logged again and the later ones kept\n", r->restarts,
 			  r->restarts == 1 ? "" : "s", r->superseded);
+	timeline_summary(r, a, out);
 	if (r->bad_lines)
 		sbuf_addf(out, "  %zu lines of " RUNFILE_METRICS " were not records and were skipped\n",
 			  r->bad_lines);
 }
 
-static json_t *run_json(const char *dir, const struct report_run *r)
+static json_t *run_json(const char *dir, const struct report_run *r, int64_t ranks)
 {
 	const struct report_step *last = r->nsteps ? &r->steps[r->nsteps - 1] : NULL;
 
@@ -241,8 +285,8 @@ static json_t *run_json(const char *dir, const struct report_run *r)
 			 "test_accuracy", report_out_num(r->test_accuracy),
 			 "test_loss", report_out_num(r->test_loss),
 			 "mean_samples_per_s", report_out_num(r->mean_samples_per_s),
-			 "global_samples_per_s", report_out_num(report_throughput(r, run_ranks(r))),
-			 "ranks", (json_int_t)run_ranks(r),
+			 "global_samples_per_s", report_out_num(report_throughput(r, ranks)),
+			 "ranks", (json_int_t)ranks,
 			 "rank_rates", (json_int_t)report_max_ranks(r),
 			 "restarts", (json_int_t)r->restarts,
 			 "superseded_records", (json_int_t)r->superseded,
@@ -277,44 +321,50 @@ static void plan_line(const char *dir, struct sbuf *head, json_t **json)
 	sbuf_release(&err);
 }
 
-static int report_one_run(const struct runref *ref, struct report_out *o)
+/* A run: every attempt's records as one timeline, unless all is false
+ * (one attempt named). */
+static int report_one_run(const struct runref *ref, bool all, struct report_out *o)
 {
 	json_t *plan = NULL;
 	struct report_run r;
+	struct report_attempts a;
 	struct stage_summary st;
 	struct sbuf head = SBUF_INIT;
-	char *dir = o->dir ? NULL : xasprintf("%s/report", ref->rd.dir);
-	int status = report_out_load_run(ref->rd.dir, &r);
+	char *dir = o->dir ? NULL : xasprintf("%s/report", all ? ref->rd.run : ref->rd.dir);
+	int status = report_attempts_load(&ref->rd, all, &r, &a);
+	int64_t ranks = run_ranks(&r, a.ranks);
 
 	stage_summary_init(&st);
 	if (status)
 		goto out;
 	o->dir = o->dir ? o->dir : dir;
 	stage_summary_load(ref->rd.dir, &st);
-	run_summary(ref->rd.dir, &r, &head);
+	run_summary(all ? ref->rd.run : ref->rd.dir, &r, &a, &head);
 	plan_line(ref->rd.dir, &head, &plan);
 	report_stage_head(&st, &r, &head);
 	if (!o->json)
 		fputs(head.buf, stdout);
 	status = report_out_make_dir(o);
 	if (!status) {
-		run_charts(o, &r);
+		run_charts(o, &r, ranks);
 		report_stage_section(o, &st);
 		status = report_out_write_md(o, head.buf);
 		status = o->status ? o->status : status;
 		if (o->json) {
-			json_t *doc = run_json(ref->rd.dir, &r);
+			json_t *doc = run_json(all ? ref->rd.run : ref->rd.dir, &r, ranks);
 			int rc;
 
 			report_stage_json(doc, &st, &r);
+			report_attempts_json(doc, &a, &r);
 			json_object_set(doc, "plan", plan);
 			rc = report_out_print_json(o, doc);
 
 			status = status ? status : rc;
 		}
 	}
-	report_run_release(&r);
 out:
+	report_run_release(&r);
+	report_attempts_release(&a);
 	json_decref(plan);
 	stage_summary_release(&st);
 	free(dir);
@@ -384,7 +434,7 @@ int cmd_report(int argc, char **argv)
 	else if (ref.kind == RUNREF_SWEEP)
 		status = report_sweep(ref.sweep, &o);
 	else
-		status = report_one_run(&ref, &o);
+		status = report_one_run(&ref, !report_attempts_named(argv[optind], &ref.rd), &o);
 	runref_release(&ref);
 	sbuf_release(&err);
 	report_out_release(&o);

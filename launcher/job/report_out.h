@@ -41,6 +41,9 @@ void report_out_skip(struct report_out *o, const char *name, const char *title,
  * removed as report_out_skip does, and nothing is said. */
 void report_out_forget(struct report_out *o, const char *name);
 
+/* Reads DIR/metrics.jsonl onto what r holds (report_read_more).  0, or
+ * -1 with err ("cannot open DIR/metrics.jsonl: ..."). */
+int report_out_read(const char *dir, struct report_run *r, struct sbuf *err);
 /* Reads DIR/metrics.jsonl into r.  0, or HPT_EXIT_NO_INPUT after saying
  * which file could not be read. */
 int report_out_load_run(const char *dir, struct report_run *r);

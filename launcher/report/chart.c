@@ -49,6 +49,9 @@ void chart_release(struct chart *c)
 	}
 	free(c->series);
 	free(c->marks);
+	for (size_t i = 0; i < c->nflags; i++)
+		free(c->flags[i].label);
+	free(c->flags);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -75,6 +78,13 @@ void chart_mark(struct chart *c, double x)
 {
 	c->marks = xrealloc(c->marks, (c->nmarks + 1) * sizeof(double));
 	c->marks[c->nmarks++] = x;
+}
+
+void chart_flag(struct chart *c, double x, const char *label)
+{
+	c->flags = xrealloc(c->flags, (c->nflags + 1) * sizeof(*c->flags));
+	c->flags[c->nflags].x = x;
+	c->flags[c->nflags++].label = xstrdup(label);
 }
 
 bool chart_has_data(const struct chart *c)
@@ -292,6 +302,33 @@ static void draw_marks(const struct chart *c, cairo_t *cr)
 	cairo_set_dash(cr, NULL, 0, 0);
 }
 
+/* Each flag a solid dark red line with its label at the top, inside the
+ * plot area; labels of flags close together step down a line each (up
+ * to three) so they do not overprint. */
+static void draw_flags(const struct chart *c, cairo_t *cr)
+{
+	double l, t, r, b, last = -1e9;
+	int row = 0;
+
+	chart_area(c, &l, &t, &r, &b);
+	cairo_set_font_size(cr, 11);
+	for (size_t i = 0; i < c->nflags; i++) {
+		double x = chart_map_x(c, c->flags[i].x);
+
+		if (x < l || x > r)
+			continue;
+		row = x - last < 90 ? (row + 1) % 3 : 0;
+		last = x;
+		cairo_set_source_rgb(cr, 0.7, 0.1, 0.1);
+		cairo_move_to(cr, x, t);
+		cairo_line_to(cr, x, b);
+		cairo_stroke(cr);
+		/* past the middle, the label goes left of its line */
+		text_at(cr, c->flags[i].label, x > (l + r) / 2 ? x - 3 : x + 3, t + 8 + 13 * row,
+			x > (l + r) / 2 ? 1 : 0, 0.5);
+	}
+}
+
 /* A bar from the axis's foot (or 0, when the axis spans it) to each
  * point, 0.6 of the spacing of whole x values wide, at most 80 pixels:
  * values of separate things (nodes), which a line would join. */
@@ -458,6 +495,7 @@ int chart_write_png(struct chart *c, const char *path, struct sbuf *err)
 	cairo_set_line_width(cr, 1);
 	draw_axes(c, cr);
 	draw_marks(c, cr);
+	draw_flags(c, cr);
 	cairo_save(cr);
 	{
 		double l, t, r, b;

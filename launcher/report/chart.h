@@ -1,7 +1,8 @@
 /* chart.h - line, point and bar charts as PNG files, drawn with cairo.
  *
- * A chart is series of (x, y) points, optional vertical markers (epochs)
- * and labels.  chart_fit (pure) picks the axes' ranges and "nice" ticks;
+ * A chart is series of (x, y) points, optional vertical markers (epochs),
+ * labelled vertical flags (a run's requeues, attempts, resizes) and
+ * labels.  chart_fit (pure) picks the axes' ranges and "nice" ticks;
  * chart_map_x/y (pure) give the pixel of a value, so a test can find a
  * curve in the picture; chart_write_png draws with cairo's paths and
  * text (nothing is drawn pixel by pixel) and writes the file.
@@ -25,6 +26,12 @@ struct chart_series {
 	bool bars;          /* a bar to each point instead of a line (one per node) */
 };
 
+/* A vertical line at x with a short label at its top. */
+struct chart_flag {
+	double x;
+	char *label; /* owned */
+};
+
 struct chart {
 	const char *title, *xlabel, *ylabel;
 	int width, height;  /* pixels */
@@ -32,6 +39,8 @@ struct chart {
 	size_t nseries;
 	double *marks;      /* owned: x of vertical markers (epoch ends) */
 	size_t nmarks;
+	struct chart_flag *flags; /* owned: solid, labelled, drawn over the marks */
+	size_t nflags;
 	const char *const *xnames; /* categorical x: the name of x = 0, 1, ... */
 	size_t nxnames;
 	bool y_from_zero;
@@ -49,6 +58,9 @@ void chart_release(struct chart *c);
 struct chart_series *chart_add(struct chart *c, const char *label, const double *x,
 			       const double *y, size_t n);
 void chart_mark(struct chart *c, double x);
+/* A labelled vertical line at x (copies label): where a run broke off
+ * and went on, which a dashed epoch mark must not be mistaken for. */
+void chart_flag(struct chart *c, double x, const char *label);
 /* Whether any series has a finite point. */
 bool chart_has_data(const struct chart *c);
 

@@ -1,6 +1,7 @@
 /* report_data.c - parse metrics.jsonl into series (see report_data.h).
  * Core: no I/O but report_read's, from a stream its caller opened. */
 #include "launcher/report/report_data.h" // defines: report_parse, struct report_run
+#include "launcher/report/report_timeline.h" // defines: report_timeline_step
 #include "common/metrics_line.h"         // defines: metrics_line_load
 #include "common/sbuf.h"          // defines: struct sbuf, x* allocators
 
@@ -24,15 +25,43 @@ static void step_release(struct report_step *s)
 	s->nranks = 0;
 }
 
-/* The slot for step.  A step at or before the last one means the run
- * restarted from a checkpoint (a requeue appends to the file): what the
- * killed run logged from there on is superseded, so it is dropped, and
- * the series stays in step order whatever the two runs logged. */
-static struct report_step *step_slot(struct report_run *r, int64_t step)
+/* What the record says of where it ran (report_timeline.h): its
+ * world_size, else how many ranks' rates it carries. */
+static void step_origin(json_t *o, struct report_step_origin *w)
 {
-	if (r->nsteps && r->steps[r->nsteps - 1].step >= step)
-		r->restarts++;
-	while (r->nsteps && r->steps[r->nsteps - 1].step >= step) {
+	json_t *a = json_object_get(o, "attempt"), *rs = json_object_get(o, "restart");
+	json_t *ws = json_object_get(o, "world_size");
+	json_t *rates = json_object_get(o, "rank_samples_per_s");
+
+	w->step = json_integer_value(json_object_get(o, "step"));
+	w->attempt = json_is_integer(a) && json_integer_value(a) > 0 ? json_integer_value(a) : 0;
+	w->restart = json_is_integer(rs) && json_integer_value(rs) >= 0 ? json_integer_value(rs) : -1;
+	w->world_size = json_is_integer(ws) && json_integer_value(ws) > 0 ? json_integer_value(ws)
+		      : json_is_array(rates) ? (int64_t)json_array_size(rates) : 0;
+}
+
+/* The slot for a step record o.  A step at or before the last one means
+ * the run went on from a checkpoint (a requeue appends to the file, a
+ * later attempt's file follows): what was logged from there on is
+ * superseded, so it is dropped, and the series stays in step order
+ * whatever the two logged.  A new attempt's records replace the
+ * earlier attempt's summary: the run trained again after it. */
+static struct report_step *step_slot(struct report_run *r, json_t *o)
+{
+	struct report_step_origin w;
+	unsigned kinds;
+
+	step_origin(o, &w);
+	kinds = report_timeline_step(&r->timeline, &w,
+				     r->nsteps && r->steps[r->nsteps - 1].step >= w.step);
+	r->restarts += !!(kinds & (1u << REPORT_EVENT_REQUEUE));
+	if (kinds & (1u << REPORT_EVENT_ATTEMPT) && r->summary) {
+		r->summary = false;
+		r->test_accuracy = r->test_loss = NAN;
+		r->mean_samples_per_s = r->global_samples_per_s = NAN;
+		r->ranks = 0;
+	}
+	while (r->nsteps && r->steps[r->nsteps - 1].step >= w.step) {
 		step_release(&r->steps[--r->nsteps]);
 		r->superseded++;
 	}
@@ -43,7 +72,7 @@ static struct report_step *step_slot(struct report_run *r, int64_t step)
 static void take_step(struct report_run *r, json_t *o)
 {
 	json_t *rates = json_object_get(o, "rank_samples_per_s");
-	struct report_step *s = step_slot(r, json_integer_value(json_object_get(o, "step")));
+	struct report_step *s = step_slot(r, o);
 
 	s->step = json_integer_value(json_object_get(o, "step"));
 	s->epoch = json_integer_value(json_object_get(o, "epoch"));
@@ -120,6 +149,12 @@ void report_run_init(struct report_run *r)
 	memset(r, 0, sizeof(*r));
 	r->test_accuracy = r->test_loss = NAN;
 	r->mean_samples_per_s = r->global_samples_per_s = NAN;
+	report_timeline_init(&r->timeline);
+}
+
+void report_run_attempt(struct report_run *r, int64_t attempt)
+{
+	report_timeline_attempt(&r->timeline, attempt);
 }
 
 void report_add_line(struct report_run *r, const char *line, size_t n)
@@ -164,12 +199,17 @@ static const char *take_bytes(struct sbuf *line, bool *too_long, const char *p, 
 
 int report_read(FILE *fp, struct report_run *out)
 {
+	report_run_init(out);
+	return report_read_more(fp, out);
+}
+
+int report_read_more(FILE *fp, struct report_run *out)
+{
 	struct sbuf line = SBUF_INIT;
 	bool too_long = false;
 	char chunk[65536];
 	size_t got;
 
-	report_run_init(out);
 	while ((got = fread(chunk, 1, sizeof(chunk), fp)) > 0) {
 		for (const char *p = chunk, *end = chunk + got; p < end;) {
 			p = take_bytes(&line, &too_long, p, end);
@@ -196,6 +236,7 @@ void report_run_release(struct report_run *r)
 		step_release(&r->steps[i]);
 	free(r->steps);
 	free(r->epochs);
+	report_timeline_release(&r->timeline);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -9,11 +9,15 @@
  * step wins and the steps stay in order.  Lines that are not JSON
  * objects (a torn last line of a killed run) are counted and skipped; a
  * record glued onto a torn line (the resumed run's first) is kept.
+ * A run's attempts are read into one report_run, one file after the
+ * other (report_run_attempt, report_read_more): its timeline says where
+ * each went on, and where Slurm requeued it or its size changed.
  */
 #ifndef HPT_REPORT_DATA_H
 #define HPT_REPORT_DATA_H
 
 #include "common/data_read.h" // defines: struct data_read
+#include "launcher/report/report_timeline.h" // defines: struct report_timeline
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,9 +47,11 @@ struct report_run {
 	double test_accuracy, test_loss, mean_samples_per_s, global_samples_per_s;
 	int64_t ranks;         /* the summary's ranks (0: not said) */
 	size_t bad_lines;      /* lines that are not JSON objects, skipped */
-	size_t restarts;       /* times the steps went back (a resume) */
+	size_t restarts;       /* requeues: times the steps went back (a resume)
+				* or the restart changed within an attempt */
 	size_t superseded;     /* step records a restart replaced */
 	struct data_read data; /* the trainer's last "data" record (how fast it read) */
+	struct report_timeline timeline; /* requeues, attempts, resizes */
 };
 
 /* Parses text (len bytes) into *out.  Always succeeds. */
@@ -64,6 +70,13 @@ void report_add_line(struct report_run *r, const char *line, size_t n);
  * reading failed (ferror; errno says why); *out holds what was read. */
 #define REPORT_LINE_MAX (64u << 20)
 int report_read(FILE *fp, struct report_run *out);
+/* The same, onto what *out holds already (report_run_init first): the
+ * next attempt's file, after report_run_attempt. */
+int report_read_more(FILE *fp, struct report_run *out);
+/* The records that follow are attempt's (1 is the run's own directory):
+ * the first step of each attempt after one that logged is an attempt
+ * event, and its steps going back are not a requeue. */
+void report_run_attempt(struct report_run *r, int64_t attempt);
 void report_run_release(struct report_run *r);
 
 /* Whether any step has that field (comm_ms, rank rates). */

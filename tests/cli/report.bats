@@ -247,3 +247,98 @@ EOF
 	[ ! -e "$W/run/report/stage.png" ]
 	! grep -q Staging "$W/run/report/report.md"
 }
+
+# A run of two attempts, built by hand: DIR.  Attempt 1 (4 ranks) was
+# requeued at step 60 and went on from 50, then lost a node after 130;
+# attempt 2 went on from the checkpoint at 110 on 2 ranks and finished.
+# Each attempt recorded its end (end.json), as the batch script does.
+attempts_run() {
+	mkdir -p "$1/attempts/2"
+	printf 'version: 1\nname: tl\ncommand: [/bin/true]\nresources: {nodes: 2, ranks_per_node: 2}\n' \
+		>"$1/resolved.yaml"
+	cp "$1/resolved.yaml" "$1/attempts/2/"
+	cat >"$1/metrics.jsonl" <<'EOF'
+{"event":"step","step":10,"loss":2.0,"world_size":4,"restart":0}
+{"event":"step","step":50,"loss":1.6,"world_size":4,"restart":0}
+{"event":"step","step":60,"loss":1.5,"world_size":4,"restart":0}
+{"event":"step","step":50,"loss":1.55,"world_size":4,"restart":1}
+{"event":"step","step":130,"loss":1.0,"world_size":4,"restart":1}
+EOF
+	echo '{"exit_status": 1, "requeued": false, "job_id": 1001, "restart": 1}' >"$1/end.json"
+	cat >"$1/attempts/2/metrics.jsonl" <<'EOF'
+{"event":"step","step":110,"loss":1.1,"world_size":2,"attempt":2}
+{"event":"step","step":200,"loss":0.5,"world_size":2,"attempt":2}
+{"event":"summary","steps":200,"test_accuracy":0.9,"test_loss":0.4}
+EOF
+	echo '{"exit_status": 0, "requeued": false, "job_id": 1002, "restart": 0}' >"$1/attempts/2/end.json"
+}
+
+@test "report of a run covers every attempt: one timeline, its requeue, attempt and resize said, and each attempt's recorded end" {
+	attempts_run "$W/r"
+	run -0 "$HPT" report "$W/r"
+	[ "${lines[0]}" = "run $W/r" ]
+	# attempt 1's first step is there: the timeline starts at 10, not 110
+	[ "${lines[1]}" = "  4 logged steps, last step 200: loss 0.5000, - samples/s per rank" ]
+	[ "${lines[3]}" = "  restarted 1 time from a checkpoint: 3 step records were logged again and the later ones kept" ]
+	[ "${lines[4]}" = "  2 attempts in one timeline: 1 requeue, 1 resize" ]
+	[ "${lines[5]}" = "  requeued at step 50 (attempt 1), 4 ranks" ]
+	[ "${lines[6]}" = "  attempt 2 went on at step 110, 2 ranks" ]
+	[ "${lines[7]}" = "  resized from 4 to 2 ranks at step 110 (attempt 2)" ]
+	[ "${lines[8]}" = "  attempt 1 (job 1001): failed, exit 1, after 1 requeue (from the run's record)" ]
+	[ "${lines[9]}" = "  attempt 2 (job 1002): completed, exit 0 (from the run's record)" ]
+	[ "$(png_size "$W/r/report/loss.png")" = 960x540 ]
+	grep -qx '  attempt 2 went on at step 110, 2 ranks' "$W/r/report/report.md"
+	run -0 --separate-stderr "$HPT" report --json "$W/r"
+	[ "$(jq -r '[.run, .attempts, .restarts, .resizes, .logged_steps, .output] | @tsv' <<<"$output")" = \
+	  "$(printf '%s\t2\t1\t1\t4\t%s' "$W/r" "$W/r/report")" ]
+	[ "$(jq -c '.events' <<<"$output")" = \
+	  '[{"step":50,"kind":"requeue","attempt":1,"world_size":4},{"step":110,"kind":"attempt","attempt":2,"world_size":2},{"step":110,"kind":"resize","attempt":2,"world_size":2,"from_world_size":4}]' ]
+	[ "$(jq -r '.attempt_ends[] | [.attempt, .end.job_id, .end.exit_status, .end.requeued, .end.state, .end.source] | @tsv' <<<"$output")" = \
+	  "$(printf '1\t1001\t1\tfalse\tfailed\trun record\n2\t1002\t0\tfalse\tcompleted\trun record')" ]
+}
+
+@test "report of one attempt's directory reports that attempt alone; a name covers them all" {
+	attempts_run "$W/runs/tl/0123456789ab"
+	run -0 "$HPT" report "$W/runs/tl/0123456789ab/attempts/2"
+	[ "${lines[0]}" = "run $W/runs/tl/0123456789ab/attempts/2" ]
+	[ "${lines[1]}" = "  2 logged steps, last step 200: loss 0.5000, - samples/s per rank" ]
+	[ "${lines[3]}" = "  attempt 2 (job 1002): completed, exit 0 (from the run's record)" ]
+	[[ "$output" != *"went on"* && "$output" != *requeue* ]]
+	[ -s "$W/runs/tl/0123456789ab/attempts/2/report/loss.png" ]
+	run -0 --separate-stderr "$HPT" report --json "$W/runs/tl/0123456789ab/attempts/2"
+	[ "$(jq -r '[.attempts, .restarts, .resizes, (.events | length)] | @tsv' <<<"$output")" = "$(printf '1\t0\t0\t0')" ]
+	cd "$W"
+	run -0 --separate-stderr "$HPT" report --json tl
+	[ "$(jq -r '[.run, .attempts, .logged_steps, (.events | length)] | @tsv' <<<"$output")" = \
+	  "$(printf '%s\t2\t4\t3' "$W/runs/tl/0123456789ab")" ]
+}
+
+@test "report of a run whose later attempt never trained says so, and fails only when no attempt has metrics" {
+	attempts_run "$W/r"
+	mkdir "$W/r/attempts/3"
+	cp "$W/r/resolved.yaml" "$W/r/attempts/3/"
+	run -0 "$HPT" report "$W/r"
+	[ "${lines[4]}" = "  3 attempts in one timeline: 1 requeue, 1 resize" ]
+	[[ "$output" == *$'\n'"  attempt 3: no recorded end, no metrics (it never trained)"$'\n'* ]]
+	rm "$W/r/metrics.jsonl" "$W/r/attempts/2/metrics.jsonl"
+	run -4 --separate-stderr "$HPT" report "$W/r"
+	[ "$stderr" = "hpctrain report: cannot open $W/r/attempts/3/metrics.jsonl: No such file or directory" ]
+	# a FIFO in an attempt fails the report, as it does alone
+	mkfifo "$W/r/attempts/2/metrics.jsonl"
+	run -4 --separate-stderr timeout 60 "$HPT" report "$W/r"
+	[[ "$stderr" == "hpctrain report: cannot read $W/r/attempts/2/metrics.jsonl: "* ]]
+}
+
+@test "report of a run of several ranks whose program logs no comm_ms says so, not that it ran one rank" {
+	mkdir "$W/u"
+	printf 'version: 1\nname: u\ncommand: [/bin/true]\nresources: {nodes: 2, ranks_per_node: 2}\n' >"$W/u/resolved.yaml"
+	printf '{"event":"step","step":%d,"loss":1,"samples_per_s":10,"step_ms":5}\n' 1 2 3 >"$W/u/metrics.jsonl"
+	run -0 "$HPT" report "$W/u"
+	[[ "$output" == *$'\n'"  comm.png: not drawn: the program logged no comm_ms in its step records"$'\n'* ]]
+	run -0 --separate-stderr "$HPT" report --json "$W/u"
+	[ "$(jq -r '.ranks' <<<"$output")" = 4 ]
+	# one rank: as before
+	printf 'version: 1\nname: u\ncommand: [/bin/true]\n' >"$W/u/resolved.yaml"
+	run -0 "$HPT" report "$W/u"
+	[[ "$output" == *$'\n'"  comm.png: not drawn: no comm_ms in the step records: a single-rank run"$'\n'* ]]
+}

@@ -3,7 +3,7 @@
  * the required fields, a resumed run of the trainer, a stream read in
  * pieces, a line too long), ticks (a range beyond DBL_MAX too), the legend's
  * place, and a chart decoded with libpng to find its curve where the data
- * puts it. */
+ * puts it, and a flag's line at its step. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -370,6 +370,44 @@ static void report__draws_the_curve_where_the_data_says(void **state)
 	sbuf_release(&err);
 }
 
+/* A flag (a run's requeue, say): a solid red line down the whole plot
+ * at its x, and nothing of its red beside it. */
+static void report__draws_a_flag_as_a_red_line_at_its_step(void **state)
+{
+	static const unsigned char red[3] = { 179, 26, 26 };
+	char dir[] = "/tmp/test_report.XXXXXX", path[64];
+	double x[] = { 0, 100 }, y[] = { 1, 1 };
+	struct sbuf err = SBUF_INIT;
+	struct chart c;
+	struct image im;
+	double l, t, r, b;
+	int col, hits = 0, beside = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/loss.png", dir);
+	chart_init(&c, "loss", "step", "loss", 640, 360);
+	chart_add(&c, "training", x, y, 2);
+	chart_flag(&c, 30, "requeue");
+	assert_int_equal(chart_write_png(&c, path, &err), 0);
+	decode(path, &im);
+	chart_area(&c, &l, &t, &r, &b);
+	col = (int)lround(chart_map_x(&c, 30));
+	/* below the labels, down to the axis (the curve crosses at y = 1) */
+	for (int row = (int)t + 50; row < (int)b - 2; row++) {
+		hits += near(im.px + 3 * ((size_t)row * im.png.width + (size_t)col), red) ||
+			near(im.px + 3 * ((size_t)row * im.png.width + (size_t)col - 1), red);
+		beside += near(im.px + 3 * ((size_t)row * im.png.width + (size_t)col - 20), red);
+	}
+	assert_true(hits > (int)(b - t) - 60);
+	assert_int_equal(beside, 0);
+	free(im.px);
+	chart_release(&c);
+	unlink(path);
+	rmdir(dir);
+	sbuf_release(&err);
+}
+
 /* Bars (a node's stage time each): filled from 0 to the value at each
  * named x, nothing between two nodes, nothing above a bar. */
 static void report__draws_a_bar_per_named_node_up_to_its_value(void **state)
@@ -541,6 +579,7 @@ int main(void)
 		cmocka_unit_test(report__ranks_get_whole_ticks),
 		cmocka_unit_test(report__the_legend_goes_where_the_curves_are_not),
 		cmocka_unit_test(report__draws_the_curve_where_the_data_says),
+		cmocka_unit_test(report__draws_a_flag_as_a_red_line_at_its_step),
 		cmocka_unit_test(report__draws_a_bar_per_named_node_up_to_its_value),
 		cmocka_unit_test(report__a_range_beyond_the_largest_double_is_still_drawn),
 		cmocka_unit_test(report__says_why_a_file_cannot_be_written),
