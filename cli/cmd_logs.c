@@ -10,6 +10,7 @@
 #include "common/sbuf.h"        // defines: struct sbuf, SBUF_CLIP, sbuf_add_printable
 #include "launcher/runs/rundir.h" // defines: rundir_job_id
 #include "launcher/runs/runref.h" // defines: runref_resolve, runref_sweep_points
+#include "launcher/runs/attempt_end.h" // defines: attempt_end_job
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job
 
 #include <dirent.h>
@@ -251,6 +252,14 @@ static int follow(const struct runref *ref, long want)
 		status = ref->task >= 0
 				 ? hpt_slurm_array_task((uint32_t)ref->job_id, ref->task, &j, &err)
 				 : hpt_slurm_job((uint32_t)ref->job_id, &j, &err);
+		/* a controller that forgot the job (MinJobAge, no
+		 * accounting): the run's own record is all there will be */
+		if (status && !attempt_end_job(rd->dir, ref->job_id, &j)) {
+			say("job %lu: Slurm has no record of it; %s, exit %d (from the run's record)",
+			    ref->job_id, j.state, j.exit_code);
+			status = 0;
+			j.finished = true;
+		}
 		if (!status) {
 			ended = j.finished;
 			hpt_slurm_job_release(&j);

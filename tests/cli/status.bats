@@ -78,7 +78,7 @@ SPEC
 	[ "$stderr" = "hpctrain status: cannot load job 999999: Invalid job id specified" ]
 }
 
-@test "status of a run Slurm has forgotten tells its result from the run's own record" {
+@test "status and logs --follow of a run Slurm has forgotten tell its result from the run's own record" {
 	need_slurm
 	write_spec job.yaml forgotten 1 1 '[sh, -c, "exit 3"]'
 	submit_json job.yaml
@@ -94,6 +94,9 @@ SPEC
 		.reason == "from the run'"'"'s record" and .finished' <<<"$output"
 	run -1 "$HPT" status --wait "$DIR"
 	[[ "$output" == *"FAILED(from the run's record)"* ]]
+	# logs --follow ends there too, and says why
+	run -0 --separate-stderr timeout 30 "$HPT" logs --follow "$DIR"
+	[[ "$stderr" == *"job 999999: Slurm has no record of it; FAILED, exit 3 (from the run's record)"* ]]
 	# without the record: what Slurm says, and why
 	rm "$DIR/end.json"
 	run -4 --separate-stderr "$HPT" status "$DIR"
