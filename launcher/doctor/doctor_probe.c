@@ -208,6 +208,12 @@ int doctor_munge_decode(const char *socket, const char *cred, struct sbuf *err)
 		return -1;
 	}
 	e = munge_decode(cred, ctx, &data, &len, NULL, NULL);
+	/* munged checks for a replay after the credential's MAC and time
+	 * have passed: a replayed one was made with the same key, which is
+	 * all this check asks.  Nodes that share one munged (several per
+	 * host, as in a test cluster) each decode the same credential. */
+	if (e == EMUNGE_CRED_REPLAYED)
+		e = EMUNGE_SUCCESS;
 	if (e != EMUNGE_SUCCESS)
 		sbuf_addf(err, "%s", munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e));
 	free(data);
