@@ -15,6 +15,7 @@
 #include "common/spec/specfile.h" // defines: specfile_load, struct specfile_overrides
 #include "launcher/job/plan_shapes.h"  // defines: struct plan_shapes_request, struct plan_shapes_result, plan_shapes_weigh
 #include "launcher/job/plan_calibrate.h" // defines: struct plan_calibration, plan_calibrate
+#include "launcher/shape/shape_batch.h"   // defines: shape_batch_describe
 #include "launcher/shape/shape_check.h"   // defines: struct shape_check, shape_check_summarize
 #include "launcher/shape/shape_history.h" // defines: shape_history_planned
 #include "launcher/shape/shape_pick.h" // defines: struct shape_candidate, shape_parse_list
@@ -157,9 +158,12 @@ static void duration_text(double s, char *buf, size_t len)
 	snprintf(buf, len, "%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
 }
 
-static void print_fit(const struct job *job, const struct shape_work *w, const struct shape_fit *f,
-		      const struct shape_history *h)
+static void print_fit(const struct job *job, const struct plan_shapes_result *p)
 {
+	const struct shape_work *w = &p->w;
+	const struct shape_fit *f = &p->f;
+	struct sbuf batch = SBUF_INIT;
+
 	printf("plan for %s: ", job->name);
 	if (w->fixed_steps)
 		printf("%lld steps at any shape (the most its past runs logged)\n",
@@ -171,15 +175,24 @@ static void print_fit(const struct job *job, const struct shape_work *w, const s
 		printf("%lld epochs of %.0f samples", (long long)w->epochs, w->samples_per_epoch);
 	if (!w->fixed_steps)
 		printf(", %lld samples per rank a step\n", (long long)w->batch_per_rank);
+	if (job->command.n) {
+		shape_batch_describe(&p->b, &batch);
+		printf("program: %s\n", batch.buf);
+		sbuf_release(&batch);
+	}
 	/* a term no run measured borrows the other's (shape_model.h) */
 	double node = f->node_known ? f->node_s : f->net_known ? f->net_s : 0;
 	double net = f->net_known ? f->net_s : f->node_known ? f->node_s : 0;
 
-	printf("model: a step takes %.2f ms of compute + %.2f ms x 2(R-1)/R within a node of R "
-	       "ranks%s + %.2f ms x 2(N-1)/N between N nodes%s", f->compute_s * 1e3, node * 1e3,
-	       f->node_known ? "" : " (assumed)", net * 1e3, f->net_known ? "" : " (assumed)");
+	if (f->together)
+		node = f->node_s, net = f->net_s;
+	printf("model: a step takes %.2f ms of compute%s + %.2f ms x 2(R-1)/R within a node of R "
+	       "ranks%s + %.2f ms x 2(N-1)/N between N nodes%s", f->compute_s * 1e3,
+	       f->global_batch > 0 ? " / (N x R)" : "", node * 1e3,
+	       f->together ? "" : f->node_known ? "" : " (assumed)", net * 1e3,
+	       f->together ? " (half each: measured together)" : f->net_known ? "" : " (assumed)");
 	printf(", +-%.0f%% (fitted to %u run%s: %s)\n", f->rel_err * 100, f->runs,
-	       f->runs == 1 ? "" : "s", h->shapes.buf);
+	       f->runs == 1 ? "" : "s", p->h.shapes.buf);
 	if (f->rel_err > 0.5)
 		printf("warning: the model fits these runs poorly (+-%.0f%%): their steps vary "
 		       "more than the shape explains; run each shape you mean to use\n",
@@ -217,7 +230,7 @@ static int decide(const struct plan_args *a, const struct job *job, const struct
 	if (a->json) {
 		json_print(plan_shapes_json(p, a->deadline));
 	} else {
-		print_fit(job, &p->w, &p->f, &p->h);
+		print_fit(job, p);
 		print_table(p->v, p->n, p->pick, now);
 	}
 	if (!p->runnable) {
