@@ -135,6 +135,12 @@ static int model_of(const struct job *job, struct shape_history *h,
 		sbuf_release(&err);
 		return HPT_EXIT_NO_INPUT;
 	}
+	for (const char *l = h->unread.buf; h->nunread && *l;) {
+		size_t len = strcspn(l, "\n");
+
+		say("skipped a past run: %.*s", (int)len, l);
+		l += len + (l[len] == '\n');
+	}
 	w->spec_ranks = (unsigned)(job->resources.nodes * job->resources.ranks_per_node);
 	if (job->command.n) {
 		/* train is the bundled trainer's: a user's program is known
