@@ -320,6 +320,27 @@ user_steps() {
 	[[ "$output" == *"(fitted to 1 run: 1x1 (1 run))"* ]]
 }
 
+@test "plan --history takes a forgotten job's end from the run's end.json, marked as from the record" {
+	need_slurm
+	local dir
+	user_spec
+	# a planned run whose job the controller no longer knows, and one
+	# with no record of its end
+	dir=$(user_run 2 2)
+	echo '{"job_id": 999991, "plan": {"nodes": 2, "ranks_per_node": 2, "start": 1, "run_s": 60, "rel_err": 0.05}}' >"$dir/submit.json"
+	echo '{"exit_status": 0, "requeued": false, "job_id": 999991, "restart": 0}' >"$dir/end.json"
+	mkdir -p "$dir/attempts/2"
+	echo '{"job_id": 999992, "plan": {"nodes": 1, "ranks_per_node": 2, "start": 1, "run_s": 60, "rel_err": 0.05}}' >"$dir/attempts/2/submit.json"
+	run --separate-stderr "$HPT" plan --history job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	echo "$output"
+	[[ "$output" == *"$dir (job 999991): plan: 2x2, start predicted "*"; ended COMPLETED (exit 0), from the record: Slurm forgot the job"* ]]
+	[[ "$output" == *"$dir/attempts/2 (job 999992): plan: 1x2, start predicted "*"; forgotten by Slurm, with no record of its end"* ]]
+	[[ "${lines[-1]}" == "2 planned runs: 0 started"*"; 2 forgotten by Slurm" ]]
+	run --separate-stderr "$HPT" plan --history --json job.yaml
+	jq -e '.forgotten == 2 and ([.runs[] | select(.job_id == 999991) | .result] == [{"state": "COMPLETED", "exit_code": 0, "from_record": true}]) and ([.runs[] | select(.job_id == 999992) | .result] == [null])' <<<"$output"
+}
+
 @test "plan refuses bad flags with status 2, naming them" {
 	cd "$BATS_TEST_TMPDIR"
 	spec 600
