@@ -185,7 +185,7 @@ def main():
         ms = (time.time() - t0) * 1000
         metrics.log(event="step", step=step, total_steps=a.steps, epoch=epoch, loss=step_loss.item(),
                     lr=a.lr, step_ms=ms, samples_per_s=a.global_batch / max(ms / 1000, 1e-9),
-                    attempt=attempt, world_size=world,
+                    attempt=attempt, world_size=world, global_batch=a.global_batch,
                     batch_hash=hashlib.sha256(batch.numpy().tobytes()).hexdigest()[:16])
         if step % per_epoch == 0:
             metrics.log(event="epoch", epoch=epoch + 1, steps=step, train_loss=loss_sum / per_epoch)
