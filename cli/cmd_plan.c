@@ -15,6 +15,8 @@
 #include "common/spec/specfile.h" // defines: specfile_load, struct specfile_overrides
 #include "launcher/job/plan_shapes.h"  // defines: struct plan_shapes_request, struct plan_shapes_result, plan_shapes_weigh
 #include "launcher/job/plan_calibrate.h" // defines: struct plan_calibration, plan_calibrate
+#include "launcher/job/plan_history.h"  // defines: plan_history_times, plan_history_format
+#include "launcher/shape/shape_batch.h"   // defines: shape_batch_describe
 #include "launcher/shape/shape_check.h"   // defines: struct shape_check, shape_check_summarize
 #include "launcher/shape/shape_history.h" // defines: shape_history_planned
 #include "launcher/shape/shape_pick.h" // defines: struct shape_candidate, shape_parse_list
@@ -157,9 +159,12 @@ static void duration_text(double s, char *buf, size_t len)
 	snprintf(buf, len, "%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
 }
 
-static void print_fit(const struct job *job, const struct shape_work *w, const struct shape_fit *f,
-		      const struct shape_history *h)
+static void print_fit(const struct job *job, const struct plan_shapes_result *p)
 {
+	const struct shape_work *w = &p->w;
+	const struct shape_fit *f = &p->f;
+	struct sbuf batch = SBUF_INIT;
+
 	printf("plan for %s: ", job->name);
 	if (w->fixed_steps)
 		printf("%lld steps at any shape (the most its past runs logged)\n",
@@ -171,15 +176,24 @@ static void print_fit(const struct job *job, const struct shape_work *w, const s
 		printf("%lld epochs of %.0f samples", (long long)w->epochs, w->samples_per_epoch);
 	if (!w->fixed_steps)
 		printf(", %lld samples per rank a step\n", (long long)w->batch_per_rank);
+	if (job->command.n) {
+		shape_batch_describe(&p->b, &batch);
+		printf("program: %s\n", batch.buf);
+		sbuf_release(&batch);
+	}
 	/* a term no run measured borrows the other's (shape_model.h) */
 	double node = f->node_known ? f->node_s : f->net_known ? f->net_s : 0;
 	double net = f->net_known ? f->net_s : f->node_known ? f->node_s : 0;
 
-	printf("model: a step takes %.2f ms of compute + %.2f ms x 2(R-1)/R within a node of R "
-	       "ranks%s + %.2f ms x 2(N-1)/N between N nodes%s", f->compute_s * 1e3, node * 1e3,
-	       f->node_known ? "" : " (assumed)", net * 1e3, f->net_known ? "" : " (assumed)");
+	if (f->together)
+		node = f->node_s, net = f->net_s;
+	printf("model: a step takes %.2f ms of compute%s + %.2f ms x 2(R-1)/R within a node of R "
+	       "ranks%s + %.2f ms x 2(N-1)/N between N nodes%s", f->compute_s * 1e3,
+	       f->global_batch > 0 ? " / (N x R)" : "", node * 1e3,
+	       f->together ? "" : f->node_known ? "" : " (assumed)", net * 1e3,
+	       f->together ? " (half each: measured together)" : f->net_known ? "" : " (assumed)");
 	printf(", +-%.0f%% (fitted to %u run%s: %s)\n", f->rel_err * 100, f->runs,
-	       f->runs == 1 ? "" : "s", h->shapes.buf);
+	       f->runs == 1 ? "" : "s", p->h.shapes.buf);
 	if (f->rel_err > 0.5)
 		printf("warning: the model fits these runs poorly (+-%.0f%%): their steps vary "
 		       "more than the shape explains; run each shape you mean to use\n",
@@ -217,7 +231,7 @@ static int decide(const struct plan_args *a, const struct job *job, const struct
 	if (a->json) {
 		json_print(plan_shapes_json(p, a->deadline));
 	} else {
-		print_fit(job, &p->w, &p->f, &p->h);
+		print_fit(job, p);
 		print_table(p->v, p->n, p->pick, now);
 	}
 	if (!p->runnable) {
@@ -240,41 +254,13 @@ static int decide(const struct plan_args *a, const struct job *job, const struct
 	return 0;
 }
 
-/* Slurm's times of each planned run's job; those Slurm forgot count
- * apart.  0, or a status after a line. */
-static int history_times(struct shape_planned *v, size_t n, size_t *forgotten)
-{
-	struct sbuf err = SBUF_INIT;
-	int status = hpt_slurm_init(&err);
-
-	*forgotten = 0;
-	for (size_t i = 0; i < n && !status; i++) {
-		struct hpt_slurm_job j;
-		int rc = hpt_slurm_job((uint32_t)v[i].job_id, &j, &err);
-
-		if (rc == HPT_EXIT_NO_INPUT) {
-			(*forgotten)++;
-			sbuf_reset(&err);
-			continue;
-		}
-		if ((status = rc))
-			break;
-		v[i].check.start = j.start_time;
-		v[i].check.end = j.finished ? j.end_time : 0;
-		hpt_slurm_job_release(&j);
-	}
-	if (status)
-		say("%s", err.buf);
-	sbuf_release(&err);
-	return status;
-}
-
 /* --history: the job's planned runs, prediction against what happened,
  * and the mean errors. */
 static int history(const struct plan_args *a, const struct job *job)
 {
 	struct shape_check_summary sum;
 	struct shape_check *checks;
+	struct plan_history_end *ends;
 	struct shape_planned *v;
 	size_t n, forgotten;
 	int status;
@@ -285,8 +271,10 @@ static int history(const struct plan_args *a, const struct job *job)
 			"--shape auto)", job->name, job->output.dir, job->name);
 		return HPT_EXIT_NO_INPUT;
 	}
-	if ((status = history_times(v, n, &forgotten))) {
+	ends = xcalloc(n, sizeof(*ends));
+	if ((status = plan_history_times(v, n, ends, &forgotten))) {
 		shape_history_planned_free(v, n);
+		free(ends);
 		return status;
 	}
 	checks = xcalloc(n, sizeof(*checks));
@@ -301,6 +289,9 @@ static int history(const struct plan_args *a, const struct job *job)
 
 			json_object_set_new(o, "dir", json_string(v[i].dir));
 			json_object_set_new(o, "job_id", json_integer((json_int_t)v[i].job_id));
+			json_object_set_new(o, "result", ends[i].state[0] ? json_pack("{s:s, s:i, s:b}",
+					    "state", ends[i].state, "exit_code", ends[i].exit_code,
+					    "from_record", ends[i].from_record) : json_null());
 			json_array_append_new(runs, o);
 		}
 		json_print(json_pack("{s:o, s:i, s:i, s:i, s:f, s:f, s:f}", "runs", runs,
@@ -313,6 +304,7 @@ static int history(const struct plan_args *a, const struct job *job)
 			struct sbuf line = SBUF_INIT;
 
 			shape_check_format(&v[i].check, time(NULL), &line);
+			plan_history_format(&ends[i], &line);
 			printf("%s (job %lu): %s\n", v[i].dir, v[i].job_id, line.buf);
 			sbuf_release(&line);
 		}
@@ -325,6 +317,7 @@ static int history(const struct plan_args *a, const struct job *job)
 		printf("\n");
 	}
 	free(checks);
+	free(ends);
 	shape_history_planned_free(v, n);
 	return 0;
 }

@@ -21,7 +21,8 @@
 #   launcher/report/     common/, launcher/report/
 #   launcher/container/  common/, launcher/container/
 #   launcher/stage/      common/, launcher/stage/
-#   launcher/shape/      common/, launcher/shape/, launcher/report/report_data.h
+#   launcher/shape/      common/, launcher/shape/, launcher/report/report_data.h,
+#                        launcher/runs/attempt_size.h
 #   trainer/             common/, trainer/
 #   topology/            common/, topology/
 #   common/spec/         common/, common/spec/
@@ -33,7 +34,9 @@
 # there.  The variable that names the entry is the spec's
 # (spec_stage_env_name), so the bundled trainer reads it without them.
 # launcher/shape/ (hpctrain plan's model) reads past runs' metrics.jsonl
-# through report's parser, pure, so plan and report read it alike.
+# through report's parser, pure, so plan and report read it alike, and
+# the nodes an attempt ran on through attempt_size.h, so plan files a
+# shrunk attempt under the shape status shows for it.
 #
 # The same rule holds for links: where the per-folder archives are built
 # (ROOT/build/lib, see the Makefile), each archive's undefined symbols
@@ -69,7 +72,8 @@ function layer_allows(file, inc) {
 	if (file ~ /^launcher\/container\//) return inc ~ /^(common|launcher\/container)\//
 	if (file ~ /^launcher\/stage\//) return inc ~ /^(common|launcher\/stage)\//
 	if (file ~ /^launcher\/shape\//)
-		return inc ~ /^(common|launcher\/shape)\// || inc == "launcher/report/report_data.h"
+		return inc ~ /^(common|launcher\/shape)\// || inc == "launcher/report/report_data.h" ||
+		       inc == "launcher/runs/attempt_size.h"
 	return 0
 }
 # Depth-first search over edges[node] (the nodes it points to, space-

@@ -126,7 +126,7 @@ static void candidates(const struct plan_shapes_request *r, const struct job *jo
 
 /* The work and the fit; a status after a line saying what is missing. */
 static int model_of(const struct job *job, struct shape_history *h,
-		    struct shape_work *w, struct shape_fit *f)
+		    struct shape_work *w, struct shape_batch *b, struct shape_fit *f)
 {
 	struct sbuf err = SBUF_INIT;
 
@@ -134,6 +134,12 @@ static int model_of(const struct job *job, struct shape_history *h,
 		say("%s", err.buf);
 		sbuf_release(&err);
 		return HPT_EXIT_NO_INPUT;
+	}
+	for (const char *l = h->unread.buf; h->nunread && *l;) {
+		size_t len = strcspn(l, "\n");
+
+		say("skipped a past run: %.*s", (int)len, l);
+		l += len + (l[len] == '\n');
 	}
 	w->spec_ranks = (unsigned)(job->resources.nodes * job->resources.ranks_per_node);
 	if (job->command.n) {
@@ -147,7 +153,10 @@ static int model_of(const struct job *job, struct shape_history *h,
 		w->batch_per_rank = job->train.batch_per_rank;
 		w->samples_per_epoch = h->samples_per_epoch;
 	}
-	if (shape_model_fit(h->v, h->n, f)) {
+	/* the bundled trainer takes train.batch_per_rank a rank: per rank */
+	if (job->command.n)
+		shape_batch_infer(h->v, h->n, b);
+	if (shape_model_fit_global(h->v, h->n, b->global ? b->global_batch : 0, f)) {
 		say("no past run of %s under %s/%s logged its steps%s; "
 			"run it once at any shape (a few hundred steps will do), then plan", job->name, job->output.dir, job->name,
 			h->skipped ? " the same way (runs of that name ran another program or "
@@ -170,7 +179,7 @@ int plan_shapes_weigh(const struct plan_shapes_request *r, const struct job *job
 	sbuf_init(&out->h.shapes);
 	out->pick = out->fastest = -1;
 	out->name = job->name;
-	if ((status = model_of(job, &out->h, &out->w, &out->f)))
+	if ((status = model_of(job, &out->h, &out->w, &out->b, &out->f)))
 		return status;
 	candidates(r, job, &out->v, &out->n);
 	for (size_t i = 0; i < out->n && !status; i++)
@@ -214,10 +223,12 @@ static json_t *candidate_json(const struct shape_candidate *c, json_t *o)
 
 static json_t *model_json(const struct shape_fit *f, const struct shape_history *h)
 {
-	return json_pack("{s:f, s:f, s:f, s:b, s:b, s:f, s:i, s:s}", "compute_s", f->compute_s,
-			 "node_s", f->node_s, "net_s", f->net_s, "node_known", f->node_known,
-			 "net_known", f->net_known, "rel_err", f->rel_err, "runs", (int)f->runs,
-			 "shapes", h->shapes.buf);
+	return json_pack("{s:f, s:f, s:f, s:b, s:b, s:b, s:f, s:i, s:s, s:o}", "compute_s",
+			 f->compute_s, "node_s", f->node_s, "net_s", f->net_s, "node_known",
+			 f->node_known, "net_known", f->net_known, "together", f->together,
+			 "rel_err", f->rel_err, "runs", (int)f->runs,
+			 "shapes", h->shapes.buf, "global_batch",
+			 f->global_batch > 0 ? json_real(f->global_batch) : json_null());
 }
 
 json_t *plan_shapes_json(const struct plan_shapes_result *p, time_t deadline)
@@ -237,13 +248,24 @@ json_t *plan_shapes_json(const struct plan_shapes_result *p, time_t deadline)
 
 		json_array_append_new(a, candidate_json(c, o));
 	}
-	return json_pack("{s:s, s:{s:I, s:I, s:f, s:I}, s:o, s:o, s:o, s:o}",
-			 "name", p->name, "work", "max_steps", (json_int_t)w->max_steps, "epochs",
-			 (json_int_t)w->epochs, "samples_per_epoch", w->samples_per_epoch,
-			 "batch_per_rank", (json_int_t)w->batch_per_rank, "model", model_json(f, h),
-			 "candidates", a,
-			 "pick", pick >= 0 ? json_integer(pick) : json_null(), "deadline",
-			 deadline ? json_integer((json_int_t)deadline) : json_null());
+	json_t *o = json_pack("{s:s, s:{s:I, s:I, s:f, s:I}, s:o, s:o, s:o, s:o}",
+			      "name", p->name, "work", "max_steps", (json_int_t)w->max_steps, "epochs",
+			      (json_int_t)w->epochs, "samples_per_epoch", w->samples_per_epoch,
+			      "batch_per_rank", (json_int_t)w->batch_per_rank, "model", model_json(f, h),
+			      "candidates", a,
+			      "pick", pick >= 0 ? json_integer(pick) : json_null(), "deadline",
+			      deadline ? json_integer((json_int_t)deadline) : json_null());
+
+	if (w->fixed_steps) {
+		/* a user's program: which batch it holds, and from what */
+		struct sbuf says = SBUF_INIT;
+
+		shape_batch_describe(&p->b, &says);
+		json_object_set_new(o, "batch", json_pack("{s:b, s:s}", "global", p->b.global,
+							  "says", says.buf));
+		sbuf_release(&says);
+	}
+	return o;
 }
 
 

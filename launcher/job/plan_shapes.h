@@ -9,6 +9,7 @@
 #define HPT_PLAN_SHAPES_H
 
 #include "common/spec/spec.h"             // defines: struct job, struct spec_override
+#include "launcher/shape/shape_batch.h"   // defines: struct shape_batch
 #include "launcher/shape/shape_history.h" // defines: struct shape_history
 #include "launcher/shape/shape_model.h"   // defines: struct shape_fit
 #include "launcher/shape/shape_pick.h"    // defines: struct shape_candidate, struct shape_work
@@ -38,6 +39,7 @@ struct plan_shapes_result {
 	const char *name;          /* the job's, borrowed */
 	struct shape_history h;
 	struct shape_work w;
+	struct shape_batch b;      /* the batch a user's program holds (per rank otherwise) */
 	struct shape_fit f;
 	struct shape_candidate *v; /* the shapes weighed, in order */
 	size_t n;

@@ -82,6 +82,9 @@ static void take_step(struct report_run *r, json_t *o)
 	s->samples_per_s = num(o, "samples_per_s");
 	s->step_ms = num(o, "step_ms");
 	s->comm_ms = num(o, "comm_ms");
+	s->global_batch = num(o, "global_batch");
+	s->world_size = json_integer_value(json_object_get(o, "world_size"));
+	s->attempt = json_integer_value(json_object_get(o, "attempt"));
 	s->rank_rates = NULL;
 	s->nranks = 0;
 	if (json_is_array(rates) && json_array_size(rates)) {

@@ -28,6 +28,9 @@
 struct report_step {
 	int64_t step, epoch;
 	double loss, accuracy, lr, samples_per_s, step_ms, comm_ms;
+	double global_batch;  /* samples of the step over all ranks (NAN: not said) */
+	int64_t world_size;   /* the ranks it ran on (0: not said) */
+	int64_t attempt;      /* HPCTRAIN_ATTEMPT it ran in (0: not said) */
 	double *rank_rates; /* owned; nranks entries, or NULL */
 	size_t nranks;
 };

@@ -5,16 +5,20 @@
 #include "common/diag.h"                  // defines: struct diag_list
 #include "common/spec/spec.h"             // defines: struct job, job_release
 #include "common/spec/specfile.h"         // defines: specfile_load_run
-#include "common/fileio.h"                // defines: FILEIO_NOFOLLOW
+#include "common/fileio.h"                // defines: fileio_open_regular, FILEIO_NOFOLLOW
 #include "common/jsonfile.h"              // defines: jsonfile_load
 #include "launcher/report/report_data.h"  // defines: struct report_run, report_read
+#include "launcher/runs/attempt_size.h"   // defines: attempt_size_load
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool same_str(const char *a, const char *b)
 {
@@ -50,15 +54,16 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The median of the steps' field at off (step_ms or comm_ms), in
- * seconds, over every step but the first (its warm-up); NAN when a step
- * lacks it. */
-static double median_ms(const struct report_run *r, size_t off)
+/* The median of the field at off (step_ms or comm_ms, in ms: the
+ * median in seconds; global_batch: as is) over steps [from, to); NAN
+ * when a step lacks it. */
+static double median_of(const struct report_run *r, size_t from, size_t to, size_t off,
+			double scale)
 {
-	size_t first = r->nsteps > 1, n = 0;
-	double *v = xcalloc(r->nsteps ? r->nsteps : 1, sizeof(*v)), m;
+	double *v = xcalloc(to > from ? to - from : 1, sizeof(*v)), m;
+	size_t n = 0;
 
-	for (size_t i = first; i < r->nsteps; i++) {
+	for (size_t i = from; i < to; i++) {
 		double x = *(const double *)((const char *)&r->steps[i] + off);
 
 		if (isnan(x)) {
@@ -74,32 +79,144 @@ static double median_ms(const struct report_run *r, size_t off)
 	qsort(v, n, sizeof(*v), by_value);
 	m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 	free(v);
-	return m / 1000.0;
+	return m * scale;
+}
+
+/* The median samples of one rank's step, samples_per_s x step time,
+ * over steps [from, to); 0 when a step lacks either. */
+static double median_samples(const struct report_run *r, size_t from, size_t to)
+{
+	double *v = xcalloc(to > from ? to - from : 1, sizeof(*v)), m = 0;
+	size_t n = 0;
+
+	for (size_t i = from; i < to; i++) {
+		double x = r->steps[i].samples_per_s * r->steps[i].step_ms / 1000.0;
+
+		if (isnan(x) || x <= 0)
+			break;
+		v[n++] = x;
+	}
+	if (n && n == to - from) {
+		qsort(v, n, sizeof(*v), by_value);
+		m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	}
+	free(v);
+	return m;
+}
+
+/* The point of steps [from, to) of r, the first of them left out (the
+ * warm-up after a start or a resize) when there are more. */
+static int segment_point(const struct report_run *r, size_t from, size_t to, unsigned nodes,
+			 unsigned ranks_per_node, struct shape_point *out)
+{
+	double g;
+
+	from += to - from > 1;
+	out->nodes = nodes;
+	out->ranks_per_node = ranks_per_node;
+	out->step_s = median_of(r, from, to, offsetof(struct report_step, step_ms), 1e-3);
+	out->comm_s = median_of(r, from, to, offsetof(struct report_step, comm_ms), 1e-3);
+	if (isnan(out->comm_s))
+		out->comm_s = -1;
+	g = median_of(r, from, to, offsetof(struct report_step, global_batch), 1);
+	out->global_batch = isnan(g) || g <= 0 ? 0 : g;
+	out->samples_per_step = median_samples(r, from, to);
+	return isnan(out->step_s) || !nodes || !ranks_per_node ? -1 : 0;
 }
 
 int shape_history_point(const struct report_run *r, unsigned nodes, unsigned ranks_per_node,
 			struct shape_point *out)
 {
-	out->nodes = nodes;
-	out->ranks_per_node = ranks_per_node;
-	out->step_s = median_ms(r, offsetof(struct report_step, step_ms));
-	out->comm_s = median_ms(r, offsetof(struct report_step, comm_ms));
-	if (isnan(out->comm_s))
-		out->comm_s = -1;
-	return isnan(out->step_s) || !nodes || !ranks_per_node ? -1 : 0;
+	return segment_point(r, 0, r->nsteps, nodes, ranks_per_node, out);
 }
 
-/* One run or attempt directory: its point, when it ran the same program
- * and logged steps. */
+/* The shape a segment of world size w ran at, for a run whose spec
+ * asked for nodes x ranks_per_node: the attempt's own record
+ * (nodes.json, rec_nodes of rec_world ranks) when it is of that world
+ * size; else the spec's when w is its size; else the spec's ranks a
+ * node when they divide w (a requeue or resubmission on fewer nodes,
+ * the usual shrink); else the spec's nodes when they divide w; else
+ * one node.  0 w: the records did not say, the spec's. */
+static void shape_of(unsigned w, int64_t rec_nodes, int64_t rec_world, const struct job *spec,
+		     unsigned *nodes, unsigned *ranks_per_node)
+{
+	unsigned n = (unsigned)spec->resources.nodes, rpn = (unsigned)spec->resources.ranks_per_node;
+
+	if (w && rec_nodes > 0 && rec_world == (int64_t)w && w % (unsigned)rec_nodes == 0)
+		n = (unsigned)rec_nodes, rpn = w / n;
+	else if (!w || w == n * rpn)
+		;
+	else if (rpn && w % rpn == 0)
+		n = w / rpn;
+	else if (n && w % n == 0)
+		rpn = w / n;
+	else
+		n = 1, rpn = w;
+	*nodes = n;
+	*ranks_per_node = rpn;
+}
+
+/* Adds a point for each stretch of r's steps at one world size and
+ * attempt (a requeue or resubmission may have run on fewer nodes than
+ * the spec asked), each filed under the shape it ran at.  A stretch
+ * of a single step is a warm-up alone: no point, unless it is all
+ * the run logged. */
+static void add_segments(struct shape_history *h, const struct report_run *r, const char *dir,
+			 const struct job *past)
+{
+	int64_t rec_nodes = 0, rec_world = 0;
+
+	attempt_size_load(dir, &rec_nodes, &rec_world);
+	for (size_t from = 0, to; from < r->nsteps; from = to) {
+		const struct report_step *s = &r->steps[from];
+		unsigned nodes, rpn;
+
+		for (to = from + 1; to < r->nsteps && r->steps[to].world_size == s->world_size &&
+				    r->steps[to].attempt == s->attempt; to++)
+			;
+		if (to - from < 2 && r->nsteps > 1)
+			continue;
+		shape_of(s->world_size > 0 && s->world_size <= UINT_MAX ? (unsigned)s->world_size : 0,
+			 rec_nodes, rec_world, past, &nodes, &rpn);
+		h->v = xrealloc(h->v, (h->n + 1) * sizeof(*h->v));
+		if (!segment_point(r, from, to, nodes, rpn, &h->v[h->n]))
+			h->n++;
+	}
+}
+
+/* Opens dir's metrics.jsonl as report does: a regular file only, so a
+ * FIFO or a device in its place is skipped, not read (it would hang
+ * plan), and said in h->unread.  NULL when missing or refused. */
+static FILE *open_metrics(struct shape_history *h, const char *dir)
+{
+	char *path = xasprintf("%s/" RUNFILE_METRICS, dir);
+	struct sbuf err = SBUF_INIT;
+	FILE *fp = NULL;
+	int fd = -1;
+
+	if (fileio_exists(path) && (fd = fileio_open_regular(path, 0, &err)) >= 0 &&
+	    !(fp = fdopen(fd, "r"))) {
+		sbuf_addf(&err, "cannot read %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	if (err.len) {
+		sbuf_addf(&h->unread, "%s%s", h->unread.len ? "\n" : "", err.buf);
+		h->nunread++;
+	}
+	sbuf_release(&err);
+	free(path);
+	return fp;
+}
+
+/* One run or attempt directory: its points, when it ran the same
+ * program and logged steps. */
 static void add_run(struct shape_history *h, const struct job *job, const char *dir)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct sbuf where = SBUF_INIT;
 	struct report_run r;
 	struct job past;
-	char *metrics = xasprintf("%s/" RUNFILE_METRICS, dir);
 	FILE *fp = NULL;
-	bool ok;
 
 	memset(&past, 0, sizeof(past));
 	report_run_init(&r);
@@ -109,19 +226,15 @@ static void add_run(struct shape_history *h, const struct job *job, const char *
 		h->skipped++;
 		goto out;
 	}
-	if (!(fp = fopen(metrics, "re")) || report_read(fp, &r) || !r.nsteps)
+	if (!(fp = open_metrics(h, dir)) || report_read(fp, &r) || !r.nsteps)
 		goto out;
-	h->v = xrealloc(h->v, (h->n + 1) * sizeof(*h->v));
-	ok = !shape_history_point(&r, (unsigned)past.resources.nodes,
-				  (unsigned)past.resources.ranks_per_node, &h->v[h->n]);
+	add_segments(h, &r, dir, &past);
 	if (r.nepochs && r.epochs[0].epoch > 0 && r.epochs[0].step > 0 && !h->samples_per_epoch)
 		h->samples_per_epoch = (double)r.epochs[0].step / (double)r.epochs[0].epoch *
 				       (double)(past.resources.nodes * past.resources.ranks_per_node) *
 				       (double)past.train.batch_per_rank;
 	if (r.steps[r.nsteps - 1].step > h->steps)
 		h->steps = r.steps[r.nsteps - 1].step;
-	if (ok)
-		h->n++;
 out:
 	if (fp)
 		fclose(fp);
@@ -129,7 +242,6 @@ out:
 	job_release(&past);
 	diag_list_release(&dl);
 	sbuf_release(&where);
-	free(metrics);
 }
 
 /* Every run R of the job and its later attempts, R/attempts/N, given
@@ -220,6 +332,7 @@ int shape_history_load(const struct job *job, struct shape_history *out, struct 
 
 	memset(out, 0, sizeof(*out));
 	sbuf_init(&out->shapes);
+	sbuf_init(&out->unread);
 	if (each_run(job, visit_point, &w, err))
 		return -1;
 	describe(out);
@@ -288,4 +401,5 @@ void shape_history_release(struct shape_history *h)
 	h->v = NULL;
 	h->n = 0;
 	sbuf_release(&h->shapes);
+	sbuf_release(&h->unread);
 }

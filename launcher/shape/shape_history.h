@@ -2,6 +2,10 @@
  * to (shape_model.h).
  * Shell: lists the runs under the spec's output.dir/<name>/ and reads
  * each one's resolved.yaml and metrics.jsonl.
+ * Each stretch of a run's steps at one world size (the world_size of
+ * its step records: a requeue or a resubmission may run on fewer nodes
+ * than the spec asked) is a point of its own, filed under the shape it
+ * ran at, not the one its spec asked for.
  * A past run counts when it ran the same program the same way: the same
  * command, or for the bundled trainer the same model, data set,
  * precision, device and batch per rank.  Its shape may differ: that is
@@ -21,17 +25,22 @@
 struct job;
 
 struct shape_history {
-	struct shape_point *v;    /* one per run with step records */
+	struct shape_point *v;    /* one per run (or stretch of a run at one
+				   * world size) with step records */
 	size_t n;
 	double samples_per_epoch; /* from a run's epoch records; 0: none */
 	int64_t steps;            /* the most steps a run logged (its last step) */
 	struct sbuf shapes;       /* "1x1 (2 runs), 2x1 (1 run)" */
 	size_t skipped;           /* runs of the name that ran otherwise */
+	struct sbuf unread;       /* a line per metrics.jsonl not read ("cannot read
+				   * X: it is a FIFO, not a regular file") */
+	size_t nunread;
 };
 
 /* The point of one run's metrics on nodes of ranks_per_node: the median
  * step and communication times of its step records but the first (its
- * warm-up).  0, or -1 when it logged no step time. */
+ * warm-up), and the global batch and one rank's samples a step where
+ * logged.  0, or -1 when it logged no step time. */
 struct report_run;
 int shape_history_point(const struct report_run *r, unsigned nodes, unsigned ranks_per_node,
 			struct shape_point *out);

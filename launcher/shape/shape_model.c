@@ -99,6 +99,22 @@ static unsigned distinct_shapes(const struct shape_point *p, size_t n, unsigned 
 	return count;
 }
 
+static bool column_is_zero(const double *x, size_t n, size_t j)
+{
+	for (size_t i = 0; i < n; i++)
+		if (x[i * 3 + j] != 0)
+			return false;
+	return true;
+}
+
+/* The share of the compute a one-rank step does that falls to one of
+ * the point's ranks: all of it for a batch per rank, 1 / W of it for
+ * a global batch. */
+static double compute_share(const struct shape_fit *f, unsigned nodes, unsigned ranks_per_node)
+{
+	return f->global_batch > 0 ? 1.0 / ((double)nodes * ranks_per_node) : 1.0;
+}
+
 /* The communication terms: from comm where every point recorded it,
  * else with a from the step times. */
 static void fit_terms(const struct shape_point *p, size_t n, bool comm, struct shape_fit *out)
@@ -107,7 +123,7 @@ static void fit_terms(const struct shape_point *p, size_t n, bool comm, struct s
 	unsigned used;
 
 	for (size_t i = 0; i < n; i++) {
-		x[i * 3 + 0] = comm ? 0 : 1;
+		x[i * 3 + 0] = comm ? 0 : compute_share(out, p[i].nodes, p[i].ranks_per_node);
 		x[i * 3 + 1] = shape_model_ring(p[i].ranks_per_node);
 		x[i * 3 + 2] = shape_model_ring(p[i].nodes);
 		y[i] = comm ? p[i].comm_s : p[i].step_s;
@@ -115,7 +131,8 @@ static void fit_terms(const struct shape_point *p, size_t n, bool comm, struct s
 	least_squares(x, y, n, 3, b, &used);
 	if (comm) {
 		for (size_t i = 0; i < n; i++)
-			y[i] = p[i].step_s - p[i].comm_s;
+			y[i] = (p[i].step_s - p[i].comm_s) /
+			       compute_share(out, p[i].nodes, p[i].ranks_per_node);
 		out->compute_s = median(y, n);
 	} else {
 		out->compute_s = b[0];
@@ -124,17 +141,31 @@ static void fit_terms(const struct shape_point *p, size_t n, bool comm, struct s
 	out->net_s = b[2] > 0 ? b[2] : 0;
 	out->node_known = used & 2;
 	out->net_known = used & 4;
+	if ((used & 6) == 2 && !column_is_zero(x, n, 2)) {
+		/* every run that had several ranks a node had several nodes
+		 * too, and as many (1x1 and 2x2): the fit saw the sum alone */
+		out->together = true;
+		out->node_known = false;
+		out->node_s = out->net_s = out->node_s / 2;
+	}
 	free(x);
 	free(y);
 }
 
-int shape_model_fit(const struct shape_point *in, size_t n_in, struct shape_fit *out)
+int shape_model_fit(const struct shape_point *p, size_t n, struct shape_fit *out)
+{
+	return shape_model_fit_global(p, n, 0, out);
+}
+
+int shape_model_fit_global(const struct shape_point *in, size_t n_in, double global_batch,
+			   struct shape_fit *out)
 {
 	struct shape_point *p = xcalloc(n_in ? n_in : 1, sizeof(*p));
 	size_t n = 0, ncomm = 0;
 	double sq = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->global_batch = global_batch > 0 && isfinite(global_batch) ? global_batch : 0;
 	for (size_t i = 0; i < n_in; i++)
 		if (in[i].nodes && in[i].ranks_per_node && in[i].step_s > 0 && isfinite(in[i].step_s))
 			p[n++] = in[i];
@@ -170,14 +201,22 @@ double shape_model_step_s(const struct shape_fit *f, unsigned nodes, unsigned ra
 	unsigned ranks = nodes * ranks_per_node;
 	double err = f->rel_err;
 
+	if (f->together) {
+		/* each half of the sum measured: a guess only for a shape
+		 * that needs one term without the other */
+		node = f->node_s;
+		net = f->net_s;
+		err += (ranks_per_node > 1) != (nodes > 1) ? PER_UNKNOWN : 0;
+	}
 	if (f->max_ranks && ranks > f->max_ranks)
 		err += PER_DOUBLING * log2((double)ranks / f->max_ranks);
-	if (ranks_per_node > 1 && !f->node_known)
+	if (ranks_per_node > 1 && !f->node_known && !f->together)
 		err += PER_UNKNOWN;
-	if (nodes > 1 && !f->net_known)
+	if (nodes > 1 && !f->net_known && !f->together)
 		err += PER_UNKNOWN;
 	if (rel_err)
 		*rel_err = err;
-	return f->compute_s + node * shape_model_ring(ranks_per_node) +
+	return f->compute_s * compute_share(f, nodes, ranks_per_node) +
+	       node * shape_model_ring(ranks_per_node) +
 	       net * shape_model_ring(nodes);
 }

@@ -223,6 +223,124 @@ SPEC
 	[ "$stderr" = "hpctrain plan: --calibrate runs the bundled trainer; cal runs a program of its own: submit it at the shapes yourself, then plan" ]
 }
 
+# user_spec: a user's program on 2 nodes of 2 ranks that holds a global
+# batch of 64, as templates/torch-ddp.py does (gradient accumulation):
+# each rank's share of a step shrinks as ranks grow.
+user_spec() {
+	cat >job.yaml <<SPEC
+version: 1
+name: planddp
+resources: {nodes: 2, ranks_per_node: 2, time: "02:00:00"}
+command: [/bin/sh, -c, "exit 0"]
+output: {dir: runs}
+SPEC
+}
+
+# user_run NODES RANKS_PER_NODE: a past run's directory as submit
+# records it at that shape (its resolved.yaml), printed.
+user_run() {
+	local res hash dir
+	res=$("$HPT" submit --dry-run --json --set resources.nodes="$1" \
+		--set resources.ranks_per_node="$2" job.yaml)
+	hash=$(jq -r .sha256 <<<"$res")
+	dir=runs/planddp/${hash:0:12}
+	mkdir -p "$dir/logs"
+	jq -r .resolved <<<"$res" >"$dir/resolved.yaml"
+	echo "$dir"
+}
+
+# user_steps WORLD STEP_MS ATTEMPT FIRST LAST: the program's step
+# records (hpctrain-program(7), METRICS), one rank's samples_per_s; the
+# last step numbers a long run's end, so the work is 20000 steps.
+user_steps() {
+	local i
+	for i in $(seq "$4" "$5"); do
+		printf '{"event":"step","step":%d,"total_steps":20000,"loss":1.0,"lr":0.1,"step_ms":%s,"samples_per_s":%s,"attempt":%d,"world_size":%d,"global_batch":64}\n' \
+			"$i" "$2" "$(awk -v w="$1" -v s="$2" 'BEGIN { print 64 / w / (s / 1000) }')" "$3" "$1"
+	done
+}
+
+@test "plan models a user's program that holds its global batch: 2x2 is faster than 1x1, and picked" {
+	need_slurm
+	user_spec
+	# 400 ms of compute for the 64 samples on 1 rank; a quarter of it
+	# on each of 4, plus 10 ms of allreduce
+	user_steps 1 400 1 19981 20000 >"$(user_run 1 1)/metrics.jsonl"
+	user_steps 4 110 1 19981 20000 >"$(user_run 2 2)/metrics.jsonl"
+	run --separate-stderr "$HPT" plan --shapes 1x1,2x2 --json job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	echo "$output" | jq .
+	jq -e '.model.global_batch == 64 and .batch.global' <<<"$output"
+	[ "$(jq -r .batch.says <<<"$output")" = "holds a global batch of 64 (global_batch in metrics.jsonl, the same at world sizes 1 and 4)" ]
+	# 20000 steps either way: 8000 s on 1 rank, 2200 s on 4
+	jq -e '.candidates[0].steps == 20000 and .candidates[1].steps == 20000' <<<"$output"
+	jq -e '(.candidates[0].run_s - 8000 | fabs) < 1 and (.candidates[1].run_s - 2200 | fabs) < 1' <<<"$output"
+	jq -e '.candidates[1].rel_err < 0.06' <<<"$output"
+	[ "$(jq .pick <<<"$output")" = 1 ]
+	run --separate-stderr "$HPT" plan --shapes 1x1,2x2 job.yaml
+	[ "$status" -eq 0 ]
+	echo "$output"
+	[ "${lines[1]}" = "program: holds a global batch of 64 (global_batch in metrics.jsonl, the same at world sizes 1 and 4)" ]
+	[[ "${lines[2]}" == "model: a step takes 400.00 ms of compute / (N x R) + 5.00 ms x 2(R-1)/R within a node of R ranks + 5.00 ms x 2(N-1)/N between N nodes (half each: measured together), +-5% (fitted to 2 runs: 1x1 (1 run), 2x2 (1 run))" ]]
+	[ "${lines[-1]}" = "pick: 2x2, the earliest finish" ]
+}
+
+@test "plan files an attempt that ran on fewer nodes under the shape it ran at, and a requeue's steps at theirs" {
+	need_slurm
+	local run
+	user_spec
+	user_steps 1 400 1 19981 20000 >"$(user_run 1 1)/metrics.jsonl"
+	# a 2x2 run: 10 steps at 4 ranks, then a requeue on 1 node of the
+	# 2 (world size 2) from step 9; attempt 2 on 1 node as well
+	run=$(user_run 2 2)
+	{ user_steps 4 110 1 1 10; user_steps 2 205 1 9 20; } >"$run/metrics.jsonl"
+	mkdir -p "$run/attempts/2"
+	cp "$run/resolved.yaml" "$run/attempts/2/"
+	echo '{"nodes": 1, "world_size": 2, "restart": 0, "prev_world_size": 4}' >"$run/attempts/2/nodes.json"
+	user_steps 2 205 2 21 40 >"$run/attempts/2/metrics.jsonl"
+	run --separate-stderr "$HPT" plan --shapes 1x1,1x2,2x2 --json job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	echo "$output" | jq .model
+	[ "$(jq -r .model.shapes <<<"$output")" = "1x1 (1 run), 1x2 (2 runs), 2x2 (1 run)" ]
+	# three shapes tell compute and both allreduces apart
+	jq -e '.model.node_known and .model.net_known and (.model.compute_s - 0.4 | fabs) < 1e-6' <<<"$output"
+	jq -e '(.model.node_s - 0.005 | fabs) < 1e-6 and (.model.net_s - 0.005 | fabs) < 1e-6' <<<"$output"
+}
+
+@test "plan skips a past run whose metrics.jsonl is a FIFO, saying so, instead of hanging" {
+	need_slurm
+	local fifo
+	user_spec
+	user_steps 1 400 1 19981 20000 >"$(user_run 1 1)/metrics.jsonl"
+	fifo=$(user_run 2 2)/metrics.jsonl
+	mkfifo "$fifo"
+	run --separate-stderr timeout 20 "$HPT" plan --shapes 1x1 job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[[ "$stderr" == *"hpctrain plan: skipped a past run: cannot read $fifo: it is a FIFO, not a regular file"* ]]
+	[[ "$output" == *"(fitted to 1 run: 1x1 (1 run))"* ]]
+}
+
+@test "plan --history takes a forgotten job's end from the run's end.json, marked as from the record" {
+	need_slurm
+	local dir
+	user_spec
+	# a planned run whose job the controller no longer knows, and one
+	# with no record of its end
+	dir=$(user_run 2 2)
+	echo '{"job_id": 999991, "plan": {"nodes": 2, "ranks_per_node": 2, "start": 1, "run_s": 60, "rel_err": 0.05}}' >"$dir/submit.json"
+	echo '{"exit_status": 0, "requeued": false, "job_id": 999991, "restart": 0}' >"$dir/end.json"
+	mkdir -p "$dir/attempts/2"
+	echo '{"job_id": 999992, "plan": {"nodes": 1, "ranks_per_node": 2, "start": 1, "run_s": 60, "rel_err": 0.05}}' >"$dir/attempts/2/submit.json"
+	run --separate-stderr "$HPT" plan --history job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	echo "$output"
+	[[ "$output" == *"$dir (job 999991): plan: 2x2, start predicted "*"; ended COMPLETED (exit 0), from the record: Slurm forgot the job"* ]]
+	[[ "$output" == *"$dir/attempts/2 (job 999992): plan: 1x2, start predicted "*"; forgotten by Slurm, with no record of its end"* ]]
+	[[ "${lines[-1]}" == "2 planned runs: 0 started"*"; 2 forgotten by Slurm" ]]
+	run --separate-stderr "$HPT" plan --history --json job.yaml
+	jq -e '.forgotten == 2 and ([.runs[] | select(.job_id == 999991) | .result] == [{"state": "COMPLETED", "exit_code": 0, "from_record": true}]) and ([.runs[] | select(.job_id == 999992) | .result] == [null])' <<<"$output"
+}
+
 @test "plan refuses bad flags with status 2, naming them" {
 	cd "$BATS_TEST_TMPDIR"
 	spec 600

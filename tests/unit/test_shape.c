@@ -1,12 +1,15 @@
 /* test_shape.c - hpctrain plan's pure parts: the step-time model fitted
  * with and without recorded communication, borrowing a term no run
- * measured, its
+ * measured, a global batch split among the ranks and which batch a
+ * program holds, its
  * uncertainty when it extrapolates, the steps a job's work takes at a
  * shape, the pick by earliest finish or by node-hours under a deadline,
  * a planned run's prediction against what happened, and the parsing of
  * --shapes and --deadline. */
 #include "tests/unit/testlib.h"
 
+#include "common/sbuf.h"                // defines: struct sbuf, SBUF_INIT
+#include "launcher/shape/shape_batch.h" // defines: shape_batch_infer, shape_batch_describe
 #include "launcher/shape/shape_check.h" // defines: shape_check_from_json, shape_check_summarize
 #include "launcher/shape/shape_model.h" // defines: shape_model_fit, shape_model_step_s
 #include "launcher/shape/shape_pick.h"  // defines: shape_pick, shape_steps, shape_parse_list
@@ -17,8 +20,10 @@
  * between nodes 20 ms */
 static void shape_model__splits_compute_and_both_allreduces_from_recorded_communication(void **state)
 {
-	const struct shape_point p[] = { { 1, 1, 0.0100, 0.0000 }, { 1, 2, 0.0101, 0.0001 },
-					 { 2, 1, 0.0300, 0.0200 }, { 4, 1, 0.0400, 0.0300 } };
+	const struct shape_point p[] = { { 1, 1, 0.0100, 0.0000, 0, 0 },
+					 { 1, 2, 0.0101, 0.0001, 0, 0 },
+					 { 2, 1, 0.0300, 0.0200, 0, 0 },
+					 { 4, 1, 0.0400, 0.0300, 0, 0 } };
 	struct shape_fit f;
 	double err;
 
@@ -40,8 +45,8 @@ static void shape_model__splits_compute_and_both_allreduces_from_recorded_commun
 
 static void shape_model__fits_both_terms_from_step_times_alone(void **state)
 {
-	const struct shape_point p[] = { { 1, 1, 0.100, -1 }, { 1, 2, 0.110, -1 },
-					 { 2, 1, 0.130, -1 }, { 2, 2, 0.140, -1 } };
+	const struct shape_point p[] = { { 1, 1, 0.100, -1, 0, 0 }, { 1, 2, 0.110, -1, 0, 0 },
+					 { 2, 1, 0.130, -1, 0, 0 }, { 2, 2, 0.140, -1, 0, 0 } };
 	struct shape_fit f;
 
 	(void)state;
@@ -54,8 +59,9 @@ static void shape_model__fits_both_terms_from_step_times_alone(void **state)
 
 static void shape_model__borrows_an_unmeasured_term_and_says_so(void **state)
 {
-	const struct shape_point one_node[] = { { 1, 1, 0.100, 0 }, { 1, 2, 0.112, 0.012 } };
-	const struct shape_point alone[] = { { 1, 1, 0.100, -1 }, { 1, 1, 0.104, -1 } };
+	const struct shape_point one_node[] = { { 1, 1, 0.100, 0, 0, 0 },
+						{ 1, 2, 0.112, 0.012, 0, 0 } };
+	const struct shape_point alone[] = { { 1, 1, 0.100, -1, 0, 0 }, { 1, 1, 0.104, -1, 0, 0 } };
 	struct shape_fit f;
 	double err;
 
@@ -75,12 +81,118 @@ static void shape_model__borrows_an_unmeasured_term_and_says_so(void **state)
 
 static void shape_model__has_nothing_to_fit_without_step_times(void **state)
 {
-	const struct shape_point p[] = { { 0, 1, 0.1, -1 }, { 2, 1, NAN, -1 }, { 2, 1, 0, -1 } };
+	const struct shape_point p[] = { { 0, 1, 0.1, -1, 0, 0 }, { 2, 1, NAN, -1, 0, 0 },
+					 { 2, 1, 0, -1, 0, 0 } };
 	struct shape_fit f;
 
 	(void)state;
 	assert_int_equal(shape_model_fit(p, 0, &f), -1);
 	assert_int_equal(shape_model_fit(p, 3, &f), -1);
+}
+
+/* A program holding a global batch of 64 at 1x1 and 2x2: 400 ms of
+ * compute alone, a quarter of it a rank at 4 ranks, plus 10 ms of
+ * allreduce; the per-rank model would call both shapes equal. */
+static void shape_model__splits_a_held_global_batch_among_the_ranks(void **state)
+{
+	const struct shape_point p[] = { { 1, 1, 0.400, -1, 64, 0 }, { 2, 2, 0.110, -1, 64, 0 } };
+	const struct shape_point comm[] = { { 1, 1, 0.400, 0, 64, 0 },
+					    { 1, 4, 0.115, 0.015, 64, 0 } };
+	struct shape_fit f;
+	double err;
+
+	(void)state;
+	assert_int_equal(shape_model_fit_global(p, 2, 64, &f), 0);
+	assert_true(f.global_batch == 64);
+	assert_true(fabs(f.compute_s - 0.400) < 1e-9);
+	assert_true(fabs(shape_model_step_s(&f, 1, 1, NULL) - 0.400) < 1e-9);
+	assert_true(fabs(shape_model_step_s(&f, 2, 2, NULL) - 0.110) < 1e-9);
+	/* 2x2 measured only the sum of the two allreduces: half each */
+	assert_true(f.together && !f.node_known && !f.net_known);
+	assert_true(fabs(f.node_s - 0.005) < 1e-9 && fabs(f.net_s - 0.005) < 1e-9);
+	/* 1x2: half the compute, half the allreduce, and a guess's 10% */
+	assert_true(fabs(shape_model_step_s(&f, 1, 2, &err) - (0.200 + 0.005)) < 1e-9);
+	assert_true(fabs(err - (f.rel_err + 0.10)) < 1e-9);
+	shape_model_step_s(&f, 2, 2, &err);
+	assert_true(fabs(err - f.rel_err) < 1e-9);
+	assert_true(shape_model_step_s(&f, 4, 2, NULL) < shape_model_step_s(&f, 2, 2, NULL));
+	assert_true(f.rel_err < 0.0501);
+	/* with communication logged: compute is (step - comm) x W */
+	assert_int_equal(shape_model_fit_global(comm, 2, 64, &f), 0);
+	assert_true(fabs(f.compute_s - 0.400) < 1e-9);
+	assert_true(fabs(f.node_s - 0.010) < 1e-9 && f.node_known && !f.together);
+	/* the same points read per rank: every shape about as slow */
+	assert_int_equal(shape_model_fit(p, 2, &f), 0);
+	assert_true(f.global_batch == 0);
+	assert_true(shape_model_step_s(&f, 2, 2, NULL) >= 0.110);
+}
+
+static void shape_batch__holds_a_global_batch_logged_the_same_at_every_world_size(void **state)
+{
+	const struct shape_point p[] = { { 1, 1, 0.4, -1, 64, 64 }, { 2, 2, 0.11, -1, 64, 16 },
+					 { 2, 2, 0.12, -1, 64, 16 } };
+	struct sbuf says = SBUF_INIT;
+	struct shape_batch b;
+
+	(void)state;
+	shape_batch_infer(p, 3, &b);
+	assert_true(b.global);
+	assert_int_equal(b.source, SHAPE_BATCH_FIELD);
+	assert_true(b.global_batch == 64);
+	assert_int_equal(b.world_sizes, 2);
+	shape_batch_describe(&b, &says);
+	assert_string_equal(says.buf, "holds a global batch of 64 (global_batch in metrics.jsonl, "
+				      "the same at world sizes 1 and 4)");
+	/* logged at one world size only: taken as held, and said */
+	shape_batch_infer(p + 1, 2, &b);
+	assert_true(b.global && b.global_batch == 64 && b.world_sizes == 1);
+	sbuf_reset(&says);
+	shape_batch_describe(&b, &says);
+	assert_string_equal(says.buf, "holds a global batch of 64 (global_batch in metrics.jsonl; "
+				      "assumed held: every run had world size 4)");
+	sbuf_release(&says);
+}
+
+static void shape_batch__takes_a_batch_per_rank_when_the_global_batch_differs(void **state)
+{
+	const struct shape_point p[] = { { 1, 1, 0.1, -1, 64, 0 }, { 1, 4, 0.1, -1, 256, 0 } };
+	struct sbuf says = SBUF_INIT;
+	struct shape_batch b;
+
+	(void)state;
+	shape_batch_infer(p, 2, &b);
+	assert_false(b.global);
+	assert_int_equal(b.source, SHAPE_BATCH_FIELD);
+	shape_batch_describe(&b, &says);
+	assert_string_equal(says.buf, "takes its batch per rank (global_batch in metrics.jsonl "
+				      "differs between world sizes: 64 at 1, 256 at 4)");
+	sbuf_release(&says);
+}
+
+/* Without global_batch: one rank's samples a step (samples_per_s x
+ * step time) times the world size, noisy, so within 10%. */
+static void shape_batch__reads_the_samples_of_a_step_when_no_global_batch_is_logged(void **state)
+{
+	const struct shape_point held[] = { { 1, 1, 0.4, -1, 0, 64 }, { 1, 4, 0.11, -1, 0, 16.5 } };
+	const struct shape_point per_rank[] = { { 1, 1, 0.1, -1, 0, 32 }, { 2, 1, 0.1, -1, 0, 32 } };
+	const struct shape_point one_size[] = { { 1, 2, 0.1, -1, 0, 32 }, { 1, 2, 0.1, -1, 0, 32 } };
+	struct sbuf says = SBUF_INIT;
+	struct shape_batch b;
+
+	(void)state;
+	shape_batch_infer(held, 2, &b);
+	assert_true(b.global && b.source == SHAPE_BATCH_RATE);
+	assert_true(fabs(b.global_batch - 66) < 1e-9); /* the largest world size's */
+	shape_batch_infer(per_rank, 2, &b);
+	assert_false(b.global);
+	assert_int_equal(b.source, SHAPE_BATCH_RATE);
+	/* one world size cannot tell the two apart: per rank, as before */
+	shape_batch_infer(one_size, 2, &b);
+	assert_false(b.global);
+	assert_int_equal(b.source, SHAPE_BATCH_NONE);
+	shape_batch_describe(&b, &says);
+	assert_string_equal(says.buf, "takes its batch per rank (assumed: no run logged global_batch)");
+	sbuf_release(&says);
 }
 
 static void shape_steps__takes_max_steps_or_epochs_over_the_global_batch(void **state)
@@ -212,6 +324,10 @@ int main(void)
 		cmocka_unit_test(shape_model__fits_both_terms_from_step_times_alone),
 		cmocka_unit_test(shape_model__borrows_an_unmeasured_term_and_says_so),
 		cmocka_unit_test(shape_model__has_nothing_to_fit_without_step_times),
+		cmocka_unit_test(shape_model__splits_a_held_global_batch_among_the_ranks),
+		cmocka_unit_test(shape_batch__holds_a_global_batch_logged_the_same_at_every_world_size),
+		cmocka_unit_test(shape_batch__takes_a_batch_per_rank_when_the_global_batch_differs),
+		cmocka_unit_test(shape_batch__reads_the_samples_of_a_step_when_no_global_batch_is_logged),
 		cmocka_unit_test(shape_steps__takes_max_steps_or_epochs_over_the_global_batch),
 		cmocka_unit_test(shape_steps__holds_a_user_programs_own_step_count),
 		cmocka_unit_test(shape_pick__takes_the_earliest_finish_or_the_cheapest_by_the_deadline),
