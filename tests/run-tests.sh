@@ -119,7 +119,7 @@ CPU_FILES="isa amp dp train resize"
 MOUNT_FILES="container container_cluster stage_cluster"
 # The pool's files named here in the order they last took, on a 2-core
 # machine, slowest first; then the rest by name.
-SLOW="supervise range_cluster sweep submit stage doctor status docs plan logs launch environment template rerun"
+SLOW="supervise range_cluster sweep matrix_cluster submit stage doctor status docs plan logs launch environment template rerun"
 bats_files() {
 	local n
 	for n in $SLOW; do

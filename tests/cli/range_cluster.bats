@@ -10,7 +10,8 @@
 # the controller takes DOWN, or that stops answering (its network cut:
 # Slurm sets it DOWN and ends the step, not the job), is left out of the
 # run's next attempt, which goes on from the checkpoint on node1; a rank
-# killed by hand is the program's failure and costs no node.  The
+# killed by hand, or by the OOM killer (a memory cgroup's limit), is the
+# program's failure and costs no node.  The
 # torch-ddp template loses a node too, with the batches and losses of an
 # uninterrupted run.  Every wait is bounded.
 
@@ -169,6 +170,35 @@ teardown() {
 	[ "$(jq -r '.jobs[0].state' <<<"$output")" = FAILED ]
 	grep -q "the program's failure, not a node's: rank 1 on node2 killed by signal 9, not by the OOM killer" \
 		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/*; false; }
+	[ ! -e "$DIR/lost.json" ] && [ ! -e "$DIR/attempts/2" ]
+	run -0 "$HPT" doctor --ledger --json
+	[[ "$output" != *node2* ]]
+}
+
+@test "a rank the OOM killer ends (its memory cgroup's limit) is the program's failure: no node is recorded, nothing is resubmitted" {
+	need_cluster
+	memcg
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	# rank 1 (on node2) and its supervisor join a 64 MiB memory cgroup,
+	# as Slurm's task/cgroup would put a step, and outgrow it
+	cat >oom.sh <<-'OOM'
+	if [ "$RANK" = 1 ]; then
+		echo $PPID >"$1/cgroup.procs" && echo $$ >"$1/cgroup.procs" &&
+			exec /usr/bin/python3 -c "
+	x = []
+	while True: x.append(bytearray(1 << 20))"
+	fi
+	sleep 60
+	OOM
+	sed -e 's/^name: lost$/name: oom/' -e "s|command: .*|command: [sh, $PWD/oom.sh, $MEMCG]|" \
+		"$WORK/lost.yaml" >oom.yaml
+	submit_json oom.yaml
+	finish "$JOB"
+	rmdir "$MEMCG" 2>/dev/null || true
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = FAILED ]
+	grep -q "the program's failure, not a node's: rank 1 on node2 killed by the OOM killer (signal 9)" \
+		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/*; false; }
+	jq -e '.oom_kills >= 1' "$DIR/ranks/rank-1.json"
 	[ ! -e "$DIR/lost.json" ] && [ ! -e "$DIR/attempts/2" ]
 	run -0 "$HPT" doctor --ledger --json
 	[[ "$output" != *node2* ]]
