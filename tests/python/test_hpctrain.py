@@ -30,7 +30,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 class EnvTest(unittest.TestCase):
     def test_outside_hpctrain_is_a_first_attempt_on_one_rank(self):
         e = hpctrain.env({})
-        self.assertEqual((e.rank, e.world_size, e.attempt, e.prev_world_size), (0, 1, 1, 0))
+        self.assertEqual((e.rank, e.world_size, e.attempt, e.restart, e.prev_world_size), (0, 1, 1, 0, 0))
         self.assertEqual((e.checkpoint_dir, e.preempt_signal, e.launched), ("checkpoints", "USR2", False))
         self.assertFalse(e.resized)
 
@@ -210,7 +210,7 @@ class MetricsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             path, hb = os.path.join(d, "metrics.jsonl"), os.path.join(d, "hb")
             m = hpctrain.Metrics(path, {"RANK": "0", "WORLD_SIZE": "4", "HPCTRAIN_ATTEMPT": "2",
-                                        "HPCTRAIN_HEARTBEAT": hb})
+                                        "SLURM_RESTART_COUNT": "1", "HPCTRAIN_HEARTBEAT": hb})
             m.step(1, 0.5, 100.0, 64, total_steps=10, batch_hash="ab")
             m.epoch(1, 1, train_loss=0.5)
             m.summary(1)
@@ -219,7 +219,8 @@ class MetricsTest(unittest.TestCase):
             self.assertEqual([r["event"] for r in recs], ["step", "epoch", "summary"])
             step = recs[0]
             self.assertEqual((step["step"], step["global_batch"], step["world_size"], step["attempt"],
-                              step["total_steps"], step["batch_hash"]), (1, 64, 4, 2, 10, "ab"))
+                              step["restart"], step["total_steps"], step["batch_hash"]),
+                             (1, 64, 4, 2, 1, 10, "ab"))
             self.assertAlmostEqual(step["samples_per_s"], 160.0)  # 16 samples a rank in 0.1 s
             self.assertEqual(recs[2]["ranks"], 4)
             self.assertTrue(os.path.exists(hb))

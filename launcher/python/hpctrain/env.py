@@ -19,6 +19,7 @@ class Env:
     local_world_size: int   # LOCAL_WORLD_SIZE
     node_rank: int          # NODE_RANK
     attempt: int            # HPCTRAIN_ATTEMPT: 1 first; a requeue keeps it
+    restart: int            # SLURM_RESTART_COUNT: requeues of this attempt's job
     prev_world_size: int    # HPCTRAIN_PREV_WORLD_SIZE: the checkpoints' size, 0 fresh
     checkpoint_dir: str     # HPCTRAIN_CHECKPOINT_DIR, default "checkpoints"
     data: dict              # staged entry NAME -> its path on this node
@@ -57,6 +58,7 @@ def env(environ=None):
                local_world_size=_int(e, "LOCAL_WORLD_SIZE", 1, least=1),
                node_rank=_int(e, "NODE_RANK", 0),
                attempt=_int(e, "HPCTRAIN_ATTEMPT", 1, least=1),
+               restart=_int(e, "SLURM_RESTART_COUNT", 0),
                prev_world_size=_int(e, "HPCTRAIN_PREV_WORLD_SIZE", 0),
                checkpoint_dir=e.get("HPCTRAIN_CHECKPOINT_DIR") or "checkpoints",
                data={k[len(DATA_PREFIX):]: v for k, v in e.items()

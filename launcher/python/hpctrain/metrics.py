@@ -17,8 +17,8 @@ from hpctrain.env import env
 class Metrics:
     def __init__(self, path="metrics.jsonl", environ=None):
         e = env(environ)
-        self.rank, self.world, self.attempt, self.heartbeat = (
-            e.rank, e.world_size, e.attempt, e.heartbeat)
+        self.rank, self.world, self.attempt, self.restart, self.heartbeat = (
+            e.rank, e.world_size, e.attempt, e.restart, e.heartbeat)
         self.file = open(path, "a", encoding="utf-8") if self.rank == 0 else None
         self.started = time.monotonic()
         self.samples = 0
@@ -30,11 +30,13 @@ class Metrics:
 
     def step(self, step, loss, step_ms, global_batch, total_steps=None, **more):
         """Step record: samples_per_s is per rank; global_batch and
-        world_size tell plan how the work splits among ranks."""
+        world_size tell plan how the work splits among ranks, attempt,
+        restart and world_size tell report where the run broke off."""
         self.samples += global_batch
         rec = {"event": "step", "step": step, "loss": loss, "step_ms": step_ms,
                "samples_per_s": global_batch / self.world / max(step_ms / 1000, 1e-9),
-               "global_batch": global_batch, "world_size": self.world, "attempt": self.attempt}
+               "global_batch": global_batch, "world_size": self.world, "attempt": self.attempt,
+               "restart": self.restart}
         if total_steps is not None:
             rec["total_steps"] = total_steps
         rec.update(more)
