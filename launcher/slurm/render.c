@@ -420,18 +420,19 @@ static void add_stage(const struct job *job, struct sbuf *s)
 }
 
 /* After a failed step of a supervised multi-node job: doctor tells a
- * lost node (a rank killed by SIGKILL or SIGBUS, or a node Slurm holds
- * as down) from the program's own failure, and for a lost node
- * resubmits the run without it.  The job still ends with the step's
- * status. */
+ * lost node (a node Slurm holds as down) from the program's own
+ * failure, and for a lost node resubmits the run without it.  A step
+ * that stopped on the preemption signal (75) failed nothing: the
+ * requeue below takes it, and doctor is not asked.  The job still ends
+ * with the step's status. */
 static void add_lost(const struct job *job, struct sbuf *s)
 {
 	if (!handles_lost_nodes(job))
 		return;
-	sbuf_addstr(s, "# a lost node: record it, resubmit the run without it\n"
-		       "if [ \"$status\" -ne 0 ]; then\n"
-		       "\t\"$HPT\" doctor --lost \"$RUN\" || true\n"
-		       "fi\n\n");
+	sbuf_addf(s, "# a lost node: record it, resubmit the run without it\n"
+		     "if [ \"$status\" -ne 0 ] && [ \"$status\" -ne %d ]; then\n"
+		     "\t\"$HPT\" doctor --lost \"$RUN\" || true\n"
+		     "fi\n\n", HPT_EXIT_PREEMPTED);
 }
 
 /* The one job step: srun starting hpctrain launch on every rank. */

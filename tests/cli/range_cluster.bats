@@ -303,6 +303,13 @@ node_ns() {
 	grep -q 'torch-ddp: attempt 2, 1 ranks (was 2), step [1-9][0-9]* of 16; 2 micro-batches' \
 		"$dir2"/logs/* || { cat "$dir2"/logs/*; false; }
 	grep -q '^torch-ddp: done, 16 steps' "$dir2"/logs/*
+	# report draws both attempts as one timeline, the new attempt and the
+	# resize (2 ranks to 1) marked where attempt 2 went on
+	run -0 "$HPT" report --json --output "$BATS_TEST_TMPDIR/report" "$DIR"
+	jq -e '.attempts == 2 and .resizes == 1 and
+		(.events | map(.kind) | index("attempt") != null and index("resize") != null) and
+		(.events[] | select(.kind == "resize") | .from_world_size == 2 and .world_size == 1)' <<<"$output" ||
+		{ echo "$output"; false; }
 	# the same program uninterrupted on one process: the same batches
 	# step by step, and the same losses up to the order of the sums
 	mkdir ref && (cd ref && PYTHONPATH=$BATS_TEST_DIRNAME/../../launcher/python RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29500 + RANDOM % 1000)) \

@@ -91,7 +91,9 @@ static void render__runs_doctor_first_on_multi_node_jobs(void **state)
 	assert_null(strstr(one.buf, "doctor"));
 	assert_null(strstr(off.buf, "doctor --preflight"));
 	assert_has_line(on.buf, doctor);
-	/* after a failed step of a multi-node job, doctor looks for a lost node */
+	/* after a failed step of a multi-node job, doctor looks for a lost
+	 * node; not after a preemption, which failed nothing */
+	assert_has_line(two.buf, "if [ \"$status\" -ne 0 ] && [ \"$status\" -ne 75 ]; then");
 	assert_has_line(two.buf, "\t\"$HPT\" doctor --lost \"$RUN\" || true");
 	assert_has_line(off.buf, "\t\"$HPT\" doctor --lost \"$RUN\" || true");
 	assert_true(strstr(two.buf, "launch --supervise") < strstr(two.buf, "doctor --lost"));
