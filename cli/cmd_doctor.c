@@ -71,7 +71,8 @@ static const struct opt doctor_opts[] = {
 	{ "min-free-gb", required_argument, NULL, OPT_MIN_FREE, "GB",
 	  "less free space fails the files check (default: preflight.min_free_gb, 1)" },
 	{ "straggler", required_argument, NULL, OPT_STRAGGLER, "RATIO",
-	  "a node whose GEMM runs below RATIO of the fastest node's fails (default 0.5)" },
+	  "a node whose GEMM runs below RATIO of the fastest node's fails (default: "
+	  "preflight.straggler, 0.5)" },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT, "SECONDS",
 	  "give up on a node or link that has not answered (default 60)" },
 	{ "exclude-file", required_argument, NULL, OPT_EXCLUDE_FILE, "FILE",
@@ -104,7 +105,7 @@ struct doctor {
 	const char *spec, *run, *scratch, *exclude_file, *forget, *root, *lost;
 	bool json, verbose, ledger_show, no_ledger, reset;
 	long ranks;
-	double min_free_gb, timeout_s;
+	double min_free_gb, timeout_s, straggler;
 	struct doctor_limits lim;
 
 	struct job job;
@@ -327,10 +328,8 @@ static int parse_args(struct doctor *d, int argc, char **argv)
 				return HPT_EXIT_USAGE;
 			break;
 		case OPT_STRAGGLER:
-			if (opt_number(&doctor_cmd, "straggler", optarg, 0, 1, &d->lim.straggler_fail))
+			if (opt_number(&doctor_cmd, "straggler", optarg, 0, 1, &d->straggler))
 				return HPT_EXIT_USAGE;
-			if (d->lim.straggler_warn < d->lim.straggler_fail)
-				d->lim.straggler_warn = d->lim.straggler_fail;
 			break;
 		case OPT_TIMEOUT:
 			if (opt_number(&doctor_cmd, "timeout", optarg, 1, 86400, &d->timeout_s))
@@ -372,6 +371,8 @@ static int run_doctor(struct doctor *d)
 
 	if (d->min_free_gb < 0)
 		d->min_free_gb = d->have_job ? d->job.preflight.min_free_gb : 1;
+	doctor_limits_straggler(&d->lim, d->straggler >= 0 ? d->straggler
+					 : d->have_job ? d->job.preflight.straggler : 0.5);
 	if (d->mpi) {
 		MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
 		MPI_Comm_size(MPI_COMM_WORLD, &d->size);
@@ -401,8 +402,8 @@ static int run_doctor(struct doctor *d)
 
 int cmd_doctor(int argc, char **argv)
 {
-	struct doctor d = { .ranks = 0, .min_free_gb = -1, .timeout_s = 60, .size = 1,
-			    .lim = DOCTOR_LIMITS_INIT };
+	struct doctor d = { .ranks = 0, .min_free_gb = -1, .timeout_s = 60, .straggler = -1,
+			    .size = 1, .lim = DOCTOR_LIMITS_INIT };
 	int status;
 
 	doctor_self_init(&d.self);

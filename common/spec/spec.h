@@ -162,6 +162,8 @@ struct job_preflight {
 	int64_t max_resubmits;   /* new attempts without failed nodes, at most */
 	char *scratch;           /* node-local scratch to check; NULL: $TMPDIR, else /tmp */
 	double min_free_gb;      /* less free space fails the files check */
+	double straggler;        /* a one-core GEMM below this fraction of the
+				  * fastest node's fails the node; 0 only warns */
 };
 
 /* The container each rank's program runs in; image NULL: none.  digest

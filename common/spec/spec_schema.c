@@ -313,6 +313,9 @@ const struct spec_field spec_fields[] = {
 	    "node-local scratch whose free space doctor checks; null for $TMPDIR, else /tmp"),
 	NUM("preflight.min_free_gb", preflight.min_free_gb, 0, 1e6, 0, "1",
 	    "less free space (GB) in the run directory or scratch fails the node"),
+	NUM("preflight.straggler", preflight.straggler, 0, 1, 0, "0.5",
+	    "a node whose one-core GEMM runs below this fraction of the fastest node's "
+	    "fails; 0 only warns (nodes whose cores others share)"),
 
 	SECTION("container", "the container image each rank's program runs in"),
 	STR("container.image", container.image, F_NULLABLE, check_image, "null",

@@ -59,6 +59,10 @@ struct doctor_limits {
 
 #define DOCTOR_LIMITS_INIT { 0.8, 0.5, 0.5, 0.1, 0.1, 2.0, 1.0 }
 
+/* Sets the GEMM ratio below which a node fails (--straggler,
+ * preflight.straggler); one below it still warns from 0.8 up. */
+void doctor_limits_straggler(struct doctor_limits *lim, double fail);
+
 const char *doctor_check_name(enum doctor_check c);   /* "gpus", "nics", ... */
 const char *doctor_grade_name(enum doctor_grade g);   /* "skip", "ok", "warn", "FAIL" */
 

@@ -59,6 +59,13 @@ void doctor_note(struct doctor_cell *c, enum doctor_grade g, const char *fmt, ..
 	c->reason = sbuf_detach(&sb, NULL);
 }
 
+void doctor_limits_straggler(struct doctor_limits *lim, double fail)
+{
+	lim->straggler_fail = fail;
+	if (lim->straggler_warn < fail)
+		lim->straggler_warn = fail;
+}
+
 enum doctor_grade doctor_grade_space(uint64_t free_bytes, uint64_t total_bytes, double min_free_gb)
 {
 	double free_gb = (double)free_bytes / (1024.0 * 1024.0 * 1024.0);

@@ -628,6 +628,8 @@ fake_squashfs() {
 	--env=HPCTRAIN_RANK
 	--env=HPCTRAIN_LOCAL_RANK
 	--env=HPCTRAIN_SLICE
+	--env=HPCTRAIN_PREEMPT_SIGNAL
+	--env=PYTHONPATH
 	--env=A
 	TMP/img.sqfs
 	prog
