@@ -450,6 +450,38 @@ no_container_left() {
 	no_mount_left
 }
 
+@test "a SquashFS image replaced after validate is refused at launch, and a mount whose image changed is not reused for a genuine copy" {
+	need_squashfuse
+	local run sqfs
+	run=$(make_run swap-sq "$WORK/img" charliecloud)
+	sqfs=$(squash swap-sq)
+	cp "$sqfs" "$WORK/swap-copy.sqfs"
+	echo other >"$WORK/img/marker"
+	mksquashfs "$WORK/img" "$WORK/swap-other.sqfs" -noappend -quiet -noI -noD -noF -noX >/dev/null
+	echo inside >"$WORK/img/marker"
+	run=$(make_run swap-sq "$sqfs" charliecloud)
+	cp "$WORK/swap-other.sqfs" "$sqfs" # after validate: another image at the pinned path
+	run timeout 30 "$HPT" launch --run "$run" -- sh -c 'cat /marker'
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[[ "$output" == *"(the image $sqfs is not the one pinned (pinned sha256:"* ]]
+	no_mount_left
+	# the genuine image, mounted and left there (no --supervise), then
+	# rewritten in place under the live mount
+	cp "$WORK/swap-copy.sqfs" "$sqfs"
+	run timeout 30 "$HPT" launch --run "$run" -- sh -c 'cat /marker'
+	[ "$status" -eq 0 ]
+	[ "$output" = inside ]
+	grep -q "hpctrain-squash-" /proc/mounts
+	cp "$WORK/swap-other.sqfs" "$sqfs"
+	# a run pinned to a genuine copy (the same digest, the same mount
+	# point) gets the image it pinned, not what the stale mount serves
+	run=$(make_run swap-sq "$WORK/swap-copy.sqfs" charliecloud)
+	run timeout 30 "$HPT" launch --supervise --run "$run" -- sh -c 'cat /marker'
+	[ "$status" -eq 0 ]
+	[ "$output" = inside ]
+	no_mount_left
+}
+
 @test "a stalled Python program in a SquashFS image: the autopsy names its file:line inside the image, and no mount is left" {
 	need_squashfuse
 	local run sqfs
