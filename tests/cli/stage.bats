@@ -308,6 +308,12 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 	run "$HPT" stage --manifest "$W/src"
 	[ "$status" -eq "$EX_NO_INPUT" ]
 	[[ "$output" == *"cannot stage $W/src/sub/caf\\xe9: its name is not UTF-8"* ]]
+	# validate (and submit, through the same pin) refuses it before any job
+	printf 'version: 1\nname: s\ncommand: [true]\ndata: {stage: [{name: ds, src: %s}]}\n' \
+		"$W/src" >"$W/s.yaml"
+	run "$HPT" validate "$W/s.yaml"
+	[ "$status" -eq "$EX_NO_INPUT" ]
+	[[ "$output" == *"data.stage ds: cannot stage $W/src/sub/caf\\xe9: its name is not UTF-8"* ]]
 	mkdir "$W/caf"$'\xe9'
 	run "$HPT" stage --cache "$W/one" --entry ds="$W/caf"$'\xe9'
 	[ "$status" -eq "$EX_NO_INPUT" ]
