@@ -214,8 +214,10 @@ static int mount_locked(const char *image, const char *key, const char *dir, con
 		return -1;
 	}
 	/* squashfuse's complaint, in an unlinked file of our own folder */
-	snprintf(tmp, sizeof(tmp), "%s/.squashfuse-XXXXXX", base);
-	efd = mkostemp(tmp, O_CLOEXEC);
+	/* a base too long for tmp: no complaint captured, rather than a
+	 * mkostemp on a cut path (which would not end in XXXXXX) */
+	efd = (size_t)snprintf(tmp, sizeof(tmp), "%s/.squashfuse-XXXXXX", base) < sizeof(tmp)
+		      ? mkostemp(tmp, O_CLOEXEC) : -1;
 	if (efd >= 0)
 		unlink(tmp);
 	rc = container_proc_run(argv, efd, true);
