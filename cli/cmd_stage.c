@@ -308,7 +308,9 @@ static int write_record(struct stage *st)
 	} else {
 		path = stage_path_expand(st->report, st->node);
 	}
-	if ((dir && fileio_private_dir(dir, &err)) || !text ||
+	if (!text)
+		sbuf_addf(&err, "cannot write %s: the node's name or cache path is not UTF-8", path);
+	if (!text || (dir && fileio_private_dir(dir, &err)) ||
 	    fileio_write_atomic(path, text, strlen(text), 0600, 0, &err)) {
 		say("%s", err.buf);
 		status = HPT_EXIT_IO;

@@ -147,9 +147,11 @@ static int dry_run(struct attempt *at, const struct submit_args *a, const size_t
 					at->sha256, "resolved", at->resolved.buf, "script",
 					at->script.buf);
 
-		if (plan_json)
-			json_object_set_new(doc, "plan", plan_json);
-		json_object_set_new(doc, "stage", data_pin_json(&at->job, files));
+		if ((plan_json && json_object_set_new(doc, "plan", plan_json)) ||
+		    json_object_set_new(doc, "stage", data_pin_json(&at->job, files))) {
+			json_decref(doc);
+			doc = NULL; /* a part left out would lie: json_print says why */
+		}
 		status = json_print(doc);
 		goto out;
 	}

@@ -8,8 +8,11 @@ int json_print(json_t *doc)
 {
 	int rc;
 
-	if (!doc)
+	if (!doc) {
+		fputs("hpctrain: cannot build the JSON output (a string that is not UTF-8, or "
+		      "out of memory)\n", stderr);
 		return HPT_EXIT_INTERNAL;
+	}
 	rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 	json_decref(doc);
 	if (rc || putchar('\n') == EOF || fflush(stdout)) {

@@ -8,7 +8,7 @@
 
 /* Prints doc to stdout and drops the reference to it.  Returns 0, 70
  * (HPT_EXIT_INTERNAL) for a NULL doc (jansson's answer to running out of
- * memory), or 8 (HPT_EXIT_IO) when stdout cannot take it. */
+ * memory or to a string that is not UTF-8; said on stderr), or 8 (HPT_EXIT_IO) when stdout cannot take it. */
 int json_print(json_t *doc);
 
 #endif

@@ -215,6 +215,21 @@ void sbuf_add_printable(struct sbuf *sb, const char *s)
 	}
 }
 
+bool sbuf_is_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned cp;
+		size_t n = utf8_len(p, &cp);
+
+		if (!n || (cp >= 0xd800 && cp <= 0xdfff)) /* jansson refuses surrogates too */
+			return false;
+		p += n;
+	}
+	return true;
+}
+
 void sbuf_add_number(struct sbuf *sb, double v, int decimals)
 {
 	if (!isfinite(v))

@@ -12,6 +12,7 @@
 #define HPT_SBUF_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct sbuf {
@@ -43,6 +44,11 @@ void sbuf_reset(struct sbuf *sb);
  * UTF-8 become \xHH (\n, \t and \r as such), so a table cannot be
  * redrawn or recoloured by what it shows; the rest is kept. */
 void sbuf_add_printable(struct sbuf *sb, const char *s);
+
+/* Is s valid UTF-8 (no stray, overlong or cut sequence, nothing above
+ * U+10FFFF)?  What jansson requires of every string it packs: a name
+ * that is not is refused where it enters, never dropped later. */
+bool sbuf_is_utf8(const char *s);
 
 /* s as one bash word that expands to exactly s: 'abc', with each ' as
  * '\'' ; the empty string becomes ''.  Every string of a job spec that

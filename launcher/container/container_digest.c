@@ -4,6 +4,7 @@
 #include "common/fileio.h"   // defines: fileio_open_regular, fileio_write_atomic, fileio_private_dir
 #include "common/jsonfile.h" // defines: jsonfile_load
 #include "common/sbuf.h"     // defines: struct sbuf, xasprintf
+#include "common/statkey.h"  // defines: struct statkey, statkey_*
 
 #include <dirent.h>
 #include <errno.h>
@@ -43,19 +44,35 @@ static void sha256_hex(const void *data, size_t len, char out[65])
 	hex_of(md, out);
 }
 
-/* A file's SHA-256, read in 1 MiB pieces: an image may be many GB. */
-static int file_sha256(const char *path, unsigned flags, char out[65], struct sbuf *err)
+/* A file's SHA-256, read in 1 MiB pieces: an image may be many GB.
+ * want: the stat the caller keyed the answer on (NULL: none); the hash
+ * counts only when the open file has that statkey before the read and
+ * after it, so a digest is never of an image that changed meanwhile
+ * (torn), nor cached under another file's fingerprint. */
+static int file_sha256(const char *path, unsigned flags, const struct stat *want, char out[65],
+		       struct sbuf *err)
 {
 	int fd = fileio_open_regular(path, flags, err), rc = 0;
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	unsigned char md[EVP_MAX_MD_SIZE];
 	size_t cap = 1u << 20;
 	char *buf = xmalloc(cap);
+	struct statkey before = { 0 }, after = { 0 };
+	struct stat st;
 	ssize_t got;
 
 	if (fd < 0 || !ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+		if (fd >= 0 && !err->len)
+			sbuf_addstr(err, "cannot set up sha256 (libcrypto)");
 		rc = -1;
 		goto out;
+	}
+	if (!fstat(fd, &st))
+		statkey_of(&st, &before);
+	if (want) {
+		statkey_of(want, &after);
+		if (!statkey_is_equal(&before, &after))
+			goto changed;
 	}
 	while ((got = read(fd, buf, cap)) != 0) {
 		if (got < 0 && errno == EINTR)
@@ -67,8 +84,18 @@ static int file_sha256(const char *path, unsigned flags, char out[65], struct sb
 		}
 		EVP_DigestUpdate(ctx, buf, (size_t)got);
 	}
+	memset(&after, 0, sizeof(after));
+	if (!fstat(fd, &st))
+		statkey_of(&st, &after);
+	if (!statkey_is_equal(&before, &after))
+		goto changed;
 	EVP_DigestFinal_ex(ctx, md, NULL);
 	hex_of(md, out);
+	goto out;
+changed:
+	sbuf_addf(err, "%s changed while its digest was computed (its size, mtime or ctime "
+		  "moved); pin it when nothing writes it", path);
+	rc = -1;
 out:
 	if (fd >= 0)
 		close(fd);
@@ -134,18 +161,22 @@ static int entry_cmp(const void *a, const void *b)
 	return strcmp(((const struct entry *)a)->rel, ((const struct entry *)b)->rel);
 }
 
-/* What the cache compares: every entry's stat data that a change to its
- * content would move (a rewrite changes mtime; a replacement the inode). */
+/* What the cache compares: every entry's mode and statkey
+ * (common/statkey.h: device, inode, size, mtime and ctime), the stat
+ * data a change to its content moves; ctime even when a rewrite keeps
+ * size and mtime (touch -d, cp -p). */
 static void tree_fingerprint(const struct tree *t, char out[65])
 {
 	struct sbuf s = SBUF_INIT;
 
 	for (size_t i = 0; i < t->n; i++) {
-		const struct stat *st = &t->v[i].st;
+		struct statkey k;
 
-		sbuf_addf(&s, "%s%c%o %lld %lld.%09ld %llu\n", t->v[i].rel, 0, (unsigned)st->st_mode,
-			  (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
-			  (unsigned long long)st->st_ino);
+		statkey_of(&t->v[i].st, &k);
+		sbuf_addf(&s, "%s%c%o %llu %llu %llu %lld %lld\n", t->v[i].rel, 0,
+			  (unsigned)t->v[i].st.st_mode, (unsigned long long)k.dev,
+			  (unsigned long long)k.ino, (unsigned long long)k.size, (long long)k.mtime_ns,
+			  (long long)k.ctime_ns);
 	}
 	sha256_hex(s.buf, s.len, out);
 	sbuf_release(&s);
@@ -165,7 +196,7 @@ static int tree_hash(const char *root, const struct tree *t, char out[65], struc
 
 		sbuf_addf(&s, "%s%c%o%c%lld%c", t->v[i].rel, 0, (unsigned)st->st_mode, 0,
 			  S_ISDIR(st->st_mode) ? 0LL : (long long)st->st_size, 0);
-		if (S_ISREG(st->st_mode) && !(rc = file_sha256(path, FILEIO_NOFOLLOW, hex, err))) {
+		if (S_ISREG(st->st_mode) && !(rc = file_sha256(path, FILEIO_NOFOLLOW, st, hex, err))) {
 			sbuf_addstr(&s, hex);
 		} else if (S_ISLNK(st->st_mode)) {
 			n = readlink(path, target, sizeof(target) - 1);
@@ -241,8 +272,13 @@ static void cache_store(json_t *doc, const char *cache, const char *image, const
 	struct sbuf err = SBUF_INIT;
 	char *dir = xstrdup(cache), *slash = strrchr(dir, '/'), *text;
 
-	json_object_set_new(json_object_get(doc, "images"), image,
-			    json_pack("{s:s, s:s}", "fingerprint", fp, "digest", digest));
+	/* a path that is not UTF-8 cannot be a JSON key: not cached, said */
+	if (json_object_set_new(json_object_get(doc, "images"), image,
+				json_pack("{s:s, s:s}", "fingerprint", fp, "digest", digest))) {
+		sbuf_addstr(note, "the digest was not cached: the image path is not UTF-8\n");
+		free(dir);
+		return;
+	}
 	text = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS);
 	*slash = '\0';
 	if (!text || fileio_private_dir(dir, &err) ||
@@ -306,10 +342,28 @@ int container_digest(const char *image, enum container_image_kind kind, const ch
 	if (!cache_get(doc, image, fp, out))
 		goto out;
 	rc = kind == CONTAINER_IMAGE_DIR ? tree_hash(image, &t, hex, err)
-					 : file_sha256(image, 0, hex, err);
+					 : file_sha256(image, 0, &t.v[0].st, hex, err);
+	if (!rc && kind == CONTAINER_IMAGE_DIR) {
+		/* every file was checked while read; the tree itself (an
+		 * entry added, removed or renamed) is checked here */
+		struct tree again = { NULL, 0 };
+		char fp2[65];
+
+		rc = fingerprint(image, kind, &again, fp2, err);
+		if (!rc && strcmp(fp, fp2)) {
+			sbuf_addf(err, "%s changed while its digest was computed; pin it when "
+				  "nothing writes it", image);
+			rc = -1;
+		}
+		tree_release(&again);
+	}
 	if (rc)
 		goto out;
-	snprintf(out, CONTAINER_DIGEST_SIZE, "sha256:%s", hex);
+	if (snprintf(out, CONTAINER_DIGEST_SIZE, "sha256:%s", hex) != CONTAINER_DIGEST_SIZE - 1) {
+		sbuf_addstr(err, "internal error: a digest of the wrong length");
+		rc = -1;
+		goto out;
+	}
 	if (cache)
 		cache_store(doc, cache, image, fp, out, note);
 out:

@@ -12,9 +12,13 @@
  *  - a reference: its "@sha256:" part; without one it cannot be pinned
  *    and the digest is "unpinned".
  * Files and trees are cached by path and a fingerprint of their stat
- * data (size, modification time, inode, for every entry of a tree), so a
- * submit does not read a 5 GB image again; the cache is a private JSON
- * file (container_digest_cache_path), each entry checked before use.
+ * data (mode and statkey: device, inode, size, mtime and ctime, for
+ * every entry of a tree; common/statkey.h), so a submit does not read a
+ * 5 GB image again; the cache is a private JSON file
+ * (container_digest_cache_path), each entry checked before use.  A hash
+ * counts only when every file's statkey (and a tree's fingerprint) is
+ * the same after the read as before it: an image written meanwhile is
+ * an error, never a torn digest, cached or not.
  */
 #ifndef HPT_CONTAINER_DIGEST_H
 #define HPT_CONTAINER_DIGEST_H

@@ -5,6 +5,7 @@
 #include "common/sbuf.h"   // defines: struct sbuf
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,6 +21,36 @@ const char *container_image_program(int runtime)
 	return runtime > CONTAINER_AUTO && runtime < CONTAINER_NRUNTIMES ? programs[runtime] : NULL;
 }
 
+#define SQUASH_SUPER 96      /* bytes of a SquashFS 4 superblock */
+#define SQUASH_BYTES_USED 40 /* its bytes_used: le64, the image's length */
+
+/* A SquashFS file holds its whole superblock and at least the bytes its
+ * superblock says the image uses: the magic alone passes a 4-byte "hsqs"
+ * file, or an image cut short by a full disk or an interrupted copy,
+ * which would then fail on some node at mount time, or in the middle of
+ * a run when squashfuse reads past the end. */
+static int squash_whole(int fd, const char *image, const struct sbuf *head, struct sbuf *err)
+{
+	const unsigned char *sb = (const unsigned char *)head->buf;
+	uint64_t used = 0;
+	struct stat st;
+
+	if (head->len < SQUASH_SUPER || fstat(fd, &st)) {
+		sbuf_addf(err, "container image %s is a truncated SquashFS image (%zu bytes, less "
+			  "than its superblock)", image, head->len);
+		return -1;
+	}
+	for (int i = 7; i >= 0; i--)
+		used = used << 8 | sb[SQUASH_BYTES_USED + i];
+	if (used < SQUASH_SUPER || used > (uint64_t)st.st_size) {
+		sbuf_addf(err, "container image %s is a truncated SquashFS image: its superblock "
+			  "says it uses %llu bytes, the file has %lld", image,
+			  (unsigned long long)used, (long long)st.st_size);
+		return -1;
+	}
+	return 0;
+}
+
 static int file_kind(const char *image, enum container_image_kind *kind, struct sbuf *err)
 {
 	struct sbuf head = SBUF_INIT;
@@ -27,10 +58,13 @@ static int file_kind(const char *image, enum container_image_kind *kind, struct 
 
 	if (fd < 0)
 		return -1;
-	if (!fileio_read_fd(fd, image, 63, &head, err)) {
+	/* up to SQUASH_SUPER bytes: the superblock; a SIF's magic is at 32 */
+	if (!fileio_read_fd(fd, image, SQUASH_SUPER - 1, &head, err)) {
 		if (head.len >= 4 && !memcmp(head.buf, "hsqs", 4)) {
-			*kind = CONTAINER_IMAGE_SQUASHFS;
-			rc = 0;
+			if (!squash_whole(fd, image, &head, err)) {
+				*kind = CONTAINER_IMAGE_SQUASHFS;
+				rc = 0;
+			}
 		} else if (head.len >= 41 && !memcmp(head.buf + 32, "SIF_MAGIC", 9)) {
 			*kind = CONTAINER_IMAGE_SIF;
 			rc = 0;

@@ -4,8 +4,10 @@
 #include "launcher/container/container_squash.h" // defines: container_squash_mount, container_squash_release
 #include "launcher/container/container_image.h"  // defines: container_image_in_path
 #include "launcher/container/container_proc.h"   // defines: container_proc_run
-#include "common/fileio.h" // defines: fileio_private_dir, fileio_read_fd
-#include "common/sbuf.h"   // defines: struct sbuf, xasprintf
+#include "launcher/container/container_digest.h" // defines: container_digest
+#include "common/fileio.h"  // defines: fileio_private_dir, fileio_read_fd, fileio_write_atomic
+#include "common/sbuf.h"    // defines: struct sbuf, xasprintf
+#include "common/statkey.h" // defines: struct statkey, statkey_*
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define IDENT_MAX 8192
 #define MOUNT_TRIES 20 /* a release between our mount and our shared lock, or another
 			* rank mounting: look again */
 
@@ -106,24 +109,115 @@ static bool same_file(int fd, const char *path)
 	return !fstat(fd, &a) && !lstat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* Under LOCK_EX: mounted when this returns 0. */
-static int mount_locked(const char *image, const char *dir, const char *base, struct sbuf *err)
+/* The identity of a mount, DIR.id beside it: the statkey of the image
+ * file it was made from, when its digest had just been checked, and that
+ * file's path ("DEV INO SIZE MTIME_NS CTIME_NS PATH").  squashfuse reads
+ * the file for as long as it serves the mount, so the mount serves the
+ * checked image only while that file keeps its statkey: a file rewritten
+ * in place (ctime moves), or replaced (another inode), makes the mount
+ * stale. */
+static char *ident_path(const char *dir)
+{
+	return xasprintf("%s.id", dir);
+}
+
+static int image_key(const char *image, struct statkey *k)
+{
+	struct stat st;
+
+	memset(k, 0, sizeof(*k));
+	if (stat(image, &st))
+		return -1;
+	statkey_of(&st, k);
+	return 0;
+}
+
+/* Does the mount at dir still serve the image it was checked against? */
+static bool ident_is_current(const char *dir)
+{
+	char *id = ident_path(dir);
+	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
+	unsigned long long dev, ino, size;
+	long long mt, ct;
+	struct statkey was, now;
+	int off = 0;
+	bool ok = false;
+
+	if (!fileio_read_flags(id, IDENT_MAX, FILEIO_NOFOLLOW | FILEIO_OWNED, &text, &err) &&
+	    sscanf(text.buf, "%llu %llu %llu %lld %lld %n", &dev, &ino, &size, &mt, &ct, &off) == 5 &&
+	    off > 0 && text.buf[off] == '/') {
+		text.buf[strcspn(text.buf, "\n")] = '\0';
+		was = (struct statkey){ dev, ino, size, mt, ct };
+		ok = !image_key(text.buf + off, &now) && statkey_is_equal(&was, &now);
+	}
+	sbuf_release(&text);
+	sbuf_release(&err);
+	free(id);
+	return ok;
+}
+
+/* Under LOCK_EX, before mounting image: its content digest is key's
+ * (when key is a digest), and *k its statkey, unchanged across the hash.
+ * The mount point's name claims the digest; this is what makes it true. */
+static int check_image(const char *image, const char *key, struct statkey *k, struct sbuf *err)
+{
+	char got[CONTAINER_DIGEST_SIZE], *cache;
+	struct sbuf note = SBUF_INIT;
+	struct statkey after;
+	int rc = 0;
+
+	if (image_key(image, k)) {
+		sbuf_addf(err, "cannot read the image %s: %s", image, strerror(errno));
+		return -1;
+	}
+	if (key && !strncmp(key, "sha256:", 7)) {
+		cache = container_digest_cache_path();
+		rc = container_digest(image, CONTAINER_IMAGE_SQUASHFS, cache, got, &note, err);
+		free(cache);
+		if (!rc && strcmp(got, key)) {
+			sbuf_addf(err, "the image %s is not the one pinned (pinned %.19s..., now "
+				  "%.19s...): it changed since the run was validated; validate or "
+				  "submit it again", image, key, got);
+			rc = -1;
+		}
+	}
+	if (!rc && (image_key(image, &after) || !statkey_is_equal(k, &after))) {
+		sbuf_addf(err, "the image %s changed while it was checked; launch it when "
+			  "nothing writes it", image);
+		rc = -1;
+	}
+	sbuf_release(&note);
+	return rc;
+}
+
+/* Under LOCK_EX: mounted when this returns 0, from image checked against
+ * key (check_image), with its identity recorded.  A mount there already
+ * whose identity is not current (its image file changed or was
+ * replaced since) is unmounted first: it would serve other bytes under
+ * the digest's name. */
+static int mount_locked(const char *image, const char *key, const char *dir, const char *base,
+			struct sbuf *err)
 {
 	char *const argv[] = { "squashfuse", (char *)image, (char *)dir, NULL };
 	int state = mount_state(dir, base), rc, efd;
-	char tmp[4200];
+	struct statkey k, after;
+	char tmp[4200], *id, *text;
 
-	if (state > 0)
+	if (state > 0 && ident_is_current(dir))
 		return 0;
-	if (state < 0)
+	if (state != 0)
 		unmount(dir);
+	if (check_image(image, key, &k, err))
+		return -1;
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		sbuf_addf(err, "cannot make the mount point %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	/* squashfuse's complaint, in an unlinked file of our own folder */
-	snprintf(tmp, sizeof(tmp), "%s/.squashfuse-XXXXXX", base);
-	efd = mkostemp(tmp, O_CLOEXEC);
+	/* a base too long for tmp: no complaint captured, rather than a
+	 * mkostemp on a cut path (which would not end in XXXXXX) */
+	efd = (size_t)snprintf(tmp, sizeof(tmp), "%s/.squashfuse-XXXXXX", base) < sizeof(tmp)
+		      ? mkostemp(tmp, O_CLOEXEC) : -1;
 	if (efd >= 0)
 		unlink(tmp);
 	rc = container_proc_run(argv, efd, true);
@@ -141,6 +235,24 @@ static int mount_locked(const char *image, const char *dir, const char *base, st
 	}
 	if (efd >= 0)
 		close(efd);
+	if (rc)
+		return -1;
+	/* squashfuse opened the path after the check: the same file? */
+	id = ident_path(dir);
+	text = xasprintf("%llu %llu %llu %lld %lld %s\n", (unsigned long long)k.dev,
+			 (unsigned long long)k.ino, (unsigned long long)k.size, (long long)k.mtime_ns,
+			 (long long)k.ctime_ns, image);
+	if (image_key(image, &after) || !statkey_is_equal(&k, &after)) {
+		sbuf_addf(err, "the image %s changed while it was mounted; launch it when nothing "
+			  "writes it", image);
+		rc = -1;
+	} else if (fileio_write_atomic(id, text, strlen(text), 0600, 0, err)) {
+		rc = -1;
+	}
+	if (rc)
+		unmount(dir);
+	free(id);
+	free(text);
 	return rc ? -1 : 0;
 }
 
@@ -171,13 +283,19 @@ int container_squash_mount(const char *image, const char *key, struct container_
 		 * the other, and ch-run --join peers found the first gone. */
 		if (flock(fd, LOCK_SH))
 			goto out;
-		if (same_file(fd, lock) && mount_state(dir, base) > 0) {
+		if (same_file(fd, lock) && mount_state(dir, base) > 0 && ident_is_current(dir)) {
 			rc = 0;
 			break;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB)) {
 			if (errno != EWOULDBLOCK)
 				goto out;
+			if (same_file(fd, lock) && mount_state(dir, base) > 0 &&
+			    !ident_is_current(dir) && i == MOUNT_TRIES - 1) {
+				sbuf_addf(err, "the mount %s serves an image file that changed since "
+					  "it was mounted, and another rank still uses it", dir);
+				goto out;
+			}
 			continue; /* another rank mounts: wait for it, shared */
 		}
 		if (!same_file(fd, lock)) {
@@ -186,7 +304,7 @@ int container_squash_mount(const char *image, const char *key, struct container_
 			fd = -1;
 			continue;
 		}
-		if (mount_locked(image, dir, base, err)) {
+		if (mount_locked(image, key, dir, base, err)) {
 			unlink(lock); /* held LOCK_EX: no rank has the image */
 			goto out;
 		}
@@ -237,11 +355,13 @@ void container_squash_release(struct container_squash *m)
 		/* no other rank holds it; one that opened the lock file
 		 * meanwhile finds it gone once it has the lock, and makes
 		 * another */
-		char *lock = xasprintf("%s.lock", m->dir);
+		char *lock = xasprintf("%s.lock", m->dir), *id = ident_path(m->dir);
 
 		unmount(m->dir);
+		unlink(id);
 		unlink(lock);
 		free(lock);
+		free(id);
 	}
 	if (m->lock_fd >= 0)
 		close(m->lock_fd);

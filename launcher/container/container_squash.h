@@ -12,6 +12,16 @@
  * when another user owns it or others may write it), KEY the image's
  * content digest (another image is another mount point).
  *
+ * Trust: the name claims a digest, so the claim is checked.  Before
+ * mounting (under LOCK_EX), the image file's digest must be the key's
+ * (container_digest, through its cache) and its statkey the same across
+ * the hash and after squashfuse opened it; KEY.id then records that
+ * statkey and the file's path.  squashfuse reads that file for as long
+ * as it serves the mount, so a mount is reused only while the recorded
+ * file keeps its statkey; one whose file was rewritten or replaced is
+ * stale: unmounted and made again from (and checked against) the image
+ * asked for, or, while other ranks still hold it, an error.
+ *
  * Sharing: KEY.lock, flock(2)ed.  The first rank mounts under LOCK_EX;
  * every rank then holds LOCK_SH for as long as it runs the image (the
  * supervisor does; without --supervise the descriptor stays open across
@@ -40,8 +50,9 @@ struct container_squash {
 
 /* Mounts image (a SquashFS file) at the node's mount point for key (a
  * digest, "sha256:HEX"; NULL: the image's path names it), or finds it
- * mounted, and holds it.  0, or -1 with err in one line (no squashfuse
- * in PATH, a mount that failed, a mount point not ours). */
+ * mounted (and current, see Trust), and holds it.  0, or -1 with err in
+ * one line (no squashfuse in PATH, an image whose digest is not key, a
+ * mount that failed, a stale mount in use, a mount point not ours). */
 int container_squash_mount(const char *image, const char *key, struct container_squash *m,
 			   struct sbuf *err);
 

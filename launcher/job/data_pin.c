@@ -174,11 +174,15 @@ json_t *data_pin_json(const struct job *job, const size_t *files)
 	for (size_t i = 0; i < job->data.nstage; i++) {
 		const struct job_stage *e = &job->data.stage[i];
 
-		json_array_append_new(a, json_pack("{s:s, s:s, s:b, s:I, s:I, s:s?, s:s?}", "name",
-						   e->name, "src", e->src, "is_file", e->is_file,
-						   "files", (json_int_t)(files ? files[i] : 0), "bytes",
-						   (json_int_t)e->bytes, "manifest", e->manifest,
-						   "packed", e->packed));
+		if (json_array_append_new(a, json_pack("{s:s, s:s, s:b, s:I, s:I, s:s?, s:s?}",
+						       "name", e->name, "src", e->src, "is_file",
+						       e->is_file, "files",
+						       (json_int_t)(files ? files[i] : 0), "bytes",
+						       (json_int_t)e->bytes, "manifest", e->manifest,
+						       "packed", e->packed))) {
+			json_decref(a); /* an entry left out would lie: none */
+			return NULL;
+		}
 	}
 	return a;
 }

@@ -26,7 +26,9 @@ int data_pin_unchanged(const struct job *job, int changed_ok);
 
 /* What the stage step would copy, for submit --dry-run: as "# " comment
  * lines (entry, source, files, bytes, manifest) into text, or as a new
- * JSON array.  files as data_pin filled it. */
+ * JSON array.  files as data_pin filled it.  NULL when a string cannot
+ * be packed (out of memory; a name that is not UTF-8 was refused by
+ * data_pin): never an array that leaves an entry out. */
 void data_pin_describe(const struct job *job, const size_t *files, struct sbuf *text);
 json_t *data_pin_json(const struct job *job, const size_t *files);
 

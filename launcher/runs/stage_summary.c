@@ -168,15 +168,18 @@ json_t *stage_summary_json(const struct stage_summary *s)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct stage_node *nd = &s->nodes[i];
 
-		json_array_append_new(per, json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
-						     "node", nd->node, "seconds",
-						     json_seconds(nd->seconds), "bytes_read",
-						     json_count(nd->bytes_read), "bytes_sent",
-						     json_count(nd->bytes_sent), "bytes_received",
-						     json_count(nd->bytes_received), "entries",
-						     (json_int_t)nd->entries, "hits",
-						     (json_int_t)nd->hits, "refetched",
-						     (json_int_t)nd->refetched));
+		if (json_array_append_new(per, json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
+							 "node", nd->node, "seconds",
+							 json_seconds(nd->seconds), "bytes_read",
+							 json_count(nd->bytes_read), "bytes_sent",
+							 json_count(nd->bytes_sent), "bytes_received",
+							 json_count(nd->bytes_received), "entries",
+							 (json_int_t)nd->entries, "hits",
+							 (json_int_t)nd->hits, "refetched",
+							 (json_int_t)nd->refetched))) {
+			json_decref(per); /* a node left out would lie: none */
+			return NULL;
+		}
 	}
 	o = json_pack("{s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:o, s:o}", "nodes",
 		      (json_int_t)s->n, "bytes_read", json_count(s->bytes_read), "bytes_sent",
@@ -185,10 +188,13 @@ json_t *stage_summary_json(const struct stage_summary *s)
 		      "refetched", (json_int_t)s->refetched, "skipped_records",
 		      (json_int_t)s->skipped, "median_seconds", json_seconds(s->median_s),
 		      "per_node", per);
-	json_object_set_new(o, "slowest",
-			    s->slowest < 0 ? json_null()
-					   : json_pack("{s:s, s:f}", "node",
-						       s->nodes[s->slowest].node, "seconds",
-						       s->nodes[s->slowest].seconds));
+	if (json_object_set_new(o, "slowest",
+				s->slowest < 0 ? json_null()
+					       : json_pack("{s:s, s:f}", "node",
+							   s->nodes[s->slowest].node, "seconds",
+							   s->nodes[s->slowest].seconds))) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }

@@ -71,7 +71,9 @@ void stage_summary_format(const struct stage_summary *s, struct sbuf *out);
  *  "hits", "refetched", "skipped_records", "slowest": {"node", "seconds"}
  *  or null, "median_seconds" (null: not said), "per_node": [{"node",
  *  "seconds", "bytes_read", "bytes_sent", "bytes_received", "entries",
- *  "hits", "refetched"}]}: a new reference. */
+ *  "hits", "refetched"}]}: a new reference, or NULL when memory runs out
+ *  (node names were read from JSON, so are UTF-8): never one that leaves
+ *  a node out. */
 json_t *stage_summary_json(const struct stage_summary *s);
 
 /* stage_summary_load.c (shell) */

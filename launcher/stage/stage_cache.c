@@ -8,6 +8,7 @@
 #include "common/fileio.h"                 // defines: fileio_private_dir, fileio_write_atomic
 #include "common/jsonfile.h"               // defines: jsonfile_load
 #include "common/sbuf.h"                   // defines: struct sbuf, xasprintf
+#include "common/statkey.h"                // defines: struct statkey, statkey_*
 
 #include <errno.h>
 #include <fcntl.h>
@@ -80,11 +81,6 @@ static char *entry_file(const char *cache, const char *hex, const char *suffix)
 	return xasprintf("%s/%s%s", cache, hex, suffix);
 }
 
-static int64_t mtime_ns_of(const struct stat *st)
-{
-	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
 static int unlink_visit(const char *p, const struct stat *sb, int type, struct FTW *ftw)
 {
 	(void)sb;
@@ -132,12 +128,14 @@ static int remove_entry_files(const char *cache, const char *hex, struct sbuf *e
 	return rc;
 }
 
-/* The published entry's record, checked against m: 0 with *mtimes
- * (m->n of them, malloc'd) and *stored (the file source's name in the
- * entry, or NULL); 1 when there is neither record nor directory; 2 when
- * what is there is damaged, note saying how. */
+/* The published entry's record, checked against m: 0 with *keys
+ * (m->n of them, malloc'd; zero, which no file's key equals, where the
+ * record has none: one written before keys, whose files are then
+ * hashed) and *stored (the file source's name in the entry, or NULL);
+ * 1 when there is neither record nor directory; 2 when what is there is
+ * damaged, note saying how. */
 static int read_record(const char *cache, const char *hex, const struct stage_manifest *m,
-		       int64_t **mtimes, char **stored, struct sbuf *note)
+		       struct statkey **keys, char **stored, struct sbuf *note)
 {
 	char *rec = entry_file(cache, hex, ".json"), *dir = entry_file(cache, hex, "");
 	struct stage_manifest got = { 0 };
@@ -148,7 +146,7 @@ static int read_record(const char *cache, const char *hex, const struct stage_ma
 	int rc = 2;
 	size_t i;
 
-	*mtimes = NULL;
+	*keys = NULL;
 	*stored = NULL;
 	doc = jsonfile_load(rec, RECORD_MAX, FILEIO_NOFOLLOW | FILEIO_OWNED, &err);
 	if (!doc) {
@@ -158,12 +156,12 @@ static int read_record(const char *cache, const char *hex, const struct stage_ma
 			sbuf_addf(note, "its record is unreadable (%s)", err.buf);
 		goto out;
 	}
-	if (json_unpack(doc, "{s:o, s:o, s?o}", "manifest", &man, "mtimes_ns", &mt, "file", &jfile))
+	if (json_unpack(doc, "{s:o, s?o, s?o}", "manifest", &man, "keys", &mt, "file", &jfile))
 		man = NULL;
 	file = json_string_value(jfile); /* null for a directory */
 	if (!man ||
 	    stage_manifest_from_json(man, &got, &err) || strcmp(got.hash, m->hash) ||
-	    !json_is_array(mt) || json_array_size(mt) != m->n || (m->is_file && !file)) {
+	    (mt && (!json_is_array(mt) || json_array_size(mt) != m->n)) || (m->is_file && !file)) {
 		sbuf_addf(note, "its record does not describe it%s%s", err.len ? ": " : "", err.buf);
 		goto out;
 	}
@@ -171,9 +169,9 @@ static int read_record(const char *cache, const char *hex, const struct stage_ma
 		sbuf_addstr(note, "its directory is missing");
 		goto out;
 	}
-	*mtimes = xcalloc(m->n ? m->n : 1, sizeof(**mtimes));
+	*keys = xcalloc(m->n ? m->n : 1, sizeof(**keys));
 	json_array_foreach(mt, i, v)
-		(*mtimes)[i] = json_integer_value(v);
+		statkey_from_json(v, &(*keys)[i]); /* a bad one is zero: hashed */
 	*stored = file ? xstrdup(file) : NULL;
 	rc = 0;
 out:
@@ -185,6 +183,30 @@ out:
 	return rc;
 }
 
+/* Rewrites the record's keys after the files they had moved for were
+ * hashed and matched (or a link was added: ctime): so the next claim
+ * trusts them again without a read.  Best effort: a record left as it
+ * was costs a hash next time, never a wrong answer. */
+static void rewrite_keys(const char *cache, const char *hex, const struct statkey *keys, size_t n)
+{
+	char *rec = entry_file(cache, hex, ".json"), *text = NULL;
+	struct sbuf err = SBUF_INIT;
+	json_t *doc = jsonfile_load(rec, RECORD_MAX, FILEIO_NOFOLLOW | FILEIO_OWNED, &err);
+	json_t *a = json_array();
+	bool ok = doc && a;
+
+	for (size_t i = 0; i < n && ok; i++)
+		ok = !json_array_append_new(a, statkey_to_json(&keys[i]));
+	if (ok && !json_object_set(doc, "keys", a) &&
+	    (text = json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT)))
+		fileio_write_atomic(rec, text, strlen(text), 0600, 0, &err);
+	free(text);
+	json_decref(a);
+	json_decref(doc);
+	sbuf_release(&err);
+	free(rec);
+}
+
 /* The reuse checks on a published entry (see stage_cache_claim); 0 when
  * it passes, else 2 with note.  Makes file_name a link to the stored file
  * when they differ. */
@@ -192,10 +214,11 @@ static int check_entry(const char *cache, const char *hex, const struct stage_ma
 		       const char *file_name, bool verify, struct sbuf *note)
 {
 	char *dir = entry_file(cache, hex, ""), *stored = NULL;
-	int64_t *mtimes = NULL;
+	struct statkey *keys = NULL;
+	bool moved = false;
 	int rc, dfd = -1;
 
-	rc = read_record(cache, hex, m, &mtimes, &stored, note);
+	rc = read_record(cache, hex, m, &keys, &stored, note);
 	if (rc)
 		goto out;
 	rc = 2;
@@ -209,6 +232,7 @@ static int check_entry(const char *cache, const char *hex, const struct stage_ma
 		const char *rel = m->is_file ? stored : f->path;
 		unsigned char sha[32];
 		struct sbuf err = SBUF_INIT;
+		struct statkey now;
 		struct stat st;
 		uint64_t n;
 		int fd, bad;
@@ -222,7 +246,8 @@ static int check_entry(const char *cache, const char *hex, const struct stage_ma
 				  (unsigned long long)f->size);
 			goto out;
 		}
-		if (!verify && mtime_ns_of(&st) == mtimes[i])
+		statkey_of(&st, &now);
+		if (!verify && statkey_is_equal(&now, &keys[i]))
 			continue;
 		fd = openat(dfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		bad = fd < 0 || stage_scan_hash_fd(fd, rel, &st, sha, &n, &err) ||
@@ -234,6 +259,8 @@ static int check_entry(const char *cache, const char *hex, const struct stage_ma
 			sbuf_addf(note, "%s does not match its sha256", rel);
 			goto out;
 		}
+		moved |= !statkey_is_equal(&now, &keys[i]);
+		keys[i] = now;
 	}
 	if (m->is_file && strcmp(stored, file_name)) {
 		struct stat a, b;
@@ -243,18 +270,26 @@ static int check_entry(const char *cache, const char *hex, const struct stage_ma
 				sbuf_addf(note, "cannot name its file %s: %s", file_name, strerror(errno));
 				goto out;
 			}
+			/* a new link moves the file's ctime: record it, or
+			 * every later claim would hash the file again */
+			if (!fstatat(dfd, stored, &a, AT_SYMLINK_NOFOLLOW)) {
+				statkey_of(&a, &keys[0]);
+				moved = true;
+			}
 		} else if (fstatat(dfd, stored, &a, AT_SYMLINK_NOFOLLOW) || a.st_ino != b.st_ino) {
 			sbuf_addf(note, "%s is not its file", file_name);
 			goto out;
 		}
 	}
+	if (moved)
+		rewrite_keys(cache, hex, keys, m->n);
 	rc = 0;
 out:
 	if (dfd >= 0)
 		close(dfd);
 	free(dir);
 	free(stored);
-	free(mtimes);
+	free(keys);
 	return rc;
 }
 
@@ -328,7 +363,7 @@ int stage_cache_claim(const char *cache, const struct stage_manifest *m, const c
 }
 
 int stage_cache_publish(const char *cache, const struct stage_manifest *m, const char *file_name,
-			const char *tmp, const int64_t *mtimes, const char *name, const char *src,
+			const char *tmp, const struct statkey *keys, const char *name, const char *src,
 			struct stage_claim *c, struct sbuf *err)
 {
 	const char *hex = stage_manifest_hex(m->hash);
@@ -342,18 +377,27 @@ int stage_cache_publish(const char *cache, const struct stage_manifest *m, const
 		goto out;
 	}
 	for (size_t i = 0; i < m->n; i++)
-		json_array_append_new(mt, json_integer(mtimes[i]));
-	doc = json_pack("{s:o, s:o, s:s?, s:s, s:s, s:I}", "manifest", stage_manifest_to_json(m),
-			"mtimes_ns", json_incref(mt), "file", m->is_file ? file_name : NULL, "name", name,
+		if (json_array_append_new(mt, statkey_to_json(&keys[i])))
+			break;
+	doc = json_array_size(mt) != m->n ? NULL :
+	      json_pack("{s:o, s:O, s:s?, s:s, s:s, s:I}", "manifest", stage_manifest_to_json(m),
+			"keys", mt, "file", m->is_file ? file_name : NULL, "name", name,
 			"src", src, "published", (json_int_t)time(NULL));
-	text = json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT);
+	text = doc ? json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
 	json_decref(doc);
+	if (!text) {
+		/* checked before the rename: an entry never goes without a record */
+		sbuf_addf(err, "cannot write the record of %s (a name that is not UTF-8, or out "
+			  "of memory)", dir);
+		rc = HPT_EXIT_INTERNAL;
+		goto out;
+	}
 	if (rename(tmp, dir)) {
 		sbuf_addf(err, "cannot publish %s as %s: %s", tmp, dir, strerror(errno));
 		goto out;
 	}
 	/* fileio_write_atomic syncs the cache directory, and with it the rename */
-	if (!text || fileio_write_atomic(rec, text, strlen(text), 0600, 0, err))
+	if (fileio_write_atomic(rec, text, strlen(text), 0600, 0, err))
 		goto out;
 	rc = become_hit(cache, hex, c, err);
 out:

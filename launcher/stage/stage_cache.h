@@ -4,8 +4,9 @@
  * Layout of <cache> (0700):
  *   <hex>/          a published entry: the data set's files (0444), named
  *                   by its manifest hash; complete and verified, or absent
- *   <hex>.json      its record: the manifest, the mtime of every file at
- *                   publication, the file name of a file source, the names
+ *   <hex>.json      its record: the manifest, the statkey (common/statkey.h:
+ *                   device, inode, size, mtime, ctime) of every file at
+ *                   publication or at its last verified hash, the file name of a file source, the names
  *                   and sources it was staged for; its mtime is the entry's
  *                   last use (touched on every use), which eviction orders by
  *   <hex>.lock      the use lock: every user of the entry holds a shared
@@ -35,6 +36,7 @@
 
 struct sbuf;
 struct stage_manifest;
+struct statkey;
 
 enum stage_cache_flags {
 	STAGE_CACHE_VERIFY = 1 << 0, /* hash every file of a cached entry, not only changed ones */
@@ -68,8 +70,9 @@ int stage_cache_open(const char *cache, struct sbuf *err);
  * name a program sees inside the entry (the source's basename; an entry
  * reached under a second name gets a hard link of that name); NULL for a
  * directory.  The reuse checks of a published entry: every file's size;
- * its sha256 when its mtime differs from the one recorded at publication,
- * or always with STAGE_CACHE_VERIFY.  A damaged entry is removed (note
+ * its sha256 when its statkey differs from the one recorded at
+ * publication (or at its last verified hash, which rewrites it), or
+ * always with STAGE_CACHE_VERIFY.  A damaged entry is removed (note
  * says what was wrong) and claimed as a miss; one in use by another
  * process cannot be removed and is an error.  0, or an HPT_EXIT_* status
  * with err (a lock or directory that cannot be made: IO). */
@@ -78,11 +81,11 @@ int stage_cache_claim(const char *cache, const struct stage_manifest *m, const c
 
 /* Publishes the verified copy tmp (a directory in cache, see stage_sink.h)
  * as m's entry for a MISS claim: renames it into place, writes the
- * record (mtimes: each file's mtime in the copy, in manifest order; name
+ * record (keys: each file's statkey in the copy, in manifest order; name
  * and src: what it was staged as), syncs the cache directory and turns
  * the claim into a HIT.  0 or an HPT_EXIT_* status with err. */
 int stage_cache_publish(const char *cache, const struct stage_manifest *m, const char *file_name,
-			const char *tmp, const int64_t *mtimes, const char *name, const char *src,
+			const char *tmp, const struct statkey *keys, const char *name, const char *src,
 			struct stage_claim *c, struct sbuf *err);
 
 /* Holds the published entry hash ("sha256:<hex>") of cache for as long as

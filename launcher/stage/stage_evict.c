@@ -121,18 +121,23 @@ json_t *stage_evict_list_json(const char *cache, const struct stage_evict_list *
 
 		isotime_format(e->last_use, when);
 		snprintf(hash, sizeof(hash), "sha256:%s", e->hex);
-		json_array_append_new(a, json_pack("{s:s, s:s?, s:s?, s:I, s:s, s:b}", "hash", hash,
-						   "name", e->name, "src", e->src, "bytes",
-						   (json_int_t)e->bytes, "last_use", when, "in_use",
-						   e->in_use));
+		/* a record another version wrote may hold anything: an
+		 * entry left out would make the list lie, so none at all */
+		if (json_array_append_new(a, json_pack("{s:s, s:s?, s:s?, s:I, s:s, s:b}", "hash",
+						       hash, "name", e->name, "src", e->src,
+						       "bytes", (json_int_t)e->bytes, "last_use",
+						       when, "in_use", e->in_use))) {
+			json_decref(a);
+			return NULL;
+		}
 	}
 	return json_pack("{s:s, s:I, s:o}", "cache", cache, "bytes", (json_int_t)l->bytes,
 			 "entries", a);
 }
 
 /* Copies in progress whose fetch lock is free were abandoned by a
- * process that died: ".tmp-<hex>-..." */
-static void remove_abandoned(const char *cache, struct sbuf *log)
+ * process that died: ".tmp-<hex>-..." (see stage_evict.h) */
+void stage_evict_abandoned(const char *cache, struct sbuf *log)
 {
 	DIR *d = opendir(cache);
 	struct dirent *de;
@@ -170,7 +175,7 @@ int stage_evict_lru(const char *cache, uint64_t max_bytes, struct sbuf *log, str
 	uint64_t total;
 	int rc = 0;
 
-	remove_abandoned(cache, log);
+	stage_evict_abandoned(cache, log);
 	if (stage_evict_list(cache, &l, err))
 		return -1;
 	total = l.bytes;
@@ -201,7 +206,7 @@ int stage_evict_clear(const char *cache, const char *const *hexes, size_t n, str
 	int rc = 0;
 
 	if (!n)
-		remove_abandoned(cache, log);
+		stage_evict_abandoned(cache, log);
 	if (stage_evict_list(cache, &l, err))
 		return -1;
 	for (size_t k = 0; k < (n ? n : l.n); k++) {

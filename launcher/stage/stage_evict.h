@@ -33,8 +33,20 @@ int stage_evict_list(const char *cache, struct stage_evict_list *l, struct sbuf 
 void stage_evict_list_release(struct stage_evict_list *l);
 
 /* As JSON: {"cache", "bytes", "entries": [{"hash", "name", "src", "bytes",
- * "last_use" (ISO 8601), "in_use"}]}. */
+ * "last_use" (ISO 8601), "in_use"}]}; NULL when a string is not UTF-8
+ * or memory runs out (json_print says so). */
 json_t *stage_evict_list_json(const char *cache, const struct stage_evict_list *l);
+
+/* Removes the temporaries of cache that their writer left: a copy in
+ * progress (".tmp-<hex>-XXXXXX") or an entry moved aside for removal
+ * is written only under its entry's fetch lock, so one whose fetch lock
+ * this process can take (LOCK_EX, without waiting) has no writer left
+ * (killed mid-copy; the kernel let its lock go), and is removed while
+ * that lock is held.  Each stage step calls this on its cache: a cache
+ * in /dev/shm would otherwise keep every killed step's copy in memory
+ * until eviction.  A line per removed copy goes to log; errors are
+ * skipped (the next step tries again).  O(entries of cache). */
+void stage_evict_abandoned(const char *cache, struct sbuf *log);
 
 /* Removes least recently used entries that no one uses or fetches until
  * the cache holds at most max_bytes, and copies in progress that were

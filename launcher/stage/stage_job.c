@@ -94,11 +94,15 @@ json_t *stage_job_record(const struct stage_job *j, const char *node)
 	for (size_t i = 0; i < j->n; i++) {
 		const struct stage_entry *e = &j->v[i];
 
-		json_array_append_new(entries, json_pack("{s:s, s:s, s:s?, s:b, s:I, s:f, s:i}",
-							 "name", e->name, "manifest", e->hash,
-							 "path", e->path, "hit", e->hit, "bytes",
-							 (json_int_t)e->bytes, "seconds", e->seconds,
-							 "refetched", e->refetched));
+		/* an entry left out would be a record that lies: none instead */
+		if (json_array_append_new(entries, json_pack("{s:s, s:s, s:s?, s:b, s:I, s:f, s:i}",
+							     "name", e->name, "manifest", e->hash,
+							     "path", e->path, "hit", e->hit, "bytes",
+							     (json_int_t)e->bytes, "seconds",
+							     e->seconds, "refetched", e->refetched))) {
+			json_decref(entries);
+			return NULL;
+		}
 	}
 	return json_pack("{s:s, s:s, s:f, s:I, s:I, s:I, s:I, s:o}", "node", node, "cache",
 			 j->cache ? j->cache : "", "seconds", j->seconds, "bytes_read",

@@ -73,7 +73,9 @@ void stage_job_release(struct stage_job *j);
 
 /* The node's record (RUN/stage/<node>.json): {"node", "seconds",
  * "bytes_read", "bytes_sent", "bytes_received", "proc_rchar", "cache", "entries": [{"name",
- * "manifest", "path", "hit", "bytes", "seconds", "refetched"}]}. */
+ * "manifest", "path", "hit", "bytes", "seconds", "refetched"}]}.  NULL
+ * when a string is not UTF-8 (the node's name or the cache path: the
+ * rest is checked before) or memory runs out. */
 json_t *stage_job_record(const struct stage_job *j, const char *node);
 
 #endif

@@ -37,6 +37,7 @@ void stage_manifest_add(struct stage_manifest *m, const char *path, uint64_t siz
 	f->size = size;
 	f->mtime_ns = mtime_ns;
 	memcpy(f->sha256, sha256, 32);
+	memset(&f->key, 0, sizeof(f->key));
 }
 
 void stage_manifest_hex_of(const unsigned char sha256[32], char out[65])
@@ -122,6 +123,15 @@ int stage_manifest_seal(struct stage_manifest *m, struct sbuf *err)
 	for (size_t i = 0; i < m->n; i++) {
 		const struct stage_file *f = &m->v[i];
 
+		if (!sbuf_is_utf8(f->path)) {
+			/* jansson packs UTF-8 only: such a name would drop out
+			 * of the manifest's JSON, and the copy never check */
+			sbuf_addstr(err, "the file name '");
+			sbuf_add_printable(err, f->path);
+			sbuf_addstr(err, "' is not UTF-8 (its bytes shown as \\xHH); rename it, "
+				    "a data set's names must be UTF-8");
+			goto fail;
+		}
 		if (!m->is_file && !path_is_safe(f->path)) {
 			sbuf_addf(err, "unsafe path in a manifest: '%s'", SBUF_CLIP(f->path));
 			goto fail;
@@ -215,11 +225,17 @@ json_t *stage_manifest_to_json(const struct stage_manifest *m)
 
 	for (size_t i = 0; i < m->n; i++) {
 		const struct stage_file *f = &m->v[i];
+		json_t *e;
 
 		stage_manifest_hex_of(f->sha256, hex);
-		json_array_append_new(files, json_pack("{s:s, s:I, s:I, s:s}", "path", f->path,
-						       "size", (json_int_t)f->size, "mtime_ns",
-						       (json_int_t)f->mtime_ns, "sha256", hex));
+		e = json_pack("{s:s, s:I, s:I, s:s}", "path", f->path, "size", (json_int_t)f->size,
+			      "mtime_ns", (json_int_t)f->mtime_ns, "sha256", hex);
+		/* a file left out would make a manifest whose listing and
+		 * bytes disagree with its files: no manifest at all instead */
+		if (!e || json_array_append_new(files, e)) {
+			json_decref(files);
+			return NULL;
+		}
 	}
 	j = json_pack("{s:i, s:s, s:b, s:I, s:o}", "version", 1, "hash", m->hash, "is_file",
 		      m->is_file, "bytes", (json_int_t)m->bytes, "files", files);

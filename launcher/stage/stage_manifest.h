@@ -20,6 +20,8 @@
 #ifndef HPT_STAGE_MANIFEST_H
 #define HPT_STAGE_MANIFEST_H
 
+#include "common/statkey.h" // defines: struct statkey
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,10 +32,13 @@ struct sbuf;
 #define STAGE_HASH_SIZE 72            /* "sha256:" + 64 hex + NUL, padded */
 
 struct stage_file {
-	char *path;                   /* relative to the source; "" when the source is one file */
+	char *path;                   /* relative to the source; "" when the source is one file;
+	                               * UTF-8 (sealing refuses other bytes: JSON carries none) */
 	uint64_t size;
 	int64_t mtime_ns;             /* of the source file when hashed */
 	unsigned char sha256[32];
+	struct statkey key;           /* the scan's: of the source file when hashed; not in the
+	                               * JSON (stage_scan's cache keeps it), zero elsewhere */
 };
 
 struct stage_manifest {
@@ -52,8 +57,9 @@ void stage_manifest_release(struct stage_manifest *m);
 void stage_manifest_add(struct stage_manifest *m, const char *path, uint64_t size,
 			int64_t mtime_ns, const unsigned char sha256[32]);
 
-/* Sorts, checks the invariants above, sums bytes and computes hash.
- * 0, or -1 with err naming the offending path. */
+/* Sorts, checks the invariants above (and that every path is UTF-8),
+ * sums bytes and computes hash.  0, or -1 with err naming the offending
+ * path, its bytes that are not UTF-8 shown as \xHH. */
 int stage_manifest_seal(struct stage_manifest *m, struct sbuf *err);
 
 /* The index of path in a sealed manifest, or -1 (binary search). */
@@ -70,7 +76,9 @@ size_t stage_manifest_diff(const struct stage_manifest *was, const struct stage_
 
 /* {"bytes","files":[{"mtime_ns","path","sha256","size"}],"hash","is_file","version"}:
  * a new reference; dump it with JSON_SORT_KEYS | JSON_COMPACT for the
- * canonical text (what rank 0 broadcasts and the cache keeps). */
+ * canonical text (what rank 0 broadcasts and the cache keeps).  NULL
+ * when jansson refuses a string (a path that is not UTF-8, which only an
+ * unsealed manifest holds) or memory runs out: callers check. */
 json_t *stage_manifest_to_json(const struct stage_manifest *m);
 
 /* Reads j into m (released first), checking every field, the invariants

@@ -6,12 +6,12 @@
  * stage_sink and stage_source. */
 #include "launcher/stage/stage_mpi.h"      // defines: stage_mpi_run
 #include "launcher/stage/stage_cache.h"    // defines: struct stage_claim, stage_cache_*
-#include "launcher/stage/stage_evict.h"    // defines: stage_evict_lru
+#include "launcher/stage/stage_evict.h"    // defines: stage_evict_lru, stage_evict_abandoned
 #include "launcher/stage/stage_job.h"      // defines: struct stage_job, struct stage_entry
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
 #include "launcher/stage/stage_path.h"     // defines: stage_entry_data_path, stage_path_basename
 #include "launcher/stage/stage_plan.h"     // defines: stage_plan_chain, stage_plan_place
-#include "launcher/stage/stage_scan.h"     // defines: stage_scan_since
+#include "launcher/stage/stage_scan.h"     // defines: stage_scan_since, stage_scan_forget
 #include "launcher/stage/stage_sink.h"     // defines: struct stage_sink, stage_sink_*
 #include "launcher/stage/stage_source.h"   // defines: struct stage_source, stage_source_*
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
@@ -105,12 +105,18 @@ static char *scan_all(struct step *s, int *status, struct sbuf *err)
 			sbuf_addstr(err, "; submit the job again");
 			*status = HPT_EXIT_CHANGED;
 		}
-		json_array_append_new(a, stage_manifest_to_json(&s->m[e]));
+		if (!*status && json_array_append_new(a, stage_manifest_to_json(&s->m[e]))) {
+			sbuf_addf(err, "data entry %s: its manifest cannot be written as JSON",
+				  en->name);
+			*status = HPT_EXIT_INTERNAL;
+		}
 		stage_manifest_release(&before);
 		sbuf_release(&why);
 	}
-	if (!*status)
-		text = json_dumps(a, JSON_COMPACT);
+	if (!*status && !(text = json_dumps(a, JSON_COMPACT))) {
+		sbuf_addstr(err, "the manifests cannot be written as JSON (out of memory)");
+		*status = HPT_EXIT_INTERNAL;
+	}
 	if (text && strlen(text) > INT_MAX) { /* MPI counts are ints: ~10^7 files */
 		free(text);
 		text = NULL;
@@ -310,6 +316,14 @@ static int send_stream(struct step *s, size_t e, int next, struct stage_sink *si
 	}
 	if (!status) /* the empty files after the last byte */
 		status = stage_source_read(&src, s->buf[0], 0, why);
+	if (status == HPT_EXIT_FAILURE) {
+		/* a file is not what the scan's cache said: the next scan
+		 * hashes everything again, instead of failing the same way */
+		struct sbuf ignored = SBUF_INIT;
+
+		stage_scan_forget(s->j->v[e].src, &ignored);
+		sbuf_release(&ignored);
+	}
 	if (s->mpi)
 		MPI_Waitall(NBUF, f.sr, MPI_STATUSES_IGNORE);
 	s->j->bytes_read += src.bytes_read;
@@ -353,25 +367,36 @@ static void recv_stream(struct step *s, size_t e, int prev, int next, struct sta
 }
 
 /* The copy of entry e on this node, after the stream: publish it, or
- * count a failure (the second one is the node's error). */
+ * say why not.  Two causes, two answers: the node's cache storage
+ * refused a write (a full cache, ENOSPC; a read-only or failing file
+ * system; a record that cannot be written) is an I/O error of this
+ * node's storage (HPT_EXIT_IO), not fetched again, since reading the
+ * source again would meet the same full disk, and no mark against the
+ * node; a copy whose bytes do not match the manifest is fetched once
+ * more, and the second such failure is the node's own (its disk or
+ * memory: node_failed, for the ledger). */
 static int settle(struct step *s, size_t e, struct stage_sink *sink, struct sbuf *err)
 {
 	struct stage_entry *en = &s->j->v[e];
 	struct sbuf why = SBUF_INIT;
-	int rc = 0;
+	int rc = 0, pub = 0;
 
 	if (!sink->failed && !stage_sink_finish(sink) &&
-	    !stage_cache_publish(s->j->cache, &s->m[e], s->file_name[e], sink->tmp, sink->mtimes,
-				 en->name, en->src, &s->claim[e], &why)) {
+	    !(pub = stage_cache_publish(s->j->cache, &s->m[e], s->file_name[e], sink->tmp,
+					sink->keys, en->name, en->src, &s->claim[e], &why))) {
 		stage_sink_take(sink);
 		goto out;
 	}
 	if (!sink->failed)
 		sbuf_addstr(&sink->err, why.buf);
 	stage_claim_release(&s->claim[e]); /* claimed again, without waiting, next round */
-	if (++s->failures[e] >= 2) {
-		sbuf_addf(err, "data entry %s: the copy failed twice on this node: %s", en->name,
-			  sink->err.buf);
+	if (sink->io_error || pub) {
+		sbuf_addf(err, "data entry %s: cannot write its copy in the node cache %s: %s",
+			  en->name, s->j->cache, sink->err.buf);
+		rc = pub ? pub : HPT_EXIT_IO;
+	} else if (++s->failures[e] >= 2) {
+		sbuf_addf(err, "data entry %s: the copy failed twice on this node: %s",
+			  en->name, sink->err.buf);
 		s->j->node_failed = true;
 		rc = HPT_EXIT_FAILURE;
 	} else {
@@ -403,6 +428,7 @@ static int transfer(struct step *s, size_t e, const unsigned char *lacks, int *c
 	place = stage_plan_place(chain, len, s->rank, &prev, &next);
 	if (place >= 0 && writes && stage_sink_open(&sink, s->j->cache, &s->m[e], s->file_name[e], &why)) {
 		sink.failed = true;
+		sink.io_error = true; /* the cache refused a directory: its storage */
 		sbuf_addstr(&sink.err, why.buf);
 	}
 	if (place >= 0 && writes && s->j->damage > 0 && s->m[e].bytes) {
@@ -510,6 +536,8 @@ int stage_mpi_run(struct stage_job *j, bool mpi, struct sbuf *log, struct sbuf *
 	for (int b = 0; b < NBUF; b++)
 		s.buf[b] = xmalloc(CHUNK);
 	status = stage_cache_open(j->cache, err) ? HPT_EXIT_IO : 0;
+	if (!status)
+		stage_evict_abandoned(j->cache, log);
 	if ((status = agree(&s, status))) {
 		if (!err->len)
 			sbuf_addstr(err, "another node cannot use its cache");

@@ -7,7 +7,8 @@
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
 #include "common/fileio.h"                 // defines: fileio_private_dir, fileio_write_atomic
 #include "common/jsonfile.h"               // defines: jsonfile_load
-#include "common/sbuf.h"                   // defines: struct sbuf
+#include "common/sbuf.h"                   // defines: struct sbuf, sbuf_add_printable
+#include "common/statkey.h"                // defines: struct statkey, statkey_*
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,7 @@ int stage_scan_hash_fd(int fd, const char *path, const struct stat *st, unsigned
 	unsigned char *buf = xmalloc(HASH_READ);
 	unsigned int len = 0;
 	struct stat after;
+	struct statkey kb, ka = { 0 };
 	int status = HPT_EXIT_OK;
 	ssize_t r;
 
@@ -57,9 +59,13 @@ int stage_scan_hash_fd(int fd, const char *path, const struct stat *st, unsigned
 		*n += (uint64_t)r;
 	}
 	EVP_DigestFinal_ex(ctx, sha256, &len);
-	if (fstat(fd, &after) || after.st_size != st->st_size ||
-	    mtime_ns_of(&after) != mtime_ns_of(st) || *n != (uint64_t)st->st_size) {
-		sbuf_addf(err, "%s changed while it was read (size or mtime moved); "
+	/* the hash counts only if the file is the one stat'ed before: a
+	 * write meanwhile moves ctime even when it keeps size and mtime */
+	statkey_of(st, &kb);
+	if (!fstat(fd, &after))
+		statkey_of(&after, &ka);
+	if (!statkey_is_equal(&kb, &ka) || *n != (uint64_t)st->st_size) {
+		sbuf_addf(err, "%s changed while it was read (its size, mtime or ctime moved); "
 			  "stage it when nothing writes it", path);
 		status = HPT_EXIT_FAILURE;
 	}
@@ -75,6 +81,7 @@ static struct {
 	const char *root;
 	size_t rootlen;
 	const struct stage_manifest *old;
+	const struct statkey *old_keys; /* per file of old: its key when it was hashed */
 	int64_t old_scanned_ns;
 	struct stage_manifest *m;
 	uint64_t *bytes_read;
@@ -102,17 +109,26 @@ static int add_file(const char *fpath, const struct stat *sb, const char *rel)
 	unsigned char sha[32];
 	uint64_t n = 0;
 	struct stat st;
+	struct statkey key, now;
 	long k = walk.old ? stage_manifest_find(walk.old, rel) : -1;
 	int fd, status;
 
+	if (!sbuf_is_utf8(rel)) {
+		/* refused here, where the file is named, not dropped from
+		 * the manifest's JSON later (jansson packs UTF-8 only) */
+		sbuf_addstr(walk.err, "cannot stage ");
+		sbuf_add_printable(walk.err, fpath);
+		sbuf_addstr(walk.err, ": its name is not UTF-8 (bytes shown as \\xHH); rename it");
+		return HPT_EXIT_NO_INPUT;
+	}
+	statkey_of(sb, &key);
 	if (k >= 0) {
 		const struct stage_file *o = &walk.old->v[k];
-
 		bool racy = o->mtime_ns >= walk.old_scanned_ns - RACY_NS;
 
-		if (o->size == (uint64_t)sb->st_size && o->mtime_ns == mtime_ns_of(sb) &&
-		    (!racy || walk.streamed)) {
+		if (statkey_is_equal(&walk.old_keys[k], &key) && (!racy || walk.streamed)) {
 			stage_manifest_add(walk.m, rel, o->size, o->mtime_ns, o->sha256);
+			walk.m->v[walk.m->n - 1].key = key;
 			walk.took_racy |= racy;
 			return 0;
 		}
@@ -122,17 +138,22 @@ static int add_file(const char *fpath, const struct stat *sb, const char *rel)
 		sbuf_addf(walk.err, "cannot read %s: %s", fpath, strerror(errno));
 		return HPT_EXIT_NO_INPUT;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_ino != sb->st_ino ||
-	    st.st_size != sb->st_size || mtime_ns_of(&st) != mtime_ns_of(sb)) {
-		sbuf_addf(walk.err, "%s changed while it was read (its size or mtime moved)", fpath);
+	memset(&now, 0, sizeof(now));
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
+		statkey_of(&st, &now);
+	if (!statkey_is_equal(&now, &key)) { /* not a regular file now, or another one */
+		sbuf_addf(walk.err, "%s changed while it was read (its size, mtime or ctime moved)",
+			  fpath);
 		close(fd);
 		return HPT_EXIT_FAILURE;
 	}
 	status = stage_scan_hash_fd(fd, fpath, &st, sha, &n, walk.err);
 	close(fd);
 	*walk.bytes_read += n;
-	if (!status)
+	if (!status) {
 		stage_manifest_add(walk.m, rel, (uint64_t)st.st_size, mtime_ns_of(&st), sha);
+		walk.m->v[walk.m->n - 1].key = now;
+	}
 	return status;
 }
 
@@ -190,21 +211,39 @@ static char *cache_path(const char *src, struct sbuf *err)
 	return path;
 }
 
-/* The cached manifest of src into old, and when it was scanned; a
- * missing or unreadable cache is no error: everything is hashed. */
+/* The cached manifest of src into old, with the key of each of its
+ * files when hashed (*keys, old->n of them, malloc'd; "keys" is the
+ * array statkey_to_json wrote per file, in manifest order), and when it
+ * was scanned.  A missing, unreadable or older cache (one without keys)
+ * is no error: everything is hashed. */
 static void cache_load(const char *path, const char *src, struct stage_manifest *old,
-		       int64_t *scanned_ns)
+		       struct statkey **keys, int64_t *scanned_ns)
 {
 	struct sbuf err = SBUF_INIT;
 	json_t *doc = path ? jsonfile_load(path, CACHE_MAX, FILEIO_NOFOLLOW | FILEIO_OWNED, &err)
 			   : NULL;
 	const char *s = NULL;
-	json_t *man = NULL;
+	json_t *man = NULL, *jk = NULL;
 	json_int_t t = 0;
+	bool ok;
 
-	if (doc && !json_unpack(doc, "{s:s, s:I, s:o}", "src", &s, "scanned_ns", &t, "manifest", &man) &&
-	    !strcmp(s, src) && !stage_manifest_from_json(man, old, &err))
+	*keys = NULL;
+	ok = doc && !json_unpack(doc, "{s:s, s:I, s:o, s:o}", "src", &s, "scanned_ns", &t,
+				 "manifest", &man, "keys", &jk) &&
+	     !strcmp(s, src) && !stage_manifest_from_json(man, old, &err) &&
+	     json_array_size(jk) == old->n;
+	if (ok) {
+		*keys = xcalloc(old->n ? old->n : 1, sizeof(**keys));
+		for (size_t i = 0; i < old->n && ok; i++)
+			ok = !statkey_from_json(json_array_get(jk, i), &(*keys)[i]);
+	}
+	if (ok) {
 		*scanned_ns = t;
+	} else {
+		stage_manifest_release(old);
+		free(*keys);
+		*keys = NULL;
+	}
 	json_decref(doc);
 	sbuf_release(&err);
 }
@@ -212,13 +251,44 @@ static void cache_load(const char *path, const char *src, struct stage_manifest 
 static int cache_store(const char *path, const char *src, const struct stage_manifest *m,
 		       int64_t scanned_ns, struct sbuf *err)
 {
-	json_t *doc = json_pack("{s:s, s:I, s:o}", "src", src, "scanned_ns", (json_int_t)scanned_ns,
-				"manifest", stage_manifest_to_json(m));
-	char *text = json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT);
-	int rc = text ? fileio_write_atomic(path, text, strlen(text), 0600, 0, err) : -1;
+	json_t *keys = json_array(), *doc;
+	char *text = NULL;
+	int rc = -1;
 
-	free(text);
+	for (size_t i = 0; i < m->n; i++)
+		if (json_array_append_new(keys, statkey_to_json(&m->v[i].key)))
+			goto out;
+	doc = json_pack("{s:s, s:I, s:o, s:O}", "src", src, "scanned_ns", (json_int_t)scanned_ns,
+			"manifest", stage_manifest_to_json(m), "keys", keys);
+	text = doc ? json_dumps(doc, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
 	json_decref(doc);
+	if (text)
+		rc = fileio_write_atomic(path, text, strlen(text), 0600, 0, err);
+out:
+	if (rc && !err->len)
+		sbuf_addf(err, "cannot write the manifest cache %s (out of memory)", path);
+	json_decref(keys);
+	free(text);
+	return rc;
+}
+
+int stage_scan_forget(const char *src, struct sbuf *err)
+{
+	char *root = xstrdup(src), *cpath;
+	size_t n = strlen(root);
+	int rc = 0;
+
+	while (n > 1 && root[n - 1] == '/')
+		root[--n] = '\0';
+	cpath = cache_path(root, err);
+	if (cpath && unlink(cpath) && errno != ENOENT) {
+		sbuf_addf(err, "cannot remove the manifest cache %s: %s", cpath, strerror(errno));
+		rc = -1;
+	} else if (!cpath && err->len) {
+		rc = -1;
+	}
+	free(cpath);
+	free(root);
 	return rc;
 }
 
@@ -226,6 +296,7 @@ int stage_scan_since(const char *src, struct stage_manifest *m, struct stage_man
 		     uint64_t *bytes_read, unsigned flags, struct sbuf *err)
 {
 	struct stage_manifest old = { 0 };
+	struct statkey *old_keys = NULL;
 	uint64_t ignored = 0;
 	int64_t scanned_ns = 0, now;
 	struct timespec ts;
@@ -242,6 +313,13 @@ int stage_scan_since(const char *src, struct stage_manifest *m, struct stage_man
 		free(root);
 		return HPT_EXIT_NO_INPUT;
 	}
+	if (!sbuf_is_utf8(root)) {
+		sbuf_addstr(err, "cannot stage ");
+		sbuf_add_printable(err, root);
+		sbuf_addstr(err, ": its path is not UTF-8 (bytes shown as \\xHH); rename it");
+		free(root);
+		return HPT_EXIT_NO_INPUT;
+	}
 	if (lstat(root, &st)) {
 		sbuf_addf(err, "cannot stage %s: %s", root, strerror(errno));
 		free(root);
@@ -254,10 +332,11 @@ int stage_scan_since(const char *src, struct stage_manifest *m, struct stage_man
 		status = HPT_EXIT_IO;
 		goto out;
 	}
-	cache_load(cpath, root, &old, &scanned_ns);
+	cache_load(cpath, root, &old, &old_keys, &scanned_ns);
 	walk.root = root;
 	walk.rootlen = n;
 	walk.old = old.n ? &old : NULL;
+	walk.old_keys = old_keys;
 	walk.old_scanned_ns = scanned_ns;
 	walk.m = m;
 	walk.bytes_read = bytes_read ? bytes_read : &ignored;
@@ -289,6 +368,7 @@ out:
 	}
 	stage_manifest_release(&old);
 	memset(&walk, 0, sizeof(walk));
+	free(old_keys);
 	free(cpath);
 	free(root);
 	return status;

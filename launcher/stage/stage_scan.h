@@ -11,8 +11,10 @@ struct sbuf;
 struct stage_manifest;
 
 /* The manifest of src (a regular file or a directory tree of regular files;
- * symlinks, devices etc. refused naming them), hashing only files whose
- * (path, size, mtime) changed since the cached manifest in
+ * symlinks, devices etc. refused naming them; so is a path or a file name
+ * that is not UTF-8, shown with its other bytes as \xHH: NO_INPUT), hashing
+ * only files whose key (path, and device, inode, size, mtime and ctime:
+ * common/statkey.h) changed since the cached manifest in
  * $XDG_CACHE_HOME/hpctrain/manifests/ (else ~/.cache/...), written atomically
  * 0600 in a 0700 directory.  A file that changes while hashed: error naming it.
  * A cached hash is not trusted for a file whose mtime lies within 2 s
@@ -22,6 +24,11 @@ struct stage_manifest;
  * that is not made of regular files, FAILURE for a file changing while
  * hashed, IO when the cache cannot be written), err says why. */
 int stage_scan(const char *src, struct stage_manifest *m, struct sbuf *err);
+
+/* Drops the cached manifest of src: a read of src found a file that
+ * does not match it (stage_source.h), so its hashes are not to be
+ * trusted again.  0 (also when there was none), or -1 with err. */
+int stage_scan_forget(const char *src, struct sbuf *err);
 
 /* stage_scan, adding the bytes it read from src to *bytes_read. */
 int stage_scan_counted(const char *src, struct stage_manifest *m, uint64_t *bytes_read,

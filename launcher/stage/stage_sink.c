@@ -5,7 +5,7 @@
  * The sha256 is of the bytes as they were written, not of a re-read: a
  * re-read right after the write comes from the page cache and proves no
  * more.  A damaged disk is what the reuse checks (sizes, and hashes of
- * files whose mtime moved) are for. */
+ * files whose statkey moved) are for. */
 #include "launcher/stage/stage_sink.h"     // defines: struct stage_sink, stage_sink_*
 #include "launcher/stage/stage_cache.h"    // defines: stage_cache_remove_tree
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_hex
@@ -19,8 +19,10 @@
 
 static int fail(struct stage_sink *s, const char *what, const char *path)
 {
-	if (!s->failed)
+	if (!s->failed) {
 		sbuf_addf(&s->err, "%s %s/%s: %s", what, s->tmp, path, strerror(errno));
+		s->io_error = true;
+	}
 	s->failed = true;
 	return -1;
 }
@@ -38,7 +40,7 @@ int stage_sink_open(struct stage_sink *s, const char *cache, const struct stage_
 	sbuf_init(&s->err);
 	s->m = m;
 	s->file_name = xstrdup(file_name ? file_name : "data");
-	s->mtimes = xcalloc(m->n ? m->n : 1, sizeof(*s->mtimes));
+	s->keys = xcalloc(m->n ? m->n : 1, sizeof(*s->keys));
 	s->tmp = xasprintf("%s/.tmp-%s-XXXXXX", cache, stage_manifest_hex(m->hash));
 	s->ctx = EVP_MD_CTX_new();
 	if (!mkdtemp(s->tmp)) {
@@ -108,7 +110,7 @@ static int end_file(struct stage_sink *s)
 		s->failed = true;
 		return -1;
 	}
-	s->mtimes[s->fi++] = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	statkey_of(&st, &s->keys[s->fi++]);
 	return 0;
 }
 
@@ -187,6 +189,7 @@ int stage_sink_finish(struct stage_sink *s)
 	 * flush for each of thousands of small files */
 	if (syncfs(s->dfd)) {
 		sbuf_addf(&s->err, "cannot sync %s: %s", s->tmp, strerror(errno));
+		s->io_error = true;
 		s->failed = true;
 		return -1;
 	}
@@ -215,7 +218,7 @@ void stage_sink_release(struct stage_sink *s)
 	EVP_MD_CTX_free(s->ctx);
 	free(s->tmp);
 	free(s->file_name);
-	free(s->mtimes);
+	free(s->keys);
 	sbuf_release(&s->err);
 	memset(s, 0, sizeof(*s));
 	s->dfd = s->fd = -1;

@@ -5,7 +5,8 @@
 #ifndef HPT_STAGE_SINK_H
 #define HPT_STAGE_SINK_H
 
-#include "common/sbuf.h" // defines: struct sbuf
+#include "common/sbuf.h"    // defines: struct sbuf
+#include "common/statkey.h" // defines: struct statkey
 
 #include <openssl/evp.h>
 #include <stdbool.h>
@@ -26,9 +27,12 @@ struct stage_sink {
 	uint64_t off;        /* its bytes written so far */
 	int fd;              /* its descriptor, or -1 */
 	EVP_MD_CTX *ctx;
-	int64_t *mtimes;     /* each file's mtime once written, in manifest order */
+	struct statkey *keys; /* each file's statkey once written and made 0444, in
+			       * manifest order: what the reuse checks compare */
 	uint64_t bytes;      /* bytes written */
 	bool failed;
+	bool io_error;       /* failed by a write, create or sync of this node's storage
+			      * (ENOSPC, EIO, EDQUOT): not a copy to fetch again */
 	bool damage;         /* tests: write the stream's first byte flipped */
 	bool verified;       /* the bytes given are the ones a stage_source hashed
 			      * and checks against the manifest as it reads them
@@ -44,7 +48,10 @@ int stage_sink_open(struct stage_sink *s, const char *cache, const struct stage_
 
 /* Writes the next n bytes of the stream.  0, or -1 once the sink failed
  * (more bytes than the manifest, a write error, a file whose sha256 does
- * not match); later calls then do nothing. */
+ * not match); later calls then do nothing.  A failed create, write,
+ * chmod or sync sets io_error: the node's storage refused (a full cache
+ * is ENOSPC), which reading the source again cannot mend; a copy whose
+ * bytes do not match is the one failure that suggests bad hardware. */
 int stage_sink_write(struct stage_sink *s, const void *buf, size_t n);
 
 /* After the last byte: every file complete and matching the manifest

@@ -5,17 +5,13 @@
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
 #include "common/sbuf.h"                   // defines: struct sbuf, xasprintf
+#include "common/statkey.h"                // defines: struct statkey, statkey_*
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int64_t mtime_ns_of(const struct stat *st)
-{
-	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
 
 void stage_source_open(struct stage_source *s, const char *src, const struct stage_manifest *m)
 {
@@ -69,16 +65,18 @@ static int end_file(struct stage_source *s, struct sbuf *err)
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int len = 0;
 	struct stat after;
+	struct statkey kb, ka = { 0 };
 	char extra;
 	int status = 0;
 
 	EVP_DigestFinal_ex(s->ctx, md, &len);
-	if (read(s->fd, &extra, 1) != 0 || fstat(s->fd, &after) || after.st_size != s->st.st_size ||
-	    mtime_ns_of(&after) != mtime_ns_of(&s->st) || memcmp(md, f->sha256, 32)) {
+	statkey_of(&s->st, &kb);
+	if (read(s->fd, &extra, 1) != 0 || fstat(s->fd, &after) ||
+	    (statkey_of(&after, &ka), !statkey_is_equal(&kb, &ka)) || memcmp(md, f->sha256, 32)) {
 		char *path = path_of(s);
 
-		sbuf_addf(err, "%s changed while it was staged (its size, mtime or sha256 is not "
-			  "the manifest's); stage it when nothing writes it", path);
+		sbuf_addf(err, "%s changed while it was staged (its size, mtime, ctime or sha256 is "
+			  "not the manifest's); stage it when nothing writes it", path);
 		free(path);
 		status = HPT_EXIT_FAILURE;
 	}

@@ -28,8 +28,8 @@ struct stage_source {
 void stage_source_open(struct stage_source *s, const char *src, const struct stage_manifest *m);
 
 /* The next n bytes of the stream into buf (n no more than what is left).
- * Each file is fstat'ed when opened and after its last byte: its size and
- * mtime must not move, its size must be the manifest's and its sha256 the
+ * Each file is fstat'ed when opened and after its last byte: its
+ * statkey (device, inode, size, mtime, ctime) must not move, its size must be the manifest's and its sha256 the
  * manifest's.  0, or an HPT_EXIT_* status with err naming the file
  * (NO_INPUT: it cannot be opened; FAILURE: it changed while staged). */
 int stage_source_read(struct stage_source *s, void *buf, size_t n, struct sbuf *err);

@@ -8,8 +8,8 @@
 # Timed: validate with no cache (cold), validate again (cached), and
 # validate of the same job without an image; the peers, how fast this
 # machine hashes the same file: sha256sum and openssl dgst -sha256.
-# The digest does not parse the file: it is "hsqs" (the magic
-# container_image_kind reads) and random bytes, written for real (no
+# The digest does not parse the file: it is "hsqs" and bytes_used (the
+# superblock fields container_image_kind reads) and random bytes, written for real (no
 # holes, which would read without the disk), under build/ (not /tmp,
 # which may be in memory).  It is just written, so each reader finds it
 # in the page cache alike where memory holds it.  A smaller file when
@@ -41,9 +41,19 @@ fi
 img=$tmp/image.sqfs
 t0=$(ms)
 head -c 67108864 /dev/urandom >"$tmp/piece"
+# le64 N: N as 8 little-endian bytes (a superblock's bytes_used)
+le64() {
+	for k in 0 1 2 3 4 5 6 7; do
+		printf "\\$(printf %03o $(($1 >> (8 * k) & 255)))"
+	done
+}
 {
+	# validate checks the superblock: the magic, and bytes_used (le64
+	# at 40) no more than the file's size, which it is here
 	printf hsqs
-	tail -c +5 "$tmp/piece"
+	head -c 36 /dev/zero
+	le64 $((GB * 16 * 67108864))
+	tail -c +49 "$tmp/piece"
 	i=1
 	while [ $i -lt $((GB * 16)) ]; do
 		cat "$tmp/piece"

@@ -450,6 +450,38 @@ no_container_left() {
 	no_mount_left
 }
 
+@test "a SquashFS image replaced after validate is refused at launch, and a mount whose image changed is not reused for a genuine copy" {
+	need_squashfuse
+	local run sqfs
+	run=$(make_run swap-sq "$WORK/img" charliecloud)
+	sqfs=$(squash swap-sq)
+	cp "$sqfs" "$WORK/swap-copy.sqfs"
+	echo other >"$WORK/img/marker"
+	mksquashfs "$WORK/img" "$WORK/swap-other.sqfs" -noappend -quiet -noI -noD -noF -noX >/dev/null
+	echo inside >"$WORK/img/marker"
+	run=$(make_run swap-sq "$sqfs" charliecloud)
+	cp "$WORK/swap-other.sqfs" "$sqfs" # after validate: another image at the pinned path
+	run timeout 30 "$HPT" launch --run "$run" -- sh -c 'cat /marker'
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[[ "$output" == *"(the image $sqfs is not the one pinned (pinned sha256:"* ]]
+	no_mount_left
+	# the genuine image, mounted and left there (no --supervise), then
+	# rewritten in place under the live mount
+	cp "$WORK/swap-copy.sqfs" "$sqfs"
+	run timeout 30 "$HPT" launch --run "$run" -- sh -c 'cat /marker'
+	[ "$status" -eq 0 ]
+	[ "$output" = inside ]
+	grep -q "hpctrain-squash-" /proc/mounts
+	cp "$WORK/swap-other.sqfs" "$sqfs"
+	# a run pinned to a genuine copy (the same digest, the same mount
+	# point) gets the image it pinned, not what the stale mount serves
+	run=$(make_run swap-sq "$WORK/swap-copy.sqfs" charliecloud)
+	run timeout 30 "$HPT" launch --supervise --run "$run" -- sh -c 'cat /marker'
+	[ "$status" -eq 0 ]
+	[ "$output" = inside ]
+	no_mount_left
+}
+
 @test "a stalled Python program in a SquashFS image: the autopsy names its file:line inside the image, and no mount is left" {
 	need_squashfuse
 	local run sqfs
@@ -480,7 +512,8 @@ no_container_left() {
 @test "a SquashFS file squashfuse cannot mount is refused with squashfuse's reason, leaving no mount point" {
 	need_squashfuse
 	local run bad=$WORK/bad.sqfs
-	printf 'hsqs%01020d' 0 >"$bad"
+	# a whole superblock that says 1024 bytes, all of them there, but no file system
+	{ printf hsqs; head -c 36 /dev/zero; printf '\0\4\0\0\0\0\0\0'; head -c 976 /dev/zero; } >"$bad"
 	run=$(make_run badsq "$bad" charliecloud)
 	run timeout 30 "$HPT" launch --run "$run" -- true
 	[ "$status" -eq "$EX_BAD_SPEC" ]
@@ -582,9 +615,10 @@ dry() {
 		--spec "$spec" "$@" -- prog 'a b'
 }
 
-# fake_squashfs FILE: a file with SquashFS's magic, all the kind check reads.
+# fake_squashfs FILE: a file with SquashFS's magic and a superblock whose
+# bytes_used (le64 at 40) is the file's 100 bytes: all the kind check reads.
 fake_squashfs() {
-	{ printf hsqs; head -c 96 /dev/zero; } >"$1"
+	{ printf hsqs; head -c 36 /dev/zero; printf '\144\0\0\0\0\0\0\0'; head -c 52 /dev/zero; } >"$1"
 }
 
 @test "launch --dry-run shows apptainer's and enroot's command lines where neither is installed" {
@@ -635,6 +669,22 @@ fake_squashfs() {
 	prog
 	a b
 	EOF
+}
+
+@test "validate refuses a 4-byte hsqs file and a SquashFS image cut short, naming what its superblock says" {
+	local img=$BATS_TEST_TMPDIR/img.sqfs spec=$BATS_TEST_TMPDIR/cut.yaml
+	printf 'version: 1\nname: t\ncommand: [sh]\ncontainer: {image: %s, runtime: apptainer}\n' \
+		"$img" >"$spec"
+	printf hsqs >"$img"
+	run --separate-stderr "$HPT" validate "$spec"
+	[ "$status" -eq "$EX_NO_INPUT" ]
+	[[ "$stderr" == *"container image $img is a truncated SquashFS image (4 bytes, less than its superblock)"* ]]
+	fake_squashfs "$img" # says 100 bytes, has them
+	head -c 99 "$img" >"$img.cut"
+	mv "$img.cut" "$img"
+	run --separate-stderr "$HPT" validate "$spec"
+	[ "$status" -eq "$EX_NO_INPUT" ]
+	[[ "$stderr" == *"container image $img is a truncated SquashFS image: its superblock says it uses 100 bytes, the file has 99"* ]]
 }
 
 @test "launch --dry-run of a SquashFS image under charliecloud shows squashfuse and ch-run on the mount point, mounting nothing" {

@@ -15,8 +15,10 @@
 #include "launcher/stage/stage_sink.h"     // defines: struct stage_sink
 #include "launcher/stage/stage_source.h"   // defines: struct stage_source
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -79,7 +81,7 @@ static void fetch(const char *cache, const char *src, const struct stage_manifes
 	}
 	assert_int_equal(stage_source_read(&in, buf, 0, &err), 0);
 	assert_int_equal(stage_sink_finish(&out), 0);
-	if (stage_cache_publish(cache, m, NULL, out.tmp, out.mtimes, "d", src, c, &err))
+	if (stage_cache_publish(cache, m, NULL, out.tmp, out.keys, "d", src, c, &err))
 		fail_msg("%s", err.buf);
 	stage_sink_take(&out);
 	assert_int_equal(c->state, STAGE_CLAIM_HIT);
@@ -113,6 +115,59 @@ static void stage_scan__reuses_hashes_of_unchanged_files_and_refuses_links(void 
 	sbuf_release(&err);
 	free(src);
 	free(link);
+}
+
+/* Sets path's mtime to *was (atime now): a rewrite that keeps size and
+ * mtime, as touch -d, cp -p or rsync -t make one. */
+static void restamp(const char *path, const struct timespec *was)
+{
+	struct timespec ts[2] = { { 0, UTIME_NOW }, *was };
+
+	assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+static void stage_scan__hashes_again_a_same_size_file_rewritten_with_its_old_mtime(void **state)
+{
+	struct stage_manifest m = { 0 }, again = { 0 };
+	struct sbuf err = SBUF_INIT;
+	char *src = testlib_tmp_at("stamp"), *path = testlib_tmp_at("stamp/a");
+	uint64_t read1 = 0, read2 = 0, read3 = 0;
+	struct stat st;
+
+	(void)state;
+	put("stamp/a", 1000, 1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(stage_scan_counted(src, &m, &read1, &err), 0);
+	put("stamp/a", 1000, 2); /* other bytes, same size */
+	restamp(path, &st.st_mtim);
+	assert_int_equal(stage_scan_counted(src, &again, &read2, &err), 0);
+	assert_int_equal(read2, 1000); /* its ctime moved: not the cached hash */
+	assert_string_not_equal(again.hash, m.hash);
+	/* a source read that finds a file not matching drops the cache */
+	assert_int_equal(stage_scan_forget(src, &err), 0);
+	assert_int_equal(stage_scan_counted(src, &again, &read3, &err), 0);
+	assert_int_equal(read3, 1000);
+	stage_manifest_release(&m);
+	stage_manifest_release(&again);
+	sbuf_release(&err);
+	free(src);
+	free(path);
+}
+
+static void stage_scan__refuses_a_file_name_that_is_not_utf8_naming_it_escaped(void **state)
+{
+	struct stage_manifest m = { 0 };
+	struct sbuf err = SBUF_INIT;
+	char *src = testlib_tmp_at("latin1");
+
+	(void)state;
+	put("latin1/caf\xe9", 10, 1);
+	assert_int_equal(stage_scan(src, &m, &err), 4); /* HPT_EXIT_NO_INPUT */
+	assert_non_null(strstr(err.buf, "/latin1/caf\\xe9: its name is not UTF-8"));
+	assert_int_equal(m.n, 0);
+	stage_manifest_release(&m);
+	sbuf_release(&err);
+	free(src);
 }
 
 /* A file written just before the scan (submit's) is "racily clean": a
@@ -202,6 +257,7 @@ static void damage_then_claim(const char *cache, const char *how)
 	struct stage_claim c;
 	struct sbuf err = SBUF_INIT, note = SBUF_INIT;
 	char *src = testlib_tmp_at("ds2"), *file;
+	struct stat st;
 	int fd;
 
 	put("ds2/f", 3000, 6);
@@ -215,16 +271,19 @@ static void damage_then_claim(const char *cache, const char *how)
 	chmod(file, 0600);
 	fd = open(file, O_WRONLY);
 	assert_true(fd >= 0);
-	if (!strcmp(how, "flip"))
+	assert_int_equal(fstat(fd, &st), 0);
+	if (strcmp(how, "truncate"))
 		assert_int_equal(pwrite(fd, "\xff", 1, 100), 1);
 	else
 		assert_int_equal(ftruncate(fd, 10), 0);
 	close(fd);
+	if (!strcmp(how, "restamp")) /* same size, the old mtime: only ctime tells */
+		restamp(file, &st.st_mtim);
 	assert_int_equal(stage_cache_claim(cache, &m, NULL, 0, &c, &note, &err), 0);
 	assert_int_equal(c.state, STAGE_CLAIM_MISS);
 	assert_true(c.repaired);
-	assert_non_null(strstr(note.buf, !strcmp(how, "flip") ? "does not match its sha256"
-							       : "has 10 bytes, not 3000"));
+	assert_non_null(strstr(note.buf, strcmp(how, "truncate") ? "does not match its sha256"
+								 : "has 10 bytes, not 3000"));
 	assert_int_not_equal(access(file, F_OK), 0); /* removed, never used */
 	stage_claim_release(&c);
 	stage_manifest_release(&m);
@@ -250,6 +309,48 @@ static void stage_cache__removes_a_truncated_entry(void **state)
 	(void)state;
 	damage_then_claim(cache, "truncate");
 	free(cache);
+}
+
+static void stage_cache__removes_an_entry_rewritten_with_its_old_size_and_mtime(void **state)
+{
+	char *cache = testlib_tmp_at("cache6");
+
+	(void)state;
+	damage_then_claim(cache, "restamp");
+	free(cache);
+}
+
+/* A stage step killed mid-copy leaves .tmp-<hex>-XXXXXX; its fetch lock
+ * died with it.  The next step removes it, and leaves one whose fetch
+ * lock is held (a copy in progress). */
+static void stage_evict__removes_a_copy_whose_writer_is_gone_but_not_a_live_one(void **state)
+{
+	static const char hex[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+	struct sbuf err = SBUF_INIT, log = SBUF_INIT;
+	char *cache = testlib_tmp_at("cache7");
+	char *tmp = xasprintf("%s/.tmp-%s-Ab12Cd", cache, hex), *file = xasprintf("%s/f", tmp);
+	int fd;
+
+	(void)state;
+	assert_int_equal(stage_cache_open(cache, &err), 0);
+	assert_int_equal(mkdir(tmp, 0700), 0);
+	fd = open(file, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = stage_cache_lock(cache, hex, ".fetch", LOCK_EX | LOCK_NB, true); /* a live writer */
+	assert_true(fd >= 0);
+	stage_evict_abandoned(cache, &log);
+	assert_int_equal(access(file, F_OK), 0);
+	close(fd); /* the writer is killed: the kernel lets its lock go */
+	stage_evict_abandoned(cache, &log);
+	assert_int_not_equal(access(tmp, F_OK), 0);
+	assert_int_equal(errno, ENOENT);
+	assert_non_null(strstr(log.buf, "removed the abandoned copy"));
+	sbuf_release(&err);
+	sbuf_release(&log);
+	free(cache);
+	free(tmp);
+	free(file);
 }
 
 static void stage_cache__is_busy_while_another_process_fetches(void **state)
@@ -331,10 +432,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stage_scan__reuses_hashes_of_unchanged_files_and_refuses_links),
 		cmocka_unit_test(stage_scan__streamed_takes_a_racy_hash_once_and_caches_nothing),
+		cmocka_unit_test(stage_scan__hashes_again_a_same_size_file_rewritten_with_its_old_mtime),
+		cmocka_unit_test(stage_scan__refuses_a_file_name_that_is_not_utf8_naming_it_escaped),
 		cmocka_unit_test(stage_source__names_a_file_that_changed_since_the_scan),
 		cmocka_unit_test(stage_cache__publishes_a_verified_copy_and_reuses_it),
 		cmocka_unit_test(stage_cache__removes_an_entry_with_a_flipped_byte),
 		cmocka_unit_test(stage_cache__removes_a_truncated_entry),
+		cmocka_unit_test(stage_cache__removes_an_entry_rewritten_with_its_old_size_and_mtime),
+		cmocka_unit_test(stage_evict__removes_a_copy_whose_writer_is_gone_but_not_a_live_one),
 		cmocka_unit_test(stage_cache__is_busy_while_another_process_fetches),
 		cmocka_unit_test(stage_evict__removes_the_least_recently_used_but_keeps_a_held_entry),
 	};

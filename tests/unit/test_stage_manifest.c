@@ -228,6 +228,30 @@ static void stage_manifest__diff_of_a_file_source_names_the_source(void **state)
 	sbuf_release(&out);
 }
 
+/* jansson packs UTF-8 only: a name that is not would drop out of the
+ * JSON (bytes and listing then disagree with the files, and no copy ever
+ * checks), so sealing refuses it, naming it with the bad byte escaped. */
+static void stage_manifest__refuses_a_name_that_is_not_utf8_naming_it_escaped(void **state)
+{
+	struct stage_manifest m = { 0 };
+	struct sbuf err = SBUF_INIT;
+
+	(void)state;
+	stage_manifest_add(&m, "ok", 1, 0, H1);
+	stage_manifest_add(&m, "dir/caf\xe9.bin", 2, 0, H2); /* Latin-1 e-acute */
+	assert_null(stage_manifest_to_json(&m)); /* refused, not dropped */
+	assert_int_equal(stage_manifest_seal(&m, &err), -1);
+	assert_string_equal(err.buf, "the file name 'dir/caf\\xe9.bin' is not UTF-8 (its bytes "
+				     "shown as \\xHH); rename it, a data set's names must be UTF-8");
+	stage_manifest_release(&m);
+	/* the same name in UTF-8 is a name like any other */
+	stage_manifest_add(&m, "dir/caf\xc3\xa9.bin", 2, 0, H2);
+	sbuf_reset(&err);
+	assert_int_equal(stage_manifest_seal(&m, &err), 0);
+	stage_manifest_release(&m);
+	sbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +265,7 @@ int main(void)
 		cmocka_unit_test(stage_manifest__hex_helpers_accept_only_64_lower_hex_digits),
 		cmocka_unit_test(stage_manifest__diff_names_changed_new_and_gone_files_in_order),
 		cmocka_unit_test(stage_manifest__diff_of_a_file_source_names_the_source),
+		cmocka_unit_test(stage_manifest__refuses_a_name_that_is_not_utf8_naming_it_escaped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
