@@ -307,16 +307,19 @@ user_steps() {
 	jq -e '(.model.node_s - 0.005 | fabs) < 1e-6 and (.model.net_s - 0.005 | fabs) < 1e-6' <<<"$output"
 }
 
-@test "plan skips a past run whose metrics.jsonl is a FIFO, saying so, instead of hanging" {
+@test "plan skips a past run whose metrics.jsonl is a FIFO or a link to /dev/zero, saying so, instead of hanging" {
 	need_slurm
-	local fifo
+	local fifo zero
 	user_spec
 	user_steps 1 400 1 19981 20000 >"$(user_run 1 1)/metrics.jsonl"
 	fifo=$(user_run 2 2)/metrics.jsonl
 	mkfifo "$fifo"
+	zero=$(user_run 1 2)/metrics.jsonl
+	ln -s /dev/zero "$zero"
 	run --separate-stderr timeout 20 "$HPT" plan --shapes 1x1 job.yaml
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
 	[[ "$stderr" == *"hpctrain plan: skipped a past run: cannot read $fifo: it is a FIFO, not a regular file"* ]]
+	[[ "$stderr" == *"hpctrain plan: skipped a past run: cannot read $zero: it is a character device, not a regular file"* ]]
 	[[ "$output" == *"(fitted to 1 run: 1x1 (1 run))"* ]]
 }
 
