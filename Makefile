@@ -188,6 +188,7 @@ lint:
 	@sh tests/lint-layers.sh
 	@sh tests/lint-build.sh
 	@sh tests/lint-cli.sh
+	@sh tests/lint-open.sh
 	@awk -f tests/lint-bats.awk tests/cli/*.bats tests/cli/*.bash
 
 check:

@@ -7,6 +7,7 @@
 #include "common/json_print.h"    // defines: json_print
 #include "launcher/job/submit_report.h" // defines: submit_report_exclude
 #include "common/diag.h"       // defines: struct diag_list, diag_report
+#include "common/duration.h"   // defines: duration_add_hms
 #include "common/exitcode.h"   // defines: enum hpt_exit
 #include "common/fileio.h"     // defines: fileio_self_exe
 #include "common/opt.h"        // defines: struct opt, opt_next
@@ -152,13 +153,6 @@ static void clock_text(time_t t, time_t now, char *buf, size_t len)
 	strftime(buf, len, t - now < 86400 ? "%H:%M:%S" : "%Y-%m-%dT%H:%M", &tm);
 }
 
-static void duration_text(double s, char *buf, size_t len)
-{
-	long long t = (long long)(s + 0.5);
-
-	snprintf(buf, len, "%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
-}
-
 static void print_fit(const struct job *job, const struct plan_shapes_result *p)
 {
 	const struct shape_work *w = &p->w;
@@ -206,7 +200,8 @@ static void print_table(const struct shape_candidate *v, size_t n, long pick, ti
 	       "node-hours");
 	for (size_t i = 0; i < n; i++) {
 		const struct shape_candidate *c = &v[i];
-		char shape[32], start[32], run[32], finish[32];
+		char shape[32], start[32], finish[32];
+		struct sbuf run = SBUF_INIT;
 
 		snprintf(shape, sizeof(shape), "%ux%u", c->nodes, c->ranks_per_node);
 		if (!c->runnable) {
@@ -216,10 +211,11 @@ static void print_table(const struct shape_candidate *v, size_t n, long pick, ti
 		}
 		clock_text(c->start, now, start, sizeof(start));
 		clock_text(c->finish, now, finish, sizeof(finish));
-		duration_text(c->run_s, run, sizeof(run));
-		snprintf(run + strlen(run), sizeof(run) - strlen(run), " +-%.0f%%", c->rel_err * 100);
+		duration_add_hms(&run, c->run_s);
+		sbuf_addf(&run, " +-%.0f%%", c->rel_err * 100);
 		printf("%-8s %6u  %-9s %-14s %-9s %10.2f%s\n", shape, c->nodes * c->ranks_per_node,
-		       start, run, finish, c->node_hours, (long)i == pick ? "  <- pick" : "");
+		       start, run.buf, finish, c->node_hours, (long)i == pick ? "  <- pick" : "");
+		sbuf_release(&run);
 	}
 }
 

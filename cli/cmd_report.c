@@ -268,8 +268,8 @@ static void run_summary(const char *dir, const struct report_run *r,
 			  r->restarts == 1 ? "" : "s", r->superseded);
 	timeline_summary(r, a, out);
 	if (r->bad_lines)
-		sbuf_addf(out, "  %zu lines of " RUNFILE_METRICS " were not records and were skipped\n",
-			  r->bad_lines);
+		sbuf_addf(out, "  %zu lines of " RUNFILE_METRICS " were not records, or records of "
+			  "figures no run logs, and were skipped\n", r->bad_lines);
 }
 
 static json_t *run_json(const char *dir, const struct report_run *r, int64_t ranks)

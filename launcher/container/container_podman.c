@@ -2,6 +2,8 @@
  * see container_podman.h.  Shell. */
 #include "launcher/container/container_podman.h" // defines: container_podman_pid, container_podman_remove
 #include "launcher/container/container_proc.h"   // defines: container_proc_run
+#include "common/fileio.h"                       // defines: fileio_read_flags
+#include "common/sbuf.h"                         // defines: struct sbuf
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,19 +14,14 @@
 
 pid_t container_podman_pid(const char *pidfile)
 {
-	char out[32];
-	ssize_t n;
-	long pid;
-	int fd = open(pidfile, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct sbuf out = SBUF_INIT, ignored = SBUF_INIT;
+	long pid = 0;
 
-	if (fd < 0)
-		return 0;
-	n = read(fd, out, sizeof(out) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	out[n] = '\0';
-	pid = strtol(out, NULL, 10);
+	/* a pid is a few digits: 31 bytes bound whatever sits there */
+	if (!fileio_read_flags(pidfile, 31, FILEIO_NOFOLLOW, &out, &ignored) && out.len)
+		pid = strtol(out.buf, NULL, 10);
+	sbuf_release(&out);
+	sbuf_release(&ignored);
 	return pid > 0 && pid < INT_MAX ? (pid_t)pid : 0;
 }
 

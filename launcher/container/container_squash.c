@@ -273,6 +273,7 @@ int container_squash_mount(const char *image, const char *key, struct container_
 	lock = xasprintf("%s/%s.lock", base, k);
 	dir = xasprintf("%s/%s", base, k);
 	for (int i = 0; i < MOUNT_TRIES && rc; i++) {
+		/* open-ok: a lock, never read; O_RDWR does not block on a FIFO */
 		if (fd < 0 && (fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0) {
 			sbuf_addf(err, "cannot open %s: %s", lock, strerror(errno));
 			goto out;

@@ -286,6 +286,7 @@ void doctor_check_gpus(const char *root, const char *granted, size_t topo_gpus, 
 
 			snprintf(rel, sizeof(rel), "/dev/nvidia%u", minors[i]);
 			path = at_root(root, rel);
+			/* open-ok: a GPU's device node, opened to see that it opens */
 			fd = open(path, O_RDWR | O_CLOEXEC);
 			if (fd < 0)
 				doctor_note(out, DOCTOR_FAIL, "granted GPU %u: cannot open %s: %s", minors[i],

@@ -139,7 +139,7 @@ static int run_probe(char *const *argv, double timeout_s, struct sbuf *out, bool
 		setpgid(0, 0);
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
-		int nul = open("/dev/null", O_RDONLY);
+		int nul = open("/dev/null", O_RDONLY); /* open-ok: a device */
 		if (nul >= 0)
 			dup2(nul, 0);
 		execvp(argv[0], argv);

@@ -76,6 +76,7 @@ static char *resolve(const char *path, struct sbuf *err)
  * may take as a ledger not made yet or not writable. */
 static int open_nofollow(const char *path, int flags, struct sbuf *err)
 {
+	/* open-ok: O_NONBLOCK, and every caller vets the descriptor (fileio_vet_fd) */
 	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600), e = errno;
 
 	if (fd < 0 && e == ELOOP)

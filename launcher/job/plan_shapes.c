@@ -190,7 +190,7 @@ int plan_shapes_weigh(const struct plan_shapes_request *r, const struct job *job
 	for (size_t i = 0; i < out->n; i++)
 		if (out->v[i].runnable) {
 			shape_predict(&out->v[i], &out->f, &out->w, 0);
-			out->runnable++;
+			out->runnable += out->v[i].runnable;
 		}
 	out->pick = shape_pick(out->v, out->n, r->deadline);
 	out->fastest = shape_pick(out->v, out->n, 0);

@@ -2,7 +2,7 @@
  * Core: no I/O but report_read's, from a stream its caller opened. */
 #include "launcher/report/report_data.h" // defines: report_parse, struct report_run
 #include "launcher/report/report_timeline.h" // defines: report_timeline_step
-#include "common/metrics_line.h"         // defines: metrics_line_load
+#include "common/metrics_line.h"         // defines: metrics_line_load, metrics_line_plausible
 #include "common/sbuf.h"          // defines: struct sbuf, x* allocators
 
 #include <jansson.h>
@@ -133,8 +133,8 @@ static void take(struct report_run *r, json_t *o)
 {
 	const char *ev = json_string_value(json_object_get(o, "event"));
 
-	if (!ev)
-		r->bad_lines++;
+	if (!ev || !metrics_line_plausible(o))
+		r->bad_lines++; /* a figure no run logs: no chart, no fit from it */
 	else if (!strcmp(ev, "step") && json_is_integer(json_object_get(o, "step")))
 		take_step(r, o);
 	else if (!strcmp(ev, "epoch") && json_is_integer(json_object_get(o, "epoch")))

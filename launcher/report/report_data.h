@@ -7,8 +7,10 @@
  * the steps after the checkpoint it resumed from: a step record at or
  * before the last one starts over from there, so the last record of a
  * step wins and the steps stay in order.  Lines that are not JSON
- * objects (a torn last line of a killed run) are counted and skipped; a
- * record glued onto a torn line (the resumed run's first) is kept.
+ * objects (a torn last line of a killed run), and records with a figure
+ * no run could log (metrics_line_plausible: a step_ms of 1e308, a
+ * negative step), are counted and skipped; a record glued onto a torn
+ * line (the resumed run's first) is kept.
  * A run's attempts are read into one report_run, one file after the
  * other (report_run_attempt, report_read_more): its timeline says where
  * each went on, and where Slurm requeued it or its size changed.
@@ -49,7 +51,8 @@ struct report_run {
 	bool summary;          /* a summary record was found */
 	double test_accuracy, test_loss, mean_samples_per_s, global_samples_per_s;
 	int64_t ranks;         /* the summary's ranks (0: not said) */
-	size_t bad_lines;      /* lines that are not JSON objects, skipped */
+	size_t bad_lines;      /* lines that are not JSON objects, or records
+				* of implausible figures, skipped */
 	size_t restarts;       /* requeues: times the steps went back (a resume)
 				* or the restart changed within an attempt */
 	size_t superseded;     /* step records a restart replaced */

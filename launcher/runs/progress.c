@@ -1,7 +1,7 @@
 /* progress.c - parse the tail of metrics.jsonl and say how far a run is.
  * Core: see progress.h (progress_load is its one reader). */
 #include "launcher/runs/progress.h" // defines: struct run_progress, progress_*
-#include "common/metrics_line.h" // defines: metrics_line_load
+#include "common/metrics_line.h" // defines: metrics_line_load, metrics_line_plausible
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "common/fileio.h"     // defines: fileio_open_regular
 #include "common/sbuf.h"       // defines: struct sbuf, sbuf_add_number
@@ -23,7 +23,8 @@ static void take(json_t *o, struct run_progress *p)
 {
 	const char *ev = json_string_value(json_object_get(o, "event"));
 
-	if (!ev)
+	/* as report and plan read it: a figure no run logs is no progress */
+	if (!ev || !metrics_line_plausible(o))
 		return;
 	if (!strcmp(ev, "step") && json_is_integer(json_object_get(o, "step"))) {
 		p->step_seen = true;

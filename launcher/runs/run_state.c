@@ -87,7 +87,7 @@ double run_state_eta_s(const struct run_state *w)
 
 			pt[n].prog = &r->prog;
 			pt[n].done = run_state_row_is_done(r);
-			pt[n].running = r->known && strcmp(r->job.state, "PENDING");
+			pt[n].running = r->known && !r->job.pending;
 		}
 		e = progress_queue_eta_s(pt, n, run_state_array_cap(w->doc, id));
 		if (e > eta)

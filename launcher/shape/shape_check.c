@@ -1,6 +1,7 @@
 /* shape_check.c - a planned run's prediction against what happened: see
  * shape_check.h.  Core. */
 #include "launcher/shape/shape_check.h" // defines: struct shape_check, shape_check_format
+#include "common/duration.h"             // defines: duration_add_hms
 #include "common/sbuf.h"                 // defines: struct sbuf
 
 #include <math.h>
@@ -15,7 +16,8 @@ int shape_check_from_json(json_t *plan, struct shape_check *c)
 	if (!json_is_object(plan) ||
 	    json_unpack(plan, "{s:I, s:I, s:I, s:F, s:F}", "nodes", &nodes, "ranks_per_node", &rpn,
 			"start", &start, "run_s", &run, "rel_err", &err) ||
-	    nodes <= 0 || rpn <= 0 || run < 0)
+	    nodes <= 0 || rpn <= 0 || nodes > 100000 || rpn > 1024 || !(run >= 0) ||
+	    !isfinite(run) || !(err >= 0) || !isfinite(err))
 		return -1;
 	c->nodes = (unsigned)nodes;
 	c->ranks_per_node = (unsigned)rpn;
@@ -55,13 +57,6 @@ static void clock_of(struct sbuf *out, time_t t)
 	sbuf_addstr(out, buf);
 }
 
-static void duration_of(struct sbuf *out, double s)
-{
-	long long t = (long long)(s + 0.5);
-
-	sbuf_addf(out, "%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
-}
-
 void shape_check_format(const struct shape_check *c, time_t now, struct sbuf *out)
 {
 	sbuf_addf(out, "plan: %ux%u, start predicted ", c->nodes, c->ranks_per_node);
@@ -72,15 +67,15 @@ void shape_check_format(const struct shape_check *c, time_t now, struct sbuf *ou
 		sbuf_addf(out, " (%+.0f s)", shape_check_start_err_s(c));
 	}
 	sbuf_addstr(out, "; run predicted ");
-	duration_of(out, c->pred_run_s);
+	duration_add_hms(out, c->pred_run_s);
 	sbuf_addf(out, " +-%.0f%%", c->rel_err * 100);
 	if (shape_check_ended(c)) {
 		sbuf_addstr(out, ", took ");
-		duration_of(out, (double)(c->end - c->start));
+		duration_add_hms(out, (double)(c->end - c->start));
 		sbuf_addf(out, " (%+.0f%%)", shape_check_run_err(c) * 100);
 	} else if (shape_check_started(c) && now >= c->start) {
 		sbuf_addstr(out, ", running for ");
-		duration_of(out, (double)(now - c->start));
+		duration_add_hms(out, (double)(now - c->start));
 	}
 }
 

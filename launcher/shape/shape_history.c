@@ -186,7 +186,8 @@ static void add_segments(struct shape_history *h, const struct report_run *r, co
 
 /* Opens dir's metrics.jsonl as report does: a regular file only, so a
  * FIFO or a device in its place is skipped, not read (it would hang
- * plan), and said in h->unread.  NULL when missing or refused. */
+ * plan), and said in h->unread.  Ours only, as its directory
+ * (add_run).  NULL when missing or refused. */
 static FILE *open_metrics(struct shape_history *h, const char *dir)
 {
 	char *path = xasprintf("%s/" RUNFILE_METRICS, dir);
@@ -194,7 +195,7 @@ static FILE *open_metrics(struct shape_history *h, const char *dir)
 	FILE *fp = NULL;
 	int fd = -1;
 
-	if (fileio_exists(path) && (fd = fileio_open_regular(path, 0, &err)) >= 0 &&
+	if (fileio_exists(path) && (fd = fileio_open_regular(path, FILEIO_OWNED, &err)) >= 0 &&
 	    !(fp = fdopen(fd, "r"))) {
 		sbuf_addf(&err, "cannot read %s: %s", path, strerror(errno));
 		close(fd);
@@ -208,8 +209,25 @@ static FILE *open_metrics(struct shape_history *h, const char *dir)
 	return fp;
 }
 
-/* One run or attempt directory: its points, when it ran the same
- * program and logged steps. */
+/* Whether dir is this user's own, as a run directory must be to be
+ * fitted: another user's (or one others may write) could hold records
+ * planted to steer the pick (one moved the fitted compute from 67.5 to
+ * 45.5 ms).  Said in h->unread when not. */
+static bool is_own_run(struct shape_history *h, const char *dir)
+{
+	struct sbuf err = SBUF_INIT;
+	bool own = !fileio_check_owned(dir, &err);
+
+	if (!own) {
+		sbuf_addf(&h->unread, "%s%s", h->unread.len ? "\n" : "", err.buf);
+		h->nunread++;
+	}
+	sbuf_release(&err);
+	return own;
+}
+
+/* One run or attempt directory: its points, when it is ours, ran the
+ * same program and logged steps. */
 static void add_run(struct shape_history *h, const struct job *job, const char *dir)
 {
 	struct diag_list dl = DIAG_LIST_INIT;
@@ -220,7 +238,7 @@ static void add_run(struct shape_history *h, const struct job *job, const char *
 
 	memset(&past, 0, sizeof(past));
 	report_run_init(&r);
-	if (specfile_load_run(dir, &past, &dl, &where, NULL))
+	if (!is_own_run(h, dir) || specfile_load_run(dir, &past, &dl, &where, NULL))
 		goto out;
 	if (!same_program(job, &past)) {
 		h->skipped++;

@@ -32,8 +32,10 @@ struct shape_history {
 	int64_t steps;            /* the most steps a run logged (its last step) */
 	struct sbuf shapes;       /* "1x1 (2 runs), 2x1 (1 run)" */
 	size_t skipped;           /* runs of the name that ran otherwise */
-	struct sbuf unread;       /* a line per metrics.jsonl not read ("cannot read
-				   * X: it is a FIFO, not a regular file") */
+	struct sbuf unread;       /* a line per run not read: its metrics.jsonl
+				   * ("cannot read X: it is a FIFO, not a regular
+				   * file"), or the run another user's ("refusing
+				   * X: it belongs to uid 65534, not to uid 0") */
 	size_t nunread;
 };
 

@@ -1,6 +1,7 @@
 /* shape_model.c - a step's time against the job's shape, fitted from
  * past runs: see shape_model.h.  Core. */
 #include "launcher/shape/shape_model.h" // defines: struct shape_fit, shape_model_fit
+#include "common/metrics_line.h"         // defines: METRICS_STEP_MS_MIN, METRICS_STEP_MS_MAX
 #include "common/sbuf.h"                 // defines: xcalloc
 
 #include <math.h>
@@ -10,6 +11,10 @@
 #define MIN_REL_ERR 0.05
 #define PER_DOUBLING 0.10
 #define PER_UNKNOWN 0.10
+/* a point's step outside what a record may say (metrics_line.h) is
+ * none: one of 1e-303 s made the fit's error infinite */
+#define STEP_MIN_S (METRICS_STEP_MS_MIN / 1e3)
+#define STEP_MAX_S (METRICS_STEP_MS_MAX / 1e3)
 
 double shape_model_ring(unsigned n)
 {
@@ -167,7 +172,8 @@ int shape_model_fit_global(const struct shape_point *in, size_t n_in, double glo
 	memset(out, 0, sizeof(*out));
 	out->global_batch = global_batch > 0 && isfinite(global_batch) ? global_batch : 0;
 	for (size_t i = 0; i < n_in; i++)
-		if (in[i].nodes && in[i].ranks_per_node && in[i].step_s > 0 && isfinite(in[i].step_s))
+		if (in[i].nodes && in[i].ranks_per_node && in[i].step_s >= STEP_MIN_S &&
+		    in[i].step_s <= STEP_MAX_S)
 			p[n++] = in[i];
 	for (size_t i = 0; i < n; i++)
 		ncomm += p[i].comm_s >= 0;

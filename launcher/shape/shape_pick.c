@@ -1,6 +1,7 @@
 /* shape_pick.c - predicted runs of candidate shapes and the pick: see
  * shape_pick.h.  Core. */
 #include "launcher/shape/shape_pick.h" // defines: struct shape_candidate, shape_pick
+#include "common/numcheck.h"           // defines: numcheck_int64, numcheck_time_add
 #include "common/sbuf.h"               // defines: struct sbuf, xcalloc, SBUF_CLIP
 
 #include <errno.h>
@@ -10,21 +11,32 @@
 
 #define MAX_SHAPES 64
 #define MAX_NODES 100000u
+/* a predicted run of more than 100 years is no plan: the past runs'
+ * figures cannot be right, and the shape is not offered */
+#define MAX_RUN_S (100 * 366 * 86400.0)
 
 int64_t shape_steps(const struct shape_work *w, unsigned ranks)
 {
 	double global = (double)w->batch_per_rank * ranks;
+	int64_t n, per_epoch;
 
 	if (w->fixed_steps)
 		return w->max_steps > 0 ? w->max_steps : 0;
-	if (global <= 0)
+	if (!(global > 0) || !ranks)
 		return 0;
-	if (w->max_steps > 0)
-		return (int64_t)ceil((double)w->max_steps * w->spec_ranks / ranks);
-	if (w->epochs <= 0 || w->samples_per_epoch <= 0)
+	if (w->max_steps > 0) {
+		double steps = ceil((double)w->max_steps * w->spec_ranks / ranks);
+
+		return numcheck_int64(steps, &n) ? 0 : n;
+	}
+	if (w->epochs <= 0 || !(w->samples_per_epoch > 0))
 		return 0;
-	/* the trainer ends each epoch on a last, partial batch */
-	return w->epochs * (int64_t)ceil(w->samples_per_epoch / global);
+	/* the trainer ends each epoch on a last, partial batch; an epoch's
+	 * samples come from past runs' records: no step count past int64 */
+	if (numcheck_int64(ceil(w->samples_per_epoch / global), &per_epoch) ||
+	    __builtin_mul_overflow(w->epochs, per_epoch, &n))
+		return 0;
+	return n;
 }
 
 void shape_predict(struct shape_candidate *c, const struct shape_fit *f,
@@ -35,8 +47,14 @@ void shape_predict(struct shape_candidate *c, const struct shape_fit *f,
 
 	c->steps = shape_steps(w, ranks);
 	c->run_s = (double)c->steps * step + overhead_s;
-	c->finish = c->start + (time_t)ceil(c->run_s);
 	c->node_hours = c->nodes * c->run_s / 3600.0;
+	if (!(c->run_s >= 0 && c->run_s <= MAX_RUN_S) || !isfinite(c->rel_err) ||
+	    numcheck_time_add(c->start, c->run_s, &c->finish)) {
+		c->runnable = false;
+		free(c->why);
+		c->why = xstrdup("its predicted run is out of all measure (over 100 years, or "
+				 "not a number): the past runs' figures cannot be right");
+	}
 }
 
 /* a before b in the order the pick prefers (see shape_pick.h) */

@@ -42,12 +42,14 @@ struct shape_candidate {
 
 /* Steps the work takes at ranks ranks, each of ranks * batch_per_rank
  * samples; 0 when it cannot be known (no max_steps, and epochs without
- * samples_per_epoch). */
+ * samples_per_epoch) or would not fit int64_t. */
 int64_t shape_steps(const struct shape_work *w, unsigned ranks);
 
 /* Fills c's steps, run_s, rel_err, finish and node_hours from the fit:
  * steps * t(ranks) plus overhead_s (the job's start: srun, preflight).
- * c->start must be set. */
+ * c->start must be set.  A run past 100 years, or not a number, or a
+ * finish past time_t makes c not runnable, with why: never picked, never
+ * printed as a time. */
 void shape_predict(struct shape_candidate *c, const struct shape_fit *f,
 		   const struct shape_work *w, double overhead_s);
 

@@ -1,5 +1,6 @@
 # launcher/slurm/build.mk - Slurm: a job spec as a batch script and its
-# options (render, pure), and libslurm (slurm.c: submit, query, cancel).
+# options (render, pure), a job state word as status shows it (slurm_state,
+# pure), and libslurm (slurm.c: submit, query, cancel).
 # Debian 12's libslurm-dev has no slurm.pc: launcher/slurm/slurm.pc
 # stands in, by path.
 
@@ -13,7 +14,7 @@ DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libp
 # environment.modules is tested against Debian's Lmod (tests/cli/environment.bats).
 DEBIAN_PKGS   += lmod
 
-UNIT_TESTS += test_render
+UNIT_TESTS += test_render test_slurm_state
 
 # A throw-away local Slurm (tests/cluster/up.sh): MODE=single|multi|netns,
 # BASE=/tmp/hpctrain-cluster.  `eval $(make -s cluster-up)` sets SLURM_CONF.

@@ -6,6 +6,7 @@
 #include "common/exitcode.h"    // defines: HPT_EXIT_UNAVAILABLE, HPT_EXIT_REJECTED
 #include "common/sbuf.h"        // defines: struct sbuf, xstrdup, SBUF_CLIP
 #include "launcher/slurm/render.h" // defines: struct render_opts
+#include "launcher/slurm/slurm_state.h" // defines: hpt_slurm_state_of
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -24,7 +25,6 @@ extern char **environ;
 /* libslurm exports these but 22.05's slurm.h does not declare them
  * (nm -D libslurm.so lists both); declared here,
  * with the signatures of src/common/slurm_protocol_defs.h. */
-extern char *slurm_job_state_string(uint32_t inx);
 extern char *slurm_node_state_string(uint32_t inx);
 extern const char *slurm_job_reason_string(enum job_state_reason inx);
 extern void slurm_hostlist_uniq(hostlist_t hl);
@@ -469,14 +469,16 @@ void hpt_slurm_job_copy(struct hpt_slurm_job *dst, const struct hpt_slurm_job *s
 
 static void fill_job(const slurm_job_info_t *in, struct hpt_slurm_job *j)
 {
-	uint32_t base = in->job_state & JOB_STATE_BASE;
+	struct hpt_slurm_state state;
 	const char *reason = "";
 
+	hpt_slurm_state_of(in->job_state, &state);
 	memset(j, 0, sizeof(*j));
 	j->job_id = in->job_id;
 	j->name = dup_or_empty(in->name);
-	/* the base state: CANCELLED, not the COMPLETING its flags would show */
-	j->state = dup_or_empty(slurm_job_state_string(base));
+	/* COMPLETING while it is: a COMPLETED that is not finished would
+	 * have status --wait print an end and go on waiting */
+	j->state = dup_or_empty(state.name);
 	if (in->state_desc && *in->state_desc)
 		reason = in->state_desc;
 	else if (in->state_reason != WAIT_NO_REASON)
@@ -488,9 +490,9 @@ static void fill_job(const slurm_job_info_t *in, struct hpt_slurm_job *j)
 	j->uid = in->user_id;
 	/* ended, and its processes gone: nothing more will reach its logs;
 	 * a job being requeued is on its way back to PENDING */
-	j->finished = base >= JOB_COMPLETE && base < JOB_END &&
-		      !(in->job_state & (JOB_COMPLETING | JOB_REQUEUE));
-	j->completed = base == JOB_COMPLETE;
+	j->pending = state.pending;
+	j->finished = state.finished;
+	j->completed = state.completed;
 	if (j->finished && in->exit_code != NO_VAL) {
 		int st = (int)in->exit_code;
 
@@ -506,7 +508,7 @@ static void fill_job(const slurm_job_info_t *in, struct hpt_slurm_job *j)
 		j->array_task = in->array_task_id;
 	j->array_pending = dup_or_empty(in->array_task_str);
 	j->submit_time = in->submit_time;
-	j->start_time = base == JOB_PENDING ? 0 : in->start_time;
+	j->start_time = state.pending ? 0 : in->start_time;
 	j->end_time = j->finished ? in->end_time : 0;
 }
 

@@ -105,8 +105,11 @@ struct hpt_slurm_job {
 	uint32_t job_id;
 	char *name, *state, *reason, *nodes, *partition, *work_dir;
 	uint32_t uid;
-	bool finished;      /* COMPLETED, FAILED, CANCELLED, TIMEOUT, ... */
-	bool completed;     /* state COMPLETED */
+	bool pending;       /* queued or held (base state PENDING), whatever
+			     * its flags name it (REQUEUE_HOLD, ...) */
+	bool finished;      /* ended for good: COMPLETED, FAILED, ... and no
+			     * flag of a job in transit (slurm_state.h) */
+	bool completed;     /* finished, and COMPLETED */
 	int exit_code;      /* of the batch script, when it exited */
 	int exit_signal;    /* that killed it, else 0 */
 	unsigned restarts;  /* requeues so far */

@@ -52,6 +52,7 @@ int stage_cache_open(const char *cache, struct sbuf *err)
 static int lock_open(const char *path, int op, bool create)
 {
 	for (;;) {
+		/* open-ok: a lock, never read; O_RDWR does not block on a FIFO */
 		int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
 		struct stat a, b;
 		int r, e;
@@ -249,7 +250,11 @@ static int check_entry(const char *cache, const char *hex, const struct stage_ma
 		statkey_of(&st, &now);
 		if (!verify && statkey_is_equal(&now, &keys[i]))
 			continue;
-		fd = openat(dfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		/* a FIFO swapped in since the fstatat must not hang us:
+		 * open-ok: O_NONBLOCK, then fileio_vet_fd */
+		fd = openat(dfd, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0)
+			fd = fileio_vet_fd(fd, rel, 0, &err);
 		bad = fd < 0 || stage_scan_hash_fd(fd, rel, &st, sha, &n, &err) ||
 		      memcmp(sha, f->sha256, 32);
 		if (fd >= 0)

@@ -133,6 +133,7 @@ static int add_file(const char *fpath, const struct stat *sb, const char *rel)
 			return 0;
 		}
 	}
+	/* open-ok: O_NONBLOCK, then fstat: the regular file nftw saw */
 	fd = open(fpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		sbuf_addf(walk.err, "cannot read %s: %s", fpath, strerror(errno));

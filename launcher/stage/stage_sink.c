@@ -82,6 +82,7 @@ static int begin_file(struct stage_sink *s)
 
 	if (make_parents(s, rel))
 		return -1;
+	/* open-ok: created here (O_EXCL), in the sink's own temporary folder */
 	s->fd = openat(s->dfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->fd < 0)
 		return fail(s, "cannot create", rel);

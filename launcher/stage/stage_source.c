@@ -39,6 +39,7 @@ static int begin_file(struct stage_source *s, struct sbuf *err)
 	char *path = path_of(s);
 	int status = 0;
 
+	/* open-ok: O_NONBLOCK, then fstat: a regular file of the manifest's size */
 	s->fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (s->fd < 0) {
 		sbuf_addf(err, "cannot read %s: %s", path, strerror(errno));

@@ -746,6 +746,7 @@ static void hold_for_peers(struct sup *s, int status)
 	char key[256], path[4096 + 512];
 	double limit = s->o->grace_s ? s->deadline + 1 : now() + PEER_HOLD_S;
 	struct timespec nap = { 0, 100 * 1000 * 1000 };
+	struct sbuf ignored = SBUF_INIT;
 	struct stat st;
 	int fd;
 
@@ -753,7 +754,9 @@ static void hold_for_peers(struct sup *s, int status)
 		return;
 	step_key(key, sizeof(key));
 	snprintf(path, sizeof(path), "%s/preempted-%s", s->ranks_dir, key);
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* not a bare open(2): O_WRONLY blocks on a FIFO planted there */
+	fd = fileio_open_append(path, &ignored);
+	sbuf_release(&ignored);
 	if (fd < 0 || write(fd, "x", 1) != 1) {
 		if (fd >= 0)
 			close(fd);

@@ -199,6 +199,23 @@ fake_run() {
 	[ "$stderr" = "hpctrain report: cannot read $W/run/metrics.jsonl: it is a FIFO, not a regular file" ]
 }
 
+@test "status, logs and report of a run whose metrics.jsonl is a FIFO or a link to /dev/zero return at once" {
+	fake_run "$W/run"
+	echo '{"job_id": 999993}' >"$W/run/submit.json"
+	mkfifo "$W/run/metrics.jsonl"
+	for kind in "a FIFO" "a character device"; do
+		run --separate-stderr timeout 10 "$HPT" report "$W/run"
+		[ "$status" -eq "$EX_NO_INPUT" ]
+		[ "$stderr" = "hpctrain report: cannot read $W/run/metrics.jsonl: it is $kind, not a regular file" ]
+		run timeout 10 "$HPT" status "$W/run"
+		[ "$status" -ne 124 ]
+		run timeout 10 "$HPT" logs "$W/run"
+		[ "$status" -ne 124 ]
+		rm "$W/run/metrics.jsonl"
+		ln -s /dev/zero "$W/run/metrics.jsonl"
+	done
+}
+
 # --- report in a directory nobody shares with us ---
 
 @test "report into a shared sticky directory writes through none of nobody's links, removes none of our files" {

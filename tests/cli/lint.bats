@@ -4,8 +4,10 @@
 # as well, a call against them between the per-folder archives, and a
 # source the build would leave unbuilt or list by hand
 # (tests/lint-build.sh), and a file in cli/ that is no command, or a
-# command grown too long (tests/lint-cli.sh).  Each case plants one offence in a copy of the
-# tree and checks the offence is named.
+# command grown too long (tests/lint-cli.sh), and a file opened past
+# common/fileio.c's checked opener (tests/lint-open.sh).  Each case
+# plants one offence in a copy of the tree and checks the offence is
+# named.
 
 load common
 
@@ -21,6 +23,7 @@ setup() {
 	run -0 sh "$ROOT/tests/lint-layers.sh" "$T"
 	run -0 sh "$ROOT/tests/lint-build.sh" "$T"
 	run -0 sh "$ROOT/tests/lint-cli.sh" "$T"
+	run -0 sh "$ROOT/tests/lint-open.sh" "$T"
 	[ -d "$ROOT/build/lib" ] || skip "the archives are not built"
 	run -0 sh "$ROOT/tests/lint-layers.sh" "$ROOT"
 	[ -z "$output" ]
@@ -102,4 +105,18 @@ setup() {
 	[[ "${lines[0]}" == "cli/cmd_cancel.c: "*" lines, over 450: move its logic to a library folder" ]]
 	[ "${lines[1]}" = "cli/submit_helper.c: cli/ holds commands only (cmd_*.c, main.c, *_main.c): move it to a library folder" ]
 	[ "${lines[2]}" = "cli/submit_helper.h: cli/ holds commands only (cmd_*.c, main.c, *_main.c): move it to a library folder" ]
+}
+
+@test "a bare fopen of a run's file is named, and one that says why it may is not" {
+	sed -i '$a static FILE *planted(const char *p) { return fopen(p, "r"); }' \
+		"$T/launcher/shape/shape_history.c"
+	run -1 sh "$ROOT/tests/lint-open.sh" "$T"
+	n=$(wc -l <"$T/launcher/shape/shape_history.c")
+	[ "$output" = "launcher/shape/shape_history.c:$n: opens a file past common/fileio.c: use fileio_open_regular or fileio_read, or say why not in an open-ok: comment" ]
+	sed -i '$s|$| /* open-ok: a test of the lint */|' "$T/launcher/shape/shape_history.c"
+	run -0 sh "$ROOT/tests/lint-open.sh" "$T"
+	# an open(2) in a comment is no call, nor is a directory's
+	printf '/* open(2) of it */\nint d(void) { return open(".", O_RDONLY | O_DIRECTORY); }\n' \
+		>>"$T/launcher/shape/shape_history.c"
+	run -0 sh "$ROOT/tests/lint-open.sh" "$T"
 }

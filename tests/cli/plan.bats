@@ -307,16 +307,61 @@ user_steps() {
 	jq -e '(.model.node_s - 0.005 | fabs) < 1e-6 and (.model.net_s - 0.005 | fabs) < 1e-6' <<<"$output"
 }
 
-@test "plan skips a past run whose metrics.jsonl is a FIFO, saying so, instead of hanging" {
+@test "plan skips a past run whose metrics.jsonl is a FIFO or a link to /dev/zero, saying so, instead of hanging" {
 	need_slurm
-	local fifo
+	local fifo zero
 	user_spec
 	user_steps 1 400 1 19981 20000 >"$(user_run 1 1)/metrics.jsonl"
 	fifo=$(user_run 2 2)/metrics.jsonl
 	mkfifo "$fifo"
+	zero=$(user_run 1 2)/metrics.jsonl
+	ln -s /dev/zero "$zero"
 	run --separate-stderr timeout 20 "$HPT" plan --shapes 1x1 job.yaml
 	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
 	[[ "$stderr" == *"hpctrain plan: skipped a past run: cannot read $fifo: it is a FIFO, not a regular file"* ]]
+	[[ "$stderr" == *"hpctrain plan: skipped a past run: cannot read $zero: it is a character device, not a regular file"* ]]
+	[[ "$output" == *"(fitted to 1 run: 1x1 (1 run))"* ]]
+}
+
+@test "plan neither fits, prints nor picks a past run that logged a step of 1e308 or 1e-300 ms" {
+	need_slurm
+	local huge tiny
+	user_spec
+	user_steps 1 400 1 19981 20000 >"$(user_run 1 1)/metrics.jsonl"
+	huge=$(user_run 2 2)
+	user_steps 4 1e308 1 19981 20000 >"$huge/metrics.jsonl"
+	tiny=$(user_run 1 2)
+	user_steps 2 1e-300 1 19981 20000 >"$tiny/metrics.jsonl"
+	run --separate-stderr timeout 20 "$HPT" plan --shapes 1x1,1x2,2x2 job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	echo "$output"
+	[[ "$output" == *"(fitted to 1 run: 1x1 (1 run))"* ]]
+	[[ "$output" != *inf* && "$output" != *nan* && "$output" != *:-* ]]
+	# every run time a clock's, every node-hours figure short
+	[ "$(grep -cE '^[0-9]+x[0-9]+ +[0-9]+  [^ ]+ +[0-9]+:[0-9]{2}:[0-9]{2} \+-[0-9]+% +[^ ]+ +[0-9]+\.[0-9]{2}( |$)' <<<"$output")" = 3 ]
+	run --separate-stderr "$HPT" plan --shapes 1x1,1x2,2x2 --json job.yaml
+	[ "$status" -eq 0 ]
+	jq -e '.model.runs == 1 and ([.candidates[] | .run_s] | all(. < 1e7))' <<<"$output" ||
+		{ echo "$output" | jq .; false; }
+}
+
+@test "plan skips, saying so, a past run directory another user owns or others may write" {
+	need_slurm
+	[ "$(id -u)" -eq 0 ] || skip "needs root, to give a run to nobody"
+	local theirs open
+	user_spec
+	user_steps 1 400 1 19981 20000 >"$(user_run 1 1)/metrics.jsonl"
+	# planted: a fast 2x2 that would move the fit
+	theirs=$(user_run 2 2)
+	user_steps 4 50 1 19981 20000 >"$theirs/metrics.jsonl"
+	chown -R nobody "$theirs"
+	open=$(user_run 1 2)
+	user_steps 2 60 1 19981 20000 >"$open/metrics.jsonl"
+	chmod 777 "$open"
+	run --separate-stderr timeout 20 "$HPT" plan --shapes 1x1 job.yaml
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[[ "$stderr" == *"hpctrain plan: skipped a past run: refusing $theirs: it belongs to uid $(id -u nobody), not to uid 0"* ]]
+	[[ "$stderr" == *"hpctrain plan: skipped a past run: refusing $open: group or others may write it (mode 0777)"* ]]
 	[[ "$output" == *"(fitted to 1 run: 1x1 (1 run))"* ]]
 }
 

@@ -97,19 +97,23 @@ png_size() {
 	cmp "$W/mine.png" "$W/out/comm.png"
 }
 
-@test "report prints a figure not logged as - and a huge one short, and still draws a chart of +-1e308" {
+@test "report prints a figure not logged as - and a huge one short, skips one no run logs, and still draws a chart of +-1e308" {
 	mkdir "$W/huge"
 	printf 'version: 1\nname: huge\ncommand: [true]\n' >"$W/huge/resolved.yaml"
 	cat >"$W/huge/metrics.jsonl" <<'EOF'
-{"event":"step","step":1,"epoch":0,"loss":-1e308,"accuracy":0.1,"lr":0.1,"samples_per_s":1e308}
+{"event":"step","step":1,"epoch":0,"loss":-1e308,"accuracy":0.1,"lr":0.1,"samples_per_s":1e12}
 {"event":"step","step":2,"epoch":0,"loss":1e308,"accuracy":0.2,"lr":0.1,"samples_per_s":5}
 {"event":"step","step":3,"epoch":0,"loss":1e308,"accuracy":0.3,"lr":0.1}
+{"event":"step","step":4,"epoch":0,"loss":1,"accuracy":0.3,"lr":0.1,"samples_per_s":1e308}
+{"event":"step","step":5,"epoch":0,"loss":1,"accuracy":0.3,"lr":0.1,"step_ms":1e-300}
 {"event":"summary","steps":3,"test_accuracy":0.3,"mean_samples_per_s":1.7e308,"ranks":1}
+{"event":"summary","steps":3,"test_accuracy":0.3,"mean_samples_per_s":1e12,"ranks":1}
 EOF
 	run -0 "$HPT" report "$W/huge"
 	[ "${lines[1]}" = "  3 logged steps, last step 3: loss 1e+308, - samples/s per rank" ]
-	[ "${lines[2]}" = "  final: test accuracy 0.3000, test loss -, 1.7e+308 samples/s per rank" ]
-	[ "${lines[3]}" = "  $W/huge/report/loss.png" ] # drawn: test_report checks its pixels
+	[ "${lines[2]}" = "  final: test accuracy 0.3000, test loss -, 1e+12 samples/s per rank" ]
+	[ "${lines[3]}" = "  3 lines of metrics.jsonl were not records, or records of figures no run logs, and were skipped" ]
+	[ "${lines[4]}" = "  $W/huge/report/loss.png" ] # drawn: test_report checks its pixels
 	[[ "$output" != *nan* ]]
 }
 

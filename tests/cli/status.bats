@@ -63,6 +63,44 @@ SPEC
 	jq -e '.jobs[0].state == "FAILED" and .jobs[0].exit_code == 3' <<<"$output"
 }
 
+# A slurmd a test stopped goes on, whatever became of the test.
+teardown() {
+	[ -z "${STOPPED:-}" ] || kill -CONT "$STOPPED" 2>/dev/null || true
+}
+
+@test "a job cancelled on a node whose slurmd is stopped is COMPLETING, not finished, until it has ended" {
+	need_slurm
+	local pidf
+	JOB=$(sbatch --parsable -o /dev/null --wrap 'sleep 300')
+	for _ in $(seq 100); do
+		[ "$(squeue -h -j "$JOB" -o %T)" = RUNNING ] && break
+		sleep 0.2
+	done
+	for pidf in "$CLUSTER_BASE"/run/slurmd-*.pid; do
+		case $pidf in *.own.pid) continue ;; esac
+		STOPPED=$(cat "$pidf")
+	done
+	kill -STOP "$STOPPED"
+	scancel "$JOB"
+	for _ in $(seq 50); do
+		[ "$(squeue -h -j "$JOB" -o %T)" = COMPLETING ] && break
+		sleep 0.2
+	done
+	[ "$(squeue -h -j "$JOB" -o %T)" = COMPLETING ]
+	run -0 "$HPT" status --json "$JOB"
+	jq -e '.jobs[0].state == "COMPLETING" and (.jobs[0].finished | not)' <<<"$output"
+	run -0 "$HPT" status "$JOB"
+	[[ "${lines[1]}" == "$JOB "*" COMPLETING "*" - "* ]] || { echo "$output"; false; }
+	# --wait waits on it, and prints no end
+	run timeout 3 "$HPT" status --wait "$JOB"
+	[ "$status" -eq 124 ]
+	[[ "$output" != *CANCELLED* && "$output" != *COMPLETED* ]]
+	kill -CONT "$STOPPED"
+	STOPPED=
+	run -1 timeout 120 "$HPT" status --wait --json "$JOB"
+	jq -e '.jobs[0].state == "CANCELLED" and .jobs[0].finished' <<<"$output"
+}
+
 @test "status with no argument lists the user's jobs" {
 	need_slurm
 	write_spec job.yaml listed 1 1 '[true]'

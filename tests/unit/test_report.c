@@ -1,7 +1,8 @@
 /* test_report.c - launcher/report/report_data and chart: metrics.jsonl
  * parsing (torn lines, steps repeated after a resume, records with only
  * the required fields, a resumed run of the trainer, a stream read in
- * pieces, a line too long), ticks (a range beyond DBL_MAX too), the legend's
+ * pieces, a line too long, figures no run could log), ticks (a range
+ * beyond DBL_MAX too), the legend's
  * place, and a chart decoded with libpng to find its curve where the data
  * puts it, and a flag's line at its step. */
 #include <stdarg.h>
@@ -123,6 +124,45 @@ static void report__and_status_read_the_same_records_of_one_file(void **state)
 	assert_true(p.step_seen);
 	assert_int_equal(p.step, 20);
 	assert_true(p.samples_per_s == 7);
+	report_run_release(&r);
+}
+
+/* A figure no run logs makes the record a bad line for report, plan and
+ * status alike: each bound, just inside and just outside. */
+static void report__and_status_skip_a_record_of_implausible_figures(void **state)
+{
+	static const char *const bad[] = {
+		"\"step_ms\":1e308", "\"step_ms\":1e-300", "\"step_ms\":0", "\"step_ms\":-5",
+		"\"step_ms\":1.00001e7", "\"samples_per_s\":0", "\"samples_per_s\":1e308",
+		"\"comm_ms\":-1", "\"global_batch\":-64", "\"world_size\":-2",
+		"\"attempt\":-1", "\"epoch\":-1", "\"rank_samples_per_s\":[5,1e300]",
+	};
+	static const char good[] = "\"step_ms\":1e7,\"samples_per_s\":1e12,\"comm_ms\":0,"
+				   "\"rank_samples_per_s\":[5,null,0],\"epoch\":0";
+	char line[256];
+	struct run_progress p;
+	struct report_run r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "{\"event\":\"step\",\"step\":3,%s}\n", bad[i]);
+		report_parse(line, strlen(line), &r);
+		progress_parse(line, strlen(line), &p);
+		if (r.nsteps || r.bad_lines != 1 || p.step_seen)
+			fail_msg("%s: %zu steps, %zu bad, seen %d", bad[i], r.nsteps, r.bad_lines,
+				 p.step_seen);
+		report_run_release(&r);
+	}
+	snprintf(line, sizeof(line), "{\"event\":\"step\",\"step\":-3}\n"
+		 "{\"event\":\"summary\",\"mean_samples_per_s\":1.7e308,\"ranks\":1}\n"
+		 "{\"event\":\"step\",\"step\":3,%s}\n", good);
+	report_parse(line, strlen(line), &r);
+	progress_parse(line, strlen(line), &p);
+	assert_int_equal(r.nsteps, 1);
+	assert_int_equal(r.bad_lines, 2);
+	assert_false(r.summary);
+	assert_true(r.steps[0].step_ms == 1e7);
+	assert_true(p.step_seen && !p.summary_seen);
 	report_run_release(&r);
 }
 
@@ -570,6 +610,7 @@ int main(void)
 		cmocka_unit_test(report__a_restart_supersedes_what_the_killed_run_logged_after_its_checkpoint),
 		cmocka_unit_test(report__keeps_a_record_glued_to_a_torn_line),
 		cmocka_unit_test(report__and_status_read_the_same_records_of_one_file),
+		cmocka_unit_test(report__and_status_skip_a_record_of_implausible_figures),
 		cmocka_unit_test(report__keeps_the_last_data_record_of_a_resumed_run),
 		cmocka_unit_test(report__reads_records_with_only_the_required_fields),
 		cmocka_unit_test(report__reads_a_resumed_run_of_the_trainer),

@@ -49,6 +49,7 @@ static void row(struct sweep *s, size_t i, unsigned long job_id, int64_t task, c
 	s->rows[i].ref = &s->ref[i];
 	s->rows[i].known = state != NULL;
 	s->rows[i].job.state = (char *)state;
+	s->rows[i].job.pending = state && !strcmp(state, "PENDING");
 }
 
 /* Array 100: two RUNNING half-way (5 s left), two PENDING; array 200: one

@@ -5,9 +5,12 @@
  * uncertainty when it extrapolates, the steps a job's work takes at a
  * shape, the pick by earliest finish or by node-hours under a deadline,
  * a planned run's prediction against what happened, and the parsing of
- * --shapes and --deadline. */
+ * --shapes and --deadline; figures out of all measure (a step of 1e308 or
+ * 1e-300 s) neither fitted, nor cast, nor picked. */
 #include "tests/unit/testlib.h"
 
+#include "common/duration.h"            // defines: duration_add_hms
+#include "common/numcheck.h"            // defines: numcheck_int64, numcheck_time_add
 #include "common/sbuf.h"                // defines: struct sbuf, SBUF_INIT
 #include "launcher/shape/shape_batch.h" // defines: shape_batch_infer, shape_batch_describe
 #include "launcher/shape/shape_check.h" // defines: shape_check_from_json, shape_check_summarize
@@ -241,6 +244,71 @@ static void shape_pick__takes_the_earliest_finish_or_the_cheapest_by_the_deadlin
 	assert_int_equal(shape_pick(&v[2], 1, 0), -1);
 }
 
+/* One run of 1e308 s a step: no run time cast past time_t (it printed
+ * -2562047788015215:-30:-8 and finished "now"), not runnable, not picked;
+ * a point of 1e-303 s is no point (its fit said +-inf%). */
+static void shape_pick__offers_no_shape_whose_run_is_out_of_all_measure(void **state)
+{
+	struct shape_candidate v[2] = {
+		{ .nodes = 1, .ranks_per_node = 1, .runnable = true, .start = 1000 },
+		{ .nodes = 2, .ranks_per_node = 1, .runnable = true, .start = 1000 },
+	};
+	struct shape_work w = { .max_steps = 1000, .spec_ranks = 1, .batch_per_rank = 1 };
+	struct shape_fit f = { .compute_s = 1e308, .rel_err = 0.05, .runs = 1, .max_ranks = 1 };
+	struct shape_point p[2] = { { .nodes = 1, .ranks_per_node = 1, .step_s = 0.4, .comm_s = -1 },
+				    { .nodes = 2, .ranks_per_node = 1, .step_s = 1e-303, .comm_s = -1 } };
+
+	(void)state;
+	shape_predict(&v[0], &f, &w, 0);
+	assert_false(v[0].runnable);
+	assert_non_null(strstr(v[0].why, "out of all measure"));
+	assert_int_equal(shape_pick(v, 1, 0), -1);
+	assert_int_equal(shape_model_fit_global(p, 2, 0, &f), 0);
+	assert_int_equal(f.runs, 1);
+	assert_true(isfinite(f.rel_err) && fabs(f.compute_s - 0.4) < 1e-9);
+	shape_predict(&v[1], &f, &w, 0);
+	assert_true(v[1].runnable);
+	assert_int_equal(shape_pick(v, 2, 0), 1);
+	free(v[0].why);
+	/* an epoch's samples from a record, huge: no step count past int64 */
+	w = (struct shape_work){ .epochs = 1000, .samples_per_epoch = 1e300, .batch_per_rank = 1 };
+	assert_int_equal(shape_steps(&w, 1), 0);
+	w.samples_per_epoch = 1e16; /* 10^16 steps an epoch, 1000 epochs */
+	assert_int_equal(shape_steps(&w, 1), 0);
+}
+
+static void numcheck__converts_only_what_fits(void **state)
+{
+	int64_t v = 7;
+	time_t t = 0;
+	struct sbuf s = SBUF_INIT;
+
+	(void)state;
+	assert_int_equal(numcheck_int64(-2.9, &v), 0);
+	assert_int_equal(v, -2);
+	assert_int_equal(numcheck_int64(-9223372036854775808.0, &v), 0);
+	assert_int_equal(numcheck_int64(9223372036854775808.0, &v), -1);
+	assert_int_equal(numcheck_int64(NAN, &v), -1);
+	assert_int_equal(numcheck_int64(-INFINITY, &v), -1);
+	assert_int_equal(numcheck_int64(1e308, &v), -1);
+	assert_int_equal(numcheck_time_add(1000, 0.2, &t), 0);
+	assert_int_equal(t, 1001);
+	assert_int_equal(numcheck_time_add(1000, 1e308, &t), -1);
+	assert_int_equal(numcheck_time_add(1000, -1, &t), -1);
+	assert_int_equal(numcheck_time_add(2000, 9223372036854774784.0, &t), -1);
+	duration_add_hms(&s, 7507.4);
+	sbuf_addch(&s, ' ');
+	duration_add_hms(&s, 1e308);
+	sbuf_addch(&s, ' ');
+	duration_add_hms(&s, NAN);
+	sbuf_addch(&s, ' ');
+	duration_add_hms(&s, -1);
+	sbuf_addch(&s, ' ');
+	duration_add_hms(&s, INFINITY);
+	assert_string_equal(s.buf, "2:05:07 2.78e+304h - - -");
+	sbuf_release(&s);
+}
+
 static void shape_parse__reads_shapes_and_deadlines_and_names_what_is_wrong(void **state)
 {
 	struct shape_candidate *v = NULL;
@@ -310,6 +378,13 @@ static void shape_check__puts_the_prediction_against_what_happened(void **state)
 	shape_check_format(&c[0], 2000, &line);
 	assert_non_null(strstr(line.buf, "plan: 3x1, start predicted "));
 	assert_non_null(strstr(line.buf, " (+30 s); run predicted 0:01:40 +-10%, took 0:01:50 (+10%)"));
+	/* a record's figures out of range are no plan */
+	json_object_set_new(plan, "run_s", json_real(-1));
+	assert_int_equal(shape_check_from_json(plan, &c[0]), -1);
+	json_object_set_new(plan, "run_s", json_real(100));
+	json_object_set_new(plan, "nodes", json_integer(1LL << 40));
+	assert_int_equal(shape_check_from_json(plan, &c[0]), -1);
+	json_object_set_new(plan, "nodes", json_integer(3));
 	json_object_del(plan, "run_s");
 	assert_int_equal(shape_check_from_json(plan, &c[0]), -1);
 	assert_int_equal(shape_check_from_json(NULL, &c[0]), -1);
@@ -332,6 +407,8 @@ int main(void)
 		cmocka_unit_test(shape_steps__holds_a_user_programs_own_step_count),
 		cmocka_unit_test(shape_pick__takes_the_earliest_finish_or_the_cheapest_by_the_deadline),
 		cmocka_unit_test(shape_check__puts_the_prediction_against_what_happened),
+		cmocka_unit_test(shape_pick__offers_no_shape_whose_run_is_out_of_all_measure),
+		cmocka_unit_test(numcheck__converts_only_what_fits),
 		cmocka_unit_test(shape_parse__reads_shapes_and_deadlines_and_names_what_is_wrong),
 	};
 
