@@ -258,16 +258,24 @@ static json_t *arrays_json(const struct sweep_plan *pl, const char *parent)
 static int write_record(const struct sweep_plan *pl, struct sbuf *notes, struct sbuf *err)
 {
 	char *parent = xstrndup(pl->record, (size_t)(strrchr(pl->record, '/') - pl->record));
-	json_t *doc = pl->sweep ? sweep_plan_record(pl, parent) : rerun_doc(pl, parent, notes);
-	json_t *old = NULL, *arrays = json_object_get(doc, "arrays"), *mine = arrays_json(pl, parent);
+	/* read, add ours, write: under the runs' lock, or two submissions of
+	 * one sweep at once each write the record without the other's arrays */
+	int rc = -1, lock = rundir_publish_lock(parent, err);
+	json_t *doc = NULL, *old = NULL, *arrays, *mine = NULL;
 	struct sbuf ignored = SBUF_INIT;
-	int rc;
 
+	if (lock < 0)
+		goto out;
+	doc = pl->sweep ? sweep_plan_record(pl, parent) : rerun_doc(pl, parent, notes);
+	arrays = json_object_get(doc, "arrays");
+	mine = arrays_json(pl, parent);
 	if (pl->sweep && !access(pl->record, F_OK) &&
 	    !sweep_record_load(pl->record, &old, &ignored))
 		json_array_extend(arrays, json_object_get(old, "arrays"));
 	json_array_extend(arrays, mine);
 	rc = sweep_record_save(pl->record, doc, err);
+out:
+	rundir_publish_unlock(lock);
 	json_decref(doc);
 	json_decref(old);
 	json_decref(mine);
