@@ -308,11 +308,47 @@ out:
 	return rc;
 }
 
+/* Whether dir holds nothing but resolved.yaml. */
+static int holds_only_spec(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int only = d != NULL;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    strcmp(e->d_name, SPECFILE_RUN_SPEC))
+			only = 0;
+	if (d)
+		closedir(d);
+	return only;
+}
+
+/* Takes the attempt directory away in one step, as it was published:
+ * renamed onto an empty temporary beside it, then emptied.  A reader
+ * sees the whole attempt or none, never one without resolved.yaml. */
+static void unpublish(const char *dir)
+{
+	char *up = xstrndup(dir, (size_t)(strrchr(dir, '/') - dir));
+	struct sbuf ignored = SBUF_INIT;
+	char *tmp = rundir_publish_tmp(up, "abandoned", &ignored);
+
+	if (tmp && !rename(dir, tmp)) /* onto an empty directory: allowed */
+		rundir_publish_discard(tmp);
+	else if (tmp)
+		rmdir(tmp);
+	free(tmp);
+	free(up);
+	sbuf_release(&ignored);
+}
+
 void rundir_abandon(struct rundir *rd)
 {
-	static const char *const files[] = { RUNFILE_SPEC, RUNFILE_SCRIPT, RUNFILE_SUBMIT,
+	static const char *const files[] = { RUNFILE_SCRIPT, RUNFILE_SUBMIT,
 					     "checkpoints" /* rundir_resume's link */ };
-	char *path;
+	struct sbuf ignored = SBUF_INIT;
+	char *path, *parent;
+	int lock;
 
 	if (!rd || !rd->fresh || !rd->dir)
 		return;
@@ -325,12 +361,21 @@ void rundir_abandon(struct rundir *rd)
 	path = xasprintf("%s/logs", rd->dir);
 	rmdir(path);
 	free(path);
-	rmdir(rd->dir);
+	/* resolved.yaml goes with the directory, under the lock the
+	 * directory was published under; when something else was left in
+	 * it, the attempt stays, whole */
+	parent = parent_of(rd->run);
+	lock = rundir_publish_lock(parent, &ignored);
+	if (holds_only_spec(rd->dir))
+		unpublish(rd->dir);
 	if (rd->attempt > 1) {
 		path = xasprintf("%s/attempts", rd->run);
 		rmdir(path); /* fails, harmlessly, while other attempts remain */
 		free(path);
 	}
+	rundir_publish_unlock(lock);
+	free(parent);
+	sbuf_release(&ignored);
 	rd->fresh = 0;
 }
 

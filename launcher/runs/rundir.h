@@ -86,8 +86,10 @@ int rundir_resume(const struct rundir *rd, struct sbuf *err);
 
 /* Removes an attempt this process created and never submitted: the
  * files named in rundir_create and job.sbatch, logs/, then the directory
- * (and R's attempts/ when it empties).  Anything else found there is left
- * alone.  Best effort; no-op unless rd->fresh. */
+ * with its resolved.yaml in one step (renamed away under the lock, as it
+ * was published), and R's attempts/ when it empties.  Anything else
+ * found there is left alone, and then so is the attempt, whole.  Best
+ * effort; no-op unless rd->fresh. */
 void rundir_abandon(struct rundir *rd);
 
 /* Finds a run from what a user typed: an attempt directory or R (for R,
