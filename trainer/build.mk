@@ -69,6 +69,8 @@ UNIT_TESTS   += test_comm
 # The CUDA path's pure decisions (gpu_plan.c), tested in every build:
 # they need no GPU, no CUDA and no MPI.
 UNIT_TESTS   += test_gpu_plan test_resume
+# Which checkpoint a resume takes, pruning and retiring (pure).
+UNIT_TESTS   += test_ckpt_pick
 
 # ---- CUDA backend -------------------------------------------
 # Built whenever nvcc is found (/usr/local/cuda/bin/nvcc, else PATH);

@@ -10,7 +10,7 @@
 #include "trainer/model/amp.h"           // defines: amp_scale, amp_unscale, amp_update
 #include "trainer/cpu/backend.h"       // defines: be_alloc, backend_describe, be_tune_*
 #include "trainer/cuda/backend_cuda.h"  // defines: be_cuda_describe
-#include "trainer/model/ckpt.h"          // defines: ckpt_save, ckpt_load, ckpt_latest
+#include "trainer/model/ckpt.h"          // defines: ckpt_save, ckpt_load, ckpt_remove_all
 #include "trainer/data/data.h"          // defines: struct dataset, struct loader
 #include "trainer/metrics.h"       // defines: struct metrics
 #include "trainer/model/model.h"         // defines: struct model
@@ -26,7 +26,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,22 +34,12 @@
 #include <unistd.h>
 
 
-/* Removes earlier checkpoints and metrics for --fresh. */
+/* Removes earlier checkpoints (those of the trainer's naming, not a
+ * user's copy beside them: ckpt_remove_all) and metrics for --fresh. */
 static int start_fresh(struct trainer *t, const char *metrics, struct sbuf *err)
 {
-	char *pattern = xasprintf("%s/ckpt-*.bin", t->ckpt_dir);
-	glob_t g;
-	int rc = 0;
+	int rc = ckpt_remove_all(t->ckpt_dir, err);
 
-	if (!glob(pattern, 0, NULL, &g)) {
-		for (size_t i = 0; i < g.gl_pathc && !rc; i++)
-			if (unlink(g.gl_pathv[i])) {
-				sbuf_addf(err, "cannot remove %s: %s", g.gl_pathv[i], strerror(errno));
-				rc = HPT_EXIT_IO;
-			}
-		globfree(&g);
-	}
-	free(pattern);
 	if (!rc && unlink(metrics) && errno != ENOENT) {
 		sbuf_addf(err, "cannot remove %s: %s", metrics, strerror(errno));
 		rc = HPT_EXIT_IO;
@@ -104,7 +93,7 @@ static int take_position(struct trainer *t, const char *path, struct sbuf *err)
 static int open_run(struct trainer *t, struct sbuf *err)
 {
 	char *metrics = xasprintf("%s/" RUNFILE_METRICS, t->cfg->run_dir);
-	struct sbuf latest = SBUF_INIT;
+	const char *latest = t->tp.ckpt_path; /* train_plan_make's pick */
 	int rc = 0;
 
 	if (t->cfg->rank) { /* rank 0's state arrives by broadcast (hooks->on_start) */
@@ -116,17 +105,15 @@ static int open_run(struct trainer *t, struct sbuf *err)
 		rc = HPT_EXIT_IO;
 	} else if (t->cfg->fresh) {
 		rc = start_fresh(t, metrics, err);
-	} else if (!ckpt_latest(t->ckpt_dir, &latest)) {
-		rc = ckpt_load(latest.buf, t->cfg->hash, &t->cs, &t->model, &t->opt, err);
+	} else if (latest) {
+		rc = ckpt_load(latest, t->cfg->hash, &t->cs, &t->model, &t->opt, err);
 		if (!rc)
-			rc = take_position(t, latest.buf, err);
+			rc = take_position(t, latest, err);
 		if (!rc && !t->cfg->quiet)
-			say("resuming from %s (step %lld)", latest.buf,
-				(long long)t->cs.step);
+			say("resuming from %s (step %lld)", latest, (long long)t->cs.step);
 	}
 	if (!rc && metrics_open(&t->mt, metrics, t->cfg->quiet, t->total_steps, err))
 		rc = HPT_EXIT_IO;
-	sbuf_release(&latest);
 	free(metrics);
 	return rc;
 }

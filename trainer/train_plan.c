@@ -1,34 +1,49 @@
 /* train_plan.c - the global batch a run holds and how its ranks hold it
- * (see train_plan.h).  Shell: reads the newest checkpoint's header on
- * rank 0, shares it through the hooks; resume.c decides. */
+ * (see train_plan.h).  Shell: picks the newest checkpoint that verifies
+ * on rank 0, shares it through the hooks; resume.c decides. */
 #include "trainer/train_plan.h" // defines: struct train_plan, train_plan_*
 #include "trainer/model/ckpt.h"       // defines: ckpt_latest, ckpt_peek
 #include "trainer/train.h"      // defines: struct train_config, struct train_hooks
 #include "common/exitcode.h"    // defines: HPT_EXIT_*
-#include "common/sbuf.h"        // defines: struct sbuf
+#include "common/say.h"         // defines: say_lines
+#include "common/sbuf.h"        // defines: struct sbuf, sbuf_detach
 #include "common/spec/spec.h"   // defines: struct job
 
 #include <stdlib.h>
 
-/* Rank 0: the newest checkpoint's header into v[] = { status, found,
- * global, world, batch }. */
-static void peek_latest(const struct train_config *cfg, int64_t v[5], struct sbuf *err)
+/* Rank 0: the newest checkpoint that verifies, its header into v[] =
+ * { status, found, global, world, batch } and its path into tp, the
+ * ones passed over said on stderr (once: open_run loads tp's path). */
+static void peek_latest(const struct train_config *cfg, struct train_plan *tp, int64_t v[5],
+			struct sbuf *err)
 {
 	char *dir = xasprintf("%s/checkpoints", cfg->run_dir);
-	struct sbuf path = SBUF_INIT;
+	struct sbuf path = SBUF_INIT, warn = SBUF_INIT;
 	struct ckpt_meta meta;
+	int rc;
 
-	if (!cfg->fresh && !ckpt_latest(dir, &path)) {
-		v[0] = ckpt_peek(path.buf, cfg->hash, &meta, err);
+	if (!cfg->fresh && (rc = ckpt_latest(dir, cfg->hash, &path, &meta, &warn, err)) != 1) {
+		v[0] = rc;
 		v[1] = 1;
-		if (!v[0]) {
+		if (!rc) {
 			v[2] = meta.global_batch;
 			v[3] = meta.world;
 			v[4] = meta.batch;
+			tp->ckpt_path = sbuf_detach(&path, NULL);
 		}
 	}
+	say_lines(warn.buf);
+	sbuf_release(&warn);
 	sbuf_release(&path);
 	free(dir);
+}
+
+void train_plan_release(struct train_plan *tp)
+{
+	if (!tp)
+		return;
+	free(tp->ckpt_path);
+	tp->ckpt_path = NULL;
 }
 
 int train_plan_make(const struct train_config *cfg, const struct train_hooks *hooks,
@@ -39,7 +54,7 @@ int train_plan_make(const struct train_config *cfg, const struct train_hooks *ho
 	struct sbuf why = SBUF_INIT;
 
 	if (!cfg->rank)
-		peek_latest(cfg, v, err);
+		peek_latest(cfg, tp, v, err);
 	if (hooks && hooks->share && hooks->share(hooks->ctx, v, 5)) {
 		sbuf_addstr(err, "cannot share the checkpoint's batch shape among the ranks");
 		return HPT_EXIT_INTERNAL;

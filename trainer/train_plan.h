@@ -5,9 +5,11 @@
  * run holds its checkpoint's global batch at any number of ranks
  * (resume.h decides how), unless --new-global-batch asks for ranks x
  * batch_per_rank instead; a checkpoint from before version 3 records
- * none and takes ranks x batch_per_rank.  Shell: rank 0 reads the newest
- * checkpoint's header and the hooks share it, so every rank sizes its
- * model from the same answer before building it.
+ * none and takes ranks x batch_per_rank.  Shell: rank 0 picks the newest
+ * checkpoint that verifies (ckpt_latest: by samples consumed, passing
+ * over a damaged one with a warning on stderr), keeps its path for the
+ * load, and the hooks share its header, so every rank sizes its model
+ * from the same answer before building it.
  */
 #ifndef HPT_TRAIN_PLAN_H
 #define HPT_TRAIN_PLAN_H
@@ -25,6 +27,7 @@ struct train_plan {
 	struct resume_plan plan;
 	bool resumed;                /* the run directory holds a checkpoint */
 	int64_t ckpt_global, ckpt_world, ckpt_batch; /* its shape; 0 = unrecorded */
+	char *ckpt_path; /* rank 0: the checkpoint chosen, NULL when none (train_plan_release) */
 };
 
 /* Fills tp for cfg on cfg->world ranks; collective when hooks->share is
@@ -34,6 +37,9 @@ struct train_plan {
  * 0; the others' err stays empty). */
 int train_plan_make(const struct train_config *cfg, const struct train_hooks *hooks,
 		    struct train_plan *tp, struct sbuf *err);
+
+/* Frees tp->ckpt_path; accepts a zeroed struct. */
+void train_plan_release(struct train_plan *tp);
 
 /* The one stderr line saying how a checkpoint of another shape resumes,
  * into out; nothing when the shape is the checkpoint's. */

@@ -140,5 +140,6 @@ void train_release(struct trainer *t)
 	free(t->labels);
 	be_free(t->targets);
 	free(t->ckpt_dir);
+	train_plan_release(&t->tp);
 	metrics_close(&t->mt);
 }

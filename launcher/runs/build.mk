@@ -1,5 +1,6 @@
 # launcher/runs/build.mk - runs on disk and their attempts: run
-# directories, what a user names (runref), sweep records, progress from
+# directories (published whole, under a lock: rundir_publish.c), what
+# a user names (runref), sweep records, progress from
 # metrics.jsonl (and the trainer's data record: common/data_read), the staging
 # step's per-node records summed (stage_summary, pure; its reader
 # stage_summary_load), where each run of a sweep stands (run_state: states and

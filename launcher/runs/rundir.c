@@ -7,6 +7,7 @@
 #include "common/jsonfile.h"    // defines: jsonfile_load
 #include "common/sbuf.h"        // defines: struct sbuf, xasprintf
 #include "launcher/runs/program_module.h" // defines: program_module_remove
+#include "launcher/runs/rundir_publish.h" // defines: rundir_publish_*
 #include "common/spec/specfile.h" // defines: SPECFILE_RUN_SPEC
 
 #include <dirent.h>
@@ -17,10 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Attempts beyond this are surely a loop gone wrong. */
 #define RUNDIR_MAX_ATTEMPTS 100000
+/* An R without resolved.yaml this old is what a killed writer left. */
+#define RUNDIR_STALE_S 5
 
 void rundir_release(struct rundir *rd)
 {
@@ -55,56 +59,55 @@ static int is_dir(const char *path)
 	return !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
-/* Writes resolved.yaml and logs/ into a fresh attempt directory. */
-static int fill_attempt(struct rundir *rd, const char *resolved, size_t len, struct sbuf *err)
+/* Writes resolved.yaml and logs/ into dir: a temporary about to be
+ * published, or an R a killed writer left without them (so logs/ may
+ * be there already).  0 or -1 with err. */
+static int fill_dir(const char *dir, const char *resolved, size_t len, struct sbuf *err)
 {
-	char *logs = xasprintf("%s/logs", rd->dir);
+	char *logs = xasprintf("%s/logs", dir);
+	char *spec = xasprintf("%s/" SPECFILE_RUN_SPEC, dir);
 	int rc = 0;
 
-	if (mkdir(logs, RUNDIR_DIR_MODE)) {
+	if (mkdir(logs, RUNDIR_DIR_MODE) && errno != EEXIST) {
 		sbuf_addf(err, "cannot create %s: %s", logs, strerror(errno));
 		rc = -1;
 	}
-	free(logs);
 	if (!rc)
-		rc = rundir_write(rd, SPECFILE_RUN_SPEC, resolved, len, err);
-	if (rc)
-		rundir_abandon(rd);
+		rc = fileio_write_atomic(spec, resolved, len, RUNDIR_FILE_MODE, 1, err);
+	free(logs);
+	free(spec);
 	return rc;
 }
 
-/* Claims attempt 2, 3, ... under run with mkdir; fills rd. */
-static int claim_later_attempt(const char *run, struct rundir *rd, struct sbuf *err)
+/* Attempt 2, 3, ... of run, published whole: filled in a temporary under
+ * run/attempts, then given the first free number (rundir_publish_numbered:
+ * mkdir claims it, as before, and rename fills it in one step).  Under
+ * the caller's lock, so temporaries found there are orphans. */
+static int publish_later_attempt(const char *run, const char *resolved, size_t len,
+				 struct rundir *rd, struct sbuf *err)
 {
-	char *attempts = xasprintf("%s/attempts", run);
+	char *attempts = xasprintf("%s/" RUNFILE_ATTEMPTS, run), *tmp = NULL;
+	int n = -1;
 
 	if (mkdir(attempts, RUNDIR_DIR_MODE) && errno != EEXIST) {
 		sbuf_addf(err, "cannot create %s: %s", attempts, strerror(errno));
-		free(attempts);
-		return -1;
+		goto out;
 	}
-	for (int n = 2; n <= RUNDIR_MAX_ATTEMPTS; n++) {
-		char *dir = xasprintf("%s/%d", attempts, n);
-
-		if (!mkdir(dir, RUNDIR_DIR_MODE)) {
-			rd->run = xstrdup(run);
-			rd->dir = dir;
-			rd->attempt = n;
-			rd->fresh = 1;
-			free(attempts);
-			return 0;
-		}
-		if (errno != EEXIST) {
-			sbuf_addf(err, "cannot create %s: %s", dir, strerror(errno));
-			free(dir);
-			free(attempts);
-			return -1;
-		}
-		free(dir);
+	rundir_publish_sweep(attempts);
+	if (!(tmp = rundir_publish_tmp(attempts, "attempt", err)) ||
+	    fill_dir(tmp, resolved, len, err) ||
+	    (n = rundir_publish_numbered(tmp, attempts, 2, RUNDIR_MAX_ATTEMPTS, err)) < 0) {
+		rundir_publish_discard(tmp);
+		goto out;
 	}
-	sbuf_addf(err, "%s: too many attempts", run);
+	rd->run = xstrdup(run);
+	rd->dir = xasprintf("%s/%d", attempts, n);
+	rd->attempt = n;
+	rd->fresh = 1;
+out:
 	free(attempts);
-	return -1;
+	free(tmp);
+	return n < 0 ? -1 : 0;
 }
 
 char *rundir_path(const char *output_dir, const char *name, const char *sha256)
@@ -118,12 +121,100 @@ char *rundir_path(const char *output_dir, const char *name, const char *sha256)
 	return run;
 }
 
+/* R as a killed writer (or an older hpctrain, which made R before its
+ * files) may leave it: without resolved.yaml.  Such an R younger than
+ * RUNDIR_STALE_S may still be filling (a writer without our lock): wait
+ * for its file that long.  Then an R still without one is completed as
+ * attempt 1 of this spec, so no later submit or status trips on it. */
+static int complete_run(const char *run, const char *resolved, size_t len, struct rundir *rd,
+			struct sbuf *err)
+{
+	char *spec = xasprintf("%s/" SPECFILE_RUN_SPEC, run);
+	struct stat st;
+	int rc = 1; /* 1: R is complete, compare it */
+
+	for (int i = 0; !fileio_exists(spec) && !stat(run, &st) &&
+			time(NULL) - st.st_mtime < RUNDIR_STALE_S && i < 10 * RUNDIR_STALE_S; i++)
+		usleep(100000);
+	if (!fileio_exists(spec)) {
+		rc = fill_dir(run, resolved, len, err) ? -1 : 0;
+		if (!rc) {
+			rd->run = xstrdup(run);
+			rd->dir = xstrdup(run);
+			rd->attempt = 1;
+			rd->fresh = 1;
+		}
+	}
+	free(spec);
+	return rc;
+}
+
+/* Attempt 1: R made whole in a temporary sibling and renamed into place.
+ * 0 published, 1 R exists (a writer without our lock won), -1 with err. */
+static int publish_run(const char *parent, const char *run, const char *resolved, size_t len,
+		       struct rundir *rd, struct sbuf *err)
+{
+	char *tmp = rundir_publish_tmp(parent, strrchr(run, '/') + 1, err);
+	int rc = -1;
+
+	if (!tmp || fill_dir(tmp, resolved, len, err))
+		goto out;
+	if (!rename(tmp, run)) {
+		rd->run = xstrdup(run);
+		rd->dir = xstrdup(run);
+		rd->attempt = 1;
+		rd->fresh = 1;
+		rc = 0;
+	} else if (errno == EEXIST || errno == ENOTEMPTY) {
+		rc = 1;
+	} else {
+		sbuf_addf(err, "cannot rename %s to %s: %s", tmp, run, strerror(errno));
+	}
+out:
+	if (rc)
+		rundir_publish_discard(tmp);
+	free(tmp);
+	return rc;
+}
+
+/* An existing R: ours, closed to others (a shared output.dir must not let
+ * another user pre-make the run we add an attempt to), and this spec, not
+ * another with the same 12-digit prefix.  Then a later attempt. */
+static int attempt_existing(const char *run, const char *resolved, size_t len,
+			    struct rundir *rd, struct sbuf *err)
+{
+	struct sbuf old = SBUF_INIT, ignored = SBUF_INIT;
+	char *path = xasprintf("%s/" SPECFILE_RUN_SPEC, run);
+	int rc = -1, same;
+
+	if (fileio_check_owned(run, err))
+		goto out;
+	rc = complete_run(run, resolved, len, rd, err);
+	if (rc <= 0)
+		goto out;
+	rc = -1;
+	same = !fileio_read(path, len + 1, &old, &ignored) && old.len == len &&
+	       !memcmp(old.buf, resolved, len);
+	if (!same)
+		sbuf_addf(err,
+			  "%s holds a different job (a hash prefix collision, or an edited "
+			  RUNFILE_SPEC "); move it away or change output.dir",
+			  run);
+	else
+		rc = publish_later_attempt(run, resolved, len, rd, err);
+out:
+	free(path);
+	sbuf_release(&old);
+	sbuf_release(&ignored);
+	return rc;
+}
+
 int rundir_create(const char *output_dir, const char *name, const char *sha256,
 		  const char *resolved, size_t len, struct rundir *out, struct sbuf *err)
 {
 	char *base = absolute(output_dir), *parent = NULL, *run = NULL;
-	struct sbuf old = SBUF_INIT, ignored = SBUF_INIT;
-	int rc = -1;
+	int rc = -1, lock = -1;
+	struct stat st;
 
 	memset(out, 0, sizeof(*out));
 	if (!base) {
@@ -136,63 +227,53 @@ int rundir_create(const char *output_dir, const char *name, const char *sha256,
 		sbuf_addf(err, "cannot create %s: %s", parent, strerror(errno));
 		goto out;
 	}
-	if (!mkdir(run, RUNDIR_DIR_MODE)) {
-		out->run = xstrdup(run);
-		out->dir = xstrdup(run);
-		out->attempt = 1;
-		out->fresh = 1;
-		rc = fill_attempt(out, resolved, len, err);
+	if ((lock = rundir_publish_lock(parent, err)) < 0)
 		goto out;
-	}
-	if (errno != EEXIST) {
-		sbuf_addf(err, "cannot create %s: %s", run, strerror(errno));
-		goto out;
-	}
-	/* An existing run: ours, closed to others (a shared output.dir must
-	 * not let another user pre-make the run we add an attempt to) ... */
-	if (fileio_check_owned(run, err))
-		goto out;
-	/* ... and this spec, not another with the same 12-digit prefix. */
-	{
-		char *path = xasprintf("%s/" SPECFILE_RUN_SPEC, run);
-		int same = !fileio_read(path, len + 1, &old, &ignored) && old.len == len &&
-			   !memcmp(old.buf, resolved, len);
-
-		free(path);
-		if (!same) {
-			sbuf_addf(err,
-				  "%s holds a different job (a hash prefix collision, or an edited "
-				  RUNFILE_SPEC "); move it away or change output.dir",
-				  run);
+	rundir_publish_sweep(parent); /* what submits killed mid-way left */
+	rc = 1; /* R exists */
+	if (lstat(run, &st)) {
+		if (errno != ENOENT) {
+			sbuf_addf(err, "cannot create %s: %s", run, strerror(errno));
+			rc = -1;
 			goto out;
 		}
+		if ((rc = publish_run(parent, run, resolved, len, out, err)) < 0)
+			goto out;
 	}
-	if (claim_later_attempt(run, out, err))
-		goto out;
-	rc = fill_attempt(out, resolved, len, err);
+	if (rc)
+		rc = attempt_existing(run, resolved, len, out, err);
 out:
+	rundir_publish_unlock(lock);
 	free(base);
 	free(parent);
 	free(run);
-	sbuf_release(&old);
-	sbuf_release(&ignored);
 	return rc;
+}
+
+/* The directory that holds run (OUTPUT/<name>), where its lock is. */
+static char *parent_of(const char *run)
+{
+	const char *slash = strrchr(run, '/');
+
+	return slash && slash != run ? xstrndup(run, (size_t)(slash - run)) : xstrdup("/");
 }
 
 int rundir_new_attempt(const char *run, struct rundir *out, struct sbuf *err)
 {
 	struct sbuf text = SBUF_INIT;
-	char *path = xasprintf("%s/" SPECFILE_RUN_SPEC, run);
-	int rc = -1;
+	char *path = xasprintf("%s/" SPECFILE_RUN_SPEC, run), *parent = parent_of(run);
+	int rc = -1, lock = -1;
 
 	memset(out, 0, sizeof(*out));
 	if (fileio_check_owned(run, err) || fileio_read(path, 16 << 20, &text, err))
 		goto out;
-	if (claim_later_attempt(run, out, err))
+	if ((lock = rundir_publish_lock(parent, err)) < 0)
 		goto out;
-	rc = fill_attempt(out, text.buf, text.len, err);
+	rc = publish_later_attempt(run, text.buf, text.len, out, err);
 out:
+	rundir_publish_unlock(lock);
 	free(path);
+	free(parent);
 	sbuf_release(&text);
 	return rc;
 }
@@ -227,11 +308,47 @@ out:
 	return rc;
 }
 
+/* Whether dir holds nothing but resolved.yaml. */
+static int holds_only_spec(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int only = d != NULL;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    strcmp(e->d_name, SPECFILE_RUN_SPEC))
+			only = 0;
+	if (d)
+		closedir(d);
+	return only;
+}
+
+/* Takes the attempt directory away in one step, as it was published:
+ * renamed onto an empty temporary beside it, then emptied.  A reader
+ * sees the whole attempt or none, never one without resolved.yaml. */
+static void unpublish(const char *dir)
+{
+	char *up = xstrndup(dir, (size_t)(strrchr(dir, '/') - dir));
+	struct sbuf ignored = SBUF_INIT;
+	char *tmp = rundir_publish_tmp(up, "abandoned", &ignored);
+
+	if (tmp && !rename(dir, tmp)) /* onto an empty directory: allowed */
+		rundir_publish_discard(tmp);
+	else if (tmp)
+		rmdir(tmp);
+	free(tmp);
+	free(up);
+	sbuf_release(&ignored);
+}
+
 void rundir_abandon(struct rundir *rd)
 {
-	static const char *const files[] = { RUNFILE_SPEC, RUNFILE_SCRIPT, RUNFILE_SUBMIT,
+	static const char *const files[] = { RUNFILE_SCRIPT, RUNFILE_SUBMIT,
 					     "checkpoints" /* rundir_resume's link */ };
-	char *path;
+	struct sbuf ignored = SBUF_INIT;
+	char *path, *parent;
+	int lock;
 
 	if (!rd || !rd->fresh || !rd->dir)
 		return;
@@ -244,17 +361,28 @@ void rundir_abandon(struct rundir *rd)
 	path = xasprintf("%s/logs", rd->dir);
 	rmdir(path);
 	free(path);
-	rmdir(rd->dir);
+	/* resolved.yaml goes with the directory, under the lock the
+	 * directory was published under; when something else was left in
+	 * it, the attempt stays, whole */
+	parent = parent_of(rd->run);
+	lock = rundir_publish_lock(parent, &ignored);
+	if (holds_only_spec(rd->dir))
+		unpublish(rd->dir);
 	if (rd->attempt > 1) {
 		path = xasprintf("%s/attempts", rd->run);
 		rmdir(path); /* fails, harmlessly, while other attempts remain */
 		free(path);
 	}
+	rundir_publish_unlock(lock);
+	free(parent);
+	sbuf_release(&ignored);
 	rd->fresh = 0;
 }
 
 /* The highest attempt number under run/attempts, preferring those with a
- * submit.json; 1 when there are none. */
+ * submit.json; 1 when there are none.  A number without resolved.yaml
+ * (claimed by an older hpctrain killed before it wrote one) is no
+ * attempt. */
 static int latest_attempt(const char *run, int *submitted)
 {
 	char *attempts = xasprintf("%s/attempts", run);
@@ -274,6 +402,11 @@ static int latest_attempt(const char *run, int *submitted)
 		int sub;
 
 		if (*end || n < 2 || n > RUNDIR_MAX_ATTEMPTS || e->d_name[0] == '0')
+			continue;
+		p = xasprintf("%s/%ld/" SPECFILE_RUN_SPEC, attempts, n);
+		sub = fileio_exists(p);
+		free(p);
+		if (!sub)
 			continue;
 		p = xasprintf("%s/%ld/" RUNFILE_SUBMIT, attempts, n);
 		sub = fileio_exists(p);

@@ -52,17 +52,24 @@ void rundir_release(struct rundir *rd);
 char *rundir_path(const char *output_dir, const char *name, const char *sha256);
 
 /* Makes a new attempt of the run for (name, sha256) under output_dir
- * (relative paths are taken from the current directory) and writes
- * resolved (the canonical spec) into it, with logs/.  Creating the
- * attempt directory with mkdir(2) is the lock: two submissions of one
- * spec at once get different attempts.  Fails when R holds a different
- * resolved.yaml (a 12-digit hash prefix collision).  Returns 0, or -1
- * with a message in err ("cannot create runs/x: Permission denied"). */
+ * (relative paths are taken from the current directory) with resolved
+ * (the canonical spec) and logs/ in it.  Every attempt is published
+ * whole (rundir_publish.h): made in a temporary, renamed into place, so
+ * no reader and no concurrent submit ever sees an R or attempt without
+ * its resolved.yaml.  Under OUTPUT/<name>/.lock, which also clears what
+ * a killed submit left: its temporaries, and an R without resolved.yaml
+ * (after RUNDIR_STALE_S seconds), which is completed as attempt 1.  A
+ * later attempt's number is still claimed by mkdir(2): two submissions
+ * of one spec at once get different attempts.  Fails when R holds a
+ * different resolved.yaml (a 12-digit hash prefix collision).  Returns
+ * 0, or -1 with a message in err ("cannot create runs/x: Permission
+ * denied"). */
 int rundir_create(const char *output_dir, const char *name, const char *sha256,
 		  const char *resolved, size_t len, struct rundir *out, struct sbuf *err);
 
 /* Makes a new attempt of an existing run R (as found by rundir_open),
- * copying R's resolved.yaml.  Returns 0 or -1 with err. */
+ * copying R's resolved.yaml, published whole under the same lock as
+ * rundir_create.  Returns 0 or -1 with err. */
 int rundir_new_attempt(const char *run, struct rundir *out, struct sbuf *err);
 
 /* Writes file (a name in the attempt directory) with mode 0600,
@@ -79,8 +86,10 @@ int rundir_resume(const struct rundir *rd, struct sbuf *err);
 
 /* Removes an attempt this process created and never submitted: the
  * files named in rundir_create and job.sbatch, logs/, then the directory
- * (and R's attempts/ when it empties).  Anything else found there is left
- * alone.  Best effort; no-op unless rd->fresh. */
+ * with its resolved.yaml in one step (renamed away under the lock, as it
+ * was published), and R's attempts/ when it empties.  Anything else
+ * found there is left alone, and then so is the attempt, whole.  Best
+ * effort; no-op unless rd->fresh. */
 void rundir_abandon(struct rundir *rd);
 
 /* Finds a run from what a user typed: an attempt directory or R (for R,

@@ -11,6 +11,7 @@
 #include "launcher/runs/progress.h"      // defines: progress_load
 #include "launcher/runs/program_module.h" // defines: program_module_publish
 #include "launcher/runs/rundir.h"        // defines: rundir_create, rundir_write
+#include "launcher/runs/rundir_publish.h" // defines: rundir_publish_*
 #include "launcher/runs/runref.h"        // defines: runref_sweep_points
 #include "launcher/runs/sweep_plan.h"    // defines: struct sweep_plan, sweep_plan_record
 #include "launcher/runs/sweep_record.h"  // defines: sweep_record_load, sweep_record_save
@@ -41,39 +42,6 @@ int sweep_submit_limit(struct sweep_plan *pl, struct sbuf *err)
 	return 0;
 }
 
-/* OUTPUT/NAME/sweep-HASH12.arrays/N: N claimed with mkdir, so two
- * submissions of one sweep never share a directory. */
-static int make_array_dir(const struct sweep_plan *pl, struct sweep_plan_array *a,
-			  const char *parent, struct sbuf *err)
-{
-	char *base = xasprintf("%s/%s.arrays", parent, pl->name);
-	int rc = -1;
-
-	if (mkdir(base, RUNDIR_DIR_MODE) && errno != EEXIST) {
-		sbuf_addf(err, "cannot create %s: %s", base, strerror(errno));
-		goto out;
-	}
-	if (fileio_check_owned(base, err)) /* an existing one: ours, closed to others */
-		goto out;
-	for (int n = 1; n < 100000 && rc; n++) {
-		char *dir = xasprintf("%s/%d", base, n);
-
-		if (!mkdir(dir, RUNDIR_DIR_MODE)) {
-			a->dir = dir;
-			rc = 0;
-			continue;
-		}
-		free(dir);
-		if (errno != EEXIST) {
-			sbuf_addf(err, "cannot create a directory in %s: %s", base, strerror(errno));
-			break;
-		}
-	}
-out:
-	free(base);
-	return rc;
-}
-
 /* The array's directory: a link per task to its run, and array.sbatch. */
 static int fill_array_dir(const struct sweep_plan *pl, const struct sweep_plan_array *a,
 			  const char *parent, struct sbuf *err)
@@ -97,6 +65,44 @@ static int fill_array_dir(const struct sweep_plan *pl, const struct sweep_plan_a
 	path = xasprintf("%s/array.sbatch", a->dir);
 	rc = fileio_write_atomic(path, a->script.buf, a->script.len, RUNDIR_FILE_MODE, 1, err);
 	free(path);
+	return rc;
+}
+
+/* OUTPUT/NAME/sweep-HASH12.arrays/N, published whole: filled in a
+ * temporary beside N (same depth, so the task links' ../../ hold), then
+ * given the first free N by rundir_publish_numbered (mkdir claims N, so
+ * two submissions of one sweep never share a directory; rename fills it
+ * in one step).  Under parent's lock, so temporaries found are orphans of
+ * killed submits. */
+static int make_array_dir(const struct sweep_plan *pl, struct sweep_plan_array *a,
+			  const char *parent, struct sbuf *err)
+{
+	char *base = xasprintf("%s/%s.arrays", parent, pl->name), *tmp = NULL;
+	int rc = -1, n, lock = rundir_publish_lock(parent, err);
+
+	if (lock < 0)
+		goto out;
+	if (mkdir(base, RUNDIR_DIR_MODE) && errno != EEXIST) {
+		sbuf_addf(err, "cannot create %s: %s", base, strerror(errno));
+		goto out;
+	}
+	if (fileio_check_owned(base, err)) /* an existing one: ours, closed to others */
+		goto out;
+	rundir_publish_sweep(base);
+	if (!(tmp = rundir_publish_tmp(base, "array", err)))
+		goto out;
+	a->dir = tmp;
+	rc = fill_array_dir(pl, a, parent, err);
+	a->dir = NULL;
+	if (!rc && (n = rundir_publish_numbered(tmp, base, 1, 99999, err)) > 0)
+		a->dir = xasprintf("%s/%d", base, n);
+	else
+		rundir_publish_discard(tmp);
+	rc = a->dir ? 0 : -1;
+out:
+	rundir_publish_unlock(lock);
+	free(tmp);
+	free(base);
 	return rc;
 }
 
@@ -160,7 +166,7 @@ static int make_array(struct sweep_plan *pl, struct sweep_plan_array *a, struct 
 
 	if (!pl->record)
 		pl->record = xasprintf("%s/%s.json", parent, pl->name);
-	if (make_array_dir(pl, a, parent, err) || fill_array_dir(pl, a, parent, err))
+	if (make_array_dir(pl, a, parent, err))
 		status = HPT_EXIT_IO;
 	free(parent);
 	return status;
@@ -252,16 +258,24 @@ static json_t *arrays_json(const struct sweep_plan *pl, const char *parent)
 static int write_record(const struct sweep_plan *pl, struct sbuf *notes, struct sbuf *err)
 {
 	char *parent = xstrndup(pl->record, (size_t)(strrchr(pl->record, '/') - pl->record));
-	json_t *doc = pl->sweep ? sweep_plan_record(pl, parent) : rerun_doc(pl, parent, notes);
-	json_t *old = NULL, *arrays = json_object_get(doc, "arrays"), *mine = arrays_json(pl, parent);
+	/* read, add ours, write: under the runs' lock, or two submissions of
+	 * one sweep at once each write the record without the other's arrays */
+	int rc = -1, lock = rundir_publish_lock(parent, err);
+	json_t *doc = NULL, *old = NULL, *arrays, *mine = NULL;
 	struct sbuf ignored = SBUF_INIT;
-	int rc;
 
+	if (lock < 0)
+		goto out;
+	doc = pl->sweep ? sweep_plan_record(pl, parent) : rerun_doc(pl, parent, notes);
+	arrays = json_object_get(doc, "arrays");
+	mine = arrays_json(pl, parent);
 	if (pl->sweep && !access(pl->record, F_OK) &&
 	    !sweep_record_load(pl->record, &old, &ignored))
 		json_array_extend(arrays, json_object_get(old, "arrays"));
 	json_array_extend(arrays, mine);
 	rc = sweep_record_save(pl->record, doc, err);
+out:
+	rundir_publish_unlock(lock);
 	json_decref(doc);
 	json_decref(old);
 	json_decref(mine);

@@ -237,6 +237,29 @@ CASES
 	"$HPT" status --wait "$JOB" >/dev/null
 }
 
+@test "20 concurrent submits of one spec all succeed, each with its own whole attempt" {
+	need_slurm
+	# still pending or running when the next one looks: each is a new attempt
+	write_spec job.yaml many 1 1 '[sh, -c, "while [ ! -e go ]; do sleep 0.1; done"]'
+	pids=()
+	for i in $(seq 20); do
+		"$HPT" submit job.yaml >"out.$i" 2>"err.$i" &
+		pids+=($!)
+	done
+	fails=0
+	for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
+	scancel --name many || true
+	[ "$fails" -eq 0 ] || { cat err.*; false; }
+	run=(runs/many/*/)
+	[ "${#run[@]}" -eq 1 ]
+	[ "$(ls "${run[0]}attempts" | sort -n | tr '\n' ' ')" = "$(seq 2 20 | tr '\n' ' ')" ]
+	for d in "${run[0]}" "${run[0]}"attempts/*/; do
+		[ -f "$d/submit.json" ] && cmp "${run[0]}resolved.yaml" "$d/resolved.yaml"
+	done
+	# no temporaries left beside the runs
+	[ -z "$(find runs -name '.*.tmp-*')" ]
+}
+
 @test "a completed run submitted again asks for --fresh or --resume, and each does what it says" {
 	need_slurm
 	write_spec job.yaml done 1 1 '[sh, -c, "echo ckpt=$HPCTRAIN_CHECKPOINT_DIR prev=$HPCTRAIN_PREV_WORLD_SIZE"]'

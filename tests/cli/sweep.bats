@@ -106,6 +106,27 @@ most_at_once() {
 	[ "$(grep -c '^1: ' <<<"$output")" -eq 2 ]
 }
 
+@test "3 concurrent submits of one sweep all succeed: each point's run gets 3 whole attempts, each array its own directory and a place in the record" {
+	need_slurm
+	write_spec job.yaml trio 1 1 '[sh, -c, "while [ ! -e go ]; do sleep 0.1; done"]'
+	pids=()
+	for i in 1 2 3; do
+		"$HPT" submit --sweep env.TAG=a,b job.yaml >"out.$i" 2>"err.$i" &
+		pids+=($!)
+	done
+	fails=0
+	for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
+	scancel --name trio || true
+	[ "$fails" -eq 0 ] || { cat err.*; false; }
+	for r in runs/trio/*/; do
+		[ -f "$r/resolved.yaml" ] && [ "$(ls "$r/attempts" | sort -n | tr '\n' ' ')" = "2 3 " ]
+	done
+	[ "$(ls runs/trio/sweep-*.arrays/ | sort -n | tr '\n' ' ')" = "1 2 3 " ]
+	# the record holds all three arrays: none wrote it over another's
+	[ "$(jq '.arrays | length' "$(record trio)")" -eq 3 ]
+	[ -z "$(find runs -name '.*.tmp-*')" ]
+}
+
 @test "a shape with more points than MaxArraySize is several arrays; a cluster without arrays refuses a sweep" {
 	need_slurm
 	write_spec job.yaml many 1 1 '[true]'

@@ -200,6 +200,62 @@ PY
 	[ "$stderr" = "hpctrain train: $W/run/checkpoints/ckpt-000000000003.bin: corrupt checkpoint (CRC-32 mismatch)" ]
 }
 
+# flip FILE OFFSET: complements one byte in place, as a bad disk would.
+flip() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf %03o $((b ^ 255)))" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+
+@test "a user's ckpt-best.bin beside the checkpoints is neither resumed from nor pruned" {
+	spec "$W/s.yaml" mlp synthetic 1 "batch_per_rank: 16" "max_steps: 9" \
+		"checkpoint: {every_steps: 3, keep: 2}"
+	run -0 "$HPT" train -q --run "$W/run" --max-steps 6 "$W/s.yaml"
+	# a copy of step 3: sorted by name it came last and was taken as the newest
+	cp -p "$W/run/checkpoints/ckpt-000000000003.bin" "$W/run/checkpoints/ckpt-best.bin"
+	run -0 --separate-stderr "$HPT" train --run "$W/run" "$W/s.yaml"
+	[[ "$stderr" == *"resuming from $W/run/checkpoints/ckpt-000000000006.bin (step 6)"* ]]
+	[ "$(ls "$W/run/checkpoints")" = "$(printf 'ckpt-000000000006.bin\nckpt-000000000009.bin\nckpt-best.bin')" ]
+	# --fresh removes the trainer's checkpoints, not the copy
+	run -0 "$HPT" train -q --fresh --run "$W/run" --max-steps 1 "$W/s.yaml"
+	[ "$(ls "$W/run/checkpoints")" = "$(printf 'ckpt-000000000001.bin\nckpt-best.bin')" ]
+}
+
+@test "a flipped byte in the newest checkpoint resumes from the one before it, with a warning naming it" {
+	spec "$W/s.yaml" mlp synthetic 1 "batch_per_rank: 16" "max_steps: 9" \
+		"checkpoint: {every_steps: 3, keep: 2}"
+	run -0 "$HPT" train -q --run "$W/run" --max-steps 6 "$W/s.yaml"
+	flip "$W/run/checkpoints/ckpt-000000000006.bin" 300
+	run -0 --separate-stderr "$HPT" train --run "$W/run" "$W/s.yaml"
+	printf '%s\n' "${stderr_lines[@]}" | grep -Fqx "hpctrain train: warning: $W/run/checkpoints/ckpt-000000000006.bin: corrupt checkpoint (CRC-32 mismatch); passed over for an older checkpoint"
+	[[ "$stderr" == *"resuming from $W/run/checkpoints/ckpt-000000000003.bin (step 3)"* ]]
+	# steps 4..9 trained again; step 6 written anew, whole
+	[ "$(jq -s 'map(select(.event == "step")) | length' "$W/run/metrics.jsonl")" -eq 12 ]
+	run -0 --separate-stderr "$HPT" train --run "$W/run" "$W/s.yaml"
+	[[ "$stderr" == *"resuming from $W/run/checkpoints/ckpt-000000000009.bin (step 9)"* ]]
+	[[ "$stderr" != *warning* ]]
+}
+
+@test "after --new-global-batch renumbers the steps downward, a resume takes the new lineage and the old one is retired" {
+	command -v mpirun >/dev/null || skip "no mpirun (openmpi-bin)"
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+	spec "$W/s.yaml" mlp synthetic 1 "batch_per_rank: 16" "max_steps: 20" \
+		"checkpoint: {every_steps: 3, keep: 2}"
+	# global batch 16: steps 3 and 6, 96 samples
+	run -0 "$HPT" train -q --run "$W/run" --max-steps 6 "$W/s.yaml"
+	# 2 ranks at global batch 32: 96 samples are step 3; on to step 5
+	run -0 mpirun --oversubscribe --bind-to none -np 2 "$HPT" train -q --new-global-batch \
+		--run "$W/run" --max-steps 5 "$W/s.yaml"
+	# the old lineage (steps 3 and 6, which sort after step 5) moved aside
+	[ "$(ls "$W/run/checkpoints")" = "$(printf 'ckpt-000000000005.bin\nretired-gb16-160')" ]
+	[ "$(ls "$W/run/checkpoints/retired-gb16-160")" = "$(printf 'ckpt-000000000003.bin\nckpt-000000000006.bin')" ]
+	# a plain resume holds global batch 32, from step 5, and so does another
+	# --new-global-batch at 2 ranks: the 64 samples since are not discarded
+	run -0 --separate-stderr "$HPT" train --run "$W/run" --max-steps 6 "$W/s.yaml"
+	[[ "$stderr" == *"resuming from $W/run/checkpoints/ckpt-000000000005.bin (step 5)"* ]]
+	[[ "$stderr" == *"resuming a 2-rank checkpoint (global batch 32) on 1 rank: 2 accumulation steps of 16"* ]]
+}
+
 @test "a model too deep for the data's images fails with the bad-spec status" {
 	spec "$W/s.yaml" hepcnn synthetic 1
 	run --separate-stderr "$HPT" train --run "$W/run" "$W/s.yaml"

@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HASH "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
@@ -143,6 +146,84 @@ static void rundir__refuses_a_run_others_may_write_and_a_fifo_submit_json(void *
 	rundir_release(&a);
 	rundir_release(&b);
 	sbuf_release(&err);
+}
+
+/* Twenty submits of one spec at once: all succeed, one R, twenty distinct
+ * attempts.  Before runs were published whole, a submit that found R
+ * between another's mkdir and its resolved.yaml took it for a hash
+ * collision (8 of 20 failed). */
+static void rundir__twenty_concurrent_creates_of_one_spec_all_get_distinct_attempts(void **state)
+{
+	enum { N = 20 };
+	pid_t pid[N];
+	int seen[N + 1] = { 0 };
+	char *attempts = testlib_tmp_at("runs/job/abcdef012345/attempts");
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		assert_true((pid[i] = fork()) >= 0);
+		if (!pid[i]) { /* the attempt number is the exit status */
+			struct rundir rd = RUNDIR_INIT;
+			struct sbuf err = SBUF_INIT;
+			char *out = testlib_tmp_at("runs");
+			int rc = rundir_create(out, "job", HASH, RESOLVED, strlen(RESOLVED), &rd, &err);
+
+			if (rc)
+				fprintf(stderr, "child %d: %s\n", i, err.buf);
+			_exit(rc ? 0 : rd.attempt);
+		}
+	}
+	for (int i = 0; i < N; i++) {
+		int st;
+
+		assert_int_equal(waitpid(pid[i], &st, 0), pid[i]);
+		assert_true(WIFEXITED(st));
+		assert_in_range(WEXITSTATUS(st), 1, N);
+		assert_int_equal(seen[WEXITSTATUS(st)]++, 0);
+	}
+	for (int n = 1; n <= N; n++) {
+		char *spec = n == 1 ? testlib_tmp_at("runs/job/abcdef012345/resolved.yaml")
+				    : xasprintf("%s/%d/resolved.yaml", attempts, n);
+
+		assert_true(fileio_exists(spec));
+		free(spec);
+	}
+	free(attempts);
+}
+
+/* A submit killed between mkdir R and its resolved.yaml (as an older
+ * hpctrain could be) left an empty R that failed every later submit of
+ * the spec; one killed in its temporary left an orphan.  The next create
+ * completes R as attempt 1 and removes the orphan. */
+static void rundir__recovers_an_empty_run_and_an_orphaned_temporary(void **state)
+{
+	struct rundir rd = RUNDIR_INIT;
+	char *run = testlib_tmp_at("runs/job/abcdef012345");
+	char *logs = testlib_tmp_at("runs/job/abcdef012345/logs");
+	char *orphan = testlib_tmp_at("runs/job/.abcdef012345.tmp-AbC123");
+	char *orphan_spec = xasprintf("%s/resolved.yaml", orphan);
+	char *spec = xasprintf("%s/resolved.yaml", run);
+	struct timeval old[2] = { { time(NULL) - 60, 0 }, { time(NULL) - 60, 0 } };
+
+	(void)state;
+	assert_int_equal(fileio_mkdirs(logs, 0700, NULL), 0);
+	assert_int_equal(mkdir(orphan, 0700), 0);
+	assert_int_equal(fileio_write_atomic(orphan_spec, "x", 1, 0600, 1, &(struct sbuf)SBUF_INIT), 0);
+	assert_int_equal(utimes(run, old), 0);
+	create(&rd);
+	assert_string_equal(rd.dir, run);
+	assert_int_equal(rd.attempt, 1);
+	assert_true(fileio_exists(spec));
+	assert_false(fileio_exists(orphan));
+	rundir_release(&rd);
+	create(&rd); /* and the next is attempt 2 of the same spec, as ever */
+	assert_int_equal(rd.attempt, 2);
+	rundir_release(&rd);
+	free(run);
+	free(logs);
+	free(orphan);
+	free(orphan_spec);
+	free(spec);
 }
 
 static void rundir__abandon_removes_only_an_unsubmitted_attempt(void **state)
@@ -383,6 +464,11 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			rundir__refuses_a_run_others_may_write_and_a_fifo_submit_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			rundir__twenty_concurrent_creates_of_one_spec_all_get_distinct_attempts, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(rundir__recovers_an_empty_run_and_an_orphaned_temporary,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(rundir__abandon_removes_only_an_unsubmitted_attempt,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(rundir__open_finds_the_latest_submitted_attempt, setup,

@@ -11,6 +11,7 @@
 #include "trainer/model/optim.h"
 #include "trainer/data/le_bytes.h"
 #include "common/exitcode.h"
+#include "common/fileio.h"
 #include "common/sbuf.h"
 #include "common/spec/spec.h"
 
@@ -256,7 +257,8 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 		st.step = s;
 		assert_int_equal(ckpt_save(dir, hash, &st, &m, &o, 2, &err), 0);
 	}
-	assert_int_equal(ckpt_latest(dir, &path), 0);
+	assert_int_equal(ckpt_latest(dir, hash, &path, NULL, &err, &err), 0);
+	assert_int_equal(err.len, 0);
 	assert_non_null(strstr(path.buf, "ckpt-000000000004.bin"));
 	assert_int_equal(ckpt_load(path.buf, hash, &st2, &m2, &o2, &err), 0);
 	assert_int_equal(st2.step, 4);
@@ -297,6 +299,39 @@ static void trainer__checkpoints_round_trip_bit_exact_and_refuse_damage(void **s
 
 		assert_int_equal(ckpt_peek(path.buf, hash, &meta, &err), HPT_EXIT_NO_INPUT);
 		assert_non_null(strstr(err.buf, "corrupt checkpoint"));
+		sbuf_reset(&err);
+	}
+	{ /* the truncated newest is passed over for step 3, said in warn */
+		struct sbuf older = SBUF_INIT, warn = SBUF_INIT;
+		char *want = xasprintf("warning: %s: corrupt checkpoint (CRC-32 mismatch); passed "
+				       "over for an older checkpoint\n", path.buf);
+
+		assert_int_equal(ckpt_latest(dir, hash, &older, NULL, &warn, &err), 0);
+		assert_non_null(strstr(older.buf, "ckpt-000000000003.bin"));
+		assert_string_equal(warn.buf, want);
+		free(want);
+		sbuf_release(&older);
+		sbuf_release(&warn);
+	}
+	{ /* a user's copy is no checkpoint; a new global batch retires the old */
+		char *best = xasprintf("%s/ckpt-best.bin", dir);
+		char *gone = xasprintf("%s/ckpt-000000000003.bin", dir);
+		char *retired = xasprintf("%s/retired-gb4-99/ckpt-000000000003.bin", dir);
+
+		assert_int_equal(fileio_write_atomic(best, "copy", 4, 0600, 1, &err), 0);
+		st.step = 2; /* renumbered downward, more samples */
+		st.global_batch = 8;
+		st.batch = 8;
+		st.samples = 99;
+		assert_int_equal(ckpt_save(dir, hash, &st, &m, &o, 1, &err), 0);
+		assert_int_equal(ckpt_latest(dir, hash, &path, NULL, &err, &err), 0);
+		assert_non_null(strstr(path.buf, "ckpt-000000000002.bin"));
+		assert_int_equal(access(best, F_OK), 0);
+		assert_int_not_equal(access(gone, F_OK), 0);
+		assert_int_equal(access(retired, F_OK), 0);
+		free(best);
+		free(gone);
+		free(retired);
 	}
 	model_release(&m);
 	model_release(&m2);

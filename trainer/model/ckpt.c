@@ -21,6 +21,7 @@
  * the same bytes as before the arena was aligned, so older files load.
  */
 #include "trainer/model/ckpt.h"  // defines: ckpt_*
+#include "trainer/model/ckpt_pick.h" // defines: struct ckpt_cand, ckpt_pick, ckpt_pick_prune
 #include "trainer/model/model.h" // defines: struct model
 #include "trainer/model/optim.h" // defines: struct optim
 #include "trainer/data/le_bytes.h"  // defines: le_put_*, le_get_*
@@ -28,11 +29,12 @@
 #include "common/fileio.h"    // defines: fileio_read_flags, fileio_write_atomic, FILEIO_*
 #include "common/sbuf.h"      // defines: struct sbuf
 
+#include <dirent.h>
 #include <errno.h>
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -42,6 +44,8 @@
 #define CKPT_HEAD 212
 #define CKPT_VERSION 3
 #define CKPT_MAX_BYTES ((size_t)1 << 36)
+/* peek's answer for a file whose bytes are wrong (ckpt_pick's 1) */
+#define CKPT_DAMAGED 1
 
 /* The tensors of an arena-shaped vector (parameters, optimizer state). */
 static void pack_tensors(struct sbuf *out, const struct model *m, const float *v)
@@ -102,10 +106,9 @@ static size_t head_of(uint32_t version)
 	return version == 1 ? CKPT_HEAD_V1 : version == 2 ? CKPT_HEAD_V2 : CKPT_HEAD;
 }
 
-/* Magic, CRC, version, length of the header and spec hash: the version,
- * or 0 with err. */
-static uint32_t check_head(const uint8_t *p, size_t len, const char *where, const char *hash,
-			   struct sbuf *err)
+/* Magic, CRC, version and length of the header: the version, or 0 with
+ * err. */
+static uint32_t check_head(const uint8_t *p, size_t len, const char *where, struct sbuf *err)
 {
 	uint32_t version;
 
@@ -128,12 +131,20 @@ static uint32_t check_head(const uint8_t *p, size_t len, const char *where, cons
 			  version);
 		return 0;
 	}
+	return version;
+}
+
+/* The spec hash: 0, or -1 with err.  Apart from check_head because a
+ * checkpoint of another spec is not damaged: resuming must stop on it,
+ * not pass it over for an older one (ckpt_latest). */
+static int check_hash(const uint8_t *p, const char *where, const char *hash, struct sbuf *err)
+{
 	if (hash && strncmp((const char *)p + 12, hash, 64)) {
 		sbuf_addf(err, "%s: written for another spec (sha256:%.12s...), not this one (sha256:%.12s...)",
 			  where, (const char *)p + 12, hash);
-		return 0;
+		return -1;
 	}
-	return version;
+	return 0;
 }
 
 /* The version 3 position; a sign bit set in any is a corrupt file. */
@@ -168,9 +179,9 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 	const uint8_t *p = buf;
 	uint64_t np, ns, nv;
 	size_t want, head;
-	uint32_t version = check_head(p, len, where, hash, err);
+	uint32_t version = check_head(p, len, where, err);
 
-	if (!version)
+	if (!version || check_hash(p, where, hash, err))
 		return -1;
 	head = head_of(version);
 	np = le_get_u64(p + 116);
@@ -217,59 +228,6 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 	return 0;
 }
 
-/* Sorted newest last: names carry the step zero-padded. */
-static int list_ckpts(const char *dir, glob_t *g)
-{
-	char *pattern = xasprintf("%s/ckpt-*.bin", dir);
-	int rc = glob(pattern, 0, NULL, g);
-
-	free(pattern);
-	return rc;
-}
-
-int ckpt_save(const char *dir, const char *hash, const struct ckpt_state *st,
-	      const struct model *m, const struct optim *o, int keep, struct sbuf *err)
-{
-	struct sbuf out = SBUF_INIT;
-	char *path = xasprintf("%s/ckpt-%012lld.bin", dir, (long long)st->step);
-	glob_t g;
-	int rc;
-
-	ckpt_encode(hash, st, m, o, &out);
-	rc = fileio_write_atomic(path, out.buf, out.len, 0600, 0, err);
-	sbuf_release(&out);
-	free(path);
-	if (rc)
-		return HPT_EXIT_IO;
-	if (!list_ckpts(dir, &g)) {
-		for (size_t i = 0; i + keep < g.gl_pathc; i++)
-			if (unlink(g.gl_pathv[i]) && errno != ENOENT) {
-				sbuf_addf(err, "cannot remove old checkpoint %s: %s", g.gl_pathv[i],
-					  strerror(errno));
-				globfree(&g);
-				return HPT_EXIT_IO;
-			}
-		globfree(&g);
-	}
-	return 0;
-}
-
-int ckpt_latest(const char *dir, struct sbuf *path)
-{
-	glob_t g;
-
-	if (list_ckpts(dir, &g))
-		return 1;
-	if (!g.gl_pathc) {
-		globfree(&g);
-		return 1;
-	}
-	sbuf_reset(path);
-	sbuf_addstr(path, g.gl_pathv[g.gl_pathc - 1]);
-	globfree(&g);
-	return 0;
-}
-
 int ckpt_load(const char *path, const char *hash, struct ckpt_state *st, struct model *m,
 	      struct optim *o, struct sbuf *err)
 {
@@ -285,7 +243,10 @@ int ckpt_load(const char *path, const char *hash, struct ckpt_state *st, struct 
 	return rc;
 }
 
-int ckpt_peek(const char *path, const char *hash, struct ckpt_meta *meta, struct sbuf *err)
+/* ckpt_peek's work: 0, CKPT_DAMAGED (the file read, its bytes wrong:
+ * truncated, flipped, a header that does not parse) or HPT_EXIT_NO_INPUT
+ * (not to be read, or another spec's), with err. */
+static int peek(const char *path, const char *hash, struct ckpt_meta *meta, struct sbuf *err)
 {
 	struct sbuf buf = SBUF_INIT;
 	struct ckpt_state st = { 0 };
@@ -297,16 +258,206 @@ int ckpt_peek(const char *path, const char *hash, struct ckpt_meta *meta, struct
 		goto out;
 	p = (const uint8_t *)buf.buf;
 	memset(meta, 0, sizeof(*meta));
-	if (!(meta->version = check_head(p, buf.len, path, hash, err)))
+	rc = CKPT_DAMAGED;
+	if (!(meta->version = check_head(p, buf.len, path, err)))
 		goto out;
 	if (meta->version >= 3 && get_position(p, path, &st, err))
+		goto out;
+	rc = HPT_EXIT_NO_INPUT;
+	if (check_hash(p, path, hash, err))
 		goto out;
 	meta->step = (int64_t)le_get_u64(p + 76);
 	meta->global_batch = st.global_batch;
 	meta->world = st.world;
 	meta->batch = st.batch;
+	meta->samples = st.samples;
 	rc = 0;
 out:
 	sbuf_release(&buf);
+	return rc;
+}
+
+int ckpt_peek(const char *path, const char *hash, struct ckpt_meta *meta, struct sbuf *err)
+{
+	int rc = peek(path, hash, meta, err);
+
+	return rc == CKPT_DAMAGED ? HPT_EXIT_NO_INPUT : rc;
+}
+
+/* The header fields a candidate is ordered by, read without the CRC
+ * (that is the verifier's, on the few it reaches): magic, version, step
+ * and the version 3 position.  A file too short or not ours in format
+ * keeps c->head false.  One not to be read at all (a link, a FIFO,
+ * another user's or one others may write: someone else's hand in the
+ * run) is -1 with err, whatever its place in the order. */
+static int read_cand_head(struct ckpt_cand *c, struct sbuf *err)
+{
+	uint8_t p[CKPT_HEAD];
+	int fd = fileio_open_regular(c->path, FILEIO_NOFOLLOW | FILEIO_OWNED, err);
+	ssize_t n = fd < 0 ? -1 : pread(fd, p, sizeof(p), 0);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (n < CKPT_HEAD_V1 || memcmp(p, CKPT_MAGIC, 8))
+		return 0;
+	c->version = le_get_u32(p + 8);
+	if (c->version < 1 || c->version > CKPT_VERSION || (size_t)n < head_of(c->version))
+		return 0;
+	c->head = true;
+	c->step = (int64_t)le_get_u64(p + 76);
+	if (c->version >= 3) {
+		c->global_batch = (int64_t)le_get_u64(p + CKPT_HEAD_V2);
+		c->samples = (int64_t)le_get_u64(p + CKPT_HEAD_V2 + 32);
+	}
+	return 0;
+}
+
+/* The checkpoints in dir, by the exact name ckpt_save writes, newest
+ * first by what they record (ckpt_pick.h).  *n of them, or NULL when
+ * there are none (or no dir); the first file refused by read_cand_head
+ * is said in refused.  O(files) headers of 212 bytes read. */
+static struct ckpt_cand *list_ckpts(const char *dir, size_t *n, struct sbuf *refused)
+{
+	DIR *d = opendir(dir);
+	struct ckpt_cand *c = NULL;
+	struct sbuf why = SBUF_INIT;
+	size_t alloc = 0;
+	struct dirent *e;
+
+	*n = 0;
+	while (d && (e = readdir(d))) {
+		int64_t step;
+
+		if (!ckpt_pick_is_name(e->d_name, &step))
+			continue;
+		if (*n == alloc)
+			c = xrealloc(c, (alloc = alloc * 2 + 8) * sizeof(*c));
+		c[*n] = (struct ckpt_cand){ .path = xasprintf("%s/%s", dir, e->d_name), .step = step };
+		sbuf_reset(&why);
+		if (read_cand_head(&c[(*n)++], &why) && !refused->len)
+			sbuf_add(refused, why.buf, why.len);
+	}
+	if (d)
+		closedir(d);
+	sbuf_release(&why);
+	ckpt_pick_sort(c, *n);
+	return c;
+}
+
+/* Moves a file of another global batch's lineage into
+ * dir/retired-gb<G>-<samples>/, samples being where the new lineage
+ * took over: a directory per change, so no older retired file is
+ * replaced, and none is ever listed, picked or pruned again. */
+static int retire(const char *dir, const struct ckpt_cand *c, int64_t samples, struct sbuf *err)
+{
+	char *into = xasprintf("%s/retired-gb%lld-%lld", dir, (long long)c->global_batch,
+			       (long long)samples);
+	char *to = xasprintf("%s/%s", into, strrchr(c->path, '/') + 1);
+	int rc = 0;
+
+	if ((mkdir(into, 0700) && errno != EEXIST) || rename(c->path, to)) {
+		sbuf_addf(err, "cannot retire old checkpoint %s into %s: %s", c->path, into,
+			  strerror(errno));
+		rc = HPT_EXIT_IO;
+	}
+	free(into);
+	free(to);
+	return rc;
+}
+
+/* After a save: the lineage of another global batch retired, this one's
+ * pruned to the newest keep. */
+static int prune(const char *dir, const struct ckpt_state *st, int keep, struct sbuf *err)
+{
+	struct sbuf ignored = SBUF_INIT; /* a refused file is pruned like any other */
+	size_t n;
+	struct ckpt_cand *c = list_ckpts(dir, &n, &ignored);
+	enum ckpt_fate *fate = xcalloc(n ? n : 1, sizeof(*fate));
+	int rc = 0;
+
+	ckpt_pick_prune(c, n, st->global_batch, keep, fate);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (fate[i] == CKPT_RETIRE) {
+			rc = retire(dir, &c[i], st->samples, err);
+		} else if (fate[i] == CKPT_REMOVE && unlink(c[i].path) && errno != ENOENT) {
+			sbuf_addf(err, "cannot remove old checkpoint %s: %s", c[i].path,
+				  strerror(errno));
+			rc = HPT_EXIT_IO;
+		}
+	}
+	free(fate);
+	ckpt_cands_release(c, n);
+	sbuf_release(&ignored);
+	return rc;
+}
+
+int ckpt_save(const char *dir, const char *hash, const struct ckpt_state *st,
+	      const struct model *m, const struct optim *o, int keep, struct sbuf *err)
+{
+	struct sbuf out = SBUF_INIT;
+	char *path = xasprintf("%s/ckpt-%012lld.bin", dir, (long long)st->step);
+	int rc;
+
+	ckpt_encode(hash, st, m, o, &out);
+	rc = fileio_write_atomic(path, out.buf, out.len, 0600, 0, err);
+	sbuf_release(&out);
+	free(path);
+	if (rc)
+		return HPT_EXIT_IO;
+	/* written first, then the old lineage moved: a crash in between
+	 * leaves both, and the new file records more samples */
+	return prune(dir, st, keep, err);
+}
+
+struct verify_ctx {
+	const char *hash;
+	struct ckpt_meta *meta;
+};
+
+static int verify_one(void *ctx, const struct ckpt_cand *c, struct sbuf *why)
+{
+	const struct verify_ctx *v = ctx;
+
+	return peek(c->path, v->hash, v->meta, why);
+}
+
+int ckpt_latest(const char *dir, const char *hash, struct sbuf *path, struct ckpt_meta *meta,
+		struct sbuf *warn, struct sbuf *err)
+{
+	struct sbuf refused = SBUF_INIT;
+	size_t n, chosen = 0;
+	struct ckpt_cand *c = list_ckpts(dir, &n, &refused);
+	struct ckpt_meta ignored;
+	struct verify_ctx v = { hash, meta ? meta : &ignored };
+	int rc = HPT_EXIT_NO_INPUT;
+
+	if (refused.len) /* not passed over: nothing is trained on its word */
+		sbuf_add(err, refused.buf, refused.len);
+	else
+		rc = ckpt_pick(c, n, verify_one, &v, &chosen, warn, err);
+	if (!rc) {
+		sbuf_reset(path);
+		sbuf_addstr(path, c[chosen].path);
+	}
+	ckpt_cands_release(c, n);
+	sbuf_release(&refused);
+	return rc;
+}
+
+int ckpt_remove_all(const char *dir, struct sbuf *err)
+{
+	struct sbuf ignored = SBUF_INIT; /* --fresh removes a refused one too */
+	size_t n;
+	struct ckpt_cand *c = list_ckpts(dir, &n, &ignored);
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++)
+		if (unlink(c[i].path) && errno != ENOENT) {
+			sbuf_addf(err, "cannot remove %s: %s", c[i].path, strerror(errno));
+			rc = HPT_EXIT_IO;
+		}
+	ckpt_cands_release(c, n);
+	sbuf_release(&ignored);
 	return rc;
 }

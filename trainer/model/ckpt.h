@@ -17,7 +17,9 @@
  * it, so a run on another number of ranks holds the global batch
  * (resume.h); in older files global_batch is 0 (unknown) and the
  * caller decides.  Checkpoints carry the
- * spec hash and refuse to load into another spec's run.
+ * spec hash and refuse to load into another spec's run.  Which file is
+ * the newest is what each records (samples, then step), not its name:
+ * ckpt_pick.h.
  */
 #ifndef HPT_CKPT_H
 #define HPT_CKPT_H
@@ -47,6 +49,7 @@ struct ckpt_meta {
 	uint32_t version;
 	int64_t step;
 	int64_t global_batch, world, batch; /* 0 before version 3 */
+	int64_t samples;                    /* global samples consumed; 0 before version 3 */
 };
 
 /* Core: encodes into out / decodes from a buffer (decode checks the
@@ -57,12 +60,27 @@ int ckpt_decode(const void *buf, size_t len, const char *where, const char *hash
 		struct ckpt_state *st, struct model *m, struct optim *o, struct sbuf *err);
 
 /* Shell: writes DIR/ckpt-<step>.bin (mode 0600) atomically (temporary
- * file, fsync, rename, fsync of DIR), then removes all but the newest
- * keep.  0, or an enum hpt_exit status with err filled. */
+ * file, fsync, rename, fsync of DIR).  Then, among the files named as
+ * ckpt_save names them (ckpt_pick.h; a user's ckpt-best.bin is never
+ * touched): those of another global batch (a run resumed with
+ * --new-global-batch) are moved into DIR/retired-gb<G>-<samples>/, never
+ * to be picked or pruned again, and of this global batch's all but the
+ * newest keep (by samples consumed, not by name) are removed.  0, or an
+ * enum hpt_exit status with err filled. */
 int ckpt_save(const char *dir, const char *hash, const struct ckpt_state *st,
 	      const struct model *m, const struct optim *o, int keep, struct sbuf *err);
-/* Path of the newest checkpoint in DIR into path; 0 found, 1 none. */
-int ckpt_latest(const char *dir, struct sbuf *path);
+/* The newest checkpoint in DIR that verifies (ckpt_peek), by what the
+ * files record (ckpt_pick.h), into path and meta (NULL: not wanted).
+ * A damaged newer one (truncated, a flipped byte) is passed over with a
+ * line "warning: ...; passed over for an older checkpoint" in warn; one
+ * not to be trusted (a link, another user's) or another spec's stops the
+ * search.  0 found, 1 none, or HPT_EXIT_NO_INPUT with err (the newest's
+ * fault when none verifies). */
+int ckpt_latest(const char *dir, const char *hash, struct sbuf *path, struct ckpt_meta *meta,
+		struct sbuf *warn, struct sbuf *err);
+/* Removes every checkpoint of the trainer's naming in DIR (--fresh);
+ * other files and retired lineages stay.  0 or HPT_EXIT_IO with err. */
+int ckpt_remove_all(const char *dir, struct sbuf *err);
 /* Reads path and checks it as ckpt_load does (owner, CRC, version,
  * spec hash) without a model: the header only, so that every rank can
  * size its batches before building the model.  0 or a status. */

@@ -1,0 +1,128 @@
+/* rundir_publish.c - directories published whole (see rundir_publish.h).
+ * Shell: flock, mkdtemp, rename, nftw. */
+#include "launcher/runs/rundir_publish.h" // defines: rundir_publish_*
+#include "common/sbuf.h"                  // defines: struct sbuf, xasprintf
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PUBLISH_TMP_TAG ".tmp-"
+
+int rundir_publish_lock(const char *parent, struct sbuf *err)
+{
+	char *path = xasprintf("%s/.lock", parent);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		sbuf_addf(err, "cannot open %s: %s", path, strerror(errno));
+	} else {
+		int r;
+
+		while ((r = flock(fd, LOCK_EX)) && errno == EINTR)
+			;
+		if (r) {
+			sbuf_addf(err, "cannot lock %s: %s", path, strerror(errno));
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(path);
+	return fd;
+}
+
+void rundir_publish_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* the last descriptor of the open file: the flock goes */
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* A name rundir_publish_tmp makes: ".", a stem, ".tmp-", six characters. */
+static int is_tmp_name(const char *n)
+{
+	const char *tag = strstr(n, PUBLISH_TMP_TAG);
+
+	return n[0] == '.' && tag && tag > n + 1 && strlen(tag + strlen(PUBLISH_TMP_TAG)) == 6;
+}
+
+void rundir_publish_discard(const char *tmp)
+{
+	if (tmp) /* FTW_PHYS: a task link inside is removed, never followed */
+		nftw(tmp, remove_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+void rundir_publish_sweep(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char *path;
+
+		if (!is_tmp_name(e->d_name))
+			continue;
+		path = xasprintf("%s/%s", dir, e->d_name);
+		rundir_publish_discard(path);
+		free(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+char *rundir_publish_tmp(const char *dir, const char *stem, struct sbuf *err)
+{
+	char *tmp = xasprintf("%s/.%s" PUBLISH_TMP_TAG "XXXXXX", dir, stem);
+
+	if (!mkdtemp(tmp)) { /* mode 0700 whatever the umask */
+		sbuf_addf(err, "cannot create a directory in %s: %s", dir, strerror(errno));
+		free(tmp);
+		return NULL;
+	}
+	return tmp;
+}
+
+int rundir_publish_numbered(const char *tmp, const char *base, int first, int max,
+			    struct sbuf *err)
+{
+	for (int n = first; n <= max; n++) {
+		char *dir = xasprintf("%s/%d", base, n);
+		int rc = -1;
+
+		if (!mkdir(dir, 0700)) {
+			if (!rename(tmp, dir))
+				rc = n;
+			else {
+				sbuf_addf(err, "cannot rename %s to %s: %s", tmp, dir, strerror(errno));
+				rmdir(dir);
+			}
+			free(dir);
+			return rc;
+		}
+		if (errno != EEXIST) {
+			sbuf_addf(err, "cannot create %s: %s", dir, strerror(errno));
+			free(dir);
+			return -1;
+		}
+		free(dir);
+	}
+	sbuf_addf(err, "%s: more than %d directories", base, max);
+	return -1;
+}
