@@ -1,6 +1,7 @@
 /* rundir_publish.c - directories published whole (see rundir_publish.h).
  * Shell: flock, mkdtemp, rename, nftw. */
 #include "launcher/runs/rundir_publish.h" // defines: rundir_publish_*
+#include "common/fileio.h"                // defines: fileio_vet_fd, FILEIO_OWNED
 #include "common/sbuf.h"                  // defines: struct sbuf, xasprintf
 
 #include <dirent.h>
@@ -19,11 +20,13 @@
 int rundir_publish_lock(const char *parent, struct sbuf *err)
 {
 	char *path = xasprintf("%s/.lock", parent);
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* a lock, never read: a regular file of this user's, whatever was
+	 * planted there.  open-ok: O_NONBLOCK, then fileio_vet_fd */
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 
 	if (fd < 0) {
 		sbuf_addf(err, "cannot open %s: %s", path, strerror(errno));
-	} else {
+	} else if ((fd = fileio_vet_fd(fd, path, FILEIO_OWNED, err)) >= 0) {
 		int r;
 
 		while ((r = flock(fd, LOCK_EX)) && errno == EINTR)
