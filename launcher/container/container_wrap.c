@@ -244,6 +244,22 @@ static bool mounts_squash(int runtime)
 	return runtime == CONTAINER_CHARLIECLOUD || runtime == CONTAINER_PODMAN;
 }
 
+/* What a SquashFS mount is checked against: container.digest, which
+ * names the image's content.  A staged pack of a directory image
+ * (container.stage) is a SquashFS file whose own digest is not the
+ * directory's: the stage engine verified its bytes against its manifest,
+ * and the mount is keyed by its path, with its stat checked as always. */
+static const char *mount_key(const struct container_wrap_in *w, const struct job_container *c)
+{
+	enum container_image_kind source;
+	struct sbuf ignored = SBUF_INIT;
+	bool pack = w->image && !container_image_kind(w->job->container.image, &source, &ignored) &&
+		    source == CONTAINER_IMAGE_DIR;
+
+	sbuf_release(&ignored);
+	return pack ? NULL : c->digest;
+}
+
 int container_wrap(const struct container_wrap_in *w, struct container_run *out,
 		   struct sbuf *err)
 {
@@ -262,7 +278,7 @@ int container_wrap(const struct container_wrap_in *w, struct container_run *out,
 	if (container_image_kind(c->image, &in.kind, err))
 		return CONTAINER_WRAP_NO_IMAGE;
 	if (mounts_squash(in.runtime) && in.kind == CONTAINER_IMAGE_SQUASHFS &&
-	    !container_squash_mount(c->image, c->digest, sq, &why))
+	    !container_squash_mount(c->image, mount_key(w, c), sq, &why))
 		in.squash_dir = sq->dir;
 	if (in.runtime == CONTAINER_PODMAN) {
 		in.name = out->podman_name = podman_name(w->rank);
