@@ -325,6 +325,12 @@ out:
 		m->lock_fd = fd;
 		dir = NULL;
 	} else if (fd >= 0) {
+		/* the last rank to give up takes the lock file away, as the
+		 * last one out of a mount does: no rank holds it, and nothing
+		 * is mounted there (the first rank's refusal unlinked it, and
+		 * a waiting rank may have made it again) */
+		if (!flock(fd, LOCK_EX | LOCK_NB) && same_file(fd, lock) && mount_state(dir, base) == 0)
+			unlink(lock);
 		close(fd);
 	}
 	free(base);
