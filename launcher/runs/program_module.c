@@ -3,7 +3,8 @@
 #include "launcher/runs/program_module.h" // defines: program_module_dir, program_module_publish
 #include "common/fileio.h" // defines: fileio_self_exe, fileio_exists, fileio_read, fileio_write_atomic
 #include "common/runfile.h" // defines: RUNFILE_PYTHON
-#include "common/sbuf.h"   // defines: struct sbuf
+#include "common/sbuf.h"   // defines: struct sbuf, xasprintf
+#include "launcher/runs/rundir_publish.h" // defines: rundir_publish_tmp, rundir_publish_discard
 
 #include <dirent.h>
 #include <errno.h>
@@ -87,25 +88,10 @@ static int copy_package(const char *src, const char *dst, struct sbuf *err)
 	return rc;
 }
 
-/* Removes a half-made copy: the files copy_package wrote, then its two
- * directories. */
-static void discard(const char *tmp, const char *pkg)
-{
-	DIR *d = opendir(pkg);
-	struct dirent *e;
-
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			unlinkat(dirfd(d), e->d_name, 0);
-	if (d)
-		closedir(d);
-	rmdir(pkg);
-	rmdir(tmp);
-}
-
 int program_module_publish(const char *dir, struct sbuf *err)
 {
-	struct sbuf src = SBUF_INIT, tmp = SBUF_INIT, pkg = SBUF_INIT, final = SBUF_INIT;
+	struct sbuf src = SBUF_INIT, pkg = SBUF_INIT, final = SBUF_INIT;
+	char *tmp = NULL;
 	int rc = -1;
 
 	sbuf_addf(&final, "%s/" RUNFILE_PYTHON, dir);
@@ -118,23 +104,20 @@ int program_module_publish(const char *dir, struct sbuf *err)
 			    "where make install puts it (" HPT_PYTHON_DIR ")");
 		goto out;
 	}
-	sbuf_addf(&tmp, "%s/." RUNFILE_PYTHON ".XXXXXX", dir);
-	if (!mkdtemp(tmp.buf)) {
-		sbuf_addf(err, "cannot make a directory in %s: %s", dir, strerror(errno));
+	if (!(tmp = rundir_publish_tmp(dir, RUNFILE_PYTHON, err)))
 		goto out;
-	}
-	sbuf_addf(&pkg, "%s/" PACKAGE, tmp.buf);
+	sbuf_addf(&pkg, "%s/" PACKAGE, tmp);
 	if (mkdir(pkg.buf, 0700))
 		sbuf_addf(err, "cannot make %s: %s", pkg.buf, strerror(errno));
-	else if (!copy_package(src.buf, pkg.buf, err) && !rename(tmp.buf, final.buf))
+	else if (!copy_package(src.buf, pkg.buf, err) && !rename(tmp, final.buf))
 		rc = 0;
 	else if (!err->len)
-		sbuf_addf(err, "cannot rename %s to %s: %s", tmp.buf, final.buf, strerror(errno));
+		sbuf_addf(err, "cannot rename %s to %s: %s", tmp, final.buf, strerror(errno));
 	if (rc)
-		discard(tmp.buf, pkg.buf);
+		rundir_publish_discard(tmp);
 out:
+	free(tmp);
 	sbuf_release(&src);
-	sbuf_release(&tmp);
 	sbuf_release(&pkg);
 	sbuf_release(&final);
 	return rc;
@@ -142,13 +125,10 @@ out:
 
 void program_module_remove(const char *dir)
 {
-	struct sbuf top = SBUF_INIT, pkg = SBUF_INIT;
+	char *copy = xasprintf("%s/" RUNFILE_PYTHON, dir);
 
-	sbuf_addf(&top, "%s/" RUNFILE_PYTHON, dir);
-	sbuf_addf(&pkg, "%s/" PACKAGE, top.buf);
-	discard(top.buf, pkg.buf);
-	sbuf_release(&top);
-	sbuf_release(&pkg);
+	rundir_publish_discard(copy);
+	free(copy);
 }
 
 int program_module_path(const char *dir, struct sbuf *out)

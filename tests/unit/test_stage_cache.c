@@ -334,7 +334,7 @@ static void stage_evict__removes_a_copy_whose_writer_is_gone_but_not_a_live_one(
 	(void)state;
 	assert_int_equal(stage_cache_open(cache, &err), 0);
 	assert_int_equal(mkdir(tmp, 0700), 0);
-	fd = open(file, O_WRONLY | O_CREAT, 0600);
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	assert_true(fd >= 0);
 	close(fd);
 	fd = stage_cache_lock(cache, hex, ".fetch", LOCK_EX | LOCK_NB, true); /* a live writer */
