@@ -178,7 +178,12 @@ check_stall() { # KIND
 		$'preempt: {lead_s: 0}\nsupervise: {stall_timeout_s: 3}'
 	submit_json job.yaml
 	run timeout 120 "$HPT" status --wait --json "$JOB"
-	[ "$status" -ne 124 ] || { echo "job $JOB did not end in 120 s"; tail -n 30 "$DIR"/logs/*; false; }
+	[ "$status" -ne 124 ] || {
+		# seen twice in 5 full runs, never alone: what each rank's
+		# supervisor recorded, and the node's squash directory
+		echo "job $JOB did not end in 120 s"; tail -n 30 "$DIR"/logs/*
+		tail -n +1 "$DIR"/ranks/*.json; ls -la "${TMPDIR:-/tmp}/hpctrain-squash-$(id -u)"; false
+	}
 	jq -e '.jobs[0].state == "FAILED"' <<<"$output" || { cat "$DIR"/logs/*; false; }
 	run -0 cat "$DIR/autopsy.txt"
 	echo "$output"
