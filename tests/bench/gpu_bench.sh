@@ -23,13 +23,21 @@
 # step) and sync_ms (the host waiting for the GPU: the loss, and at fp16
 # the overflow check).
 #
+# The peer runs beside each row: tests/torch/bench_gpu.py, PyTorch on
+# the same GPU with the same model, batch, steps and warm-up, as its
+# users run it at its best (channels_last, cudnn.benchmark, autocast at
+# bf16 and fp16, the data already on the GPU); its configuration is
+# printed under the table.  ratio is hpctrain's samples/s over the
+# peer's.  PYTHON (default python3) is the interpreter that holds torch;
+# without torch or CUDA there, the peer's columns read n/a.
+#
 # The bundled models are small: expect low MFU at fp32 on tiny images,
 # which is what the figure is for.  Not a test: it asserts nothing about
 # time.  Without a GPU (or a build without nvcc) it prints
 # "skipped: no GPU" and exits 0.
 set -eu
 cd "$(dirname "$0")/../.."
-BATCH=${BATCH:-256} STEPS=${STEPS:-200} WARMUP=${WARMUP:-20}
+BATCH=${BATCH:-256} STEPS=${STEPS:-200} WARMUP=${WARMUP:-20} PYTHON=${PYTHON:-python3}
 if [ ! -x build/bench/bench_cuda_peak ] || [ ! -x bin/hpctrain-train ]; then
 	echo "skipped: no GPU"
 	exit 0
@@ -82,8 +90,8 @@ for p in fp32 bf16 fp16; do
 	s=$(spec_peak "$name" "$p")
 	printf '  specification peak %s: %s TFLOP/s\n' "$p" "${s:-n/a}"
 done
-printf '  %-13s %-5s %11s %9s %9s %9s %8s %8s\n' model prec samples/s TFLOP/s MFU-spec \
-	MFU-GEMM copy_ms sync_ms
+printf '  %-13s %-5s %11s %9s %9s %9s %8s %8s %11s %6s\n' model prec samples/s TFLOP/s \
+	MFU-spec MFU-GEMM copy_ms sync_ms torch/s ratio
 status=0
 for m in cnn:fashion-mnist hepcnn:hep-synthetic resnet-small:fashion-mnist; do
 	model=${m%%:*} data=${m#*:}
@@ -111,13 +119,19 @@ YAML
 		fps=$(jq -r 'select(.event == "summary") | .gflops / .mean_samples_per_s' \
 			"$run/metrics.jsonl")
 		pk=$(echo "$peak" | awk -v p="$p" '$1 == "peak_tflops" && $2 == p { print $3 }')
+		peer=$("$PYTHON" tests/torch/bench_gpu.py "$model" "$p" "$BATCH" "$STEPS" "$WARMUP" \
+			2>"$run.peer.err" | sed -n 's/^samples_per_s \([0-9.]*\) config "\(.*\)"$/\1 \2/p')
+		[ -n "$peer" ] && config=${peer#* }
 		steady "$run/metrics.jsonl" | awk -v m="$model" -v p="$p" -v b="$BATCH" -v f="$fps" \
-			-v k="$pk" -v s="$(spec_peak "$name" "$p")" '{
+			-v k="$pk" -v s="$(spec_peak "$name" "$p")" -v t="${peer%% *}" '{
 			sps = b * $1 / ($2 / 1000); tf = f * sps / 1000
 			spec = s == "" ? "n/a" : sprintf("%.1f%%", 100 * tf / s)
-			printf "  %-13s %-5s %11.0f %9.2f %9s %8.1f%% %8.3f %8.3f\n", m, p, sps, tf,
-				spec, 100 * tf / k, $3, $4 }'
+			peer = t == "" ? "n/a" : sprintf("%.0f", t)
+			ratio = t == "" ? "n/a" : sprintf("%.2f", sps / t)
+			printf "  %-13s %-5s %11.0f %9.2f %9s %8.1f%% %8.3f %8.3f %11s %6s\n", m, p, sps,
+				tf, spec, 100 * tf / k, $3, $4, peer, ratio }'
 	done
 done
 sed -n 's/.*; \(CUDA .*\)$/  \1/p' "$W/cnn-fp32.err" | head -1
+echo "  peer: ${config:-none ($(tail -1 "$W/cnn-fp32.peer.err" 2>/dev/null))}"
 exit $status
