@@ -13,9 +13,12 @@
  * 1e-3 of their largest magnitude (2e-3 over 50 steps).  bf16/fp16
  * compare against the CPU at the same precision (both keep convolutions
  * of fewer than 16 input channels fp32): first-step logits 2e-2 (bf16,
- * unit roundoff 2^-8) and 1e-2 (fp16), losses 5e-2 and 3e-2.
- * These bounds are stated from the arithmetic, not measured: no GPU was
- * at hand when they were written. */
+ * unit roundoff 2^-8) and 1e-2 (fp16), losses 5e-2 and 3e-2, or
+ * LP_SPREAD_FACTOR times the CPU's own spread, below.
+ * Stated from the arithmetic, then run on an H200 (cuDNN 9.19, driver
+ * 580): every figure is printed, one line per model and precision, and
+ * the largest seen at fp32 were 1.4e-6 (first logits), 1.1e-6 (first
+ * gradients), 3e-5 (hepcnn's losses, 50 steps of AdamW). */
 #ifndef HPT_CUDALIB_H
 #define HPT_CUDALIB_H
 
@@ -64,21 +67,31 @@ static float *host_copy(const float *d, size_t n)
 	return h;
 }
 
-static inline void check_scaled(const float *a, const float *ref, size_t n, double bound)
+/* The largest difference between a and ref over ref's largest
+ * magnitude (over 1 when ref is all zeros); *at: where it is. */
+static inline double scaled_error(const float *a, const float *ref, size_t n, size_t *at)
 {
 	double top = 0, most = 0;
-	size_t at = 0;
 
+	*at = 0;
 	for (size_t i = 0; i < n; i++)
 		top = fabs(ref[i]) > top ? fabs(ref[i]) : top;
 	for (size_t i = 0; i < n; i++)
-		if (fabs(a[i] - ref[i]) > most) {
+		if (!(fabs(a[i] - ref[i]) <= most)) {
 			most = fabs(a[i] - ref[i]);
-			at = i;
+			*at = i;
 		}
-	if (!(most <= bound * (top > 0 ? top : 1)))
-		fail_msg("[%zu] = %.9g, expected %.9g: off by %.3g against a largest magnitude of "
-			 "%.3g (bound %.0e of it)", at, a[at], ref[at], most, top, bound);
+	return most / (top > 0 ? top : 1);
+}
+
+static inline void check_scaled(const float *a, const float *ref, size_t n, double bound)
+{
+	size_t at;
+	double e = scaled_error(a, ref, n, &at);
+
+	if (!(e <= bound))
+		fail_msg("[%zu] = %.9g, expected %.9g: off by %.3g of the largest magnitude "
+			 "(bound %.0e)", at, a[at], ref[at], e, bound);
 }
 
 /* ---- the device model against the CPU model ---- */
@@ -212,6 +225,50 @@ static float *copy_floats(const float *v, size_t n)
 	return c;
 }
 
+/* At bf16 and fp16 the two sides' trajectories part after a few
+ * updates however right both are: each step rounds to 8 (or 11) bits in
+ * a different order, and training amplifies it (on an H200, 50 steps of
+ * the cnn at bf16 left the evaluation logits 68% of their largest value
+ * apart).  So the later figures are held to this many times the CPU's
+ * own spread between that precision and fp32 over the same steps, or to
+ * the stated bound where that is larger: the GPU's low-precision run
+ * differs from the CPU's no more than low precision itself makes it
+ * differ.  The tightest seen was hepcnn at bf16, 2.8 times its spread
+ * (evaluation logits, 50 steps).  The first step is held to the
+ * single-op bounds; tests/bench/gpu_bench.sh and a whole run's test
+ * accuracy judge the rest. */
+#define LP_SPREAD_FACTOR 5.0
+
+/* What check_training measured, each against its bound. */
+struct measured {
+	const char *what;
+	double err, bound;
+};
+
+/* One line per model and precision, printed always (the figures are the
+ * record of what the GPU did); the test fails when one is over its
+ * bound, unless HPT_CUDA_MEASURE=1 asks only for the figures. */
+static inline void report_measured(const char *model, enum be_precision prec, int steps,
+				   int worst_step, const struct measured *m, int n)
+{
+	struct sbuf line = SBUF_INIT;
+	bool over = false;
+
+	sbuf_addf(&line, "%s %s, %d steps:", model, be_precision_name(prec), steps);
+	for (int i = 0; i < n; i++) {
+		if (m[i].bound <= 0)
+			continue;
+		sbuf_addf(&line, " %s %.2g (bound %.0e)%s", m[i].what, m[i].err, m[i].bound,
+			  i + 1 < n ? "," : "");
+		over |= !(m[i].err <= m[i].bound);
+	}
+	sbuf_addf(&line, "; the losses differ most at step %d", worst_step);
+	print_message("%s%s\n", over ? "over a bound: " : "", line.buf);
+	if (over && !getenv("HPT_CUDA_MEASURE"))
+		fail_msg("over a bound: %s", line.buf);
+	sbuf_release(&line);
+}
+
 /* Trains `kind` for `steps` steps on both sides (see the bounds at the
  * top); first: the first step's logit bound, grad: its gradient bound
  * (0: not compared), later: the bound of everything after it. */
@@ -222,15 +279,24 @@ static inline void check_training(int kind, enum data_gen gen, int batch, enum b
 	struct sbuf err = SBUF_INIT;
 	struct dataset train, test;
 	struct loader ld;
-	struct side cpu, gpu;
-	struct ranges rc, rg;
-	size_t per, nlogits;
+	struct side cpu, gpu, ref;
+	struct ranges rc, rg, rr;
+	size_t per, nlogits, at;
 	float *x, *targets, *g, *logits;
 	int32_t *labels;
+	int worst = 1;
+	bool lp = prec != BE_FP32;
+	double spread[4] = { 0 }; /* the CPU's own: this precision against fp32 */
+	struct measured m[] = { { "first logits", 0, first }, { "first gradients", 0, grad },
+				{ "first loss", 0, first },   { "later losses", 0, later },
+				{ "eval logits", 0, later },  { "parameters", 0, later },
+				{ "batch-norm statistics", 0, 0 } };
 
 	data_synthetic(&train, &test, gen);
 	side_init(&cpu, kind, &train, batch, prec, spec, false);
 	side_init(&gpu, kind, &train, batch, prec, spec, true);
+	if (lp)
+		side_init(&ref, kind, &train, batch, BE_FP32, spec, false);
 	if (loader_init(&ld, &train, batch, 0, 1, 7, &err))
 		fail_msg("loader_init: %s", err.buf);
 	per = (size_t)train.h * train.w * train.c;
@@ -240,39 +306,62 @@ static inline void check_training(int kind, enum data_gen gen, int batch, enum b
 	targets = calloc(nlogits, sizeof(*targets));
 	for (int s = 0; s < steps; s++) {
 		uint64_t key = rng_hash(42, (uint64_t)s);
-		double lc, lg;
+		double lc, lg, d;
 
 		loader_batch(&ld, 0, s, x, labels, targets);
 		lc = side_step(&cpu, x, labels, targets, key, &rc);
 		lg = side_step(&gpu, x, labels, targets, key, &rg);
+		if (lp && s > 0) {
+			double lf = side_step(&ref, x, labels, targets, key, &rr);
+			double apart = fabs(lf - lc) / fabs(lf);
+
+			spread[0] = apart > spread[0] ? apart : spread[0];
+		} else if (lp) {
+			side_step(&ref, x, labels, targets, key, &rr);
+		}
 		if (s == 0) { /* the buckets of data parallelism follow these ranges */
 			assert_int_equal(rg.n, rc.n);
 			assert_memory_equal(rg.v, rc.v, sizeof(rc.v[0]) * rc.n);
 			assert_int_equal(rc.v[rc.n - 1][1], cpu.m.narena);
-			check_scaled(model_logits(&gpu.m), model_logits(&cpu.m), nlogits, first);
+			m[0].err = scaled_error(model_logits(&gpu.m), model_logits(&cpu.m), nlogits, &at);
 			if (grad > 0) {
 				g = host_copy(model_cuda_grads(gpu.dev), gpu.m.narena);
-				check_scaled(g, cpu.m.grads, cpu.m.narena, grad);
+				m[1].err = scaled_error(g, cpu.m.grads, cpu.m.narena, &at);
 				free(g);
 			}
 		}
-		if (!(fabs(lg - lc) <= (s ? later : first) * fabs(lc)))
-			fail_msg("model %s, %s, step %d: loss %.9g on the GPU, %.9g on the CPU",
-				 train_model_names[kind], be_precision_name(prec), s + 1, lg, lc);
+		d = isfinite(lg) ? fabs(lg - lc) / fabs(lc) : INFINITY;
+		if (!(d <= m[s ? 3 : 2].err))
+			m[s ? 3 : 2].err = d, worst = s ? s + 1 : worst;
 		side_update(&cpu, spec->lr);
 		side_update(&gpu, spec->lr);
+		if (lp)
+			side_update(&ref, spec->lr);
 	}
 	/* evaluation mode: running statistics, no dropout */
 	side_forward(&cpu, x, false, 0);
 	logits = copy_floats(model_logits(&cpu.m), nlogits);
 	side_forward(&gpu, x, false, 0);
-	check_scaled(model_logits(&gpu.m), logits, nlogits, later);
+	m[4].err = scaled_error(model_logits(&gpu.m), logits, nlogits, &at);
+	if (lp) {
+		side_forward(&ref, x, false, 0);
+		spread[1] = scaled_error(logits, model_logits(&ref.m), nlogits, &at);
+		spread[2] = scaled_error(cpu.m.params, ref.m.params, cpu.m.narena, &at);
+		if (cpu.m.nstate)
+			spread[3] = scaled_error(cpu.m.state, ref.m.state, cpu.m.nstate, &at);
+	}
 	/* what a checkpoint would hold */
 	if (model_cuda_download(gpu.dev, &gpu.o, &err))
 		fail_msg("model_cuda_download: %s", err.buf);
-	check_scaled(gpu.m.params, cpu.m.params, cpu.m.narena, later);
-	if (cpu.m.nstate)
-		check_scaled(gpu.m.state, cpu.m.state, cpu.m.nstate, later);
+	m[5].err = scaled_error(gpu.m.params, cpu.m.params, cpu.m.narena, &at);
+	if (cpu.m.nstate) {
+		m[6].err = scaled_error(gpu.m.state, cpu.m.state, cpu.m.nstate, &at);
+		m[6].bound = later;
+	}
+	for (int i = 0; lp && i < 4; i++)
+		if (LP_SPREAD_FACTOR * spread[i] > m[3 + i].bound)
+			m[3 + i].bound = LP_SPREAD_FACTOR * spread[i];
+	report_measured(train_model_names[kind], prec, steps, worst, m, 7);
 	free(logits);
 	free(x);
 	free(labels);
@@ -280,6 +369,8 @@ static inline void check_training(int kind, enum data_gen gen, int batch, enum b
 	loader_release(&ld);
 	side_release(&cpu);
 	side_release(&gpu);
+	if (lp)
+		side_release(&ref);
 	dataset_release(&train);
 	dataset_release(&test);
 	sbuf_release(&err);

@@ -11,12 +11,16 @@
  * devices).
  *
  * Bounds of single ops: fp32 relative error <= 1e-5 (elementwise, atol
- * 1e-5; no TF32: backend_cuda.cu forbids it); bf16 2e-2 and fp16 3e-3 of
- * the output's largest magnitude, as for the CPU's low-precision
- * convolutions (test_amp.c), since both round the same inputs.
+ * 1e-5; no TF32: backend_cuda.cu forbids it), convolutions within the
+ * bound of a sum of K products in any order (check_sum); bf16 2e-2 and
+ * fp16 3e-3 of the output's largest magnitude, as for the CPU's
+ * low-precision convolutions (test_amp.c), since both round the same
+ * inputs.
  *
- * The bounds of training are cudalib.h's.  These are stated from the
- * arithmetic, not measured: no GPU was at hand when they were written.
+ * The bounds of training are cudalib.h's.  All were first stated from
+ * the arithmetic with no GPU at hand; the first run on an H200 found
+ * two wrong: 1e-5 for a weight gradient (4.6e-5 seen) and 2e-3 over
+ * 50 steps where trajectories part (see LP_SPREAD_FACTOR).
  * The optimizer and the dropout masks are the same arithmetic on both
  * sides: 1e-6 relative and bit-equal. */
 #include "tests/unit/convlib.h"
@@ -53,6 +57,48 @@ static int setup(void **state)
 	return rc;
 }
 
+/* Each element of a convolution is a sum of K products.  Summed in any
+ * order in fp32, it is off by at most gamma_K = Ku/(1 - Ku) (u = 2^-24)
+ * of the sum of the products' magnitudes (Higham, "Accuracy and
+ * Stability of Numerical Algorithms", 3.1); the GPU and the CPU each
+ * carry that much, and cuDNN's and oneDNN's orders differ (a weight
+ * gradient sums N*P*Q products: 4.6e-5 relative was seen on an H200
+ * where 1e-5 had been guessed).  mag holds the sums of magnitudes. */
+static void check_sum(const float *a, const float *ref, const double *mag, size_t n, int k,
+		      const char *what)
+{
+	double u = 0x1p-24, gamma = k * u / (1 - k * u);
+
+	for (size_t i = 0; i < n; i++)
+		if (!(fabs((double)a[i] - ref[i]) <= 2 * gamma * mag[i] + 1e-30))
+			fail_msg("%s[%zu] = %.9g, expected %.9g: off by %.3g, more than 2 gamma_%d "
+				 "(%.3g) of the products' magnitudes (%.3g)",
+				 what, i, a[i], ref[i], fabs((double)a[i] - ref[i]), k, 2 * gamma,
+				 mag[i]);
+}
+
+/* The case's sums of magnitudes: the double reference on |x|, |w|, |b|
+ * and |dy|. */
+static struct conv_ref conv_magnitudes(const struct conv_case *c)
+{
+	struct conv_case m = *c;
+	struct conv_ref r;
+	float *v[4] = { malloc(c->nx * 4), malloc(c->nw * 4), malloc(c->g.k * 4),
+			malloc(c->ny * 4) };
+	const float *from[4] = { c->x, c->w, c->b, c->dy };
+	size_t len[4] = { c->nx, c->nw, (size_t)c->g.k, c->ny };
+
+	for (int a = 0; a < 4; a++)
+		for (size_t i = 0; i < len[a]; i++)
+			v[a][i] = fabsf(from[a][i]);
+	m.x = v[0], m.w = v[1], m.b = v[2], m.dy = v[3];
+	conv_ref_forward(&r, &m, false);
+	conv_ref_backward(&r, &m);
+	for (int a = 0; a < 4; a++)
+		free(v[a]);
+	return r;
+}
+
 static void check_conv(struct conv_geom g, enum be_precision prec)
 {
 	struct sbuf err = SBUF_INIT;
@@ -81,10 +127,14 @@ static void check_conv(struct conv_geom g, enum be_precision prec)
 	y_ = host_copy(d_y, c.ny), dx_ = host_copy(d_dx, c.nx), dw_ = host_copy(d_dw, c.nw);
 	db_ = host_copy(d_db, c.g.k);
 	if (prec == BE_FP32) {
-		assert_close(y_, c.y, c.ny, 1e-5, 1e-5);
-		assert_close(dx_, c.dx, c.nx, 1e-5, 1e-5);
-		assert_close(dw_, c.dw, c.nw, 1e-5, 1e-5);
-		assert_close(db_, c.db, c.g.k, 1e-5, 1e-5);
+		struct conv_ref mag = conv_magnitudes(&c);
+		int npq = c.g.n * c.g.p * c.g.q;
+
+		check_sum(y_, c.y, mag.y, c.ny, c.g.c * c.g.r * c.g.s + 1, "y");
+		check_sum(dx_, c.dx, mag.dx, c.nx, c.g.k * c.g.r * c.g.s, "dx");
+		check_sum(dw_, c.dw, mag.dw, c.nw, npq, "dw");
+		check_sum(db_, c.db, mag.db, c.g.k, npq, "db");
+		conv_ref_release(&mag);
 	} else {
 		check_scaled(y_, c.y, c.ny, bound);
 		check_scaled(dx_, c.dx, c.nx, bound);
@@ -204,9 +254,14 @@ static void cuda__training_matches_the_cpu_backend_at_fp32(void **state)
 		skip();
 	check_training(MODEL_MLP, DATA_SYNTHETIC, 32, BE_FP32, &sgd_nesterov, 20, 1e-5, 1e-4, 1e-3);
 	check_training(MODEL_CNN, DATA_SYNTHETIC, 32, BE_FP32, &sgd_nesterov, 20, 1e-5, 1e-4, 1e-3);
-	/* fewer steps and samples: their CPU side is the slow one */
+	/* fewer steps and samples: their CPU side is the slow one.  The
+	 * resnet trains with SGD: under AdamW the gradient of a bias ahead
+	 * of batch norm, zero but for rounding, becomes a full step (the
+	 * update divides by its own size), different on each side; an
+	 * H200 left the parameters 2% apart in 10 steps that way. */
 	check_training(MODEL_HEPCNN, DATA_HEP_SYNTHETIC, 8, BE_FP32, &adamw, 10, 1e-5, 1e-4, 1e-3);
-	check_training(MODEL_RESNET_SMALL, DATA_SYNTHETIC, 8, BE_FP32, &adamw, 10, 1e-5, 1e-4, 1e-3);
+	check_training(MODEL_RESNET_SMALL, DATA_SYNTHETIC, 8, BE_FP32, &sgd_nesterov, 10, 1e-5, 1e-4,
+		       1e-3);
 }
 
 static void cuda__training_matches_the_cpu_backend_at_bf16_and_fp16(void **state)
@@ -608,7 +663,12 @@ static void cuda__every_model_trains_50_steps_at_every_precision_like_the_cpu(vo
 		check_training(MODEL_MLP, DATA_SYNTHETIC, 32, p, &sgd_nesterov, 50, b[0], b[1], b[2]);
 		check_training(MODEL_CNN, DATA_SYNTHETIC, 32, p, &sgd_nesterov, 50, b[0], b[1], b[2]);
 		check_training(MODEL_HEPCNN, DATA_HEP_SYNTHETIC, 8, p, &adamw, 50, b[0], b[1], b[2]);
-		check_training(MODEL_RESNET_SMALL, DATA_SYNTHETIC, 8, p, &adamw, 50, b[0], b[1], b[2]);
+		/* fp32: by step 50 its trajectories part (batch norm over 8
+		 * samples amplifies rounding): an H200 left the losses 0.75%,
+		 * the evaluation logits 3.4% and the parameters 2.7% apart,
+		 * where 10 steps agree to 1e-6 */
+		check_training(MODEL_RESNET_SMALL, DATA_SYNTHETIC, 8, p, &sgd_nesterov, 50, b[0], b[1],
+			       p == BE_FP32 ? 0.1 : b[2]);
 	}
 }
 
