@@ -168,3 +168,10 @@ void liveness_activity(json_t *r, double now, char *buf, size_t len)
 	else
 		snprintf(buf, len, "progressing");
 }
+
+double liveness_period(int64_t stall_s)
+{
+	if (stall_s <= 0 || stall_s >= 2 * LIVENESS_PERIOD_S)
+		return LIVENESS_PERIOD_S;
+	return stall_s < 2 ? 1 : (double)stall_s / 2;
+}

@@ -66,4 +66,10 @@ json_t **liveness_load_dir(const char *dir, size_t *n);
  * Pure: the record and now in, text out. */
 void liveness_activity(json_t *r, double now, char *buf, size_t len);
 
+/* How often a supervisor rewrites its record while nothing changes:
+ * LIVENESS_PERIOD_S, or half a stall timeout shorter than two of those
+ * (at least 1 s), so that a record is never staler than the stall it
+ * helps to judge. */
+double liveness_period(int64_t stall_s);
+
 #endif

@@ -142,7 +142,7 @@ static void write_live(struct sup *s, const char *state)
 	}
 	if (liveness_write(s->ranks_dir, &s->live, &err))
 		say(s, "%s", err.buf);
-	s->next_write = s->live.updated + LIVENESS_PERIOD_S;
+	s->next_write = s->live.updated + liveness_period(s->o->stall_s);
 	sbuf_release(&err);
 }
 
@@ -356,19 +356,22 @@ static void check_heartbeat(struct sup *s)
 	}
 }
 
-/* Stalled: no progress here for stall_s, nor in any other rank's file. */
+/* Stalled: no progress here for stall_s, nor in any other rank's file
+ * for stall_s and the period those files are rewritten at: a rank that
+ * progressed since its last write shows it at its next, and waiting out
+ * one period more keeps that rank from being taken for stalled. */
 static bool stalled(struct sup *s, double t)
 {
+	double period = liveness_period(s->o->stall_s), other;
 	unsigned files;
-	double other;
 
 	if (!s->o->stall_s || !s->ranks_dir[0] || t - s->live.last_progress < (double)s->o->stall_s ||
 	    t < s->stall_recheck)
 		return false;
 	other = liveness_latest_progress(s->ranks_dir, s->o->rank, &files);
-	if (t - other >= (double)s->o->stall_s)
+	if (t - other >= (double)s->o->stall_s + period)
 		return true;
-	s->stall_recheck = t + LIVENESS_PERIOD_S;
+	s->stall_recheck = t + period;
 	return false;
 }
 
@@ -396,7 +399,7 @@ static void wait_exit(struct sup *s, double timeout_s)
 
 /* Whether rank r will leave no stacks: its record says it exited, or
  * that it progressed after since (this rank's stall), so it is not
- * stalled.  Its record is rewritten at least every LIVENESS_PERIOD_S,
+ * stalled.  Its record is rewritten at least every liveness_period(),
  * so a live rank is known within that, not after BARRIER_S. */
 static bool not_coming(const struct sup *s, unsigned r, double since)
 {

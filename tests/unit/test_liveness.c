@@ -1,5 +1,6 @@
 /* test_liveness.c - launcher/supervise/liveness: what status --ranks says
- * a supervised rank is doing, from its rank-N.json record. */
+ * a supervised rank is doing, from its rank-N.json record, and how often
+ * a record is rewritten. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -7,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "launcher/supervise/liveness.h" // defines: liveness_activity, LIVENESS_PERIOD_S
+#include "launcher/supervise/liveness.h" // defines: liveness_activity, liveness_period
 
 #include <jansson.h>
 
@@ -69,12 +70,27 @@ static void liveness__other_states_are_said_as_they_are(void **state)
 	assert_string_equal(small, "preem");
 }
 
+/* A record is never staler than half a stall it helps to judge (the
+ * supervisor waits that period more before it calls the others idle). */
+static void liveness__records_are_rewritten_within_half_a_short_stall(void **state)
+{
+	(void)state;
+	assert_true(liveness_period(0) == LIVENESS_PERIOD_S);
+	assert_true(liveness_period(600) == LIVENESS_PERIOD_S);
+	assert_true(liveness_period(2 * LIVENESS_PERIOD_S) == LIVENESS_PERIOD_S);
+	assert_true(liveness_period(6) == 3);
+	assert_true(liveness_period(3) == 1.5);
+	assert_true(liveness_period(1) == 1);
+	assert_true(liveness_period(-1) == LIVENESS_PERIOD_S);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(liveness__a_running_rank_progresses_until_idle_past_two_periods),
 		cmocka_unit_test(liveness__an_exited_rank_shows_its_status_and_signal),
 		cmocka_unit_test(liveness__other_states_are_said_as_they_are),
+		cmocka_unit_test(liveness__records_are_rewritten_within_half_a_short_stall),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
