@@ -64,7 +64,7 @@ TRAIN_LIBS   += $(shell $(PKG_CONFIG) --libs ompi)
 DEBIAN_PKGS  += libopenmpi-dev openmpi-bin
 $(OBJ)/trainer/comm/comm.o $(OBJ)/trainer/comm/watchdog.o $(SAN)/trainer/comm/comm.o $(SAN)/trainer/comm/watchdog.o: \
 	HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
-UNIT_TESTS   += test_comm
+UNIT_TESTS   += test_comm test_late_ranks
 
 # The CUDA path's pure decisions (gpu_plan.c), tested in every build:
 # they need no GPU, no CUDA and no MPI.

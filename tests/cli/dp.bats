@@ -210,6 +210,24 @@ rank_pid() {
 	! kill -0 "$victim" 2>/dev/null
 }
 
+@test "a stalled rank 0, which names the late ranks, makes the others abort after twice the grace, saying so" {
+	spec "$W/s.yaml" cnn 32 100000 "allreduce: {stall_timeout_s: 2}"
+	mpi 2 train -q --run "$W/r" "$W/s.yaml" >"$W/out" 2>&1 &
+	local mp=$! victim
+	wait_steps "$W/r" 3
+	victim=$(rank_pid "$mp" 0)
+	kill -STOP "$victim"
+	for _ in $(seq 300); do kill -0 "$mp" 2>/dev/null || break; sleep 0.1; done
+	run ! kill -0 "$mp"
+	st=0
+	wait "$mp" || st=$?
+	[ "$st" -ne 0 ]
+	cat "$W/out"
+	grep -Eq '^hpctrain train: rank 1: .* of step [0-9]+ has not completed after [0-9]+ s \(train.allreduce.stall_timeout_s\); rank 0, which names the ranks that have not arrived, did not: it has not arrived either; aborting the job$' "$W/out"
+	for _ in $(seq 50); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
+	! kill -0 "$victim" 2>/dev/null
+}
+
 @test "batchnorm sync: 2 ranks x 8 reach the parameters and running statistics of 1 rank x 16 (resnet-small); local does not" {
 	# sync takes each batch-norm layer's statistics over the global
 	# batch, so the ranks compute what one process does; local

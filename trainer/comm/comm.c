@@ -114,8 +114,9 @@ int comm_init(struct comm *c, const struct job *job, struct sbuf *err)
 		c->ctl = xcalloc(1, sizeof(MPI_Comm));
 		MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
 		MPI_Comm_size(MPI_COMM_WORLD, &c->world);
-		/* control traffic (arrivals) on its own communicator, so no
-		 * message of ours can match a collective's */
+		/* control traffic (the watchdog's stall reports, barriers)
+		 * on its own communicator, so no message of ours can match
+		 * a collective's */
 		comm_check(c, MPI_Comm_dup(MPI_COMM_WORLD, ctl_of(c)), "MPI_Comm_dup");
 		if (start_watchdog(c, provided >= MPI_THREAD_MULTIPLE)) {
 			sbuf_addstr(err, "cannot start the watchdog thread");
@@ -184,7 +185,7 @@ static void reduce_now(struct comm *c, size_t i, int p)
 	size_t n = b->hi - b->lo;
 	float *g = c->grads + b->lo;
 
-	watchdog_announce(&c->wd, ++c->wd.wait_seq);
+	watchdog_enter(&c->wd);
 	watchdog_begin(&c->wd);
 	comm_check(c, MPI_Allreduce(MPI_IN_PLACE, g, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
 	      "MPI_Allreduce");
@@ -548,7 +549,6 @@ int comm_finish(struct comm *c, int status)
 		/* everyone waits for rank 0's final or preemption checkpoint */
 		comm_check(c, MPI_Ibarrier(*ctl_of(c), &q), "MPI_Ibarrier");
 		watchdog_wait_all(&c->wd, &q, 1, "the final barrier");
-		watchdog_drain(&c->wd);
 	}
 	return status;
 }

@@ -1,13 +1,24 @@
-/* watchdog.c - no wait of the trainer's data parallelism hangs: every
- * rank announces each wait it enters and sends heartbeats while it
- * waits; a wait older than train.allreduce.stall_timeout_s names the
- * ranks that never arrived or went silent and aborts the job, and a rank
- * whose launcher died exits.  Polled waits run the checks between polls
- * (watchdog_wait_all); blocking calls are watched by a thread
- * (watchdog_start starts it; it acts between watchdog_begin and
- * watchdog_end).  Shell.  Its state is struct watchdog, which struct
- * comm holds: comm.c calls in, nothing here calls comm.c. */
+/* watchdog.c - no wait of the trainer's data parallelism hangs: a wait
+ * older than train.allreduce.stall_timeout_s names the ranks that never
+ * reached it and aborts the job, and a rank whose launcher died exits.
+ * Polled waits run the checks between polls (watchdog_wait_all);
+ * blocking calls are watched by a thread (watchdog_start starts it; it
+ * acts between watchdog_begin and watchdog_end).  Shell.  Its state is
+ * struct watchdog, which struct comm holds: comm.c calls in, nothing
+ * here calls comm.c.
+ *
+ * A wait costs no message: who is late is asked only once a wait has
+ * timed out.  Each rank whose wait timed out sends rank 0 the number of
+ * its wait; rank 0, when its own wait times out, takes the reports in
+ * for a grace period and names the ranks that sent none (stopped, dead,
+ * or still computing) or an older number (stuck in an earlier wait).
+ * When rank 0 is the late one, the others abort after twice the grace,
+ * saying so.  So a rank's cost per wait is O(1) at any world size, and
+ * rank 0's O(world) only on the way to an abort.  (It used to tell every
+ * peer of every wait and repeat that as a heartbeat: O(world) messages
+ * per rank and wait, O(world^2) per job.) */
 #include "trainer/comm/watchdog.h" // defines: struct watchdog, watchdog_*
+#include "trainer/comm/late_ranks.h" // defines: late_ranks_describe, LATE_*
 #include "common/say.h" // defines: say
 #include "common/exitcode.h"  // defines: HPT_EXIT_FAILURE
 #include "common/sbuf.h"      // defines: struct sbuf, xcalloc
@@ -22,7 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TAG_ARRIVE 7701
+#define TAG_LATE 7702
+#define NAP_NS (20 * 1000 * 1000)
 
 static MPI_Comm ctl_of(const struct watchdog *w)
 {
@@ -45,77 +57,108 @@ static void check(const struct watchdog *w, int rc, const char *what)
 	}
 }
 
-/* Tells every peer that this rank entered wait number seq; takes in
- * what the peers said.  O(world) tiny eager messages per wait. */
-void watchdog_announce(struct watchdog *w, int64_t seq)
+static void nap(void)
 {
-	int64_t *v = &w->arrive_val[seq & 7];
+	struct timespec t = { 0, NAP_NS };
 
-	*v = seq;
-	for (int r = 0; r < w->world; r++) {
-		MPI_Request q;
-
-		if (r == w->rank)
-			continue;
-		check(w, MPI_Isend(v, 1, MPI_INT64_T, r, TAG_ARRIVE, ctl_of(w), &q), "MPI_Isend");
-		MPI_Request_free(&q);
-	}
+	nanosleep(&t, NULL);
 }
 
-void watchdog_drain(struct watchdog *w)
+/* How long rank 0 takes reports in after its own wait timed out: the
+ * ranks entered the wait up to a step apart, and time out as far apart. */
+static double grace_s(const struct watchdog *w)
 {
-	int flag;
-	MPI_Status st;
+	double g = 0.1 * (double)w->stall_timeout_s;
 
-	for (;;) {
-		int64_t v;
-
-		check(w, MPI_Iprobe(MPI_ANY_SOURCE, TAG_ARRIVE, ctl_of(w), &flag, &st), "MPI_Iprobe");
-		if (!flag)
-			return;
-		check(w, MPI_Recv(&v, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_ARRIVE, ctl_of(w),
-				  MPI_STATUS_IGNORE), "MPI_Recv");
-		if (v > w->arrived[st.MPI_SOURCE])
-			w->arrived[st.MPI_SOURCE] = v;
-		w->heard[st.MPI_SOURCE] = monoclock_s();
-	}
+	return g < 2 ? 2 : g > 30 ? 30 : g;
 }
 
-/* The watchdog's verdict: names the ranks that have not entered this
- * wait, then aborts the whole job. */
-static void stall(struct watchdog *w, const char *what, double waited)
+static void stalled_line(const struct watchdog *w, const char *what, double waited,
+			 const char *verdict)
 {
-	struct sbuf late = SBUF_INIT;
-
-	/* late: never entered this wait, or entered it and went silent (a
-	 * stopped or dead process sends no heartbeats) */
-	for (int r = 0; r < w->world; r++)
-		if (r != w->rank && (w->arrived[r] < w->wait_seq || monoclock_s() - w->heard[r] > 1.0))
-			sbuf_addf(&late, "%s%d", late.len ? ", " : "", r);
 	fprintf(stderr,
 		"hpctrain train: rank %d: %s of step %lld has not completed after %.0f s "
-		"(train.allreduce.stall_timeout_s); %s%s; aborting the job\n",
-		w->rank, what, (long long)*w->step + 1, waited,
-		late.len ? "ranks that have not arrived: " : "every rank arrived; the collective is stuck",
-		late.len ? late.buf : "");
+		"(train.allreduce.stall_timeout_s); %s; aborting the job\n",
+		w->rank, what, (long long)*w->step + 1, waited, verdict);
 	fflush(stderr);
-	sbuf_release(&late);
+}
+
+/* Rank 0's side of a stall: the others' reports, then the verdict. */
+static void collect_and_abort(struct watchdog *w, const char *what, double waited)
+{
+	unsigned char *state = xcalloc((size_t)w->world, 1);
+	double end = monoclock_s() + grace_s(w);
+	struct sbuf verdict = SBUF_INIT;
+	int heard = 1;
+
+	state[w->rank] = LATE_ARRIVED;
+	while (heard < w->world && monoclock_s() < end) {
+		MPI_Status st;
+		int64_t seq;
+		int flag;
+
+		check(w, MPI_Iprobe(MPI_ANY_SOURCE, TAG_LATE, ctl_of(w), &flag, &st), "MPI_Iprobe");
+		if (!flag) {
+			nap();
+			continue;
+		}
+		check(w, MPI_Recv(&seq, 1, MPI_INT64_T, st.MPI_SOURCE, TAG_LATE, ctl_of(w),
+				  MPI_STATUS_IGNORE), "MPI_Recv");
+		heard += state[st.MPI_SOURCE] == LATE_SILENT;
+		state[st.MPI_SOURCE] = seq >= w->wait_seq ? LATE_ARRIVED : LATE_BEHIND;
+	}
+	late_ranks_describe(state, w->world, &verdict);
+	stalled_line(w, what, waited, verdict.buf);
 	MPI_Abort(MPI_COMM_WORLD, HPT_EXIT_FAILURE);
 }
 
-/* Waits for n requests, polling; the watchdog runs between polls: it
- * repeats this rank's arrival every 0.25 s as a heartbeat, takes in the
- * peers', and gives up after stall_timeout_s.  A changed parent means
- * the launcher (mpirun, slurmstepd) died and nobody will clean up: exit
- * at once rather than linger as an orphan.  Busy polling costs the
- * waiting core, which Open MPI's own blocking wait spends as well. */
+/* Any other rank's side: its report to rank 0, whose verdict ends the
+ * job; if none comes, rank 0 is the late one. */
+static void report_and_abort(struct watchdog *w, const char *what, double waited)
+{
+	double end = monoclock_s() + 2 * grace_s(w);
+	MPI_Request q;
+	int sent = 0;
+
+	w->report = w->wait_seq;
+	check(w, MPI_Isend(&w->report, 1, MPI_INT64_T, 0, TAG_LATE, ctl_of(w), &q), "MPI_Isend");
+	while (monoclock_s() < end) {
+		if (!sent)
+			check(w, MPI_Test(&q, &sent, MPI_STATUS_IGNORE), "MPI_Test");
+		nap();
+	}
+	stalled_line(w, what, waited,
+		     "rank 0, which names the ranks that have not arrived, did not: it has not "
+		     "arrived either");
+	MPI_Abort(MPI_COMM_WORLD, HPT_EXIT_FAILURE);
+}
+
+/* The watchdog's verdict: names the ranks that have not entered this
+ * wait, then aborts the whole job.  can_ask: this thread may call MPI. */
+static void stall(struct watchdog *w, const char *what, double waited, bool can_ask)
+{
+	if (!can_ask) {
+		stalled_line(w, what, waited,
+			     "which ranks are late is not known (no MPI_THREAD_MULTIPLE)");
+		MPI_Abort(MPI_COMM_WORLD, HPT_EXIT_FAILURE);
+	}
+	if (w->rank == 0)
+		collect_and_abort(w, what, waited);
+	report_and_abort(w, what, waited);
+}
+
+/* Waits for n requests, polling; the watchdog runs between polls and
+ * gives up after stall_timeout_s.  A changed parent means the launcher
+ * (mpirun, slurmstepd) died and nobody will clean up: exit at once
+ * rather than linger as an orphan.  Busy polling costs the waiting
+ * core, which Open MPI's own blocking wait spends as well. */
 void watchdog_wait_all(struct watchdog *w, void *requests, int n, const char *what)
 {
 	MPI_Request *reqs = requests;
-	double t0 = monoclock_s(), beat = t0, limit = (double)w->stall_timeout_s;
+	double t0 = monoclock_s(), limit = (double)w->stall_timeout_s;
 	int done = 0;
 
-	watchdog_announce(w, ++w->wait_seq);
+	watchdog_enter(w);
 	for (unsigned spin = 0;; spin++) {
 		check(w, MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE), "MPI_Testall");
 		if (done)
@@ -123,61 +166,46 @@ void watchdog_wait_all(struct watchdog *w, void *requests, int n, const char *wh
 		if ((spin & 255) == 0) {
 			double t = monoclock_s();
 
-			watchdog_drain(w);
-			if (t - beat > 0.25) {
-				watchdog_announce(w, w->wait_seq);
-				beat = t;
-			}
 			if (getppid() != w->parent) {
 				say("rank %d: the launcher died during %s of "
 					"step %lld; exiting", w->rank, what, (long long)*w->step + 1);
 				_exit(HPT_EXIT_FAILURE);
 			}
 			if (t - t0 > limit)
-				stall(w, what, t - t0);
+				stall(w, what, t - t0, true);
 		}
 	}
 }
 
 /* The watchdog of blocking calls: while the main thread sits in a
- * blocking MPI_Allreduce (blocked_since > 0) this thread sends its
- * heartbeats, takes in the peers' and, after stall_timeout_s, reports
- * and aborts, as watchdog_wait_all() does for polled waits.  Without
- * MPI_THREAD_MULTIPLE it makes no MPI call but MPI_Abort, and names
- * ranks from what the main thread last took in. */
+ * blocking MPI_Allreduce (blocked_since > 0), after stall_timeout_s this
+ * thread reports and aborts as watchdog_wait_all() does for polled
+ * waits.  Without MPI_THREAD_MULTIPLE it makes no MPI call but
+ * MPI_Abort, and cannot learn which ranks are late. */
 static void *watch(void *arg)
 {
 	struct watchdog *w = arg;
-	double beat = 0, limit = (double)w->stall_timeout_s;
-	struct timespec nap = { 0, 50 * 1000 * 1000 };
+	double limit = (double)w->stall_timeout_s;
+	struct timespec pause = { 0, 50 * 1000 * 1000 };
 
 	while (!atomic_load(&w->quit)) {
 		double since = atomic_load(&w->blocked_since), t = monoclock_s();
 
-		nanosleep(&nap, NULL);
+		nanosleep(&pause, NULL);
 		if (since <= 0)
 			continue;
-		if (w->multiple) {
-			watchdog_drain(w);
-			if (t - beat > 0.25) {
-				watchdog_announce(w, w->wait_seq);
-				beat = t;
-			}
-		}
 		if (getppid() != w->parent) {
 			say("rank %d: the launcher died; exiting", w->rank);
 			_exit(HPT_EXIT_FAILURE);
 		}
 		if (t - since > limit)
-			stall(w, "the gradient allreduce", t - since);
+			stall(w, "the gradient allreduce", t - since, w->multiple);
 	}
 	return NULL;
 }
 
 int watchdog_start(struct watchdog *w)
 {
-	w->arrived = xcalloc((size_t)w->world, sizeof(*w->arrived));
-	w->heard = xcalloc((size_t)w->world, sizeof(*w->heard));
 	w->parent = getppid();
 	if (w->world > 1) {
 		if (pthread_create(&w->thread, NULL, watch, w))
@@ -193,9 +221,12 @@ void watchdog_release(struct watchdog *w)
 		atomic_store(&w->quit, true);
 		pthread_join(w->thread, NULL);
 	}
-	free(w->arrived);
-	free(w->heard);
 	memset(w, 0, sizeof(*w));
+}
+
+void watchdog_enter(struct watchdog *w)
+{
+	w->wait_seq++;
 }
 
 void watchdog_begin(struct watchdog *w)

@@ -24,9 +24,7 @@ struct watchdog {
 	const int64_t *step; /* the owner's current step, read for messages only */
 	/* the watchdog's own */
 	int64_t wait_seq;   /* waits entered so far; the same on every rank */
-	int64_t *arrived;   /* per rank: the last wait it reported entering */
-	int64_t arrive_val[8];
-	double *heard;      /* per rank: when its last arrival or heartbeat came */
+	int64_t report;     /* the buffer of this rank's report to rank 0 in a stall */
 	int parent;         /* getppid() at start: the launcher */
 	pthread_t thread;   /* watchdog of blocking calls */
 	bool running;
@@ -34,20 +32,16 @@ struct watchdog {
 	_Atomic double blocked_since; /* > 0: in a blocking call since then */
 };
 
-/* Allocates the per-rank arrival state, notes the launcher and, with
- * more than one rank, starts the thread that watches blocking calls.
- * 0, or -1 when the thread cannot start. */
+/* Notes the launcher and, with more than one rank, starts the thread
+ * that watches blocking calls.  0, or -1 when the thread cannot start. */
 int watchdog_start(struct watchdog *w);
-/* Stops the thread and frees what watchdog_start() allocated; accepts a
- * zeroed struct. */
+/* Stops the thread; accepts a zeroed struct. */
 void watchdog_release(struct watchdog *w);
-/* Tells every peer that this rank entered wait number seq. */
-void watchdog_announce(struct watchdog *w, int64_t seq);
-/* Takes in the peers' arrivals and heartbeats that have come. */
-void watchdog_drain(struct watchdog *w);
-/* Waits for the n MPI_Requests at requests, polling; between polls it
- * sends heartbeats, takes in the peers', and aborts the job naming the
- * late ranks after stall_timeout_s.  what names the wait in that
+/* Counts a wait this rank enters (no message: who is late is asked only
+ * when a wait times out, watchdog.c). */
+void watchdog_enter(struct watchdog *w);
+/* Enters a wait and waits for the n MPI_Requests at requests, polling;
+ * after stall_timeout_s it aborts the job naming the late ranks.  what names the wait in that
  * message ("the gradient allreduce"). */
 void watchdog_wait_all(struct watchdog *w, void *requests, int n, const char *what);
 /* Bracket a blocking wait (a blocking MPI call, or the CUDA path's
