@@ -14,7 +14,7 @@ DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libp
 # environment.modules is tested against Debian's Lmod (tests/cli/environment.bats).
 DEBIAN_PKGS   += lmod
 
-UNIT_TESTS += test_render test_slurm_state
+UNIT_TESTS += test_render test_slurm_state test_hostlist
 
 # A throw-away local Slurm (tests/cluster/up.sh): MODE=single|multi|netns,
 # BASE=/tmp/hpctrain-cluster.  `eval $(make -s cluster-up)` sets SLURM_CONF.

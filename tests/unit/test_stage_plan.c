@@ -48,6 +48,29 @@ static void stage_plan__chunks_round_up(void **state)
 	assert_int_equal(stage_plan_chunks(5, 4), 2);
 }
 
+/* 65,536 nodes, every other one lacking the entry: the chain is rank 0
+ * then the odd ranks, and the last link's place is found; a petabyte in
+ * 4 MiB chunks is counted without overflow. */
+static void stage_plan__holds_at_65536_nodes(void **state)
+{
+	enum { N = 65536 };
+	unsigned char *lacks = malloc(N);
+	int *chain = malloc(N * sizeof(*chain)), prev, next;
+
+	(void)state;
+	for (int r = 0; r < N; r++)
+		lacks[r] = r % 2;
+	assert_int_equal(stage_plan_chain(lacks, N, chain), N / 2 + 1);
+	assert_int_equal(chain[N / 2], N - 1);
+	assert_int_equal(stage_plan_place(chain, N / 2 + 1, N - 1, &prev, &next), N / 2);
+	assert_int_equal(prev, N - 3);
+	assert_int_equal(next, -1);
+	assert_int_equal(stage_plan_place(chain, N / 2 + 1, N - 2, &prev, &next), -1);
+	assert_true(stage_plan_chunks(UINT64_C(1) << 50, 4u << 20) == UINT64_C(1) << 28);
+	free(lacks);
+	free(chain);
+}
+
 static void stage_job__parses_entries_with_and_without_a_pin(void **state)
 {
 	struct stage_job j = { 0 };
@@ -106,6 +129,7 @@ int main(void)
 		cmocka_unit_test(stage_plan__chain_is_the_reader_then_the_ranks_that_lack_the_entry),
 		cmocka_unit_test(stage_plan__no_chain_when_every_node_holds_the_entry),
 		cmocka_unit_test(stage_plan__chunks_round_up),
+		cmocka_unit_test(stage_plan__holds_at_65536_nodes),
 		cmocka_unit_test(stage_job__parses_entries_with_and_without_a_pin),
 		cmocka_unit_test(stage_job__record_has_the_agreed_fields),
 	};
