@@ -22,5 +22,6 @@ int cmd_logs(int argc, char **argv);
 int cmd_rerun(int argc, char **argv);
 int cmd_autopsy(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

@@ -64,6 +64,8 @@ static const struct command commands[] = {
 	  .flags = NEEDS_SLURM },
 	{ .name = "rerun", .fn = cmd_rerun, .summary = "submit a run again as a new attempt of the same run",
 	  .flags = NEEDS_SLURM },
+	{ .name = "diff", .fn = cmd_diff, .summary = "show what differs between two runs: spec, code, image, data, versions, shape and metrics",
+	  .flags = NEEDS_SLURM },
 	{ .name = "doctor", .summary = "check every node of an allocation before it trains; keep a ledger of bad nodes (runs hpctrain-doctor)",
 	  .program = "doctor" },
 	{ .name = "stage", .summary = "copy data sets to every node's cache from one read of the shared file system (runs hpctrain-stage)",

@@ -15,6 +15,7 @@
  *   RUN/checkpoints/       the checkpoints (in a later attempt that resumes,
  *                          a link to the run's first directory's)
  *   RUN/python/hpctrain/   the Python module the attempt was submitted with
+ *   RUN/code.json          the program's source tree as snapshot (code_diff.h)
  *   RUN/attempts/N/        attempt N > 1, laid out the same
  *
  * and a sweep's array directory holds RUNFILE_TASK_LINK: one link per
@@ -34,6 +35,7 @@
 #define RUNFILE_STAGE     "stage"
 #define RUNFILE_ATTEMPTS  "attempts"
 #define RUNFILE_PYTHON    "python"
+#define RUNFILE_CODE      "code.json"
 /* The array task's link in a sweep array's directory: "%s/%lld" of the
  * directory and the task index (render_array.c's script follows it). */
 #define RUNFILE_TASK_LINK "%s/%lld"

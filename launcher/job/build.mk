@@ -2,6 +2,7 @@
 # concerns of launcher/ (see the README's layout): an image's digest and
 # a data set's manifests pinned into a job, a sweep submitted, plan's
 # shapes and calibration, status's JSON and watch, report's charts of a
-# sweep and of staging.
+# sweep and of staging, and what differs between two runs (run_diff,
+# code_diff; run_diff_text, pure).
 
-UNIT_TESTS += test_job
+UNIT_TESTS += test_job test_run_diff
