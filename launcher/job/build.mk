@@ -5,3 +5,4 @@
 # sweep and of staging.
 
 UNIT_TESTS += test_job
+UNIT_TESTS += test_code
