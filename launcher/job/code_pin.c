@@ -100,7 +100,8 @@ int code_pin(struct job *job, bool store, json_t **record)
 {
 	struct sbuf warn = SBUF_INIT, err = SBUF_INIT, top = SBUF_INIT;
 	struct code_list l = { 0 };
-	char *dir = NULL, *codes = NULL, *skip = NULL, *snapshot = NULL;
+	char *dir = NULL, *codes = NULL, **skip = NULL, *snapshot = NULL;
+	size_t nskip = 0;
 	json_t *git = NULL;
 	struct stat st;
 	int status = HPT_EXIT_OK;
@@ -122,8 +123,14 @@ int code_pin(struct job *job, bool store, json_t **record)
 		status = HPT_EXIT_IO;
 		goto out;
 	}
-	skip = skip_of(codes);
-	status = code_scan(dir, &job->code, skip, &l, &warn, &err);
+	skip = xcalloc(job->data.nstage + 1, sizeof(*skip));
+	skip[0] = skip_of(codes);
+	for (size_t i = 0; i < job->data.nstage; i++)
+		skip[i + 1] = realpath(job->data.stage[i].src, NULL);
+	for (size_t i = 0; i <= job->data.nstage; i++)
+		if (skip[i])
+			skip[nskip++] = skip[i];
+	status = code_scan(dir, &job->code, (const char *const *)skip, nskip, &l, &warn, &err);
 	say_lines(warn.buf);
 	if (status) {
 		say("%s", err.buf);
@@ -153,6 +160,8 @@ out:
 	sbuf_release(&top);
 	free(dir);
 	free(codes);
+	for (size_t i = 0; i < nskip; i++)
+		free(skip[i]);
 	free(skip);
 	free(snapshot);
 	return status;

@@ -32,7 +32,8 @@
 struct scan {
 	const char *dir;
 	const struct job_code *c;
-	char *skip_rel;            /* skip relative to dir, or NULL */
+	char **skip_rel;           /* the skip paths inside dir, relative to it */
+	size_t nskip;
 	struct code_ignore spec;   /* code.exclude */
 	struct code_ignore files;  /* .gitignore (walk only) and .hpctrainignore lines */
 	struct code_list *l;
@@ -58,13 +59,16 @@ static const char *kind_of(mode_t mode)
 static bool is_left_out(const struct scan *s, const char *rel, bool is_dir)
 {
 	const char *last = strrchr(rel, '/');
-	size_t n = s->skip_rel ? strlen(s->skip_rel) : 0;
 
 	last = last ? last + 1 : rel;
 	if (!strcmp(last, ".git"))
 		return true;
-	if (s->skip_rel && !strncmp(rel, s->skip_rel, n) && (!rel[n] || rel[n] == '/'))
-		return true;
+	for (size_t i = 0; i < s->nskip; i++) {
+		size_t n = strlen(s->skip_rel[i]);
+
+		if (!strncmp(rel, s->skip_rel[i], n) && (!rel[n] || rel[n] == '/'))
+			return true;
+	}
 	return code_ignore_is_ignored(&s->spec, rel, is_dir) ||
 	       code_ignore_is_ignored(&s->files, rel, is_dir);
 }
@@ -321,6 +325,7 @@ out:
 static int hash_one(struct scan *s, struct code_entry *e)
 {
 	char *path = abs_of(s, e->path);
+	struct sbuf why = SBUF_INIT;
 	struct statkey now = { 0 };
 	struct stat st;
 	uint64_t n = 0;
@@ -340,10 +345,17 @@ static int hash_one(struct scan *s, struct code_entry *e)
 			  "ctime moved); submit again when nothing writes it", path);
 		status = HPT_EXIT_FAILURE;
 	} else {
-		status = stage_scan_hash_fd(fd, path, &st, e->sha256, &n, s->err);
+		/* its message for a file that changed speaks of staging */
+		status = stage_scan_hash_fd(fd, path, &st, e->sha256, &n, &why);
+		if (status == HPT_EXIT_FAILURE)
+			sbuf_addf(s->err, "%s changed while the code was snapshotted (its size, "
+				  "mtime or ctime moved); submit again when nothing writes it", path);
+		else if (status)
+			sbuf_addstr(s->err, why.buf);
 	}
 	close(fd);
 	free(path);
+	sbuf_release(&why);
 	return status;
 }
 
@@ -376,10 +388,11 @@ static int hash_all(struct scan *s, int64_t now_ns)
 	return status;
 }
 
-int code_scan(const char *dir, const struct job_code *c, const char *skip, struct code_list *l,
-	      struct sbuf *warn, struct sbuf *err)
+int code_scan(const char *dir, const struct job_code *c, const char *const *skip, size_t nskip,
+	      struct code_list *l, struct sbuf *warn, struct sbuf *err)
 {
 	struct scan s = { .dir = dir, .c = c, .l = l, .warn = warn, .err = err };
+	char *cache = cache_path(dir, err);
 	struct sbuf top = SBUF_INIT;
 	size_t n = strlen(dir);
 	struct timespec ts;
@@ -389,8 +402,30 @@ int code_scan(const char *dir, const struct job_code *c, const char *skip, struc
 	code_list_release(l);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	if (skip && !strncmp(skip, dir, n) && skip[n] == '/')
-		s.skip_rel = xstrdup(skip + n + 1);
+	sbuf_reset(err); /* no cache directory is no error */
+	s.skip_rel = xcalloc(nskip + 1, sizeof(*s.skip_rel));
+	for (size_t i = 0; i <= nskip; i++) {
+		/* the hash cache too: a tree holding it would change as it is cached */
+		const char *p = i < nskip ? skip[i] : cache;
+
+		const char *end;
+
+		if (!p || strncmp(p, dir, n) || p[n] != '/')
+			continue;
+		/* of the cache, hpctrain's whole cache directory (the manifests
+		 * data_pin writes beside it too): CACHE/hpctrain/code/HEX.json */
+		end = p + strlen(p);
+		for (int up = 0; p == cache && up < 2; up++) {
+			const char *slash = end;
+
+			while (slash > p + n && *--slash != '/')
+				;
+			if (slash <= p + n)
+				break;
+			end = slash;
+		}
+		s.skip_rel[s.nskip++] = xstrndup(p + n + 1, (size_t)(end - p - n - 1));
+	}
 	for (size_t i = 0; i < c->exclude.n; i++)
 		code_ignore_add(&s.spec, c->exclude.v[i], "");
 	if (!code_git_toplevel(dir, &top))
@@ -407,7 +442,10 @@ int code_scan(const char *dir, const struct job_code *c, const char *skip, struc
 		code_list_release(l);
 	code_ignore_release(&s.spec);
 	code_ignore_release(&s.files);
+	for (size_t i = 0; i < s.nskip; i++)
+		free(s.skip_rel[i]);
 	free(s.skip_rel);
+	free(cache);
 	sbuf_release(&top);
 	return status;
 }

@@ -11,9 +11,10 @@ struct job_code;
 struct sbuf;
 
 /* The sealed listing of dir (absolute, a directory) into l (released
- * first), as code_list.h describes it.  skip, when not NULL, is an
- * absolute path never listed (output.dir: the runs and their
- * snapshots), nor is any .git directory.  Symbolic links are kept as
+ * first), as code_list.h describes it.  skip holds nskip absolute paths
+ * never listed (output.dir: the runs and their snapshots; data.stage
+ * sources, pinned on their own), nor is any .git directory, nor the
+ * hash cache's directory.  Symbolic links are kept as
  * links; one that points outside the tree is named in warn (a line per
  * link).  Hashes come from a per-user cache in
  * $XDG_CACHE_HOME/hpctrain/code/ (else ~/.cache/...), keyed by
@@ -23,7 +24,9 @@ struct sbuf;
  * file, a name that is not UTF-8, more than c's limits: err naming the
  * file, or the largest subdirectories), HPT_EXIT_FAILURE (a file that
  * changed while hashed, named). */
-int code_scan(const char *dir, const struct job_code *c, const char *skip, struct code_list *l,
-	      struct sbuf *warn, struct sbuf *err);
+#include <stddef.h>
+
+int code_scan(const char *dir, const struct job_code *c, const char *const *skip, size_t nskip,
+	      struct code_list *l, struct sbuf *warn, struct sbuf *err);
 
 #endif
