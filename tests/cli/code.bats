@@ -208,3 +208,18 @@ digest_of() { # SPEC: the code digest validate pins
 	[ "${stderr_lines[-1]}" = "hpctrain rerun: the run's code snapshot $snap is gone (code $(jq -r .digest "$DIR/code.json")); submit the spec again for a new snapshot" ]
 	[ ! -e "$DIR/attempts" ]
 }
+
+@test "every point of a sweep runs the one snapshot of the tree" {
+	need_slurm
+	cd "$PROJ"
+	code_spec job.yaml sw '[python3, train.py]'
+	run -0 --separate-stderr "$HPT" submit --sweep env.N=1,2 job.yaml
+	local runs=("$BATS_TEST_TMPDIR"/runs/sw/[0-9a-f]*/) d
+	[ "${#runs[@]}" -eq 2 ]
+	[ "$(jq -r .snapshot "${runs[0]}code.json")" = "$(jq -r .snapshot "${runs[1]}code.json")" ]
+	[ "$(find "$BATS_TEST_TMPDIR/runs/.code" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ]
+	for d in "${runs[@]}"; do
+		"$HPT" status --wait "$d" >/dev/null
+		[ "$(grep -v warning "${d}logs/rank-0.out")" = one ] || return 1
+	done
+}
