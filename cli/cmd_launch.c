@@ -115,10 +115,14 @@ static void say_verbose(const struct launch *l)
 	sbuf_release(&cpus);
 }
 
-static int exec_program(char **argv)
+static int exec_program(char **argv, const char *workdir)
 {
 	fflush(stdout);
 	fflush(stderr);
+	if (workdir && chdir(workdir)) {
+		say("cannot enter %s: %s", workdir, strerror(errno));
+		return HPT_EXIT_NO_INPUT;
+	}
 	execvp(argv[0], argv);
 	if (errno == ENOENT) {
 		say("%s: command not found", argv[0]);
@@ -157,6 +161,8 @@ static int run(struct launch *l, char **argv)
 	if (l->run && l->have_job)
 		launch_attempt_env(l, &in);
 	launch_program_env(l, &in);
+	if ((status = launch_code_dir(l, &in)))
+		return status;
 	envplan_build(&in, &l->planned_env);
 	in.user = l->have_job ? &l->job.env : NULL;
 	envplan_build(&in, &l->env);
@@ -199,7 +205,7 @@ static int run(struct launch *l, char **argv)
 	} else {
 		/* the program, in launch's place, holds the mounted image */
 		container_squash_inherit(&l->wrapped.squash);
-		status = exec_program(argv);
+		status = exec_program(argv, launch_workdir(l));
 	}
 	json_decref(contract);
 	return status;

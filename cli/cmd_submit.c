@@ -378,7 +378,8 @@ static int submit_one(struct submit_args *a, const char *where, const struct sbu
 	struct job_prepare_request r = { .where = where, .text = text->buf,
 					 .len = text->len, .sets = a->sets.v, .nsets = a->sets.n,
 					 .shape = a->shape_auto ? plan_auto : NULL,
-					 .shape_arg = &shape };
+					 .shape_arg = &shape,
+					 .flags = a->dry_run ? 0 : JOB_PREPARE_STORE_CODE };
 	struct diag_list dl = DIAG_LIST_INIT;
 	struct attempt at;
 	size_t *files = NULL;

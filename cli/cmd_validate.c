@@ -152,7 +152,9 @@ static int worse(int a, int b)
 	static const int rank[] = { HPT_EXIT_OK, HPT_EXIT_BAD_SPEC, HPT_EXIT_NO_INPUT,
 				    HPT_EXIT_INTERNAL };
 
-	for (size_t i = sizeof(rank) / sizeof(rank[0]); i-- > 0;)
+	/* down to rank[1]: OK is no status to win, and a status not
+	 * ranked (a file that changed, an I/O error) must not lose to it */
+	for (size_t i = sizeof(rank) / sizeof(rank[0]); i-- > 1;)
 		if (a == rank[i] || b == rank[i])
 			return rank[i];
 	return a ? a : b;

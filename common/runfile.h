@@ -7,6 +7,7 @@
  *   RUN/resolved.yaml      the resolved spec (the run's identity)
  *   RUN/job.sbatch         its batch script
  *   RUN/submit.json        the submission's record (job id, plan, ...)
+ *   RUN/code.json          the code snapshot the job runs (launcher/job/code_pin.h)
  *   RUN/metrics.jsonl      the program's step and summary records
  *   RUN/nodes.json         the size Slurm granted the attempt
  *   RUN/preflight.json     doctor's preflight, RUN/lost.json its lost nodes
@@ -26,6 +27,7 @@
 #define RUNFILE_SPEC      "resolved.yaml"
 #define RUNFILE_SCRIPT    "job.sbatch"
 #define RUNFILE_SUBMIT    "submit.json"
+#define RUNFILE_CODE      "code.json"
 #define RUNFILE_METRICS   "metrics.jsonl"
 #define RUNFILE_NODES     "nodes.json"
 #define RUNFILE_PREFLIGHT "preflight.json"
@@ -35,7 +37,6 @@
 #define RUNFILE_STAGE     "stage"
 #define RUNFILE_ATTEMPTS  "attempts"
 #define RUNFILE_PYTHON    "python"
-#define RUNFILE_CODE      "code.json"
 /* The array task's link in a sweep array's directory: "%s/%lld" of the
  * directory and the task index (render_array.c's script follows it). */
 #define RUNFILE_TASK_LINK "%s/%lld"

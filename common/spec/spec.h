@@ -63,7 +63,7 @@ extern const char *const bind_gpu_names[], *const bind_cpu_names[], *const bind_
 	*const lr_schedule_names[], *const lr_scaling_names[], *const grad_compress_names[],
 	*const preempt_signal_names[], *const preempt_after_names[],
 	*const preflight_mode_names[], *const container_runtime_names[],
-	*const container_gpus_names[];
+	*const container_gpus_names[], *const code_mode_names[];
 
 struct job_env_var {
 	char *name;
@@ -207,6 +207,25 @@ struct job_data {
 	double cache_max_gb;     /* 0: no limit */
 };
 
+/* The program's code, snapshotted at submit (launcher/job/code_pin.c)
+ * and run from the snapshot, so that the run's hash names the code.
+ * Off for the bundled trainer unless enabled is true; on for a
+ * command unless it is false (spec_code_is_on).  dir and digest are
+ * pinned: dir the absolute directory snapshotted (filled in when the
+ * spec leaves it null), digest "sha256:<hex>" of its listing; a
+ * resolved form holds both or neither. */
+enum code_mode { CODE_AUTO, CODE_ON, CODE_OFF };
+#define SPEC_CODE_MAX_BYTES (INT64_C(1) << 30) /* code.max_bytes's default */
+#define SPEC_CODE_MAX_FILES INT64_C(100000)    /* code.max_files's default */
+struct job_code {
+	int enabled;              /* enum code_mode */
+	char *dir;                /* absolute; NULL: the program's git work tree, else here */
+	struct job_argv include;  /* globs: only what matches one (n == 0: everything) */
+	struct job_argv exclude;  /* globs: left out, as .gitignore lines */
+	int64_t max_bytes, max_files;
+	char *digest;             /* NULL before pinning */
+};
+
 struct job_output {
 	char *dir;
 	int64_t log_every_steps;
@@ -222,6 +241,7 @@ struct job {
 	struct job_environment environment;
 	struct job_train train;
 	struct job_argv command;
+	struct job_code code;
 	struct job_preempt preempt;
 	struct job_supervise supervise;
 	struct job_preflight preflight;
@@ -272,6 +292,14 @@ const struct job_stage *spec_stage_find(const struct job_data *d, const char *na
 const char *spec_stage_dataset(const char *dataset);
 /* What the stage step reads for the entry: its packed image, else src. */
 const char *spec_stage_source(const struct job_stage *e);
+
+/* Whether the job snapshots its code: code.enabled true, or auto with
+ * a command (spec_code.c). */
+bool spec_code_is_on(const struct job *job);
+/* Whether job->code holds nothing but its defaults (then the resolved
+ * form leaves the section out, so a spec that never heard of code:
+ * keeps its hash). */
+bool spec_code_is_default(const struct job *job);
 
 /* The field table, for `validate --fields` and documentation checks. */
 struct spec_field;

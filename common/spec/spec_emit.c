@@ -227,6 +227,17 @@ static int depth_of(const char *path)
 	return d;
 }
 
+/* The index of the first row after section i's keys. */
+static size_t section_end(size_t i)
+{
+	const char *p = spec_fields[i].path;
+	size_t n = strlen(p), j = i + 1;
+
+	while (j < spec_nfields && !strncmp(spec_fields[j].path, p, n) && spec_fields[j].path[n] == '.')
+		j++;
+	return j;
+}
+
 int spec_emit_resolved(const struct job *job, struct sbuf *out)
 {
 	struct emit e = { .failed = 0 };
@@ -253,6 +264,10 @@ int spec_emit_resolved(const struct job *job, struct sbuf *out)
 		 * shallower path closes the sections opened since. */
 		for (; open > d; open--)
 			map_end(&e);
+		if (f->type == SPEC_SECTION && f->omit && f->omit(job)) {
+			i = section_end(i) - 1; /* its keys are left out with it */
+			continue;
+		}
 		plain(&e, key ? key + 1 : f->path);
 		if (f->type == SPEC_SECTION) {
 			map_start(&e, YAML_BLOCK_MAPPING_STYLE);

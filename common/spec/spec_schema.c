@@ -29,6 +29,7 @@ const char *const preflight_mode_names[] = { "auto", "true", "false", NULL };
 const char *const container_runtime_names[] = { "auto", "charliecloud", "apptainer", "enroot",
 						"podman", NULL };
 const char *const container_gpus_names[] = { "auto", "true", "false", NULL };
+const char *const code_mode_names[] = { "auto", "true", "false", NULL };
 
 /* A job name becomes a Slurm job name and a directory under runs/, so it
  * must be both: no slash, no leading dot or dash, nothing a shell or
@@ -284,6 +285,26 @@ const struct spec_field spec_fields[] = {
 
 	{ .path = "command", .type = SPEC_ARGV, .off = O(command), .def = "null", .flags = F_NULLABLE,
 	  .help = "run this program (a list of arguments) instead of the bundled trainer" },
+
+	{ .path = "code", .type = SPEC_SECTION, .omit = spec_code_is_default,
+	  .help = "the program's code, snapshotted at submit and run from the snapshot" },
+	ENUM("code.enabled", code.enabled, code_mode_names, "auto",
+	     "snapshot the code; auto: when command is set (code: false turns it off)"),
+	STR("code.dir", code.dir, F_NULLABLE, spec_check_abs_path, "null",
+	    "the directory to snapshot; null: the git work tree holding the program, else "
+	    "the submit directory"),
+	{ .path = "code.include", .type = SPEC_LIST, .off = O(code.include), .def = "[]",
+	  .check = spec_code_check_glob,
+	  .help = "globs: snapshot only the files that match one; [] for every file" },
+	{ .path = "code.exclude", .type = SPEC_LIST, .off = O(code.exclude), .def = "[]",
+	  .check = spec_code_check_glob,
+	  .help = "globs left out, as lines of a .gitignore (also read: .gitignore, .hpctrainignore)" },
+	INT("code.max_bytes", code.max_bytes, 1, INT64_C(1) << 50, "1073741824",
+	    "refuse a snapshot of more bytes than this"),
+	INT("code.max_files", code.max_files, 1, 100000000, "100000",
+	    "refuse a snapshot of more files than this"),
+	STR("code.digest", code.digest, F_NULLABLE, spec_code_check_digest, "null",
+	    "the snapshot's content digest, filled in by validate and submit"),
 
 	SECTION("preempt", "what happens when Slurm is about to end the job"),
 	ENUM("preempt.signal", preempt.signal, preempt_signal_names, "USR2",

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct job;
 struct sbuf;
 struct ynode;
 
@@ -53,6 +54,9 @@ struct spec_field {
 	/* SPEC_STR, SPEC_LIST items: returns NULL if s is acceptable, else why not. */
 	const char *(*check)(const char *s);
 	const char *help;
+	/* SPEC_SECTION: true when the resolved form leaves the section
+	 * out (it holds only defaults); NULL: always written */
+	bool (*omit)(const struct job *job);
 };
 
 extern const struct spec_field spec_fields[];
@@ -75,6 +79,11 @@ struct job_data;
 int spec_stage_set(const struct ynode *n, struct job_data *d, struct sbuf *why,
 		   const struct ynode **at);
 void spec_stage_release(struct job_data *d);
+/* code.include and code.exclude items, code.digest (spec_code.c):
+ * NULL when acceptable, else why not. */
+const char *spec_code_check_glob(const char *s);
+const char *spec_code_check_digest(const char *s);
+
 /* NULL when name is a valid data.stage name, else why not. */
 const char *spec_stage_check_name(const char *name);
 

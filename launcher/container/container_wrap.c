@@ -65,14 +65,18 @@ static size_t data_dirs(const struct container_wrap_in *w, char **dirs)
 	return n;
 }
 
-/* container.workdir; else the caller's directory when it is mounted at
- * its own path; else the run directory (what the batch script is in). */
-static char *workdir(const struct job *job, const char *run, char *const *data, size_t ndata)
+/* container.workdir; else the code snapshot, mounted at its own path;
+ * else the caller's directory when it is mounted at its own path; else
+ * the run directory (what the batch script is in). */
+static char *workdir(const struct job *job, const char *code, const char *run, char *const *data,
+		     size_t ndata)
 {
 	char cwd[PATH_MAX];
 
 	if (job->container.workdir)
 		return xstrdup(job->container.workdir);
+	if (code)
+		return xstrdup(code);
 	if (getcwd(cwd, sizeof(cwd))) {
 		if (run && is_under(cwd, run))
 			return xstrdup(cwd);
@@ -192,7 +196,7 @@ static int build(const struct container_wrap_in *w, struct container_input *in, 
 	int rc;
 
 	in->ndata = data_dirs(w, data);
-	wd = workdir(w->job, run, data, in->ndata);
+	wd = workdir(w->job, w->code_dir, run, data, in->ndata);
 	in->run_dir = run;
 	in->data_dirs = (const char *const *)data;
 	in->workdir = wd;

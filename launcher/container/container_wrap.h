@@ -28,6 +28,8 @@ struct container_wrap_in {
 	const char *const *dirs; /* more directories mounted at their own path (the
 				  * node's data cache, sources read in its place) */
 	size_t ndirs;
+	const char *code_dir;    /* the code snapshot (in dirs too): the working directory
+				  * unless container.workdir says otherwise; or NULL */
 };
 
 /* Why a wrap failed, for launch's exit status. */

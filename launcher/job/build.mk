@@ -6,3 +6,4 @@
 # code_diff; run_diff_text, pure).
 
 UNIT_TESTS += test_job test_run_diff
+UNIT_TESTS += test_code

@@ -6,6 +6,7 @@
 #include "common/spec/spec.h"         // defines: spec_load
 #include "common/spec/specfile.h"     // defines: specfile_read, SPECFILE_RUN_SPEC
 #include "launcher/runs/rundir.h"     // defines: struct rundir
+#include "launcher/job/code_pin.h"    // defines: code_pin, code_pin_unchanged
 #include "launcher/job/data_pin.h"    // defines: data_pin, data_pin_unchanged
 #include "launcher/job/image_pin.h"   // defines: image_pin, image_pin_unchanged
 #include "launcher/job/program_check.h" // defines: program_check
@@ -28,16 +29,21 @@ static int pin(const struct job_prepare_request *r, struct attempt *at)
 		*r->files = files;
 	else
 		free(files);
+	if (!status)
+		status = code_pin(&at->job, !!(r->flags & JOB_PREPARE_STORE_CODE), &at->code);
 	return status;
 }
 
-/* A run's job: pinned when it was submitted, and still what it pinned. */
-static int check_pins(const struct job_prepare_request *r, const struct attempt *at)
+/* A run's job: pinned when it was submitted, and still what it pinned;
+ * its code is the snapshot it was submitted with, never the tree now. */
+static int check_pins(const struct job_prepare_request *r, struct attempt *at)
 {
 	int status = image_pin_unchanged(&at->job, !!(r->flags & JOB_PREPARE_IMAGE_CHANGED_OK));
 
 	if (!status)
 		status = data_pin_unchanged(&at->job, !!(r->flags & JOB_PREPARE_DATA_CHANGED_OK));
+	if (!status && r->run)
+		status = code_pin_unchanged(&at->job, r->run, &at->code);
 	return status;
 }
 
@@ -70,6 +76,7 @@ int job_prepare_run(const struct rundir *rd, bool image_changed_ok, bool data_ch
 	struct job_prepare_request r = {
 		.flags = JOB_PREPARE_RUN | (image_changed_ok ? JOB_PREPARE_IMAGE_CHANGED_OK : 0) |
 			 (data_changed_ok ? JOB_PREPARE_DATA_CHANGED_OK : 0),
+		.run = rd->run,
 	};
 	struct sbuf path = SBUF_INIT, text = SBUF_INIT, where = SBUF_INIT;
 	int status;

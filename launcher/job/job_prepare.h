@@ -35,6 +35,9 @@ enum job_prepare_flags {
 	JOB_PREPARE_RUN = 1 << 1,
 	JOB_PREPARE_IMAGE_CHANGED_OK = 1 << 2,
 	JOB_PREPARE_DATA_CHANGED_OK = 1 << 3,
+	/* submit: store the code's snapshot under OUTPUT.DIR/.code/
+	 * (validate and a dry run only pin its digest) */
+	JOB_PREPARE_STORE_CODE = 1 << 4,
 };
 
 struct job_prepare_request {
@@ -48,6 +51,9 @@ struct job_prepare_request {
 	 * --shape auto loads it at the shape it picks).  0 or a status. */
 	int (*shape)(struct attempt *at, struct diag_list *dl, void *arg);
 	void *shape_arg;
+	/* JOB_PREPARE_RUN: the run's first directory, whose code.json
+	 * names the snapshot the run's code is in (job_prepare_run sets it) */
+	const char *run;
 	/* Not NULL: *files gets a malloc'd array of each data.stage
 	 * source's file count (data_pin), for submit --dry-run. */
 	size_t **files;

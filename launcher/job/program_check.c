@@ -3,7 +3,8 @@
 #include "common/exitcode.h"            // defines: HPT_EXIT_BAD_SPEC
 #include "common/say.h"                 // defines: say
 #include "common/sbuf.h"                // defines: struct sbuf
-#include "common/spec/spec.h"           // defines: struct job
+#include "common/spec/spec.h"           // defines: struct job, spec_code_is_on
+#include "launcher/job/code_pin.h"      // defines: code_pin_default_dir
 
 #include <limits.h>
 #include <stdbool.h>
@@ -44,8 +45,29 @@ static bool on_path(const char *name)
 	return found;
 }
 
-/* command[0]: 0, or -1 after saying why it cannot run. */
-static int check_program(const struct job *job, const char *where)
+/* Whether rel names a file (executable, with exec) or a directory
+ * inside the code directory code, which the snapshot holds at the same
+ * relative path (an empty directory aside: only files are copied). */
+static bool in_code(const char *code, const char *rel, bool exec)
+{
+	struct sbuf p = SBUF_INIT;
+	struct stat st;
+	bool yes;
+
+	if (!code)
+		return false;
+	sbuf_addf(&p, "%s/%s", code, rel);
+	yes = !stat(p.buf, &st) &&
+	      (exec ? S_ISREG(st.st_mode) && !access(p.buf, X_OK)
+		    : S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
+	sbuf_release(&p);
+	return yes;
+}
+
+/* command[0]: 0, or -1 after saying why it cannot run.  With code on
+ * (code not NULL), the job runs in the code's snapshot, so a path
+ * relative to the code's directory is the program it runs. */
+static int check_program(const struct job *job, const char *where, const char *code)
 {
 	const char *prog = job->command.v[0];
 	struct sbuf fix = SBUF_INIT, dir = SBUF_INIT;
@@ -58,7 +80,13 @@ static int check_program(const struct job *job, const char *where)
 			    "have it", where, prog);
 		return 0;
 	}
-	if (prog[0] != '/') {
+	if (prog[0] != '/' && in_code(code, prog, true)) {
+		return 0;
+	} else if (prog[0] != '/' && in_code(code, prog, false)) {
+		say("%s: command[0] '%s' is not an executable file in the code's directory %s "
+		    "(chmod +x it, or run it through its interpreter)", where, prog, code);
+		rc = -1;
+	} else if (prog[0] != '/') {
 		absolute(prog, &fix);
 		say("%s: command[0] '%s' is a relative path, and the job runs in its run directory, "
 		    "not here: give %s", where, prog, fix.buf);
@@ -86,7 +114,7 @@ static int check_program(const struct job *job, const char *where)
 
 /* command[1..]: 0, or -1 after naming each argument that is a path
  * relative to here. */
-static int check_arguments(const struct job *job, const char *where)
+static int check_arguments(const struct job *job, const char *where, const char *code)
 {
 	struct sbuf fix = SBUF_INIT;
 	struct stat st;
@@ -98,6 +126,8 @@ static int check_arguments(const struct job *job, const char *where)
 		if (!*arg || arg[0] == '/' || arg[0] == '-' || !strcmp(arg, ".") ||
 		    !strcmp(arg, "..") || stat(arg, &st) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 			continue;
+		if (in_code(code, arg, false))
+			continue; /* the snapshot holds it at the same relative path */
 		sbuf_reset(&fix);
 		absolute(arg, &fix);
 		say("%s: command[%zu] '%s' is a %s relative to this directory, and the job runs in "
@@ -111,11 +141,15 @@ static int check_arguments(const struct job *job, const char *where)
 
 int program_check(const struct job *job, const char *where)
 {
+	char *code = NULL;
 	int bad;
 
 	if (!job->command.n || job->container.image)
 		return HPT_EXIT_OK;
-	bad = check_program(job, where);
-	bad |= check_arguments(job, where);
+	if (spec_code_is_on(job))
+		code = job->code.dir ? realpath(job->code.dir, NULL) : code_pin_default_dir(job);
+	bad = check_program(job, where, code);
+	bad |= check_arguments(job, where, code);
+	free(code);
 	return bad ? HPT_EXIT_BAD_SPEC : HPT_EXIT_OK;
 }

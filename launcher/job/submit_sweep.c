@@ -54,7 +54,8 @@ static int load_point(const struct sweep_request *req, size_t i,
 		      struct sweep_plan_point *pt, struct diag_list *dl)
 {
 	struct job_prepare_request r = { .where = req->where, .text = req->text,
-					 .len = req->len };
+					 .len = req->len,
+					 .flags = req->dry_run ? 0 : JOB_PREPARE_STORE_CODE };
 	struct diag_list mine = DIAG_LIST_INIT;
 	struct sweep_point sp;
 	struct spec_override *all;

@@ -201,7 +201,8 @@ int launch_supervise(const struct launch *l, json_t *contract, char **argv)
 {
 	struct supervise_target target = { launch_container_find, launch_container_end, (void *)l };
 	struct supervise_inside inside = { launch_contract_inside, (void *)l };
-	struct supervise_opts o = { .run_dir = l->run, .rank = l->ri.rank,
+	struct supervise_opts o = { .run_dir = l->run, .workdir = launch_workdir(l),
+				    .rank = l->ri.rank,
 				    .world = l->ri.world_size, .host = l->ri.hostname,
 				    .contract = contract };
 
@@ -222,6 +223,9 @@ int launch_supervise(const struct launch *l, json_t *contract, char **argv)
 
 void launch_release(struct launch *l)
 {
+	free(l->code_dir);
+	free(l->run_dir);
+	l->code_dir = l->run_dir = NULL;
 	job_release(&l->job);
 	rank_info_release(&l->ri);
 	topo_release(&l->topo);

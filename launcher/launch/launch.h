@@ -47,6 +47,8 @@ struct launch {
 	struct container_run wrapped; /* the program in the job's container, when it has one */
 	struct container_preview preview; /* the same, as a dry run would run it */
 	char *python_path;           /* PYTHONPATH: the Python module's directory first */
+	char *code_dir;              /* the code snapshot the program runs in, or NULL */
+	char *run_dir;               /* --run made absolute, with code_dir */
 };
 
 /* The job from --spec or --run, when one is given (l->have_job); a run
@@ -69,6 +71,15 @@ void launch_attempt_env(struct launch *l, struct envplan_input *in);
  * PYTHONPATH with hpctrain's Python module first) into in; in keeps
  * pointers into l. */
 void launch_program_env(struct launch *l, struct envplan_input *in);
+/* In launch_code.c: a job with code (code.digest) run from --run: the
+ * snapshot its code.json names, checked against the digest, into
+ * l->code_dir and in->code_dir (HPCTRAIN_CODE_DIR), the run directory
+ * into in->run_dir.  0, or HPT_EXIT_NO_INPUT naming what is gone: a
+ * rank never runs the live tree in the snapshot's place. */
+int launch_code_dir(struct launch *l, struct envplan_input *in);
+/* The program's working directory: the snapshot, else NULL (launch's). */
+const char *launch_workdir(const struct launch *l);
+
 /* l->env into this process's environment: 0 or HPT_EXIT_INTERNAL. */
 int launch_set_env(const struct launch *l);
 /* The rank's report (--report, --dry-run): a new reference. */

@@ -59,7 +59,7 @@ int launch_container_wrap(struct launch *l, char **argv)
 	struct container_wrap_in in = { .job = &l->job, .run = l->run, .rank = l->ri.rank,
 					.local_size = l->ri.local_size, .supervised = l->supervise,
 					.argv = argv, .image = l->data.image };
-	const char **dirs = xcalloc(l->data.n + 1, sizeof(*dirs));
+	const char **dirs = xcalloc(l->data.n + 2, sizeof(*dirs));
 	static const int status_of[] = { [CONTAINER_WRAP_NO_RUNTIME] = HPT_EXIT_NOTFOUND,
 					 [CONTAINER_WRAP_NO_IMAGE] = HPT_EXIT_NO_INPUT,
 					 [CONTAINER_WRAP_REFUSED] = HPT_EXIT_BAD_SPEC,
@@ -81,6 +81,9 @@ int launch_container_wrap(struct launch *l, char **argv)
 	for (size_t i = 0; i < l->data.n; i++)
 		if (l->data.v[i].path == l->data.v[i].src)
 			dirs[in.ndirs++] = l->data.v[i].src;
+	/* the code snapshot, where HPCTRAIN_CODE_DIR names it */
+	if (l->code_dir)
+		dirs[in.ndirs++] = in.code_dir = l->code_dir;
 	in.dirs = dirs;
 	ensure_user();
 	rc = l->dry_run ? container_wrap_preview(&in, &l->preview, &err)

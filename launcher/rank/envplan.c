@@ -305,6 +305,10 @@ void envplan_build(const struct envplan_input *in, struct env_list *out)
 		env_list_set(out, "HPCTRAIN_PREEMPT_SIGNAL", in->preempt_signal);
 	if (in->python_path)
 		env_list_set(out, "PYTHONPATH", in->python_path);
+	if (in->code_dir)
+		env_list_set(out, "HPCTRAIN_CODE_DIR", in->code_dir);
+	if (in->run_dir)
+		env_list_set(out, "HPCTRAIN_RUN_DIR", in->run_dir);
 	for (size_t i = 0; in->data && i < in->data->n; i++)
 		env_list_set(out, in->data->v[i].name, in->data->v[i].value);
 	for (size_t i = 0; in->user && i < in->user->n; i++)

@@ -98,6 +98,8 @@ struct envplan_input {
 	const char *checkpoint_dir;   /* HPCTRAIN_CHECKPOINT_DIR, or NULL */
 	const char *preempt_signal;   /* HPCTRAIN_PREEMPT_SIGNAL's name, or NULL */
 	const char *python_path;      /* PYTHONPATH, whole, or NULL: left alone */
+	const char *code_dir;         /* HPCTRAIN_CODE_DIR: the code snapshot, or NULL */
+	const char *run_dir;          /* HPCTRAIN_RUN_DIR, set with code_dir, or NULL */
 	const struct job_env *user;   /* the spec's env:, or NULL */
 };
 

@@ -26,6 +26,8 @@ void attempt_release(struct attempt *a)
 	job_release(&a->job);
 	json_decref(a->plan);
 	a->plan = NULL;
+	json_decref(a->code);
+	a->code = NULL;
 	free(a->exclude);
 	a->exclude = NULL;
 	render_opts_release(&a->opts);

@@ -37,6 +37,8 @@ struct attempt {
 	struct sbuf script;      /* job.sbatch, written from opts, after attempt_render */
 	unsigned renders;        /* times attempt_render rendered: 1 when submitted */
 	int resubmits;           /* preflight resubmissions that led to this attempt */
+	json_t *code;            /* owned: the code snapshot's record (launcher/job/code_pin.h),
+				  * written as code.json into each attempt; NULL: no code */
 	json_t *plan;            /* owned: hpctrain plan's prediction of this shape
 				  * (submit --shape auto), recorded as submit.json's
 				  * "plan"; or NULL */
@@ -60,7 +62,7 @@ int attempt_render(struct attempt *a, const char *hpctrain, struct diag_list *dl
 int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *dl);
 
 
-/* Writes job.sbatch into rd (a fresh attempt), submits the job with
+/* Writes job.sbatch (and code.json) into rd (a fresh attempt), submits the job with
  * a->opts and writes submit.json; *record gets that document
  * (json_decref it).  The attempt must have been rendered exactly once:
  * what the script says is what Slurm is asked for.  On a failure before
@@ -71,6 +73,10 @@ int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *d
  * that do not fail the submission (a job_submit plugin message). */
 int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct sbuf *err,
 		   struct sbuf *warn);
+
+/* Writes a->code, when set, as rd's code.json (0600, atomically, never
+ * over an existing one).  0, or -1 with err. */
+int attempt_write_code(const struct attempt *a, const struct rundir *rd, struct sbuf *err);
 
 /* Writes rd's submit.json for job job_id, which Slurm has taken, and
  * returns the document in *record (json_decref it).  task >= 0: the

@@ -41,11 +41,34 @@ static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint3
 					      container_runtime_names[a->job.container.runtime]));
 	if (rec && a->plan)
 		json_object_set(rec, "plan", a->plan);
+	/* The code's content as submitted; its files are in code.json. */
+	if (rec && a->job.code.digest)
+		json_object_set_new(rec, "code", json_pack("{s:s, s:s?}", "digest",
+							   a->job.code.digest, "dir",
+							   a->job.code.dir));
 	if (rec && task >= 0) {
 		json_object_set_new(rec, "array_task_id", json_integer(task));
 		json_object_set_new(rec, "sweep", json_string(sweep));
 	}
 	return rec;
+}
+
+int attempt_write_code(const struct attempt *a, const struct rundir *rd, struct sbuf *err)
+{
+	char *doc;
+	int rc;
+
+	if (!a->code)
+		return 0;
+	/* sorted keys, ASCII: the same snapshot gives the same bytes */
+	doc = json_dumps(a->code, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	if (!doc) {
+		sbuf_addstr(err, "cannot write " RUNFILE_CODE " (out of memory)");
+		return -1;
+	}
+	rc = rundir_write(rd, RUNFILE_CODE, doc, strlen(doc), err);
+	free(doc);
+	return rc;
 }
 
 int attempt_record(const struct attempt *a, const struct rundir *rd, uint32_t job_id,
@@ -87,7 +110,8 @@ int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct
 		status = HPT_EXIT_INTERNAL;
 		goto out_abandon;
 	}
-	if (rundir_write(rd, RUNFILE_SCRIPT, a->script.buf, a->script.len, err)) {
+	if (rundir_write(rd, RUNFILE_SCRIPT, a->script.buf, a->script.len, err) ||
+	    attempt_write_code(a, rd, err)) {
 		status = HPT_EXIT_IO;
 		goto out_abandon;
 	}

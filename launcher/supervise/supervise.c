@@ -202,8 +202,8 @@ static void start_child(struct sup *s, char **argv, int po[2], int pe[2], int re
 		dup2(po[1], 1);
 	if (pe[1] >= 0)
 		dup2(pe[1], 2);
-	(void)s;
-	execvp(argv[0], argv);
+	if (!s->o->workdir || !chdir(s->o->workdir))
+		execvp(argv[0], argv);
 	err = errno;
 	if (write(report[1], &err, sizeof(err)) < 0)
 		_exit(HPT_EXIT_NOEXEC);

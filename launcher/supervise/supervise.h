@@ -63,6 +63,7 @@ struct supervise_inside {
 
 struct supervise_opts {
 	const char *run_dir;   /* the run (attempt) directory, or NULL */
+	const char *workdir;   /* the program's working directory; NULL: the supervisor's */
 	unsigned rank, world;
 	const char *host;
 	int preempt_signal;    /* the signal that means "checkpoint now"; 0 for none */

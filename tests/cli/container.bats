@@ -77,7 +77,7 @@ make_run() {
 	local run=$WORK/runs/$1
 	mkdir -p "$run" "$WORK/img$run"
 	chmod 700 "$WORK/runs" "$run"
-	printf 'version: 1\nname: %s\ncommand: [sh]\nsupervise: {stall_timeout_s: %s}\ncontainer: {image: %s, runtime: %s}\n%s\n' \
+	printf 'version: 1\nname: %s\ncommand: [sh]\ncode: false\nsupervise: {stall_timeout_s: %s}\ncontainer: {image: %s, runtime: %s}\n%s\n' \
 		"$1" "${4:-0}" "$2" "${3:-auto}" "${5:-}" >"$WORK/$1.yaml"
 	"$HPT" validate --print-resolved "$WORK/$1.yaml" >"$run/resolved.yaml"
 	echo "$run"
@@ -164,7 +164,7 @@ field() {
 	base=$(mktemp -d /var/tmp/hpctrain-nomount.XXXXXX)
 	run=$base/nomount
 	mkdir -m 700 "$run"
-	printf 'version: 1\nname: nomount\ncommand: [sh]\ncontainer: {image: %s, runtime: charliecloud}\n' \
+	printf 'version: 1\nname: nomount\ncommand: [sh]\ncode: false\ncontainer: {image: %s, runtime: charliecloud}\n' \
 		"$WORK/img" >"$WORK/nomount.yaml"
 	"$HPT" validate --print-resolved "$WORK/nomount.yaml" >"$run/resolved.yaml"
 	run "$HPT" launch --run "$run" -- true
@@ -373,7 +373,7 @@ no_container_left() {
 	mkdir -p "$run" "$WORK/img$run" "$WORK/img$WORK/stcache"
 	chmod 700 "$WORK/runs" "$run"
 	sqfs=$(squash st-img)
-	printf 'version: 1\nname: st-img\ncommand: [sh]\ncontainer: {image: %s, runtime: charliecloud, stage: true}\ndata: {cache: {dir: %s}}\n' \
+	printf 'version: 1\nname: st-img\ncommand: [sh]\ncode: false\ncontainer: {image: %s, runtime: charliecloud, stage: true}\ndata: {cache: {dir: %s}}\n' \
 		"$sqfs" "$WORK/stcache" >"$WORK/st-img.yaml"
 	"$HPT" validate --print-resolved "$WORK/st-img.yaml" >"$run/resolved.yaml"
 	run -0 "$HPT" stage --run "$run"

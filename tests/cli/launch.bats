@@ -190,7 +190,7 @@ field() {
 	chmod 700 "$tmp/runs" "$tmp/runs/r"
 	printf 'abc' >"$tmp/src/a"
 	printf 'de' >"$tmp/src/sub/b"
-	printf 'version: 1\nname: r\ncommand: [true]\nbinding: {cpu: none}\ndata: {stage: [{name: fm, src: %s}], cache: {dir: %s}}\n' \
+	printf 'version: 1\nname: r\ncommand: [true]\ncode: false\nbinding: {cpu: none}\ndata: {stage: [{name: fm, src: %s}], cache: {dir: %s}}\n' \
 		"$tmp/src" "$tmp/cache" >"$tmp/r.yaml"
 	"$HPT" validate --print-resolved "$tmp/r.yaml" >"$tmp/runs/r/resolved.yaml"
 	run -0 "$HPT" stage --run "$tmp/runs/r"

@@ -165,6 +165,7 @@ version: 1
 name: planuser
 resources: {nodes: 1, ranks_per_node: 1, time: "00:10:00"}
 command: [sh, -c, "echo '{\\"event\\":\\"step\\",\\"step\\":20,\\"step_ms\\":100}' >metrics.jsonl; sleep 1"]
+code: false # it writes metrics.jsonl where it runs: the run directory
 output: {dir: runs}
 preflight: false
 SPEC

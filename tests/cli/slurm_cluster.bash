@@ -52,6 +52,10 @@ submit_json() {
 
 # A spec running PROGRAM (a YAML flow list) on NODES x RANKS, printing to
 # the rank logs; the job needs only hpctrain launch, not the trainer.
+# code: false: the programs are shell lines run in the run directory,
+# and the tests write into the submit directory between submits (a
+# snapshot of it would make each submit another run); code.bats tests
+# the snapshot, with specs of its own.
 write_spec() { # FILE NAME NODES RANKS COMMAND [EXTRA YAML]
 	cat >"$1" <<SPEC
 version: 1
@@ -59,6 +63,7 @@ name: $2
 resources: {nodes: $3, ranks_per_node: $4, time: "00:05:00"}
 binding: {gpu: none, cpu: none, memory: none, nic: none}
 command: $5
+code: false
 preempt: {lead_s: 0}
 ${6:-}
 SPEC

@@ -335,7 +335,7 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 
 @test "stage --run stages a run's pinned data.stage entries where launch looks for them" {
 	mkdir -m 700 "$W/run"
-	printf 'version: 1\nname: s\ncommand: [true]\nbinding: {cpu: none}\ndata: {stage: [{name: ds, src: %s}], cache: {dir: %s}}\n' \
+	printf 'version: 1\nname: s\ncommand: [true]\ncode: false\nbinding: {cpu: none}\ndata: {stage: [{name: ds, src: %s}], cache: {dir: %s}}\n' \
 		"$W/src" "$W/cache" >"$W/s.yaml"
 	"$HPT" validate --print-resolved "$W/s.yaml" >"$W/run/resolved.yaml"
 	run "$HPT" stage --run "$W/run"
@@ -350,7 +350,7 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 @test "a launched rank holds its staged copy: --clear keeps it while the program runs, exec'd or supervised" {
 	local h mode
 	mkdir -m 700 "$W/run"
-	printf 'version: 1\nname: s\ncommand: [true]\nbinding: {cpu: none, memory: none}\ndata: {stage: [{name: ds, src: %s}], cache: {dir: %s}}\n' \
+	printf 'version: 1\nname: s\ncommand: [true]\ncode: false\nbinding: {cpu: none, memory: none}\ndata: {stage: [{name: ds, src: %s}], cache: {dir: %s}}\n' \
 		"$W/src" "$W/cache" >"$W/s.yaml"
 	"$HPT" validate --print-resolved "$W/s.yaml" >"$W/run/resolved.yaml"
 	h=$(sed -n 's/^    manifest: "sha256:\(.*\)"$/\1/p' "$W/run/resolved.yaml")

@@ -203,11 +203,18 @@ teardown() {
 	printf '#!/bin/sh\n' >noexec.sh
 	mkdir data
 	printf 'version: 1\nname: p\ncommand: [python3, train.py, --data, data, --steps, "16"]\n' >rel.yaml
+	# with code on (a command's default) the job runs in the code's
+	# snapshot of this directory, which holds them at the same paths
+	run -0 "$HPT" validate -q rel.yaml
+	printf 'code: false\n' >>rel.yaml
 	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" validate rel.yaml
 	[ "${stderr_lines[0]}" = "hpctrain validate: rel.yaml: command[1] 'train.py' is a file relative to this directory, and the job runs in its run directory, not here: give $PWD/train.py" ]
 	[ "${stderr_lines[1]}" = "hpctrain validate: rel.yaml: command[3] 'data' is a directory relative to this directory, and the job runs in its run directory, not here: give $PWD/data" ]
 	[ "${#stderr_lines[@]}" -eq 2 ]
 	printf 'version: 1\nname: p\ncommand: [./noexec.sh]\n' >dot.yaml
+	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" validate dot.yaml
+	[ "$stderr" = "hpctrain validate: dot.yaml: command[0] './noexec.sh' is not an executable file in the code's directory $PWD (chmod +x it, or run it through its interpreter)" ]
+	printf 'code: false\n' >>dot.yaml
 	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" validate dot.yaml
 	[ "$stderr" = "hpctrain validate: dot.yaml: command[0] './noexec.sh' is a relative path, and the job runs in its run directory, not here: give $PWD/noexec.sh" ]
 	printf 'version: 1\nname: p\ncommand: [%s]\n' "$PWD/noexec.sh" >noexec.yaml

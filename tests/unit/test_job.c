@@ -23,7 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SHAPED MINIMAL "resources: {nodes: 1, ranks_per_node: 1}\ncommand: [true]\n"
+/* code: false: these jobs' code is not what they test (test_code.c's is) */
+#define SHAPED MINIMAL "resources: {nodes: 1, ranks_per_node: 1}\ncommand: [true]\ncode: false\n"
 
 static void job__a_shape_is_loaded_at_its_nodes_and_ranks_after_the_users_sets(void **state)
 {

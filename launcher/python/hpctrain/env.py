@@ -26,6 +26,8 @@ class Env:
     heartbeat: str          # HPCTRAIN_HEARTBEAT, or "" when none
     preempt_signal: str     # HPCTRAIN_PREEMPT_SIGNAL (USR2, TERM, INT)
     launched: bool          # whether hpctrain launch set these (HPCTRAIN_RANK)
+    run_dir: str = ""       # HPCTRAIN_RUN_DIR: set when the program runs in its code
+                            # snapshot (HPCTRAIN_CODE_DIR), not in the run directory
 
     @property
     def resized(self):
@@ -65,4 +67,5 @@ def env(environ=None):
                      if k.startswith(DATA_PREFIX) and len(k) > len(DATA_PREFIX)},
                heartbeat=e.get("HPCTRAIN_HEARTBEAT", ""),
                preempt_signal=e.get("HPCTRAIN_PREEMPT_SIGNAL") or "USR2",
-               launched="HPCTRAIN_RANK" in e)
+               launched="HPCTRAIN_RANK" in e,
+               run_dir=e.get("HPCTRAIN_RUN_DIR") or "")

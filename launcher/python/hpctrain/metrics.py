@@ -1,7 +1,8 @@
 """metrics.py - the step, epoch and summary records hpctrain reads.
 
-Rank 0 appends JSON lines to metrics.jsonl in the working directory (the
-attempt's run directory), the format hpctrain-program(7) documents, so
+Rank 0 appends JSON lines to metrics.jsonl in the attempt's run directory
+(HPCTRAIN_RUN_DIR when the program runs in its code snapshot, else the
+working directory), the format hpctrain-program(7) documents, so
 status shows progress and time left, report draws the run and plan
 learns from it.  Every rank calls step(): the other ranks write nothing
 but touch the heartbeat file, which is how the supervisor sees a rank
@@ -15,8 +16,10 @@ from hpctrain.env import env
 
 
 class Metrics:
-    def __init__(self, path="metrics.jsonl", environ=None):
+    def __init__(self, path=None, environ=None):
         e = env(environ)
+        if path is None:
+            path = os.path.join(e.run_dir, "metrics.jsonl") if e.run_dir else "metrics.jsonl"
         self.rank, self.world, self.attempt, self.restart, self.heartbeat = (
             e.rank, e.world_size, e.attempt, e.restart, e.heartbeat)
         self.file = open(path, "a", encoding="utf-8") if self.rank == 0 else None

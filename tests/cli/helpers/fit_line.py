@@ -2,7 +2,9 @@
 """fit_line.py - a user's own training program, not the bundled trainer:
 it fits y = 3x - 1 (plus noise) by minibatch SGD at the learning rate $LR
 and writes metrics.jsonl in the format of hpctrain-report(1), METRICS
-FORMAT, in its working directory (the run directory under Slurm).
+FORMAT, in the run directory: $HPCTRAIN_RUN_DIR when hpctrain runs it in
+its code snapshot, else its working directory (the run directory under
+Slurm).
 
 A prediction is counted accurate when it is within 0.25 of the target.
 The data come from a fixed seed, so a run is the same every time.
@@ -33,7 +35,7 @@ w = b = 0.0
 steps_per_epoch = TRAIN // BATCH
 total = EPOCHS * steps_per_epoch
 step, rates = 0, []
-with open("metrics.jsonl", "a") as log:
+with open(os.path.join(os.environ.get("HPCTRAIN_RUN_DIR", "."), "metrics.jsonl"), "a") as log:
     def put(record):
         log.write(json.dumps(record) + "\n")
         log.flush()

@@ -1,0 +1,161 @@
+/* code_git.c - git run as a program for a code tree (see code_git.h).
+ * Shell: fork, exec, pipes, waitpid. */
+#include "launcher/job/code_git.h" // defines: code_git_toplevel, code_git_ls_files, code_git_state
+#include "common/sbuf.h"           // defines: struct sbuf, xasprintf
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define GIT_OUT_MAX (256u << 20) /* ls-files of a tree at max_files of long names */
+
+/* git -C top ARGS..., its stdout into out (at most GIT_OUT_MAX bytes),
+ * stderr and stdin on /dev/null: its exit status, or -1 when it could
+ * not be run.  The environment is made here, not inherited: a
+ * GIT_DIR, GIT_WORK_TREE or GIT_INDEX_FILE of the caller's would point
+ * git at another repository, and a pager or a locale at other bytes. */
+static int run_git(const char *top, const char *const *args, struct sbuf *out)
+{
+	const char *path = getenv("PATH"), *home = getenv("HOME");
+	char *env[5] = { NULL };
+	const char *argv[16];
+	size_t n = 0, e = 0;
+	int fds[2], status = -1, devnull;
+	char buf[65536];
+	pid_t pid;
+	ssize_t r;
+
+	argv[n++] = "git";
+	argv[n++] = "-C";
+	argv[n++] = top;
+	for (size_t i = 0; args[i] && n < 15; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	env[e++] = xasprintf("PATH=%s", path && *path ? path : "/usr/bin:/bin");
+	if (home && *home)
+		env[e++] = xasprintf("HOME=%s", home);
+	env[e++] = xasprintf("LC_ALL=C");
+	env[e++] = xasprintf("GIT_OPTIONAL_LOCKS=0"); /* status must not write the index */
+	sbuf_reset(out);
+	if (pipe2(fds, O_CLOEXEC))
+		goto out;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		goto out;
+	}
+	if (pid == 0) {
+		/* open-ok: a device, git's stdin and stderr */
+		devnull = open("/dev/null", O_RDWR);
+		if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(fds[1], 1) < 0 ||
+		    dup2(devnull, 2) < 0)
+			_exit(127);
+		signal(SIGPIPE, SIG_DFL);
+		execvpe("git", (char *const *)argv, env);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((r = read(fds[0], buf, sizeof(buf))) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (out->len + (size_t)r > GIT_OUT_MAX)
+			break; /* git then dies of SIGPIPE: a failure, said by the caller */
+		sbuf_add(out, buf, (size_t)r);
+	}
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+out:
+	for (size_t i = 0; i < e; i++)
+		free(env[i]);
+	return status;
+}
+
+static void chomp(struct sbuf *s)
+{
+	while (s->len && (s->buf[s->len - 1] == '\n' || s->buf[s->len - 1] == '\r'))
+		s->buf[--s->len] = '\0';
+}
+
+int code_git_toplevel(const char *dir, struct sbuf *top)
+{
+	static const char *const args[] = { "rev-parse", "--show-toplevel", NULL };
+
+	if (run_git(dir, args, top) != 0 || !top->len)
+		return -1;
+	chomp(top);
+	return top->buf[0] == '/' ? 0 : -1;
+}
+
+int code_git_ls_files(const char *top, struct sbuf *out, struct sbuf *err)
+{
+	static const char *const args[] = { "ls-files", "--cached", "--others",
+					    "--exclude-standard", "-z", NULL };
+	int st = run_git(top, args, out);
+
+	if (st) {
+		sbuf_addf(err, "git ls-files in %s failed (status %d)", top, st);
+		return -1;
+	}
+	return 0;
+}
+
+/* The paths of `git status --porcelain=v1 -z`: "XY PATH\0", and a
+ * rename's or copy's source as one more NUL-ended field, skipped. */
+static json_t *changed_of(const struct sbuf *s)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i + 3 < s->len;) {
+		const char *rec = s->buf + i;
+		size_t n = strlen(rec);
+
+		if (n > 3 && json_array_append_new(a, json_string(rec + 3))) {
+			json_decref(a);
+			return NULL;
+		}
+		i += n + 1;
+		if (rec[0] == 'R' || rec[0] == 'C')
+			i += strlen(s->buf + i) + 1;
+	}
+	return a;
+}
+
+json_t *code_git_state(const char *top)
+{
+	static const char *const head[] = { "rev-parse", "--verify", "-q", "HEAD", NULL };
+	static const char *const branch[] = { "symbolic-ref", "--short", "-q", "HEAD", NULL };
+	static const char *const status[] = { "status", "--porcelain=v1", "-z",
+					      "--untracked-files=all", NULL };
+	struct sbuf c = SBUF_INIT, b = SBUF_INIT, s = SBUF_INIT;
+	json_t *doc = NULL, *changed;
+
+	if (run_git(top, status, &s) != 0)
+		goto out;
+	changed = changed_of(&s);
+	if (!changed)
+		goto out;
+	if (run_git(top, head, &c) != 0)
+		sbuf_reset(&c);
+	if (run_git(top, branch, &b) != 0)
+		sbuf_reset(&b);
+	chomp(&c);
+	chomp(&b);
+	doc = json_pack("{s:s?, s:s?, s:b, s:o}", "commit", c.len ? c.buf : NULL, "branch",
+			b.len ? b.buf : NULL, "dirty", json_array_size(changed) > 0, "changed",
+			changed);
+out:
+	sbuf_release(&c);
+	sbuf_release(&b);
+	sbuf_release(&s);
+	return doc;
+}
