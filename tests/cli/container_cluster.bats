@@ -107,7 +107,9 @@ teardown_file() {
 }
 
 # spec FILE NAME IMAGE COMMAND [EXTRA YAML]: 2 nodes x 2 ranks in IMAGE
-# under charliecloud, each rank on its own core with local memory.
+# under charliecloud, each rank on its own core with local memory.  The
+# programs are the image's own and write into their working directory,
+# the run directory: no code snapshot (code: false).
 spec() {
 	local extra=${5:-}
 	[ -n "$extra" ] || extra='preempt: {lead_s: 0}'
@@ -121,6 +123,7 @@ command: $4
 output: {dir: $WORK/runs}
 container: {image: $3, runtime: charliecloud}
 preflight: false
+code: false
 $extra
 SPEC
 }
