@@ -1,7 +1,7 @@
 /* code_list.c - a program's code as a sealed listing and its digest;
  * code.json's shape (see code_list.h).  Pure core. */
 #include "launcher/job/code_list.h"        // defines: struct code_list, code_list_*
-#include "launcher/stage/stage_manifest.h" // defines: stage_manifest_hex_of
+#include "launcher/stage/stage_manifest.h" // defines: stage_manifest_hex_of, stage_manifest_path_is_safe
 #include "common/sbuf.h"                   // defines: struct sbuf, xstrdup, xrealloc
 
 #include <openssl/evp.h>
@@ -59,23 +59,6 @@ static int by_path(const void *a, const void *b)
 	return strcmp(((const struct code_entry *)a)->path, ((const struct code_entry *)b)->path);
 }
 
-/* A relative path of non-empty components, none "." or "..". */
-static bool path_is_safe(const char *p)
-{
-	if (!*p || *p == '/')
-		return false;
-	while (*p) {
-		size_t n = strcspn(p, "/");
-
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
-		p += n;
-		if (*p == '/' && !*++p)
-			return false;
-	}
-	return true;
-}
-
 static int refuse(struct sbuf *err, const char *path, const char *why)
 {
 	sbuf_addstr(err, "the code's file name '");
@@ -106,7 +89,7 @@ int code_list_seal(struct code_list *l, struct sbuf *err)
 			       "is not UTF-8 (its bytes shown as \\xHH); rename it");
 			goto out;
 		}
-		if (!path_is_safe(e->path)) {
+		if (!stage_manifest_path_is_safe(e->path)) {
 			refuse(err, e->path, "is not a relative path inside the tree");
 			goto out;
 		}

@@ -7,9 +7,9 @@
 #include "launcher/job/code_limit.h"       // defines: code_limit_check
 #include "launcher/job/code_list.h"        // defines: struct code_list, code_list_*
 #include "launcher/stage/stage_manifest.h" // defines: stage_manifest_hex_of, stage_manifest_parse_hex
-#include "launcher/stage/stage_scan.h"     // defines: stage_scan_hash_fd
+#include "launcher/stage/stage_scan.h"     // defines: stage_scan_hash_fd, stage_scan_cache_file
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
-#include "common/fileio.h"                 // defines: fileio_read_flags, fileio_private_dir, fileio_write_atomic
+#include "common/fileio.h"                 // defines: fileio_read_flags, fileio_write_atomic
 #include "common/jsonfile.h"               // defines: jsonfile_load
 #include "common/sbuf.h"                   // defines: struct sbuf
 #include "common/spec/spec.h"              // defines: struct job_code
@@ -18,7 +18,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -232,26 +231,7 @@ static int list_git(struct scan *s)
  * when the directory cannot be made. */
 static char *cache_path(const char *dir, struct sbuf *err)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	char hex[65], *cdir, *path;
-
-	if (xdg && *xdg == '/')
-		cdir = xasprintf("%s/hpctrain/code", xdg);
-	else if (home && *home)
-		cdir = xasprintf("%s/.cache/hpctrain/code", home);
-	else
-		return NULL;
-	if (fileio_private_dir(cdir, err)) {
-		free(cdir);
-		return NULL;
-	}
-	EVP_Digest(dir, strlen(dir), md, &len, EVP_sha256(), NULL);
-	stage_manifest_hex_of(md, hex);
-	path = xasprintf("%s/%s.json", cdir, hex);
-	free(cdir);
-	return path;
+	return stage_scan_cache_file("code", dir, err);
 }
 
 /* The cached hashes of dir into old (sealed), and when they were taken.

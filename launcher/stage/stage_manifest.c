@@ -88,8 +88,7 @@ static int by_path(const void *a, const void *b)
 	return strcmp(((const struct stage_file *)a)->path, ((const struct stage_file *)b)->path);
 }
 
-/* A relative path of non-empty components, none "." or "..". */
-static bool path_is_safe(const char *p)
+bool stage_manifest_path_is_safe(const char *p)
 {
 	if (!*p || *p == '/')
 		return false;
@@ -132,7 +131,7 @@ int stage_manifest_seal(struct stage_manifest *m, struct sbuf *err)
 				    "a data set's names must be UTF-8");
 			goto fail;
 		}
-		if (!m->is_file && !path_is_safe(f->path)) {
+		if (!m->is_file && !stage_manifest_path_is_safe(f->path)) {
 			sbuf_addf(err, "unsafe path in a manifest: '%s'", SBUF_CLIP(f->path));
 			goto fail;
 		}

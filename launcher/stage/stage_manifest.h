@@ -96,4 +96,9 @@ void stage_manifest_hex_of(const unsigned char sha256[32], char out[65]);
 /* 0 when hex is 64 hex digits, giving the 32 bytes; else -1. */
 int stage_manifest_parse_hex(const char *hex, unsigned char out[32]);
 
+/* Whether p is a relative path of non-empty components, none "." or
+ * "..", without a trailing slash: one that names nothing outside the
+ * directory it is read or copied under. */
+bool stage_manifest_path_is_safe(const char *p);
+
 #endif

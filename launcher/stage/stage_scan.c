@@ -187,8 +187,7 @@ static int visit(const char *fpath, const struct stat *sb, int type, struct FTW 
 	return 1;
 }
 
-/* The cache file for src, in a private directory made on the way. */
-static char *cache_path(const char *src, struct sbuf *err)
+char *stage_scan_cache_file(const char *subdir, const char *key, struct sbuf *err)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	unsigned char md[EVP_MAX_MD_SIZE];
@@ -196,20 +195,26 @@ static char *cache_path(const char *src, struct sbuf *err)
 	char hex[65], *dir, *path;
 
 	if (xdg && *xdg == '/')
-		dir = xasprintf("%s/hpctrain/manifests", xdg);
+		dir = xasprintf("%s/hpctrain/%s", xdg, subdir);
 	else if (home && *home)
-		dir = xasprintf("%s/.cache/hpctrain/manifests", home);
+		dir = xasprintf("%s/.cache/hpctrain/%s", home, subdir);
 	else
 		return NULL; /* no place for a cache: every scan hashes */
 	if (fileio_private_dir(dir, err)) {
 		free(dir);
 		return NULL;
 	}
-	EVP_Digest(src, strlen(src), md, &len, EVP_sha256(), NULL);
+	EVP_Digest(key, strlen(key), md, &len, EVP_sha256(), NULL);
 	stage_manifest_hex_of(md, hex);
 	path = xasprintf("%s/%s.json", dir, hex);
 	free(dir);
 	return path;
+}
+
+/* The cache file for src, in a private directory made on the way. */
+static char *cache_path(const char *src, struct sbuf *err)
+{
+	return stage_scan_cache_file("manifests", src, err);
 }
 
 /* The cached manifest of src into old, with the key of each of its

@@ -57,4 +57,11 @@ struct stat;
 int stage_scan_hash_fd(int fd, const char *path, const struct stat *st, unsigned char sha256[32],
 		       uint64_t *n, struct sbuf *err);
 
+/* $XDG_CACHE_HOME/hpctrain/SUBDIR/<sha256 of key>.json (else under
+ * ~/.cache), its directory made private (0700) on the way: the cache
+ * file of one source or tree.  NULL when there is no place for a cache
+ * (every file is hashed), or, with err, when the directory cannot be
+ * made.  malloc'd. */
+char *stage_scan_cache_file(const char *subdir, const char *key, struct sbuf *err);
+
 #endif
