@@ -5,11 +5,16 @@
 #include "common/jsonfile.h"      // defines: jsonfile_load
 #include "common/sbuf.h"          // defines: struct sbuf
 
+#include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#define MARK_NAME "progress"
 
 static json_t *time_or_null(double t)
 {
@@ -145,6 +150,64 @@ double liveness_latest_progress(const char *dir, unsigned self, unsigned *files)
 	}
 	free(v);
 	return latest;
+}
+
+int liveness_mark_open(const char *dir, struct sbuf *err)
+{
+	struct sbuf path = SBUF_INIT;
+	int fd;
+
+	sbuf_addf(&path, "%s/" MARK_NAME, dir);
+	/* open-ok: created here or vetted below (a regular file of this user's) */
+	fd = open(path.buf, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		sbuf_addf(err, "cannot open %s: %s", path.buf, strerror(errno));
+	else
+		fd = fileio_vet_fd(fd, path.buf, FILEIO_OWNED, err);
+	sbuf_release(&path);
+	return fd;
+}
+
+int liveness_mark_due(double seen, double progress, double period)
+{
+	return progress - seen >= period;
+}
+
+static double mtime_of(const struct stat *st)
+{
+	return (double)st->st_mtim.tv_sec + st->st_mtim.tv_nsec / 1e9;
+}
+
+double liveness_mark_note(int fd, double seen, double progress, double period)
+{
+	struct stat st;
+
+	if (fd < 0 || !liveness_mark_due(seen, progress, period))
+		return seen;
+	if (!fstat(fd, &st) && mtime_of(&st) > seen)
+		seen = mtime_of(&st);
+	if (!liveness_mark_due(seen, progress, period))
+		return seen;
+	/* now, by the file system's clock: at or after progress */
+	return futimens(fd, NULL) ? seen : progress;
+}
+
+double liveness_mark_read(const char *dir)
+{
+	struct sbuf path = SBUF_INIT, err = SBUF_INIT;
+	struct stat st;
+	double t = 0;
+	int fd;
+
+	sbuf_addf(&path, "%s/" MARK_NAME, dir);
+	fd = fileio_open_regular(path.buf, FILEIO_NOFOLLOW | FILEIO_OWNED, &err);
+	if (fd >= 0 && !fstat(fd, &st))
+		t = mtime_of(&st);
+	if (fd >= 0)
+		close(fd);
+	sbuf_release(&path);
+	sbuf_release(&err);
+	return t;
 }
 
 void liveness_activity(json_t *r, double now, char *buf, size_t len)

@@ -10,8 +10,15 @@
  * of output, the time of the last output and of the last heartbeat, and
  * the exit status once there is one (after a SIGKILL, with the OOM
  * kills its memory cgroups counted: the program's failure either way).  `hpctrain status RUN --ranks` reads
- * them; supervisors read each other's to tell a stalled job from one
- * stalled rank.
+ * them.
+ *
+ * A stalled job is told from one stalled rank by RUN/ranks/progress, one
+ * file for all ranks (liveness_mark_*): its mtime is never more than a
+ * period older than the latest progress of any rank.  A rank touches it
+ * only when it has progressed and the mtime it last saw is over a period
+ * old, and reads it only while it is itself idle: O(1) per rank, and a
+ * few touches per period for the whole job, where reading every rank's
+ * record was O(N) per idle rank per period (O(N^2) per job).
  */
 #ifndef HPT_LIVENESS_H
 #define HPT_LIVENESS_H
@@ -52,6 +59,27 @@ double liveness_cpu_seconds(pid_t pid);
 /* The latest last_progress among the other ranks' files in dir, and how
  * many of those files there are; 0 when none. */
 double liveness_latest_progress(const char *dir, unsigned self, unsigned *files);
+
+/* The progress mark, DIR/progress: opened for touching (created 0600
+ * when missing, never through a link, refused when another user owns
+ * it).  The descriptor, or -1 with err. */
+int liveness_mark_open(const char *dir, struct sbuf *err);
+
+/* Whether a rank that progressed at progress, and last saw the mark at
+ * seen or later, must look at the mark again (and touch it when it is
+ * still as old): only then can the mark be over period older than
+ * progress.  Pure. */
+int liveness_mark_due(double seen, double progress, double period);
+
+/* Keeps the mark within period of progress: when due, reads its mtime
+ * through fd and touches it (the file system's clock) if that is still
+ * over period old.  Returns what the rank knows of the mark now (a time
+ * it is at least as late as), to pass as seen next time. */
+double liveness_mark_note(int fd, double seen, double progress, double period);
+
+/* The mark's mtime, read by path (an open, which revalidates a network
+ * file system's cached attributes), or 0 when there is none. */
+double liveness_mark_read(const char *dir);
 
 /* Reads every DIR/rank-N.json, sorted by rank; *n gets the count.  One
  * that is not a regular file (a FIFO) or not JSON is skipped.  The

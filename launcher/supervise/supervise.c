@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -48,6 +49,8 @@ struct sup {
 	double deadline;       /* preemption deadline, seconds since the epoch */
 	double next_write;
 	double stall_recheck;  /* when this rank is idle but others are not */
+	int mark_fd;           /* RUN/ranks/progress (liveness.h), -1 without a stall timeout */
+	double mark_seen;      /* the mark is known to be at least this late */
 	struct sbuf capture;   /* stderr kept while faulthandler dumps */
 	bool capturing;
 	bool stopping;         /* the supervisor itself is ending the program */
@@ -175,6 +178,8 @@ static void prepare_files(struct sup *s)
 		goto out;
 	}
 	setenv("HPCTRAIN_HEARTBEAT", s->heartbeat, 1);
+	if (s->o->stall_s && (s->mark_fd = liveness_mark_open(s->ranks_dir, &err)) < 0)
+		say(s, "%s; reading every rank's record to tell a stall instead", err.buf);
 out:
 	sbuf_release(&err);
 }
@@ -368,7 +373,9 @@ static bool stalled(struct sup *s, double t)
 	if (!s->o->stall_s || !s->ranks_dir[0] || t - s->live.last_progress < (double)s->o->stall_s ||
 	    t < s->stall_recheck)
 		return false;
-	other = liveness_latest_progress(s->ranks_dir, s->o->rank, &files);
+	/* without the mark (it could not be opened), every rank's record */
+	other = s->mark_fd >= 0 ? liveness_mark_read(s->ranks_dir)
+				: liveness_latest_progress(s->ranks_dir, s->o->rank, &files);
 	if (t - other >= (double)s->o->stall_s + period)
 		return true;
 	s->stall_recheck = t + period;
@@ -397,6 +404,74 @@ static void wait_exit(struct sup *s, double timeout_s)
 	}
 }
 
+/* The step's name in a count's file (count_in): each step of a requeued
+ * job, and each mpirun, counts afresh. */
+static void step_key(char *buf, size_t len)
+{
+	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+	const char *restart = getenv("SLURM_RESTART_COUNT"), *ns = getenv("PMIX_NAMESPACE");
+
+	if (job && step)
+		snprintf(buf, len, "%s.%s.%s", job, step, restart ? restart : "0");
+	else
+		snprintf(buf, len, "%s", ns && *ns ? ns : "local");
+	for (char *p = buf; *p; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p))
+			*p = '_';
+}
+
+#define COUNT_STACKS "stacks"  /* the ranks that left their stacks */
+#define COUNT_EXITED "exited"  /* the ranks whose program ended on its own */
+
+/* Counts this rank in RUN/ranks/WHAT-STEP: a byte appended, so that a
+ * stat of one file tells how many ranks have (O_APPEND is atomic on a
+ * local file system and on Lustre; on NFS a lost byte costs a wait to
+ * its bound, never a hang).  The byte's index, or -1. */
+static long count_in(const struct sup *s, const char *what)
+{
+	char key[256], path[4096 + 512];
+	struct sbuf ignored = SBUF_INIT;
+	off_t end = -1;
+	int fd;
+
+	step_key(key, sizeof(key));
+	snprintf(path, sizeof(path), "%s/%s-%s", s->ranks_dir, what, key);
+	/* not a bare open(2): O_WRONLY blocks on a FIFO planted there */
+	fd = fileio_open_append(path, &ignored);
+	sbuf_release(&ignored);
+	if (fd < 0)
+		return -1;
+	if (write(fd, "x", 1) == 1)
+		end = lseek(fd, 0, SEEK_CUR);
+	close(fd);
+	return end > 0 ? (long)end - 1 : -1;
+}
+
+/* How many ranks of this step are counted in WHAT-STEP; its mtime into
+ * *mtime when given. */
+static unsigned count_of(const struct sup *s, const char *what, double *mtime)
+{
+	char key[256], path[4096 + 512];
+	struct stat st;
+
+	step_key(key, sizeof(key));
+	snprintf(path, sizeof(path), "%s/%s-%s", s->ranks_dir, what, key);
+	if (lstat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	if (mtime)
+		*mtime = st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+	return st.st_size > (off_t)UINT_MAX ? UINT_MAX : (unsigned)st.st_size;
+}
+
+/* The ranks that have left their stacks or will leave none (their
+ * program ended on its own); *newest: when the last stacks were left. */
+static unsigned counted(const struct sup *s, double *newest)
+{
+	unsigned stacks = count_of(s, COUNT_STACKS, newest);
+
+	return stacks + count_of(s, COUNT_EXITED, NULL);
+}
+
 /* Whether rank r will leave no stacks: its record says it exited, or
  * that it progressed after since (this rank's stall), so it is not
  * stalled.  Its record is rewritten at least every liveness_period(),
@@ -419,46 +494,25 @@ static bool not_coming(const struct sup *s, unsigned r, double since)
 	return gone;
 }
 
-/* How many ranks have left their stacks, or will leave none (not_coming),
- * and the newest stacks file's mtime. */
-static void count_stacks(const struct sup *s, double since, unsigned *present, double *newest)
+/* Waits (a few seconds at most) until every rank of the step has left
+ * its stacks or exited leaving none (counted(): one file, whatever the
+ * number of ranks; a rank that comes neither way costs the wait),
+ * then until the moment every rank derives alike from them: the last
+ * stacks' count's mtime and ABORT_SYNC_S.  The Python ranks are aborted
+ * then, all at once, for faulthandler's dump: a rank aborted even 0.2 s
+ * after a peer has already seen the peer die (its gloo or MPI wait
+ * failing) and dumps from its exception handling or its interpreter's
+ * shutdown, with no frame of the wait left to show.  A clock that
+ * disagrees with the file's by more than a second gets no wait. */
+static void barrier(struct sup *s)
 {
-	char path[4200];
-	struct stat st;
+	double end = now() + BARRIER_S, newest = 0, at;
+	bool all;
 
-	*present = 0;
-	*newest = 0;
-	for (unsigned r = 0; r < s->o->world; r++) {
-		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
-		if (stat(path, &st)) {
-			*present += r != s->o->rank && not_coming(s, r, since);
-			continue;
-		}
-		(*present)++;
-		if (st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9 > *newest)
-			*newest = st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
-	}
-}
-
-/* Waits (a few seconds at most) until every rank has left its stacks or
- * is known to leave none (not_coming),
- * then until the moment every rank derives alike from them: the newest
- * file's mtime and ABORT_SYNC_S.  The Python ranks are aborted then, all
- * at once, for faulthandler's dump: a rank aborted even 0.2 s after a
- * peer has already seen the peer die (its gloo or MPI wait failing) and
- * dumps from its exception handling or its interpreter's shutdown, with
- * no frame of the wait left to show.  A clock that disagrees with the
- * file's by more than a second gets no wait. */
-static void barrier(struct sup *s, double since)
-{
-	double end = now() + BARRIER_S, newest, at;
-	unsigned present;
-
-	for (count_stacks(s, since, &present, &newest); present < s->o->world && now() < end;
-	     count_stacks(s, since, &present, &newest))
+	while (!(all = counted(s, &newest) >= s->o->world) && now() < end)
 		wait_exit(s, 0.2);
 	at = newest + ABORT_SYNC_S;
-	if (present == s->o->world && at > now() && at - now() < 1 + ABORT_SYNC_S)
+	if (all && at > now() && at - now() < 1 + ABORT_SYNC_S)
 		wait_exit(s, at - now());
 }
 
@@ -494,21 +548,10 @@ static void wait_complete(struct sup *s, double since)
 		usleep(200 * 1000);
 }
 
-static bool lowest_with_stacks(const struct sup *s)
-{
-	char path[4200];
-
-	for (unsigned r = 0; r < s->o->rank; r++) {
-		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
-		if (!access(path, F_OK))
-			return false;
-	}
-	return true;
-}
-
 /* Records the program's stacks (native, then Python through faulthandler,
  * which ends it), then stops it.  With a run directory, the stacks go to
- * ranks/rank-N.stacks.json and the lowest rank writes autopsy.txt. */
+ * ranks/rank-N.stacks.json and the first rank to leave them (its count's
+ * index 0) writes autopsy.txt. */
 static void autopsy_and_stop(struct sup *s, const char *reason)
 {
 	pid_t pid = program(s) > 0 ? program(s) : s->pid;
@@ -517,6 +560,7 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 	bool python = stacks_is_python(pid);
 	double since = now(); /* a rank that progresses after this is not stalled */
 	char rootpath[64], root[64] = "";
+	long index = -1;
 	int rootfd;
 
 	/* The program's root (a container's image), kept open: its source
@@ -535,10 +579,12 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 	sbuf_addf(&path, "%s/rank-%u.stacks.json", s->ranks_dir, s->o->rank);
 	if (s->ranks_dir[0] && stackfile_write(path.buf, &r, &err))
 		say(s, "%s", err.buf);
+	else if (s->ranks_dir[0])
+		index = count_in(s, COUNT_STACKS);
 	/* Every rank has its native stacks before any Python rank aborts,
 	 * which could end its peers' programs before theirs are read. */
 	if (s->ranks_dir[0])
-		barrier(s, since);
+		barrier(s);
 	if (python) {
 		/* the abort is ours, for faulthandler's dump: no core file (a
 		 * large model's would be gigabytes, in the run directory) */
@@ -560,7 +606,7 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 	}
 	if (rootfd >= 0)
 		close(rootfd);
-	if (s->ranks_dir[0] && lowest_with_stacks(s)) {
+	if (s->ranks_dir[0] && index == 0) {
 		sbuf_reset(&err);
 		wait_complete(s, since);
 		if (!stackfile_autopsy(s->o->run_dir, s->o->world, &text, &err)) {
@@ -642,6 +688,8 @@ static int watch(struct sup *s)
 		if (end_on_inside_check(s))
 			return s->end_status;
 		check_heartbeat(s);
+		s->mark_seen = liveness_mark_note(s->mark_fd, s->mark_seen, s->live.last_progress,
+						  liveness_period(s->o->stall_s));
 		if (s->preempting && s->o->grace_s && t >= s->deadline) {
 			say(s, "the program ignored the preemption signal for %lld s; recording its "
 			    "stacks and stopping it", (long long)s->o->grace_s);
@@ -721,22 +769,6 @@ static int final_status(struct sup *s, int stalled_status)
 	return st;
 }
 
-/* The step's name in the preemption count's file: each step of a
- * requeued job, and each mpirun, counts afresh. */
-static void step_key(char *buf, size_t len)
-{
-	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
-	const char *restart = getenv("SLURM_RESTART_COUNT"), *ns = getenv("PMIX_NAMESPACE");
-
-	if (job && step)
-		snprintf(buf, len, "%s.%s.%s", job, step, restart ? restart : "0");
-	else
-		snprintf(buf, len, "%s", ns && *ns ? ns : "local");
-	for (char *p = buf; *p; p++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p))
-			*p = '_';
-}
-
 /* A preempted rank that leaves first (75) is a failed task to srun
  * --kill-on-bad-exit and to mpirun, which then kill the step's other
  * ranks at once: a program slower to act on the signal would lose its
@@ -776,7 +808,8 @@ static void hold_for_peers(struct sup *s, int status)
 
 int supervise_run(const struct supervise_opts *o, char **argv)
 {
-	struct sup s = { .o = o, .sfd = -1, .out = { -1, -1 }, .capture = SBUF_INIT };
+	struct sup s = { .o = o, .sfd = -1, .out = { -1, -1 }, .mark_fd = -1,
+			 .capture = SBUF_INIT };
 	int status;
 
 	prepare_files(&s);
@@ -794,6 +827,9 @@ int supervise_run(const struct supervise_opts *o, char **argv)
 		status = watch(&s);
 		drain(&s);
 		status = final_status(&s, status);
+		/* a stall's autopsy of the others waits for no stacks of ours */
+		if (!s.stopping && s.ranks_dir[0] && (o->stall_s || o->grace_s))
+			count_in(&s, COUNT_EXITED);
 		end_target(&s);
 		hold_for_peers(&s, status);
 	} else if (s.ranks_dir[0]) {
@@ -805,6 +841,8 @@ int supervise_run(const struct supervise_opts *o, char **argv)
 			close(s.out[i]);
 	if (s.sfd >= 0)
 		close(s.sfd);
+	if (s.mark_fd >= 0)
+		close(s.mark_fd);
 	sbuf_release(&s.capture);
 	json_decref(s.inside);
 	return status;

@@ -18,7 +18,8 @@
  *     to as a sign of progress (the bundled trainer does, every step);
  *   - when no rank has made progress for stall_s, records its program's
  *     stacks (launcher/stacks.h), waits for the other ranks' stacks,
- *     writes run_dir/autopsy.txt (the lowest rank does) and exits 76;
+ *     writes run_dir/autopsy.txt (the first rank to leave its stacks
+ *     does) and exits 76;
  *   - given a target (a program a runtime runs under its own monitor,
  *     podman's conmon), reads liveness and stacks from the program's
  *     host PID, checks its contract there, and ends the target after a

@@ -1,6 +1,6 @@
 /* test_liveness.c - launcher/supervise/liveness: what status --ranks says
- * a supervised rank is doing, from its rank-N.json record, and how often
- * a record is rewritten. */
+ * a supervised rank is doing, from its rank-N.json record, how often
+ * a record is rewritten, and the progress mark every rank shares. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,9 +8,16 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "launcher/supervise/liveness.h" // defines: liveness_activity, liveness_period
+#include "launcher/supervise/liveness.h" // defines: liveness_activity, liveness_period, liveness_mark_*
+#include "common/sbuf.h"                 // defines: struct sbuf
 
+#include <fcntl.h>
 #include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #define NOW 1700000000.0
 
@@ -84,6 +91,71 @@ static void liveness__records_are_rewritten_within_half_a_short_stall(void **sta
 	assert_true(liveness_period(-1) == LIVENESS_PERIOD_S);
 }
 
+static void liveness__the_mark_is_looked_at_only_a_period_after_it_was_last_seen(void **state)
+{
+	(void)state;
+	assert_true(liveness_mark_due(0, NOW, 5));
+	assert_true(liveness_mark_due(NOW - 5, NOW, 5));
+	assert_false(liveness_mark_due(NOW - 4.9, NOW, 5));
+	assert_false(liveness_mark_due(NOW + 1, NOW, 5)); /* seen later than this progress */
+}
+
+static double wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void set_mtime(const char *path, double t)
+{
+	struct timespec ts[2] = { { (time_t)t, 0 }, { (time_t)t, 0 } };
+
+	assert_int_equal(utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+/* A mark over a period old is touched by the rank that progressed; one
+ * that is younger is left alone (another rank keeps it fresh); reading
+ * gives its mtime, and 0 for none or a link planted in its place. */
+static void liveness__the_mark_stays_within_a_period_of_the_latest_progress(void **state)
+{
+	char dir[] = "/tmp/test_liveness.XXXXXX", path[64], link[80];
+	struct sbuf err = SBUF_INIT;
+	double t = wall(), seen;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_true(liveness_mark_read(dir) == 0);
+	fd = liveness_mark_open(dir, &err);
+	assert_true(fd >= 0);
+	snprintf(path, sizeof(path), "%s/progress", dir);
+
+	set_mtime(path, t - 60);
+	seen = liveness_mark_note(fd, 0, t, 5);
+	assert_true(seen == t);
+	assert_true(liveness_mark_read(dir) >= t - 1);
+
+	set_mtime(path, t - 3);
+	seen = liveness_mark_note(fd, 0, t, 5);
+	assert_true(seen == (double)(time_t)(t - 3));
+	assert_true(liveness_mark_read(dir) == seen); /* not touched */
+	assert_true(liveness_mark_note(fd, seen, t + 1, 5) == seen); /* not even looked at */
+	close(fd);
+
+	assert_int_equal(unlink(path), 0);
+	snprintf(link, sizeof(link), "%s/elsewhere", dir);
+	assert_int_equal(close(open(link, O_CREAT | O_WRONLY, 0600)), 0);
+	assert_int_equal(symlink(link, path), 0);
+	assert_true(liveness_mark_read(dir) == 0);
+	assert_true(liveness_mark_open(dir, &err) < 0);
+	unlink(path);
+	unlink(link);
+	rmdir(dir);
+	sbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -91,6 +163,8 @@ int main(void)
 		cmocka_unit_test(liveness__an_exited_rank_shows_its_status_and_signal),
 		cmocka_unit_test(liveness__other_states_are_said_as_they_are),
 		cmocka_unit_test(liveness__records_are_rewritten_within_half_a_short_stall),
+		cmocka_unit_test(liveness__the_mark_is_looked_at_only_a_period_after_it_was_last_seen),
+		cmocka_unit_test(liveness__the_mark_stays_within_a_period_of_the_latest_progress),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
