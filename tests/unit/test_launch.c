@@ -52,6 +52,37 @@ static void launch__reads_slurm_step_variables(void **state)
 	diag_list_release(&dl);
 }
 
+/* The last rank of 8,192 nodes of 8 tasks (65,536 ranks), in a layout
+ * Slurm compresses unevenly (one node short of a task): every count
+ * holds, and the tasks-per-node list is read at its far end. */
+static void launch__reads_the_last_rank_of_65536_on_8192_nodes(void **state)
+{
+	const char *env[] = { "SLURM_STEP_ID=0", "SLURM_PROCID=65534", "SLURM_LOCALID=7",
+			      "SLURM_NODEID=8191", "SLURM_STEP_NUM_NODES=8192",
+			      "SLURM_STEP_NUM_TASKS=65535",
+			      "SLURM_STEP_TASKS_PER_NODE=8(x4095),7,8(x4096)", "SLURM_JOB_ID=7",
+			      "SLURM_STEP_NODELIST=nid[000001-008192]", "SLURMD_NODENAME=nid008192",
+			      NULL };
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct rank_info ri;
+
+	(void)state;
+	assert_int_equal(rank_from_env(fake_get, env, "host", &ri, &dl), 0);
+	assert_int_equal(ri.rank, 65534);
+	assert_int_equal(ri.world_size, 65535);
+	assert_int_equal(ri.local_rank, 7);
+	assert_int_equal(ri.local_size, 8);
+	assert_int_equal(ri.node_rank, 8191);
+	assert_int_equal(ri.num_nodes, 8192);
+	assert_string_equal(ri.master_addr, "nid000001");
+	assert_int_equal(rank_tasks_on_node("8(x4095),7,8(x4096)", 4095), 7);
+	assert_int_equal(rank_tasks_on_node("8(x4095),7,8(x4096)", 8191), 8);
+	assert_int_equal(rank_tasks_on_node("8(x4095),7,8(x4096)", 8192), 0);
+	assert_int_equal(rank_tasks_on_node("8(x65536)", 65535), 8);
+	rank_info_release(&ri);
+	diag_list_release(&dl);
+}
+
 static void launch__ignores_slurm_variables_outside_a_step(void **state)
 {
 	/* A batch script has SLURM_PROCID=0 but is no rank of a step. */
@@ -502,6 +533,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(launch__reads_slurm_step_variables),
+		cmocka_unit_test(launch__reads_the_last_rank_of_65536_on_8192_nodes),
 		cmocka_unit_test(launch__ignores_slurm_variables_outside_a_step),
 		cmocka_unit_test(launch__refuses_inconsistent_slurm_variables),
 		cmocka_unit_test(launch__names_each_malformed_rank_variable),
