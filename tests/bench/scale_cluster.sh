@@ -7,7 +7,8 @@
 # node-local cache of its own (nothing is a cache hit) and trains the mlp
 # for STEPS steps (default 50) under Open MPI's pml monitoring; then, at
 # one rank a node, a job whose last rank is stopped (SIGSTOP) until
-# supervise.stall_timeout_s records every rank's stacks (the autopsy),
+# supervise.stall_timeout_s (STALL_S, default 20: a shorter one is taken
+# up by the start of 16 ranks on 2 cores) records every rank's stacks (the autopsy),
 # and a job whose last node the controller takes DOWN (the lost node).
 #
 # Per row: each step's wall time (from the moment the controller lists
@@ -27,7 +28,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 70
 NODES_LIST=${NODES:-3 8 16} RPN_LIST=${RPN:-1 2} STEPS=${STEPS:-50} MB=${MB:-200}
-PARTS=${PARTS:-steps faults}
+PARTS=${PARTS:-steps faults} STALL_S=${STALL_S:-20}
 HPT=$PWD/bin/hpctrain
 if [ "$(id -u)" -ne 0 ] || ! command -v slurmctld >/dev/null || [ ! -x "$HPT" ] ||
 	! ip netns add "hpt-scale-probe-$$" 2>/dev/null; then
@@ -155,15 +156,17 @@ done
 
 part faults || exit 0
 echo
-echo "stall autopsy (supervise.stall_timeout_s 4; the last rank SIGSTOPped after its first step) and"
+echo "stall autopsy (supervise.stall_timeout_s $STALL_S; the last rank SIGSTOPped after its first step) and"
 echo "lost node (the controller takes the last node DOWN after the first step), one rank a node:"
 printf '%6s %12s %12s %12s %14s %14s\n' nodes "stop->end s" "stacks bytes" "autopsy s" \
 	"down->end s" "down->ledger s"
 fmt() { case $1 in -) echo - ;; *) printf '%.1f' "$1" ;; esac; }
-# wait_step DIR: until the run has logged a step (5 minutes at most).
+# wait_step DIR JOB: until the run has logged a step (5 minutes at most,
+# and not after the job has ended).
 wait_step() {
 	for _ in $(seq 3000); do
 		grep -qs '"event":"step"' "$1/metrics.jsonl" && return 0
+		squeue -h -j "$2" -o %T 2>/dev/null | grep -q . || return 1
 		sleep 0.1
 	done
 	return 1
@@ -171,9 +174,9 @@ wait_step() {
 for n in $NODES_LIST; do
 	tag=stall-n$n
 	spec "$W/$tag.yaml" "scale-$tag" "$n" 1 1000000 "preflight: false
-supervise: {stall_timeout_s: 4}"
+supervise: {stall_timeout_s: $STALL_S}"
 	a_end=- a_bytes=- a_s=-
-	if submit "$W/$tag.yaml" && wait_step "$DIR"; then
+	if submit "$W/$tag.yaml" && wait_step "$DIR" "$JOB"; then
 		pid=$(jq -r .pid "$DIR/ranks/rank-$((n - 1)).json")
 		t0=$(date +%s.%N)
 		kill -STOP "$pid"
@@ -188,7 +191,7 @@ supervise: {stall_timeout_s: 4}"
 	tag=lost-n$n
 	spec "$W/$tag.yaml" "scale-$tag" "$n" 1 1000000 "preflight: false"
 	l_end=- l_ledger=-
-	if submit "$W/$tag.yaml" && wait_step "$DIR"; then
+	if submit "$W/$tag.yaml" && wait_step "$DIR" "$JOB"; then
 		t0=$(date +%s.%N)
 		scontrol update nodename="node$n" state=down reason="scale_cluster.sh: lost"
 		for _ in $(seq 3000); do
