@@ -10,7 +10,7 @@
 #include "launcher/stage/stage_job.h"      // defines: struct stage_job, struct stage_entry
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
 #include "launcher/stage/stage_path.h"     // defines: stage_entry_data_path, stage_path_basename
-#include "launcher/stage/stage_plan.h"     // defines: stage_plan_chain, stage_plan_place
+#include "launcher/stage/stage_plan.h"     // defines: struct stage_link, stage_plan_link
 #include "launcher/stage/stage_scan.h"     // defines: stage_scan_since, stage_scan_forget
 #include "launcher/stage/stage_sink.h"     // defines: struct stage_sink, stage_sink_*
 #include "launcher/stage/stage_source.h"   // defines: struct stage_source, stage_source_*
@@ -33,7 +33,7 @@
 /* A copy may fail once (fetched again in the next round); a third round
  * serves an entry another job was fetching and then failed to publish. */
 #define MAX_ROUNDS 3
-enum { TAG_DATA = 0x5d1, TAG_ABORT = 0x5d2 };
+enum { TAG_DATA = 0x5d1, TAG_ABORT = 0x5d2, TAG_LINK = 0x600 /* + the entry */ };
 
 struct step {
 	struct stage_job *j;
@@ -412,20 +412,19 @@ out:
 /* Entry e along its chain (lacks: a byte per rank).  Returns the status
  * every node shares (the source failed: abort holds rank 0's message), and
  * sets *local to this node's own failure. */
-static int transfer(struct step *s, size_t e, const unsigned char *lacks, int *chain, int *local,
+static int transfer(struct step *s, size_t e, const struct stage_link *link, int *local,
 		    struct sbuf *err)
 {
 	struct stage_sink sink;
 	struct sbuf why = SBUF_INIT;
-	int len = stage_plan_chain(lacks, s->size, chain), prev, next, place, status = 0;
+	int prev = link->prev, next = link->next, place = link->place, status = 0;
 	bool writes = s->claim[e].state == STAGE_CLAIM_MISS;
 	double t0 = monoclock_s();
 	char *text = NULL;
 
 	memset(&sink, 0, sizeof(sink));
-	if (!len)
+	if (!link->len)
 		return 0;
-	place = stage_plan_place(chain, len, s->rank, &prev, &next);
 	if (place >= 0 && writes && stage_sink_open(&sink, s->j->cache, &s->m[e], s->file_name[e], &why)) {
 		sink.failed = true;
 		sink.io_error = true; /* the cache refused a directory: its storage */
@@ -460,12 +459,63 @@ static int transfer(struct step *s, size_t e, const unsigned char *lacks, int *c
 
 /* --- the step --- */
 
+/* Each entry's link of this rank (stage_plan.h), from an all-reduce and
+ * two exclusive scans of 2 ints an entry, then a message from the next
+ * rank in each chain: O(entries) bytes and log N messages a rank. */
+static void link_all(struct step *s, const unsigned char *mine, struct stage_link *link)
+{
+	size_t n = s->j->n;
+	int *in, *sum, *before, *mark, *prev, nreq = 0;
+	MPI_Request *req;
+
+	if (!n)
+		return;
+	in = xcalloc(2 * n, sizeof(int));
+	sum = xcalloc(2 * n, sizeof(int));
+	before = xcalloc(n, sizeof(int));
+	mark = xcalloc(n, sizeof(int));
+	prev = xcalloc(n, sizeof(int));
+	req = xcalloc(2 * n, sizeof(*req));
+	for (size_t e = 0; e < n; e++) {
+		in[e] = mine[e];                       /* lacks it */
+		in[n + e] = s->rank == 0 || mine[e];   /* is in its chain */
+		mark[e] = in[n + e] ? s->rank : -1;
+	}
+	if (s->mpi) {
+		MPI_Allreduce(in, sum, (int)(2 * n), MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Exscan(in + n, before, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Exscan(mark, prev, (int)n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	} else {
+		memcpy(sum, in, 2 * n * sizeof(int));
+	}
+	for (size_t e = 0; e < n; e++) {
+		if (s->rank == 0) { /* an exclusive scan leaves rank 0's undefined */
+			before[e] = 0;
+			prev[e] = -1;
+		}
+		stage_plan_link(in[n + e], sum[e], sum[n + e], before[e], prev[e], &link[e]);
+		if (link[e].has_next)
+			MPI_Irecv(&link[e].next, 1, MPI_INT, MPI_ANY_SOURCE, TAG_LINK + (int)e,
+				  MPI_COMM_WORLD, &req[nreq++]);
+		if (link[e].place > 0)
+			MPI_Isend(&s->rank, 1, MPI_INT, link[e].prev, TAG_LINK + (int)e,
+				  MPI_COMM_WORLD, &req[nreq++]);
+	}
+	if (nreq)
+		MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+	free(in);
+	free(sum);
+	free(before);
+	free(mark);
+	free(prev);
+	free(req);
+}
+
 static int rounds(struct step *s, struct sbuf *err)
 {
 	size_t n = s->j->n;
-	unsigned char *mine = xcalloc(n ? n : 1, 1), *all = xcalloc((size_t)s->size * (n ? n : 1), 1);
-	unsigned char *col = xcalloc((size_t)s->size, 1);
-	int *chain = xcalloc((size_t)s->size, sizeof(*chain));
+	unsigned char *mine = xcalloc(n ? n : 1, 1);
+	struct stage_link *link = xcalloc(n ? n : 1, sizeof(*link));
 	int status = 0;
 
 	for (int round = 0; round < MAX_ROUNDS && !status; round++) {
@@ -475,15 +525,9 @@ static int rounds(struct step *s, struct sbuf *err)
 			break;
 		for (size_t e = 0; e < n; e++)
 			mine[e] = s->claim[e].state == STAGE_CLAIM_MISS;
-		if (s->mpi)
-			MPI_Allgather(mine, (int)n, MPI_BYTE, all, (int)n, MPI_BYTE, MPI_COMM_WORLD);
-		else
-			memcpy(all, mine, n);
-		for (size_t e = 0; e < n && !status; e++) {
-			for (int r = 0; r < s->size; r++)
-				col[r] = all[(size_t)r * n + e];
-			status = transfer(s, e, col, chain, &local, err);
-		}
+		link_all(s, mine, link);
+		for (size_t e = 0; e < n && !status; e++)
+			status = transfer(s, e, &link[e], &local, err);
 		if (status)
 			break;
 		/* another job was fetching these: wait for it, outside any
@@ -510,9 +554,7 @@ static int rounds(struct step *s, struct sbuf *err)
 	if (status && !err->len)
 		sbuf_addstr(err, "staging failed on another node (see its message)");
 	free(mine);
-	free(all);
-	free(col);
-	free(chain);
+	free(link);
 	return status;
 }
 

@@ -5,39 +5,73 @@
 
 #include "common/sbuf.h"              // defines: struct sbuf
 #include "launcher/stage/stage_job.h" // defines: struct stage_job, stage_job_*
-#include "launcher/stage/stage_plan.h" // defines: stage_plan_chain, stage_plan_place, stage_plan_chunks
+#include "launcher/stage/stage_plan.h" // defines: struct stage_link, stage_plan_link, stage_plan_chunks
+
+/* Every rank's link as stage_mpi.c derives it: the collectives' results
+ * computed here in rank order (an all-reduce, two exclusive scans), then
+ * each rank's next from the rank after it that is in the chain. */
+static void links_of(const unsigned char *lacks, int n, struct stage_link *link)
+{
+	int lacking = 0, nin = 0, before = 0, prev_in = -1;
+
+	for (int r = 0; r < n; r++) {
+		lacking += lacks[r] != 0;
+		nin += r == 0 || lacks[r];
+	}
+	for (int r = 0; r < n; r++) {
+		int in = r == 0 || lacks[r];
+
+		stage_plan_link(in, lacking, nin, before, prev_in, &link[r]);
+		if (link[r].place > 0) {
+			assert_true(link[link[r].prev].has_next);
+			link[link[r].prev].next = r;
+		}
+		before += in;
+		if (in)
+			prev_in = r;
+	}
+}
 
 static void stage_plan__chain_is_the_reader_then_the_ranks_that_lack_the_entry(void **state)
 {
 	const unsigned char lacks[5] = { 0, 1, 0, 1, 1 };
-	int chain[5], prev, next;
+	struct stage_link l[5];
 
 	(void)state;
-	assert_int_equal(stage_plan_chain(lacks, 5, chain), 4);
-	assert_int_equal(chain[0], 0);
-	assert_int_equal(chain[1], 1);
-	assert_int_equal(chain[2], 3);
-	assert_int_equal(chain[3], 4);
-	assert_int_equal(stage_plan_place(chain, 4, 0, &prev, &next), 0);
-	assert_int_equal(prev, -1);
-	assert_int_equal(next, 1);
-	assert_int_equal(stage_plan_place(chain, 4, 3, &prev, &next), 2);
-	assert_int_equal(prev, 1);
-	assert_int_equal(next, 4);
-	assert_int_equal(stage_plan_place(chain, 4, 4, &prev, &next), 3);
-	assert_int_equal(next, -1);
-	assert_int_equal(stage_plan_place(chain, 4, 2, &prev, &next), -1);
+	links_of(lacks, 5, l);
+	assert_int_equal(l[0].len, 4);
+	assert_int_equal(l[0].place, 0);
+	assert_int_equal(l[0].prev, -1);
+	assert_int_equal(l[0].next, 1);
+	assert_int_equal(l[1].place, 1);
+	assert_int_equal(l[1].next, 3);
+	assert_int_equal(l[3].place, 2);
+	assert_int_equal(l[3].prev, 1);
+	assert_int_equal(l[3].next, 4);
+	assert_int_equal(l[4].place, 3);
+	assert_int_equal(l[4].next, -1);
+	assert_false(l[4].has_next);
+	assert_int_equal(l[2].place, -1);
+	assert_int_equal(l[2].prev, -1);
+	assert_int_equal(l[2].next, -1);
 }
 
 static void stage_plan__no_chain_when_every_node_holds_the_entry(void **state)
 {
 	const unsigned char none[3] = { 0, 0, 0 }, only0[3] = { 1, 0, 0 };
-	int chain[3];
+	struct stage_link l[3];
 
 	(void)state;
-	assert_int_equal(stage_plan_chain(none, 3, chain), 0);
-	assert_int_equal(stage_plan_chain(only0, 3, chain), 1);
-	assert_int_equal(chain[0], 0);
+	links_of(none, 3, l);
+	for (int r = 0; r < 3; r++) {
+		assert_int_equal(l[r].len, 0);
+		assert_int_equal(l[r].place, -1);
+	}
+	links_of(only0, 3, l);
+	assert_int_equal(l[0].len, 1);
+	assert_int_equal(l[0].place, 0);
+	assert_false(l[0].has_next);
+	assert_int_equal(l[1].place, -1);
 }
 
 static void stage_plan__chunks_round_up(void **state)
@@ -49,26 +83,29 @@ static void stage_plan__chunks_round_up(void **state)
 }
 
 /* 65,536 nodes, every other one lacking the entry: the chain is rank 0
- * then the odd ranks, and the last link's place is found; a petabyte in
- * 4 MiB chunks is counted without overflow. */
+ * then the odd ranks, every rank's link is found from the collectives'
+ * figures alone, and a petabyte in 4 MiB chunks is counted without
+ * overflow. */
 static void stage_plan__holds_at_65536_nodes(void **state)
 {
 	enum { N = 65536 };
 	unsigned char *lacks = malloc(N);
-	int *chain = malloc(N * sizeof(*chain)), prev, next;
+	struct stage_link *l = malloc(N * sizeof(*l));
 
 	(void)state;
 	for (int r = 0; r < N; r++)
 		lacks[r] = r % 2;
-	assert_int_equal(stage_plan_chain(lacks, N, chain), N / 2 + 1);
-	assert_int_equal(chain[N / 2], N - 1);
-	assert_int_equal(stage_plan_place(chain, N / 2 + 1, N - 1, &prev, &next), N / 2);
-	assert_int_equal(prev, N - 3);
-	assert_int_equal(next, -1);
-	assert_int_equal(stage_plan_place(chain, N / 2 + 1, N - 2, &prev, &next), -1);
+	links_of(lacks, N, l);
+	assert_int_equal(l[0].len, N / 2 + 1);
+	assert_int_equal(l[0].next, 1);
+	assert_int_equal(l[N - 1].place, N / 2);
+	assert_int_equal(l[N - 1].prev, N - 3);
+	assert_int_equal(l[N - 1].next, -1);
+	assert_int_equal(l[N - 3].next, N - 1);
+	assert_int_equal(l[N - 2].place, -1);
 	assert_true(stage_plan_chunks(UINT64_C(1) << 50, 4u << 20) == UINT64_C(1) << 28);
 	free(lacks);
-	free(chain);
+	free(l);
 }
 
 static void stage_job__parses_entries_with_and_without_a_pin(void **state)
