@@ -28,6 +28,8 @@ enum hpt_exit {
 	HPT_EXIT_INTERNAL = 70,   /* internal error: a bug in hpctrain, or out of memory */
 	HPT_EXIT_PREEMPTED = 75,  /* training stopped at a checkpoint on a preemption signal; requeue it */
 	HPT_EXIT_STALLED = 76,    /* launch --supervise: no rank made progress; stacks in RUN/autopsy.txt */
+	HPT_EXIT_NOSTART = 77,    /* launch --supervise: no rank reached its first step within
+				   supervise.startup_timeout_s; stacks in RUN/autopsy.txt */
 	HPT_EXIT_NOEXEC = 126,    /* launch: the program exists but cannot be executed */
 	HPT_EXIT_NOTFOUND = 127,  /* launch: the program was not found */
 };

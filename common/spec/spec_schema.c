@@ -324,6 +324,9 @@ const struct spec_field spec_fields[] = {
 	     "run each rank under launch --supervise; false execs the program directly"),
 	INT("supervise.stall_timeout_s", supervise.stall_timeout_s, 0, 604800, "0",
 	    "end the job with stack traces when no rank makes progress for this long; 0 never"),
+	INT("supervise.startup_timeout_s", supervise.startup_timeout_s, 0, 604800, "600",
+	    "end the job when no rank reaches its first step (heartbeat; a command's output too) "
+	    "within this long of its start; 0 never"),
 
 	SECTION("preflight", "hpctrain doctor on every node before the job runs"),
 	ENUM("preflight.enabled", preflight.enabled, preflight_mode_names, "auto",

@@ -48,6 +48,10 @@ struct sup {
 	double deadline;       /* preemption deadline, seconds since the epoch */
 	double next_write;
 	double stall_recheck;  /* when this rank is idle but others are not */
+	bool started;          /* some rank reached its first step */
+	double start_recheck;  /* past the start-up bound: when to look once more */
+	const char *end_state; /* the record's state after a stall or no start */
+	bool unlaunched_gone;  /* a rank with no record never launched: no stacks to wait for */
 	struct sbuf capture;   /* stderr kept while faulthandler dumps */
 	bool capturing;
 	bool stopping;         /* the supervisor itself is ending the program */
@@ -124,6 +128,17 @@ static void end_target(struct sup *s)
 		s->o->target->end(s->o->target->arg);
 }
 
+/* How often records are rewritten: for the shorter of the bounds they
+ * are judged by (liveness_period), alike on every rank of a job. */
+static double period(const struct sup *s)
+{
+	int64_t bound = s->o->stall_s;
+
+	if (s->o->startup_s && (!bound || s->o->startup_s < bound))
+		bound = s->o->startup_s;
+	return liveness_period(bound);
+}
+
 static void write_live(struct sup *s, const char *state)
 {
 	struct sbuf err = SBUF_INIT;
@@ -142,7 +157,7 @@ static void write_live(struct sup *s, const char *state)
 	}
 	if (liveness_write(s->ranks_dir, &s->live, &err))
 		say(s, "%s", err.buf);
-	s->next_write = s->live.updated + liveness_period(s->o->stall_s);
+	s->next_write = s->live.updated + period(s);
 	sbuf_release(&err);
 }
 
@@ -362,17 +377,66 @@ static void check_heartbeat(struct sup *s)
  * one period more keeps that rank from being taken for stalled. */
 static bool stalled(struct sup *s, double t)
 {
-	double period = liveness_period(s->o->stall_s), other;
+	double per = period(s), other;
 	unsigned files;
 
 	if (!s->o->stall_s || !s->ranks_dir[0] || t - s->live.last_progress < (double)s->o->stall_s ||
 	    t < s->stall_recheck)
 		return false;
 	other = liveness_latest_progress(s->ranks_dir, s->o->rank, &files);
-	if (t - other >= (double)s->o->stall_s + period)
+	if (t - other >= (double)s->o->stall_s + per)
 		return true;
-	s->stall_recheck = t + period;
+	s->stall_recheck = t + per;
 	return false;
+}
+
+/* This rank's program reached its first step: it touched its heartbeat
+ * (the bundled trainer does after each step), or, output_starts, wrote
+ * output. */
+static bool own_started(const struct sup *s)
+{
+	return s->live.last_heartbeat > 0 || (s->o->output_starts && s->live.last_output > 0);
+}
+
+/* Not started: this rank shows no first step startup_s after its start,
+ * nor does any other rank's record a period later (a rank that started
+ * since its last write shows it at its next).  Tasks that never launched
+ * leave their peers waiting in MPI's start-up, busy on the CPU, which
+ * is why neither CPU time nor a stall bound (off by default) tells.
+ * One look at the records, once the bound is past.  why gets which
+ * ranks have not started (liveness_say_unstarted). */
+static bool unstarted(struct sup *s, double t, struct sbuf *why)
+{
+	bool any = false, ended = false;
+	json_t **v;
+	size_t n;
+
+	if (!s->o->startup_s || !s->ranks_dir[0] || s->started || s->preempting)
+		return false;
+	if (own_started(s)) {
+		s->started = true;
+		return false;
+	}
+	if (t - s->live.started < (double)s->o->startup_s || t < s->start_recheck)
+		return false;
+	v = liveness_load_dir(s->ranks_dir, &n);
+	for (size_t i = 0; i < n; i++)
+		any |= (unsigned)json_integer_value(json_object_get(v[i], "rank")) != s->o->rank &&
+		       liveness_has_started(v[i], s->o->output_starts);
+	if (any)
+		s->started = true;
+	else if (!s->start_recheck)
+		s->start_recheck = t + period(s);
+	else {
+		liveness_say_unstarted(v, n, s->o->world, s->o->output_starts, why);
+		if (!why->len)
+			sbuf_addstr(why, "no record shows one");
+		ended = true;
+	}
+	for (size_t i = 0; i < n; i++)
+		json_decref(v[i]);
+	free(v);
+	return ended;
 }
 
 /* Waits up to timeout_s for the child to exit, still copying its output. */
@@ -399,7 +463,8 @@ static void wait_exit(struct sup *s, double timeout_s)
 
 /* Whether rank r will leave no stacks: its record says it exited, or
  * that it progressed after since (this rank's stall), so it is not
- * stalled.  Its record is rewritten at least every liveness_period(),
+ * stalled; or, past the start-up bound, it has no record: it never
+ * launched.  Its record is rewritten at least every liveness_period(),
  * so a live rank is known within that, not after BARRIER_S. */
 static bool not_coming(const struct sup *s, unsigned r, double since)
 {
@@ -412,7 +477,7 @@ static bool not_coming(const struct sup *s, unsigned r, double since)
 	snprintf(path, sizeof(path), "%s/rank-%u.json", s->ranks_dir, r);
 	doc = jsonfile_load(path, LIVENESS_MAX_BYTES, 0, &err);
 	state = json_string_value(json_object_get(doc, "state"));
-	gone = (state && !strcmp(state, "exited")) ||
+	gone = (!doc && s->unlaunched_gone) || (state && !strcmp(state, "exited")) ||
 	       json_number_value(json_object_get(doc, "last_progress")) > since;
 	json_decref(doc);
 	sbuf_release(&err);
@@ -613,13 +678,24 @@ static int poll_timeout_ms(const struct sup *s, double t)
 		if (stall < next)
 			next = stall;
 	}
+	if (s->o->startup_s && s->ranks_dir[0] && !s->started) {
+		double start = s->live.started + (double)s->o->startup_s;
+
+		if (start < s->start_recheck)
+			start = s->start_recheck;
+		if (start < next)
+			next = start;
+	}
 	return next <= t ? 0 : (int)((next - t) * 1000) + 1;
 }
 
-/* The loop: returns when the program has exited, 76 after a stall, or
- * the inside check's end_status once it ended the program. */
+/* The loop: returns when the program has exited, 76 after a stall, 77
+ * when no rank started, or the inside check's end_status once it ended
+ * the program. */
 static int watch(struct sup *s)
 {
+	struct sbuf why = SBUF_INIT;
+
 	while (!s->exited) {
 		struct pollfd p[3] = { { s->sfd, POLLIN, 0 }, { s->out[0], POLLIN, 0 },
 				       { s->out[1], POLLIN, 0 } };
@@ -651,9 +727,22 @@ static int watch(struct sup *s)
 		if (stalled(s, t)) {
 			say(s, "no rank made progress for %lld s; recording stacks",
 			    (long long)s->o->stall_s);
-			write_live(s, "stalled");
+			s->end_state = "stalled";
+			write_live(s, s->end_state);
 			autopsy_and_stop(s, "stalled");
 			return HPT_EXIT_STALLED;
+		}
+		if (unstarted(s, t, &why)) {
+			say(s, "no rank reached its first step (a heartbeat%s) within %lld s "
+			    "(supervise.startup_timeout_s): %s; recording stacks and ending the step "
+			    "(exit status %d)", s->o->output_starts ? " or output" : "",
+			    (long long)s->o->startup_s, why.buf, HPT_EXIT_NOSTART);
+			sbuf_release(&why);
+			s->end_state = "unstarted";
+			s->unlaunched_gone = true;
+			write_live(s, s->end_state);
+			autopsy_and_stop(s, "reached no first step");
+			return HPT_EXIT_NOSTART;
 		}
 		if (s->ranks_dir[0] && t >= s->next_write)
 			write_live(s, NULL);
@@ -690,7 +779,7 @@ static void say_sigkill(struct sup *s, int st)
 		    "exit status %d", st);
 }
 
-/* stalled_status: watch's, 76 after a stall or the inside check's
+/* stalled_status: watch's, 76 after a stall, 77 with no start, or the inside check's
  * end_status, else -1. */
 static int final_status(struct sup *s, int stalled_status)
 {
@@ -704,7 +793,7 @@ static int final_status(struct sup *s, int stalled_status)
 		return s->end_status;
 	}
 	if (stalled_status > 0) {
-		write_live(s, "stalled");
+		write_live(s, s->end_state ? s->end_state : "stalled");
 		return stalled_status;
 	}
 	if (s->live.signal == SIGKILL && !s->stopping)
