@@ -141,6 +141,12 @@ static int model_of(const struct job *job, struct shape_history *h,
 		say("skipped a past run: %.*s", (int)len, l);
 		l += len + (l[len] == '\n');
 	}
+	for (const char *l = h->capped.buf; h->capped.len && *l;) {
+		size_t len = strcspn(l, "\n");
+
+		say("warning: %.*s", (int)len, l);
+		l += len + (l[len] == '\n');
+	}
 	w->spec_ranks = (unsigned)(job->resources.nodes * job->resources.ranks_per_node);
 	if (job->command.n) {
 		/* train is the bundled trainer's: a user's program is known
