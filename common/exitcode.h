@@ -16,7 +16,8 @@ enum hpt_exit {
 	HPT_EXIT_NO_INPUT = 4,    /* a named file, template, run or job does not exist or cannot be read
 				   (or is not a regular file, or is a checkpoint others could have written;
 				   in a batch script: a module that did not load, a venv without bin/) */
-	HPT_EXIT_UNAVAILABLE = 5, /* a service (Slurm controller, PMIx server, munge) cannot be reached
+	HPT_EXIT_UNAVAILABLE = 5, /* a service (Slurm controller, PMIx server, munge) cannot be reached,
+				   or does not answer (a stopped controller: launcher/slurm/slurm_errno.h)
 				   (in a batch script: no module command for environment.modules) */
 	HPT_EXIT_REJECTED = 6,    /* a service refused the request (e.g. Slurm rejected the job) */
 	HPT_EXIT_TOPOLOGY = 7,    /* the node topology cannot be loaded or the binding plan is infeasible
