@@ -73,7 +73,7 @@ struct plan_args {
 	struct specfile_overrides sets;
 	const char *shapes, *spec;
 	unsigned max_nodes;
-	time_t deadline;
+	struct shape_deadline deadline;
 	int json, history;
 	long calibrate;   /* --calibrate STEPS; 0: none */
 };
@@ -82,7 +82,7 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 {
 	char *end;
 	long v;
-	int c;
+	int c, rc;
 
 	opt_reset();
 	while ((c = opt_next(&plan_cmd, argc, argv)) != -1) {
@@ -99,7 +99,10 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 			a->max_nodes = (unsigned)v;
 			break;
 		case OPT_DEADLINE:
-			if (shape_parse_deadline(optarg, time(NULL), &a->deadline))
+			if ((rc = shape_parse_deadline(optarg, time(NULL), &a->deadline)) == -2)
+				return opt_error(&plan_cmd, "--deadline: '%s' is no such local date "
+						 "and time", SBUF_CLIP(optarg));
+			if (rc)
 				return opt_error(&plan_cmd, "--deadline: expected +90m, +2h, +1d or "
 						 "YYYY-MM-DDTHH:MM[:SS], got '%s'", SBUF_CLIP(optarg));
 			break;
@@ -134,7 +137,7 @@ static int parse_args(int argc, char **argv, struct plan_args *a)
 							   : "only one job spec at a time");
 	if (a->shapes && a->max_nodes)
 		return opt_error(&plan_cmd, "--shapes and --max-nodes exclude each other");
-	if (a->history && (a->shapes || a->max_nodes || a->deadline || a->calibrate))
+	if (a->history && (a->shapes || a->max_nodes || a->deadline.set || a->calibrate))
 		return opt_error(&plan_cmd, "--history takes none of --shapes, --max-nodes, "
 				 "--calibrate and --deadline");
 	a->spec = argv[optind];
@@ -245,7 +248,7 @@ static int decide(const struct plan_args *a, const struct job *job, const struct
 	}
 	if (!a->json)
 		printf("pick: %ux%u, %s\n", p->v[p->pick].nodes, p->v[p->pick].ranks_per_node,
-		       a->deadline ? "the fewest node-hours that finish by the deadline"
+		       a->deadline.set ? "the fewest node-hours that finish by the deadline"
 				   : "the earliest finish");
 	return 0;
 }

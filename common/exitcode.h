@@ -16,7 +16,8 @@ enum hpt_exit {
 	HPT_EXIT_NO_INPUT = 4,    /* a named file, template, run or job does not exist or cannot be read
 				   (or is not a regular file, or is a checkpoint others could have written;
 				   in a batch script: a module that did not load, a venv without bin/) */
-	HPT_EXIT_UNAVAILABLE = 5, /* a service (Slurm controller, PMIx server, munge) cannot be reached
+	HPT_EXIT_UNAVAILABLE = 5, /* a service (Slurm controller, PMIx server, munge) cannot be reached,
+				   or does not answer (a stopped controller: launcher/slurm/slurm_errno.h)
 				   (in a batch script: no module command for environment.modules) */
 	HPT_EXIT_REJECTED = 6,    /* a service refused the request (e.g. Slurm rejected the job) */
 	HPT_EXIT_TOPOLOGY = 7,    /* the node topology cannot be loaded or the binding plan is infeasible
@@ -28,6 +29,8 @@ enum hpt_exit {
 	HPT_EXIT_INTERNAL = 70,   /* internal error: a bug in hpctrain, or out of memory */
 	HPT_EXIT_PREEMPTED = 75,  /* training stopped at a checkpoint on a preemption signal; requeue it */
 	HPT_EXIT_STALLED = 76,    /* launch --supervise: no rank made progress; stacks in RUN/autopsy.txt */
+	HPT_EXIT_NOSTART = 77,    /* launch --supervise: no rank reached its first step within
+				   supervise.startup_timeout_s; stacks in RUN/autopsy.txt */
 	HPT_EXIT_NOEXEC = 126,    /* launch: the program exists but cannot be executed */
 	HPT_EXIT_NOTFOUND = 127,  /* launch: the program was not found */
 };

@@ -1,6 +1,7 @@
 /* metrics_line.c - one line of metrics.jsonl as a record (see
  * metrics_line.h). */
 #include "common/metrics_line.h" // defines: metrics_line_load
+#include "common/sbuf.h"         // defines: struct sbuf
 
 #include <math.h>
 #include <string.h>
@@ -64,4 +65,10 @@ bool metrics_line_plausible(json_t *o)
 		    !(json_number_value(r) >= 0 && json_number_value(r) <= METRICS_RATE_MAX))
 			return false;
 	return true;
+}
+
+void metrics_line_say_capped(const char *path, struct sbuf *out)
+{
+	sbuf_addf(out, "%s is larger than " METRICS_FILE_MAX_TEXT ": only its first "
+		  METRICS_FILE_MAX_TEXT " was read", path);
 }

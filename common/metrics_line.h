@@ -21,6 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct sbuf;
+
 /* The record in line[0..n), a new reference, or NULL; *bad is counted
  * up for a line that was not one record. */
 json_t *metrics_line_load(const char *line, size_t n, size_t *bad);
@@ -38,5 +40,19 @@ json_t *metrics_line_load(const char *line, size_t n, size_t *bad);
  * within the bounds above; the reader counts a record that is not as a
  * bad line and takes nothing from it. */
 bool metrics_line_plausible(json_t *o);
+
+/* The most of one metrics.jsonl a reader takes: readers bound each line
+ * (REPORT_LINE_MAX) and read a file a line at a time, but would read a
+ * file of 100 GB (planted in a shared output.dir, or a runaway writer)
+ * to its end, a long while for plan, which reads every past run.  A
+ * real run's file stays far below: a line per 50 steps, a few hundred
+ * bytes, or about 20 KiB with the rates of 1,000 ranks. */
+#define METRICS_FILE_MAX ((size_t)1 << 30)
+#define METRICS_FILE_MAX_TEXT "1 GiB"
+
+/* The one warning of a reader that stopped at METRICS_FILE_MAX, naming
+ * the file: "PATH is larger than 1 GiB: only its first 1 GiB was read".
+ * Pure. */
+void metrics_line_say_capped(const char *path, struct sbuf *out);
 
 #endif

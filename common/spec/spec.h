@@ -153,6 +153,7 @@ struct job_preempt {
 struct job_supervise {
 	bool enabled;            /* rendered scripts run launch --supervise */
 	int64_t stall_timeout_s; /* 0 = never declare the job stalled */
+	int64_t startup_timeout_s; /* 0 = no bound on reaching the first step */
 };
 
 /* Preflight: hpctrain doctor on every node before the job's step. */

@@ -266,3 +266,16 @@ const char *spec_check_abs_path(const char *s)
 		return bad;
 	return s[0] == '/' ? NULL : "must be an absolute path";
 }
+
+const char *spec_check_list_path(const char *s, bool absolute, bool bound)
+{
+	const char *bad = absolute ? spec_check_abs_path(s) : spec_check_path(s);
+
+	if (bad)
+		return bad;
+	if (strchr(s, ':'))
+		return "must not hold ':', which splits PATH, PYTHONPATH and a container's binds";
+	if (bound && strchr(s, ','))
+		return "must not hold ',', which splits a container runtime's binds";
+	return NULL;
+}

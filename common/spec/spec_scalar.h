@@ -36,4 +36,15 @@ void spec_format_mem(int64_t mb, struct sbuf *out);
 const char *spec_check_path(const char *s);
 const char *spec_check_abs_path(const char *s);
 
+/* The one check of a path pasted into a list that another program
+ * splits: PATH (environment.venv's bin), PYTHONPATH (the run's
+ * directory, under output.dir), a container runtime's binds of the run
+ * and the data (SRC:DST; apptainer also splits on ',').  "/opt/a:b" as
+ * a venv would put /opt/a and a relative b/bin on PATH.  Like
+ * spec_check_path, and then: no ':', no ',' when bound is set (a
+ * directory a runtime binds), absolute when absolute is set.
+ * container.mounts (SRC:DST itself) holds to the same rule in the
+ * schema's check_mount. */
+const char *spec_check_list_path(const char *s, bool absolute, bool bound);
+
 #endif

@@ -144,7 +144,27 @@ static const char *check_stage_to(const char *s)
 {
 	if (!strcmp(s, "auto"))
 		return NULL;
-	return spec_check_abs_path(s) ? "must be auto or an absolute path" : NULL;
+	if (spec_check_abs_path(s))
+		return "must be auto or an absolute path";
+	return spec_check_list_path(s, true, true); /* the cache under it is bound */
+}
+
+/* Paths pasted into lists (spec_check_list_path): the venv's bin goes
+ * on PATH; the run's directory under output.dir on PYTHONPATH and, like
+ * the data cache, into a container runtime's binds. */
+static const char *check_venv(const char *s)
+{
+	return spec_check_list_path(s, true, false);
+}
+
+static const char *check_output_dir(const char *s)
+{
+	return spec_check_list_path(s, false, true);
+}
+
+static const char *check_cache_dir(const char *s)
+{
+	return spec_check_list_path(s, true, true);
 }
 
 static const char *check_digest(const char *s)
@@ -224,7 +244,7 @@ const struct spec_field spec_fields[] = {
 	{ .path = "environment.modules", .type = SPEC_LIST, .off = O(environment.modules), .def = "[]",
 	  .check = check_module,
 	  .help = "environment modules to load, in order (module load NAME), e.g. [gcc/12.2]" },
-	STR("environment.venv", environment.venv, F_NULLABLE, spec_check_abs_path, "null",
+	STR("environment.venv", environment.venv, F_NULLABLE, check_venv, "null",
 	    "absolute path of a Python virtualenv whose bin/ goes first on PATH"),
 
 	SECTION("train", "the bundled trainer (ignored when command is set)"),
@@ -324,6 +344,9 @@ const struct spec_field spec_fields[] = {
 	     "run each rank under launch --supervise; false execs the program directly"),
 	INT("supervise.stall_timeout_s", supervise.stall_timeout_s, 0, 604800, "0",
 	    "end the job with stack traces when no rank makes progress for this long; 0 never"),
+	INT("supervise.startup_timeout_s", supervise.startup_timeout_s, 0, 604800, "600",
+	    "end the job when no rank reaches its first step (heartbeat; a command's output too) "
+	    "within this long of its start; 0 never"),
 
 	SECTION("preflight", "hpctrain doctor on every node before the job runs"),
 	ENUM("preflight.enabled", preflight.enabled, preflight_mode_names, "auto",
@@ -367,13 +390,13 @@ const struct spec_field spec_fields[] = {
 	    "node-local directory holding the cache; auto: preflight.scratch, else $TMPDIR, "
 	    "else /dev/shm"),
 	SECTION("data.cache", "the node cache later jobs reuse"),
-	STR("data.cache.dir", data.cache_dir, F_NULLABLE, spec_check_abs_path, "null",
+	STR("data.cache.dir", data.cache_dir, F_NULLABLE, check_cache_dir, "null",
 	    "the cache directory itself; null: hpctrain-cache-UID under data.to"),
 	NUM("data.cache.max_gb", data.cache_max_gb, 0, 1e6, F_MIN_EXCL | F_NULLABLE, "null",
 	    "evict the least recently used entries above this size (GB); null: no limit"),
 
 	SECTION("output", "where results go"),
-	STR("output.dir", output.dir, 0, spec_check_path, "runs",
+	STR("output.dir", output.dir, 0, check_output_dir, "runs",
 	    "directory holding runs/NAME/HASH/, relative to where you submit"),
 	INT("output.log_every_steps", output.log_every_steps, 1, INT64_C(1) << 40, "50",
 	    "write a metrics line every this many steps"),

@@ -5,7 +5,7 @@
  * has its own setter rather than a row per sub-key in spec_schema.c. */
 #include "common/spec/spec.h"        // defines: struct job_data, struct job_stage, spec_stage_find
 #include "common/spec/spec_schema.h" // defines: spec_stage_set, spec_stage_release
-#include "common/spec/spec_scalar.h" // defines: spec_parse_int, spec_parse_bool, spec_quote_got, spec_check_abs_path
+#include "common/spec/spec_scalar.h" // defines: spec_parse_int, spec_parse_bool, spec_quote_got, spec_check_list_path
 #include "common/sbuf.h"             // defines: struct sbuf, xstrdup
 #include "common/suggest.h"          // defines: suggest_best
 #include "common/spec/ynode.h"       // defines: struct ynode
@@ -74,6 +74,14 @@ static int set_string(const struct ynode *v, size_t item, const char *key,
 	return 0;
 }
 
+/* A source (or its pack) is bound into a container when it is read in
+ * place, and named in the program's environment: one path, never a list
+ * (spec_check_list_path). */
+static const char *check_src(const char *s)
+{
+	return spec_check_list_path(s, true, true);
+}
+
 static int set_key(const struct ynode *k, const struct ynode *v, size_t item,
 		   struct job_stage *e, struct sbuf *why)
 {
@@ -83,7 +91,7 @@ static int set_key(const struct ynode *k, const struct ynode *v, size_t item,
 	if (!strcmp(k->str, "name"))
 		return set_string(v, item, "name", check_name, &e->name, why);
 	if (!strcmp(k->str, "src"))
-		return set_string(v, item, "src", spec_check_abs_path, &e->src, why);
+		return set_string(v, item, "src", check_src, &e->src, why);
 	if (!strcmp(k->str, "manifest"))
 		return set_string(v, item, "manifest", check_manifest, &e->manifest, why);
 	if (!strcmp(k->str, "bytes")) {
@@ -94,7 +102,7 @@ static int set_key(const struct ynode *k, const struct ynode *v, size_t item,
 		return 0;
 	}
 	if (!strcmp(k->str, "packed"))
-		return set_string(v, item, "packed", spec_check_abs_path, &e->packed, why);
+		return set_string(v, item, "packed", check_src, &e->packed, why);
 	if (v->kind == YNODE_SCALAR && !v->quoted && !spec_parse_bool(v->str, &e->is_file))
 		return 0;
 	return fail(why, item, "is_file", "expected true or false", v);

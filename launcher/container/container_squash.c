@@ -6,6 +6,7 @@
 #include "launcher/container/container_proc.h"   // defines: container_proc_run
 #include "launcher/container/container_digest.h" // defines: container_digest
 #include "common/fileio.h"  // defines: fileio_private_dir, fileio_read_fd, fileio_write_atomic
+#include "common/fileremove.h" // defines: fileremove_one
 #include "common/sbuf.h"    // defines: struct sbuf, xasprintf
 #include "common/statkey.h" // defines: struct statkey, statkey_*
 
@@ -38,6 +39,16 @@ static int mount_state(const char *dir, const char *base)
 	return a.st_dev != b.st_dev;
 }
 
+/* A mount point or lock file goes, only when it is the caller's (the
+ * mounts' folder is, but root may be given another user's TMPDIR). */
+static void forget(const char *path)
+{
+	struct sbuf ignored = SBUF_INIT;
+
+	fileremove_one(path, &ignored);
+	sbuf_release(&ignored);
+}
+
 static void unmount(const char *dir)
 {
 	char *const argv[] = { "fusermount", "-u", "-q", (char *)dir, NULL };
@@ -47,7 +58,7 @@ static void unmount(const char *dir)
 
 		container_proc_run(lazy, -1, false); /* a dead server: detach it all the same */
 	}
-	rmdir(dir);
+	forget(dir);
 }
 
 /* DIR/hpctrain-squash-UID, DIR the first absolute one of
@@ -230,7 +241,7 @@ static int mount_locked(const char *image, const char *key, const char *dir, con
 			  msg.len ? ": " : "", (int)strcspn(msg.buf, "\n"), msg.buf);
 		sbuf_release(&msg);
 		sbuf_release(&ignored);
-		rmdir(dir);
+		forget(dir);
 		rc = -1;
 	}
 	if (efd >= 0)
@@ -306,7 +317,7 @@ int container_squash_mount(const char *image, const char *key, struct container_
 			continue;
 		}
 		if (mount_locked(image, key, dir, base, err)) {
-			unlink(lock); /* held LOCK_EX: no rank has the image */
+			forget(lock); /* held LOCK_EX: no rank has the image */
 			goto out;
 		}
 		/* flock converts by unlocking first: a last rank may unmount
@@ -330,7 +341,7 @@ out:
 		 * is mounted there (the first rank's refusal unlinked it, and
 		 * a waiting rank may have made it again) */
 		if (!flock(fd, LOCK_EX | LOCK_NB) && same_file(fd, lock) && mount_state(dir, base) == 0)
-			unlink(lock);
+			forget(lock);
 		close(fd);
 	}
 	free(base);
@@ -365,8 +376,8 @@ void container_squash_release(struct container_squash *m)
 		char *lock = xasprintf("%s.lock", m->dir), *id = ident_path(m->dir);
 
 		unmount(m->dir);
-		unlink(id);
-		unlink(lock);
+		forget(id);
+		forget(lock);
 		free(lock);
 		free(id);
 	}

@@ -141,6 +141,12 @@ static int model_of(const struct job *job, struct shape_history *h,
 		say("skipped a past run: %.*s", (int)len, l);
 		l += len + (l[len] == '\n');
 	}
+	for (const char *l = h->capped.buf; h->capped.len && *l;) {
+		size_t len = strcspn(l, "\n");
+
+		say("warning: %.*s", (int)len, l);
+		l += len + (l[len] == '\n');
+	}
 	w->spec_ranks = (unsigned)(job->resources.nodes * job->resources.ranks_per_node);
 	if (job->command.n) {
 		/* train is the bundled trainer's: a user's program is known
@@ -193,7 +199,7 @@ int plan_shapes_weigh(const struct plan_shapes_request *r, const struct job *job
 			out->runnable += out->v[i].runnable;
 		}
 	out->pick = shape_pick(out->v, out->n, r->deadline);
-	out->fastest = shape_pick(out->v, out->n, 0);
+	out->fastest = shape_pick(out->v, out->n, (struct shape_deadline){ .set = false });
 	return 0;
 }
 
@@ -231,7 +237,7 @@ static json_t *model_json(const struct shape_fit *f, const struct shape_history 
 			 f->global_batch > 0 ? json_real(f->global_batch) : json_null());
 }
 
-json_t *plan_shapes_json(const struct plan_shapes_result *p, time_t deadline)
+json_t *plan_shapes_json(const struct plan_shapes_result *p, struct shape_deadline deadline)
 {
 	const struct shape_work *w = &p->w;
 	const struct shape_fit *f = &p->f;
@@ -254,7 +260,7 @@ json_t *plan_shapes_json(const struct plan_shapes_result *p, time_t deadline)
 			      "batch_per_rank", (json_int_t)w->batch_per_rank, "model", model_json(f, h),
 			      "candidates", a,
 			      "pick", pick >= 0 ? json_integer(pick) : json_null(), "deadline",
-			      deadline ? json_integer((json_int_t)deadline) : json_null());
+			      deadline.set ? json_integer((json_int_t)deadline.at) : json_null());
 
 	if (w->fixed_steps) {
 		/* a user's program: which batch it holds, and from what */

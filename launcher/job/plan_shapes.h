@@ -29,7 +29,7 @@ struct plan_shapes_request {
 	const struct shape_candidate *shapes; /* --shapes, or NULL: 1..max_nodes */
 	size_t nshapes;
 	unsigned max_nodes;                 /* 0: the partition's size, at most 16 */
-	time_t deadline;                    /* 0: none */
+	struct shape_deadline deadline;     /* zeroed: none */
 	const char *exe;                    /* this hpctrain, as the script names it */
 	const char *exclude;                /* nodes to leave out, or NULL */
 	const struct hpt_slurm_partition *part;
@@ -65,7 +65,7 @@ int plan_shapes_load(const struct plan_shapes_request *r, const struct shape_can
  * as submit --shape auto records it in submit.json (nodes,
  * ranks_per_node, start, steps, run_s, rel_err, finish, node_hours and
  * the model).  New references; the second needs p->pick >= 0. */
-json_t *plan_shapes_json(const struct plan_shapes_result *p, time_t deadline);
+json_t *plan_shapes_json(const struct plan_shapes_result *p, struct shape_deadline deadline);
 json_t *plan_shapes_pick_json(const struct plan_shapes_result *p);
 
 #endif

@@ -216,6 +216,10 @@ int launch_supervise(const struct launch *l, json_t *contract, char **argv)
 		o.grace_s = supervise_grace(l->job.preempt.lead_s);
 		o.after_requeue = l->job.preempt.after_signal == PREEMPT_AFTER_REQUEUE;
 		o.stall_s = l->job.supervise.stall_timeout_s;
+		o.startup_s = l->job.supervise.startup_timeout_s;
+		/* the bundled trainer touches the heartbeat after each step, and
+		 * may print before MPI is up: only its heartbeat counts */
+		o.output_starts = l->job.command.n > 0;
 	}
 	return supervise_run(&o, argv);
 }

@@ -211,9 +211,13 @@ int report_read_more(FILE *fp, struct report_run *out)
 	struct sbuf line = SBUF_INIT;
 	bool too_long = false;
 	char chunk[65536];
-	size_t got;
+	size_t got, total = 0;
 
-	while ((got = fread(chunk, 1, sizeof(chunk), fp)) > 0) {
+	out->capped = false;
+	while (total < METRICS_FILE_MAX &&
+	       (got = fread(chunk, 1, sizeof(chunk) < METRICS_FILE_MAX - total
+					  ? sizeof(chunk) : METRICS_FILE_MAX - total, fp)) > 0) {
+		total += got;
 		for (const char *p = chunk, *end = chunk + got; p < end;) {
 			p = take_bytes(&line, &too_long, p, end);
 			if (p == end)
@@ -226,6 +230,10 @@ int report_read_more(FILE *fp, struct report_run *out)
 			too_long = false;
 		}
 	}
+	/* at the cap, the line read last may be cut: counted as bad, as a
+	 * torn line is */
+	if (total >= METRICS_FILE_MAX && getc(fp) != EOF)
+		out->capped = true;
 	out->bad_lines += too_long;
 	if (!too_long && line.len) /* a last line without its newline */
 		report_add_line(out, line.buf, line.len);

@@ -51,6 +51,8 @@ struct report_run {
 	bool summary;          /* a summary record was found */
 	double test_accuracy, test_loss, mean_samples_per_s, global_samples_per_s;
 	int64_t ranks;         /* the summary's ranks (0: not said) */
+	bool capped;           /* the last file read went on past METRICS_FILE_MAX
+				* (common/metrics_line.h): the rest was not read */
 	size_t bad_lines;      /* lines that are not JSON objects, or records
 				* of implausible figures, skipped */
 	size_t restarts;       /* requeues: times the steps went back (a resume)
@@ -72,7 +74,9 @@ void report_add_line(struct report_run *r, const char *line, size_t n);
  * to the records kept and the longest line, not to the file, so a long
  * run's file of any size can be read.  A line over REPORT_LINE_MAX is
  * dropped unread and counted in bad_lines (nothing the trainer writes
- * comes near it: 100,000 ranks' rates are under 2 MiB).  0, or -1 when
+ * comes near it: 100,000 ranks' rates are under 2 MiB).  It stops after
+ * METRICS_FILE_MAX bytes, setting capped when the file goes on (the
+ * caller warns, naming it: metrics_line_say_capped).  0, or -1 when
  * reading failed (ferror; errno says why); *out holds what was read. */
 #define REPORT_LINE_MAX (64u << 20)
 int report_read(FILE *fp, struct report_run *out);

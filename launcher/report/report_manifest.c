@@ -1,7 +1,8 @@
 /* report_manifest.c - the charts report wrote in its output directory
- * (see report_manifest.h).  Shell: lstat, unlink and one JSON file. */
+ * (see report_manifest.h).  Shell: lstat, fileremove and one JSON file. */
 #include "launcher/report/report_manifest.h" // defines: struct report_manifest, report_manifest_*
 #include "common/fileio.h" // defines: fileio_read_flags, fileio_write_atomic, FILEIO_*
+#include "common/fileremove.h" // defines: fileremove_one
 #include "common/sbuf.h"   // defines: struct sbuf, xasprintf
 
 #include <stdint.h>
@@ -125,8 +126,10 @@ bool report_manifest_remove(struct report_manifest *m, const char *name)
 		return false;
 	if (unchanged(m, json_array_get(m->files, (size_t)i))) {
 		char *path = xasprintf("%s/%s", m->dir, name);
+		struct sbuf ignored = SBUF_INIT; /* another user's chart stays */
 
-		removed = !unlink(path);
+		removed = !fileremove_one(path, &ignored) && !ignored.len;
+		sbuf_release(&ignored);
 		free(path);
 	}
 	json_array_remove(m->files, (size_t)i);

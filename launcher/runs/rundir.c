@@ -4,6 +4,7 @@
 #include "launcher/runs/rundir.h" // defines: struct rundir, rundir_create, rundir_open
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "common/fileio.h"      // defines: fileio_read, fileio_write_atomic, fileio_mkdirs, fileio_check_owned
+#include "common/fileremove.h"  // defines: fileremove_one
 #include "common/jsonfile.h"    // defines: jsonfile_load
 #include "common/sbuf.h"        // defines: struct sbuf, xasprintf
 #include "launcher/runs/program_module.h" // defines: program_module_remove
@@ -336,7 +337,7 @@ static void unpublish(const char *dir)
 	if (tmp && !rename(dir, tmp)) /* onto an empty directory: allowed */
 		rundir_publish_discard(tmp);
 	else if (tmp)
-		rmdir(tmp);
+		fileremove_one(tmp, &ignored);
 	free(tmp);
 	free(up);
 	sbuf_release(&ignored);
@@ -354,12 +355,12 @@ void rundir_abandon(struct rundir *rd)
 		return;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		path = xasprintf("%s/%s", rd->dir, files[i]);
-		unlink(path);
+		fileremove_one(path, &ignored); /* only the caller's, as every removal */
 		free(path);
 	}
 	program_module_remove(rd->dir);
 	path = xasprintf("%s/logs", rd->dir);
-	rmdir(path);
+	fileremove_one(path, &ignored);
 	free(path);
 	/* resolved.yaml goes with the directory, under the lock the
 	 * directory was published under; when something else was left in
@@ -370,7 +371,7 @@ void rundir_abandon(struct rundir *rd)
 		unpublish(rd->dir);
 	if (rd->attempt > 1) {
 		path = xasprintf("%s/attempts", rd->run);
-		rmdir(path); /* fails, harmlessly, while other attempts remain */
+		fileremove_one(path, &ignored); /* fails, harmlessly, while other attempts remain */
 		free(path);
 	}
 	rundir_publish_unlock(lock);

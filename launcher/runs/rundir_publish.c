@@ -1,13 +1,13 @@
 /* rundir_publish.c - directories published whole (see rundir_publish.h).
- * Shell: flock, mkdtemp, rename, nftw. */
+ * Shell: flock, mkdtemp, rename, common/fileremove. */
 #include "launcher/runs/rundir_publish.h" // defines: rundir_publish_*
 #include "common/fileio.h"                // defines: fileio_vet_fd, FILEIO_OWNED
+#include "common/fileremove.h"            // defines: fileremove_tree
 #include "common/sbuf.h"                  // defines: struct sbuf, xasprintf
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,17 +47,6 @@ void rundir_publish_unlock(int fd)
 		close(fd); /* the last descriptor of the open file: the flock goes */
 }
 
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (type == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
 /* A name rundir_publish_tmp makes: ".", a stem, ".tmp-", six characters. */
 static int is_tmp_name(const char *n)
 {
@@ -68,8 +57,13 @@ static int is_tmp_name(const char *n)
 
 void rundir_publish_discard(const char *tmp)
 {
-	if (tmp) /* FTW_PHYS: a task link inside is removed, never followed */
-		nftw(tmp, remove_one, 8, FTW_DEPTH | FTW_PHYS);
+	struct sbuf ignored = SBUF_INIT;
+
+	/* a task link inside is removed, never followed; in a shared
+	 * output.dir, another user's temporary stays, even for root */
+	if (tmp)
+		fileremove_tree(tmp, &ignored);
+	sbuf_release(&ignored);
 }
 
 void rundir_publish_sweep(const char *dir)

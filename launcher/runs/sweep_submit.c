@@ -6,6 +6,7 @@
 #include "common/diag.h"                 // defines: struct diag_list
 #include "common/exitcode.h"             // defines: enum hpt_exit
 #include "common/fileio.h"               // defines: fileio_write_atomic, fileio_check_owned
+#include "common/fileremove.h"           // defines: fileremove_one
 #include "common/isotime.h"              // defines: isotime_format
 #include "common/sbuf.h"                 // defines: struct sbuf
 #include "launcher/runs/progress.h"      // defines: progress_load
@@ -108,21 +109,24 @@ out:
 
 static void abandon_array(struct sweep_plan *pl, struct sweep_plan_array *a)
 {
+	struct sbuf ignored = SBUF_INIT; /* best effort, only the caller's (common/fileremove.h) */
+
 	for (size_t t = 0; t < a->n; t++) {
 		char *link = a->dir ? xasprintf("%s/%zu", a->dir, t) : NULL;
 
 		rundir_abandon(&pl->p[a->points[t]].rd);
 		if (link)
-			unlink(link);
+			fileremove_one(link, &ignored);
 		free(link);
 	}
 	if (a->dir) {
 		char *path = xasprintf("%s/array.sbatch", a->dir);
 
-		unlink(path);
+		fileremove_one(path, &ignored);
 		free(path);
-		rmdir(a->dir);
+		fileremove_one(a->dir, &ignored);
 	}
+	sbuf_release(&ignored);
 }
 
 /* The Python module into a point's attempt, as attempt_submit does.  A

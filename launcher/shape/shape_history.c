@@ -2,6 +2,7 @@
  * see shape_history.h.  Shell. */
 #include "launcher/shape/shape_history.h" // defines: struct shape_history, shape_history_load
 #include "common/runfile.h" // defines: RUNFILE_*
+#include "common/metrics_line.h"          // defines: metrics_line_say_capped
 #include "common/diag.h"                  // defines: struct diag_list
 #include "common/spec/spec.h"             // defines: struct job, job_release
 #include "common/spec/specfile.h"         // defines: specfile_load_run
@@ -244,7 +245,17 @@ static void add_run(struct shape_history *h, const struct job *job, const char *
 		h->skipped++;
 		goto out;
 	}
-	if (!(fp = open_metrics(h, dir)) || report_read(fp, &r) || !r.nsteps)
+	if (!(fp = open_metrics(h, dir)) || report_read(fp, &r))
+		goto out;
+	if (r.capped) {
+		char *path = xasprintf("%s/" RUNFILE_METRICS, dir);
+
+		if (h->capped.len)
+			sbuf_addch(&h->capped, '\n');
+		metrics_line_say_capped(path, &h->capped);
+		free(path);
+	}
+	if (!r.nsteps)
 		goto out;
 	add_segments(h, &r, dir, &past);
 	if (r.nepochs && r.epochs[0].epoch > 0 && r.epochs[0].step > 0 && !h->samples_per_epoch)
@@ -351,6 +362,7 @@ int shape_history_load(const struct job *job, struct shape_history *out, struct 
 	memset(out, 0, sizeof(*out));
 	sbuf_init(&out->shapes);
 	sbuf_init(&out->unread);
+	sbuf_init(&out->capped);
 	if (each_run(job, visit_point, &w, err))
 		return -1;
 	describe(out);
@@ -420,4 +432,5 @@ void shape_history_release(struct shape_history *h)
 	h->n = 0;
 	sbuf_release(&h->shapes);
 	sbuf_release(&h->unread);
+	sbuf_release(&h->capped);
 }

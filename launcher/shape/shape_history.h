@@ -37,6 +37,8 @@ struct shape_history {
 				   * file"), or the run another user's ("refusing
 				   * X: it belongs to uid 65534, not to uid 0") */
 	size_t nunread;
+	struct sbuf capped;       /* a line per run whose metrics.jsonl was read
+				   * only up to METRICS_FILE_MAX (metrics_line.h) */
 };
 
 /* The point of one run's metrics on nodes of ranks_per_node: the median

@@ -68,14 +68,14 @@ static bool better(const struct shape_candidate *a, const struct shape_candidate
 	return a->node_hours < b->node_hours;
 }
 
-long shape_pick(const struct shape_candidate *v, size_t n, time_t deadline)
+long shape_pick(const struct shape_candidate *v, size_t n, struct shape_deadline d)
 {
 	long best = -1;
 
 	for (size_t i = 0; i < n; i++) {
-		if (!v[i].runnable || !v[i].steps || (deadline && v[i].finish > deadline))
+		if (!v[i].runnable || !v[i].steps || (d.set && v[i].finish > d.at))
 			continue;
-		if (best < 0 || better(&v[i], &v[best], deadline != 0))
+		if (best < 0 || better(&v[i], &v[best], d.set))
 			best = (long)i;
 	}
 	return best;
@@ -133,41 +133,59 @@ fail:
 	return -1;
 }
 
-int shape_parse_deadline(const char *s, time_t now, time_t *out)
+/* "+N[smhd]" from now: 0 and *out, or -1. */
+static int parse_relative(const char *s, time_t now, time_t *out)
 {
-	if (*s == '+') {
-		char *end;
-		long long v;
+	char *end;
+	long long v;
 
-		errno = 0;
-		v = strtoll(s + 1, &end, 10);
-		if (errno || end == s + 1 || v <= 0 || v > 366LL * 86400)
-			return -1;
-		switch (*end) {
-		case '\0': case 's': break;
-		case 'm': v *= 60; break;
-		case 'h': v *= 3600; break;
-		case 'd': v *= 86400; break;
-		default: return -1;
-		}
-		if (*end && end[1])
-			return -1;
-		*out = now + (time_t)v;
-		return 0;
-	} else {
-		struct tm tm;
-		const char *end;
-
-		memset(&tm, 0, sizeof(tm));
-		end = strptime(s, "%Y-%m-%dT%H:%M", &tm);
-		if (end && *end == ':')
-			end = strptime(end, ":%S", &tm);
-		if (!end || *end)
-			return -1;
-		tm.tm_isdst = -1;
-		*out = mktime(&tm);
-		return *out == (time_t)-1 ? -1 : 0;
+	errno = 0;
+	v = strtoll(s + 1, &end, 10);
+	if (errno || end == s + 1 || v <= 0 || v > 366LL * 86400)
+		return -1;
+	switch (*end) {
+	case '\0': case 's': break;
+	case 'm': v *= 60; break;
+	case 'h': v *= 3600; break;
+	case 'd': v *= 86400; break;
+	default: return -1;
 	}
+	if (*end && end[1])
+		return -1;
+	*out = now + (time_t)v;
+	return 0;
+}
+
+/* A local "YYYY-MM-DDTHH:MM[:SS]": 0 and *out, -1 for another form, -2
+ * when mktime would move it (Feb 30, hour 25 is refused by strptime
+ * already, a time a DST change skips) rather than read it back. */
+static int parse_absolute(const char *s, time_t *out)
+{
+	struct tm tm, asked;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%dT%H:%M", &tm);
+	if (end && *end == ':')
+		end = strptime(end, ":%S", &tm);
+	if (!end || *end)
+		return -1;
+	tm.tm_isdst = -1;
+	asked = tm;
+	*out = mktime(&tm);
+	if (tm.tm_year != asked.tm_year || tm.tm_mon != asked.tm_mon ||
+	    tm.tm_mday != asked.tm_mday || tm.tm_hour != asked.tm_hour ||
+	    tm.tm_min != asked.tm_min || tm.tm_sec != asked.tm_sec)
+		return -2;
+	return 0;
+}
+
+int shape_parse_deadline(const char *s, time_t now, struct shape_deadline *out)
+{
+	int rc = *s == '+' ? parse_relative(s, now, &out->at) : parse_absolute(s, &out->at);
+
+	out->set = !rc;
+	return rc;
 }
 
 void shape_candidates_free(struct shape_candidate *v, size_t n)

@@ -53,12 +53,20 @@ int64_t shape_steps(const struct shape_work *w, unsigned ranks);
 void shape_predict(struct shape_candidate *c, const struct shape_fit *f,
 		   const struct shape_work *w, double overhead_s);
 
+/* A deadline, or none: a flag, never a sentinel time (1970-01-01T00:00
+ * is a time, if a past one, and was once taken for "none").  Zeroed:
+ * none. */
+struct shape_deadline {
+	bool set;
+	time_t at; /* valid when set */
+};
+
 /* The candidate to take, an index into v, or -1 when none is runnable
- * (or, with a deadline, none finishes by it).  Without a deadline
- * (0): the earliest finish, ties to fewer node-hours.  With one: the
- * fewest node-hours among those that finish by it, ties to the earlier
+ * (or, with a deadline, none finishes by it).  Without a deadline: the
+ * earliest finish, ties to fewer node-hours.  With one: the fewest
+ * node-hours among those that finish by it, ties to the earlier
  * finish. */
-long shape_pick(const struct shape_candidate *v, size_t n, time_t deadline);
+long shape_pick(const struct shape_candidate *v, size_t n, struct shape_deadline d);
 
 /* Parses "1x4,2x4" (NODESxRANKS_PER_NODE, comma separated) into *v and
  * *n (allocated, candidates zeroed but for nodes and ranks_per_node).
@@ -67,8 +75,12 @@ struct sbuf;
 int shape_parse_list(const char *s, struct shape_candidate **v, size_t *n, struct sbuf *err);
 
 /* Parses a deadline: "+90m", "+2h", "+1d", "+3600" (seconds) from now,
- * or a local "YYYY-MM-DDTHH:MM[:SS]".  0 and *out, or -1. */
-int shape_parse_deadline(const char *s, time_t now, time_t *out);
+ * or a local "YYYY-MM-DDTHH:MM[:SS]" that names a real time: one that
+ * mktime(3) reads back field for field ("2026-02-30T10:00", or a local
+ * time a DST change skips, would be moved, not taken).  0 and *out
+ * (set), -1 for another form, -2 for a date or time that does not
+ * exist. */
+int shape_parse_deadline(const char *s, time_t now, struct shape_deadline *out);
 
 void shape_candidates_free(struct shape_candidate *v, size_t n);
 

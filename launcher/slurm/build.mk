@@ -1,5 +1,6 @@
 # launcher/slurm/build.mk - Slurm: a job spec as a batch script and its
 # options (render, pure), a job state word as status shows it (slurm_state,
+# pure), libslurm's errno as an exit status (slurm_errno,
 # pure), and libslurm (slurm.c: submit, query, cancel).
 # Debian 12's libslurm-dev has no slurm.pc: launcher/slurm/slurm.pc
 # stands in, by path.
@@ -14,7 +15,7 @@ DEBIAN_PKGS   += slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libp
 # environment.modules is tested against Debian's Lmod (tests/cli/environment.bats).
 DEBIAN_PKGS   += lmod
 
-UNIT_TESTS += test_render test_slurm_state test_hostlist
+UNIT_TESTS += test_render test_slurm_state test_slurm_errno test_hostlist
 
 # A throw-away local Slurm (tests/cluster/up.sh): MODE=single|multi|netns,
 # BASE=/tmp/hpctrain-cluster.  `eval $(make -s cluster-up)` sets SLURM_CONF.

@@ -14,6 +14,8 @@
 #include "common/sbuf.h"        // defines: struct sbuf, sbuf_add_shell_quoted
 #include "common/spec/spec.h"        // defines: struct job
 
+#include <string.h>
+
 /* Debian's Lmod, where neither LMOD_PKG nor MODULESHOME is set yet. */
 #define RENDER_LMOD_INIT "/usr/share/lmod/lmod/init/bash"
 
@@ -75,7 +77,8 @@ static void add_venv(struct sbuf *s, const char *venv)
 
 /* The spec core refused these already; the renderer checks again what
  * would change the meaning of a line, not just its quoting: a name
- * read as an option of `module`, a venv relative to the node's cwd. */
+ * read as an option of `module`, a venv relative to the node's cwd or
+ * holding ':', which would add a second, relative entry to PATH. */
 static int check_environment(const struct job_environment *e, struct diag_list *err)
 {
 	for (size_t i = 0; i < e->modules.n; i++)
@@ -84,9 +87,9 @@ static int check_environment(const struct job_environment *e, struct diag_list *
 				 "a module name must not be empty or start with '-'");
 			return -1;
 		}
-	if (e->venv && e->venv[0] != '/') {
+	if (e->venv && (e->venv[0] != '/' || strchr(e->venv, ':'))) {
 		diag_add(err, DIAG_ERROR, "render", 0, 0, "environment.venv",
-			 "the virtualenv path must be absolute");
+			 "the virtualenv path must be absolute, without ':' (it goes on PATH)");
 		return -1;
 	}
 	return 0;

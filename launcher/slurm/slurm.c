@@ -4,6 +4,7 @@
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_submit, struct hpt_slurm_job
 #include "common/bug.h"  // defines: BUG, BUG_NOTE
 #include "common/exitcode.h"    // defines: HPT_EXIT_UNAVAILABLE, HPT_EXIT_REJECTED
+#include "launcher/slurm/slurm_errno.h" // defines: hpt_slurm_errno_status
 #include "common/sbuf.h"        // defines: struct sbuf, xstrdup, SBUF_CLIP
 #include "launcher/slurm/render.h" // defines: struct render_opts
 #include "launcher/slurm/slurm_state.h" // defines: hpt_slurm_state_of
@@ -33,8 +34,6 @@ extern void slurm_free_will_run_response_msg(will_run_response_msg_t *msg);
 
 #define DEFAULT_CONF "/etc/slurm/slurm.conf"
 
-static int classify(int e);
-
 /* A failed call's status: could Slurm not be reached, or did it say no?
  * what is the action ("submit the job"); the message reads
  * "cannot submit the job: Slurm is unavailable: REASON" or
@@ -43,7 +42,7 @@ static int classify(int e);
 static int failure(const char *what, const char *rejected, struct sbuf *err)
 {
 	int e = slurm_get_errno();
-	int status = classify(e);
+	int status = hpt_slurm_errno_status(e);
 
 	if (status == HPT_EXIT_UNAVAILABLE)
 		sbuf_addf(err, "cannot %s: Slurm is unavailable: %s", what, slurm_strerror(e));
@@ -52,31 +51,6 @@ static int failure(const char *what, const char *rejected, struct sbuf *err)
 	else
 		sbuf_addf(err, "cannot %s: %s", what, slurm_strerror(e));
 	return status;
-}
-
-static int classify(int e)
-{
-	switch (e) {
-	case SLURM_COMMUNICATIONS_CONNECTION_ERROR:
-	case SLURM_COMMUNICATIONS_SEND_ERROR:
-	case SLURM_COMMUNICATIONS_RECEIVE_ERROR:
-	case SLURM_COMMUNICATIONS_SHUTDOWN_ERROR:
-	case SLURM_PROTOCOL_VERSION_ERROR:
-	case SLURM_PROTOCOL_AUTHENTICATION_ERROR:
-	case SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR:
-	case SLURMCTLD_COMMUNICATIONS_SEND_ERROR:
-	case SLURMCTLD_COMMUNICATIONS_RECEIVE_ERROR:
-	case SLURMCTLD_COMMUNICATIONS_SHUTDOWN_ERROR:
-	case ESLURM_AUTH_CRED_INVALID:
-	case ESLURM_IN_STANDBY_MODE:
-	case ETIMEDOUT:
-	case ECONNREFUSED:
-		return HPT_EXIT_UNAVAILABLE;
-	case ESLURM_INVALID_JOB_ID:
-		return HPT_EXIT_NO_INPUT;
-	default:
-		return HPT_EXIT_REJECTED;
-	}
 }
 
 /* libslurm's configuration, read once per process: the first

@@ -6,13 +6,13 @@
 #include "launcher/stage/stage_scan.h"     // defines: stage_scan_hash_fd
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
 #include "common/fileio.h"                 // defines: fileio_private_dir, fileio_write_atomic
+#include "common/fileremove.h"             // defines: fileremove_tree, fileremove_one
 #include "common/jsonfile.h"               // defines: jsonfile_load
 #include "common/sbuf.h"                   // defines: struct sbuf, xasprintf
 #include "common/statkey.h"                // defines: struct statkey, statkey_*
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,31 +82,6 @@ static char *entry_file(const char *cache, const char *hex, const char *suffix)
 	return xasprintf("%s/%s%s", cache, hex, suffix);
 }
 
-static int unlink_visit(const char *p, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	if (type == FTW_DP)
-		return rmdir(p) ? -1 : 0;
-	return unlink(p) ? -1 : 0;
-}
-
-int stage_cache_remove_tree(const char *path, struct sbuf *err)
-{
-	struct stat st;
-
-	if (lstat(path, &st) && errno == ENOENT)
-		return 0;
-	if (!S_ISDIR(st.st_mode)) {
-		if (!unlink(path))
-			return 0;
-	} else if (!nftw(path, unlink_visit, 32, FTW_DEPTH | FTW_PHYS)) {
-		return 0;
-	}
-	sbuf_addf(err, "cannot remove %s: %s", path, strerror(errno));
-	return -1;
-}
-
 /* Moves the entry directory aside first (so a reader never sees it half
  * removed), then deletes it, then its record. */
 static int remove_entry_files(const char *cache, const char *hex, struct sbuf *err)
@@ -115,14 +90,14 @@ static int remove_entry_files(const char *cache, const char *hex, struct sbuf *e
 	char *aside = xasprintf("%s/.tmp-%s-removed-%ld", cache, hex, (long)getpid());
 	int rc = 0;
 
-	if (!rename(dir, aside))
-		rc = stage_cache_remove_tree(aside, err);
-	else if (errno != ENOENT)
-		rc = stage_cache_remove_tree(dir, err);
-	if (!rc && unlink(rec) && errno != ENOENT) {
-		sbuf_addf(err, "cannot remove %s: %s", rec, strerror(errno));
-		rc = -1;
-	}
+	if (!rename(dir, aside)) {
+		rc = fileremove_tree(aside, err);
+		if (rc) /* another user's part (common/fileremove.h): the entry stays, whole */
+			rename(aside, dir);
+	} else if (errno != ENOENT)
+		rc = fileremove_tree(dir, err);
+	if (!rc)
+		rc = fileremove_one(rec, err);
 	free(dir);
 	free(rec);
 	free(aside);
@@ -457,10 +432,8 @@ int stage_cache_remove(const char *cache, const char *hex, struct sbuf *err)
 		ufd = lock_open(use, LOCK_EX | LOCK_NB, true);
 	if (ufd >= 0) {
 		rc = remove_entry_files(cache, hex, err) ? -1 : 0;
-		if (!rc) {
-			unlink(use);
-			unlink(fetch);
-		}
+		if (!rc && (fileremove_one(use, err) || fileremove_one(fetch, err)))
+			rc = -1;
 	}
 	if (ufd >= 0)
 		close(ufd);

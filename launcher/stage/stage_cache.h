@@ -97,15 +97,13 @@ int stage_cache_publish(const char *cache, const struct stage_manifest *m, const
 int stage_cache_hold(const char *cache, const char *hash);
 
 /* Removes entry hex (64 hex digits) of cache when no one uses or fetches
- * it: 0 removed, 1 in use or being fetched (left as it is), -1 with err. */
+ * it: 0 removed, 1 in use or being fetched (left as it is), -1 with err
+ * (a part of it another user owns, which stays: common/fileremove.h). */
 int stage_cache_remove(const char *cache, const char *hex, struct sbuf *err);
 
 /* flock(2)s op (LOCK_SH, LOCK_EX, with LOCK_NB) on "<cache>/<hex><suffix>"
  * (".lock" or ".fetch"), creating it with create: the descriptor, or -1
  * with errno (EWOULDBLOCK: held by another; ENOENT: missing). */
 int stage_cache_lock(const char *cache, const char *hex, const char *suffix, int op, bool create);
-
-/* Removes the directory tree path (no link followed).  0 or -1 with err. */
-int stage_cache_remove_tree(const char *path, struct sbuf *err);
 
 #endif

@@ -5,6 +5,7 @@
 #include "launcher/stage/stage_cache.h"    // defines: stage_cache_lock, stage_cache_remove
 #include "launcher/stage/stage_manifest.h" // defines: stage_manifest_parse_hex
 #include "common/fileio.h"                 // defines: FILEIO_NOFOLLOW, FILEIO_OWNED
+#include "common/fileremove.h"             // defines: fileremove_tree
 #include "common/isotime.h"                // defines: isotime_format
 #include "common/jsonfile.h"               // defines: jsonfile_load
 #include "common/sbuf.h"                   // defines: struct sbuf, xasprintf
@@ -140,8 +141,16 @@ json_t *stage_evict_list_json(const char *cache, const struct stage_evict_list *
 void stage_evict_abandoned(const char *cache, struct sbuf *log)
 {
 	DIR *d = opendir(cache);
+	struct sbuf why = SBUF_INIT;
 	struct dirent *de;
 
+	/* another user's cache (root's --clear of it): nothing of it goes,
+	 * not even a lock file made in it */
+	if (d && fileio_check_owned(cache, &why)) {
+		closedir(d);
+		d = NULL;
+	}
+	sbuf_release(&why);
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
@@ -160,7 +169,7 @@ void stage_evict_abandoned(const char *cache, struct sbuf *log)
 		if (fd < 0)
 			continue; /* being fetched right now */
 		path = xasprintf("%s/%s", cache, de->d_name);
-		if (!stage_cache_remove_tree(path, &err))
+		if (!fileremove_tree(path, &err))
 			sbuf_addf(log, "removed the abandoned copy %s\n", path);
 		close(fd);
 		free(path);
@@ -175,6 +184,8 @@ int stage_evict_lru(const char *cache, uint64_t max_bytes, struct sbuf *log, str
 	uint64_t total;
 	int rc = 0;
 
+	if (fileio_check_owned(cache, err))
+		return -1;
 	stage_evict_abandoned(cache, log);
 	if (stage_evict_list(cache, &l, err))
 		return -1;
@@ -205,6 +216,10 @@ int stage_evict_clear(const char *cache, const char *const *hexes, size_t n, str
 	struct stage_evict_list l;
 	int rc = 0;
 
+	/* only the caller's own cache, even for root, who may read any:
+	 * staging into another user's is refused alike (stage_cache_open) */
+	if (!access(cache, F_OK) && fileio_check_owned(cache, err))
+		return -1;
 	if (!n)
 		stage_evict_abandoned(cache, log);
 	if (stage_evict_list(cache, &l, err))

@@ -51,12 +51,15 @@ void stage_evict_abandoned(const char *cache, struct sbuf *log);
 /* Removes least recently used entries that no one uses or fetches until
  * the cache holds at most max_bytes, and copies in progress that were
  * abandoned (their fetch lock free).  Appends a line per removed or
- * skipped entry to log.  0, or -1 with err. */
+ * skipped entry to log.  0, or -1 with err (as for every removal here,
+ * a cache or a part of an entry another user owns: common/fileremove.h). */
 int stage_evict_lru(const char *cache, uint64_t max_bytes, struct sbuf *log, struct sbuf *err);
 
 /* --clear: removes the entries hexes[0..n) (every entry when n is 0),
  * skipping those in use; appends a line per entry to log.  0 when every
- * named entry is gone, 1 when some were in use, -1 with err. */
+ * named entry is gone, 1 when some were in use, -1 with err (a cache
+ * another user owns, even to root: "refusing DIR: it belongs to uid N,
+ * not to uid 0"). */
 int stage_evict_clear(const char *cache, const char *const *hexes, size_t n, struct sbuf *log,
 		      struct sbuf *err);
 

@@ -6,6 +6,7 @@
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
 #include "common/fileio.h"                 // defines: fileio_private_dir, fileio_write_atomic
+#include "common/fileremove.h"             // defines: fileremove_one
 #include "common/jsonfile.h"               // defines: jsonfile_load
 #include "common/sbuf.h"                   // defines: struct sbuf, sbuf_add_printable
 #include "common/statkey.h"                // defines: struct statkey, statkey_*
@@ -287,8 +288,7 @@ int stage_scan_forget(const char *src, struct sbuf *err)
 	while (n > 1 && root[n - 1] == '/')
 		root[--n] = '\0';
 	cpath = cache_path(root, err);
-	if (cpath && unlink(cpath) && errno != ENOENT) {
-		sbuf_addf(err, "cannot remove the manifest cache %s: %s", cpath, strerror(errno));
+	if (cpath && fileremove_one(cpath, err)) {
 		rc = -1;
 	} else if (!cpath && err->len) {
 		rc = -1;

@@ -7,7 +7,8 @@
  * more.  A damaged disk is what the reuse checks (sizes, and hashes of
  * files whose statkey moved) are for. */
 #include "launcher/stage/stage_sink.h"     // defines: struct stage_sink, stage_sink_*
-#include "launcher/stage/stage_cache.h"    // defines: stage_cache_remove_tree
+#include "launcher/stage/stage_cache.h"    // defines: struct stage_claim
+#include "common/fileremove.h"             // defines: fileremove_tree
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_hex
 
 #include <errno.h>
@@ -214,7 +215,7 @@ void stage_sink_release(struct stage_sink *s)
 	if (s->dfd >= 0)
 		close(s->dfd);
 	if (s->tmp)
-		stage_cache_remove_tree(s->tmp, &err); /* best effort: eviction removes leftovers */
+		fileremove_tree(s->tmp, &err); /* best effort: eviction removes leftovers */
 	sbuf_release(&err);
 	EVP_MD_CTX_free(s->ctx);
 	free(s->tmp);

@@ -1,6 +1,7 @@
 /* liveness.c - write and read the per-rank liveness files, and say what
  * a rank is doing from one (see liveness.h). */
 #include "launcher/supervise/liveness.h" // defines: liveness_write, liveness_load_dir, liveness_activity
+#include "launcher/supervise/autopsy.h"  // defines: autopsy_format_ranks
 #include "common/fileio.h"        // defines: fileio_write_unsynced
 #include "common/jsonfile.h"      // defines: jsonfile_load
 #include "common/sbuf.h"          // defines: struct sbuf
@@ -237,4 +238,73 @@ double liveness_period(int64_t stall_s)
 	if (stall_s <= 0 || stall_s >= 2 * LIVENESS_PERIOD_S)
 		return LIVENESS_PERIOD_S;
 	return stall_s < 2 ? 1 : (double)stall_s / 2;
+}
+
+bool liveness_has_started(json_t *r, bool output_counts)
+{
+	return json_number_value(json_object_get(r, "last_heartbeat")) > 0 ||
+	       (output_counts && json_number_value(json_object_get(r, "last_output")) > 0);
+}
+
+/* The ranks below world in v that did not start, grouped by node in the
+ * order the nodes first appear: O(n x nodes), once, when a job ends. */
+static void say_starting(json_t **v, size_t n, unsigned world, bool output_counts,
+			 struct sbuf *out)
+{
+	unsigned *ranks = xcalloc(n ? n : 1, sizeof(*ranks));
+	bool *done = xcalloc(n ? n : 1, sizeof(*done));
+	const char *sep = "starting: ";
+
+	for (size_t i = 0; i < n; i++) {
+		const char *node = json_string_value(json_object_get(v[i], "node"));
+		size_t k = 0;
+
+		if (done[i])
+			continue;
+		for (size_t j = i; j < n; j++) {
+			const char *other = json_string_value(json_object_get(v[j], "node"));
+			json_int_t r = json_integer_value(json_object_get(v[j], "rank"));
+
+			if (done[j] || (node ? !other || strcmp(node, other) : !!other))
+				continue;
+			done[j] = true;
+			if (r >= 0 && (unsigned long long)r < world &&
+			    !liveness_has_started(v[j], output_counts))
+				ranks[k++] = (unsigned)r;
+		}
+		if (!k)
+			continue;
+		sbuf_addstr(out, sep);
+		autopsy_format_ranks(ranks, k, out);
+		sbuf_addstr(out, " on ");
+		sbuf_add_printable(out, node ? node : "?");
+		sep = ", ";
+	}
+	free(ranks);
+	free(done);
+}
+
+void liveness_say_unstarted(json_t **v, size_t n, unsigned world, bool output_counts,
+			    struct sbuf *out)
+{
+	unsigned *missing = xcalloc(world ? world : 1, sizeof(*missing));
+	struct sbuf starting = SBUF_INIT;
+	size_t nmissing = 0, i = 0;
+
+	/* v is sorted by rank: walk both */
+	for (unsigned r = 0; r < world; r++) {
+		while (i < n && json_integer_value(json_object_get(v[i], "rank")) < (json_int_t)r)
+			i++;
+		if (i >= n || json_integer_value(json_object_get(v[i], "rank")) != (json_int_t)r)
+			missing[nmissing++] = r;
+	}
+	if (nmissing) {
+		sbuf_addstr(out, nmissing == 1 ? "no record from rank " : "no record from ranks ");
+		autopsy_format_ranks(missing, nmissing, out);
+	}
+	say_starting(v, n, world, output_counts, &starting);
+	if (starting.len)
+		sbuf_addf(out, "%s%s", nmissing ? "; " : "", starting.buf);
+	sbuf_release(&starting);
+	free(missing);
 }

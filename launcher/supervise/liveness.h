@@ -24,6 +24,8 @@
 #define HPT_LIVENESS_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -93,6 +95,18 @@ json_t **liveness_load_dir(const char *dir, size_t *n);
  * ...; "?" when the record has none).  Writes at most len bytes to buf.
  * Pure: the record and now in, text out. */
 void liveness_activity(json_t *r, double now, char *buf, size_t len);
+
+/* Whether rank record r (as loaded) shows its program past its start:
+ * a heartbeat, or, when output_counts (a program not known to touch the
+ * heartbeat), any output.  Pure. */
+bool liveness_has_started(json_t *r, bool output_counts);
+
+/* Which ranks of world have not started (liveness_has_started), from
+ * the n records v (sorted by rank, as liveness_load_dir gives them):
+ * "no record from ranks 1-3; starting: 0 on node1, 4,5 on node2" (only
+ * the parts that apply).  Pure. */
+void liveness_say_unstarted(json_t **v, size_t n, unsigned world, bool output_counts,
+			    struct sbuf *out);
 
 /* How often a supervisor rewrites its record while nothing changes:
  * LIVENESS_PERIOD_S, or half a stall timeout shorter than two of those

@@ -51,6 +51,11 @@ struct sup {
 	double stall_recheck;  /* when this rank is idle but others are not */
 	int mark_fd;           /* RUN/ranks/progress (liveness.h), -1 without a stall timeout */
 	double mark_seen;      /* the mark is known to be at least this late */
+	bool started;          /* some rank reached its first step */
+	double start_recheck;  /* past the start-up bound: when to look once more */
+	const char *end_state; /* the record's state after a stall or no start */
+	bool unlaunched_gone;  /* a rank with no record never launched: no stacks to wait for */
+	unsigned unlaunched;   /* how many such ranks unstarted() found */
 	struct sbuf capture;   /* stderr kept while faulthandler dumps */
 	bool capturing;
 	bool stopping;         /* the supervisor itself is ending the program */
@@ -127,6 +132,17 @@ static void end_target(struct sup *s)
 		s->o->target->end(s->o->target->arg);
 }
 
+/* How often records are rewritten: for the shorter of the bounds they
+ * are judged by (liveness_period), alike on every rank of a job. */
+static double period(const struct sup *s)
+{
+	int64_t bound = s->o->stall_s;
+
+	if (s->o->startup_s && (!bound || s->o->startup_s < bound))
+		bound = s->o->startup_s;
+	return liveness_period(bound);
+}
+
 static void write_live(struct sup *s, const char *state)
 {
 	struct sbuf err = SBUF_INIT;
@@ -145,7 +161,7 @@ static void write_live(struct sup *s, const char *state)
 	}
 	if (liveness_write(s->ranks_dir, &s->live, &err))
 		say(s, "%s", err.buf);
-	s->next_write = s->live.updated + liveness_period(s->o->stall_s);
+	s->next_write = s->live.updated + period(s);
 	sbuf_release(&err);
 }
 
@@ -367,7 +383,7 @@ static void check_heartbeat(struct sup *s)
  * one period more keeps that rank from being taken for stalled. */
 static bool stalled(struct sup *s, double t)
 {
-	double period = liveness_period(s->o->stall_s), other;
+	double per = period(s), other;
 	unsigned files;
 
 	if (!s->o->stall_s || !s->ranks_dir[0] || t - s->live.last_progress < (double)s->o->stall_s ||
@@ -376,10 +392,60 @@ static bool stalled(struct sup *s, double t)
 	/* without the mark (it could not be opened), every rank's record */
 	other = s->mark_fd >= 0 ? liveness_mark_read(s->ranks_dir)
 				: liveness_latest_progress(s->ranks_dir, s->o->rank, &files);
-	if (t - other >= (double)s->o->stall_s + period)
+	if (t - other >= (double)s->o->stall_s + per)
 		return true;
-	s->stall_recheck = t + period;
+	s->stall_recheck = t + per;
 	return false;
+}
+
+/* This rank's program reached its first step: it touched its heartbeat
+ * (the bundled trainer does after each step), or, output_starts, wrote
+ * output. */
+static bool own_started(const struct sup *s)
+{
+	return s->live.last_heartbeat > 0 || (s->o->output_starts && s->live.last_output > 0);
+}
+
+/* Not started: this rank shows no first step startup_s after its start,
+ * nor does any other rank's record a period later (a rank that started
+ * since its last write shows it at its next).  Tasks that never launched
+ * leave their peers waiting in MPI's start-up, busy on the CPU, which
+ * is why neither CPU time nor a stall bound (off by default) tells.
+ * One look at the records, once the bound is past.  why gets which
+ * ranks have not started (liveness_say_unstarted). */
+static bool unstarted(struct sup *s, double t, struct sbuf *why)
+{
+	bool any = false, ended = false;
+	json_t **v;
+	size_t n;
+
+	if (!s->o->startup_s || !s->ranks_dir[0] || s->started || s->preempting)
+		return false;
+	if (own_started(s)) {
+		s->started = true;
+		return false;
+	}
+	if (t - s->live.started < (double)s->o->startup_s || t < s->start_recheck)
+		return false;
+	v = liveness_load_dir(s->ranks_dir, &n);
+	for (size_t i = 0; i < n; i++)
+		any |= (unsigned)json_integer_value(json_object_get(v[i], "rank")) != s->o->rank &&
+		       liveness_has_started(v[i], s->o->output_starts);
+	if (any)
+		s->started = true;
+	else if (!s->start_recheck)
+		s->start_recheck = t + period(s);
+	else {
+		liveness_say_unstarted(v, n, s->o->world, s->o->output_starts, why);
+		s->unlaunched = s->o->world > n ? s->o->world - (unsigned)n : 0;
+		if (!why->len)
+			sbuf_addstr(why, "no record shows one");
+		ended = true;
+	}
+	for (size_t i = 0; i < n; i++)
+		json_decref(v[i]);
+	free(v);
+	return ended;
 }
 
 /* Waits up to timeout_s for the child to exit, still copying its output. */
@@ -474,7 +540,8 @@ static unsigned counted(const struct sup *s, double *newest)
 
 /* Whether rank r will leave no stacks: its record says it exited, or
  * that it progressed after since (this rank's stall), so it is not
- * stalled.  Its record is rewritten at least every liveness_period(),
+ * stalled; or, past the start-up bound, it has no record: it never
+ * launched.  Its record is rewritten at least every liveness_period(),
  * so a live rank is known within that, not after BARRIER_S. */
 static bool not_coming(const struct sup *s, unsigned r, double since)
 {
@@ -487,7 +554,7 @@ static bool not_coming(const struct sup *s, unsigned r, double since)
 	snprintf(path, sizeof(path), "%s/rank-%u.json", s->ranks_dir, r);
 	doc = jsonfile_load(path, LIVENESS_MAX_BYTES, 0, &err);
 	state = json_string_value(json_object_get(doc, "state"));
-	gone = (state && !strcmp(state, "exited")) ||
+	gone = (!doc && s->unlaunched_gone) || (state && !strcmp(state, "exited")) ||
 	       json_number_value(json_object_get(doc, "last_progress")) > since;
 	json_decref(doc);
 	sbuf_release(&err);
@@ -495,8 +562,9 @@ static bool not_coming(const struct sup *s, unsigned r, double since)
 }
 
 /* Waits (a few seconds at most) until every rank of the step has left
- * its stacks or exited leaving none (counted(): one file, whatever the
- * number of ranks; a rank that comes neither way costs the wait),
+ * its stacks, exited leaving none, or never launched (counted(): one
+ * file, whatever the number of ranks, and unstarted()'s count; a rank
+ * that comes none of these ways costs the wait),
  * then until the moment every rank derives alike from them: the last
  * stacks' count's mtime and ABORT_SYNC_S.  The Python ranks are aborted
  * then, all at once, for faulthandler's dump: a rank aborted even 0.2 s
@@ -509,7 +577,7 @@ static void barrier(struct sup *s)
 	double end = now() + BARRIER_S, newest = 0, at;
 	bool all;
 
-	while (!(all = counted(s, &newest) >= s->o->world) && now() < end)
+	while (!(all = counted(s, &newest) + s->unlaunched >= s->o->world) && now() < end)
 		wait_exit(s, 0.2);
 	at = newest + ABORT_SYNC_S;
 	if (all && at > now() && at - now() < 1 + ABORT_SYNC_S)
@@ -659,13 +727,24 @@ static int poll_timeout_ms(const struct sup *s, double t)
 		if (stall < next)
 			next = stall;
 	}
+	if (s->o->startup_s && s->ranks_dir[0] && !s->started) {
+		double start = s->live.started + (double)s->o->startup_s;
+
+		if (start < s->start_recheck)
+			start = s->start_recheck;
+		if (start < next)
+			next = start;
+	}
 	return next <= t ? 0 : (int)((next - t) * 1000) + 1;
 }
 
-/* The loop: returns when the program has exited, 76 after a stall, or
- * the inside check's end_status once it ended the program. */
+/* The loop: returns when the program has exited, 76 after a stall, 77
+ * when no rank started, or the inside check's end_status once it ended
+ * the program. */
 static int watch(struct sup *s)
 {
+	struct sbuf why = SBUF_INIT;
+
 	while (!s->exited) {
 		struct pollfd p[3] = { { s->sfd, POLLIN, 0 }, { s->out[0], POLLIN, 0 },
 				       { s->out[1], POLLIN, 0 } };
@@ -699,9 +778,22 @@ static int watch(struct sup *s)
 		if (stalled(s, t)) {
 			say(s, "no rank made progress for %lld s; recording stacks",
 			    (long long)s->o->stall_s);
-			write_live(s, "stalled");
+			s->end_state = "stalled";
+			write_live(s, s->end_state);
 			autopsy_and_stop(s, "stalled");
 			return HPT_EXIT_STALLED;
+		}
+		if (unstarted(s, t, &why)) {
+			say(s, "no rank reached its first step (a heartbeat%s) within %lld s "
+			    "(supervise.startup_timeout_s): %s; recording stacks and ending the step "
+			    "(exit status %d)", s->o->output_starts ? " or output" : "",
+			    (long long)s->o->startup_s, why.buf, HPT_EXIT_NOSTART);
+			sbuf_release(&why);
+			s->end_state = "unstarted";
+			s->unlaunched_gone = true;
+			write_live(s, s->end_state);
+			autopsy_and_stop(s, "reached no first step");
+			return HPT_EXIT_NOSTART;
 		}
 		if (s->ranks_dir[0] && t >= s->next_write)
 			write_live(s, NULL);
@@ -738,7 +830,7 @@ static void say_sigkill(struct sup *s, int st)
 		    "exit status %d", st);
 }
 
-/* stalled_status: watch's, 76 after a stall or the inside check's
+/* stalled_status: watch's, 76 after a stall, 77 with no start, or the inside check's
  * end_status, else -1. */
 static int final_status(struct sup *s, int stalled_status)
 {
@@ -752,7 +844,7 @@ static int final_status(struct sup *s, int stalled_status)
 		return s->end_status;
 	}
 	if (stalled_status > 0) {
-		write_live(s, "stalled");
+		write_live(s, s->end_state ? s->end_state : "stalled");
 		return stalled_status;
 	}
 	if (s->live.signal == SIGKILL && !s->stopping)

@@ -20,6 +20,10 @@
  *     stacks (launcher/stacks.h), waits for the other ranks' stacks,
  *     writes run_dir/autopsy.txt (the first rank to leave its stacks
  *     does) and exits 76;
+ *   - when no rank has reached its first step (a heartbeat; with
+ *     output_starts, output too) startup_s after its start, says which
+ *     ranks have not (no record: never launched; or starting, by node),
+ *     does the same and exits 77;
  *   - given a target (a program a runtime runs under its own monitor,
  *     podman's conmon), reads liveness and stacks from the program's
  *     host PID, checks its contract there, and ends the target after a
@@ -71,13 +75,16 @@ struct supervise_opts {
 	int64_t grace_s;       /* how long the program has after it; 0: no limit */
 	bool after_requeue;    /* preempt.after_signal: requeue */
 	int64_t stall_s;       /* 0: never declare a stall; needs run_dir */
+	int64_t startup_s;     /* 0: no bound on reaching the first step; needs run_dir */
+	bool output_starts;    /* output is a first step too (a program that may
+				* never touch the heartbeat), not only a heartbeat */
 	json_t *contract;      /* borrowed, copied into the liveness file */
 	const struct supervise_target *target; /* NULL: the program is the child */
 	const struct supervise_inside *inside; /* NULL: no check inside */
 };
 
 /* Runs argv (the environment already set) and returns the status to exit
- * with: the program's, 128+N, 75, 76, the inside check's end_status, or
+ * with: the program's, 128+N, 75, 76, 77, the inside check's end_status, or
  * 126/127 when it cannot start. */
 int supervise_run(const struct supervise_opts *o, char **argv);
 

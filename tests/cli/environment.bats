@@ -34,6 +34,10 @@ need_lmod() {
 	run -3 --separate-stderr "$HPT" validate b.yaml
 	[ "${stderr_lines[0]}" = "b.yaml:3:25: environment.modules: item 1, \"gcc\\nid\", may hold only letters, digits and . _ + - / @ :" ]
 	[ "${stderr_lines[1]}" = "b.yaml:3:43: environment.venv: \"rel/v\" must be an absolute path" ]
+	# pasted into PATH: /opt/a and a relative b/bin
+	printf 'version: 1\nname: m\nenvironment: {venv: "/opt/a:b"}\n' >c.yaml
+	run -3 --separate-stderr "$HPT" validate c.yaml
+	[ "${stderr_lines[0]}" = "c.yaml:3:21: environment.venv: \"/opt/a:b\" must not hold ':', which splits PATH, PYTHONPATH and a container's binds" ]
 	[ ! -e x ]
 }
 

@@ -218,6 +218,36 @@ fake_run() {
 
 # --- report in a directory nobody shares with us ---
 
+@test "stage --clear as root removes nothing of another user's, in their cache or planted in its own" {
+	need_root
+	local h nob
+	h=$(printf 'ab%.0s' $(seq 32))
+	nob=$(id -u nobody)
+	# nobody's cache with one entry: refused whole, nothing made in it
+	mkdir -m 700 "$SHARED/theirs"
+	chown nobody:nogroup "$SHARED/theirs"
+	as_nobody sh -c "mkdir '$SHARED/theirs/$h' &&
+		echo data >'$SHARED/theirs/$h/f' && echo '{}' >'$SHARED/theirs/$h.json'"
+	run timeout 10 "$HPT" stage --clear --cache "$SHARED/theirs"
+	[ "$status" -eq "$EX_IO" ]
+	[[ "$output" == *"refusing $SHARED/theirs: it belongs to uid $nob, not to uid 0"* ]]
+	[ "$(cat "$SHARED/theirs/$h/f")" = data ]
+	[ -z "$(find "$SHARED/theirs" -user 0)" ]
+	# root's own cache, an entry holding a file of nobody's: it stays, named
+	mkdir -m 700 "$W/mine" "$W/mine/$h"
+	echo data >"$W/mine/$h/f"
+	echo '{}' >"$W/mine/$h.json"
+	chown nobody "$W/mine/$h/f"
+	run timeout 10 "$HPT" stage --clear --cache "$W/mine"
+	[ "$status" -eq "$EX_IO" ]
+	[[ "$output" == *"refusing to remove $W/mine/.tmp-$h-removed-"*"/f: it belongs to uid $nob, not to uid 0"* ]]
+	[ "$(cat "$W/mine/$h/f")" = data ]
+	[ -f "$W/mine/$h.json" ]
+	chown root "$W/mine/$h/f"
+	run -0 timeout 10 "$HPT" stage --clear --cache "$W/mine"
+	[ ! -e "$W/mine/$h" ]
+}
+
 @test "report into a shared sticky directory writes through none of nobody's links, removes none of our files" {
 	need_root
 	cp -r "$BATS_TEST_DIRNAME/../fixtures/metrics/resumed" "$W/resumed"

@@ -394,6 +394,9 @@ user_steps() {
 	[[ "$stderr" == *"--shapes: expected NODESxRANKS (e.g. 2x4), got '2y4'"* ]]
 	run -2 --separate-stderr "$HPT" plan --deadline tomorrow job.yaml
 	[[ "$stderr" == *"--deadline: expected +90m, +2h, +1d or YYYY-MM-DDTHH:MM[:SS], got 'tomorrow'"* ]]
+	# a date mktime would move (to March 2) is refused, not normalised
+	run -2 --separate-stderr "$HPT" plan --deadline 2026-02-30T10:00 job.yaml
+	[[ "$stderr" == *"--deadline: '2026-02-30T10:00' is no such local date and time"* ]]
 	run -2 --separate-stderr "$HPT" plan --shapes 1x1 --max-nodes 2 job.yaml
 	[[ "$stderr" == *"--shapes and --max-nodes exclude each other"* ]]
 	run -2 --separate-stderr "$HPT" plan

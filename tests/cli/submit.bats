@@ -325,6 +325,30 @@ CASES
 	[ -z "$(ls runs/down)" ]
 }
 
+@test "a controller that accepts and never answers (stopped, hung) is 'service unavailable' (5) too" {
+	need_slurm
+	write_spec job.yaml hung 1 1 '[true]'
+	# a port that takes connections and never answers, as a SIGSTOPped
+	# slurmctld does; MessageTimeout=2 keeps libslurm's wait short
+	python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("0.0.0.0", 0)); s.listen(16)
+print(s.getsockname()[1], flush=True); time.sleep(120)' >port &
+	LISTENER=$!
+	wait_for port '[0-9]'
+	sed -e "s/^SlurmctldPort=.*/SlurmctldPort=$(cat port)/" "$SLURM_CONF" >hung.conf
+	echo MessageTimeout=2 >>hung.conf
+	SLURM_CONF=$PWD/hung.conf run --separate-stderr "$HPT" submit job.yaml
+	local submit=$status last=${stderr_lines[-1]}
+	SLURM_CONF=$PWD/hung.conf run --separate-stderr "$HPT" cancel 1
+	kill "$LISTENER"
+	echo "$last"
+	[ "$submit" -eq 5 ]
+	[ "$last" = "hpctrain submit: cannot submit the job: Slurm is unavailable: Socket timed out on send/recv operation" ]
+	echo "$stderr"
+	[ "$status" -eq 5 ]
+	[[ "$stderr" == *"Slurm is unavailable: Socket timed out on send/recv operation"* ]]
+}
+
 @test "no Slurm configuration at all is 'service unavailable' too" {
 	cd "$BATS_TEST_TMPDIR"
 	SLURM_CONF=/nonexistent/slurm.conf run -5 --separate-stderr "$HPT" submit "$TEMPLATES/fmnist-cpu.yaml"

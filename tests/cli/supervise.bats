@@ -89,6 +89,30 @@ while True: x.append(bytearray(1 << 20))"' "$MEMCG"
 	[ -e ckpt-0 ] && [ -e ckpt-1 ] || { cat out; ls; false; }
 }
 
+@test "a job whose ranks never reach a first step ends with 77 after supervise.startup_timeout_s, naming the ranks that never launched" {
+	cd "$BATS_TEST_TMPDIR"
+	mkdir trainer beats cmd
+	# the bundled trainer's spec (no command): only a heartbeat is a step,
+	# what it prints before is not; rank 0 of 3, ranks 1 and 2 never launched
+	printf 'version: 1\nname: x\nsupervise: {startup_timeout_s: 2}\n' >trainer/resolved.yaml
+	cp trainer/resolved.yaml beats/resolved.yaml
+	spec cmd/resolved.yaml cmd 1 '[sh]' 'supervise: {startup_timeout_s: 2}'
+	# a step reached in time, by a heartbeat or by a command's output
+	"$HPT" launch --supervise --run beats -- sh -c 'touch "$HPCTRAIN_HEARTBEAT"; sleep 4' &
+	local beats=$!
+	"$HPT" launch --supervise --run cmd -- sh -c 'echo up; sleep 4' >/dev/null &
+	local cmd=$!
+	OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=1 run "$HPT" launch --supervise --run trainer -- \
+		sh -c 'echo loading; exec sleep 60'
+	echo "$output"
+	[ "$status" -eq 77 ]
+	[[ "$output" == *"rank 0: no rank reached its first step (a heartbeat) within 2 s (supervise.startup_timeout_s): no record from ranks 1,2; starting: 0 on $(hostname); recording stacks and ending the step (exit status 77)"* ]]
+	jq -e '.state == "unstarted" and .signal == 9' trainer/ranks/rank-0.json
+	grep -q 'reached no first step' trainer/autopsy.txt
+	wait "$beats"
+	wait "$cmd"
+}
+
 @test "autopsy: a run without stacks is an error (4), and a missing run too" {
 	cd "$BATS_TEST_TMPDIR"
 	mkdir run && printf 'version: 1\nname: x\n' >run/resolved.yaml

@@ -2,11 +2,13 @@
  * bounded reads, atomic writes, mkdir -p,
  * and the hostile cases: a FIFO, a device or a link where a file is
  * read, a link where one is written, a directory or file that another
- * user owns or may write.  A test that would hang is ended by alarm(2).
+ * user owns or may write; common/fileremove, which removes only the
+ * caller's own (even as root).  A test that would hang is ended by alarm(2).
  * Works in a fresh directory under $TMPDIR (or /tmp), removed at the end. */
 #include "tests/unit/testlib.h"
 
 #include "common/fileio.h" // defines: fileio_*
+#include "common/fileremove.h" // defines: fileremove_tree, fileremove_one
 #include "common/jsonfile.h" // defines: jsonfile_load
 #include "common/sbuf.h"   // defines: struct sbuf, xasprintf
 
@@ -319,6 +321,50 @@ static void fileio__owned_refuses_a_dir_and_a_file_of_another_uid(void **state)
 	free(file);
 }
 
+/* As root, who could remove anything: a tree with one file of another
+ * user's stays whole; one of its own goes, a link in it removed, never
+ * followed. */
+static void fileremove__takes_only_the_callers_own_even_as_root(void **state)
+{
+	char *tree = testlib_tmp_at("entry"), *sub = testlib_tmp_at("entry/sub");
+	char *theirs = testlib_tmp_at("entry/sub/theirs"), *mine = testlib_tmp_at("entry/mine");
+	char *target = testlib_tmp_at("target"), *link = testlib_tmp_at("entry/link");
+	struct sbuf err = SBUF_INIT;
+	struct stat st;
+
+	(void)state;
+	if (geteuid())
+		skip();
+	assert_int_equal(mkdir(tree, 0700), 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(fileio_write_atomic(theirs, "x", 1, 0600, 0, &err), 0);
+	assert_int_equal(fileio_write_atomic(mine, "x", 1, 0600, 0, &err), 0);
+	assert_int_equal(fileio_write_atomic(target, "x", 1, 0600, 0, &err), 0);
+	assert_int_equal(symlink(target, link), 0);
+	assert_int_equal(chown(theirs, 65534, 65534), 0);
+	assert_int_equal(fileremove_tree(tree, &err), -1);
+	assert_non_null(strstr(err.buf, "refusing to remove "));
+	expect_err(&err, "/entry/sub/theirs: it belongs to uid 65534, not to uid 0");
+	assert_int_equal(lstat(mine, &st), 0); /* nothing went */
+	assert_int_equal(fileremove_one(theirs, &err), -1);
+	expect_err(&err, "it belongs to uid 65534");
+	assert_int_equal(chown(theirs, 0, 0), 0);
+	sbuf_reset(&err);
+	assert_int_equal(fileremove_tree(tree, &err), 0);
+	assert_int_equal(lstat(tree, &st), -1);
+	assert_int_equal(lstat(target, &st), 0); /* the link's target stays */
+	assert_int_equal(fileremove_tree(tree, &err), 0); /* absent: done */
+	assert_int_equal(fileremove_one(target, &err), 0);
+	assert_int_equal(lstat(target, &st), -1);
+	sbuf_release(&err);
+	free(tree);
+	free(sub);
+	free(theirs);
+	free(mine);
+	free(target);
+	free(link);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +381,7 @@ int main(void)
 		cmocka_unit_test(fileio__private_dir_refuses_a_plain_file),
 		cmocka_unit_test(fileio__owned_refuses_a_dir_and_a_file_of_another_uid),
 		cmocka_unit_test(jsonfile__loads_a_document_and_refuses_a_fifo_and_bad_json),
+		cmocka_unit_test(fileremove__takes_only_the_callers_own_even_as_root),
 	};
 
 	return cmocka_run_group_tests_name("test_fileio", tests, setup, teardown);

@@ -156,6 +156,42 @@ static void liveness__the_mark_stays_within_a_period_of_the_latest_progress(void
 	sbuf_release(&err);
 }
 
+/* Ranks 0 and 4 (node1, node2) with no sign, rank 2 on node1 with a
+ * heartbeat, rank 3 on node2 with output only; ranks 1 and 5 never
+ * wrote a record. */
+static void unstarted(bool output_counts, struct sbuf *out)
+{
+	static const char *const recs[] = {
+		"{\"rank\": 0, \"node\": \"node1\", \"last_heartbeat\": null, \"last_output\": null}",
+		"{\"rank\": 2, \"node\": \"node1\", \"last_heartbeat\": 5.5, \"last_output\": null}",
+		"{\"rank\": 3, \"node\": \"node2\", \"last_heartbeat\": null, \"last_output\": 7.0}",
+		"{\"rank\": 4, \"node\": \"node2\", \"last_heartbeat\": null, \"last_output\": null}",
+	};
+	json_t *v[4];
+
+	for (size_t i = 0; i < 4; i++)
+		assert_non_null(v[i] = json_loads(recs[i], 0, NULL));
+	assert_false(liveness_has_started(v[0], true));
+	assert_true(liveness_has_started(v[1], false));
+	assert_int_equal(liveness_has_started(v[2], output_counts), output_counts);
+	liveness_say_unstarted(v, 4, 6, output_counts, out);
+	for (size_t i = 0; i < 4; i++)
+		json_decref(v[i]);
+}
+
+static void liveness__names_the_ranks_never_launched_and_those_starting_by_node(void **state)
+{
+	struct sbuf out = SBUF_INIT;
+
+	(void)state;
+	unstarted(false, &out); /* the bundled trainer: output is no step */
+	assert_string_equal(out.buf, "no record from ranks 1,5; starting: 0 on node1, 3,4 on node2");
+	sbuf_reset(&out);
+	unstarted(true, &out); /* a command: output is */
+	assert_string_equal(out.buf, "no record from ranks 1,5; starting: 0 on node1, 4 on node2");
+	sbuf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +201,7 @@ int main(void)
 		cmocka_unit_test(liveness__records_are_rewritten_within_half_a_short_stall),
 		cmocka_unit_test(liveness__the_mark_is_looked_at_only_a_period_after_it_was_last_seen),
 		cmocka_unit_test(liveness__the_mark_stays_within_a_period_of_the_latest_progress),
+		cmocka_unit_test(liveness__names_the_ranks_never_launched_and_those_starting_by_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include "common/sbuf.h"           // defines: struct sbuf
 #include "launcher/report/chart.h" // defines: struct chart, chart_write_png
 #include "launcher/report/report_data.h"  // defines: report_parse
+#include "common/metrics_line.h"         // defines: METRICS_FILE_MAX, metrics_line_say_capped
 #include "launcher/runs/progress.h"      // defines: progress_parse, struct run_progress
 
 #include <cairo.h>
@@ -318,6 +319,38 @@ static void report__drops_a_line_too_long_to_be_a_record(void **state)
 	free(junk);
 }
 
+/* A file past METRICS_FILE_MAX (a sparse one: no disk, ~1 s of reading
+ * zeros) is read up to the cap and no further: the record after it is
+ * not taken, and capped says so for the caller's warning. */
+static void report__stops_at_the_cap_of_a_metrics_file(void **state)
+{
+	static const char rec[] = "{\"event\":\"step\",\"step\":1,\"loss\":2}\n";
+	struct report_run r;
+	struct sbuf warn = SBUF_INIT;
+	FILE *fp = tmpfile();
+
+	(void)state;
+	assert_non_null(fp);
+	assert_int_equal(fwrite(rec, 1, sizeof(rec) - 1, fp), sizeof(rec) - 1);
+	assert_int_equal(fseeko(fp, (off_t)METRICS_FILE_MAX + 100, SEEK_SET), 0);
+	fputs("\n{\"event\":\"step\",\"step\":2,\"loss\":1}\n", fp);
+	rewind(fp);
+	assert_int_equal(report_read(fp, &r), 0);
+	assert_true(r.capped);
+	assert_int_equal(r.nsteps, 1);
+	report_run_release(&r);
+	rewind(fp); /* a file within the cap is not */
+	assert_int_equal(ftruncate(fileno(fp), (off_t)sizeof(rec) - 1), 0);
+	assert_int_equal(report_read(fp, &r), 0);
+	assert_false(r.capped);
+	report_run_release(&r);
+	fclose(fp);
+	metrics_line_say_capped("RUN/metrics.jsonl", &warn);
+	assert_string_equal(warn.buf, "RUN/metrics.jsonl is larger than 1 GiB: only its first "
+			    "1 GiB was read");
+	sbuf_release(&warn);
+}
+
 static void report__ticks_are_round_and_cover_the_data(void **state)
 {
 	double t[CHART_MAX_TICKS], a, b;
@@ -616,6 +649,7 @@ int main(void)
 		cmocka_unit_test(report__reads_a_resumed_run_of_the_trainer),
 		cmocka_unit_test(report__reads_a_stream_whose_lines_cross_its_reads),
 		cmocka_unit_test(report__drops_a_line_too_long_to_be_a_record),
+		cmocka_unit_test(report__stops_at_the_cap_of_a_metrics_file),
 		cmocka_unit_test(report__ticks_are_round_and_cover_the_data),
 		cmocka_unit_test(report__ranks_get_whole_ticks),
 		cmocka_unit_test(report__the_legend_goes_where_the_curves_are_not),

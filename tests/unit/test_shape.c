@@ -216,6 +216,9 @@ static void shape_steps__takes_max_steps_or_epochs_over_the_global_batch(void **
 }
 
 /* Two shapes: 1 node now for 100 s, 3 nodes in 50 s for 41 s. */
+#define NO_DEADLINE ((struct shape_deadline){ .set = false })
+#define BY(t) ((struct shape_deadline){ .set = true, .at = (t) })
+
 static void shape_pick__takes_the_earliest_finish_or_the_cheapest_by_the_deadline(void **state)
 {
 	struct shape_candidate v[3] = {
@@ -235,13 +238,15 @@ static void shape_pick__takes_the_earliest_finish_or_the_cheapest_by_the_deadlin
 	assert_int_equal(v[1].steps, 34);
 	assert_int_equal(v[1].finish, 1050 + 41);
 	assert_true(fabs(v[1].node_hours - 3 * 40.8 / 3600.0) < 1e-9);
-	assert_int_equal(shape_pick(v, 3, 0), 1);
+	assert_int_equal(shape_pick(v, 3, NO_DEADLINE), 1);
 	/* both finish by 1100: the fewer node-hours win */
-	assert_int_equal(shape_pick(v, 3, 1100), 0);
+	assert_int_equal(shape_pick(v, 3, BY(1100)), 0);
 	/* only the 3-node shape finishes by 1095 */
-	assert_int_equal(shape_pick(v, 3, 1095), 1);
-	assert_int_equal(shape_pick(v, 3, 1090), -1);
-	assert_int_equal(shape_pick(&v[2], 1, 0), -1);
+	assert_int_equal(shape_pick(v, 3, BY(1095)), 1);
+	assert_int_equal(shape_pick(v, 3, BY(1090)), -1);
+	assert_int_equal(shape_pick(&v[2], 1, NO_DEADLINE), -1);
+	/* a deadline at the epoch is a deadline, not none: nothing meets it */
+	assert_int_equal(shape_pick(v, 3, BY(0)), -1);
 }
 
 /* One run of 1e308 s a step: no run time cast past time_t (it printed
@@ -262,13 +267,13 @@ static void shape_pick__offers_no_shape_whose_run_is_out_of_all_measure(void **s
 	shape_predict(&v[0], &f, &w, 0);
 	assert_false(v[0].runnable);
 	assert_non_null(strstr(v[0].why, "out of all measure"));
-	assert_int_equal(shape_pick(v, 1, 0), -1);
+	assert_int_equal(shape_pick(v, 1, NO_DEADLINE), -1);
 	assert_int_equal(shape_model_fit_global(p, 2, 0, &f), 0);
 	assert_int_equal(f.runs, 1);
 	assert_true(isfinite(f.rel_err) && fabs(f.compute_s - 0.4) < 1e-9);
 	shape_predict(&v[1], &f, &w, 0);
 	assert_true(v[1].runnable);
-	assert_int_equal(shape_pick(v, 2, 0), 1);
+	assert_int_equal(shape_pick(v, 2, NO_DEADLINE), 1);
 	free(v[0].why);
 	/* an epoch's samples from a record, huge: no step count past int64 */
 	w = (struct shape_work){ .epochs = 1000, .samples_per_epoch = 1e300, .batch_per_rank = 1 };
@@ -314,7 +319,7 @@ static void shape_parse__reads_shapes_and_deadlines_and_names_what_is_wrong(void
 	struct shape_candidate *v = NULL;
 	struct sbuf err = SBUF_INIT;
 	size_t n = 0;
-	time_t t;
+	struct shape_deadline t;
 
 	(void)state;
 	assert_int_equal(shape_parse_list("1x4,2x4,16x8", &v, &n, &err), 0);
@@ -331,16 +336,25 @@ static void shape_parse__reads_shapes_and_deadlines_and_names_what_is_wrong(void
 	assert_string_equal(err.buf, "a trailing ','");
 	sbuf_release(&err);
 	assert_int_equal(shape_parse_deadline("+90m", 1000, &t), 0);
-	assert_int_equal(t, 1000 + 5400);
+	assert_int_equal(t.at, 1000 + 5400);
 	assert_int_equal(shape_parse_deadline("+2h", 0, &t), 0);
-	assert_int_equal(t, 7200);
+	assert_int_equal(t.at, 7200);
 	assert_int_equal(shape_parse_deadline("+1d", 0, &t), 0);
-	assert_int_equal(t, 86400);
+	assert_int_equal(t.at, 86400);
 	assert_int_equal(shape_parse_deadline("+5x", 0, &t), -1);
 	assert_int_equal(shape_parse_deadline("+0", 0, &t), -1);
 	assert_int_equal(shape_parse_deadline("2026-11-26T21:30", 0, &t), 0);
 	assert_int_equal(shape_parse_deadline("2026-11-26T21:30:15", 0, &t), 0);
 	assert_int_equal(shape_parse_deadline("2026-11-26 21:30", 0, &t), -1);
+	assert_false(t.set);
+	/* the epoch is a time like another, set */
+	assert_int_equal(shape_parse_deadline("1970-01-01T00:00", 0, &t), 0);
+	assert_true(t.set);
+	/* no such day: mktime would move it to March 2, not read it back */
+	assert_int_equal(shape_parse_deadline("2026-02-30T10:00", 0, &t), -2);
+	assert_false(t.set);
+	assert_int_equal(shape_parse_deadline("2026-04-31T10:00", 0, &t), -2);
+	assert_int_equal(shape_parse_deadline("2026-02-28T10:00:60", 0, &t), -2);
 }
 
 static void shape_steps__holds_a_user_programs_own_step_count(void **state)

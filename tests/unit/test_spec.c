@@ -317,6 +317,17 @@ static void spec__reads_environment_modules_as_checked_names_and_venv_as_an_abso
 		    "job.yaml:3:25: environment.modules: item 1: expected a string, got a mapping");
 	check_error(MINIMAL "environment: {venv: venvs/torch}\n",
 		    "job.yaml:3:21: environment.venv: \"venvs/torch\" must be an absolute path");
+	/* pasted into PATH: "/opt/a:b" would add /opt/a and a relative b/bin */
+	check_error(MINIMAL "environment: {venv: \"/opt/a:b\"}\n",
+		    "job.yaml:3:21: environment.venv: \"/opt/a:b\" must not hold ':', which splits "
+		    "PATH, PYTHONPATH and a container's binds");
+	/* the run's directory goes on PYTHONPATH and into a runtime's binds */
+	check_error(MINIMAL "output: {dir: \"runs:x\"}\n",
+		    "job.yaml:3:15: output.dir: \"runs:x\" must not hold ':', which splits "
+		    "PATH, PYTHONPATH and a container's binds");
+	check_error(MINIMAL "output: {dir: \"runs,x\"}\n",
+		    "job.yaml:3:15: output.dir: \"runs,x\" must not hold ',', which splits a "
+		    "container runtime's binds");
 }
 
 static void spec__reads_the_container_section_and_checks_each_field(void **state)

@@ -67,6 +67,9 @@ static void spec_stage__refuses_bad_names_relative_paths_and_duplicates_with_pos
 		    "letters, digits, '_' and '-'");
 	check_error(MINIMAL "data:\n  stage:\n  - {name: a, src: /a}\n  - {name: b, src: b/c}\n",
 		    "job.yaml:6:20: data.stage: item 2, src: \"b/c\" must be an absolute path");
+	check_error(MINIMAL "data: {stage: [{name: a, src: \"/a:/b\"}]}\n",
+		    "job.yaml:3:31: data.stage: item 1, src: \"/a:/b\" must not hold ':', which "
+		    "splits PATH, PYTHONPATH and a container's binds");
 	check_error(MINIMAL "data:\n  stage:\n  - {name: a, src: /a}\n  - {name: a, src: /b}\n",
 		    "job.yaml:6:12: data.stage: item 2, name: \"a\" is item 1's name too; names "
 		    "must differ");
@@ -95,6 +98,12 @@ static void spec_stage__checks_to_and_cache(void **state)
 		    "job.yaml:3:12: data.to: \"local\" must be auto or an absolute path");
 	check_error(MINIMAL "data: {cache: {dir: c}}\n",
 		    "job.yaml:3:21: data.cache.dir: \"c\" must be an absolute path");
+	check_error(MINIMAL "data: {cache: {dir: \"/c,d\"}}\n",
+		    "job.yaml:3:21: data.cache.dir: \"/c,d\" must not hold ',', which splits a "
+		    "container runtime's binds");
+	check_error(MINIMAL "data: {to: \"/l:x\"}\n",
+		    "job.yaml:3:12: data.to: \"/l:x\" must not hold ':', which splits PATH, "
+		    "PYTHONPATH and a container's binds");
 	check_error(MINIMAL "data: {cache: {max_gb: 0}}\n",
 		    "job.yaml:3:24: data.cache.max_gb: expected a number in (0, 1000000] or null, "
 		    "got \"0\"");
