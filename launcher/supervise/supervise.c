@@ -52,7 +52,7 @@ struct sup {
 	int mark_fd;           /* RUN/ranks/progress (liveness.h), -1 without a stall timeout */
 	double mark_seen;      /* the mark is known to be at least this late */
 	bool started;          /* some rank reached its first step */
-	double start_recheck;  /* past the start-up bound: when to look once more */
+	long launched_index;   /* this rank's place in the launched count, -1 when not counted */
 	const char *end_state; /* the record's state after a stall or no start */
 	bool unlaunched_gone;  /* a rank with no record never launched: no stacks to wait for */
 	unsigned unlaunched;   /* how many such ranks unstarted() found */
@@ -398,78 +398,6 @@ static bool stalled(struct sup *s, double t)
 	return false;
 }
 
-/* This rank's program reached its first step: it touched its heartbeat
- * (the bundled trainer does after each step), or, output_starts, wrote
- * output. */
-static bool own_started(const struct sup *s)
-{
-	return s->live.last_heartbeat > 0 || (s->o->output_starts && s->live.last_output > 0);
-}
-
-/* Not started: this rank shows no first step startup_s after its start,
- * nor does any other rank's record a period later (a rank that started
- * since its last write shows it at its next).  Tasks that never launched
- * leave their peers waiting in MPI's start-up, busy on the CPU, which
- * is why neither CPU time nor a stall bound (off by default) tells.
- * One look at the records, once the bound is past.  why gets which
- * ranks have not started (liveness_say_unstarted). */
-static bool unstarted(struct sup *s, double t, struct sbuf *why)
-{
-	bool any = false, ended = false;
-	json_t **v;
-	size_t n;
-
-	if (!s->o->startup_s || !s->ranks_dir[0] || s->started || s->preempting)
-		return false;
-	if (own_started(s)) {
-		s->started = true;
-		return false;
-	}
-	if (t - s->live.started < (double)s->o->startup_s || t < s->start_recheck)
-		return false;
-	v = liveness_load_dir(s->ranks_dir, &n);
-	for (size_t i = 0; i < n; i++)
-		any |= (unsigned)json_integer_value(json_object_get(v[i], "rank")) != s->o->rank &&
-		       liveness_has_started(v[i], s->o->output_starts);
-	if (any)
-		s->started = true;
-	else if (!s->start_recheck)
-		s->start_recheck = t + period(s);
-	else {
-		liveness_say_unstarted(v, n, s->o->world, s->o->output_starts, why);
-		s->unlaunched = s->o->world > n ? s->o->world - (unsigned)n : 0;
-		if (!why->len)
-			sbuf_addstr(why, "no record shows one");
-		ended = true;
-	}
-	for (size_t i = 0; i < n; i++)
-		json_decref(v[i]);
-	free(v);
-	return ended;
-}
-
-/* Waits up to timeout_s for the child to exit, still copying its output. */
-static void wait_exit(struct sup *s, double timeout_s)
-{
-	double end = now() + timeout_s;
-
-	while (!s->exited) {
-		struct pollfd p[3] = { { s->sfd, POLLIN, 0 }, { s->out[0], POLLIN, 0 },
-				       { s->out[1], POLLIN, 0 } };
-		double left = end - now();
-
-		if (left <= 0)
-			break;
-		if (poll(p, 3, (int)(left * 1000) + 1) < 0 && errno != EINTR)
-			break;
-		if (p[0].revents)
-			on_signal(s);
-		for (int i = 0; i < 2; i++)
-			if (p[i + 1].revents)
-				pump(s, i);
-	}
-}
-
 /* The step's name in a count's file (count_in): each step of a requeued
  * job, and each mpirun, counts afresh. */
 static void step_key(char *buf, size_t len)
@@ -486,8 +414,10 @@ static void step_key(char *buf, size_t len)
 			*p = '_';
 }
 
-#define COUNT_STACKS "stacks"  /* the ranks that left their stacks */
-#define COUNT_EXITED "exited"  /* the ranks whose program ended on its own */
+#define COUNT_STACKS "stacks"     /* the ranks that left their stacks */
+#define COUNT_EXITED "exited"     /* the ranks whose program ended on its own */
+#define COUNT_LAUNCHED "launched" /* the ranks whose supervisor started */
+#define COUNT_STARTED "started"   /* the ranks whose program reached its first step */
 
 /* Counts this rank in RUN/ranks/WHAT-STEP: a byte appended, so that a
  * stat of one file tells how many ranks have (O_APPEND is atomic on a
@@ -536,6 +466,80 @@ static unsigned counted(const struct sup *s, double *newest)
 	unsigned stacks = count_of(s, COUNT_STACKS, newest);
 
 	return stacks + count_of(s, COUNT_EXITED, NULL);
+}
+
+/* This rank's program reached its first step: it touched its heartbeat
+ * (the bundled trainer does after each step), or, output_starts, wrote
+ * output. */
+static bool own_started(const struct sup *s)
+{
+	return s->live.last_heartbeat > 0 || (s->o->output_starts && s->live.last_output > 0);
+}
+
+/* Not started: this rank shows no first step startup_s after its start,
+ * nor has any other rank counted itself started (count_in, when its own
+ * program reached its first step).  Tasks that never launched leave
+ * their peers waiting in MPI's start-up, busy on the CPU, which is why
+ * neither CPU time nor a stall bound (off by default) tells.  A stat of
+ * two files a rank; only the first rank to have launched reads every
+ * record, to name the ranks that have not started.  why gets which ranks
+ * have not (liveness_say_unstarted), or how many never launched. */
+static bool unstarted(struct sup *s, double t, struct sbuf *why)
+{
+	unsigned launched;
+	json_t **v;
+	size_t n;
+
+	if (!s->o->startup_s || !s->ranks_dir[0] || s->started || s->preempting)
+		return false;
+	if (own_started(s)) {
+		s->started = true;
+		count_in(s, COUNT_STARTED);
+		return false;
+	}
+	if (t - s->live.started < (double)s->o->startup_s)
+		return false;
+	if (count_of(s, COUNT_STARTED, NULL)) {
+		s->started = true;
+		return false;
+	}
+	launched = count_of(s, COUNT_LAUNCHED, NULL);
+	s->unlaunched = s->o->world > launched ? s->o->world - launched : 0;
+	if (s->launched_index) {
+		sbuf_addf(why, "%u of %u ranks never launched; the first rank to launch names the "
+			  "ranks in its log", s->unlaunched, s->o->world);
+		return true;
+	}
+	v = liveness_load_dir(s->ranks_dir, &n);
+	liveness_say_unstarted(v, n, s->o->world, s->o->output_starts, why);
+	if (!why->len)
+		sbuf_addstr(why, "no record shows one");
+	for (size_t i = 0; i < n; i++)
+		json_decref(v[i]);
+	free(v);
+	return true;
+}
+
+/* Waits up to timeout_s for the child to exit, still copying its output. */
+static void wait_exit(struct sup *s, double timeout_s)
+{
+	double end = now() + timeout_s;
+
+	while (!s->exited) {
+		struct pollfd p[3] = { { s->sfd, POLLIN, 0 }, { s->out[0], POLLIN, 0 },
+				       { s->out[1], POLLIN, 0 } };
+		double left = end - now();
+
+		if (left <= 0)
+			break;
+		if (poll(p, 3, (int)(left * 1000) + 1) < 0 && errno != EINTR)
+			break;
+		if (p[0].revents)
+			on_signal(s);
+		for (int i = 0; i < 2; i++)
+			if (p[i + 1].revents)
+				pump(s, i);
+	}
 }
 
 /* Whether rank r will leave no stacks: its record says it exited, or
@@ -727,11 +731,9 @@ static int poll_timeout_ms(const struct sup *s, double t)
 		if (stall < next)
 			next = stall;
 	}
-	if (s->o->startup_s && s->ranks_dir[0] && !s->started) {
+	if (s->o->startup_s && s->ranks_dir[0] && !s->started && !s->preempting) {
 		double start = s->live.started + (double)s->o->startup_s;
 
-		if (start < s->start_recheck)
-			start = s->start_recheck;
 		if (start < next)
 			next = start;
 	}
@@ -901,10 +903,12 @@ static void hold_for_peers(struct sup *s, int status)
 int supervise_run(const struct supervise_opts *o, char **argv)
 {
 	struct sup s = { .o = o, .sfd = -1, .out = { -1, -1 }, .mark_fd = -1,
-			 .capture = SBUF_INIT };
+			 .launched_index = -1, .capture = SBUF_INIT };
 	int status;
 
 	prepare_files(&s);
+	if (o->startup_s && s.ranks_dir[0])
+		s.launched_index = count_in(&s, COUNT_LAUNCHED);
 	if (!getenv("PYTHONFAULTHANDLER"))
 		setenv("PYTHONFAULTHANDLER", "1", 1);
 	s.live = (struct liveness){ .rank = o->rank, .world = o->world, .host = o->host,
