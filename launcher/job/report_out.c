@@ -79,37 +79,6 @@ void report_out_emit(struct report_out *o, struct chart *c, const char *name,
 /* A line at a time (report_read_more): no limit on the file's size, only
  * on a line's (REPORT_LINE_MAX).  A regular file only: a FIFO in its
  * place must not hang the report. */
-int report_out_read(const char *dir, struct report_run *r, struct sbuf *err)
-{
-	char *path = xasprintf("%s/" RUNFILE_METRICS, dir);
-	size_t len = err->len;
-	int fd = fileio_open_regular(path, 0, err);
-	FILE *fp = NULL;
-
-	if (fd >= 0 && (!(fp = fdopen(fd, "r")) || report_read_more(fp, r)))
-		sbuf_addf(err, "cannot read %s: %s", path, strerror(errno));
-	if (fp)
-		fclose(fp);
-	else if (fd >= 0)
-		close(fd);
-	free(path);
-	return err->len > len ? -1 : 0;
-}
-
-int report_out_load_run(const char *dir, struct report_run *r)
-{
-	struct sbuf err = SBUF_INIT;
-	int status = 0;
-
-	report_run_init(r);
-	if (report_out_read(dir, r, &err)) {
-		say("%s", err.buf);
-		status = HPT_EXIT_NO_INPUT;
-	}
-	sbuf_release(&err);
-	return status;
-}
-
 void report_out_step_series(const struct report_run *r, struct chart *c, const char *label,
 			    size_t field)
 {
