@@ -55,7 +55,7 @@ double straggler_median(const double *v, size_t n, double *scratch)
 	size_t m = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (usable(v[i]) && v[i] > 0)
+		if (usable(v[i]))
 			scratch[m++] = v[i];
 	if (!m)
 		return NAN;
@@ -88,8 +88,6 @@ size_t straggler_observe(struct straggler *s, int64_t from, int64_t to, const do
 	med_c = straggler_median(compute, s->world, s->scratch);
 	if (comm) {
 		med_m = straggler_median(comm, s->world, s->scratch);
-		if (!isfinite(med_m))
-			med_m = 0; /* no rank spends time of its own in communication */
 	}
 	for (size_t r = 0; r < s->world; r++) {
 		double ratio = busy[r] / med;

@@ -27,10 +27,6 @@ struct sbuf;
  * one slow step (a page fault, a daemon waking) is not a slow rank. */
 #define STRAGGLER_WINDOW 10
 
-/* Defaults of the spec's straggler.threshold and straggler.steps. */
-#define STRAGGLER_THRESHOLD 1.2
-#define STRAGGLER_STEPS 50
-
 /* Why a named rank is slow: its compute, its own communication (the
  * time it spends in communication calls that do not wait for a peer),
  * or, from a program's rates alone, not known. */
@@ -68,8 +64,8 @@ void straggler_release(struct straggler *s);
 
 /* The lower median of v[0..n) (the middle value, the smaller of the two
  * middle ones for an even n: with two ranks the faster is the
- * reference), ignoring values that are not finite and above 0; NAN when
- * none is.  scratch holds n doubles; v is not changed. */
+ * reference), ignoring values that are not finite or below 0; NAN when
+ * none is left.  scratch holds n doubles; v is not changed. */
 double straggler_median(const double *v, size_t n, double *scratch);
 
 /* One observation of steps [from, to]: compute[r] and comm[r] (ms, comm
