@@ -37,18 +37,23 @@ void run_stragglers_head(const char *dir, const struct report_run *r, struct sbu
 	json_decref(a);
 }
 
-void run_stragglers_status(const char *dir, struct sbuf *out)
+json_t *run_stragglers_load(const char *dir)
 {
 	struct report_run r;
 	struct sbuf err = SBUF_INIT;
 	json_t *a;
 
 	report_run_init(&r);
-	if (!report_out_read(dir, &r, &err)) {
-		a = run_stragglers(dir, &r);
-		report_stragglers_format(a, "", out);
-		json_decref(a);
-	}
+	a = report_out_read(dir, &r, &err) ? json_array() : run_stragglers(dir, &r);
 	report_run_release(&r);
 	sbuf_release(&err);
+	return a;
+}
+
+void run_stragglers_status(const char *dir, struct sbuf *out)
+{
+	json_t *a = run_stragglers_load(dir);
+
+	report_stragglers_format(a, "", out);
+	json_decref(a);
 }

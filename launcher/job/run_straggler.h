@@ -19,6 +19,10 @@ json_t *run_stragglers(const char *dir, const struct report_run *r);
 /* report's summary: a line per slow rank of r, indented by two. */
 void run_stragglers_head(const char *dir, const struct report_run *r, struct sbuf *out);
 
+/* Reads dir's metrics.jsonl whole: run_stragglers of it, or an empty
+ * array when there is no file (status --json's "stragglers"). */
+json_t *run_stragglers_load(const char *dir);
+
 /* status: reads dir's metrics.jsonl whole and appends a line per slow
  * rank (report_stragglers_format); nothing when there is no file or
  * no slow rank. */
