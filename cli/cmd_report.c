@@ -7,6 +7,7 @@
  * cli/report_stage a run's staging step. */
 #include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
 #include "launcher/job/report_attempts.h"   // defines: struct report_attempts, report_attempts_*
+#include "launcher/job/run_straggler.h"     // defines: run_stragglers, run_stragglers_head
 #include "common/say.h" // defines: say
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "launcher/job/report_stage.h"      // defines: report_stage_head, report_stage_section
@@ -341,6 +342,7 @@ static int report_one_run(const struct runref *ref, bool all, struct report_out 
 	stage_summary_load(ref->rd.dir, &st);
 	run_summary(all ? ref->rd.run : ref->rd.dir, &r, &a, &head);
 	plan_line(ref->rd.dir, &head, &plan);
+	run_stragglers_head(ref->rd.dir, &r, &head);
 	report_stage_head(&st, &r, &head);
 	if (!o->json)
 		fputs(head.buf, stdout);
@@ -357,6 +359,7 @@ static int report_one_run(const struct runref *ref, bool all, struct report_out 
 			report_stage_json(doc, &st, &r);
 			report_attempts_json(doc, &a, &r);
 			json_object_set(doc, "plan", plan);
+			json_object_set_new(doc, "stragglers", run_stragglers(ref->rd.dir, &r));
 			rc = report_out_print_json(o, doc);
 
 			status = status ? status : rc;

@@ -18,6 +18,7 @@
 #include "launcher/runs/attempt_end.h" // defines: attempt_end_job
 #include "launcher/runs/attempt_size.h" // defines: attempt_size_load
 #include "launcher/runs/progress.h" // defines: progress_load
+#include "launcher/job/run_straggler.h" // defines: run_stragglers_status, run_stragglers_load
 #include "launcher/runs/rundir.h" // defines: rundir_job_id
 #include "launcher/runs/runref.h" // defines: runref_resolve
 #include "launcher/runs/stage_summary.h" // defines: stage_summary_load, stage_summary_format
@@ -283,6 +284,9 @@ static void print_run_lines(const char *run)
 	data_read_format(&p.data, &line);
 	if (line.len)
 		printf("%s\n", line.buf);
+	sbuf_reset(&line);
+	run_stragglers_status(run, &line);
+	fputs(line.buf, stdout);
 	stage_summary_release(&s);
 	sbuf_release(&line);
 }
@@ -326,6 +330,7 @@ static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json, const c
 			status_json_size(run));
 	json_object_set_new(doc, "plan", status_plan_check(run, n ? &v[n - 1] : NULL, &c)
 						 ? json_null() : shape_check_json(&c));
+	json_object_set_new(doc, "stragglers", run_stragglers_load(run));
 	return json_print(doc);
 }
 

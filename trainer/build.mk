@@ -62,7 +62,8 @@ build/bench/bench_amp: $(OBJ)/trainer/bench_amp.o $(LIBS)
 # come from pkg-config (ompi.pc; mpicc --showme says the same).
 TRAIN_LIBS   += $(shell $(PKG_CONFIG) --libs ompi)
 DEBIAN_PKGS  += libopenmpi-dev openmpi-bin
-$(OBJ)/trainer/comm/comm.o $(OBJ)/trainer/comm/watchdog.o $(SAN)/trainer/comm/comm.o $(SAN)/trainer/comm/watchdog.o: \
+$(OBJ)/trainer/comm/comm.o $(OBJ)/trainer/comm/watchdog.o $(OBJ)/trainer/comm/straggle.o \
+$(SAN)/trainer/comm/comm.o $(SAN)/trainer/comm/watchdog.o $(SAN)/trainer/comm/straggle.o: \
 	HPT_CFLAGS += $(shell $(PKG_CONFIG) --cflags ompi)
 UNIT_TESTS   += test_comm test_late_ranks
 

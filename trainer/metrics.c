@@ -3,6 +3,7 @@
 #include "trainer/model/model.h"   // defines: struct layer_time
 #include "common/fileio.h"      // defines: fileio_open_append
 #include "common/sbuf.h"        // defines: struct sbuf
+#include "common/straggler.h"   // defines: struct straggler_hit, straggler_cause_names
 
 #include <errno.h>
 #include <jansson.h>
@@ -160,6 +161,31 @@ int metrics_profile(struct metrics *mt, const struct step_profile *p,
 		      (json_int_t)p->steps, "step_ms", p->step_s * per, "layers", a, "data_ms",
 		      p->data_s * per, "loss_ms", p->loss_s * per, "comm_wait_ms", p->wait_s * per,
 		      "update_ms", p->update_s * per, "other_ms", rest > 0 ? rest * per : 0.0);
+	if (!o || json_dumpf(o, mt->fp, JSON_COMPACT | JSON_REAL_PRECISION(6)) ||
+	    fputc('\n', mt->fp) == EOF)
+		rc = -1;
+	json_decref(o);
+	return rc ? rc : flushed(mt);
+}
+
+int metrics_straggler(struct metrics *mt, const struct straggler_hit *h, const char *node,
+		      double threshold, int64_t steps, const char *action)
+{
+	json_t *o, *n;
+	int rc = 0;
+
+	if (!mt->fp)
+		return 0;
+	/* a node's name is the environment's: jansson escapes it, and one
+	 * that is not UTF-8 is written as null */
+	n = node && *node ? json_string(node) : NULL;
+	o = json_pack("{s:s, s:I, s:i, s:o?, s:I, s:f, s:s, s:f, s:f, s:f, s:f, s:f, s:I, s:s}",
+		      "event", "straggler", "step", (json_int_t)h->to, "rank", h->rank, "node",
+		      n, "from_step", (json_int_t)h->from, "slower",
+		      h->slower, "cause", straggler_cause_names[h->cause], "compute_ms",
+		      h->compute_ms, "median_compute_ms", h->median_compute_ms, "comm_ms",
+		      h->comm_ms, "median_comm_ms", h->median_comm_ms, "threshold", threshold,
+		      "steps", (json_int_t)steps, "action", action);
 	if (!o || json_dumpf(o, mt->fp, JSON_COMPACT | JSON_REAL_PRECISION(6)) ||
 	    fputc('\n', mt->fp) == EOF)
 		rc = -1;

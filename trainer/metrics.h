@@ -12,6 +12,10 @@
  *    "bytes_per_s":R}
  *   {"event":"summary","steps":S,"epochs":E,"test_accuracy":A,"test_loss":L,
  *    "mean_samples_per_s":X,"gflops":G}
+ *   {"event":"straggler","step":S,"rank":R,"node":N,"from_step":F,
+ *    "slower":X,"cause":"compute"|"communication","compute_ms":C,
+ *    "median_compute_ms":MC,"comm_ms":M,"median_comm_ms":MM,
+ *    "threshold":T,"steps":K,"action":"warn"|"exclude"}
  * and, in data-parallel runs and on a GPU, the fields described at
  * struct metrics.
  * Floats are written with 9 significant digits, so an fp32 loss reads
@@ -92,6 +96,13 @@ int metrics_summary(struct metrics *mt, int64_t steps, int64_t epochs, double te
  * layers whose work is not FLOPs); O is the step less all the rest. */
 int metrics_profile(struct metrics *mt, const struct step_profile *p,
 		    const struct layer_time *layers, size_t n, double samples_per_step);
+/* A slow rank named (trainer/comm/straggle.c, common/straggler.h): the
+ * "straggler" record above, S the step it was named at, node NULL or
+ * the node's name; threshold, steps and action are the spec's.  0 or
+ * -1 (also on ranks that write nothing: 0). */
+struct straggler_hit;
+int metrics_straggler(struct metrics *mt, const struct straggler_hit *h, const char *node,
+		      double threshold, int64_t steps, const char *action);
 int metrics_close(struct metrics *mt);
 
 #endif

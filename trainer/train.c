@@ -346,6 +346,12 @@ static int train_steps(struct trainer *t, const struct train_hooks *hooks, doubl
 		if ((st = one_step(t, hooks, &gh, step, &r, err)))
 			return st;
 		train_profile_step_ends(t, step, r.seconds);
+		if (hooks && hooks->on_step_time &&
+		    hooks->on_step_time(hooks->ctx, t, step + 1, r.seconds)) {
+			sbuf_addf(err, "step %lld: comparing the ranks' step times failed",
+				  (long long)step + 1);
+			return HPT_EXIT_INTERNAL;
+		}
 		*busy += r.seconds;
 		epoch_busy += r.seconds;
 		++*trained;

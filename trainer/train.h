@@ -49,6 +49,11 @@ struct train_hooks {
 	/* At every logged step, on every rank, with this rank's samples/s:
 	 * data parallelism gathers them into the step record.  0 or -1. */
 	int (*on_log)(void *ctx, struct trainer *t, double samples_per_s);
+	/* After every step (1-based), on every rank, with its seconds: data
+	 * parallelism compares the ranks' times without the wait
+	 * (trainer/comm/straggle.h), a collective every few steps.  0 or
+	 * -1. */
+	int (*on_step_time)(void *ctx, struct trainer *t, int64_t step, double seconds);
 	/* At a step boundary: true writes a checkpoint and stops with
 	 * HPT_EXIT_PREEMPTED. */
 	bool (*should_stop)(void *ctx, struct trainer *t);

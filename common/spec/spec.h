@@ -63,7 +63,7 @@ extern const char *const bind_gpu_names[], *const bind_cpu_names[], *const bind_
 	*const lr_schedule_names[], *const lr_scaling_names[], *const grad_compress_names[],
 	*const preempt_signal_names[], *const preempt_after_names[],
 	*const preflight_mode_names[], *const container_runtime_names[],
-	*const container_gpus_names[], *const code_mode_names[];
+	*const container_gpus_names[], *const code_mode_names[], *const straggler_action_names[];
 
 struct job_env_var {
 	char *name;
@@ -156,6 +156,14 @@ struct job_supervise {
 	int64_t startup_timeout_s; /* 0 = no bound on reaching the first step */
 };
 
+/* Slow ranks named (common/straggler.h, trainer/comm/straggle.c). */
+enum straggler_action { STRAGGLER_WARN, STRAGGLER_EXCLUDE };
+struct job_straggler {
+	double threshold; /* > 1: slow above threshold x the ranks' median */
+	int64_t steps;    /* slow this many steps in a row before named */
+	int action;       /* enum straggler_action */
+};
+
 /* Preflight: hpctrain doctor on every node before the job's step. */
 enum preflight_mode { PREFLIGHT_AUTO, PREFLIGHT_ON, PREFLIGHT_OFF };
 struct job_preflight {
@@ -245,6 +253,7 @@ struct job {
 	struct job_code code;
 	struct job_preempt preempt;
 	struct job_supervise supervise;
+	struct job_straggler straggler;
 	struct job_preflight preflight;
 	struct job_container container;
 	struct job_data data;

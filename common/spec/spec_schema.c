@@ -30,6 +30,7 @@ const char *const container_runtime_names[] = { "auto", "charliecloud", "apptain
 						"podman", NULL };
 const char *const container_gpus_names[] = { "auto", "true", "false", NULL };
 const char *const code_mode_names[] = { "auto", "true", "false", NULL };
+const char *const straggler_action_names[] = { "warn", "exclude", NULL };
 
 /* A job name becomes a Slurm job name and a directory under runs/, so it
  * must be both: no slash, no leading dot or dash, nothing a shell or
@@ -347,6 +348,15 @@ const struct spec_field spec_fields[] = {
 	INT("supervise.startup_timeout_s", supervise.startup_timeout_s, 0, 604800, "600",
 	    "end the job when no rank reaches its first step (heartbeat; a command's output too) "
 	    "within this long of its start; 0 never"),
+
+	SECTION("straggler", "slow ranks named while the job trains"),
+	NUM("straggler.threshold", straggler.threshold, 1, 100, F_MIN_EXCL, "1.2",
+	    "a rank whose time per step stays above this many times the ranks' median is slow"),
+	INT("straggler.steps", straggler.steps, 1, 1000000, "50",
+	    "steps in a row a rank must be slow before it is named"),
+	ENUM("straggler.action", straggler.action, straggler_action_names, "warn",
+	     "warn names it; exclude also puts its node in the ledger so the next attempt "
+	     "runs without it"),
 
 	SECTION("preflight", "hpctrain doctor on every node before the job runs"),
 	ENUM("preflight.enabled", preflight.enabled, preflight_mode_names, "auto",

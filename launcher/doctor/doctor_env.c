@@ -2,6 +2,7 @@
  * and libslurm set up once (see doctor_env.h).
  * Shell: getenv, gethostname, libslurm. */
 #include "launcher/doctor/doctor_env.h" // defines: doctor_env_node_name, doctor_env_get
+#include "common/nodename.h"            // defines: nodename_self
 #include "common/sbuf.h"                // defines: struct sbuf, sbuf_addstr
 #include "common/spec/spec.h"           // defines: struct job
 #include "launcher/slurm/slurm.h"       // defines: hpt_slurm_init
@@ -12,15 +13,7 @@
 
 const char *doctor_env_node_name(void)
 {
-	static char host[256];
-	const char *n = getenv("SLURMD_NODENAME");
-
-	if (n && *n)
-		return n;
-	if (gethostname(host, sizeof(host) - 1))
-		return "localhost";
-	host[strcspn(host, ".")] = '\0';
-	return host;
+	return nodename_self();
 }
 
 const char *doctor_env_get(const struct job *job, const char *name)

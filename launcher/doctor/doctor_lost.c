@@ -10,6 +10,7 @@
 #include "common/spec/spec.h"                 // defines: struct job
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_plan, doctor_preflight_enough_left
 #include "launcher/doctor/doctor_record.h"    // defines: doctor_record_ledger
+#include "launcher/doctor/doctor_slow.h"      // defines: doctor_slow_record
 #include "launcher/doctor/lost.h"             // defines: lost_program_failure, lost_record_nodes, lost_has_node
 #include "launcher/slurm/slurm.h"             // defines: hpt_slurm_init, hpt_slurm_node_failed
 #include "launcher/supervise/liveness.h"      // defines: liveness_load_dir
@@ -98,6 +99,11 @@ int doctor_lost_run(const char *run, const struct job *job, struct sbuf *again,
 	struct ledger_event *ev = xcalloc(n + 1, sizeof(*ev));
 	int status = 1;
 
+	/* straggler.action: exclude: the slow nodes cool down too, so the
+	 * resubmission (its exclude list is the ledger's) leaves them out */
+	if (!doctor_slow_record(run, job, &warn) && warn.len)
+		say("warning: %s", warn.buf);
+	sbuf_reset(&warn);
 	k = failed_nodes(ranks, n, nodes, &why);
 	if (!k) {
 		if (!lost_program_failure(ranks, n, &why))

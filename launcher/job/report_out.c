@@ -3,7 +3,6 @@
  * of the charts (report_manifest.c) and the --json document. */
 #include "launcher/job/report_out.h"        // defines: struct report_out, report_out_*
 #include "common/say.h" // defines: say
-#include "common/metrics_line.h" // defines: metrics_line_say_capped
 #include "common/runfile.h" // defines: RUNFILE_*
 #include "common/json_print.h"        // defines: json_print
 #include "common/exitcode.h"       // defines: enum hpt_exit
@@ -75,48 +74,6 @@ void report_out_emit(struct report_out *o, struct chart *c, const char *name,
 	chart_release(c);
 	free(path);
 	sbuf_release(&err);
-}
-
-/* A line at a time (report_read_more): a line's size is bounded
- * (REPORT_LINE_MAX), and the file's (METRICS_FILE_MAX: the rest is left
- * out, with a warning naming the file).  A regular file only: a FIFO in
- * its place must not hang the report. */
-int report_out_read(const char *dir, struct report_run *r, struct sbuf *err)
-{
-	char *path = xasprintf("%s/" RUNFILE_METRICS, dir);
-	size_t len = err->len;
-	int fd = fileio_open_regular(path, 0, err);
-	FILE *fp = NULL;
-
-	if (fd >= 0 && (!(fp = fdopen(fd, "r")) || report_read_more(fp, r)))
-		sbuf_addf(err, "cannot read %s: %s", path, strerror(errno));
-	else if (fp && r->capped) {
-		struct sbuf warn = SBUF_INIT;
-
-		metrics_line_say_capped(path, &warn);
-		say("warning: %s", warn.buf);
-		sbuf_release(&warn);
-	}
-	if (fp)
-		fclose(fp);
-	else if (fd >= 0)
-		close(fd);
-	free(path);
-	return err->len > len ? -1 : 0;
-}
-
-int report_out_load_run(const char *dir, struct report_run *r)
-{
-	struct sbuf err = SBUF_INIT;
-	int status = 0;
-
-	report_run_init(r);
-	if (report_out_read(dir, r, &err)) {
-		say("%s", err.buf);
-		status = HPT_EXIT_NO_INPUT;
-	}
-	sbuf_release(&err);
-	return status;
 }
 
 void report_out_step_series(const struct report_run *r, struct chart *c, const char *label,

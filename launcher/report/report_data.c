@@ -143,6 +143,8 @@ static void take(struct report_run *r, json_t *o)
 		take_summary(r, o);
 	else if (!strcmp(ev, "data"))
 		data_read_take(&r->data, o);
+	else if (!strcmp(ev, "straggler") && json_is_integer(json_object_get(o, "rank")))
+		json_array_append(r->stragglers, o);
 	else if (!strcmp(ev, "step") || !strcmp(ev, "epoch"))
 		r->bad_lines++; /* without its number; other events are not charted */
 }
@@ -153,6 +155,7 @@ void report_run_init(struct report_run *r)
 	r->test_accuracy = r->test_loss = NAN;
 	r->mean_samples_per_s = r->global_samples_per_s = NAN;
 	report_timeline_init(&r->timeline);
+	r->stragglers = json_array();
 }
 
 void report_run_attempt(struct report_run *r, int64_t attempt)
@@ -248,6 +251,7 @@ void report_run_release(struct report_run *r)
 	free(r->steps);
 	free(r->epochs);
 	report_timeline_release(&r->timeline);
+	json_decref(r->stragglers);
 	memset(r, 0, sizeof(*r));
 }
 

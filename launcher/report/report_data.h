@@ -21,6 +21,7 @@
 #include "common/data_read.h" // defines: struct data_read
 #include "launcher/report/report_timeline.h" // defines: struct report_timeline
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,6 +61,9 @@ struct report_run {
 	size_t superseded;     /* step records a restart replaced */
 	struct data_read data; /* the trainer's last "data" record (how fast it read) */
 	struct report_timeline timeline; /* requeues, attempts, resizes */
+	/* The trainer's "straggler" records (slow ranks named), as read:
+	 * an array (owned), launcher/report/report_straggler.h says them. */
+	json_t *stragglers;
 };
 
 /* Parses text (len bytes) into *out.  Always succeeds. */

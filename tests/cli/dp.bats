@@ -210,6 +210,36 @@ rank_pid() {
 	! kill -0 "$victim" 2>/dev/null
 }
 
+@test "a rank slowed from outside (SIGSTOP 3 ms in 4) is named slow by its compute in the log, the record and report" {
+	spec "$W/s.yaml" cnn 128 100
+	printf 'straggler: {steps: 20}\n' >>"$W/s.yaml"
+	mpi 2 train -q --run "$W/r" "$W/s.yaml" >"$W/out" 2>&1 &
+	local mp=$! victim= th
+	for _ in $(seq 100); do victim=$(rank_pid "$mp" 1) && break; sleep 0.1; done
+	[ -n "$victim" ]
+	"$BATS_TEST_DIRNAME"/helpers/throttle.py "$victim" 3 1 &
+	th=$!
+	# the throttle ends once rank 1 is named (the test set's evaluation
+	# need not crawl), or with the job
+	for _ in $(seq 600); do
+		grep -q '"straggler"' "$W/r/metrics.jsonl" 2>/dev/null && break
+		kill -0 "$mp" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$th" 2>/dev/null || true
+	wait "$th" || true
+	st=0
+	wait "$mp" || st=$?
+	cat "$W/out"
+	[ "$st" -eq 0 ]
+	grep -Eq '^hpctrain train: slow rank: rank 1 on [^ ]+ is [0-9.]+x slower than the median over steps [0-9]+-[0-9]+: its compute \([0-9.]+ ms a step against [0-9.]+ ms\)$' "$W/out"
+	# rank 1 first, after 20 slow steps at least (once the throttle
+	# stops, this loaded machine's noise may name either rank later)
+	[ "$(jq -sc '[.[] | select(.event == "straggler")][0] | [.rank, .cause, .step - .from_step >= 19, .slower > 1.2, .action]' "$W/r/metrics.jsonl")" = '[1,"compute",true,true,"warn"]' ]
+	run -0 "$HPT" report "$W/r"
+	[[ "$output" == *$'\n'"  slow rank: rank 1 on "*" slower than the median over steps "*": its compute ("* ]]
+}
+
 @test "a stalled rank 0, which names the late ranks, makes the others abort after twice the grace, saying so" {
 	spec "$W/s.yaml" cnn 32 100000 "allreduce: {stall_timeout_s: 2}"
 	mpi 2 train -q --run "$W/r" "$W/s.yaml" >"$W/out" 2>&1 &

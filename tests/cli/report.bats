@@ -346,3 +346,26 @@ EOF
 	run -0 "$HPT" report "$W/u"
 	[[ "$output" == *$'\n'"  comm.png: not drawn: no comm_ms in the step records: a single-rank run"$'\n'* ]]
 }
+
+@test "report names a program's rank whose logged rate stays slow for straggler.steps, and no rank whose noise stays under the threshold" {
+	mkdir "$W/u"
+	printf 'version: 1\nname: u\ncommand: [/bin/true]\nresources: {nodes: 2, ranks_per_node: 2}\nstraggler: {steps: 20}\n' \
+		>"$W/u/resolved.yaml"
+	# ranks 0, 1 and 3 within 10% of each other; rank 2 at 60 of 100
+	# samples/s from step 11 on (1.67x the median's time per sample)
+	for s in $(seq 1 40); do
+		r2=100
+		[ "$s" -gt 10 ] && r2=60
+		printf '{"event":"step","step":%d,"loss":1,"samples_per_s":100,"step_ms":5,"rank_samples_per_s":[100,%d,%d,%d]}\n' \
+			"$s" $((95 + s % 10)) "$r2" $((105 - s % 10))
+	done >"$W/u/metrics.jsonl"
+	run -0 "$HPT" report "$W/u"
+	[[ "$output" == *$'\n'"  slow rank: rank 2 is 1.67x slower than the median over steps 11-30: its rate (16.7 ms a sample against 10 ms)"$'\n'* ]]
+	[ "$(grep -c 'slow rank' <<<"$output")" = 1 ]
+	run -0 --separate-stderr "$HPT" report --json "$W/u"
+	[ "$(jq -c '[.stragglers[] | [.rank, .from_step, .step, .cause, .from_rates]]' <<<"$output")" = '[[2,11,30,"rate",true]]' ]
+	# at threshold 2 nobody is named
+	sed -i 's/straggler: {steps: 20}/straggler: {steps: 20, threshold: 2}/' "$W/u/resolved.yaml"
+	run -0 "$HPT" report "$W/u"
+	[[ "$output" != *"slow rank"* ]]
+}

@@ -241,3 +241,25 @@ SPEC
 	run -0 "$HPT" status --json "$DIR"
 	jq -e '.stage == null and .jobs[0].progress.data_read == null' <<<"$output"
 }
+
+@test "status names a slow rank from a program's logged rates, and the trainer's straggler record first" {
+	need_slurm
+	write_spec job.yaml slowrank 1 2 '[true]'
+	submit_json job.yaml
+	"$HPT" status --wait "$DIR" >/dev/null
+	# 60 logged steps; rank 1 at 50 of 100 samples/s from step 6 on
+	for s in $(seq 1 60); do
+		r1=100
+		[ "$s" -gt 5 ] && r1=50
+		printf '{"event":"step","step":%d,"loss":1,"samples_per_s":100,"step_ms":5,"rank_samples_per_s":[100,%d]}\n' "$s" "$r1"
+	done >"$DIR/metrics.jsonl"
+	run -0 "$HPT" status "$DIR"
+	[[ "$output" == *$'\n'"slow rank: rank 1 is 2.00x slower than the median over steps 6-55: its rate (20 ms a sample against 10 ms)"* ]]
+	run -0 --separate-stderr "$HPT" status --json "$DIR"
+	[ "$(jq -c '[.stragglers[] | [.rank, .from_step, .step, .cause]]' <<<"$output")" = '[[1,6,55,"rate"]]' ]
+	printf '{"event":"straggler","step":30,"rank":0,"node":"n\\u001b1","from_step":11,"slower":1.5,"cause":"compute","compute_ms":15,"median_compute_ms":10,"comm_ms":0.1,"median_comm_ms":0.1,"threshold":1.2,"steps":20,"action":"warn"}\n' \
+		>>"$DIR/metrics.jsonl"
+	run -0 "$HPT" status "$DIR"
+	[[ "$output" == *$'\n'"slow rank: rank 0 on n\\x1b1 is 1.50x slower than the median over steps 11-30: its compute (15 ms a step against 10 ms)"* ]]
+	[[ "$output" != *"its rate"* ]]
+}

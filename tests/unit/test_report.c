@@ -1,7 +1,8 @@
 /* test_report.c - launcher/report/report_data and chart: metrics.jsonl
  * parsing (torn lines, steps repeated after a resume, records with only
  * the required fields, a resumed run of the trainer, a stream read in
- * pieces, a line too long, figures no run could log), ticks (a range
+ * pieces, a line too long, figures no run could log), the slow ranks
+ * named from records or rates, ticks (a range
  * beyond DBL_MAX too), the legend's
  * place, and a chart decoded with libpng to find its curve where the data
  * puts it, and a flag's line at its step. */
@@ -15,6 +16,7 @@
 #include "launcher/report/chart.h" // defines: struct chart, chart_write_png
 #include "launcher/report/report_data.h"  // defines: report_parse
 #include "common/metrics_line.h"         // defines: METRICS_FILE_MAX, metrics_line_say_capped
+#include "launcher/report/report_straggler.h" // defines: report_stragglers
 #include "launcher/runs/progress.h"      // defines: progress_parse, struct run_progress
 
 #include <cairo.h>
@@ -636,6 +638,61 @@ static void report__says_why_a_file_cannot_be_written(void **state)
 	sbuf_release(&err);
 }
 
+/* steps 1..n of 2 ranks (a resize to 3 at step resize), rank 1 at half
+ * the rate from step slow_from on */
+static void rates_text(struct sbuf *t, int n, int slow_from, int resize)
+{
+	for (int s = 1; s <= n; s++)
+		sbuf_addf(t, "{\"event\":\"step\",\"step\":%d,\"rank_samples_per_s\":[100,%d%s]}\n", s,
+			  s >= slow_from ? 50 : 100, s >= resize ? ",100" : "");
+}
+
+static void report__names_a_slow_rank_from_rates_unless_the_trainer_recorded_its_own(void **state)
+{
+	struct sbuf t = SBUF_INIT, lines = SBUF_INIT;
+	struct report_run r;
+	json_t *a;
+
+	(void)state;
+	rates_text(&t, 30, 6, 1000);
+	report_parse(t.buf, t.len, &r);
+	a = report_stragglers(&r, 1.2, 10);
+	assert_int_equal(json_array_size(a), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(a, 0), "rank")), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(a, 0), "step")), 15);
+	report_stragglers_format(a, "  ", &lines);
+	assert_string_equal(lines.buf, "  slow rank: rank 1 is 2.00x slower than the median over "
+				       "steps 6-15: its rate (20 ms a sample against 10 ms)\n");
+	json_decref(a);
+	/* a threshold not above 1 (no spec): records only */
+	a = report_stragglers(&r, 0, 10);
+	assert_int_equal(json_array_size(a), 0);
+	json_decref(a);
+	report_run_release(&r);
+	/* the trainer's record wins over the rates */
+	sbuf_addstr(&t, "{\"event\":\"straggler\",\"step\":20,\"rank\":0,\"node\":\"n1\","
+			"\"from_step\":11,\"slower\":1.5,\"cause\":\"communication\",\"compute_ms\":1,"
+			"\"median_compute_ms\":1,\"comm_ms\":3,\"median_comm_ms\":1}\n");
+	report_parse(t.buf, t.len, &r);
+	a = report_stragglers(&r, 1.2, 10);
+	sbuf_reset(&lines);
+	report_stragglers_format(a, "", &lines);
+	assert_string_equal(lines.buf, "slow rank: rank 0 on n1 is 1.50x slower than the median over "
+				       "steps 11-20: its own communication (3 ms a step against 1 ms)\n");
+	json_decref(a);
+	report_run_release(&r);
+	/* a resize to 3 ranks at step 12 starts the streak over */
+	sbuf_reset(&t);
+	rates_text(&t, 20, 6, 12);
+	report_parse(t.buf, t.len, &r);
+	a = report_stragglers(&r, 1.2, 10);
+	assert_int_equal(json_array_size(a), 0);
+	json_decref(a);
+	report_run_release(&r);
+	sbuf_release(&t);
+	sbuf_release(&lines);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -650,6 +707,7 @@ int main(void)
 		cmocka_unit_test(report__reads_a_stream_whose_lines_cross_its_reads),
 		cmocka_unit_test(report__drops_a_line_too_long_to_be_a_record),
 		cmocka_unit_test(report__stops_at_the_cap_of_a_metrics_file),
+		cmocka_unit_test(report__names_a_slow_rank_from_rates_unless_the_trainer_recorded_its_own),
 		cmocka_unit_test(report__ticks_are_round_and_cover_the_data),
 		cmocka_unit_test(report__ranks_get_whole_ticks),
 		cmocka_unit_test(report__the_legend_goes_where_the_curves_are_not),

@@ -240,7 +240,7 @@ static int comm_start(void *ctx, struct trainer *t)
 	struct model *m = train_get_model(t);
 	struct optim *o = train_get_optim(t);
 
-	if (comm_setup(c, m->grads, m->narena))
+	if (comm_setup(c, m->grads, m->narena) || straggle_init(&c->sg, c))
 		return -1;
 	train_get_metrics(t)->ranks = c->world;
 	/* averaging without a pass over the gradients: each rank's come out
@@ -345,7 +345,9 @@ static int comm_grad_ready(void *ctx, size_t lo, size_t hi)
 			if (!c->b[i].started[p] && c->b[i].hi <= hi)
 				start_bucket(c, i, p);
 	progress(c);
-	c->step_comm_s += monoclock_s() - t0;
+	t0 = monoclock_s() - t0;
+	c->step_comm_s += t0;
+	c->step_own_s += t0;
 	return 0;
 }
 
@@ -408,6 +410,8 @@ static int comm_after_update(void *ctx, struct trainer *t)
 	mt->comm_ms = c->step_comm_s * 1e3;
 	c->total_comm_s += c->step_comm_s;
 	c->step_comm_s = 0;
+	c->last_own_s = c->step_own_s;
+	c->step_own_s = 0;
 	c->step++;
 	return 0;
 }
@@ -431,6 +435,21 @@ static int comm_on_log(void *ctx, struct trainer *t, double samples_per_s)
 	mt->nrank_rates = c->rank == 0 ? c->world : 0;
 	c->total_comm_s += monoclock_s() - t0;
 	return 0;
+}
+
+/* After each step: its compute (the step less its exposed
+ * communication, as the step record's compute_ms) and own communication
+ * into the slow-rank window (straggle.c). */
+static int comm_step_time(void *ctx, struct trainer *t, int64_t step, double seconds)
+{
+	struct comm *c = ctx;
+	struct metrics *mt = train_get_metrics(t);
+	double ms = seconds * 1e3, comm = mt->comm_ms < ms ? mt->comm_ms : ms;
+	double t0 = monoclock_s();
+	int rc = straggle_step(&c->sg, c, mt, step, ms - comm, c->last_own_s * 1e3);
+
+	c->total_comm_s += monoclock_s() - t0;
+	return rc;
 }
 
 /* train_plan_make: rank 0's v[0..n) to every rank, before the model. */
@@ -528,6 +547,7 @@ void comm_hooks(struct comm *c, struct train_hooks *h)
 	h->after_update = comm_after_update;
 	h->should_stop = comm_should_stop;
 	h->on_log = comm_on_log;
+	h->on_step_time = comm_step_time;
 	h->share = comm_share;
 	h->sum = comm_sum;
 	h->share_text = comm_share_text;
@@ -573,6 +593,7 @@ void comm_teardown(struct comm *c)
 void comm_release(struct comm *c)
 {
 	watchdog_release(&c->wd);
+	straggle_release(&c->sg);
 	comm_teardown(c);
 	if (c->mpi) {
 		if (c->op16)

@@ -42,6 +42,10 @@
  *    backward.  Batch-norm gamma/beta gradients are bucketed and averaged
  *    like all others; running statistics (the state arena) are never
  *    reduced: with sync they are the same on every rank anyway.
+ *  - Slow ranks (straggle.h): after each step, the step's time less its
+ *    exposed communication, plus on_grad_ready's own time (starting and
+ *    testing reductions waits for no peer), goes into a window; every
+ *    window rank 0 compares the ranks and names a persistently slow one.
  *  - Preemption: SIGUSR2, SIGTERM (and the spec's preempt.signal) set a
  *    flag; should_stop agrees on it with one MPI_Iallreduce(MAX) of an
  *    int per step; train.c then has rank 0 write the checkpoint and
@@ -53,6 +57,7 @@
 #include "trainer/comm/comm_pack.h" // defines: enum comm_pack_kind
 #include "trainer/model/layer.h"     // defines: struct bn_sync
 #include "trainer/comm/watchdog.h"  // defines: struct watchdog
+#include "trainer/comm/straggle.h"  // defines: struct straggle
 
 #include <signal.h>
 #include <stdbool.h>
@@ -89,6 +94,10 @@ struct comm {
 	struct watchdog wd; /* stall detection of every wait (watchdog.c) */
 	/* time */
 	double step_comm_s;  /* exposed communication in the current step */
+	double step_own_s;   /* the part that waits for no peer (on_grad_ready's
+			      * starts and tests), for slow ranks named */
+	double last_own_s;   /* step_own_s of the step just done */
+	struct straggle sg;  /* slow ranks named (straggle.c) */
 	double total_comm_s;
 	void *ctl;         /* MPI_Comm for control traffic, boxed; wd borrows it */
 	void *op16;        /* MPI_Op of the compressed sum, boxed */
