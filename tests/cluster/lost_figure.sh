@@ -12,17 +12,20 @@
 #     new training step in the same job on node1 and the spare node3.
 #
 # Prints, for each, from file times polled every few milliseconds and
-# the records: node taken down -> the first rank's record ended
-# (detection: Slurm's TERM), -> the old step ended (srun returned: the
-# ranks killed), -> attempt 2 made (in place: doctor's new attempt;
-# resubmitted: its submit.json), -> attempt 2's rank 0 starts (the queue
-# and the batch script when resubmitted, srun and launch), -> the
-# trainer's "resuming from" line (program start, MPI, data, model and
-# the checkpoint load), -> the first step; and the steps lost (logged
-# by attempt 1 after the checkpoint attempt 2 resumed from).  A node
-# that goes silent instead adds Slurm's SlurmdTimeout (300 s by
-# default) before the controller holds it DOWN.  Needs root; run from
-# the repository after make.  Not part of the suite: a measurement.
+# the records: node taken down -> the old step ended (srun returned:
+# Slurm kills a step whose node it holds DOWN at once, with no KillWait,
+# and the surviving supervisors are killed with it, so no rank's record
+# says when; in place, doctor records srun's return as step_ended_at)
+# -> attempt 2 made (in place: doctor's new attempt; resubmitted: its
+# submit.json, one term with the step's end), -> attempt 2's rank 0
+# starts (the queue and the batch script when resubmitted; srun and
+# launch), -> the trainer's "resuming from" line (program start, MPI,
+# data, model and the checkpoint load), -> the first step; and the
+# steps lost (logged by attempt 1 after the checkpoint attempt 2
+# resumed from).  A node that goes silent instead adds Slurm's
+# SlurmdTimeout (300 s by default) before the controller holds it
+# DOWN.  Needs root; run from the repository after make.  Not part of
+# the suite: a measurement.
 set -u
 cd "$(dirname "$0")/../.." || exit 70
 export HPT=$PWD/bin/hpctrain
@@ -57,7 +60,7 @@ SPEC
 # measure NAME SPARES: one run, node2 taken down after 5 steps; prints
 # the breakdown
 measure() {
-	local name=$1 out dir job a killed sub res step rank ended failed made last from
+	local name=$1 out dir job a killed sub res step rank ended made last from
 	export HPCTRAIN_LEDGER=$W/$name-ledger.json
 	spec "$name" "$2"
 	out=$("$HPT" submit --json "$W/$name.yaml") || return 1
@@ -86,16 +89,16 @@ measure() {
 	wait "$poll"
 	read -r sub res step <"$W/$name.poll"
 	rank=$(jq -r .started "$a/ranks/rank-0.json")
-	# the first rank of attempt 1 that ended: Slurm's TERM seen
-	failed=$(jq -s '[.[] | select(.state != "running") | .updated] | min' "$dir"/ranks/rank-*.json)
 	if jq -e .in_allocation "$a/submit.json" >/dev/null; then
 		ended=$(jq .in_allocation.step_ended_at "$a/submit.json")
 		made=$(jq .in_allocation.restarted_at "$a/submit.json")
 	else
-		# srun's return is not recorded: the surviving ranks' last word
-		ended=$(jq -s '[.[] | select(.node != "node2") | .updated] | max' "$dir"/ranks/rank-*.json)
+		# srun's return is not recorded on this path: one term to the submission
+		ended=
 		made=$sub
 	fi
+	[ -n "${DEBUG:-}" ] && jq -c '{rank, node, state, updated, signal}' "$dir"/ranks/rank-*.json >&2 &&
+		jq -c . "$a/submit.json" >&2
 	last=$(jq -s '[.[] | select(.step != null) | .step] | max' "$dir/metrics.jsonl")
 	from=$(sed -n 's/.*resuming from .* (step \([0-9]*\)).*/\1/p' "$a"/logs/rank-0.out | head -1)
 	timeout 120 "$HPT" status --wait "$job" >/dev/null
@@ -103,17 +106,20 @@ measure() {
 	[ "$job2" = "$job" ] || timeout 120 "$HPT" status --wait "$job2" >/dev/null
 	scontrol update nodename=node2 state=resume 2>/dev/null
 	for _ in $(seq 100); do [ "$(sinfo -h -n node2 -o %t)" = idle ] && break; sleep 0.1; done
-	awk -v name="$name" -v k="$killed" -v f="$failed" -v e="$ended" -v m="$made" -v r="$rank" \
+	awk -v name="$name" -v k="$killed" -v e="$ended" -v m="$made" -v r="$rank" \
 	    -v c="$res" -v s="$step" -v last="$last" -v from="${from:-0}" 'BEGIN {
 		printf "%s:\n", name
-		printf "  node down -> first rank of the old step ended (detection):  %7.3f s\n", f - k
-		printf "  -> old step ended (its ranks killed, srun returned):        %7.3f s\n", e - f
-		printf "  -> attempt 2 made (doctor in place / resubmitted):          %7.3f s\n", m - e
-		printf "  -> attempt 2 rank 0 starts (queue, batch script, srun):     %7.3f s\n", r - m
-		printf "  -> resumed (trainer start, MPI, checkpoint load):           %7.3f s\n", c - r
-		printf "  -> first step logged:                                        %7.3f s\n", s - c
-		printf "  node down -> first step of attempt 2:                        %7.3f s\n", s - k
-		printf "  steps lost (logged after the checkpoint resumed from):       %d\n", last - from
+		if (e != "") {
+			printf "  node down -> old step ended (Slurm kills it, srun returns):  %7.3f s\n", e - k
+			printf "  -> attempt 2 made (doctor --lost, in place):                   %7.3f s\n", m - e
+		} else {
+			printf "  node down -> attempt 2 submitted (step end, doctor, sbatch):   %7.3f s\n", m - k
+		}
+		printf "  -> attempt 2 rank 0 starts (queue, batch script, srun, launch): %7.3f s\n", r - m
+		printf "  -> resumed (trainer start, MPI, checkpoint load):               %7.3f s\n", c - r
+		printf "  -> first step logged:                                           %7.3f s\n", s - c
+		printf "  node down -> first step of attempt 2:                           %7.3f s\n", s - k
+		printf "  steps lost (logged after the checkpoint resumed from):          %d\n", last - from
 	}'
 }
 
