@@ -8,6 +8,7 @@
 #include "common/spec/spec.h"                 // defines: struct job
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_failures, doctor_preflight_exclude
 #include "launcher/runs/program_module.h"     // defines: program_module_publish
+#include "launcher/runs/progress.h"           // defines: progress_load, struct run_progress
 #include "launcher/runs/resize.h"             // defines: resize_next
 #include "launcher/runs/rundir.h"             // defines: rundir_new_attempt, rundir_resume, rundir_write
 #include "launcher/slurm/slurm.h"             // defines: hpt_slurm_hostlist, hpt_slurm_hostlist_names
@@ -60,15 +61,17 @@ static int restarts_for(const char *run, int attempts, const char *job_id, const
 }
 
 /* The figures doctor knows when the old step has ended: when its first
- * rank ended (the failure seen: a rank killed, or Slurm ending the
- * step), when srun returned (the step ended), and the last step the
- * old attempt logged.  The new attempt's first step comes later:
- * report reads it from the new attempt's metrics. */
+ * rank ended (the failure seen: a rank killed; when Slurm killed the
+ * whole step, supervisors too, no record says so and it is the step's
+ * end), when srun returned (the step ended), and the last step the old
+ * attempt logged (the new attempt's first step, in its metrics, tells
+ * the steps lost). */
 static json_t *figures(const char *dir, double ended)
 {
 	char *ranks = xasprintf("%s/ranks", dir);
 	size_t n = 0;
-	json_t **v = liveness_load_dir(ranks, &n);
+	json_t **v = liveness_load_dir(ranks, &n), *o;
+	struct run_progress p;
 	double first = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -81,7 +84,10 @@ static json_t *figures(const char *dir, double ended)
 	}
 	free(v);
 	free(ranks);
-	return json_pack("{s:f, s:f}", "failed_at", first ? first : ended, "step_ended_at", ended);
+	o = json_pack("{s:f, s:f}", "failed_at", first ? first : ended, "step_ended_at", ended);
+	progress_load(dir, &p);
+	json_object_set_new(o, "last_step", p.step_seen ? json_integer(p.step) : json_null());
+	return o;
 }
 
 /* The allocation's nodes left once exclude is out, counted into *left,

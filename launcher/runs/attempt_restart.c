@@ -49,6 +49,10 @@ void attempt_restart_format(const json_t *in, int attempt, struct sbuf *out)
 		sbuf_addf(out, "; the old step ended %.2f s after its first rank, the new attempt "
 			  "was made %.2f s later", num(in, "step_ended_at") - num(in, "failed_at"),
 			  num(in, "restarted_at") - num(in, "step_ended_at"));
+	if (json_is_integer(json_object_get(in, "last_step")))
+		sbuf_addf(out, "; attempt %lld's last step was %lld",
+			  (long long)json_integer_value(json_object_get(in, "from_attempt")),
+			  (long long)json_integer_value(json_object_get(in, "last_step")));
 }
 
 int attempt_restart_describe(const char *dir, struct sbuf *out)

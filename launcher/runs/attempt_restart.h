@@ -2,7 +2,8 @@
  * job (after a lost node or a crash at start-up): the "in_allocation"
  * of its submit.json, as launcher/doctor/doctor_inplace.c writes it
  * ({"why", "detail", "from_attempt", "nodes", "exclude", "failed_at",
- * "step_ended_at", "restarted_at"}: times in seconds since the epoch),
+ * "step_ended_at", "restarted_at": times in seconds since the epoch;
+ * "last_step": the old attempt's last logged step, or null),
  * read back for status.
  *
  * attempt_restart_load is a shell (reads the file); attempt_restart_format

@@ -331,7 +331,8 @@ in_place_attempt() {
 	[ "$(jq -r .job_id "$dir2/submit.json")" = "$JOB" ] && [ ! -e "$DIR/attempts/3" ]
 	[ "$(jq -r .node "$dir2/ranks/rank-1.json")" = node3 ]
 	[ "$(jq -c '{nodes, world_size}' "$dir2/nodes.json")" = '{"nodes":2,"world_size":2}' ]
-	jq -e '.in_allocation | .step_ended_at >= .failed_at and .restarted_at >= .step_ended_at' \
+	jq -e '.in_allocation | .step_ended_at >= .failed_at and .restarted_at >= .step_ended_at and
+		.last_step >= 5 and .from_attempt == 1' \
 		"$dir2/submit.json"
 	# the same world size: each step's batch is the same in both attempts
 	run -0 jq -s -r '[.[] | select(.step != null)] | group_by(.step) |
