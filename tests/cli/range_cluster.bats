@@ -341,6 +341,9 @@ in_place_attempt() {
 	[ "$output" = true ]
 	run -0 "$HPT" status "$DIR"
 	[[ "$output" == *"attempt 2, in job $JOB after a lost node: node2 is down"* ]] || { echo "$output"; false; }
+	run -0 "$HPT" report --json --output "$BATS_TEST_TMPDIR/report" "$DIR"
+	jq -e '.attempts == 2 and .attempt_ends[0].in_allocation == null and
+		.attempt_ends[1].in_allocation.why == "lost node"' <<<"$output" || { echo "$output"; false; }
 }
 
 @test "a step that crashes before its first step is started again once in its job, and the job completes" {
