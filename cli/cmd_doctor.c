@@ -164,21 +164,22 @@ static void preflight_after(struct doctor *d, json_t *doc, const char *const *fa
 	int again = !doctor_preflight_after(d->run, &d->job, doc, failed, k, &run, &excl, &msg);
 
 	say_lines(msg.buf);
-	if (again)
-		resubmit(run.buf, excl.buf);
+	(void)(again && resubmit(run.buf, excl.buf));
 	sbuf_release(&msg);
 	sbuf_release(&run);
 	sbuf_release(&excl);
 }
 
-/* --lost RUN: 0 when the run was resubmitted without its lost nodes. */
+/* --lost RUN: 0 when the run goes on (resubmitted, or here: stdout) */
 static int lost(struct doctor *d)
 {
 	struct sbuf run = SBUF_INIT, excl = SBUF_INIT;
 	int status = doctor_lost_run(d->lost, &d->job, &run, &excl);
 
-	if (!status && resubmit(run.buf, excl.buf))
-		status = 1;
+	if (status == DOCTOR_LOST_IN_PLACE)
+		status = fputs(run.buf, stdout) < 0 || fflush(stdout) ? HPT_EXIT_IO : 0;
+	else if (!status)
+		status = resubmit(run.buf, excl.buf) ? 1 : 0;
 	sbuf_release(&run);
 	sbuf_release(&excl);
 	return status;

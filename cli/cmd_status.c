@@ -17,6 +17,7 @@
 #include "launcher/job/ticker.h"       // defines: struct ticker, ticker_*, TICKER_POLL_MS
 #include "launcher/runs/attempt_end.h" // defines: attempt_end_job
 #include "launcher/runs/attempt_size.h" // defines: attempt_size_load
+#include "launcher/runs/attempt_restart.h" // defines: attempt_restart_load, attempt_restart_describe
 #include "launcher/runs/progress.h" // defines: progress_load
 #include "launcher/job/run_straggler.h" // defines: run_stragglers_status, run_stragglers_load
 #include "launcher/runs/rundir.h" // defines: rundir_job_id
@@ -270,6 +271,9 @@ static void print_run_lines(const char *run)
 	if (!attempt_size_load(run, &nodes, &world))
 		printf("size: %lld node%s granted, world size %lld\n", (long long)nodes,
 		       nodes == 1 ? "" : "s", (long long)world);
+	if (!attempt_restart_describe(run, &line))
+		printf("%s\n", line.buf);
+	sbuf_reset(&line);
 	stage_summary_load(run, &s);
 	if (s.n || s.skipped) {
 		sbuf_addstr(&line, "stage: ");
@@ -328,6 +332,7 @@ static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json, const c
 		return json_print(json_pack("{s:o}", "jobs", jobs));
 	doc = json_pack("{s:o, s:o, s:o}", "jobs", jobs, "stage", status_json_stage(run), "size",
 			status_json_size(run));
+	json_object_set_new(doc, "in_allocation", attempt_restart_load(run) ?: json_null());
 	json_object_set_new(doc, "plan", status_plan_check(run, n ? &v[n - 1] : NULL, &c)
 						 ? json_null() : shape_check_json(&c));
 	json_object_set_new(doc, "stragglers", run_stragglers_load(run));

@@ -241,6 +241,12 @@ static void check_combinations(struct walk *w)
 		diag_add(w->dl, DIAG_ERROR, where, line, col, "resources.cpus_per_rank",
 			 "%lld ranks of %lld cores exceed any node",
 			 (long long)j->resources.ranks_per_node, (long long)j->resources.cpus_per_rank);
+	/* a spare stands in for a training node: more of them than
+	 * nodes could never all be used */
+	if (j->resources.spares > j->resources.nodes)
+		diag_add(w->dl, DIAG_ERROR, where, line, col, "resources.spares",
+			 "%lld spares for at most %lld training nodes: at most one spare a node",
+			 (long long)j->resources.spares, (long long)j->resources.nodes);
 	if (j->supervise.stall_timeout_s >= j->resources.time_s)
 		diag_add(w->dl, DIAG_WARNING, where, line, col, "supervise.stall_timeout_s",
 			 "%lld s is not shorter than resources.time (%lld s): a stall is never reported",

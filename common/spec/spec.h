@@ -91,6 +91,8 @@ struct job_environment {
 struct job_resources {
 	int64_t nodes;         /* the most nodes (--nodes=N, or MAX of MIN-MAX) */
 	int64_t nodes_min;     /* the fewest: == nodes unless a range was asked for */
+	int64_t spares;        /* nodes asked for beyond nodes, to train on when one is
+				* lost (preflight and stage run on them, then they wait) */
 	int64_t ranks_per_node;
 	int64_t gpus_per_node;
 	int64_t cpus_per_rank; /* 0 = auto */

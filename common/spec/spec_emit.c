@@ -268,6 +268,8 @@ int spec_emit_resolved(const struct job *job, struct sbuf *out)
 			i = section_end(i) - 1; /* its keys are left out with it */
 			continue;
 		}
+		if (f->omit && f->omit(job))
+			continue;
 		plain(&e, key ? key + 1 : f->path);
 		if (f->type == SPEC_SECTION) {
 			map_start(&e, YAML_BLOCK_MAPPING_STYLE);

@@ -178,6 +178,13 @@ static const char *check_digest(const char *s)
 	return NULL;
 }
 
+/* No spares: the key is left out of the resolved form, so the runs
+ * written before it existed keep their hash. */
+static bool spares_is_default(const struct job *job)
+{
+	return !job->resources.spares;
+}
+
 #define O(m) offsetof(struct job, m)
 #define SECTION(p, h) { .path = p, .type = SPEC_SECTION, .help = h }
 #define INT(p, m, lo, hi, d, h) \
@@ -201,6 +208,10 @@ const struct spec_field spec_fields[] = {
 	{ .path = "resources.nodes", .type = SPEC_RANGE, .off = O(resources.nodes),
 	  .off_min = O(resources.nodes_min), .imin = 1, .imax = 65536, .def = "1",
 	  .help = "number of nodes (--nodes), or MIN-MAX: Slurm grants any size in the range" },
+	{ .path = "resources.spares", .type = SPEC_INT, .off = O(resources.spares), .imin = 0,
+	  .imax = 65536, .def = "0", .omit = spares_is_default,
+	  .help = "nodes asked for beyond resources.nodes: preflight and stage run on them, "
+		  "then they wait to replace a lost node inside the allocation" },
 	INT("resources.ranks_per_node", resources.ranks_per_node, 1, 1024, "1",
 	    "processes per node (--ntasks-per-node)"),
 	INT("resources.gpus_per_node", resources.gpus_per_node, 0, 64, "0",

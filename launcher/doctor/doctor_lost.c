@@ -8,6 +8,7 @@
 #include "common/fileio.h"                    // defines: fileio_write_atomic
 #include "common/sbuf.h"                      // defines: struct sbuf, xasprintf
 #include "common/spec/spec.h"                 // defines: struct job
+#include "launcher/doctor/doctor_inplace.h"   // defines: doctor_inplace
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_plan, doctor_preflight_enough_left
 #include "launcher/doctor/doctor_record.h"    // defines: doctor_record_ledger
 #include "launcher/doctor/doctor_slow.h"      // defines: doctor_slow_record
@@ -105,6 +106,13 @@ int doctor_lost_run(const char *run, const struct job *job, struct sbuf *again,
 		say("warning: %s", warn.buf);
 	sbuf_reset(&warn);
 	k = failed_nodes(ranks, n, nodes, &why);
+	if (!k && lost_startup_crash(ranks, n, &why)) {
+		say("the step crashed while starting, before its first step: %s", why.buf);
+		if (!doctor_inplace(run, job, NULL, 0, INPLACE_CRASH, why.buf, again, &msg))
+			status = DOCTOR_LOST_IN_PLACE;
+		say_lines(msg.buf);
+		goto out;
+	}
 	if (!k) {
 		if (!lost_program_failure(ranks, n, &why))
 			sbuf_addstr(&why, "no rank's record says how");
@@ -119,6 +127,13 @@ int doctor_lost_run(const char *run, const struct job *job, struct sbuf *again,
 	if (doctor_record_ledger(ev, k, &warn))
 		say("warning: %s", warn.buf);
 	write_lost(run, nodes, k, why.buf);
+	if (!doctor_inplace(run, job, nodes, k, INPLACE_LOST, why.buf, again, &msg)) {
+		say_lines(msg.buf);
+		status = DOCTOR_LOST_IN_PLACE;
+		goto out;
+	}
+	if (msg.len)
+		sbuf_addstr(&msg, "; resubmitting through the queue instead\n");
 	status = doctor_preflight_plan(run, job->preflight.max_resubmits, nodes, k, again,
 				       exclude, &msg) ? 1 : 0;
 	if (!status && !doctor_preflight_enough_left(job, exclude->buf, &msg))

@@ -49,6 +49,29 @@ static int by_update(const void *a, const void *b)
 	return x != y ? (x > y) - (x < y) : (i > j) - (i < j);
 }
 
+static void describe(json_t *r, struct sbuf *why);
+
+static bool crash_signal(json_int_t sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT || sig == SIGILL ||
+	       sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS;
+}
+
+bool lost_startup_crash(json_t *const *ranks, size_t n, struct sbuf *why)
+{
+	json_t *crashed = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (json_is_number(json_object_get(ranks[i], "last_heartbeat")))
+			return false;
+		if (!crashed && crash_signal(json_integer_value(json_object_get(ranks[i], "signal"))))
+			crashed = ranks[i];
+	}
+	if (crashed)
+		describe(crashed, why);
+	return crashed != NULL;
+}
+
 /* "rank 1 on node2 killed by the OOM killer (signal 9)" */
 static void describe(json_t *r, struct sbuf *why)
 {

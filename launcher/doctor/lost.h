@@ -30,6 +30,16 @@ struct sbuf;
  * non-zero, or stalled). */
 size_t lost_program_failure(json_t *const *ranks, size_t n, struct sbuf *why);
 
+/* Whether the step crashed while starting: a rank of ranks[0..n) died
+ * of a signal of its own (SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE,
+ * SIGTRAP, SIGSYS: a crash, as Open MPI's start-up under Slurm's PMIx
+ * crashes about one start in 25 under load) and no rank ever touched
+ * its heartbeat (the bundled trainer does every step: none took its
+ * first).  A SIGKILL, a SIGTERM and an exit status are never a crash
+ * at start-up: they are a person's, Slurm's, the OOM killer's or the
+ * program's.  The first crashed rank is described in why. */
+bool lost_startup_crash(json_t *const *ranks, size_t n, struct sbuf *why);
+
 /* Fills nodes[0..k) (room for n; borrowed) with the distinct nodes of
  * ranks[0..n), in rank order, and returns k.  A record without a node
  * is skipped. */

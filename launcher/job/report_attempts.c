@@ -13,6 +13,7 @@
 #include "common/spec/specfile.h"         // defines: specfile_load_run, SPECFILE_RUN_SPEC
 #include "launcher/report/report_data.h"  // defines: struct report_run, report_run_attempt
 #include "launcher/report/report_timeline.h" // defines: report_timeline_json
+#include "launcher/runs/attempt_restart.h" // defines: attempt_restart_load
 #include "launcher/runs/attempt_size.h"   // defines: attempt_size_load
 #include "launcher/runs/rundir.h"         // defines: struct rundir
 
@@ -202,11 +203,16 @@ void report_attempts_json(json_t *doc, const struct report_attempts *a,
 {
 	json_t *ends = json_array();
 
-	for (size_t i = 0; i < a->n; i++)
-		json_array_append_new(ends, json_pack("{s:i, s:s, s:b, s:o}", "attempt",
+	for (size_t i = 0; i < a->n; i++) {
+		json_t *in = attempt_restart_load(a->v[i].dir);
+
+		/* in_allocation: an attempt started inside its job, why and its figures */
+		json_array_append_new(ends, json_pack("{s:i, s:s, s:b, s:o, s:o}", "attempt",
 						      a->v[i].attempt, "dir", a->v[i].dir,
 						      "metrics", a->v[i].metrics, "end",
-						      end_json(&a->v[i])));
+						      end_json(&a->v[i]), "in_allocation",
+						      in ? in : json_null()));
+	}
 	json_object_set_new(doc, "attempts", json_integer((json_int_t)a->n));
 	json_object_set_new(doc, "resizes", json_integer((json_int_t)report_timeline_count(
 						    &r->timeline, REPORT_EVENT_RESIZE)));

@@ -94,12 +94,17 @@ static int64_t restart_count(void)
 
 int attempt_size_record(const char *dir, int64_t world_size, struct sbuf *err)
 {
-	int64_t nodes = env_count("SLURM_JOB_NUM_NODES"), restart = restart_count();
+	/* the step's nodes first: a job with spares, or one that lost a
+	 * node and goes on inside its allocation, trains on fewer nodes
+	 * than Slurm granted it */
+	int64_t nodes = env_count("SLURM_STEP_NUM_NODES"), restart = restart_count();
 	int64_t prev = requeued_from(dir, restart);
 	char *path, *text;
 	json_t *doc;
 	int rc = -1;
 
+	if (nodes < 0)
+		nodes = env_count("SLURM_JOB_NUM_NODES");
 	if (nodes < 0)
 		nodes = env_count("SLURM_NNODES");
 	doc = json_pack("{s:I, s:I, s:I, s:I}", "nodes", (json_int_t)(nodes < 0 ? 0 : nodes),

@@ -3,7 +3,8 @@
  *
  * Shell: reads and writes ATTEMPT/nodes.json ({"nodes": N,
  * "world_size": W, "restart": R, "prev_world_size": P}), written by
- * rank 0's `hpctrain launch` from SLURM_JOB_NUM_NODES (or SLURM_NNODES),
+ * rank 0's `hpctrain launch` from SLURM_STEP_NUM_NODES (the nodes its step trains on;
+ * else SLURM_JOB_NUM_NODES or SLURM_NNODES),
  * the job's world size and SLURM_RESTART_COUNT, so a job that asked for
  * a range MIN-MAX records what it got; `hpctrain status` shows it.  The
  * next attempt's ranks learn the previous world size from it, and so do
@@ -42,8 +43,9 @@ void attempt_size_ctx_release(struct attempt_size_ctx *c);
  * -1 with err when dir is no run. */
 int attempt_size_ctx_load(const char *dir, struct attempt_size_ctx *c, struct sbuf *err);
 
-/* Writes dir/nodes.json: the nodes Slurm granted (SLURM_JOB_NUM_NODES,
- * else SLURM_NNODES; 0 when neither is a number), world_size, the
+/* Writes dir/nodes.json: the nodes the step trains on
+ * (SLURM_STEP_NUM_NODES, else SLURM_JOB_NUM_NODES or SLURM_NNODES; 0
+ * when none is a number), world_size, the
  * job's restart count (SLURM_RESTART_COUNT, 0 without), and the world
  * size of this attempt's run before a requeue (0 when none).  0 or -1
  * with err. */

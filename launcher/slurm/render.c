@@ -126,11 +126,20 @@ int render_has_stage(const struct job *job)
 	return job->data.nstage > 0 || job->container.stage;
 }
 
-/* A supervised multi-node job that may be resubmitted: a failed step
- * is asked whether it lost a node (add_lost). */
+/* A supervised multi-node job that may go on without a node: a failed
+ * step is asked whether it lost a node (add_step_loop). */
 static bool handles_lost_nodes(const struct job *job)
 {
-	return job->resources.nodes >= 2 && job->supervise.enabled && job->preflight.max_resubmits;
+	return job->resources.nodes + job->resources.spares >= 2 && job->supervise.enabled &&
+	       job->preflight.max_resubmits;
+}
+
+/* Whether the training step may run again inside the allocation (a
+ * lost node, a crash before the first step): supervised ranks leave
+ * the records doctor --lost decides from. */
+static bool restarts_in_place(const struct job *job)
+{
+	return job->supervise.enabled;
 }
 
 int render_sbatch_options(const struct job *job, const char *exclude, struct render_opts *out,
@@ -143,11 +152,13 @@ int render_sbatch_options(const struct job *job, const char *exclude, struct ren
 	out->v = NULL;
 	out->n = 0;
 	bad |= add_word(out, RENDER_OPT_JOB_NAME, "name", job->name ? job->name : "", NAME_CHARS, NAME_ALLOWED, err);
+	/* spares on top of the training nodes, at either end of a range */
 	if (r->nodes_min && r->nodes_min < r->nodes)
-		add(out, RENDER_OPT_NODES, r->nodes_min, r->nodes, "%lld-%lld", (long long)r->nodes_min,
-		    (long long)r->nodes);
+		add(out, RENDER_OPT_NODES, r->nodes_min + r->spares, r->nodes + r->spares, "%lld-%lld",
+		    (long long)(r->nodes_min + r->spares), (long long)(r->nodes + r->spares));
 	else
-		add(out, RENDER_OPT_NODES, r->nodes, 0, "%lld", (long long)r->nodes);
+		add(out, RENDER_OPT_NODES, r->nodes + r->spares, 0, "%lld",
+		    (long long)(r->nodes + r->spares));
 	add(out, RENDER_OPT_NTASKS_PER_NODE, r->ranks_per_node, 0, "%lld", (long long)r->ranks_per_node);
 	if (r->cpus_per_rank > 0)
 		add(out, RENDER_OPT_CPUS_PER_TASK, r->cpus_per_rank, 0, "%lld", (long long)r->cpus_per_rank);
@@ -354,7 +365,7 @@ static int add_env(const struct job *job, struct sbuf *s, struct diag_list *err)
  * range the nodes are the number Slurm granted (SLURM_JOB_NUM_NODES). */
 static void add_step_geometry(const struct job *job, long long per_node, struct sbuf *s)
 {
-	if (render_is_range(job))
+	if (render_is_range(job) || job->resources.spares)
 		sbuf_addf(s, " --nodes=\"$SLURM_JOB_NUM_NODES\""
 			     " --ntasks=\"$((SLURM_JOB_NUM_NODES*%lld))\"", per_node);
 	else
@@ -419,45 +430,89 @@ static void add_stage(const struct job *job, struct sbuf *s)
 		  "fi\n");
 }
 
-/* After a failed step of a supervised multi-node job: doctor tells a
- * lost node (a node Slurm holds as down) from the program's own
- * failure, and for a lost node resubmits the run without it.  A step
- * that stopped on the preemption signal (75) failed nothing: the
- * requeue below takes it, and doctor is not asked.  The job still ends
- * with the step's status. */
-static void add_lost(const struct job *job, struct sbuf *s)
+/* The training step's srun: hpctrain launch on every rank. */
+static void add_srun(const struct job *job, const struct render_opts *opts, const char *indent,
+		     struct sbuf *s)
 {
-	if (!handles_lost_nodes(job))
-		return;
-	sbuf_addf(s, "# a lost node: record it, resubmit the run without it\n"
-		     "if [ \"$status\" -ne 0 ] && [ \"$status\" -ne %d ]; then\n"
-		     "\t\"$HPT\" doctor --lost \"$RUN\" || true\n"
-		     "fi\n\n", HPT_EXIT_PREEMPTED);
+	const struct render_opt *o;
+	long long per_node = (long long)job->resources.ranks_per_node;
+
+	sbuf_addf(s, "%sstatus=0\n%ssrun --mpi=pmix --kill-on-bad-exit=1", indent, indent);
+	if (restarts_in_place(job))
+		sbuf_addf(s, " --nodes=\"$train_nodes\" --ntasks=\"$((train_nodes*%lld))\""
+			     " --ntasks-per-node=%lld", per_node, per_node);
+	else
+		add_step_geometry(job, per_node, s);
+	/* srun in 22.05 no longer reads SLURM_CPUS_PER_TASK: say it again. */
+	if ((o = render_opts_find(opts, RENDER_OPT_CPUS_PER_TASK)))
+		sbuf_addf(s, " --cpus-per-task=%s", o->text);
+	if (restarts_in_place(job))
+		sbuf_addf(s, " \\\n%s\t${step_exclude:+\"--exclude=$step_exclude\"}", indent);
+	if (job->output.per_rank_logs)
+		sbuf_addf(s, " \\\n%s\t--output=logs/rank-%%t.out", indent);
+	else
+		sbuf_addf(s, " \\\n%s\t--label --output=logs/ranks.out", indent);
+	if (job->preempt.requeue)
+		sbuf_addstr(s, " --open-mode=append");
+	/* Supervised ranks forward signals, turn preemption into a requeue
+	 * for any program, and end a stalled job with its stacks. */
+	sbuf_addf(s, " \\\n%s\t\"$HPT\" launch%s --run \"$RUN\" --", indent,
+		  job->supervise.enabled ? " --supervise" : "");
+	add_step_program(job, s);
+	sbuf_addstr(s, " || status=$?\n");
+}
+
+/* The nodes the training step starts on: the spec's, or for a range
+ * (or with spares) what Slurm granted less the spares. */
+static void add_train_nodes(const struct job *job, struct sbuf *s)
+{
+	if (job->resources.spares)
+		sbuf_addf(s, "train_nodes=$((SLURM_JOB_NUM_NODES - %lld))\n",
+			  (long long)job->resources.spares);
+	else if (render_is_range(job))
+		sbuf_addstr(s, "train_nodes=$SLURM_JOB_NUM_NODES\n");
+	else
+		sbuf_addf(s, "train_nodes=%lld\n", (long long)job->resources.nodes);
+}
+
+/* The training step, run again inside the allocation while doctor
+ * --lost says so (launcher/doctor/doctor_lost.h): a lost node left out
+ * (a spare in its place, or fewer nodes within the range), or a crash
+ * before the first step.  Each new step is a new attempt: doctor made
+ * its directory (its resolved.yaml, checkpoints linked to the run's)
+ * and prints the step's nodes, the nodes to leave out and the
+ * directory, one a line; the script ends the old attempt's record,
+ * moves into the new one, and its logs and records land there.  An
+ * empty answer (resubmitted through the queue, or nothing to restart)
+ * or a failing doctor ends the loop with the step's status. */
+static void add_step_loop(const struct job *job, const struct render_opts *opts, struct sbuf *s)
+{
+	sbuf_addstr(s, "\nmkdir -p logs\n");
+	add_train_nodes(job, s);
+	sbuf_addstr(s, "step_exclude=\nwhile :; do\n");
+	add_srun(job, opts, "\t", s);
+	sbuf_addf(s,
+		  "\t[ \"$status\" -ne 0 ] && [ \"$status\" -ne %d ] || break\n"
+		  "\t# a lost node or a crash before the first step: go on here, or resubmit\n"
+		  "\tnext=$(\"$HPT\" doctor --lost \"$RUN\") && [ -n \"$next\" ] || break\n"
+		  "\t{ read -r train_nodes; read -r step_exclude; IFS= read -r next_dir; } <<<\"$next\"\n"
+		  "\t(exit \"$status\"); end_record\n"
+		  "\tcd \"$next_dir\" && RUN=$(pwd -P) && mkdir -p logs || break\n"
+		  "\techo \"hpctrain: training again in this job on $train_nodes"
+		  " node(s) in $RUN\" >&2\n"
+		  "done\n\n", HPT_EXIT_PREEMPTED);
 }
 
 /* The one job step: srun starting hpctrain launch on every rank. */
 static void add_step(const struct job *job, const struct render_opts *opts, struct sbuf *s)
 {
-	const struct render_opt *o;
-
-	/* srun in 22.05 no longer reads SLURM_CPUS_PER_TASK: say it again. */
-	sbuf_addstr(s, "\nmkdir -p logs\nstatus=0\nsrun --mpi=pmix --kill-on-bad-exit=1");
-	add_step_geometry(job, job->resources.ranks_per_node, s);
-	if ((o = render_opts_find(opts, RENDER_OPT_CPUS_PER_TASK)))
-		sbuf_addf(s, " --cpus-per-task=%s", o->text);
-	if (job->output.per_rank_logs)
-		sbuf_addstr(s, " \\\n\t--output=logs/rank-%t.out");
-	else
-		sbuf_addstr(s, " \\\n\t--label --output=logs/ranks.out");
-	if (job->preempt.requeue)
-		sbuf_addstr(s, " --open-mode=append");
-	/* Supervised ranks forward signals, turn preemption into a requeue
-	 * for any program, and end a stalled job with its stacks. */
-	sbuf_addf(s, " \\\n\t\"$HPT\" launch%s --run \"$RUN\" --",
-		  job->supervise.enabled ? " --supervise" : "");
-	add_step_program(job, s);
-	sbuf_addstr(s, " || status=$?\n\n");
-	add_lost(job, s);
+	if (restarts_in_place(job)) {
+		add_step_loop(job, opts, s);
+		return;
+	}
+	sbuf_addstr(s, "\nmkdir -p logs\n");
+	add_srun(job, opts, "", s);
+	sbuf_addch(s, '\n');
 }
 
 int render_job(const struct job *job, const struct render_ctx *ctx, struct render_opts *opts,

@@ -398,6 +398,24 @@ int hpt_slurm_hostlist_check(const char *s, struct sbuf *err)
 	return rc;
 }
 
+int hpt_slurm_hostlist_names(const char *list, char ***names, size_t *n)
+{
+	hostlist_t hl = slurm_hostlist_create(list && *list ? list : NULL);
+	char *h;
+
+	*names = NULL;
+	*n = 0;
+	if (!hl)
+		return -1;
+	while ((h = slurm_hostlist_shift(hl))) {
+		*names = xrealloc(*names, (*n + 1) * sizeof(**names));
+		(*names)[(*n)++] = xstrdup(h);
+		free(h);
+	}
+	slurm_hostlist_destroy(hl);
+	return 0;
+}
+
 int hpt_slurm_hostlist_has(const char *list, const char *host)
 {
 	hostlist_t hl = slurm_hostlist_create(list && *list ? list : NULL);

@@ -97,6 +97,10 @@ int hpt_slurm_hostlist(const char *prev, const char *const *add, size_t n, struc
  * holds only the characters of node names and a hostlist's [-,]), else
  * -1 with err. */
 int hpt_slurm_hostlist_check(const char *s, struct sbuf *err);
+/* The hosts of the hostlist list, in its order, into *names (free with
+ * hpt_slurm_node_names_free).  No controller needed.  0, or -1 for a
+ * list libslurm cannot parse. */
+int hpt_slurm_hostlist_names(const char *list, char ***names, size_t *n);
 /* 1 when host is in the hostlist list. */
 int hpt_slurm_hostlist_has(const char *list, const char *host);
 

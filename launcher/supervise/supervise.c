@@ -32,6 +32,13 @@
 #define ABORT_SYNC_S 0.5  /* after the last stacks file: every rank has seen it (polls: 0.2 s) */
 #define PEER_HOLD_S 30    /* no grace: how long a preempted rank stays for the others */
 #define MAX_CAPTURE (1 << 20)
+/* A step ending (SIGTERM from slurmstepd: a peer's node lost, a rank
+ * failed, the job cancelled) kills a program that makes no progress
+ * within this: a rank stuck in a collective whose peer is gone never
+ * returns, and Slurm's KillWait (30 s by default) would hold the step,
+ * and the batch script's restart, that long.  A trainer that finishes
+ * its step and checkpoints in time is left to exit. */
+#define TERM_HOLD_S 2
 
 static const int forwarded[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2 };
 
@@ -47,6 +54,7 @@ struct sup {
 	bool exited;
 	bool preempting;
 	double deadline;       /* preemption deadline, seconds since the epoch */
+	double term_at;        /* when SIGTERM (not the preemption signal) came; 0: never */
 	double next_write;
 	double stall_recheck;  /* when this rank is idle but others are not */
 	int mark_fd;           /* RUN/ranks/progress (liveness.h), -1 without a stall timeout */
@@ -356,6 +364,8 @@ static void on_signal(struct sup *s)
 			else
 				say(s, "preemption signal (SIG%s) passed on", sigabbrev_np(sig));
 			write_live(s, "preempting");
+		} else if (sig == SIGTERM && !s->term_at) {
+			s->term_at = now();
 		}
 		kill(s->pid, sig);
 	}
@@ -713,6 +723,13 @@ static bool end_on_inside_check(struct sup *s)
 	return true;
 }
 
+/* SIGTERM came TERM_HOLD_S ago and no heartbeat since. */
+static bool term_stuck(const struct sup *s, double t)
+{
+	return s->term_at && !s->stopping && t >= s->term_at + TERM_HOLD_S &&
+	       s->live.last_heartbeat < s->term_at;
+}
+
 static int poll_timeout_ms(const struct sup *s, double t)
 {
 	double next = t + 3600;
@@ -721,6 +738,8 @@ static int poll_timeout_ms(const struct sup *s, double t)
 		next = s->next_write;
 	if (s->preempting && s->o->grace_s && s->deadline < next)
 		next = s->deadline;
+	if (s->term_at && !s->stopping && s->term_at + TERM_HOLD_S < next)
+		next = s->term_at + TERM_HOLD_S;
 	if (s->o->target && !s->prog && s->next_find < next)
 		next = s->next_find;
 	if (s->o->stall_s && s->ranks_dir[0]) {
@@ -776,6 +795,16 @@ static int watch(struct sup *s)
 			    "stacks and stopping it", (long long)s->o->grace_s);
 			autopsy_and_stop(s, "ignored the preemption signal");
 			return -1;
+		}
+		if (term_stuck(s, t)) {
+			say(s, "the step is ending (SIGTERM) and the program made no progress for %d s: "
+			    "killing it (a rank stuck in a collective whose peer is gone)", TERM_HOLD_S);
+			s->stopping = true;
+			if (s->prog > 0)
+				kill(s->prog, SIGKILL);
+			end_target(s);
+			kill(s->pid, SIGKILL);
+			continue;
 		}
 		if (stalled(s, t)) {
 			say(s, "no rank made progress for %lld s; recording stacks",

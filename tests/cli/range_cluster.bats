@@ -1,19 +1,24 @@
 #!/usr/bin/env bats
-# range_cluster.bats - resources.nodes as a range MIN-MAX on a real
-# two-node Slurm cluster (tests/cluster/up.sh MODE=netns, brought up once
-# for the file): a 1-2 job gets both nodes and records the size it was
-# granted (nodes.json, status); its ranks see HPCTRAIN_ATTEMPT 1,
-# HPCTRAIN_PREV_WORLD_SIZE 0 and the run's checkpoint directory; the
-# same run submitted again without node2 (as a lost node's resubmission
-# is) comes back on node1 alone, and its ranks see attempt 2 and the
-# world size before it.  Both attempts' logs and records stay.  A node
-# the controller takes DOWN, or that stops answering (its network cut:
-# Slurm sets it DOWN and ends the step, not the job), is left out of the
-# run's next attempt, which goes on from the checkpoint on node1; a rank
-# killed by hand, or by the OOM killer (a memory cgroup's limit), is the
-# program's failure and costs no node.  The
-# torch-ddp template loses a node too, with the batches and losses of an
-# uninterrupted run.  Every wait is bounded.
+# range_cluster.bats - resources.nodes as a range MIN-MAX, spares and
+# the recovery from a lost node on a real three-node Slurm cluster
+# (tests/cluster/up.sh MODE=netns, brought up once for the file): a 1-2
+# job gets two nodes and records the size it was granted (nodes.json,
+# status); its ranks see HPCTRAIN_ATTEMPT 1, HPCTRAIN_PREV_WORLD_SIZE 0
+# and the run's checkpoint directory; the same run submitted again
+# without node2 and node3 (as a lost node's resubmission is) comes back
+# on node1 alone, and its ranks see attempt 2 and the world size before
+# it.  Both attempts' logs and records stay.  A node that stops
+# answering (its network cut: Slurm sets it DOWN and ends the step, not
+# the job) or that the controller takes DOWN is left out of a new
+# training step inside the same job, which goes on from the checkpoint
+# on node1 alone (1-2, no spare) or on node1 and the spare node3 (2 and
+# a spare); a fixed 2-node job without a spare cannot go on inside its
+# allocation and is resubmitted without the node.  A rank killed by
+# hand, or by the OOM killer (a memory cgroup's limit), is the
+# program's failure and costs no node, and nothing starts again; a
+# rank that crashes before its first step is started again once.  The
+# torch-ddp template loses a node too, with the batches and losses of
+# an uninterrupted run.  Every wait is bounded.
 
 load common
 load slurm_cluster
@@ -22,7 +27,7 @@ unset SLURM_JOB_ID SLURM_STEP_ID SLURM_PROCID PMIX_NAMESPACE OMPI_COMM_WORLD_RAN
 
 setup_file() {
 	# node2 silent for 12 s is DOWN: the stopped-answering test waits that long
-	SLURMD_TIMEOUT=12 netns_cluster 2
+	SLURMD_TIMEOUT=12 netns_cluster 3
 	[ -z "$SKIP_WHY" ] || return 0
 	WORK=$(mktemp -d /tmp/hpt-range-cluster.XXXXXX)
 	export WORK XDG_CACHE_HOME=$WORK/xdg HPCTRAIN_LEDGER=$WORK/ledger/nodes.json
@@ -93,7 +98,7 @@ finish() {
 	[ "$status" -ne 124 ] || { echo "job $1 did not end in 120 s"; return 1; }
 }
 
-@test "a 1-2 job gets both nodes, records them, and a rerun without node2 shrinks to node1" {
+@test "a 1-2 job gets two nodes, records them, and a rerun without node2 and node3 shrinks to node1" {
 	need_cluster
 	submit_json "$WORK/job.yaml"
 	# both nodes idle: the range asks for both
@@ -109,8 +114,8 @@ finish() {
 	grep -q "host=node1 attempt=1 prev=0 world=2 ckpt=$DIR/checkpoints" "$DIR"/logs/*
 	grep -q "host=node2 attempt=1 prev=0 world=2 ckpt=$DIR/checkpoints" "$DIR"/logs/*
 
-	# node2 left out, as a lost node's resubmission leaves it out
-	run -0 --separate-stderr "$HPT" rerun --json --resume --exclude node2 "$DIR"
+	# node2 and node3 left out, as a lost node's resubmission leaves them out
+	run -0 --separate-stderr "$HPT" rerun --json --resume --exclude 'node[2-3]' "$DIR"
 	local job2 dir2
 	job2=$(jq -r .job_id <<<"$output")
 	dir2=$(jq -r .dir <<<"$output")
@@ -157,7 +162,7 @@ teardown() {
 	done
 }
 
-@test "a rank SIGKILLed by hand is the program's failure: the job fails, no node is recorded, nothing is resubmitted" {
+@test "a rank SIGKILLed by hand is the program's failure: the job fails, no node is recorded, nothing starts again" {
 	need_cluster
 	local pid
 	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
@@ -204,10 +209,11 @@ teardown() {
 	[[ "$output" != *node2* ]]
 }
 
-@test "a 1-2 job whose node2 the controller takes DOWN is resubmitted without it and ends on node1" {
+@test "a 2-node job without a spare whose node2 the controller takes DOWN cannot go on in its allocation: it is resubmitted without node2" {
 	need_cluster
 	local dir2 job2
-	submit_json "$WORK/lost.yaml"
+	sed -e 's/^name: lost$/name: fixed/' -e 's/nodes: 1-2,/nodes: 2,/' "$WORK/lost.yaml" >fixed.yaml
+	submit_json fixed.yaml
 	rank_pid "$DIR" 1 >/dev/null
 	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
 	take_down node2
@@ -215,14 +221,18 @@ teardown() {
 	second_attempt "$DIR"
 	grep -q "lost node: node2 is down (Slurm: DOWN: hpctrain test: taken away)" "$DIR"/logs/batch-*.out ||
 		{ cat "$DIR"/logs/batch-*.out; false; }
+	grep -q "this allocation cannot go on: 1 node left, resources.nodes needs at least 2" \
+		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/batch-*.out; false; }
 	[ "$(jq -c .nodes "$DIR/lost.json")" = '["node2"]' ]
 	dir2=$DIR/attempts/2
 	job2=$(jq -r .job_id "$dir2/submit.json")
+	[ "$job2" != "$JOB" ]
 	grep -qx '#SBATCH --exclude=node2' "$dir2/job.sbatch"
 	finish "$job2"
 	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
-	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":1,"prev_world_size":0,"restart":0,"world_size":1}' ]
-	grep -q "host=node1 attempt=2 prev=2 world=1" "$dir2"/logs/*
+	[ "$(jq -c . "$dir2/nodes.json")" = '{"nodes":2,"prev_world_size":0,"restart":0,"world_size":2}' ]
+	grep -q "host=node1 attempt=2 prev=2 world=2" "$dir2"/logs/*
+	grep -q "host=node3 attempt=2 prev=2 world=2" "$dir2"/logs/*
 	# the ledger holds node2; both attempts' logs are there
 	run -0 "$HPT" doctor --ledger --json
 	[[ "$output" == *node2* ]]
@@ -234,9 +244,22 @@ node_ns() {
 	sed -n "${1#node}p" "$CLUSTER_BASE/run/netns"
 }
 
-@test "a 1-2 job whose node2 stops answering is resubmitted without it and resumes on node1" {
+# in_place_attempt RUN [SECONDS]: waits (90 s at most) for the attempt
+# the batch script started inside its job, RUN/attempts/2; fails with
+# the logs without one.
+in_place_attempt() {
+	for _ in $(seq 1 "$((${2:-90} * 2))"); do
+		[ -f "$1/attempts/2/submit.json" ] && return 0
+		sleep 0.5
+	done
+	echo "no second attempt"
+	cat "$1"/logs/*
+	return 1
+}
+
+@test "a 1-2 job whose node2 stops answering goes on inside its job on node1 alone, from the checkpoint" {
 	need_cluster
-	local ns dir2 job2
+	local ns dir2
 	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
 	# a run of its own: the test before resubmitted train.yaml's
 	sed 's/^name: train$/name: cut/' "$WORK/train.yaml" >cut.yaml
@@ -249,28 +272,29 @@ node_ns() {
 	# node2 stops answering: no rank dies, its slurmd and its rank go
 	# silent; Slurm sets it DOWN after SlurmdTimeout and ends the step
 	ip -n "$ns" link set eth0 down
-	run timeout 120 "$HPT" status --wait --json "$JOB"
-	local ended=$status
+	run in_place_attempt "$DIR"
+	local started=$status
 	ip -n "$ns" link set eth0 up
 	scontrol update nodename=node2 state=resume 2>/dev/null || true
-	# node2's rank was cut off, never killed: end it with the run.  Its
-	# processes only: "--run $DIR" ends there, where attempt 2's, which
-	# the doctor may have started by now, go on with /attempts/2.
+	# node2's rank was cut off, never killed: end it.  Its processes
+	# only: "--run $DIR" ends there, where attempt 2's go on with
+	# /attempts/2.
 	pkill -KILL -f -- "--run $DIR( |\$)" || true
-	[ "$ended" -ne 124 ] || { echo "job did not end in 120 s"; cat "$DIR"/logs/*; false; }
+	[ "$started" -eq 0 ] || { echo "$output"; false; }
+	finish "$JOB"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] ||
+		{ echo "$output"; cat "$DIR"/logs/batch-*.out "$DIR"/attempts/2/logs/*; false; }
 	# (once in a full run the batch log held srun's "Node failure" alone:
 	# say what Slurm made of the job, should it come back)
 	grep -q "lost node: node2 is down (Slurm: DOWN\*: Not responding)" "$DIR"/logs/batch-*.out ||
-		{ cat "$DIR"/logs/batch-*.out; echo "$output"; scontrol show job "$JOB" | head -12; false; }
+		{ cat "$DIR"/logs/batch-*.out; scontrol show job "$JOB" | head -12; false; }
 	[ "$(jq -c .nodes "$DIR/lost.json")" = '["node2"]' ]
 	run -0 "$HPT" doctor --ledger --json
 	[[ "$output" == *node2* ]]
+	# the same job: attempt 2 made inside it, on node1 alone
 	dir2=$DIR/attempts/2
-	[ -f "$dir2/submit.json" ] || { echo "no second attempt"; cat "$DIR"/logs/*; false; }
-	grep -qx '#SBATCH --exclude=node2' "$dir2/job.sbatch"
-	job2=$(jq -r .job_id "$dir2/submit.json")
-	finish "$job2"
-	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] || { echo "$output"; cat "$dir2"/logs/*; false; }
+	[ "$(jq -r '"\(.job_id) \(.in_allocation.why) \(.in_allocation.nodes)"' "$dir2/submit.json")" = "$JOB lost node 1" ]
+	[ ! -e "$dir2/job.sbatch" ] && [ ! -e "$DIR/attempts/3" ]
 	[ "$(jq -c '{nodes, world_size}' "$dir2/nodes.json")" = '{"nodes":1,"world_size":1}' ]
 	grep -q "resuming a 2-rank checkpoint (global batch 64) on 1 rank: 2 accumulation steps of 32" \
 		"$dir2"/logs/* || { cat "$dir2"/logs/*; false; }
@@ -280,6 +304,67 @@ node_ns() {
 		(length == 40 and all(.[]; map(.batch_hash) | unique | length == 1))' \
 		"$DIR/metrics.jsonl" "$dir2/metrics.jsonl"
 	[ "$output" = true ]
+}
+
+@test "a 2-node job with a spare whose node2 the controller takes DOWN goes on inside its job on node1 and node3, with the batches of an uninterrupted run" {
+	need_cluster
+	local dir2
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	sed -e 's/^name: train$/name: spare/' -e 's/nodes: 1-2,/nodes: 2, spares: 1,/' \
+		"$WORK/train.yaml" >spare.yaml
+	submit_json spare.yaml
+	grep -qx '#SBATCH --nodes=3' "$DIR/job.sbatch"
+	wait_steps "$DIR" 5 || { cat "$DIR"/logs/*; false; }
+	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
+	take_down node2
+	in_place_attempt "$DIR" 60
+	finish "$JOB"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] ||
+		{ echo "$output"; cat "$DIR"/logs/batch-*.out "$DIR"/attempts/2/logs/*; false; }
+	grep -q "lost node: node2 is down (Slurm: DOWN: hpctrain test: taken away)" "$DIR"/logs/batch-*.out
+	grep -q "lost node: training again in job $JOB, attempt 2, on 2 nodes without node2" \
+		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/batch-*.out; false; }
+	run -0 "$HPT" doctor --ledger --json
+	[[ "$output" == *node2* ]]
+	# two attempts, one job; the spare trains in node2's place
+	dir2=$DIR/attempts/2
+	[ "$(jq -r .job_id "$dir2/submit.json")" = "$JOB" ] && [ ! -e "$DIR/attempts/3" ]
+	[ "$(jq -r .node "$dir2/ranks/rank-1.json")" = node3 ]
+	[ "$(jq -c '{nodes, world_size}' "$dir2/nodes.json")" = '{"nodes":2,"world_size":2}' ]
+	jq -e '.in_allocation | .step_ended_at >= .failed_at and .restarted_at >= .step_ended_at and
+		.last_step >= 5 and .from_attempt == 1' \
+		"$dir2/submit.json"
+	# the same world size: each step's batch is the same in both attempts
+	run -0 jq -s -r '[.[] | select(.step != null)] | group_by(.step) |
+		(length == 40 and all(.[]; map(.batch_hash) | unique | length == 1))' \
+		"$DIR/metrics.jsonl" "$dir2/metrics.jsonl"
+	[ "$output" = true ]
+	run -0 "$HPT" status "$DIR"
+	[[ "$output" == *"attempt 2, in job $JOB after a lost node: node2 is down"* ]] || { echo "$output"; false; }
+	run -0 "$HPT" report --json --output "$BATS_TEST_TMPDIR/report" "$DIR"
+	jq -e '.attempts == 2 and .attempt_ends[0].in_allocation == null and
+		.attempt_ends[1].in_allocation.why == "lost node"' <<<"$output" || { echo "$output"; false; }
+}
+
+@test "a step that crashes before its first step is started again once in its job, and the job completes" {
+	need_cluster
+	cat >crash.sh <<-'CRASH'
+	echo "attempt $HPCTRAIN_ATTEMPT"
+	[ "$HPCTRAIN_ATTEMPT" = 1 ] && kill -SEGV $$
+	exit 0
+	CRASH
+	write_spec crash.yaml crash 1 1 "[sh, $PWD/crash.sh]" "output: {dir: $WORK/runs}
+preflight: false"
+	submit_json crash.yaml
+	finish "$JOB"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] ||
+		{ echo "$output"; cat "$DIR"/logs/*; false; }
+	grep -q "the step crashed while starting, before its first step: rank 0 on node[0-9] killed by signal 11 (SIGSEGV)" \
+		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/batch-*.out; false; }
+	grep -q "start-up crash: training again in job $JOB, attempt 2, on 1 node" "$DIR"/logs/batch-*.out
+	[ "$(jq -r .in_allocation.why "$DIR/attempts/2/submit.json")" = "start-up crash" ]
+	grep -q "attempt 2" "$DIR"/attempts/2/logs/*
+	[ ! -e "$DIR/attempts/3" ]
 }
 
 @test "the torch-ddp template loses node2 (the controller takes it DOWN) and resumes on node1 with the same batches and losses" {

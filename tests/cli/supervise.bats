@@ -71,6 +71,20 @@ while True: x.append(bytearray(1 << 20))"' "$MEMCG"
 	[ "$rc" -eq 143 ]
 }
 
+@test "launch --supervise kills a program that shows no progress 2 s after TERM, as a rank stuck in a collective" {
+	# the program ignores TERM and never touches its heartbeat, as a rank
+	# blocked in MPI_Allreduce whose peer's node is gone
+	"$HPT" launch --supervise -- sh -c 'trap "" TERM; echo up; exec sleep 60' \
+		>"$BATS_TEST_TMPDIR/o" 2>&1 &
+	local sup=$! rc=0
+	wait_for "$BATS_TEST_TMPDIR/o" up
+	kill -TERM "$sup"
+	wait "$sup" || rc=$?
+	[ "$rc" -eq 137 ] || { cat "$BATS_TEST_TMPDIR/o"; false; }
+	grep -q "the step is ending (SIGTERM) and the program made no progress for 2 s: killing it" \
+		"$BATS_TEST_TMPDIR/o"
+}
+
 @test "under mpirun, a rank slow to checkpoint on USR2 is not killed by the first one's exit 75" {
 	cd "$BATS_TEST_TMPDIR"
 	mkdir run

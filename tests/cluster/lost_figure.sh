@@ -1,29 +1,46 @@
 #!/bin/bash
-# lost_figure.sh - how long a run that lost a node takes to train again:
-# on a two-node netns cluster (up.sh MODE=netns NODES=2), the bundled
-# trainer on nodes 1-2 with a checkpoint every step; after 5 steps the
-# controller takes node2 DOWN (scontrol, as a health check would);
-# doctor --lost resubmits the run without node2, and attempt 2 resumes
-# on node1.  Prints, from file times polled every few milliseconds: the
-# node taken down to attempt 2's
-# submission (Slurm ending the step), Slurm's share (submission to the
-# batch script's start), the batch script and srun to the rank's start,
-# the rank's start to the trainer's "resuming from" line (program
-# start, MPI, data set, model and the checkpoint load), and that line
-# to the first step.  Needs root; run from the repository after make.
-# Not part of the suite: a measurement.
+# lost_figure.sh - how long a run that lost a node takes to train again,
+# both ways side by side, on a three-node netns cluster (up.sh
+# MODE=netns NODES=3): the bundled trainer on 2 nodes with a checkpoint
+# every step; after 5 steps the controller takes node2 DOWN (scontrol,
+# as a health check would).
+#
+#   resubmission: resources.nodes 2 and no spare: the allocation cannot
+#     go on, so doctor --lost resubmits the run without node2 and
+#     attempt 2, a new job, resumes on node1 and node3;
+#   in place: resources.nodes 2 and spares 1: the batch script starts a
+#     new training step in the same job on node1 and the spare node3.
+#
+# Prints, for each, from file times polled every few milliseconds and
+# the records: node taken down -> the old step ended (srun returned:
+# Slurm kills a step whose node it holds DOWN at once, with no KillWait,
+# and the surviving supervisors are killed with it, so no rank's record
+# says when; in place, doctor records srun's return as step_ended_at)
+# -> attempt 2 made (in place: doctor's new attempt; resubmitted: its
+# submit.json, one term with the step's end), -> attempt 2's rank 0
+# starts (the queue and the batch script when resubmitted; srun and
+# launch), -> the trainer's "resuming from" line (program start, MPI,
+# data, model and the checkpoint load), -> the first step; and the
+# steps lost (logged by attempt 1 after the checkpoint attempt 2
+# resumed from).  A node that goes silent instead adds Slurm's
+# SlurmdTimeout (300 s by default) before the controller holds it
+# DOWN.  Needs root; run from the repository after make.  Not part of
+# the suite: a measurement.
 set -u
 cd "$(dirname "$0")/../.." || exit 70
 export HPT=$PWD/bin/hpctrain
 B=$(mktemp -d /tmp/hpt-lost-figure.XXXXXX)
 W=$(mktemp -d /tmp/hpt-lost-figure-work.XXXXXX)
 trap 'BASE=$B tests/cluster/down.sh >/dev/null 2>&1; rmdir "$B" 2>/dev/null; rm -rf "$W"' EXIT
-BASE=$B MODE=netns NODES=2 tests/cluster/up.sh >"$W/up.log" 2>&1 || { cat "$W/up.log"; exit 1; }
-export SLURM_CONF=$B/etc/slurm.conf HPCTRAIN_LEDGER=$W/ledger.json XDG_CACHE_HOME=$W/xdg
-cat >"$W/train.yaml" <<SPEC
+BASE=$B MODE=netns NODES=3 tests/cluster/up.sh >"$W/up.log" 2>&1 || { cat "$W/up.log"; exit 1; }
+export SLURM_CONF=$B/etc/slurm.conf XDG_CACHE_HOME=$W/xdg
+
+# spec NAME SPARES
+spec() {
+	cat >"$W/$1.yaml" <<SPEC
 version: 1
-name: train
-resources: {nodes: 1-2, ranks_per_node: 1, time: "00:05:00"}
+name: $1
+resources: {nodes: 2, spares: $2, ranks_per_node: 1, time: "00:05:00"}
 binding: {gpu: none, cpu: none, memory: none, nic: none}
 env: {OMP_NUM_THREADS: "1"}
 train:
@@ -38,42 +55,73 @@ output: {dir: $W/runs, log_every_steps: 1}
 preempt: {lead_s: 0}
 preflight: false
 SPEC
-out=$("$HPT" submit --json "$W/train.yaml") || exit 1
-DIR=$(jq -r .dir <<<"$out")
-JOB=$(jq -r .job_id <<<"$out")
-A=$DIR/attempts/2
-for _ in $(seq 300); do
-	n=$(grep -c '"step"' "$DIR/metrics.jsonl" 2>/dev/null)
-	[ "${n:-0}" -ge 5 ] && break
-	sleep 0.1
-done
-(
-	sub= res= step=
-	for _ in $(seq 20000); do
-		now=$(date +%s.%N)
-		[ -z "$sub" ] && [ -f "$A/submit.json" ] && sub=$now
-		[ -z "$res" ] && grep -qs "resuming from" "$A/logs/rank-0.out" && res=$now
-		[ -z "$step" ] && grep -qs '"step"' "$A/metrics.jsonl" && step=$now && break
-		sleep 0.002
+}
+
+# measure NAME SPARES: one run, node2 taken down after 5 steps; prints
+# the breakdown
+measure() {
+	local name=$1 out dir job a killed sub res step rank ended made last from
+	export HPCTRAIN_LEDGER=$W/$name-ledger.json
+	spec "$name" "$2"
+	out=$("$HPT" submit --json "$W/$name.yaml") || return 1
+	dir=$(jq -r .dir <<<"$out")
+	job=$(jq -r .job_id <<<"$out")
+	a=$dir/attempts/2
+	for _ in $(seq 300); do
+		n=$(grep -c '"step"' "$dir/metrics.jsonl" 2>/dev/null)
+		[ "${n:-0}" -ge 5 ] && break
+		sleep 0.1
 	done
-	echo "$sub $res $step" >"$W/poll"
-) &
-poll=$!
-killed=$(date +%s.%N)
-scontrol update nodename=node2 state=down reason="lost_figure.sh: taken away"
-timeout 120 "$HPT" status --wait "$JOB" >/dev/null
-wait "$poll"
-read -r sub res step <"$W/poll"
-job2=$(jq -r .job_id "$A/submit.json")
-timeout 120 "$HPT" status --wait --json "$job2" | jq -r '"attempt 2: " + .jobs[0].state'
-batch=$(stat -c %.W "$A"/logs/batch-*.out)
-rank=$(jq -r .started "$A/ranks/rank-0.json")
-grep -h "resuming from" "$A"/logs/rank-0.out
-awk -v k="$killed" -v s="$sub" -v b="$batch" -v r="$rank" -v c="$res" -v f="$step" 'BEGIN {
-	printf "node down -> attempt 2 submitted (Slurm ends the step): %.3f s\n", s - k
-	printf "submitted -> batch script starts (Slurm):            %.3f s\n", b - s
-	printf "batch script -> rank starts (srun, launch):          %.3f s\n", r - b
-	printf "rank -> resumed (trainer start + checkpoint load):   %.3f s\n", c - r
-	printf "resumed -> first step logged:                        %.3f s\n", f - c
-	printf "attempt 2: batch start -> first step %.3f s, submission -> first step %.3f s\n", f - b, f - s
-}'
+	(
+		sub= res= step=
+		for _ in $(seq 30000); do
+			now=$(date +%s.%N)
+			[ -z "$sub" ] && [ -f "$a/submit.json" ] && sub=$now
+			[ -z "$res" ] && grep -qs "resuming from" "$a"/logs/rank-0.out && res=$now
+			[ -z "$step" ] && grep -qs '"step"' "$a/metrics.jsonl" && step=$now && break
+			sleep 0.002
+		done
+		echo "$sub $res $step" >"$W/$name.poll"
+	) &
+	poll=$!
+	killed=$(date +%s.%N)
+	scontrol update nodename=node2 state=down reason="lost_figure.sh: taken away"
+	wait "$poll"
+	read -r sub res step <"$W/$name.poll"
+	rank=$(jq -r .started "$a/ranks/rank-0.json")
+	if jq -e .in_allocation "$a/submit.json" >/dev/null; then
+		ended=$(jq .in_allocation.step_ended_at "$a/submit.json")
+		made=$(jq .in_allocation.restarted_at "$a/submit.json")
+	else
+		# srun's return is not recorded on this path: one term to the submission
+		ended=
+		made=$sub
+	fi
+	[ -n "${DEBUG:-}" ] && jq -c '{rank, node, state, updated, signal}' "$dir"/ranks/rank-*.json >&2 &&
+		jq -c . "$a/submit.json" >&2
+	last=$(jq -s '[.[] | select(.step != null) | .step] | max' "$dir/metrics.jsonl")
+	from=$(sed -n 's/.*resuming from .* (step \([0-9]*\)).*/\1/p' "$a"/logs/rank-0.out | head -1)
+	timeout 120 "$HPT" status --wait "$job" >/dev/null
+	job2=$(jq -r .job_id "$a/submit.json")
+	[ "$job2" = "$job" ] || timeout 120 "$HPT" status --wait "$job2" >/dev/null
+	scontrol update nodename=node2 state=resume 2>/dev/null
+	for _ in $(seq 100); do [ "$(sinfo -h -n node2 -o %t)" = idle ] && break; sleep 0.1; done
+	awk -v name="$name" -v k="$killed" -v e="$ended" -v m="$made" -v r="$rank" \
+	    -v c="$res" -v s="$step" -v last="$last" -v from="${from:-0}" 'BEGIN {
+		printf "%s:\n", name
+		if (e != "") {
+			printf "  node down -> old step ended (Slurm kills it, srun returns):  %7.3f s\n", e - k
+			printf "  -> attempt 2 made (doctor --lost, in place):                   %7.3f s\n", m - e
+		} else {
+			printf "  node down -> attempt 2 submitted (step end, doctor, sbatch):   %7.3f s\n", m - k
+		}
+		printf "  -> attempt 2 rank 0 starts (queue, batch script, srun, launch): %7.3f s\n", r - m
+		printf "  -> resumed (trainer start, MPI, checkpoint load):               %7.3f s\n", c - r
+		printf "  -> first step logged:                                           %7.3f s\n", s - c
+		printf "  node down -> first step of attempt 2:                           %7.3f s\n", s - k
+		printf "  steps lost (logged after the checkpoint resumed from):          %d\n", last - from
+	}'
+}
+
+measure resubmit 0
+measure inplace 1

@@ -94,6 +94,30 @@ static void lost__finds_no_failure_where_every_rank_ended_well(void **state)
 	sbuf_release(&why);
 }
 
+/* A crash at start-up: a signal of the rank's own before any heartbeat;
+ * never a SIGKILL or SIGTERM, never once a rank has stepped. */
+static void lost__tells_a_crash_at_start_up_from_a_failure_after_it(void **state)
+{
+	json_t *r[2];
+	struct sbuf why = SBUF_INIT;
+
+	(void)state;
+	r[0] = rec(0, "node1", "exited", 143, 15);
+	r[1] = rec(1, "node2", "exited", 139, 11);
+	assert_true(lost_startup_crash(r, 2, &why));
+	assert_string_equal(why.buf, "rank 1 on node2 killed by signal 11 (SIGSEGV)");
+	sbuf_reset(&why);
+	json_object_set_new(r[0], "last_heartbeat", json_real(12.5));
+	assert_false(lost_startup_crash(r, 2, &why));
+	json_object_set_new(r[0], "last_heartbeat", json_null());
+	json_object_set_new(r[1], "signal", json_integer(9));
+	assert_false(lost_startup_crash(r, 2, &why));
+	assert_int_equal(why.len, 0);
+	json_decref(r[0]);
+	json_decref(r[1]);
+	sbuf_release(&why);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -101,6 +125,7 @@ int main(void)
 		cmocka_unit_test(lost__names_three_failed_ranks_and_counts_the_rest),
 		cmocka_unit_test(lost__finds_no_failure_where_every_rank_ended_well),
 		cmocka_unit_test(lost__lists_each_node_a_run_had_once_in_rank_order),
+		cmocka_unit_test(lost__tells_a_crash_at_start_up_from_a_failure_after_it),
 	};
 
 	return cmocka_run_group_tests_name("test_lost", tests, NULL, NULL);

@@ -66,8 +66,20 @@ static void render__asks_for_a_node_range_and_steps_on_the_nodes_granted(void **
 	assert_has_line(s.buf, "#SBATCH --nodes=1-3");
 	assert_has_line(s.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=\"$SLURM_JOB_NUM_NODES\" "
 			       "--ntasks=\"$((SLURM_JOB_NUM_NODES*1))\" --ntasks-per-node=1 \\");
-	assert_non_null(strstr(s.buf, "--nodes=\"$SLURM_JOB_NUM_NODES\" "
-				      "--ntasks=\"$((SLURM_JOB_NUM_NODES*2))\" --ntasks-per-node=2"));
+	assert_has_line(s.buf, "train_nodes=$SLURM_JOB_NUM_NODES");
+	assert_non_null(strstr(s.buf, "--nodes=\"$train_nodes\" "
+				      "--ntasks=\"$((train_nodes*2))\" --ntasks-per-node=2"));
+	/* spares: asked for on top, every node in preflight, trained on less them */
+	sbuf_reset(&s);
+	render_ok("version: 1\nname: a\nresources: {nodes: 2-3, spares: 1}\npreflight: true\n", &s);
+	assert_has_line(s.buf, "#SBATCH --nodes=3-4");
+	assert_has_line(s.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=\"$SLURM_JOB_NUM_NODES\" "
+			       "--ntasks=\"$((SLURM_JOB_NUM_NODES*1))\" --ntasks-per-node=1 \\");
+	assert_has_line(s.buf, "train_nodes=$((SLURM_JOB_NUM_NODES - 1))");
+	sbuf_reset(&s);
+	render_ok("version: 1\nname: a\nresources: {nodes: 1, spares: 1}\n", &s);
+	assert_has_line(s.buf, "#SBATCH --nodes=2");
+	assert_has_line(s.buf, "#SBATCH --no-kill");
 	render_ok("version: 1\nname: a\nresources: {nodes: 3-3}\n", &fixed);
 	assert_has_line(fixed.buf, "#SBATCH --nodes=3");
 	assert_null(strstr(fixed.buf, "SLURM_JOB_NUM_NODES"));
@@ -88,16 +100,18 @@ static void render__runs_doctor_first_on_multi_node_jobs(void **state)
 	assert_has_line(two.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=2 --ntasks=2 --ntasks-per-node=1 \\");
 	assert_has_line(two.buf, doctor);
 	assert_true(strstr(two.buf, "doctor --preflight") < strstr(two.buf, "launch --supervise"));
-	assert_null(strstr(one.buf, "doctor"));
+	assert_null(strstr(one.buf, "doctor --preflight"));
 	assert_null(strstr(off.buf, "doctor --preflight"));
 	assert_has_line(on.buf, doctor);
-	/* after a failed step of a multi-node job, doctor looks for a lost
-	 * node; not after a preemption, which failed nothing */
-	assert_has_line(two.buf, "if [ \"$status\" -ne 0 ] && [ \"$status\" -ne 75 ]; then");
-	assert_has_line(two.buf, "\t\"$HPT\" doctor --lost \"$RUN\" || true");
-	assert_has_line(off.buf, "\t\"$HPT\" doctor --lost \"$RUN\" || true");
+	/* after a failed step, doctor says whether it goes on in this
+	 * allocation; not after a preemption, which failed nothing */
+	assert_has_line(two.buf, "\t[ \"$status\" -ne 0 ] && [ \"$status\" -ne 75 ] || break");
+	assert_has_line(two.buf, "\tnext=$(\"$HPT\" doctor --lost \"$RUN\") && [ -n \"$next\" ] || break");
+	assert_has_line(one.buf, "\tnext=$(\"$HPT\" doctor --lost \"$RUN\") && [ -n \"$next\" ] || break");
 	assert_true(strstr(two.buf, "launch --supervise") < strstr(two.buf, "doctor --lost"));
-	assert_null(strstr(on.buf, "doctor --lost")); /* one node: nothing to shrink to */
+	/* --no-kill: a lost node ends the step, not the job */
+	assert_has_line(two.buf, "#SBATCH --no-kill");
+	assert_null(strstr(one.buf, "--no-kill"));
 	sbuf_release(&two);
 	sbuf_release(&one);
 	sbuf_release(&off);
@@ -161,19 +175,20 @@ static void step_geometries(const char *script, struct sbuf *out)
 /* Every step states nodes, tasks and tasks per node, at every shape:
  * the batch environment's SLURM_NTASKS (nodes x ranks) must not decide
  * how many tasks the one-a-node preflight and stage steps get. */
+/* the training step's: the nodes the script counted (train_nodes) */
+#define T(r) "\"$train_nodes\" \"$((train_nodes*" #r "))\""
 static void render__states_every_steps_geometry_at_every_shape(void **state)
 {
 	static const struct {
 		const char *nodes, *rpn, *want;
 	} shapes[] = {
-		{ "1", "1", "1 1 1\n1 1 1\n1 1 1\n" },
-		{ "1", "2", "1 1 1\n1 1 1\n1 2 2\n" },
-		{ "2", "1", "2 2 1\n2 2 1\n2 2 1\n" },
-		{ "2", "2", "2 2 1\n2 2 1\n2 4 2\n" },
-		{ "3", "2", "3 3 1\n3 3 1\n3 6 2\n" },
+		{ "1", "1", "1 1 1\n1 1 1\n" T(1) " 1\n" },
+		{ "1", "2", "1 1 1\n1 1 1\n" T(2) " 2\n" },
+		{ "2", "1", "2 2 1\n2 2 1\n" T(1) " 1\n" },
+		{ "2", "2", "2 2 1\n2 2 1\n" T(2) " 2\n" },
+		{ "3", "2", "3 3 1\n3 3 1\n" T(2) " 2\n" },
 		{ "1-3", "2", "\"$SLURM_JOB_NUM_NODES\" \"$((SLURM_JOB_NUM_NODES*1))\" 1\n"
-			      "\"$SLURM_JOB_NUM_NODES\" \"$((SLURM_JOB_NUM_NODES*1))\" 1\n"
-			      "\"$SLURM_JOB_NUM_NODES\" \"$((SLURM_JOB_NUM_NODES*2))\" 2\n" },
+			      "\"$SLURM_JOB_NUM_NODES\" \"$((SLURM_JOB_NUM_NODES*1))\" 1\n" T(2) " 2\n" },
 	};
 
 	(void)state;
@@ -290,8 +305,9 @@ static void render__writes_an_sbatch_line_for_every_resource_field(void **state)
 	assert_has_line(s.buf, "#SBATCH --signal=USR2@120");
 	assert_has_line(s.buf, "#SBATCH --requeue");
 	assert_has_line(s.buf, "#SBATCH --output=logs/batch-%j.out");
-	assert_has_line(s.buf, "srun --mpi=pmix --kill-on-bad-exit=1 --nodes=4 --ntasks=16 --ntasks-per-node=4 "
-			       "--cpus-per-task=12 \\");
+	assert_has_line(s.buf, "train_nodes=4");
+	assert_has_line(s.buf, "\tsrun --mpi=pmix --kill-on-bad-exit=1 --nodes=\"$train_nodes\" "
+			       "--ntasks=\"$((train_nodes*4))\" --ntasks-per-node=4 --cpus-per-task=12 \\");
 	sbuf_release(&s);
 }
 
@@ -444,7 +460,7 @@ static void render__runs_the_bundled_trainer_without_a_command(void **state)
 	assert_non_null(strstr(s.buf, "\"$HPT\" launch --supervise --run \"$RUN\" -- \\\n"
 				      "\t\"$HPT\" train \"$RUN/resolved.yaml\" --run \"$RUN\" || "
 				      "status=$?\n"));
-	assert_has_line(s.buf, "\t--output=logs/rank-%t.out --open-mode=append \\");
+	assert_has_line(s.buf, "\t\t--output=logs/rank-%t.out --open-mode=append \\");
 	assert_has_line(s.buf, "if [ \"$status\" -eq 75 ] && [ \"$restarts\" -lt 3 ]; then");
 	sbuf_release(&s);
 }
@@ -466,7 +482,7 @@ static void render__labels_one_log_when_per_rank_logs_is_off(void **state)
 
 	(void)state;
 	render_ok(MINIMAL "output: {per_rank_logs: false}\npreempt: {requeue: false}\n", &s);
-	assert_has_line(s.buf, "\t--label --output=logs/ranks.out \\");
+	assert_has_line(s.buf, "\t\t--label --output=logs/ranks.out \\");
 	sbuf_release(&s);
 }
 

@@ -87,6 +87,31 @@ static void spec__reads_nodes_as_a_number_or_a_range(void **state)
 	sbuf_release(&resolved);
 }
 
+/* resources.spares: written only when set, so the hash of every spec
+ * without it stays as it was; at most one spare a training node. */
+static void spec__keeps_spares_out_of_the_hash_unless_set_and_bounds_them(void **state)
+{
+	struct sbuf with = SBUF_INIT, without = SBUF_INIT, zero = SBUF_INIT;
+	char h1[65], h2[65], h3[65];
+
+	(void)state;
+	resolved_hash(MINIMAL "resources: {nodes: 2, spares: 1}\n", h1, &with);
+	resolved_hash(MINIMAL "resources: {nodes: 2}\n", h2, &without);
+	resolved_hash(MINIMAL "resources: {nodes: 2, spares: 0}\n", h3, &zero);
+	assert_non_null(strstr(with.buf, "  spares: 1\n"));
+	assert_null(strstr(without.buf, "spares"));
+	assert_string_equal(h2, h3);
+	assert_string_not_equal(h1, h2);
+	check_error(MINIMAL "resources: {nodes: 1-2, spares: 3}\n",
+		    "job.yaml:1:1: resources.spares: 3 spares for at most 2 training nodes: at most "
+		    "one spare a node");
+	check_error(MINIMAL "resources: {spares: -1}\n",
+		    "job.yaml:3:21: resources.spares: expected an integer 0..65536, got \"-1\"");
+	sbuf_release(&with);
+	sbuf_release(&without);
+	sbuf_release(&zero);
+}
+
 static void spec__rejects_node_ranges_out_of_order_or_range(void **state)
 {
 	(void)state;
@@ -570,6 +595,7 @@ int main(void)
 		cmocka_unit_test(spec__gives_the_same_hash_for_the_same_job_however_written),
 		cmocka_unit_test(spec__resolves_to_a_fixed_point),
 		cmocka_unit_test(spec__hashes_with_sha256),
+		cmocka_unit_test(spec__keeps_spares_out_of_the_hash_unless_set_and_bounds_them),
 	};
 
 	return cmocka_run_group_tests_name("test_spec", tests, NULL, NULL);
