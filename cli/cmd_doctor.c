@@ -23,6 +23,7 @@
 #include "common/sbuf.h"                      // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"                 // defines: struct job, job_release
 #include "common/spec/specfile.h"             // defines: specfile_load, specfile_load_run
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_text
 #include "launcher/doctor/doctor.h"           // defines: doctor_compare, doctor_table, doctor_json
 #include "launcher/doctor/doctor_exchange.h"  // defines: doctor_exchange_probe, doctor_exchange_gather
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_after
@@ -197,7 +198,7 @@ static int report(struct doctor *d, struct doctor_node *nodes, size_t n)
 	doctor_verdict_make(nodes, n, &v);
 	doc = doctor_json(nodes, n, v.exclude.buf);
 	if (v.job_fault.len)
-		json_object_set_new(doc, "job_fault", json_string(v.job_fault.buf));
+		jsonb_set(&doc, "job_fault", jsonb_text(v.job_fault.buf));
 	if (d->json) {
 		json_print(json_incref(doc));
 	} else {

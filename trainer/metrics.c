@@ -2,6 +2,7 @@
 #include "trainer/metrics.h" // defines: struct metrics, metrics_*
 #include "trainer/model/model.h"   // defines: struct layer_time
 #include "common/fileio.h"      // defines: fileio_open_append
+#include "common/jsonb.h"       // defines: jsonb_append
 #include "common/sbuf.h"        // defines: struct sbuf
 
 #include <errno.h>
@@ -149,11 +150,11 @@ int metrics_profile(struct metrics *mt, const struct step_profile *p,
 		double s = layers[i].fwd_s + layers[i].bwd_s;
 
 		rest -= s;
-		json_array_append_new(a, json_pack("{s:s, s:f, s:f, s:f}", "layer", layers[i].name,
-						   "forward_ms", layers[i].fwd_s * per,
-						   "backward_ms", layers[i].bwd_s * per, "gflops",
-						   s > 0 ? layers[i].flops * samples_per_step *
-							   (double)p->steps / s * 1e-9 : 0.0));
+		jsonb_append(&a, json_pack("{s:s, s:f, s:f, s:f}", "layer", layers[i].name,
+					   "forward_ms", layers[i].fwd_s * per, "backward_ms",
+					   layers[i].bwd_s * per, "gflops",
+					   s > 0 ? layers[i].flops * samples_per_step *
+						   (double)p->steps / s * 1e-9 : 0.0));
 	}
 	rest -= p->data_s + p->loss_s + p->wait_s + p->update_s;
 	o = json_pack("{s:s, s:I, s:f, s:o, s:f, s:f, s:f, s:f, s:f}", "event", "profile", "steps",

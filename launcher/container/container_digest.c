@@ -32,6 +32,7 @@ struct tree {
 static void hex_of(const unsigned char *md, char out[65])
 {
 	for (int i = 0; i < 32; i++)
+		/* encode-ok: two hex digits and the NUL: always 3 */
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 

@@ -10,6 +10,7 @@
 #include "common/fileio.h"         // defines: fileio_private_dir, fileio_write_atomic
 #include "common/jsonfile.h"       // defines: jsonfile_load
 #include "common/sbuf.h"           // defines: struct sbuf
+#include "common/strfmt.h"         // defines: strfmt
 
 #include <errno.h>
 #include <fcntl.h>
@@ -409,6 +410,7 @@ static bool not_coming(const struct sup *s, unsigned r, double since)
 	const char *state;
 	bool gone;
 
+	/* encode-ok: ranks_dir[4096] and a rank's file name fit in 4200 */
 	snprintf(path, sizeof(path), "%s/rank-%u.json", s->ranks_dir, r);
 	doc = jsonfile_load(path, LIVENESS_MAX_BYTES, 0, &err);
 	state = json_string_value(json_object_get(doc, "state"));
@@ -429,6 +431,7 @@ static void count_stacks(const struct sup *s, double since, unsigned *present, d
 	*present = 0;
 	*newest = 0;
 	for (unsigned r = 0; r < s->o->world; r++) {
+		/* encode-ok: ranks_dir[4096] and a rank\'s file name fit in 4200 */
 		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
 		if (stat(path, &st)) {
 			*present += r != s->o->rank && not_coming(s, r, since);
@@ -473,6 +476,7 @@ static unsigned count_complete(const struct sup *s, double since)
 		struct sbuf err = SBUF_INIT; /* not there yet, or not a file: not complete */
 		json_t *doc;
 
+		/* encode-ok: ranks_dir[4096] and a rank\'s file name fit in 4200 */
 		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
 		doc = jsonfile_load(path, STACKFILE_MAX_BYTES, 0, &err);
 		if (doc)
@@ -499,6 +503,7 @@ static bool lowest_with_stacks(const struct sup *s)
 	char path[4200];
 
 	for (unsigned r = 0; r < s->o->rank; r++) {
+		/* encode-ok: ranks_dir[4096] and a rank\'s file name fit in 4200 */
 		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
 		if (!access(path, F_OK))
 			return false;
@@ -521,9 +526,11 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 
 	/* The program's root (a container's image), kept open: its source
 	 * files are read after it has gone. */
+	/* encode-ok: a pid in a /proc path: at most 11 digits more */
 	snprintf(rootpath, sizeof(rootpath), "/proc/%d/root", (int)pid);
 	rootfd = open(rootpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd >= 0)
+		/* encode-ok: a pid in a /proc path: at most 11 digits more */
 		snprintf(root, sizeof(root), "/proc/self/fd/%d", rootfd);
 	s->stopping = s->capturing = true; /* a rank killed by a peer's abort leaves a traceback */
 	r.host = xstrdup(s->o->host);
@@ -723,18 +730,22 @@ static int final_status(struct sup *s, int stalled_status)
 
 /* The step's name in the preemption count's file: each step of a
  * requeued job, and each mpirun, counts afresh. */
-static void step_key(char *buf, size_t len)
+static int step_key(char *buf, size_t len)
 {
+	int rc;
+
 	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
 	const char *restart = getenv("SLURM_RESTART_COUNT"), *ns = getenv("PMIX_NAMESPACE");
 
+	/* a key cut short could be another step's: then no key at all */
 	if (job && step)
-		snprintf(buf, len, "%s.%s.%s", job, step, restart ? restart : "0");
+		rc = strfmt(buf, len, "%s.%s.%s", job, step, restart ? restart : "0");
 	else
-		snprintf(buf, len, "%s", ns && *ns ? ns : "local");
+		rc = strfmt(buf, len, "%s", ns && *ns ? ns : "local");
 	for (char *p = buf; *p; p++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p))
 			*p = '_';
+	return rc;
 }
 
 /* A preempted rank that leaves first (75) is a failed task to srun
@@ -755,7 +766,9 @@ static void hold_for_peers(struct sup *s, int status)
 
 	if (!s->preempting || status != HPT_EXIT_PREEMPTED || s->o->world < 2 || !s->ranks_dir[0])
 		return;
-	step_key(key, sizeof(key));
+	if (step_key(key, sizeof(key)))
+		return; /* no step to count out of: the peers' own grace holds */
+	/* encode-ok: ranks_dir[4096] and key[256] fit in 4608 */
 	snprintf(path, sizeof(path), "%s/preempted-%s", s->ranks_dir, key);
 	/* not a bare open(2): O_WRONLY blocks on a FIFO planted there */
 	fd = fileio_open_append(path, &ignored);

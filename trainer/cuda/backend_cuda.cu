@@ -43,6 +43,7 @@
  * within one call share one scratch buffer.
  */
 #include "trainer/cuda/cuda_internal.cuh" // defines: G, *_TRY, blocks_for, cuda_*
+#include "common/strfmt.h" // defines: strfmt_label
 
 struct cuda_state G;
 
@@ -142,7 +143,7 @@ extern "C" int be_cuda_init(int device, struct sbuf *err)
 	CU_TRY(cudaMalloc((void **)&G.flag, sizeof(int)));
 	G.device = device;
 	G.ready = true;
-	snprintf(G.describe, sizeof(G.describe), "CUDA %.200s (sm_%d%d, %d SMs), cuDNN %zu, cuBLASLt %zu",
+	strfmt_label(G.describe, sizeof(G.describe), "CUDA %.200s (sm_%d%d, %d SMs), cuDNN %zu, cuBLASLt %zu",
 		 p.name, p.major, p.minor, p.multiProcessorCount, cudnnGetVersion(),
 		 cublasLtGetVersion());
 	return 0;
