@@ -5,6 +5,7 @@
 #include "common/jsonfile.h"      // defines: jsonfile_load
 #include "common/sbuf.h"          // defines: struct sbuf
 #include "common/strfmt.h" // defines: strfmt_label
+#include "common/jsonb.h" // defines: jsonb_text
 
 #include <glob.h>
 #include <stdio.h>
@@ -21,9 +22,12 @@ int liveness_write(const char *dir, const struct liveness *l, struct sbuf *err)
 {
 	struct sbuf path = SBUF_INIT;
 	char *text = NULL;
-	json_t *doc = json_pack("{s:i, s:i, s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:o, s:o, s:o, s:I}",
-				"rank", (int)l->rank, "world_size", (int)l->world, "node", l->host,
-				"pid", (int)l->pid, "supervisor_pid", (int)getpid(), "state", l->state,
+	/* the node's name is the host's, bytes: carried escaped, so a rank
+	 * is never without its record */
+	json_t *doc = json_pack("{s:i, s:i, s:o, s:i, s:i, s:s, s:f, s:f, s:f, s:o, s:o, s:o, s:I}",
+				"rank", (int)l->rank, "world_size", (int)l->world, "node",
+				jsonb_text(l->host), "pid", (int)l->pid, "supervisor_pid",
+				(int)getpid(), "state", l->state,
 				"started", l->started, "updated", l->updated,
 				"cpu_s", l->cpu_s,
 				"last_output", time_or_null(l->last_output),
