@@ -100,11 +100,11 @@ int metrics_epoch(struct metrics *mt, int64_t epoch, int64_t steps, double train
 int metrics_data(struct metrics *mt, const char *dataset, const char *path, bool staged,
 		 uint64_t bytes, double seconds)
 {
-	/* the path may hold anything a file name may: jansson escapes it
-	 * (a name that is not UTF-8 is written as null) */
-	json_t *p = json_string(path);
-	json_t *o = json_pack("{s:s, s:s?, s:o, s:b, s:I, s:f, s:o}", "event", "data", "dataset",
-			      dataset, "path", p ? p : json_null(), "staged", staged, "bytes",
+	/* the path and the data set's name may hold anything a file name
+	 * may: carried escaped when not UTF-8 (a null path said nothing, and
+	 * a name not UTF-8 lost the whole line) */
+	json_t *o = json_pack("{s:s, s:o, s:o, s:b, s:I, s:f, s:o}", "event", "data", "dataset",
+			      jsonb_text(dataset), "path", jsonb_text(path), "staged", staged, "bytes",
 			      (json_int_t)bytes, "seconds", seconds, "bytes_per_s",
 			      seconds > 0 ? json_real((double)bytes / seconds) : json_null());
 	int rc = 0;
