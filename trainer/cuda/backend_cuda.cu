@@ -43,7 +43,6 @@
  * within one call share one scratch buffer.
  */
 #include "trainer/cuda/cuda_internal.cuh" // defines: G, *_TRY, blocks_for, cuda_*
-#include "common/strfmt.h" // defines: strfmt_label
 
 struct cuda_state G;
 
@@ -143,7 +142,8 @@ extern "C" int be_cuda_init(int device, struct sbuf *err)
 	CU_TRY(cudaMalloc((void **)&G.flag, sizeof(int)));
 	G.device = device;
 	G.ready = true;
-	strfmt_label(G.describe, sizeof(G.describe), "CUDA %.200s (sm_%d%d, %d SMs), cuDNN %zu, cuBLASLt %zu",
+	/* encode-ok: a description for people, cut to its buffer (C++: no strfmt_label) */
+	snprintf(G.describe, sizeof(G.describe), "CUDA %.200s (sm_%d%d, %d SMs), cuDNN %zu, cuBLASLt %zu",
 		 p.name, p.major, p.minor, p.multiProcessorCount, cudnnGetVersion(),
 		 cublasLtGetVersion());
 	return 0;
