@@ -189,6 +189,7 @@ lint:
 	@sh tests/lint-build.sh
 	@sh tests/lint-cli.sh
 	@sh tests/lint-open.sh
+	@sh tests/lint-encode.sh
 	@awk -f tests/lint-bats.awk tests/cli/*.bats tests/cli/*.bash
 
 check:

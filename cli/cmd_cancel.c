@@ -9,6 +9,7 @@
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "launcher/runs/runref.h" // defines: runref_resolve, runref_sweep_points
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_cancel
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <stdio.h>
 
@@ -66,7 +67,7 @@ static int cancel_sweep(const char *record)
 		char what[64];
 		int s;
 
-		snprintf(what, sizeof(what), "point %zu", i);
+		strfmt_label(what, sizeof(what), "point %zu", i);
 		if (!v[i].job_id) {
 			say("point %zu was never submitted", i);
 			continue;

@@ -5,9 +5,8 @@
  * on one node.  This file parses the options, sets up MPI and the
  * timeout, calls launcher/doctor/ and prints: each task checks its node
  * (doctor_self.c), then measures and exchanges over MPI
- * (doctor_exchange.c); the container probe on each node
- * (doctor_container.c) is killed at --timeout; the first task grades across nodes
- * (doctor_grade.c), prints the table or the JSON, records the node
+ * (doctor_exchange.c); the container probe on each node (doctor_container.c)
+ * is killed at --timeout; the first task grades across nodes (doctor_grade.c), prints the table or the JSON, records the node
  * ledger (doctor_verdict.c, doctor_record.c) and, as a job's preflight
  * step, submits the run again without the nodes that failed
  * (doctor_preflight.c).  Built as bin/hpctrain-doctor: MPI and oneDNN
@@ -23,6 +22,7 @@
 #include "common/sbuf.h"                      // defines: struct sbuf, SBUF_CLIP
 #include "common/spec/spec.h"                 // defines: struct job, job_release
 #include "common/spec/specfile.h"             // defines: specfile_load, specfile_load_run
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_text
 #include "launcher/doctor/doctor.h"           // defines: doctor_compare, doctor_table, doctor_json
 #include "launcher/doctor/doctor_exchange.h"  // defines: doctor_exchange_probe, doctor_exchange_gather
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_after
@@ -198,7 +198,7 @@ static int report(struct doctor *d, struct doctor_node *nodes, size_t n)
 	doctor_verdict_make(nodes, n, &v);
 	doc = doctor_json(nodes, n, v.exclude.buf);
 	if (v.job_fault.len)
-		json_object_set_new(doc, "job_fault", json_string(v.job_fault.buf));
+		jsonb_set(&doc, "job_fault", jsonb_text(v.job_fault.buf));
 	if (d->json) {
 		json_print(json_incref(doc));
 	} else {

@@ -22,6 +22,8 @@
 #include "launcher/shape/shape_history.h" // defines: shape_history_planned
 #include "launcher/shape/shape_pick.h" // defines: struct shape_candidate, shape_parse_list
 #include "launcher/slurm/slurm.h"      // defines: hpt_slurm_init, hpt_slurm_partition
+#include "common/strfmt.h" // defines: strfmt_label
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_append, jsonb_text
 
 #include <errno.h>
 #include <limits.h>
@@ -149,7 +151,7 @@ static void clock_text(time_t t, time_t now, char *buf, size_t len)
 	struct tm tm;
 
 	if (t <= now + 1) {
-		snprintf(buf, len, "now");
+		strfmt_label(buf, len, "now");
 		return;
 	}
 	localtime_r(&t, &tm);
@@ -206,7 +208,7 @@ static void print_table(const struct shape_candidate *v, size_t n, long pick, ti
 		char shape[32], start[32], finish[32];
 		struct sbuf run = SBUF_INIT;
 
-		snprintf(shape, sizeof(shape), "%ux%u", c->nodes, c->ranks_per_node);
+		strfmt_label(shape, sizeof(shape), "%ux%u", c->nodes, c->ranks_per_node);
 		if (!c->runnable) {
 			printf("%-8s %6u  cannot run: %s\n", shape, c->nodes * c->ranks_per_node,
 			       c->why ? c->why : "?");
@@ -286,12 +288,12 @@ static int history(const struct plan_args *a, const struct job *job)
 		for (size_t i = 0; i < n; i++) {
 			json_t *o = shape_check_json(&v[i].check);
 
-			json_object_set_new(o, "dir", json_string(v[i].dir));
-			json_object_set_new(o, "job_id", json_integer((json_int_t)v[i].job_id));
-			json_object_set_new(o, "result", ends[i].state[0] ? json_pack("{s:s, s:i, s:b}",
-					    "state", ends[i].state, "exit_code", ends[i].exit_code,
-					    "from_record", ends[i].from_record) : json_null());
-			json_array_append_new(runs, o);
+			jsonb_set(&o, "dir", jsonb_text(v[i].dir));
+			jsonb_set(&o, "job_id", json_integer((json_int_t)v[i].job_id));
+			jsonb_set(&o, "result", ends[i].state[0] ? json_pack("{s:o, s:i, s:b}",
+				  "state", jsonb_text(ends[i].state), "exit_code", ends[i].exit_code,
+				  "from_record", ends[i].from_record) : json_null());
+			jsonb_append(&runs, o);
 		}
 		json_print(json_pack("{s:o, s:i, s:i, s:i, s:f, s:f, s:f}", "runs", runs,
 				     "started", (int)sum.started, "ended", (int)sum.ended,

@@ -22,6 +22,8 @@
 #include "launcher/slurm/slurm.h"        // defines: hpt_slurm_init, hpt_slurm_job
 #include "launcher/shape/shape_check.h"   // defines: shape_check_format, shape_check_json
 #include "launcher/shape/shape_history.h" // defines: shape_history_planned_run
+#include "common/strfmt.h" // defines: strfmt_label
+#include "common/jsonb.h" // defines: jsonb_set
 
 #include <errno.h>
 #include <math.h>
@@ -140,7 +142,7 @@ static void run_throughput(struct report_out *o, const struct report_run *r)
 			x[i] = (double)r->steps[i].step;
 			y[i] = k < r->steps[i].nranks ? r->steps[i].rank_rates[k] : NAN;
 		}
-		snprintf(label, sizeof(label), "rank %zu", k);
+		strfmt_label(label, sizeof(label), "rank %zu", k);
 		chart_add(&c, label, x, y, r->nsteps);
 		free(x);
 		free(y);
@@ -356,10 +358,10 @@ static int report_one_run(const struct runref *ref, bool all, struct report_out 
 			json_t *doc = run_json(all ? ref->rd.run : ref->rd.dir, &r, ranks);
 			int rc;
 
-			report_stage_json(doc, &st, &r);
-			report_attempts_json(doc, &a, &r);
-			json_object_set(doc, "plan", plan);
-			json_object_set_new(doc, "stragglers", run_stragglers(ref->rd.dir, &r));
+			report_stage_json(&doc, &st, &r);
+			report_attempts_json(&doc, &a, &r);
+			jsonb_set(&doc, "plan", json_incref(plan));
+			jsonb_set(&doc, "stragglers", run_stragglers(ref->rd.dir, &r));
 			rc = report_out_print_json(o, doc);
 
 			status = status ? status : rc;

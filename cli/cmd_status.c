@@ -25,6 +25,8 @@
 #include "launcher/runs/stage_summary.h" // defines: stage_summary_load, stage_summary_format
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_jobs_of
 #include "launcher/shape/shape_check.h" // defines: struct shape_check, shape_check_format
+#include "common/strfmt.h" // defines: strfmt_label
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_append, jsonb_text
 
 #include <jansson.h>
 #include <math.h>
@@ -85,11 +87,11 @@ static void print_table(const struct hpt_slurm_job *v, size_t n)
 			sbuf_addch(&state, ')');
 		}
 		if (j->finished && j->exit_signal)
-			snprintf(ex, sizeof(ex), "sig%d", j->exit_signal);
+			strfmt_label(ex, sizeof(ex), "sig%d", j->exit_signal);
 		else if (j->finished)
-			snprintf(ex, sizeof(ex), "%d", j->exit_code);
+			strfmt_label(ex, sizeof(ex), "%d", j->exit_code);
 		if (j->array_job_id && j->array_task < 0) /* the array's pending tasks */
-			snprintf(id, sizeof(id), "%u_[%s]", j->array_job_id, j->array_pending);
+			strfmt_label(id, sizeof(id), "%u_[%s]", j->array_job_id, j->array_pending);
 		else
 			runref_job_text(j->array_job_id ? j->array_job_id : j->job_id, j->array_task,
 					id, sizeof(id));
@@ -141,7 +143,7 @@ static int show_ranks(const struct rundir *rd, int json)
 
 		for (size_t i = 0; i < n; i++)
 			json_array_append(a, v[i]);
-		doc = json_pack("{s:s, s:o}", "run", rd->dir, "ranks", a);
+		doc = json_pack("{s:o, s:o}", "run", jsonb_text(rd->dir), "ranks", a);
 		status = json_print(doc);
 	} else if (n) {
 		printf("%-5s %-16s %-8s %-24s %9s %12s\n", "RANK", "NODE", "PID", "ACTIVITY", "CPU_S",
@@ -325,17 +327,17 @@ static int print_jobs(const struct hpt_slurm_job *v, size_t n, int json, const c
 		json_t *o = status_json_job(&v[i]);
 
 		if (run)
-			json_object_set_new(o, "progress", status_json_progress(run));
-		json_array_append_new(jobs, o);
+			jsonb_set(&o, "progress", status_json_progress(run));
+		jsonb_append(&jobs, o);
 	}
 	if (!run)
 		return json_print(json_pack("{s:o}", "jobs", jobs));
 	doc = json_pack("{s:o, s:o, s:o}", "jobs", jobs, "stage", status_json_stage(run), "size",
 			status_json_size(run));
-	json_object_set_new(doc, "in_allocation", attempt_restart_load(run) ?: json_null());
-	json_object_set_new(doc, "plan", status_plan_check(run, n ? &v[n - 1] : NULL, &c)
-						 ? json_null() : shape_check_json(&c));
-	json_object_set_new(doc, "stragglers", run_stragglers_load(run));
+	jsonb_set(&doc, "in_allocation", attempt_restart_load(run) ?: json_null());
+	jsonb_set(&doc, "plan", status_plan_check(run, n ? &v[n - 1] : NULL, &c)
+				? json_null() : shape_check_json(&c));
+	jsonb_set(&doc, "stragglers", run_stragglers_load(run));
 	return json_print(doc);
 }
 

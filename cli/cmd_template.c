@@ -10,6 +10,7 @@
 #include "common/suggest.h"      // defines: suggest_best
 #include "common/spec/template_dir.h" // defines: template_dir_find, template_dir_list
 #include "common/spec/ynode.h"     // defines: YNODE_MAX_BYTES
+#include "common/jsonb.h" // defines: jsonb_append, jsonb_text
 
 #include <jansson.h>
 #include <stdio.h>
@@ -69,9 +70,10 @@ static int template_list(int json)
 		json_t *arr = json_array();
 
 		for (size_t i = 0; i < list.n; i++)
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "name", list.v[i].name,
-							     "path", list.v[i].path,
-							     "summary", list.v[i].summary));
+			jsonb_append(&arr, json_pack("{s:o, s:o, s:o}", "name",
+						     jsonb_text(list.v[i].name), "path",
+						     jsonb_text(list.v[i].path), "summary",
+						     jsonb_text(list.v[i].summary)));
 		status = json_print(arr);
 	} else {
 		for (size_t i = 0; i < list.n; i++)

@@ -10,6 +10,7 @@
 #include "common/spec/spec.h"         // defines: spec_emit_resolved, spec_hash
 #include "common/spec/template.h" // defines: TEMPLATE_OVERRIDE_FORM
 #include "common/spec/specfile.h"     // defines: specfile_read, specfile_overrides_*
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_append, jsonb_text
 
 #include <jansson.h>
 #include <stdio.h>
@@ -55,10 +56,11 @@ static json_t *diags_json(const struct diag_list *dl, enum diag_severity sev)
 		if (d->severity != sev)
 			continue;
 		diag_format(d, &text);
-		json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:s, s:s, s:s}",
-						     "file", d->where, "line", d->line,
-						     "column", d->col, "path", d->path,
-						     "message", d->msg, "text", text.buf));
+		/* a file name, and a message quoting one, are bytes */
+		jsonb_append(&arr, json_pack("{s:o, s:i, s:i, s:o, s:o, s:o}", "file",
+					     jsonb_text(d->where), "line", d->line, "column", d->col,
+					     "path", jsonb_text(d->path), "message", jsonb_text(d->msg),
+					     "text", jsonb_text(text.buf)));
 		sbuf_release(&text);
 	}
 	return arr;
@@ -117,8 +119,13 @@ static int validate_one(const char *arg, const struct validate_opts *o, int many
 				      "errors", diags_json(&dl, DIAG_ERROR),
 				      "warnings", diags_json(&dl, DIAG_WARNING));
 		if (!status && o->print_resolved)
-			json_object_set_new(f, "resolved", json_string(resolved->buf));
-		json_array_append_new(files, f);
+			jsonb_set(&f, "resolved", json_string(resolved->buf));
+		/* files is the caller's: a file's entry it did not take fails this file */
+		if (!f || json_array_append_new(files, f)) {
+			fprintf(stderr, "hpctrain validate: %s: cannot build its JSON entry (out of "
+				"memory)\n", where.buf);
+			status = HPT_EXIT_INTERNAL;
+		}
 	} else {
 		diag_report(stderr, &dl);
 		if (!status && o->print_resolved) {

@@ -11,6 +11,7 @@
 #include "common/suggest.h"  // defines: suggest_best
 #include "common/version.h"  // defines: hpt_version
 #include "launcher/slurm/slurm.h" // defines: hpt_slurm_fini
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <errno.h>
 #include <libgen.h>
@@ -135,15 +136,15 @@ static int run_external(const struct command *c, int argc, char **argv)
 	const char *name = c->program;
 	char *prog = NULL, **args;
 
-	if (!fileio_self_exe(exe, sizeof(exe))) {
-		snprintf(path, sizeof(path), "%s/hpctrain-%s", dirname(exe), name);
-		if (!access(path, X_OK))
-			prog = path;
-	}
-	if (!prog) {
-		snprintf(path, sizeof(path), "hpctrain-%s", name);
+	/* exe is at most PATH_MAX, so both fit; were one cut, another
+	 * program would run: checked all the same */
+	if (!fileio_self_exe(exe, sizeof(exe)) &&
+	    !strfmt(path, sizeof(path), "%s/hpctrain-%s", dirname(exe), name) && !access(path, X_OK))
 		prog = path;
-	}
+	if (!prog && strfmt(path, sizeof(path), "hpctrain-%s", name))
+		BUG("the program name hpctrain-%s does not fit in %zu bytes", name, sizeof(path));
+	if (!prog)
+		prog = path;
 	fflush(stdout);
 	args = xcalloc((size_t)argc + 2, sizeof(*args));
 	args[0] = prog;
@@ -163,7 +164,7 @@ static int run_command(const struct command *c, int argc, char **argv)
 
 	int status;
 
-	snprintf(who, sizeof(who), "hpctrain %s", c->name);
+	strfmt_label(who, sizeof(who), "hpctrain %s", c->name);
 	say_set_prefix(who);
 	status = c->fn ? c->fn(argc, argv) : run_external(c, argc, argv);
 	if (hpt_slurm_fini() && !(c->flags & NEEDS_SLURM))

@@ -8,4 +8,4 @@ HPCTRAIN_PKGS += yaml-0.1 jansson libcrypto
 DEBIAN_PKGS   += libyaml-dev libjansson-dev libssl-dev zlib1g-dev
 
 UNIT_TESTS += test_spec test_spec_stage test_template test_sweep test_ynode test_suggest test_diag test_sbuf \
-              test_fileio test_envvar test_statkey test_flatdoc test_linediff test_straggler
+              test_fileio test_envvar test_statkey test_flatdoc test_linediff test_straggler test_jsonb

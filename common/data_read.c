@@ -2,6 +2,7 @@
  * Pure core. */
 #include "common/data_read.h" // defines: struct data_read, data_read_*
 #include "common/sbuf.h"             // defines: struct sbuf, sbuf_add_number, sbuf_add_printable
+#include "common/jsonb.h" // defines: jsonb_text
 
 #include <math.h> /* isfinite: a macro, no libm */
 #include <string.h>
@@ -67,13 +68,10 @@ static json_t *num(double v)
 
 json_t *data_read_json(const struct data_read *d)
 {
-	json_t *path;
-
 	if (!d->seen)
 		return json_null();
-	/* json_string refuses invalid UTF-8 (a cut path): null, not a failure */
-	path = json_string(d->path);
-	return json_pack("{s:o, s:b, s:o, s:o, s:o}", "path", path ? path : json_null(), "staged",
+	/* a path is bytes (or cut): carried escaped when not UTF-8 */
+	return json_pack("{s:o, s:b, s:o, s:o, s:o}", "path", jsonb_text(d->path), "staged",
 			 d->staged, "bytes", num(d->bytes), "seconds", num(d->seconds),
 			 "bytes_per_s", num(data_read_rate(d)));
 }

@@ -2,6 +2,7 @@
  * Core: no I/O except the out-of-memory message. */
 #include "common/sbuf.h"     // defines: struct sbuf, sbuf_*, x* allocators
 #include "common/exitcode.h" // defines: HPT_EXIT_INTERNAL
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <math.h>
 #include <stdint.h>
@@ -270,6 +271,6 @@ const char *sbuf_clip(const char *s, char buf[SBUF_CLIP_SIZE])
 		return s;
 	while (cut && ((unsigned char)s[cut] & 0xc0) == 0x80) /* not inside a character */
 		cut--;
-	snprintf(buf, SBUF_CLIP_SIZE, "%.*s... (%zu bytes)", (int)cut, s, len);
+	strfmt_label(buf, SBUF_CLIP_SIZE, "%.*s... (%zu bytes)", (int)cut, s, len);
 	return buf;
 }

@@ -9,6 +9,7 @@
 #include "topology/probe_conv.h"     // defines: struct probe_conv, probe_conv_*
 #include "topology/topo.h"           // defines: struct node_topo, struct topo_gpu, struct topo_nic
 #include "common/sbuf.h"             // defines: x* allocators
+#include "common/strfmt.h" // defines: strfmt
 
 #include <hwloc.h>
 
@@ -45,6 +46,7 @@ static int bridge_index(struct probe_conv *c, hwloc_obj_t b, int depth)
 	if (!tb->host) {
 		const struct hwloc_pcidev_attr_s *p = &b->attr->bridge.upstream.pci;
 
+		/* encode-ok: a bus id's widths, the size of busid */
 		snprintf(tb->busid, sizeof(tb->busid), "%04x:%02x:%02x.%01x",
 			 (unsigned)p->domain, p->bus, p->dev, p->func);
 	}
@@ -63,6 +65,7 @@ static void conv_pci(struct probe_conv *c, hwloc_obj_t o, struct topo_pci *p)
 	p->bus = a->bus;
 	p->dev = a->dev;
 	p->func = a->func;
+	/* encode-ok: a bus id's widths, the size of busid */
 	snprintf(p->busid, sizeof(p->busid), "%04x:%02x:%02x.%01x",
 		 p->domain, p->bus, p->dev, p->func);
 	p->vendor = a->vendor_id;
@@ -142,7 +145,9 @@ static bool is_virtual_function(struct probe_conv *c, hwloc_obj_t o, const char 
 		return true;
 	if (!c->live)
 		return false;
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/physfn", busid);
+	/* a cut path would ask about another device */
+	if (strfmt(path, sizeof(path), "/sys/bus/pci/devices/%s/physfn", busid))
+		return false;
 	return access(path, F_OK) == 0;
 }
 
@@ -238,6 +243,7 @@ static void find_devices(struct probe_conv *c)
 			net |= os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK ||
 			       os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
 		}
+		/* encode-ok: a bus id's widths, the size of busid */
 		snprintf(busid, sizeof(busid), "%04x:%02x:%02x.%01x",
 			 (unsigned)o->attr->pcidev.domain, o->attr->pcidev.bus,
 			 o->attr->pcidev.dev, o->attr->pcidev.func);

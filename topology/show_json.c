@@ -7,6 +7,8 @@
 #include "topology/plan.h"      // defines: struct plan, plan_policy_*_name
 #include "topology/pathclass.h" // defines: pathclass_between, pathclass_name
 #include "common/sbuf.h"           // defines: struct sbuf
+#include "common/jsonb.h"          // defines: jsonb_set, jsonb_append, jsonb_text, jsonb_utf8
+#include "common/strfmt.h"         // defines: strfmt_label
 
 static json_t *set_str(const struct bitmap *b)
 {
@@ -14,7 +16,7 @@ static json_t *set_str(const struct bitmap *b)
 	json_t *v;
 
 	bitmap_format_list(b, &sb);
-	v = json_string(sb.buf);
+	v = jsonb_text(sb.buf);
 	sbuf_release(&sb);
 	return v;
 }
@@ -24,7 +26,7 @@ static json_t *strv(char *const *v, size_t n)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_string(v[i]));
+		jsonb_append(&a, jsonb_text(v[i]));
 	return a;
 }
 
@@ -33,23 +35,24 @@ static json_t *numa_os(const struct node_topo *t, int numa)
 	return numa >= 0 ? json_integer(t->numa[numa].os_index) : json_null();
 }
 
+/* Names from the node or a saved XML file are bytes: carried escaped. */
 static json_t *maybe_str(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return jsonb_text(s);
 }
 
-static void add_pci(json_t *o, const struct topo_pci *p)
+static void add_pci(json_t **o, const struct topo_pci *p)
 {
 	char id[16];
 
-	json_object_set_new(o, "pci_bus_id", json_string(p->busid));
-	snprintf(id, sizeof(id), "%04x:%04x", p->vendor, p->device);
-	json_object_set_new(o, "pci_id", json_string(id));
-	snprintf(id, sizeof(id), "%04x", p->class_id);
-	json_object_set_new(o, "pci_class", json_string(id));
-	json_object_set_new(o, "link_gbps", json_real(p->link_gbps));
-	json_object_set_new(o, "cpuset", set_str(&p->cpuset));
-	json_object_set_new(o, "nodeset", set_str(&p->nodeset));
+	jsonb_set(o, "pci_bus_id", jsonb_text(p->busid));
+	strfmt_label(id, sizeof(id), "%04x:%04x", p->vendor, p->device);
+	jsonb_set(o, "pci_id", jsonb_text(id));
+	strfmt_label(id, sizeof(id), "%04x", p->class_id);
+	jsonb_set(o, "pci_class", jsonb_text(id));
+	jsonb_set(o, "link_gbps", json_real(p->link_gbps));
+	jsonb_set(o, "cpuset", set_str(&p->cpuset));
+	jsonb_set(o, "nodeset", set_str(&p->nodeset));
 }
 
 static json_t *class_matrix(const struct node_topo *t, bool nics)
@@ -63,10 +66,10 @@ static json_t *class_matrix(const struct node_topo *t, bool nics)
 		for (size_t j = 0; j < n; j++) {
 			const struct topo_pci *b = nics ? &t->nics[j].pci : &t->gpus[j].pci;
 
-			json_array_append_new(row, !nics && i == j ? json_string("X") :
-				json_string(pathclass_name(pathclass_between(t, &t->gpus[i].pci, b))));
+			jsonb_append(&row, !nics && i == j ? jsonb_text("X") :
+				jsonb_text(pathclass_name(pathclass_between(t, &t->gpus[i].pci, b))));
 		}
-		json_array_append_new(m, row);
+		jsonb_append(&m, row);
 	}
 	return m;
 }
@@ -83,7 +86,7 @@ static json_t *cpu_features(const struct node_topo *t)
 	o = json_object();
 	have = cpufeat_parse(t->cpu_flags);
 	for (size_t i = 0; i < CPUFEAT_COUNT; i++)
-		json_object_set_new(o, cpufeat_descs[i].flag,
+		jsonb_set(&o, cpufeat_descs[i].flag,
 				    json_boolean(have & cpufeat_descs[i].bit));
 	return o;
 }
@@ -92,40 +95,40 @@ json_t *show_json_topo(const struct node_topo *t)
 {
 	json_t *o = json_object(), *a;
 
-	json_object_set_new(o, "source", maybe_str(t->source));
-	json_object_set_new(o, "hostname", maybe_str(t->hostname));
-	json_object_set_new(o, "cpuset", set_str(&t->cpuset));
-	json_object_set_new(o, "allowed", set_str(&t->allowed));
-	json_object_set_new(o, "cpu_features", cpu_features(t));
-	json_object_set_new(o, "bf16_speed",
-			    t->cpu_flags ? json_string(cpufeat_bf16_speed_key(
+	jsonb_set(&o, "source", maybe_str(t->source));
+	jsonb_set(&o, "hostname", maybe_str(t->hostname));
+	jsonb_set(&o, "cpuset", set_str(&t->cpuset));
+	jsonb_set(&o, "allowed", set_str(&t->allowed));
+	jsonb_set(&o, "cpu_features", cpu_features(t));
+	jsonb_set(&o, "bf16_speed",
+			    t->cpu_flags ? jsonb_text(cpufeat_bf16_speed_key(
 						   cpufeat_bf16_speed(t->cpu_flags)))
 					 : json_null());
 	a = json_array();
 	for (size_t i = 0; i < t->n_packages; i++) {
 		const struct topo_package *p = &t->packages[i];
 
-		json_array_append_new(a, json_pack("{s:I, s:o, s:o}",
+		jsonb_append(&a, json_pack("{s:I, s:o, s:o}",
 			"os_index", (json_int_t)p->os_index, "model", maybe_str(p->model),
 			"cpuset", set_str(&p->cpuset)));
 	}
-	json_object_set_new(o, "packages", a);
+	jsonb_set(&o, "packages", a);
 	a = json_array();
 	for (size_t i = 0; i < t->n_numa; i++) {
 		const struct topo_numa *n = &t->numa[i];
 
-		json_array_append_new(a, json_pack("{s:I, s:I, s:o, s:o}",
+		jsonb_append(&a, json_pack("{s:I, s:I, s:o, s:o}",
 			"os_index", (json_int_t)n->os_index, "memory_bytes", (json_int_t)n->memory,
 			"package", n->package >= 0 ? json_integer(t->packages[n->package].os_index)
 						   : json_null(),
 			"cpuset", set_str(&n->cpuset)));
 	}
-	json_object_set_new(o, "numa_nodes", a);
+	jsonb_set(&o, "numa_nodes", a);
 	a = json_array();
 	for (size_t i = 0; i < t->n_cores; i++) {
 		const struct topo_core *c = &t->cores[i];
 
-		json_array_append_new(a, json_pack("{s:I, s:I, s:o, s:o, s:I, s:o}",
+		jsonb_append(&a, json_pack("{s:I, s:I, s:o, s:o, s:I, s:o}",
 			"logical_index", (json_int_t)c->logical_index,
 			"os_index", (json_int_t)c->os_index,
 			"package", c->package >= 0 ? json_integer(t->packages[c->package].os_index)
@@ -133,37 +136,41 @@ json_t *show_json_topo(const struct node_topo *t)
 			"numa", numa_os(t, c->numa), "l3", (json_int_t)c->l3,
 			"cpuset", set_str(&c->pus)));
 	}
-	json_object_set_new(o, "cores", a);
+	jsonb_set(&o, "cores", a);
 	a = json_array();
 	for (size_t i = 0; i < t->n_gpus; i++) {
 		const struct topo_gpu *g = &t->gpus[i];
-		json_t *x = json_pack("{s:I, s:s, s:s, s:o, s:o, s:o}", "index", (json_int_t)i,
-				      "vendor", g->vendor, "model", g->model, "uuid", maybe_str(g->uuid),
+		json_t *x = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "index", (json_int_t)i,
+				      "vendor", jsonb_text(g->vendor), "model", jsonb_text(g->model), "uuid", maybe_str(g->uuid),
 				      "os_devices", strv(g->osdevs, g->n_osdevs),
 				      "numa", numa_os(t, g->numa));
 
-		add_pci(x, &g->pci);
-		json_array_append_new(a, x);
+		add_pci(&x, &g->pci);
+		jsonb_append(&a, x);
 	}
-	json_object_set_new(o, "gpus", a);
+	jsonb_set(&o, "gpus", a);
 	a = json_array();
 	for (size_t i = 0; i < t->n_nics; i++) {
 		const struct topo_nic *n = &t->nics[i];
 		json_t *attrs = json_object();
 		json_t *x;
+		struct sbuf key = SBUF_INIT;
 
 		for (size_t j = 0; j < n->n_attrs; j++)
-			json_object_set_new(attrs, n->attrs[j].name, json_string(n->attrs[j].value));
-		x = json_pack("{s:I, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "index", (json_int_t)i,
-			      "name", topo_nic_name(n), "vendor", n->vendor, "model", n->model,
+			jsonb_set(&attrs, jsonb_utf8(n->attrs[j].name, &key),
+				  jsonb_text(n->attrs[j].value));
+		x = json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "index", (json_int_t)i,
+			      "name", jsonb_text(topo_nic_name(n)), "vendor", jsonb_text(n->vendor),
+			      "model", jsonb_text(n->model),
 			      "openfabrics", strv(n->ofed, n->n_ofed), "net", strv(n->net, n->n_net),
 			      "attributes", attrs, "numa", numa_os(t, n->numa));
-		add_pci(x, &n->pci);
-		json_array_append_new(a, x);
+		add_pci(&x, &n->pci);
+		jsonb_append(&a, x);
+		sbuf_release(&key);
 	}
-	json_object_set_new(o, "nics", a);
-	json_object_set_new(o, "gpu_gpu", class_matrix(t, false));
-	json_object_set_new(o, "gpu_nic", class_matrix(t, true));
+	jsonb_set(&o, "nics", a);
+	jsonb_set(&o, "gpu_gpu", class_matrix(t, false));
+	jsonb_set(&o, "gpu_nic", class_matrix(t, true));
 	return o;
 }
 
@@ -171,33 +178,33 @@ json_t *show_json_plan(const struct node_topo *t, const struct plan *p)
 {
 	json_t *o = json_object(), *a = json_array();
 
-	json_object_set_new(o, "policy", json_pack("{s:s, s:s, s:s, s:s}",
+	jsonb_set(&o, "policy", json_pack("{s:s, s:s, s:s, s:s}",
 		"gpu", plan_policy_gpu_name(p->policy.gpu),
 		"cpu", plan_policy_cpu_name(p->policy.cpu),
 		"nic", plan_policy_nic_name(p->policy.nic),
 		"memory", plan_policy_memory_name(p->policy.memory)));
-	json_object_set_new(o, "ranks", json_integer((json_int_t)p->n));
-	json_object_set_new(o, "gpus", json_integer((json_int_t)p->n_gpus));
+	jsonb_set(&o, "ranks", json_integer((json_int_t)p->n));
+	jsonb_set(&o, "gpus", json_integer((json_int_t)p->n_gpus));
 	for (size_t r = 0; r < p->n; r++) {
 		const struct slice *s = &p->slices[r];
 		json_t *names = json_array(), *idx = json_array();
 
 		for (size_t i = 0; i < s->n_nics; i++) {
-			json_array_append_new(names, json_string(topo_nic_name(&t->nics[s->nics[i]])));
-			json_array_append_new(idx, json_integer(s->nics[i]));
+			jsonb_append(&names, jsonb_text(topo_nic_name(&t->nics[s->nics[i]])));
+			jsonb_append(&idx, json_integer(s->nics[i]));
 		}
-		json_array_append_new(a, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:o}",
+		jsonb_append(&a, json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:o}",
 			"local_rank", (json_int_t)s->local_rank,
 			"gpu", s->gpu >= 0 ? json_integer(s->gpu) : json_null(),
 			"gpu_ordinal", s->gpu_ordinal >= 0 ? json_integer(s->gpu_ordinal) : json_null(),
-			"pci_bus_id", s->gpu >= 0 ? json_string(s->busid) : json_null(),
+			"pci_bus_id", s->gpu >= 0 ? jsonb_text(s->busid) : json_null(),
 			"nics", names, "nic_indices", idx,
-			"nic_class", s->n_nics ? json_string(pathclass_name(s->nic_class)) : json_null(),
+			"nic_class", s->n_nics ? jsonb_text(pathclass_name(s->nic_class)) : json_null(),
 			"cpuset", set_str(&s->cpuset), "nodeset", set_str(&s->nodeset),
 			"memory", plan_policy_memory_name(s->memory),
 			"why", s->why ? s->why : "",
 			"cpu_note", maybe_str(s->cpu_note)));
 	}
-	json_object_set_new(o, "slices", a);
+	jsonb_set(&o, "slices", a);
 	return o;
 }

@@ -2,6 +2,7 @@
 #include "trainer/metrics.h" // defines: struct metrics, metrics_*
 #include "trainer/model/model.h"   // defines: struct layer_time
 #include "common/fileio.h"      // defines: fileio_open_append
+#include "common/jsonb.h"       // defines: jsonb_append
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "common/straggler.h"   // defines: struct straggler_hit, straggler_cause_names
 
@@ -100,11 +101,11 @@ int metrics_epoch(struct metrics *mt, int64_t epoch, int64_t steps, double train
 int metrics_data(struct metrics *mt, const char *dataset, const char *path, bool staged,
 		 uint64_t bytes, double seconds)
 {
-	/* the path may hold anything a file name may: jansson escapes it
-	 * (a name that is not UTF-8 is written as null) */
-	json_t *p = json_string(path);
-	json_t *o = json_pack("{s:s, s:s?, s:o, s:b, s:I, s:f, s:o}", "event", "data", "dataset",
-			      dataset, "path", p ? p : json_null(), "staged", staged, "bytes",
+	/* the path and the data set's name may hold anything a file name
+	 * may: carried escaped when not UTF-8 (a null path said nothing, and
+	 * a name not UTF-8 lost the whole line) */
+	json_t *o = json_pack("{s:s, s:o, s:o, s:b, s:I, s:f, s:o}", "event", "data", "dataset",
+			      jsonb_text(dataset), "path", jsonb_text(path), "staged", staged, "bytes",
 			      (json_int_t)bytes, "seconds", seconds, "bytes_per_s",
 			      seconds > 0 ? json_real((double)bytes / seconds) : json_null());
 	int rc = 0;
@@ -150,11 +151,11 @@ int metrics_profile(struct metrics *mt, const struct step_profile *p,
 		double s = layers[i].fwd_s + layers[i].bwd_s;
 
 		rest -= s;
-		json_array_append_new(a, json_pack("{s:s, s:f, s:f, s:f}", "layer", layers[i].name,
-						   "forward_ms", layers[i].fwd_s * per,
-						   "backward_ms", layers[i].bwd_s * per, "gflops",
-						   s > 0 ? layers[i].flops * samples_per_step *
-							   (double)p->steps / s * 1e-9 : 0.0));
+		jsonb_append(&a, json_pack("{s:s, s:f, s:f, s:f}", "layer", layers[i].name,
+					   "forward_ms", layers[i].fwd_s * per, "backward_ms",
+					   layers[i].bwd_s * per, "gflops",
+					   s > 0 ? layers[i].flops * samples_per_step *
+						   (double)p->steps / s * 1e-9 : 0.0));
 	}
 	rest -= p->data_s + p->loss_s + p->wait_s + p->update_s;
 	o = json_pack("{s:s, s:I, s:f, s:o, s:f, s:f, s:f, s:f, s:f}", "event", "profile", "steps",

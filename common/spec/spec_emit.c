@@ -296,6 +296,7 @@ void spec_hash(const char *text, size_t len, char out[65])
 
 	EVP_Digest(text, len, md, &n, EVP_sha256(), NULL);
 	for (unsigned int i = 0; i < n && i < 32; i++)
+		/* encode-ok: two hex digits and the NUL: always 3 */
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 	out[64] = '\0';
 }

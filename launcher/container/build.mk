@@ -2,8 +2,9 @@
 # each runtime's command line (container_argv.c, pure), what an image is
 # and which runtime a node has (container_image.c), and the image's
 # content digest, the part of a run's identity its spec cannot hold
-# (container_digest.c), a SquashFS image mounted once per node outside
-# ch-run (container_squash.c), podman's program found and its container
+# (container_digest.c), an image a runtime reads itself checked against
+# that digest before it starts (container_verify.c), a SquashFS image
+# mounted once per node outside ch-run (container_squash.c), podman's program found and its container
 # removed for the supervisor (container_podman.c), one rank's
 # program wrapped, or its command line previewed (container_wrap.c), and
 # a directory image packed once for container.stage (container_pack.c);

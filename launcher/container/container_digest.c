@@ -32,6 +32,7 @@ struct tree {
 static void hex_of(const unsigned char *md, char out[65])
 {
 	for (int i = 0; i < 32; i++)
+		/* encode-ok: two hex digits and the NUL: always 3 */
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
@@ -324,8 +325,14 @@ static int fingerprint(const char *image, enum container_image_kind kind, struct
 	return 0;
 }
 
-int container_digest(const char *image, enum container_image_kind kind, const char *cache,
-		     char out[CONTAINER_DIGEST_SIZE], struct sbuf *note, struct sbuf *err)
+/* How digest_of treats the cache: believe an entry that matches (else
+ * hash), only look (1 when no entry matches: nothing read), or hash
+ * whatever it holds. */
+enum digest_use { DIGEST_REUSE, DIGEST_LOOK, DIGEST_FRESH };
+
+static int digest_of(const char *image, enum container_image_kind kind, const char *cache,
+		     enum digest_use use, char out[CONTAINER_DIGEST_SIZE], struct sbuf *note,
+		     struct sbuf *err)
 {
 	struct tree t = { NULL, 0 };
 	json_t *doc = NULL;
@@ -339,8 +346,12 @@ int container_digest(const char *image, enum container_image_kind kind, const ch
 	if ((rc = fingerprint(image, kind, &t, fp, err)))
 		goto out;
 	doc = cache_load(cache, note);
-	if (!cache_get(doc, image, fp, out))
+	if (use != DIGEST_FRESH && !cache_get(doc, image, fp, out))
 		goto out;
+	if (use == DIGEST_LOOK) {
+		rc = 1;
+		goto out;
+	}
 	rc = kind == CONTAINER_IMAGE_DIR ? tree_hash(image, &t, hex, err)
 					 : file_sha256(image, 0, &t.v[0].st, hex, err);
 	if (!rc && kind == CONTAINER_IMAGE_DIR) {
@@ -370,4 +381,22 @@ out:
 	json_decref(doc);
 	tree_release(&t);
 	return rc;
+}
+
+int container_digest(const char *image, enum container_image_kind kind, const char *cache,
+		     char out[CONTAINER_DIGEST_SIZE], struct sbuf *note, struct sbuf *err)
+{
+	return digest_of(image, kind, cache, DIGEST_REUSE, out, note, err);
+}
+
+int container_digest_cached(const char *image, enum container_image_kind kind, const char *cache,
+			    char out[CONTAINER_DIGEST_SIZE], struct sbuf *note, struct sbuf *err)
+{
+	return digest_of(image, kind, cache, DIGEST_LOOK, out, note, err);
+}
+
+int container_digest_fresh(const char *image, enum container_image_kind kind, const char *cache,
+			   char out[CONTAINER_DIGEST_SIZE], struct sbuf *note, struct sbuf *err)
+{
+	return digest_of(image, kind, cache, DIGEST_FRESH, out, note, err);
 }

@@ -40,4 +40,17 @@ char *container_digest_cache_path(void);
 int container_digest(const char *image, enum container_image_kind kind, const char *cache,
 		     char out[CONTAINER_DIGEST_SIZE], struct sbuf *note, struct sbuf *err);
 
+/* The cache's answer alone: 0 with out when an entry matches the image's
+ * fingerprint (a stat walk, nothing read), 1 when none does, -1 with err
+ * when the image cannot be walked.  What every rank of a node can ask at
+ * once, before one of them hashes. */
+int container_digest_cached(const char *image, enum container_image_kind kind, const char *cache,
+			    char out[CONTAINER_DIGEST_SIZE], struct sbuf *note, struct sbuf *err);
+
+/* The same, hashed whatever the cache holds, and the answer stored over
+ * the cache's entry: what a check that found the cached digest wrong
+ * asks, so a wrong entry is dropped, never kept. */
+int container_digest_fresh(const char *image, enum container_image_kind kind, const char *cache,
+			   char out[CONTAINER_DIGEST_SIZE], struct sbuf *note, struct sbuf *err);
+
 #endif

@@ -6,6 +6,7 @@
 #include "launcher/container/container_argv.h"  // defines: container_argv_build
 #include "launcher/container/container_image.h" // defines: container_image_kind, container_image_runtime
 #include "launcher/container/container_squash.h" // defines: container_squash_mount, container_squash_path
+#include "launcher/container/container_verify.h" // defines: container_verify, container_verify_is_needed
 #include "common/sbuf.h" // defines: struct sbuf, xasprintf
 
 #include <errno.h>
@@ -248,7 +249,8 @@ static bool mounts_squash(int runtime)
 	return runtime == CONTAINER_CHARLIECLOUD || runtime == CONTAINER_PODMAN;
 }
 
-/* What a SquashFS mount is checked against: container.digest, which
+/* What a SquashFS mount, or an image a runtime reads itself
+ * (container_verify), is checked against: container.digest, which
  * names the image's content.  A staged pack of a directory image
  * (container.stage) is a SquashFS file whose own digest is not the
  * directory's: the stage engine verified its bytes against its manifest,
@@ -281,6 +283,10 @@ int container_wrap(const struct container_wrap_in *w, struct container_run *out,
 		return CONTAINER_WRAP_NO_RUNTIME;
 	if (container_image_kind(c->image, &in.kind, err))
 		return CONTAINER_WRAP_NO_IMAGE;
+	/* an image the runtime reads itself is the pinned one, or refused */
+	if (container_verify_is_needed(in.runtime, in.kind, c->writable) &&
+	    (rc = container_verify(c->image, in.kind, mount_key(w, c), err)))
+		return rc > 0 ? CONTAINER_WRAP_REFUSED : CONTAINER_WRAP_NO_IMAGE;
 	if (mounts_squash(in.runtime) && in.kind == CONTAINER_IMAGE_SQUASHFS &&
 	    !container_squash_mount(c->image, mount_key(w, c), sq, &why))
 		in.squash_dir = sq->dir;

@@ -284,6 +284,7 @@ void doctor_check_gpus(const char *root, const char *granted, size_t topo_gpus, 
 			char rel[64], *path;
 			int fd;
 
+			/* encode-ok: 10 digits in 64 */
 			snprintf(rel, sizeof(rel), "/dev/nvidia%u", minors[i]);
 			path = at_root(root, rel);
 			/* open-ok: a GPU's device node, opened to see that it opens */

@@ -4,6 +4,7 @@
  * Shell: calls doctor_probe.c's collective MPI functions. */
 #include "launcher/doctor/doctor_exchange.h" // defines: doctor_exchange_probe, doctor_exchange_gather
 #include "common/sbuf.h"                     // defines: struct sbuf, xcalloc
+#include "common/jsonb.h" // defines: jsonb_xdumps
 #include "launcher/doctor/doctor_probe.h"    // defines: doctor_probe_ring, doctor_probe_gather
 
 #include <stdlib.h>
@@ -39,7 +40,8 @@ struct doctor_node *doctor_exchange_gather(const struct doctor_node *me, int ran
 					   size_t *n)
 {
 	json_t *mine = doctor_node_json(me);
-	char *text = json_dumps(mine, JSON_COMPACT), **all;
+	/* its names are carried escaped (doctor_node_json): NULL is out of memory */
+	char *text = jsonb_xdumps(mine, JSON_COMPACT), **all;
 	double *offsets = xcalloc((size_t)size, sizeof(double));
 	struct doctor_node *nodes = NULL;
 

@@ -2,6 +2,7 @@
  * comparisons across nodes, the table and the JSON (see doctor.h). */
 #include "launcher/doctor/doctor.h" // defines: struct doctor_node, doctor_compare, doctor_table
 #include "common/sbuf.h"     // defines: struct sbuf, xstrdup, sbuf_add_printable
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_append, jsonb_text
 
 #include <math.h>
 #include <stdarg.h>
@@ -293,11 +294,13 @@ json_t *doctor_node_json(const struct doctor_node *n)
 {
 	json_t *checks = json_object();
 
+	/* a reason may quote a path or a device's answer: bytes, carried
+	 * escaped, so a node's verdict never loses a check */
 	for (int c = 0; c < DOCTOR_NCHECKS; c++)
-		json_object_set_new(checks, doctor_check_name(c),
-				    json_pack("{s:s, s:s*}", "grade", grade_names[n->cell[c].grade],
-					      "reason", n->cell[c].reason));
-	return json_pack("{s:s, s:b, s:o, s:f, s:f, s:f}", "node", n->node, "failed",
+		jsonb_set(&checks, doctor_check_name(c),
+			  json_pack("{s:s, s:o*}", "grade", grade_names[n->cell[c].grade], "reason",
+				    n->cell[c].reason ? jsonb_text(n->cell[c].reason) : NULL));
+	return json_pack("{s:o, s:b, s:o, s:f, s:f, s:f}", "node", jsonb_text(n->node), "failed",
 			 doctor_node_failed(n), "checks", checks, "gemm_gflops", n->gemm_gflops,
 			 "ring_gbps", n->ring_gbps, "clock_offset_s", n->clock_offset_s);
 }
@@ -338,10 +341,10 @@ json_t *doctor_json(const struct doctor_node *nodes, size_t n, const char *exclu
 	json_t *arr = json_array(), *failed = json_array();
 
 	for (size_t i = 0; i < n; i++) {
-		json_array_append_new(arr, doctor_node_json(&nodes[i]));
+		jsonb_append(&arr, doctor_node_json(&nodes[i]));
 		if (doctor_node_failed(&nodes[i]))
-			json_array_append_new(failed, json_string(nodes[i].node));
+			jsonb_append(&failed, jsonb_text(nodes[i].node));
 	}
-	return json_pack("{s:o, s:o, s:s, s:b}", "nodes", arr, "failed", failed, "exclude",
-			 exclude ? exclude : "", "ok", json_array_size(failed) == 0);
+	return json_pack("{s:o, s:o, s:o, s:b}", "nodes", arr, "failed", failed, "exclude",
+			 jsonb_text(exclude ? exclude : ""), "ok", json_array_size(failed) == 0);
 }

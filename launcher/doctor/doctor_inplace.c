@@ -2,6 +2,7 @@
  * allocation (doctor_inplace.h).  Shell: the run's files, Slurm's
  * environment, the clock. */
 #include "launcher/doctor/doctor_inplace.h"   // defines: doctor_inplace
+#include "common/jsonb.h"   // defines: jsonb_set, jsonb_text
 #include "common/fileio.h"                    // defines: fileio_read, fileio_exists
 #include "common/runfile.h"                   // defines: RUNFILE_*
 #include "common/sbuf.h"                      // defines: struct sbuf, xasprintf
@@ -198,11 +199,11 @@ int doctor_inplace(const char *dir, const struct job *job, const char *const *lo
 		goto out;
 	}
 	in = figures(dir, ended);
-	json_object_set_new(in, "why", json_string(why));
-	json_object_set_new(in, "detail", json_string(detail));
-	json_object_set_new(in, "from_attempt", json_integer(here.attempt));
-	json_object_set_new(in, "exclude", json_string(exclude.buf));
-	json_object_set_new(in, "nodes", json_integer(next));
+	jsonb_set(&in, "why", jsonb_text(why));
+	jsonb_set(&in, "detail", jsonb_text(detail));
+	jsonb_set(&in, "from_attempt", json_integer(here.attempt));
+	jsonb_set(&in, "exclude", jsonb_text(exclude.buf));
+	jsonb_set(&in, "nodes", json_integer(next));
 	if (new_attempt(dir, here.run, job_id, in, &rd, msg))
 		goto out;
 	sbuf_addf(answer, "%lld\n%s\n%s\n", (long long)next, step_exclude.buf, rd.dir);

@@ -9,6 +9,7 @@
 #include "common/sbuf.h"                      // defines: struct sbuf, xasprintf
 #include "common/spec/spec.h"                 // defines: struct job
 #include "launcher/doctor/doctor_inplace.h"   // defines: doctor_inplace
+#include "common/jsonb.h" // defines: jsonb_append, jsonb_text, jsonb_dumps
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_plan, doctor_preflight_enough_left
 #include "launcher/doctor/doctor_record.h"    // defines: doctor_record_ledger
 #include "launcher/doctor/doctor_slow.h"      // defines: doctor_slow_record
@@ -26,14 +27,15 @@
 static void write_lost(const char *run, const char *const *nodes, size_t k, const char *why)
 {
 	struct sbuf err = SBUF_INIT;
-	json_t *doc = json_pack("{s:b, s:[], s:s}", "ok", 0, "nodes", "why", why);
+	json_t *list = json_array(), *doc;
 	char *path = xasprintf("%s/" RUNFILE_LOST, run), *text;
 
-	for (size_t i = 0; doc && i < k; i++)
-		json_array_append_new(json_object_get(doc, "nodes"), json_string(nodes[i]));
-	text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	for (size_t i = 0; i < k; i++)
+		jsonb_append(&list, jsonb_text(nodes[i]));
+	doc = json_pack("{s:b, s:o, s:o}", "ok", 0, "nodes", list, "why", jsonb_text(why));
+	text = jsonb_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS, path, &err);
 	if (!text || fileio_write_atomic(path, text, strlen(text), 0600, 0, &err))
-		say("warning: %s not written: %s", path, text ? err.buf : "out of memory");
+		say("warning: %s not written: %s", path, err.buf);
 	free(text);
 	free(path);
 	json_decref(doc);

@@ -7,6 +7,7 @@
 #include "common/fileio.h"                    // defines: fileio_read, fileio_write_atomic
 #include "common/sbuf.h"                      // defines: struct sbuf
 #include "common/spec/spec.h"                 // defines: struct job
+#include "common/jsonb.h" // defines: jsonb_dumps
 #include "launcher/doctor/exclude.h"          // defines: exclude_nodes_left
 #include "launcher/runs/resize.h"             // defines: resize_next
 #include "launcher/runs/rundir.h"             // defines: struct rundir, rundir_open
@@ -20,10 +21,11 @@
 int doctor_preflight_write(const char *dir, const json_t *doc, struct sbuf *err)
 {
 	struct sbuf path = SBUF_INIT;
-	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	char *text;
 	int status = 0;
 
 	sbuf_addf(&path, "%s/" RUNFILE_PREFLIGHT, dir);
+	text = jsonb_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS, path.buf, err);
 	if (!text || fileio_write_atomic(path.buf, text, strlen(text), 0600, 0, err))
 		status = -1;
 	free(text);

@@ -7,6 +7,7 @@
 #include "launcher/doctor/doctor_probe.h" // defines: doctor_probe_*
 #include "common/sbuf.h"           // defines: struct sbuf, xmalloc
 #include "common/monoclock.h"  // defines: monoclock_s
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <dnnl.h>
 #include <errno.h>
@@ -44,7 +45,7 @@ struct bind_try {
 
 static void set_error(struct doctor_bind_result *r, const char *call)
 {
-	snprintf(r->error, sizeof(r->error), "%s: %s", call, strerror(errno));
+	strfmt_label(r->error, sizeof(r->error), "%s: %s", call, strerror(errno));
 }
 
 static void try_cpus(const struct bitmap *cpus, struct doctor_bind_result *r)
@@ -112,7 +113,7 @@ void doctor_probe_bind(const struct bitmap *cpus, const struct bitmap *mems, boo
 	/* A thread of its own: affinity and memory policy are per thread, so
 	 * the doctor itself stays where it was. */
 	if (pthread_create(&th, NULL, bind_thread, &t)) {
-		snprintf(r->error, sizeof(r->error), "cannot start a thread");
+		strfmt_label(r->error, sizeof(r->error), "cannot start a thread");
 		return;
 	}
 	pthread_join(th, NULL);

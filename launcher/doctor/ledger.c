@@ -28,6 +28,7 @@
  * read and when it is recorded. */
 #include "launcher/doctor/ledger.h" // defines: ledger_*, struct ledger_event
 #include "common/sbuf.h"     // defines: struct sbuf, sbuf_add_printable, xcalloc, xstrdup
+#include "common/jsonb.h" // defines: jsonb_text
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,7 +207,7 @@ static void record_one(json_t *e, const struct ledger_event *ev, time_t now)
 	set_int(e, "last_failure", now);
 	/* A failure without a reason must not show an older one as its own. */
 	if (ev->reason)
-		json_object_set_new(e, "reason", json_string(ev->reason));
+		json_object_set_new(e, "reason", jsonb_text(ev->reason)); /* fails only out of memory */
 	else
 		json_object_del(e, "reason");
 	if (same)

@@ -4,6 +4,7 @@
 #include "common/fileio.h"          // defines: fileio_read_flags, FILEIO_NOFOLLOW
 #include "common/linediff.h"        // defines: linediff_unified, linediff_is_text
 #include "common/sbuf.h"            // defines: struct sbuf, xasprintf
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_append
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -71,7 +72,7 @@ static json_t *missing_snapshot(const json_t *a, const json_t *b)
 
 /* The content of one changed file: counts and a unified diff, or a note.
  * Text that is not UTF-8 cannot go into JSON: it counts as binary. */
-static void add_content(json_t *entry, const json_t *a, const json_t *b, const char *path)
+static void add_content(json_t **entry, const json_t *a, const json_t *b, const char *path)
 {
 	struct sbuf ta = SBUF_INIT, tb = SBUF_INIT, diff = SBUF_INIT;
 	json_t *gone = missing_snapshot(a, b);
@@ -81,19 +82,19 @@ static void add_content(json_t *entry, const json_t *a, const json_t *b, const c
 	if (!gone && !why)
 		why = read_version(b, path, &tb);
 	if (gone) {
-		json_object_set_new(entry, "note", gone);
+		jsonb_set(entry, "note", gone);
 	} else if (why) {
-		json_object_set_new(entry, "note", json_string(why));
+		jsonb_set(entry, "note", json_string(why));
 	} else if (!linediff_is_text(ta.buf, ta.len) || !linediff_is_text(tb.buf, tb.len) ||
 		   !sbuf_is_utf8(ta.buf) || !sbuf_is_utf8(tb.buf)) {
-		json_object_set_new(entry, "note", json_string("binary files differ"));
+		jsonb_set(entry, "note", json_string("binary files differ"));
 	} else {
 		char *la = xasprintf("a/%s", path), *lb = xasprintf("b/%s", path);
 
 		linediff_unified(ta.buf, ta.len, tb.buf, tb.len, la, lb, &diff, &st);
-		json_object_set_new(entry, "removed", json_integer((json_int_t)st.removed));
-		json_object_set_new(entry, "added", json_integer((json_int_t)st.added));
-		json_object_set_new(entry, "diff", json_stringn(diff.buf, diff.len));
+		jsonb_set(entry, "removed", json_integer((json_int_t)st.removed));
+		jsonb_set(entry, "added", json_integer((json_int_t)st.added));
+		jsonb_set(entry, "diff", json_stringn(diff.buf, diff.len));
 		free(la);
 		free(lb);
 	}
@@ -125,26 +126,26 @@ static json_t *changed_entry(const json_t *a, const json_t *b, const json_t *fa,
 	json_t *e = json_pack("{s:s, s:s}", "path", path, "what", what);
 
 	if (!is_safe_path(path))
-		json_object_set_new(e, "note", json_string("unsafe path, not read"));
+		jsonb_set(&e, "note", json_string("unsafe path, not read"));
 	else if (!strcmp(what, "content"))
-		add_content(e, a, b, path);
+		add_content(&e, a, b, path);
 	else if (!strcmp(what, "mode"))
-		json_object_set_new(e, "note",
+		jsonb_set(&e, "note",
 				    json_sprintf("mode %llo -> %llo",
 						 (unsigned long long)json_integer_value(json_object_get(fa, "mode")),
 						 (unsigned long long)json_integer_value(json_object_get(fb, "mode"))));
 	else if (!strcmp(what, "link"))
-		json_object_set_new(e, "note", json_sprintf("link %s -> %s", str(fa, "link"),
-							     str(fb, "link")));
+		jsonb_set(&e, "note", json_sprintf("link %s -> %s", str(fa, "link"), str(fb, "link")));
 	return e;
 }
 
-/* Walks the two sorted file lists as a merge: O(files). */
-static void compare_files(const json_t *a, const json_t *b, json_t *section)
+/* Walks the two sorted file lists as a merge: O(files).  The three lists
+ * replace section's empty ones (in their places); one that could not be
+ * built drops *section. */
+static void compare_files(const json_t *a, const json_t *b, json_t **section)
 {
 	const json_t *va = json_object_get(a, "files"), *vb = json_object_get(b, "files");
-	json_t *added = json_object_get(section, "added"), *removed = json_object_get(section, "removed");
-	json_t *changed = json_object_get(section, "changed");
+	json_t *added = json_array(), *removed = json_array(), *changed = json_array();
 	size_t i = 0, k = 0, na = json_array_size(va), nb = json_array_size(vb);
 
 	while (i < na || k < nb) {
@@ -155,18 +156,21 @@ static void compare_files(const json_t *a, const json_t *b, json_t *section)
 		if (!pa && !pb) {
 			i++, k++; /* a record without a path names nothing */
 		} else if (c < 0) {
-			json_array_append_new(removed, json_string(pa));
+			jsonb_append(&removed, json_string(pa));
 			i++;
 		} else if (c > 0) {
-			json_array_append_new(added, json_string(pb));
+			jsonb_append(&added, json_string(pb));
 			k++;
 		} else {
 			what = what_changed(fa, fb);
 			if (what)
-				json_array_append_new(changed, changed_entry(a, b, fa, fb, what));
+				jsonb_append(&changed, changed_entry(a, b, fa, fb, what));
 			i++, k++;
 		}
 	}
+	jsonb_set(section, "added", added);
+	jsonb_set(section, "removed", removed);
+	jsonb_set(section, "changed", changed);
 }
 
 json_t *code_diff(const json_t *a, const json_t *b)
@@ -181,10 +185,10 @@ json_t *code_diff(const json_t *a, const json_t *b)
 	section = json_pack("{s:o, s:o, s:[], s:[], s:[]}", "a", side(a), "b", side(b), "added",
 			    "removed", "changed");
 	if (!a || !b) {
-		json_object_set_new(section, "note",
-				    json_sprintf("no code recorded for the %s run", a ? "second" : "first"));
+		jsonb_set(&section, "note",
+			  json_sprintf("no code recorded for the %s run", a ? "second" : "first"));
 		return section;
 	}
-	compare_files(a, b, section);
-	return section;
+	compare_files(a, b, &section);
+	return section; /* NULL: a part could not be encoded, none is left out */
 }

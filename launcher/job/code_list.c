@@ -109,6 +109,7 @@ int code_list_seal(struct code_list *l, struct sbuf *err)
 	}
 	EVP_Digest(listing.buf, listing.len, md, &mdlen, EVP_sha256(), NULL);
 	stage_manifest_hex_of(md, hex);
+	/* encode-ok: 7 + 64 hex digits, the size of digest */
 	snprintf(l->digest, sizeof(l->digest), "sha256:%s", hex);
 	rc = 0;
 out:

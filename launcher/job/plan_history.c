@@ -6,6 +6,7 @@
 #include "common/sbuf.h"                // defines: struct sbuf, sbuf_addf
 #include "launcher/runs/attempt_end.h"  // defines: attempt_end_job
 #include "launcher/slurm/slurm.h"       // defines: hpt_slurm_init, hpt_slurm_job
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <stdio.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static int one_job(struct shape_planned *p, struct plan_history_end *e, struct s
 		p->check.end = j.finished ? j.end_time : 0;
 	}
 	if (j.finished || e->from_record) {
-		snprintf(e->state, sizeof(e->state), "%s", j.state ? j.state : "");
+		strfmt_label(e->state, sizeof(e->state), "%s", j.state ? j.state : "");
 		e->exit_code = j.exit_code;
 	}
 	hpt_slurm_job_release(&j);

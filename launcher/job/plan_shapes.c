@@ -7,6 +7,7 @@
 #include "common/exitcode.h"   // defines: enum hpt_exit
 #include "common/sbuf.h"       // defines: struct sbuf, xasprintf
 #include "common/spec/specfile.h" // defines: struct specfile_overrides, specfile_overrides_add
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_append, jsonb_text
 #include "launcher/runs/attempt.h" // defines: struct attempt, attempt_prepare
 
 #include <errno.h>
@@ -215,15 +216,15 @@ void plan_shapes_release(struct plan_shapes_result *p)
 static json_t *candidate_json(const struct shape_candidate *c, json_t *o)
 {
 	if (!c->runnable) {
-		json_object_set_new(o, "why", json_string(c->why ? c->why : ""));
+		jsonb_set(&o, "why", jsonb_text(c->why ? c->why : ""));
 		return o;
 	}
-	json_object_set_new(o, "start", json_integer((json_int_t)c->start));
-	json_object_set_new(o, "steps", json_integer((json_int_t)c->steps));
-	json_object_set_new(o, "run_s", json_real(c->run_s));
-	json_object_set_new(o, "rel_err", json_real(c->rel_err));
-	json_object_set_new(o, "finish", json_integer((json_int_t)c->finish));
-	json_object_set_new(o, "node_hours", json_real(c->node_hours));
+	jsonb_set(&o, "start", json_integer((json_int_t)c->start));
+	jsonb_set(&o, "steps", json_integer((json_int_t)c->steps));
+	jsonb_set(&o, "run_s", json_real(c->run_s));
+	jsonb_set(&o, "rel_err", json_real(c->rel_err));
+	jsonb_set(&o, "finish", json_integer((json_int_t)c->finish));
+	jsonb_set(&o, "node_hours", json_real(c->node_hours));
 	return o;
 }
 
@@ -252,7 +253,7 @@ json_t *plan_shapes_json(const struct plan_shapes_result *p, struct shape_deadli
 		json_t *o = json_pack("{s:i, s:i, s:b}", "nodes", (int)c->nodes, "ranks_per_node",
 				      (int)c->ranks_per_node, "runnable", c->runnable);
 
-		json_array_append_new(a, candidate_json(c, o));
+		jsonb_append(&a, candidate_json(c, o));
 	}
 	json_t *o = json_pack("{s:s, s:{s:I, s:I, s:f, s:I}, s:o, s:o, s:o, s:o}",
 			      "name", p->name, "work", "max_steps", (json_int_t)w->max_steps, "epochs",
@@ -267,8 +268,8 @@ json_t *plan_shapes_json(const struct plan_shapes_result *p, struct shape_deadli
 		struct sbuf says = SBUF_INIT;
 
 		shape_batch_describe(&p->b, &says);
-		json_object_set_new(o, "batch", json_pack("{s:b, s:s}", "global", p->b.global,
-							  "says", says.buf));
+		jsonb_set(&o, "batch", json_pack("{s:b, s:s}", "global", p->b.global, "says",
+						 says.buf));
 		sbuf_release(&says);
 	}
 	return o;

@@ -11,6 +11,7 @@
 #include "common/sbuf.h"                  // defines: struct sbuf, xasprintf
 #include "common/spec/spec.h"             // defines: struct job, job_release
 #include "common/spec/specfile.h"         // defines: specfile_load_run, SPECFILE_RUN_SPEC
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_append, jsonb_text
 #include "launcher/report/report_data.h"  // defines: struct report_run, report_run_attempt
 #include "launcher/report/report_timeline.h" // defines: report_timeline_json
 #include "launcher/runs/attempt_restart.h" // defines: attempt_restart_load
@@ -198,7 +199,7 @@ static json_t *end_json(const struct report_attempt *at)
 			 "source", "run record");
 }
 
-void report_attempts_json(json_t *doc, const struct report_attempts *a,
+void report_attempts_json(json_t **doc, const struct report_attempts *a,
 			  const struct report_run *r)
 {
 	json_t *ends = json_array();
@@ -207,15 +208,14 @@ void report_attempts_json(json_t *doc, const struct report_attempts *a,
 		json_t *in = attempt_restart_load(a->v[i].dir);
 
 		/* in_allocation: an attempt started inside its job, why and its figures */
-		json_array_append_new(ends, json_pack("{s:i, s:s, s:b, s:o, s:o}", "attempt",
-						      a->v[i].attempt, "dir", a->v[i].dir,
-						      "metrics", a->v[i].metrics, "end",
-						      end_json(&a->v[i]), "in_allocation",
-						      in ? in : json_null()));
+		jsonb_append(&ends, json_pack("{s:i, s:o, s:b, s:o, s:o}", "attempt",
+					      a->v[i].attempt, "dir", jsonb_text(a->v[i].dir),
+					      "metrics", a->v[i].metrics, "end", end_json(&a->v[i]),
+					      "in_allocation", in ? in : json_null()));
 	}
-	json_object_set_new(doc, "attempts", json_integer((json_int_t)a->n));
-	json_object_set_new(doc, "resizes", json_integer((json_int_t)report_timeline_count(
-						    &r->timeline, REPORT_EVENT_RESIZE)));
-	json_object_set_new(doc, "events", report_timeline_json(&r->timeline));
-	json_object_set_new(doc, "attempt_ends", ends);
+	jsonb_set(doc, "attempts", json_integer((json_int_t)a->n));
+	jsonb_set(doc, "resizes", json_integer((json_int_t)report_timeline_count(
+					    &r->timeline, REPORT_EVENT_RESIZE)));
+	jsonb_set(doc, "events", report_timeline_json(&r->timeline));
+	jsonb_set(doc, "attempt_ends", ends);
 }

@@ -60,10 +60,10 @@ void report_attempts_release(struct report_attempts *a);
  * the run's record)"; nothing for a lone attempt without one. */
 void report_attempts_format(const struct report_attempts *a, struct sbuf *out);
 
-/* Adds to doc "attempts" (how many were read), "resizes", "events" (the
+/* Adds to *doc (or drops it, as jsonb_set does) "attempts" (how many were read), "resizes", "events" (the
  * timeline's) and "attempt_ends" ([{attempt, dir, end}], end null or
  * {job_id, exit_status, requeued, restart, source: "run record"}). */
-void report_attempts_json(json_t *doc, const struct report_attempts *a,
+void report_attempts_json(json_t **doc, const struct report_attempts *a,
 			  const struct report_run *r);
 
 #endif

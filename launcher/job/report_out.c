@@ -7,6 +7,7 @@
 #include "common/json_print.h"        // defines: json_print
 #include "common/exitcode.h"       // defines: enum hpt_exit
 #include "common/fileio.h"         // defines: fileio_open_regular, fileio_mkdirs, fileio_write_atomic
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_append, jsonb_text
 #include "launcher/report/chart.h" // defines: struct chart, chart_write_png
 #include "launcher/report/report_data.h"  // defines: struct report_run, report_read
 #include "launcher/report/report_manifest.h" // defines: report_manifest_*
@@ -33,8 +34,9 @@ void report_out_skip(struct report_out *o, const char *name, const char *title,
 	report_manifest_remove(&o->manifest, file);
 	free(file);
 	if (o->json)
-		json_array_append_new(o->charts, json_pack("{s:s, s:n, s:s, s:s}", "name", name,
-							   "file", "title", title, "not_drawn", why));
+		jsonb_append(&o->charts, json_pack("{s:s, s:n, s:o, s:o}", "name", name, "file",
+						   "title", jsonb_text(title), "not_drawn",
+						   jsonb_text(why)));
 	else
 		printf("  %s.png: not drawn: %s\n", name, why);
 	sbuf_addf(&o->md, "- %s: not drawn (%s)\n\n", title, why);
@@ -65,8 +67,9 @@ void report_out_emit(struct report_out *o, struct chart *c, const char *name,
 		report_manifest_add(&o->manifest, file);
 		free(file);
 		if (o->json)
-			json_array_append_new(o->charts, json_pack("{s:s, s:s, s:s}", "name", name,
-								   "file", path, "title", c->title));
+			jsonb_append(&o->charts, json_pack("{s:s, s:o, s:o}", "name", name, "file",
+							   jsonb_text(path), "title",
+							   jsonb_text(c->title)));
 		else
 			printf("  %s\n", path);
 		sbuf_addf(&o->md, "![%s](%s.png)\n\n", c->title, name);
@@ -141,9 +144,12 @@ int report_out_print_json(struct report_out *o, json_t *doc)
 {
 	char *md = xasprintf("%s/report.md", o->dir);
 
-	json_object_set_new(doc, "output", json_string(o->dir));
-	json_object_set_new(doc, "report_md", o->md_written ? json_string(md) : json_null());
-	json_object_set(doc, "charts", o->charts);
+	/* the output folder is the user's, and bytes: carried escaped; a
+	 * chart's entry that could not be built dropped o->charts, and so
+	 * the document, which json_print then says */
+	jsonb_set(&doc, "output", jsonb_text(o->dir));
+	jsonb_set(&doc, "report_md", o->md_written ? jsonb_text(md) : json_null());
+	jsonb_set(&doc, "charts", json_incref(o->charts));
 	free(md);
 	return json_print(doc);
 }

@@ -7,6 +7,7 @@
 #include "launcher/report/chart.h"       // defines: struct chart, chart_*, CHART_MAX_TICKS
 #include "launcher/report/report_data.h" // defines: struct report_run
 #include "common/data_read.h"     // defines: data_read_format, data_read_json
+#include "common/jsonb.h" // defines: jsonb_set
 
 #include <math.h>
 #include <stdlib.h>
@@ -117,8 +118,8 @@ void report_stage_section(struct report_out *o, const struct stage_summary *s)
 	add_chart(o, s);
 }
 
-void report_stage_json(json_t *doc, const struct stage_summary *s, const struct report_run *r)
+void report_stage_json(json_t **doc, const struct stage_summary *s, const struct report_run *r)
 {
-	json_object_set_new(doc, "stage", s->n || s->skipped ? stage_summary_json(s) : json_null());
-	json_object_set_new(doc, "data_read", data_read_json(&r->data));
+	jsonb_set(doc, "stage", s->n || s->skipped ? stage_summary_json(s) : json_null());
+	jsonb_set(doc, "data_read", data_read_json(&r->data));
 }

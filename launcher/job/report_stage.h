@@ -24,7 +24,8 @@ void report_stage_head(const struct stage_summary *s, const struct report_run *r
  * report_out_skip does) and nothing is said. */
 void report_stage_section(struct report_out *o, const struct stage_summary *s);
 
-/* Adds "stage" (stage_summary_json, or null) and "data_read" to doc. */
-void report_stage_json(json_t *doc, const struct stage_summary *s, const struct report_run *r);
+/* Adds "stage" (stage_summary_json, or null) and "data_read" to *doc, or
+ * drops *doc when one cannot be built (jsonb_set). */
+void report_stage_json(json_t **doc, const struct stage_summary *s, const struct report_run *r);
 
 #endif

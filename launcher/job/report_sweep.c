@@ -19,6 +19,8 @@
 #include "launcher/runs/runref.h"       // defines: runref_sweep_points
 #include "launcher/shape/shape_history.h" // defines: shape_history_point
 #include "launcher/shape/shape_model.h"   // defines: shape_model_fit, shape_model_step_s
+#include "common/strfmt.h" // defines: strfmt_label
+#include "common/jsonb.h" // defines: jsonb_text
 
 #include <jansson.h>
 #include <math.h>
@@ -140,7 +142,7 @@ static void sweep_scaling(struct report_out *o, const struct report_point *p, si
 	char why[96];
 
 	if (report_points_scaling(p, n, o->width, o->height, &tc, &ec, &ranks)) {
-		snprintf(why, sizeof(why), "every point runs %lld ranks", (long long)ranks);
+		strfmt_label(why, sizeof(why), "every point runs %lld ranks", (long long)ranks);
 		report_out_skip(o, "scaling", "throughput against ranks", why);
 		return;
 	}
@@ -296,7 +298,7 @@ int report_sweep(const char *path, struct report_out *o)
 		status = report_out_write_md(o, head.buf);
 		status = o->status ? o->status : status;
 		if (o->json) {
-			int rc = report_out_print_json(o, json_pack("{s:s, s:O}", "sweep", path,
+			int rc = report_out_print_json(o, json_pack("{s:o, s:O}", "sweep", jsonb_text(path),
 								    "points", pts));
 
 			status = status ? status : rc;

@@ -12,6 +12,7 @@
 #include "common/sbuf.h"            // defines: struct sbuf, xasprintf
 #include "common/spec/ynode.h"      // defines: ynode_parse, ynode_free
 #include "common/spec/ynode_flat.h" // defines: ynode_flat_add
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_append, jsonb_text
 #include "launcher/job/code_diff.h" // defines: code_diff
 
 #include <errno.h>
@@ -157,10 +158,10 @@ static json_t *change(const char *key, const char *a, const char *b)
 	return json_pack("{s:s, s:s?, s:s?}", "key", key, "a", a, "b", b);
 }
 
-static void add_if_differs(json_t *list, const char *key, const char *a, const char *b)
+static void add_if_differs(json_t **list, const char *key, const char *a, const char *b)
 {
 	if (!a != !b || (a && strcmp(a, b)))
-		json_array_append_new(list, change(key, a, b));
+		jsonb_append(list, change(key, a, b));
 }
 
 /* A spec value as plain text: a quoted scalar's string, else as is. */
@@ -202,7 +203,7 @@ static json_t *spec_section(const struct run_record *a, const struct run_record 
 
 	flatdoc_compare(&a->spec, &b->spec, shown_elsewhere, &v, &n);
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(list, change(v[i].key, v[i].old_value, v[i].new_value));
+		jsonb_append(&list, change(v[i].key, v[i].old_value, v[i].new_value));
 	free(v);
 	return list;
 }
@@ -262,7 +263,7 @@ static char *stage_manifest(const struct flatdoc *spec, const char *name)
 /* Each entry of from that other lacks or whose manifest differs; an
  * entry both have is said once (reverse: b's pass, only b's own). */
 static void data_entries(const struct flatdoc *from, const struct flatdoc *other, bool reverse,
-			 json_t *list)
+			 json_t **list)
 {
 	char *name;
 
@@ -270,9 +271,8 @@ static void data_entries(const struct flatdoc *from, const struct flatdoc *other
 		char *mine = manifest_text(from, i), *theirs = stage_manifest(other, name);
 
 		if (!theirs || (!reverse && strcmp(mine, theirs)))
-			json_array_append_new(list, json_pack("{s:s, s:s?, s:s?}", "entry", name,
-							      "a", reverse ? theirs : mine,
-							      "b", reverse ? mine : theirs));
+			jsonb_append(list, json_pack("{s:s, s:s?, s:s?}", "entry", name, "a",
+						     reverse ? theirs : mine, "b", reverse ? mine : theirs));
 		free(mine);
 		free(theirs);
 		free(name);
@@ -283,8 +283,8 @@ static json_t *data_section(const struct run_record *a, const struct run_record 
 {
 	json_t *list = json_array();
 
-	data_entries(&a->spec, &b->spec, false, list);
-	data_entries(&b->spec, &a->spec, true, list);
+	data_entries(&a->spec, &b->spec, false, &list);
+	data_entries(&b->spec, &a->spec, true, &list);
 	return list;
 }
 
@@ -292,7 +292,7 @@ static json_t *versions_section(const struct run_record *a, const struct run_rec
 {
 	json_t *list = json_array();
 
-	add_if_differs(list, "hpctrain",
+	add_if_differs(&list, "hpctrain",
 		       json_string_value(json_object_get(a->submit, "hpctrain_version")),
 		       json_string_value(json_object_get(b->submit, "hpctrain_version")));
 	return list;
@@ -331,7 +331,7 @@ static json_t *shape_section(const struct run_record *a, const struct run_record
 	shape_of(a, va);
 	shape_of(b, vb);
 	for (size_t i = 0; i < 4; i++) {
-		add_if_differs(list, keys[i], va[i], vb[i]);
+		add_if_differs(&list, keys[i], va[i], vb[i]);
 		free(va[i]);
 		free(vb[i]);
 	}
@@ -349,11 +349,10 @@ static json_t *metrics_section(const struct run_record *a, const struct run_reco
 	if (b->summary)
 		flatdoc_add_json(&fb, NULL, b->summary);
 	for (size_t i = 0; i < fa.n; i++)
-		json_array_append_new(list, change(fa.v[i].key, fa.v[i].value,
-						   flatdoc_get(&fb, fa.v[i].key)));
+		jsonb_append(&list, change(fa.v[i].key, fa.v[i].value, flatdoc_get(&fb, fa.v[i].key)));
 	for (size_t i = 0; i < fb.n; i++)
 		if (!flatdoc_get(&fa, fb.v[i].key))
-			json_array_append_new(list, change(fb.v[i].key, NULL, fb.v[i].value));
+			jsonb_append(&list, change(fb.v[i].key, NULL, fb.v[i].value));
 	flatdoc_release(&fa);
 	flatdoc_release(&fb);
 	return list;
@@ -368,15 +367,16 @@ static json_t *document(const struct run_record *a, const struct run_record *b)
 {
 	static const char *const inputs[] = { "spec", "code", "venv", "image", "data", "versions",
 					      "shape" };
-	json_t *doc = json_pack("{s:s, s:s, s:b, s:o, s:o, s:n, s:o, s:o, s:o, s:o, s:o}", "a",
-				a->dir, "b", b->dir, "same", 1, "spec", spec_section(a, b), "code",
+	/* the run folders are the user's, and bytes: carried escaped */
+	json_t *doc = json_pack("{s:o, s:o, s:b, s:o, s:o, s:n, s:o, s:o, s:o, s:o, s:o}", "a",
+				jsonb_text(a->dir), "b", jsonb_text(b->dir), "same", 1, "spec", spec_section(a, b), "code",
 				code_diff(a->code, b->code), "venv", "image", image_section(a, b),
 				"data", data_section(a, b), "versions", versions_section(a, b),
 				"shape", shape_section(a, b), "metrics", metrics_section(a, b));
 
 	for (size_t i = 0; doc && i < sizeof(inputs) / sizeof(inputs[0]); i++)
 		if (!is_empty(json_object_get(doc, inputs[i])))
-			json_object_set_new(doc, "same", json_false());
+			jsonb_set(&doc, "same", json_false());
 	return doc;
 }
 

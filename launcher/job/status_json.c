@@ -6,6 +6,7 @@
 #include "common/data_read.h"            // defines: data_read_json
 #include "common/isotime.h"              // defines: isotime_format, ISOTIME_SIZE
 #include "common/sbuf.h"                 // defines: xasprintf
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_text
 #include "launcher/runs/attempt_size.h"  // defines: attempt_size_load
 #include "launcher/runs/progress.h"      // defines: progress_load, progress_final, progress_eta_s
 #include "launcher/runs/stage_summary.h" // defines: stage_summary_load, stage_summary_json
@@ -40,28 +41,32 @@ char *status_task_run(const struct hpt_slurm_job *j)
 
 json_t *status_json_job(const struct hpt_slurm_job *j)
 {
-	json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:b, s:s, s:s, s:s, s:i, s:i}", "job_id",
-			      (json_int_t)(j->array_job_id ? j->array_job_id : j->job_id), "name", j->name, "state", j->state,
-			      "reason", j->reason, "finished", j->finished, "nodes", j->nodes,
-			      "partition", j->partition, "run", j->work_dir, "restarts",
-			      (int)j->restarts, "tasks", (int)j->tasks);
+	/* what Slurm holds is bytes (a job submitted by hand may be named
+	 * anything): carried escaped, never a job left out of the list */
+	json_t *o = json_pack("{s:I, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:i, s:i}", "job_id",
+			      (json_int_t)(j->array_job_id ? j->array_job_id : j->job_id), "name",
+			      jsonb_text(j->name), "state", jsonb_text(j->state), "reason",
+			      jsonb_text(j->reason), "finished", j->finished, "nodes",
+			      jsonb_text(j->nodes), "partition", jsonb_text(j->partition), "run",
+			      jsonb_text(j->work_dir), "restarts", (int)j->restarts, "tasks",
+			      (int)j->tasks);
 
-	json_object_set_new(o, "array_task_id",
+	jsonb_set(&o, "array_task_id",
 			    j->array_task >= 0 ? json_integer(j->array_task) : json_null());
 	if (j->array_task >= 0) {
 		char *run = status_task_run(j);
 
 		if (run)
-			json_object_set_new(o, "run", json_string(run));
+			jsonb_set(&o, "run", jsonb_text(run));
 		free(run);
 	}
 	if (j->array_job_id && j->array_task < 0)
-		json_object_set_new(o, "array_pending", json_string(j->array_pending));
-	json_object_set_new(o, "exit_code", j->finished ? json_integer(j->exit_code) : json_null());
-	json_object_set_new(o, "signal", j->finished ? json_integer(j->exit_signal) : json_null());
-	json_object_set_new(o, "submit_time", json_time(j->submit_time));
-	json_object_set_new(o, "start_time", json_time(j->start_time));
-	json_object_set_new(o, "end_time", json_time(j->end_time));
+		jsonb_set(&o, "array_pending", jsonb_text(j->array_pending));
+	jsonb_set(&o, "exit_code", j->finished ? json_integer(j->exit_code) : json_null());
+	jsonb_set(&o, "signal", j->finished ? json_integer(j->exit_signal) : json_null());
+	jsonb_set(&o, "submit_time", json_time(j->submit_time));
+	jsonb_set(&o, "start_time", json_time(j->start_time));
+	jsonb_set(&o, "end_time", json_time(j->end_time));
 	return o;
 }
 
@@ -76,16 +81,16 @@ json_t *status_json_progress(const char *run)
 	progress_load(run, &p);
 	final = progress_final(&p, &acc, &loss);
 	o = json_object();
-	json_object_set_new(o, "step", p.step_seen ? json_integer(p.step) : json_null());
-	json_object_set_new(o, "total_steps", p.total_steps ? json_integer(p.total_steps)
+	jsonb_set(&o, "step", p.step_seen ? json_integer(p.step) : json_null());
+	jsonb_set(&o, "total_steps", p.total_steps ? json_integer(p.total_steps)
 							    : json_null());
-	json_object_set_new(o, "samples_per_s", p.step_seen ? json_real(p.samples_per_s)
+	jsonb_set(&o, "samples_per_s", p.step_seen ? json_real(p.samples_per_s)
 							    : json_null());
-	json_object_set_new(o, "eta_s", progress_eta_s(&p) >= 0 && !p.summary_seen
+	jsonb_set(&o, "eta_s", progress_eta_s(&p) >= 0 && !p.summary_seen
 						? json_real(progress_eta_s(&p)) : json_null());
-	json_object_set_new(o, "test_accuracy", final ? json_real(acc) : json_null());
-	json_object_set_new(o, "test_loss", final ? json_real(loss) : json_null());
-	json_object_set_new(o, "data_read", data_read_json(&p.data));
+	jsonb_set(&o, "test_accuracy", final ? json_real(acc) : json_null());
+	jsonb_set(&o, "test_loss", final ? json_real(loss) : json_null());
+	jsonb_set(&o, "data_read", data_read_json(&p.data));
 	return o;
 }
 

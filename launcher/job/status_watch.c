@@ -13,6 +13,7 @@
 #include "launcher/runs/progress.h"  // defines: struct run_progress, progress_final
 #include "launcher/runs/run_state.h" // defines: struct run_state, run_state_*
 #include "launcher/runs/runref.h"    // defines: struct runref, runref_job_text
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <jansson.h>
 #include <math.h>
@@ -25,7 +26,7 @@
 static void job_text(const struct run_state_row *r, char *buf, size_t len)
 {
 	if (!r->ref->job_id)
-		snprintf(buf, len, "-");
+		strfmt_label(buf, len, "-");
 	else
 		runref_job_text(r->ref->job_id, r->ref->task, buf, len);
 }
@@ -50,10 +51,10 @@ static void print_rows(const struct run_state *w)
 					     : r->ref->rd.dir ? r->ref->rd.dir : "-");
 		job_text(r, job, sizeof(job));
 		if (r->prog.step_seen && r->prog.total_steps > 0)
-			snprintf(step, sizeof(step), "%lld/%lld", (long long)r->prog.step,
+			strfmt_label(step, sizeof(step), "%lld/%lld", (long long)r->prog.step,
 				 (long long)r->prog.total_steps);
 		else if (r->prog.step_seen)
-			snprintf(step, sizeof(step), "%lld", (long long)r->prog.step);
+			strfmt_label(step, sizeof(step), "%lld", (long long)r->prog.step);
 		if (!progress_final(&r->prog, &a, &l))
 			a = l = NAN;
 		if (r->prog.summary_seen)

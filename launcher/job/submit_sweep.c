@@ -15,6 +15,7 @@
 #include "launcher/job/job_prepare.h"              // defines: job_prepare, job_prepare_run
 #include "common/spec/specfile.h"        // defines: struct specfile_overrides
 #include "common/spec/sweep.h"           // defines: struct sweep, sweep_point
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_append
 #include "launcher/runs/attempt.h"       // defines: attempt_resolve, attempt_render
 #include "launcher/runs/sweep_plan.h"    // defines: struct sweep_plan, sweep_plan_arrays
 #include "launcher/runs/sweep_record.h"  // defines: sweep_record_load
@@ -116,13 +117,13 @@ static void print_table(const struct sweep_plan *pl)
 static int print_plan(const struct sweep_plan *pl, int json)
 {
 	if (json) {
-		json_t *doc = sweep_plan_record(pl, "");
-		json_t *arrays = json_object_get(doc, "arrays");
+		json_t *doc = sweep_plan_record(pl, ""), *arrays = json_array();
 
 		for (size_t k = 0; k < pl->na; k++)
-			json_array_append_new(arrays, json_pack("{s:s, s:s}", "spec",
-					      render_opts_find(&pl->a[k].opts, RENDER_OPT_ARRAY)->text,
-					      "script", pl->a[k].script.buf));
+			jsonb_append(&arrays, json_pack("{s:s, s:s}", "spec",
+				     render_opts_find(&pl->a[k].opts, RENDER_OPT_ARRAY)->text,
+				     "script", pl->a[k].script.buf));
+		jsonb_set(&doc, "arrays", arrays); /* in the place of the record's empty one */
 		return json_print(doc);
 	}
 	print_table(pl);

@@ -8,6 +8,7 @@
 #include "common/say.h" // defines: say
 #include "common/diag.h"                 // defines: struct diag_list, diag_report, diag_report_as
 #include "common/exitcode.h"             // defines: enum hpt_exit
+#include "common/jsonb.h"                // defines: jsonb_set, jsonb_append, jsonb_text, jsonb_utf8, jsonb_dumps
 #include "common/fileio.h"               // defines: fileio_write_atomic, fileio_private_dir, fileio_check_owned, fileio_exists
 #include "common/sbuf.h"                 // defines: struct sbuf, xcalloc
 #include "common/spec/specfile.h"        // defines: specfile_load, specfile_load_run
@@ -127,27 +128,30 @@ json_t *launch_report_json(const struct launch *l, char **argv)
 	json_t *env = json_object(), *prog = json_array(), *slice, *doc;
 	char *slice_text = envplan_slice_json(&l->topo, &l->plan, l->ri.local_rank,
 					      env_list_get(&l->env, "CUDA_VISIBLE_DEVICES"));
-	struct sbuf policy = SBUF_INIT;
+	struct sbuf policy = SBUF_INIT, name = SBUF_INIT;
 
+	/* the program's arguments and environment are bytes: one that is not
+	 * UTF-8 is carried escaped (\xHH), never dropped from the report */
 	for (size_t i = 0; i < l->env.n; i++)
-		json_object_set_new(env, l->env.v[i].name, json_string(l->env.v[i].value));
+		jsonb_set(&env, jsonb_utf8(l->env.v[i].name, &name), jsonb_text(l->env.v[i].value));
 	for (size_t i = 0; argv[i]; i++)
-		json_array_append_new(prog, json_string(argv[i]));
-	slice = json_loads(slice_text, 0, NULL);
+		jsonb_append(&prog, jsonb_text(argv[i]));
+	slice = slice_text ? json_loads(slice_text, 0, NULL) : NULL;
 	plan_policy_format(&l->policy, &policy);
-	doc = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:o*, s:o, s:{s:b, s:s?, s:b, s:s?}, s:o}",
+	doc = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:s, s:o, s:o, s:{s:b, s:s?, s:b, s:s?}, s:o}",
 			"source", rank_source_name(l->ri.source), "rank", (int)l->ri.rank,
 			"world_size", (int)l->ri.world_size, "local_rank", (int)l->ri.local_rank,
 			"local_size", (int)l->ri.local_size, "node_rank", (int)l->ri.node_rank,
-			"num_nodes", (int)l->ri.num_nodes, "hostname", l->ri.hostname,
-			"master_addr", l->ri.master_addr, "topology", l->topo.source,
+			"num_nodes", (int)l->ri.num_nodes, "hostname", jsonb_text(l->ri.hostname),
+			"master_addr", jsonb_text(l->ri.master_addr), "topology", jsonb_text(l->topo.source),
 			"policy", policy.buf, "slice", slice, "env", env,
 			"applied", "cpu", l->bound.cpu_applied, "cpu_note", l->bound.cpu_note,
 			"memory", l->bound.mem_applied, "memory_note", l->bound.mem_note,
 			"program", prog);
-	launch_container_report(l, doc);
+	launch_container_report(l, &doc);
 	free(slice_text);
 	sbuf_release(&policy);
+	sbuf_release(&name);
 	return doc;
 }
 
@@ -155,10 +159,12 @@ int launch_write_report(const struct launch *l, char **argv)
 {
 	json_t *doc = launch_report_json(l, argv);
 	struct sbuf path = SBUF_INIT, err = SBUF_INIT;
-	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	char *text = jsonb_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS, "the rank's launch report",
+				 &err);
 	int status = HPT_EXIT_OK;
 
 	if (!text) {
+		say("%s", err.buf);
 		status = HPT_EXIT_INTERNAL;
 		goto out;
 	}

@@ -109,7 +109,7 @@ int launch_container_wrap(struct launch *l, char **argv);
 /* In launch_container.c: "container_argv" (the runtime's command line)
  * and, in a dry run of a SquashFS image under Charliecloud,
  * "container_mount" (the squashfuse command first), into the report. */
-void launch_container_report(const struct launch *l, json_t *doc);
+void launch_container_report(const struct launch *l, json_t **doc);
 
 /* In launch_container.c: podman's program found and its container
  * removed, for the supervisor (struct supervise_target), arg a const

@@ -6,6 +6,7 @@
 #include "launcher/launch/launch.h"           // defines: struct launch, launch_container_wrap
 #include "common/say.h" // defines: say
 #include "common/exitcode.h"      // defines: enum hpt_exit
+#include "common/jsonb.h"         // defines: jsonb_set, jsonb_append, jsonb_text
 #include "common/sbuf.h"          // defines: struct sbuf
 #include "launcher/container/container_podman.h" // defines: container_podman_pid, container_podman_remove
 #include "launcher/container/container_wrap.h"   // defines: container_wrap, container_wrap_preview
@@ -97,22 +98,23 @@ int launch_container_wrap(struct launch *l, char **argv)
 	return rc ? status_of[rc] : HPT_EXIT_OK;
 }
 
-/* An argument vector as a JSON array. */
+/* An argument vector as a JSON array: an argument is bytes, and one that
+ * is not UTF-8 is carried escaped (jsonb_text), never left out. */
 static json_t *argv_json(const struct job_argv *a)
 {
 	json_t *v = json_array();
 
 	for (size_t i = 0; i < a->n; i++)
-		json_array_append_new(v, json_string(a->v[i]));
+		jsonb_append(&v, jsonb_text(a->v[i]));
 	return v;
 }
 
-void launch_container_report(const struct launch *l, json_t *doc)
+void launch_container_report(const struct launch *l, json_t **doc)
 {
 	const struct job_argv *a = l->dry_run ? &l->preview.argv : &l->wrapped.argv;
 
 	if (a->n)
-		json_object_set_new(doc, "container_argv", argv_json(a));
+		jsonb_set(doc, "container_argv", argv_json(a));
 	if (l->preview.mount.n)
-		json_object_set_new(doc, "container_mount", argv_json(&l->preview.mount));
+		jsonb_set(doc, "container_mount", argv_json(&l->preview.mount));
 }

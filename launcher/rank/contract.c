@@ -6,6 +6,7 @@
 #include "topology/topo.h"     // defines: struct node_topo, topo_nic_name
 #include "common/sbuf.h"       // defines: struct sbuf, xstrndup
 #include "common/spec/spec.h"  // defines: enum bind_contract
+#include "common/jsonb.h" // defines: jsonb_set, jsonb_append, jsonb_text
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,7 +38,9 @@ static void warn(json_t *warnings, const char *fmt, ...)
 	va_start(ap, fmt);
 	sbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
-	json_array_append_new(warnings, json_string(sb.buf));
+	/* a warning quotes what the program's environment holds: bytes,
+	 * carried escaped, so no warning is lost to a value not UTF-8 */
+	json_array_append_new(warnings, jsonb_text(sb.buf)); /* fails only out of memory */
 	sbuf_release(&sb);
 }
 
@@ -101,11 +104,11 @@ static json_t *planned_json(const struct node_topo *t, const struct contract_pla
 	json_t *nics = json_array(), *env = json_object();
 
 	for (size_t i = 0; i < s->n_nics; i++)
-		json_array_append_new(nics, json_string(topo_nic_name(&t->nics[s->nics[i]])));
+		jsonb_append(&nics, jsonb_text(topo_nic_name(&t->nics[s->nics[i]])));
 	for (size_t i = 0; i < sizeof(watched) / sizeof(*watched); i++) {
 		const char *v = env_list_get(plan->env, watched[i]);
 
-		json_object_set_new(env, watched[i], v ? json_string(v) : json_null());
+		jsonb_set(&env, watched[i], jsonb_text(v));
 	}
 	return json_pack("{s:o, s:b, s:o, s:s, s:s?, s:o, s:o}", "cpus", list_of(&s->cpuset),
 			 "cpus_bound", plan->cpus_bound, "mems", list_of(&s->nodeset), "memory",
@@ -120,7 +123,7 @@ static json_t *got_json(const struct contract_got *got)
 	json_t *env = json_object();
 
 	for (size_t i = 0; i < sizeof(watched) / sizeof(*watched); i++)
-		json_object_set_new(env, watched[i], vals[i] ? json_string(vals[i]) : json_null());
+		jsonb_set(&env, watched[i], jsonb_text(vals[i]));
 	return json_pack("{s:o, s:o, s:o}", "cpus", got->have_cpus ? list_of(&got->cpus) : json_null(),
 			 "mems", got->have_mems ? list_of(&got->mems) : json_null(), "env", env);
 }
@@ -273,7 +276,7 @@ void contract_mark_fixed(json_t *c, const json_t *after)
 		const char *s = json_string_value(json_array_get(w, i));
 
 		if (!listed(still, s) && !listed(fixed, s))
-			json_array_append_new(fixed, json_string(s));
+			json_array_append_new(fixed, jsonb_text(s)); /* fails only out of memory */
 	}
 }
 

@@ -11,6 +11,7 @@
 #include "topology/plan.h"   // defines: struct slice
 #include "common/fileio.h" // defines: fileio_read
 #include "common/sbuf.h"   // defines: struct sbuf, xasprintf
+#include "common/jsonb.h" // defines: jsonb_text
 #include "topology/topo.h"   // defines: struct node_topo
 
 #include <dirent.h>
@@ -60,6 +61,7 @@ static int repin(pid_t pid, const struct bitmap *cpus)
 	bitmap_foreach(bit, cpus)
 		if (bit < CPU_SETSIZE)
 			CPU_SET(bit, &set);
+	/* encode-ok: a pid in a /proc path: at most 11 digits more */
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if (!(d = opendir(path)))
 		return errno;
@@ -80,12 +82,14 @@ static int read_got(pid_t pid, struct contract_got *got, struct sbuf *env)
 	memset(got, 0, sizeof(*got));
 	bitmap_init(&got->cpus);
 	bitmap_init(&got->mems);
+	/* encode-ok: a pid in a /proc path: at most 11 digits more */
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (!fileio_read(path, 1 << 16, &status, &err)) {
 		got->have_cpus = status_list(status.buf, "Cpus_allowed_list", &got->cpus);
 		got->have_mems = status_list(status.buf, "Mems_allowed_list", &got->mems);
 		rc = 0;
 	}
+	/* encode-ok: a pid in a /proc path: at most 11 digits more */
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	sbuf_reset(&err);
 	if (!fileio_read(path, 1 << 22, env, &err)) {
@@ -169,6 +173,7 @@ static bool read_cpus(pid_t pid, struct bitmap *b)
 	char path[64];
 	bool ok;
 
+	/* encode-ok: a pid in a /proc path: at most 11 digits more */
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	ok = !fileio_read(path, 1 << 16, &status, &err) &&
 	     status_list(status.buf, "Cpus_allowed_list", b);
@@ -207,7 +212,7 @@ static void check_cpus(const struct node_topo *t, const struct contract_plan *pl
 			    "re-pinned to the planned %s: %s", a.buf, b.buf, strerror(e))
 		: xasprintf("the runtime set the program's CPUs to %s; re-pinned to the "
 			    "planned %s", a.buf, b.buf);
-	json_array_append_new(json_object_get(c, "warnings"), json_string(msg));
+	json_array_append_new(json_object_get(c, "warnings"), jsonb_text(msg)); /* only OOM fails */
 	if (!e) {
 		json_t *after;
 
@@ -236,6 +241,7 @@ json_t *contract_inside_check(const struct node_topo *t, const struct contract_p
 	json_object_set_new(c, "repinned", json_false());
 	if (plan->cpus_bound && got.have_cpus && !bitmap_equal(&got.cpus, &plan->slice->cpuset))
 		check_cpus(t, plan, pid, &got, c);
+	/* encode-ok: a pid in a /proc path: at most 11 digits more */
 	snprintf(ib, sizeof(ib), "/proc/%d/root/dev/infiniband", (int)pid);
 	contract_inside_check_hcas(t, got.nccl_ib_hca, "", ib, json_object_get(c, "warnings"));
 	json_object_set_new(c, "pid", json_integer(pid));

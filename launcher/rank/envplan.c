@@ -3,6 +3,7 @@
 #include "launcher/rank/envplan.h" // defines: envplan_build, envplan_cvd_*, envplan_narrow_request
 #include "launcher/rank/env_list.h" // defines: struct env_list, env_list_set
 #include "common/sbuf.h"         // defines: struct sbuf, x* allocators, sbuf_clip
+#include "common/jsonb.h"             // defines: jsonb_append, jsonb_text, jsonb_xdumps
 #include "common/spec/spec.h"         // defines: struct job_env (its fields)
 #include "launcher/rank/rank.h"    // defines: struct rank_info, rank_master_port
 #include "topology/bitmap.h"  // defines: bitmap_*
@@ -173,6 +174,7 @@ static void set_uint(struct env_list *out, const char *name, unsigned long v)
 {
 	char buf[24];
 
+	/* encode-ok: an unsigned long's 20 digits in 24 */
 	snprintf(buf, sizeof(buf), "%lu", v);
 	env_list_set(out, name, buf);
 }
@@ -247,21 +249,24 @@ char *envplan_slice_json(const struct node_topo *t, const struct plan *p, size_t
 	json_t *nics = json_array(), *doc;
 	char *text;
 
+	/* CUDA_VISIBLE_DEVICES comes from the environment and a NIC's name
+	 * from the node: bytes, carried escaped when not UTF-8 (jsonb_text),
+	 * so the slice is never "{}" for want of one string */
 	for (size_t k = 0; k < s->n_nics; k++)
-		json_array_append_new(nics, json_string(topo_nic_name(&t->nics[s->nics[k]])));
+		jsonb_append(&nics, jsonb_text(topo_nic_name(&t->nics[s->nics[k]])));
 	bitmap_format_list(&s->cpuset, &cpus);
 	bitmap_format_list(&s->nodeset, &numa);
-	doc = json_pack("{s:i, s:i, s:s?, s:s?, s:o, s:s, s:s, s:s, s:s?}",
+	doc = json_pack("{s:i, s:i, s:s?, s:o, s:o, s:s, s:s, s:s, s:s?}",
 			"local_rank", (int)s->local_rank, "gpu", s->gpu,
 			"pci_bus_id", *s->busid ? s->busid : NULL,
-			"cuda_visible_devices", cuda_visible, "nics", nics,
-			"cpus", cpus.buf, "numa", numa.buf,
+			"cuda_visible_devices", cuda_visible ? jsonb_text(cuda_visible) : json_null(),
+			"nics", nics, "cpus", cpus.buf, "numa", numa.buf,
 			"memory", plan_policy_memory_name(s->memory), "cpu_note", s->cpu_note);
-	text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	text = jsonb_xdumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(doc);
 	sbuf_release(&cpus);
 	sbuf_release(&numa);
-	return text ? text : xstrdup("{}");
+	return text;
 }
 
 void envplan_build(const struct envplan_input *in, struct env_list *out)

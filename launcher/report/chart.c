@@ -3,6 +3,7 @@
 #include "launcher/report/chart.h" // defines: struct chart, chart_write_png
 #include "common/fileio.h"         // defines: fileio_write_atomic
 #include "common/sbuf.h"           // defines: struct sbuf, x* allocators
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <cairo.h>
 #include <errno.h>
@@ -223,9 +224,9 @@ double chart_map_y(const struct chart *c, double y)
 static void tick_text(double v, char *buf, size_t len)
 {
 	if (fabs(v) < 1e7 && v == floor(v))
-		snprintf(buf, len, "%.0f", v);
+		strfmt_label(buf, len, "%.0f", v);
 	else
-		snprintf(buf, len, "%.4g", v);
+		strfmt_label(buf, len, "%.4g", v);
 }
 
 static void text_at(cairo_t *cr, const char *s, double x, double y, double ax, double ay)

@@ -4,6 +4,7 @@
 #include "common/fileio.h" // defines: fileio_read_flags, fileio_write_atomic, FILEIO_*
 #include "common/fileremove.h" // defines: fileremove_one
 #include "common/sbuf.h"   // defines: struct sbuf, xasprintf
+#include "common/jsonb.h" // defines: jsonb_append
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -107,11 +108,11 @@ int report_manifest_add(struct report_manifest *m, const char *name)
 	if (i >= 0)
 		json_array_remove(m->files, (size_t)i);
 	if (is_plain_name(name) && !lstat(path, &st) && S_ISREG(st.st_mode)) {
-		json_array_append_new(m->files,
-				      json_pack("{s:s, s:I, s:I, s:I}", "name", name, "ino",
-						(json_int_t)st.st_ino, "size", (json_int_t)st.st_size,
-						"mtime_ns", mtime_ns(&st)));
-		rc = 0;
+		/* one entry it cannot hold drops the list: the manifest is not saved */
+		rc = jsonb_append(&m->files, json_pack("{s:s, s:I, s:I, s:I}", "name", name, "ino",
+						       (json_int_t)st.st_ino, "size",
+						       (json_int_t)st.st_size, "mtime_ns",
+						       mtime_ns(&st)));
 	}
 	free(path);
 	return rc;
@@ -146,11 +147,11 @@ int report_manifest_save(struct report_manifest *m, struct sbuf *err)
 	json_array_foreach(m->files, i, e)
 		if (unchanged(m, e))
 			json_array_append(kept, e);
-	doc = json_pack("{s:s, s:o}", "written_by", "hpctrain report", "files", kept);
-	text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!text)
-		sbuf_addf(err, "cannot encode %s", path);
-	else
+	/* a list an entry could not join (report_manifest_add) is no list */
+	doc = m->files ? json_pack("{s:s, s:o}", "written_by", "hpctrain report", "files", kept)
+		       : (json_decref(kept), NULL);
+	text = jsonb_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER, path, err);
+	if (text)
 		rc = fileio_write_atomic(path, text, strlen(text), 0600, 0, err);
 	free(text);
 	json_decref(doc);

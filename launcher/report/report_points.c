@@ -5,6 +5,7 @@
 #include "common/spec/sweep.h"             // defines: sweep_params_label
 #include "launcher/report/chart.h"  // defines: chart_init, chart_add
 #include "launcher/report/report_data.h"   // defines: report_throughput
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <math.h>
 #include <stdio.h>
@@ -184,7 +185,7 @@ void report_points_final(struct report_points_axis *a, const struct report_point
 		whole &= json_is_integer(json_array_get(vals, j));
 		a->names[j] = value_text(json_array_get(vals, j));
 	}
-	snprintf(a->title, sizeof(a->title), "final test %s against %s",
+	strfmt_label(a->title, sizeof(a->title), "final test %s against %s",
 		 metric ? "loss" : "accuracy", key);
 	chart_init(&a->chart, a->title, key, metric ? "test loss" : "test accuracy", width, height);
 	a->chart.x_whole = whole;
@@ -195,6 +196,7 @@ void report_points_final(struct report_points_axis *a, const struct report_point
 	for (size_t i = 0; i < n; i++)
 		label[i] = report_points_label(p[i].params, key, false);
 	final_series(&a->chart, p, n, label, vals, key, numeric, metric);
+	/* encode-ok: a file name cut to 60 bytes of the key on purpose, in 160 */
 	snprintf(a->file, sizeof(a->file), "final_%s_%.60s", metric ? "loss" : "accuracy", key);
 	for (char *f = a->file; *f; f++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-", *f))

@@ -3,6 +3,7 @@
  * so that plan, which reads metrics through report_data, links no cairo. */
 #include "launcher/report/report_timeline.h" // defines: struct report_timeline
 #include "common/sbuf.h"                     // defines: struct sbuf, xrealloc
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,12 +113,12 @@ void report_timeline_label(const struct report_timeline *t, size_t i, char *buf,
 	const struct report_event *e = &t->events[i];
 
 	if (e->kind == REPORT_EVENT_ATTEMPT)
-		snprintf(buf, len, "attempt %lld", (long long)e->attempt);
+		strfmt_label(buf, len, "attempt %lld", (long long)e->attempt);
 	else if (e->kind == REPORT_EVENT_RESIZE)
-		snprintf(buf, len, "resize %lld->%lld", (long long)e->from_world_size,
+		strfmt_label(buf, len, "resize %lld->%lld", (long long)e->from_world_size,
 			 (long long)e->world_size);
 	else
-		snprintf(buf, len, "requeue");
+		strfmt_label(buf, len, "requeue");
 }
 
 void report_timeline_format(const struct report_timeline *t, struct sbuf *out)

@@ -74,6 +74,12 @@ int attempt_prepare(struct attempt *a, const char *hpctrain, struct diag_list *d
 int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct sbuf *err,
 		   struct sbuf *warn);
 
+/* 0, or HPT_EXIT_NO_INPUT with err naming it, when a path submit.json
+ * must name exactly (the run directory, the image, the code directory)
+ * is not UTF-8, which JSON cannot carry: asked before Slurm has the job,
+ * so a job is never left without its record. */
+int attempt_record_check(const struct attempt *a, const struct rundir *rd, struct sbuf *err);
+
 /* Writes a->code, when set, as rd's code.json (0600, atomically, never
  * over an existing one).  0, or -1 with err. */
 int attempt_write_code(const struct attempt *a, const struct rundir *rd, struct sbuf *err);

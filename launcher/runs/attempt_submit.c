@@ -6,6 +6,7 @@
 #include "common/bug.h"  // defines: BUG, BUG_NOTE
 #include "common/exitcode.h"        // defines: enum hpt_exit
 #include "common/isotime.h"         // defines: isotime_format
+#include "common/jsonb.h"           // defines: jsonb_set, jsonb_text, jsonb_dumps
 #include "common/version.h"         // defines: hpt_version
 #include "launcher/runs/program_module.h" // defines: program_module_publish
 #include "launcher/runs/rundir.h"   // defines: struct rundir, rundir_write, rundir_abandon
@@ -16,6 +17,25 @@
 #include <string.h>
 #include <unistd.h>
 
+int attempt_record_check(const struct attempt *a, const struct rundir *rd, struct sbuf *err)
+{
+	const char *named[][2] = {
+		{ "the run directory", rd->dir }, { "the container image", a->job.container.image },
+		{ "the code directory", a->job.code.dir }, { "the exclude list", a->exclude },
+	};
+
+	for (size_t i = 0; i < sizeof(named) / sizeof(*named); i++) {
+		if (!named[i][1] || sbuf_is_utf8(named[i][1]))
+			continue;
+		sbuf_addf(err, "%s '", named[i][0]);
+		sbuf_add_printable(err, named[i][1]);
+		sbuf_addstr(err, "' is not UTF-8 (its bytes shown as \\xHH): " RUNFILE_SUBMIT
+			    " must name it exactly; rename it");
+		return HPT_EXIT_NO_INPUT;
+	}
+	return 0;
+}
+
 static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint32_t job_id,
 			 int64_t task, const char *sweep, const char *cluster)
 {
@@ -25,32 +45,34 @@ static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint3
 
 	isotime_format(time(NULL), when);
 	gethostname(host, sizeof(host) - 1);
-	rec = json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:i, s:s?, s:i}",
-			 "job_id", (json_int_t)job_id, "cluster", cluster, "submitted_at", when,
-			 "hpctrain_version", hpt_version, "user", pw ? pw->pw_name : "",
-			 "uid", (json_int_t)getuid(), "host", host, "name", a->job.name,
+	/* the user's and host's names only inform: carried escaped when not
+	 * UTF-8; the paths a reader follows were checked (attempt_record_check) */
+	rec = json_pack("{s:I, s:o, s:s, s:s, s:o, s:I, s:o, s:s, s:s, s:s, s:s, s:i, s:s?, s:i}",
+			 "job_id", (json_int_t)job_id, "cluster", jsonb_text(cluster), "submitted_at",
+			 when, "hpctrain_version", hpt_version, "user",
+			 jsonb_text(pw ? pw->pw_name : ""), "uid", (json_int_t)getuid(), "host",
+			 jsonb_text(host), "name", a->job.name,
 			 "sha256", a->sha256, "run", rd->run, "dir", rd->dir,
 			 "attempt", rd->attempt, "exclude", a->exclude, "preflight_resubmits",
 			 a->resubmits);
 	/* The image's content as submitted: rerun and a reader of the
 	 * record can tell when the image at that path has changed since. */
-	if (rec && a->job.container.image)
-		json_object_set_new(rec, "container",
-				    json_pack("{s:s, s:s?, s:s}", "image", a->job.container.image,
-					      "digest", a->job.container.digest, "runtime",
-					      container_runtime_names[a->job.container.runtime]));
-	if (rec && a->plan)
-		json_object_set(rec, "plan", a->plan);
+	if (a->job.container.image)
+		jsonb_set(&rec, "container",
+			  json_pack("{s:s, s:s?, s:s}", "image", a->job.container.image, "digest",
+				    a->job.container.digest, "runtime",
+				    container_runtime_names[a->job.container.runtime]));
+	if (a->plan)
+		jsonb_set(&rec, "plan", json_incref(a->plan));
 	/* The code's content as submitted; its files are in code.json. */
-	if (rec && a->job.code.digest)
-		json_object_set_new(rec, "code", json_pack("{s:s, s:s?}", "digest",
-							   a->job.code.digest, "dir",
-							   a->job.code.dir));
-	if (rec && task >= 0) {
-		json_object_set_new(rec, "array_task_id", json_integer(task));
-		json_object_set_new(rec, "sweep", json_string(sweep));
+	if (a->job.code.digest)
+		jsonb_set(&rec, "code", json_pack("{s:s, s:s?}", "digest", a->job.code.digest, "dir",
+						   a->job.code.dir));
+	if (task >= 0) {
+		jsonb_set(&rec, "array_task_id", json_integer(task));
+		jsonb_set(&rec, "sweep", json_string(sweep));
 	}
-	return rec;
+	return rec; /* NULL: a string not UTF-8 left no half record */
 }
 
 int attempt_write_code(const struct attempt *a, const struct rundir *rd, struct sbuf *err)
@@ -61,11 +83,10 @@ int attempt_write_code(const struct attempt *a, const struct rundir *rd, struct 
 	if (!a->code)
 		return 0;
 	/* sorted keys, ASCII: the same snapshot gives the same bytes */
-	doc = json_dumps(a->code, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
-	if (!doc) {
-		sbuf_addstr(err, "cannot write " RUNFILE_CODE " (out of memory)");
+	doc = jsonb_dumps(a->code, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_ENSURE_ASCII,
+			  RUNFILE_CODE, err);
+	if (!doc)
 		return -1;
-	}
 	rc = rundir_write(rd, RUNFILE_CODE, doc, strlen(doc), err);
 	free(doc);
 	return rc;
@@ -80,7 +101,7 @@ int attempt_record(const struct attempt *a, const struct rundir *rd, uint32_t jo
 	int rc = 0;
 
 	*record = record_of(a, rd, job_id, task, sweep, cluster);
-	doc = *record ? json_dumps(*record, JSON_INDENT(2) | JSON_ENSURE_ASCII) : NULL;
+	doc = jsonb_dumps(*record, JSON_INDENT(2) | JSON_ENSURE_ASCII, RUNFILE_SUBMIT, err);
 	if (doc) {
 		sbuf_addstr(&text, doc);
 		sbuf_addch(&text, '\n');
@@ -110,6 +131,9 @@ int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct
 		status = HPT_EXIT_INTERNAL;
 		goto out_abandon;
 	}
+	/* a record that could not be written is refused before Slurm has the job */
+	if ((status = attempt_record_check(a, rd, err)))
+		goto out_abandon;
 	if (rundir_write(rd, RUNFILE_SCRIPT, a->script.buf, a->script.len, err) ||
 	    attempt_write_code(a, rd, err)) {
 		status = HPT_EXIT_IO;

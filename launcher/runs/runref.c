@@ -9,6 +9,7 @@
 #include "common/spec/specfile.h"  // defines: SPECFILE_RUN_SPEC
 #include "launcher/runs/sweep_record.h" // defines: sweep_record_load, sweep_record_is_name
 #include "launcher/slurm/slurm.h"  // defines: hpt_slurm_job, hpt_slurm_array_task
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <dirent.h>
 #include <jansson.h>
@@ -39,9 +40,9 @@ void runref_release(struct runref *r)
 void runref_job_text(unsigned long job_id, int64_t task, char *buf, size_t len)
 {
 	if (task >= 0)
-		snprintf(buf, len, "%lu_%lld", job_id, (long long)task);
+		strfmt_label(buf, len, "%lu_%lld", job_id, (long long)task);
 	else
-		snprintf(buf, len, "%lu", job_id);
+		strfmt_label(buf, len, "%lu", job_id);
 }
 
 static bool is_dir(const char *path)

@@ -3,6 +3,7 @@
 #include "launcher/runs/sweep_plan.h"  // defines: struct sweep_plan, sweep_plan_arrays
 #include "common/diag.h"               // defines: diag_add
 #include "common/exitcode.h"           // defines: enum hpt_exit
+#include "common/jsonb.h"              // defines: jsonb_set, jsonb_append
 #include "common/spec/spec.h"          // defines: spec_hash
 #include "common/spec/spec_scalar.h"   // defines: spec_parse_int, spec_parse_num
 #include "common/spec/sweep.h"         // defines: struct sweep, sweep_value
@@ -69,6 +70,7 @@ void sweep_plan_identity(struct sweep_plan *pl)
 	for (size_t i = 0; i < pl->n; i++)
 		sbuf_addf(&all, "%s\n", pl->p[i].at.sha256);
 	spec_hash(all.buf, all.len, pl->sha256);
+	/* encode-ok: 6 + RUNDIR_HASH_LEN, the size of name */
 	snprintf(pl->name, sizeof(pl->name), "sweep-%.*s", RUNDIR_HASH_LEN, pl->sha256);
 	sbuf_release(&all);
 }
@@ -176,9 +178,8 @@ static json_t *axes_json(const struct sweep *sw)
 		json_t *vals = json_array();
 
 		for (size_t j = 0; j < sw->axes[k].n; j++)
-			json_array_append_new(vals, value_json(sw->axes[k].values[j]));
-		json_array_append_new(axes, json_pack("{s:s, s:o}", "key", sw->axes[k].key,
-						      "values", vals));
+			jsonb_append(&vals, value_json(sw->axes[k].values[j]));
+		jsonb_append(&axes, json_pack("{s:s, s:o}", "key", sw->axes[k].key, "values", vals));
 	}
 	return axes;
 }
@@ -196,9 +197,8 @@ json_t *sweep_plan_record(const struct sweep_plan *pl, const char *parent)
 				      (json_int_t)pt->array, "task", (json_int_t)pt->task);
 
 		if (pt->rd.dir)
-			json_object_set_new(o, "dir",
-					    json_string(sweep_plan_relative(pt->rd.dir, parent)));
-		json_array_append_new(points, o);
+			jsonb_set(&o, "dir", json_string(sweep_plan_relative(pt->rd.dir, parent)));
+		jsonb_append(&points, o);
 	}
 	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:[]}", "sweep", pl->name,
 			 "sha256", pl->sha256, "name", pl->p[0].at.job.name, "mode",

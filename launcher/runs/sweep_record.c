@@ -2,6 +2,7 @@
  * Shell. */
 #include "launcher/runs/sweep_record.h" // defines: sweep_record_load, sweep_record_save
 #include "common/fileio.h"         // defines: fileio_write_atomic
+#include "common/jsonb.h"          // defines: jsonb_dumps
 #include "common/jsonfile.h"       // defines: jsonfile_load
 #include "common/sbuf.h"           // defines: struct sbuf, xasprintf
 #include "launcher/runs/rundir.h"       // defines: RUNDIR_FILE_MODE, RUNDIR_HASH_LEN
@@ -49,14 +50,13 @@ int sweep_record_load(const char *path, json_t **doc, struct sbuf *err)
 int sweep_record_save(const char *path, const json_t *doc, struct sbuf *err)
 {
 	/* 15 digits: 0.05 stays 0.05, not 0.050000000000000003 */
-	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
+	char *text = jsonb_dumps(doc, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15),
+				 path, err);
 	struct sbuf buf = SBUF_INIT;
 	int rc;
 
-	if (!text) {
-		sbuf_addf(err, "cannot encode the sweep record %s", path);
+	if (!text)
 		return -1;
-	}
 	sbuf_addf(&buf, "%s\n", text);
 	free(text);
 	rc = fileio_write_atomic(path, buf.buf, buf.len, RUNDIR_FILE_MODE, 0, err);

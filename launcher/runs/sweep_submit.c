@@ -8,7 +8,9 @@
 #include "common/fileio.h"               // defines: fileio_write_atomic, fileio_check_owned
 #include "common/fileremove.h"           // defines: fileremove_one
 #include "common/isotime.h"              // defines: isotime_format
+#include "common/jsonb.h"                // defines: jsonb_set, jsonb_append
 #include "common/sbuf.h"                 // defines: struct sbuf
+#include "common/strfmt.h"               // defines: strfmt
 #include "launcher/runs/progress.h"      // defines: progress_load
 #include "launcher/runs/program_module.h" // defines: program_module_publish
 #include "launcher/runs/rundir.h"        // defines: rundir_create, rundir_write
@@ -145,15 +147,20 @@ static int make_runs(struct sweep_plan *pl, const struct sweep_plan_array *a, st
 {
 	for (size_t t = 0; t < a->n; t++) {
 		struct sweep_plan_point *pt = &pl->p[a->points[t]];
+		int status;
 
 		if (pt->at.renders != 1) {
 			BUG_NOTE(err, "a point rendered %u times", pt->at.renders);
 			return HPT_EXIT_INTERNAL;
 		}
-		if ((pt->run ? rundir_new_attempt(pt->run, &pt->rd, err)
-			     : rundir_create(pt->at.job.output.dir, pt->at.job.name, pt->at.sha256,
-					     pt->at.resolved.buf, pt->at.resolved.len, &pt->rd, err)) ||
-		    rundir_write(&pt->rd, RUNFILE_SCRIPT, pt->at.script.buf, pt->at.script.len, err) ||
+		if (pt->run ? rundir_new_attempt(pt->run, &pt->rd, err)
+			    : rundir_create(pt->at.job.output.dir, pt->at.job.name, pt->at.sha256,
+					    pt->at.resolved.buf, pt->at.resolved.len, &pt->rd, err))
+			return HPT_EXIT_IO;
+		/* its submit.json can be written: asked before Slurm has the array */
+		if ((status = attempt_record_check(&pt->at, &pt->rd, err)))
+			return status;
+		if (rundir_write(&pt->rd, RUNFILE_SCRIPT, pt->at.script.buf, pt->at.script.len, err) ||
 		    attempt_write_code(&pt->at, &pt->rd, err))
 			return HPT_EXIT_IO;
 		publish_module(pt->rd.dir);
@@ -227,12 +234,17 @@ static json_t *rerun_doc(const struct sweep_plan *pl, const char *parent, struct
 
 		if (!o || !pt->rd.dir)
 			continue;
-		json_object_set_new(o, "dir", json_string(sweep_plan_relative(pt->rd.dir, parent)));
-		json_object_set_new(o, "array", json_integer((json_int_t)pt->array));
-		json_object_set_new(o, "task", json_integer((json_int_t)pt->task));
+		/* o is doc's: a value it did not take drops the whole document */
+		if (json_object_set_new(o, "dir", json_string(sweep_plan_relative(pt->rd.dir, parent))) ||
+		    json_object_set_new(o, "array", json_integer((json_int_t)pt->array)) ||
+		    json_object_set_new(o, "task", json_integer((json_int_t)pt->task))) {
+			json_decref(doc);
+			doc = NULL;
+			break;
+		}
 	}
-	if (!json_is_array(json_object_get(doc, "arrays")))
-		json_object_set_new(doc, "arrays", json_array());
+	if (doc && !json_is_array(json_object_get(doc, "arrays")))
+		jsonb_set(&doc, "arrays", json_array());
 	sbuf_release(&err);
 	return doc;
 }
@@ -250,8 +262,8 @@ static json_t *arrays_json(const struct sweep_plan *pl, const char *parent)
 		if (!a->job_id)
 			continue;
 		for (size_t t = 0; t < a->n; t++)
-			json_array_append_new(pts, json_integer((json_int_t)pl->p[a->points[t]].index));
-		json_array_append_new(arrays, json_pack(
+			jsonb_append(&pts, json_integer((json_int_t)pl->p[a->points[t]].index));
+		jsonb_append(&arrays, json_pack(
 			"{s:I, s:s, s:o, s:s, s:s}", "job_id", (json_int_t)a->job_id, "spec",
 			render_opts_find(&a->opts, RENDER_OPT_ARRAY)->text, "points", pts, "dir",
 			sweep_plan_relative(a->dir, parent), "submitted_at", when));
@@ -277,8 +289,11 @@ static int write_record(const struct sweep_plan *pl, struct sbuf *notes, struct 
 	if (pl->sweep && !access(pl->record, F_OK) &&
 	    !sweep_record_load(pl->record, &old, &ignored))
 		json_array_extend(arrays, json_object_get(old, "arrays"));
-	json_array_extend(arrays, mine);
-	rc = sweep_record_save(pl->record, doc, err);
+	if (!mine || json_array_extend(arrays, mine)) { /* no record without its arrays */
+		json_decref(doc);
+		doc = NULL;
+	}
+	rc = sweep_record_save(pl->record, doc, err); /* says why for a NULL doc */
 out:
 	rundir_publish_unlock(lock);
 	json_decref(doc);
@@ -350,8 +365,12 @@ int sweep_submit_rerun_points(struct sweep_plan *pl, const char *record, bool al
 	size_t n = 0;
 	int status = runref_sweep_points(record, &doc, &v, &n, err);
 
-	snprintf(pl->name, sizeof(pl->name), "%s",
-		 json_string_value(json_object_get(doc, "sweep")) ?: "sweep");
+	/* a name hpctrain writes fits; a longer one is not cut into another */
+	if (!status && strfmt(pl->name, sizeof(pl->name), "%s",
+			      json_string_value(json_object_get(doc, "sweep")) ?: "sweep")) {
+		sbuf_addf(err, "%s: its sweep name is longer than one hpctrain writes", record);
+		status = HPT_EXIT_NO_INPUT;
+	}
 	pl->max_parallel = json_integer_value(json_object_get(doc, "max_parallel"));
 	pl->p = xcalloc(n + 1, sizeof(*pl->p));
 	for (size_t i = 0; i < n && !status; i++) {

@@ -8,6 +8,7 @@
 #include "common/sbuf.h"        // defines: struct sbuf, xstrdup, SBUF_CLIP
 #include "launcher/slurm/render.h" // defines: struct render_opts
 #include "launcher/slurm/slurm_state.h" // defines: hpt_slurm_state_of
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -135,6 +136,7 @@ static void set_opt(job_desc_msg_t *d, const struct render_opt *o, char *tres, s
 		d->cpus_per_task = (uint16_t)o->num;
 		return;
 	case RENDER_OPT_GPUS_PER_NODE:
+		/* encode-ok: 9 + 20 digits in 64 */
 		snprintf(tres, tres_len, "gres:gpu:%lld", (long long)o->num); /* == --gpus-per-node */
 		d->tres_per_node = tres;
 		return;
@@ -510,7 +512,7 @@ int hpt_slurm_job(uint32_t job_id, struct hpt_slurm_job *out, struct sbuf *err)
 	char what[64];
 
 	memset(out, 0, sizeof(*out));
-	snprintf(what, sizeof(what), "load job %u", job_id);
+	strfmt_label(what, sizeof(what), "load job %u", job_id);
 	if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS)
 		return failure(what, NULL, err);
 	if (!msg->record_count) {
@@ -553,7 +555,7 @@ int hpt_slurm_job_all(uint32_t job_id, struct hpt_slurm_job **v, size_t *n, stru
 
 	*v = NULL;
 	*n = 0;
-	snprintf(what, sizeof(what), "load job %u", job_id);
+	strfmt_label(what, sizeof(what), "load job %u", job_id);
 	if (slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS)
 		return failure(what, NULL, err);
 	if (!msg->record_count) {
@@ -663,10 +665,12 @@ int hpt_slurm_cancel(uint32_t job_id, int64_t task, bool *was_done, struct sbuf 
 
 	*was_done = false;
 	if (task >= 0)
+		/* encode-ok: 10 + 1 + 20 digits in 40 */
 		snprintf(id, sizeof(id), "%u_%lld", job_id, (long long)task);
 	else
+		/* encode-ok: 10 digits in 40 */
 		snprintf(id, sizeof(id), "%u", job_id);
-	snprintf(what, sizeof(what), "cancel job %s", id);
+	strfmt_label(what, sizeof(what), "cancel job %s", id);
 	/* by its string id: an array task alone, not the whole array */
 	if (slurm_kill_job2(id, SIGKILL, 0, NULL) == SLURM_SUCCESS)
 		return 0;

@@ -121,6 +121,7 @@ json_t *stage_evict_list_json(const char *cache, const struct stage_evict_list *
 		char when[ISOTIME_SIZE], hash[80];
 
 		isotime_format(e->last_use, when);
+		/* encode-ok: 7 + 64 hex digits in 80 */
 		snprintf(hash, sizeof(hash), "sha256:%s", e->hex);
 		/* a record another version wrote may hold anything: an
 		 * entry left out would make the list lie, so none at all */

@@ -150,6 +150,7 @@ int stage_manifest_seal(struct stage_manifest *m, struct sbuf *err)
 	}
 	EVP_Digest(listing.buf, listing.len, md, &mdlen, EVP_sha256(), NULL);
 	stage_manifest_hex_of(md, hex);
+	/* encode-ok: 7 + 64 hex digits, the size of hash */
 	snprintf(m->hash, sizeof(m->hash), "sha256:%s", hex);
 	sbuf_release(&listing);
 	return 0;

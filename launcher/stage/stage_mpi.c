@@ -154,6 +154,7 @@ static int manifests(struct step *s, struct sbuf *err)
 
 		en->is_file = s->m[e].is_file;
 		en->bytes = s->m[e].bytes;
+		/* encode-ok: a hash into a buffer of the same size */
 		snprintf(en->hash, sizeof(en->hash), "%s", s->m[e].hash);
 		free(en->path);
 		en->path = stage_entry_data_path(s->j->cache, en->hash, en->src, en->is_file);

@@ -5,6 +5,8 @@
 #include "common/fileio.h"        // defines: fileio_write_unsynced
 #include "common/jsonfile.h"      // defines: jsonfile_load
 #include "common/sbuf.h"          // defines: struct sbuf
+#include "common/strfmt.h" // defines: strfmt_label
+#include "common/jsonb.h" // defines: jsonb_text
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,9 +28,12 @@ int liveness_write(const char *dir, const struct liveness *l, struct sbuf *err)
 {
 	struct sbuf path = SBUF_INIT;
 	char *text = NULL;
-	json_t *doc = json_pack("{s:i, s:i, s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:o, s:o, s:o, s:I}",
-				"rank", (int)l->rank, "world_size", (int)l->world, "node", l->host,
-				"pid", (int)l->pid, "supervisor_pid", (int)getpid(), "state", l->state,
+	/* the node's name is the host's, bytes: carried escaped, so a rank
+	 * is never without its record */
+	json_t *doc = json_pack("{s:i, s:i, s:o, s:i, s:i, s:s, s:f, s:f, s:f, s:o, s:o, s:o, s:I}",
+				"rank", (int)l->rank, "world_size", (int)l->world, "node",
+				jsonb_text(l->host), "pid", (int)l->pid, "supervisor_pid",
+				(int)getpid(), "state", l->state,
 				"started", l->started, "updated", l->updated,
 				"cpu_s", l->cpu_s,
 				"last_output", time_or_null(l->last_output),
@@ -73,6 +78,7 @@ double liveness_cpu_seconds(pid_t pid)
 	FILE *f;
 	size_t n;
 
+	/* encode-ok: a pid in a /proc path: at most 11 digits more */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (!(f = fopen(path, "r"))) /* open-ok: /proc, the kernel's */
 		return -1;
@@ -221,16 +227,16 @@ void liveness_activity(json_t *r, double now, char *buf, size_t len)
 	if (!state)
 		state = "?";
 	if (json_is_integer(ex) && sig)
-		snprintf(buf, len, "%s %d (SIG%s)", state, (int)json_integer_value(ex),
+		strfmt_label(buf, len, "%s %d (SIG%s)", state, (int)json_integer_value(ex),
 			 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
 	else if (json_is_integer(ex))
-		snprintf(buf, len, "%s %d", state, (int)json_integer_value(ex));
+		strfmt_label(buf, len, "%s %d", state, (int)json_integer_value(ex));
 	else if (strcmp(state, "running"))
-		snprintf(buf, len, "%s", state);
+		strfmt_label(buf, len, "%s", state);
 	else if (last > 0 && now - last > 2 * LIVENESS_PERIOD_S)
-		snprintf(buf, len, "idle %.0fs", now - last);
+		strfmt_label(buf, len, "idle %.0fs", now - last);
 	else
-		snprintf(buf, len, "progressing");
+		strfmt_label(buf, len, "progressing");
 }
 
 double liveness_period(int64_t stall_s)

@@ -83,6 +83,7 @@ static void counting_file(pid_t pid, char *file, size_t len)
 	struct sbuf text = SBUF_INIT, err = SBUF_INIT;
 
 	file[0] = '\0';
+	/* encode-ok: a pid in a /proc path: at most 11 digits more */
 	snprintf(proc, sizeof(proc), pid ? "/proc/%d/cgroup" : "/proc/self/cgroup", (int)pid);
 	if (fileio_read(proc, 1 << 16, &text, &err))
 		goto out;
@@ -107,6 +108,7 @@ static void watch_file(struct oom_watch *w, int i, pid_t pid)
 	counting_file(pid, file, sizeof(file));
 	if (!file[0] || !strcmp(file, w->cg[i].file))
 		return;
+	/* encode-ok: a file name into a buffer of the same size */
 	snprintf(w->cg[i].file, sizeof(w->cg[i].file), "%s", file);
 	w->cg[i].base = read_count(file);
 }

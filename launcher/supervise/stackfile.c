@@ -5,15 +5,19 @@
 #include "common/fileio.h"         // defines: fileio_write_atomic
 #include "common/jsonfile.h"       // defines: jsonfile_load
 #include "common/sbuf.h"           // defines: struct sbuf
+#include "common/jsonb.h" // defines: jsonb_append, jsonb_text, jsonb_dumps
 
 #include <glob.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A frame's function, file and source line come from the program: bytes,
+ * carried escaped (a source line not UTF-8 left a whole frame out, and a
+ * file with no document at all). */
 static json_t *str_or_null(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return jsonb_text(s);
 }
 
 static json_t *threads_json(const struct stack_thread *t, size_t n)
@@ -26,13 +30,13 @@ static json_t *threads_json(const struct stack_thread *t, size_t n)
 		for (size_t k = 0; k < t[i].n; k++) {
 			const struct stack_frame *f = &t[i].f[k];
 
-			json_array_append_new(frames, json_pack("{s:o, s:o, s:i, s:o, s:o}",
+			jsonb_append(&frames, json_pack("{s:o, s:o, s:i, s:o, s:o}",
 				"func", str_or_null(f->func), "file", str_or_null(f->file),
 				"line", (int)f->line, "module", str_or_null(f->module),
 				"text", str_or_null(f->text)));
 		}
-		json_array_append_new(a, json_pack("{s:I, s:b, s:o}", "tid", (json_int_t)t[i].tid,
-						   "main", t[i].is_main, "frames", frames));
+		jsonb_append(&a, json_pack("{s:I, s:b, s:o}", "tid", (json_int_t)t[i].tid, "main",
+					   t[i].is_main, "frames", frames));
 	}
 	return a;
 }
@@ -46,8 +50,8 @@ int stackfile_write(const char *path, const struct rank_stacks *r, struct sbuf *
 				"error", str_or_null(r->error),
 				"native", threads_json(r->native, r->n_native),
 				"python", threads_json(r->python, r->n_python));
-	char *text = json_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	int rc = fileio_write_atomic(path, text, strlen(text), 0600, 0, err);
+	char *text = jsonb_dumps(doc, JSON_INDENT(1) | JSON_PRESERVE_ORDER, path, err);
+	int rc = text ? fileio_write_atomic(path, text, strlen(text), 0600, 0, err) : -1;
 
 	free(text);
 	json_decref(doc);

@@ -105,6 +105,7 @@ static char *exe_path(pid_t pid)
 	char link[64], buf[PATH_MAX];
 	ssize_t n;
 
+	/* encode-ok: a pid in a /proc path: at most 11 digits more */
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
 	n = readlink(link, buf, sizeof(buf) - 1);
 	if (n <= 0)

@@ -10,6 +10,7 @@
 #include "common/fileio.h"         // defines: fileio_private_dir, fileio_write_atomic
 #include "common/jsonfile.h"       // defines: jsonfile_load
 #include "common/sbuf.h"           // defines: struct sbuf
+#include "common/strfmt.h"         // defines: strfmt
 
 #include <errno.h>
 #include <fcntl.h>
@@ -408,20 +409,34 @@ static bool stalled(struct sup *s, double t)
 	return false;
 }
 
-/* The step's name in a count's file (count_in): each step of a requeued
- * job, and each mpirun, counts afresh. */
-static void step_key(char *buf, size_t len)
+/* The step's name in a count's file (count_path): each step of a
+ * requeued job, and each mpirun, counts afresh.  0, or -1 when it does
+ * not fit: a key cut short could be another step's. */
+static int step_key(char *buf, size_t len)
 {
 	const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
 	const char *restart = getenv("SLURM_RESTART_COUNT"), *ns = getenv("PMIX_NAMESPACE");
+	int rc;
 
 	if (job && step)
-		snprintf(buf, len, "%s.%s.%s", job, step, restart ? restart : "0");
+		rc = strfmt(buf, len, "%s.%s.%s", job, step, restart ? restart : "0");
 	else
-		snprintf(buf, len, "%s", ns && *ns ? ns : "local");
+		rc = strfmt(buf, len, "%s", ns && *ns ? ns : "local");
 	for (char *p = buf; *p; p++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", *p))
 			*p = '_';
+	return rc;
+}
+
+/* RUN/ranks/WHAT-STEP into path (len bytes): 0, or -1 when there is no
+ * step key or the path does not fit (then nothing is counted). */
+static int count_path(const struct sup *s, const char *what, char *path, size_t len)
+{
+	char key[256];
+
+	if (step_key(key, sizeof(key)))
+		return -1;
+	return strfmt(path, len, "%s/%s-%s", s->ranks_dir, what, key);
 }
 
 #define COUNT_STACKS "stacks"     /* the ranks that left their stacks */
@@ -435,13 +450,13 @@ static void step_key(char *buf, size_t len)
  * its bound, never a hang).  The byte's index, or -1. */
 static long count_in(const struct sup *s, const char *what)
 {
-	char key[256], path[4096 + 512];
+	char path[4096 + 512];
 	struct sbuf ignored = SBUF_INIT;
 	off_t end = -1;
 	int fd;
 
-	step_key(key, sizeof(key));
-	snprintf(path, sizeof(path), "%s/%s-%s", s->ranks_dir, what, key);
+	if (count_path(s, what, path, sizeof(path)))
+		return -1;
 	/* not a bare open(2): O_WRONLY blocks on a FIFO planted there */
 	fd = fileio_open_append(path, &ignored);
 	sbuf_release(&ignored);
@@ -457,12 +472,10 @@ static long count_in(const struct sup *s, const char *what)
  * *mtime when given. */
 static unsigned count_of(const struct sup *s, const char *what, double *mtime)
 {
-	char key[256], path[4096 + 512];
+	char path[4096 + 512];
 	struct stat st;
 
-	step_key(key, sizeof(key));
-	snprintf(path, sizeof(path), "%s/%s-%s", s->ranks_dir, what, key);
-	if (lstat(path, &st) || !S_ISREG(st.st_mode))
+	if (count_path(s, what, path, sizeof(path)) || lstat(path, &st) || !S_ISREG(st.st_mode))
 		return 0;
 	if (mtime)
 		*mtime = st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
@@ -565,6 +578,7 @@ static bool not_coming(const struct sup *s, unsigned r, double since)
 	const char *state;
 	bool gone;
 
+	/* encode-ok: ranks_dir[4096] and a rank's file name fit in 4200 */
 	snprintf(path, sizeof(path), "%s/rank-%u.json", s->ranks_dir, r);
 	doc = jsonfile_load(path, LIVENESS_MAX_BYTES, 0, &err);
 	state = json_string_value(json_object_get(doc, "state"));
@@ -609,6 +623,7 @@ static unsigned count_complete(const struct sup *s, double since)
 		struct sbuf err = SBUF_INIT; /* not there yet, or not a file: not complete */
 		json_t *doc;
 
+		/* encode-ok: ranks_dir[4096] and a rank\'s file name fit in 4200 */
 		snprintf(path, sizeof(path), "%s/rank-%u.stacks.json", s->ranks_dir, r);
 		doc = jsonfile_load(path, STACKFILE_MAX_BYTES, 0, &err);
 		if (doc)
@@ -647,9 +662,11 @@ static void autopsy_and_stop(struct sup *s, const char *reason)
 
 	/* The program's root (a container's image), kept open: its source
 	 * files are read after it has gone. */
+	/* encode-ok: a pid in a /proc path: at most 11 digits more */
 	snprintf(rootpath, sizeof(rootpath), "/proc/%d/root", (int)pid);
 	rootfd = open(rootpath, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd >= 0)
+		/* encode-ok: a pid in a /proc path: at most 11 digits more */
 		snprintf(root, sizeof(root), "/proc/self/fd/%d", rootfd);
 	s->stopping = s->capturing = true; /* a rank killed by a peer's abort leaves a traceback */
 	r.host = xstrdup(s->o->host);
@@ -910,7 +927,9 @@ static void hold_for_peers(struct sup *s, int status)
 
 	if (!s->preempting || status != HPT_EXIT_PREEMPTED || s->o->world < 2 || !s->ranks_dir[0])
 		return;
-	step_key(key, sizeof(key));
+	if (step_key(key, sizeof(key)))
+		return; /* no step to count out of: the peers' own grace holds */
+	/* encode-ok: ranks_dir[4096] and key[256] fit in 4608 */
 	snprintf(path, sizeof(path), "%s/preempted-%s", s->ranks_dir, key);
 	/* not a bare open(2): O_WRONLY blocks on a FIFO planted there */
 	fd = fileio_open_append(path, &ignored);

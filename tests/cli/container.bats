@@ -482,6 +482,30 @@ no_container_left() {
 	no_mount_left
 }
 
+@test "a directory image changed after validate is refused at launch under charliecloud and podman, and runs again once it is the pinned one" {
+	need_ch
+	local ch pod
+	ch=$(make_run swap-dir "$WORK/img" charliecloud)
+	pod=$(make_run swap-dir-pod "$WORK/img" podman)
+	ch=$(make_run swap-dir "$WORK/img" charliecloud) # pinned after both mount points exist
+	pod=$(make_run swap-dir-pod "$WORK/img" podman)
+	echo changed >"$WORK/img/marker" # after validate: same path, other content
+	run timeout 30 env -u USER "$HPT" launch --run "$ch" -- sh -c 'cat /marker'
+	[ "$status" -eq "$EX_BAD_SPEC" ]
+	[[ "$output" == *"the image $WORK/img is not the one pinned (pinned sha256:"*"validate or submit it again"* ]]
+	[[ $'\n'"$output"$'\n' != *$'\nchanged\n'* ]] # the program never ran
+	if command -v podman >/dev/null; then
+		run timeout 30 "$HPT" launch --run "$pod" -- sh -c 'cat /marker'
+		[ "$status" -eq "$EX_BAD_SPEC" ]
+		[[ "$output" == *"the image $WORK/img is not the one pinned"* ]]
+		no_container_left
+	fi
+	echo inside >"$WORK/img/marker" # the pinned content again (times are not part of it)
+	run timeout 30 env -u USER "$HPT" launch --run "$ch" -- sh -c 'cat /marker'
+	[ "$status" -eq 0 ]
+	[ "$output" = inside ]
+}
+
 @test "a stalled Python program in a SquashFS image: the autopsy names its file:line inside the image, and no mount is left" {
 	need_squashfuse
 	local run sqfs

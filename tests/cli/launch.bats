@@ -380,3 +380,21 @@ in_cpuset0() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"rendezvous ok 4"* ]]
 }
+
+@test "a program argument and a topology path that are not UTF-8 are carried escaped in the rank's report, and the program gets the bytes" {
+	tmp=$(mktemp -d)
+	topo=$tmp/node-$'\xff'.xml
+	cp "$DGXA100" "$topo"
+	run env SLURM_JOB_ID=9 SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NODEID=0 \
+		SLURM_STEP_NUM_NODES=1 SLURM_STEP_NUM_TASKS=8 SLURM_STEP_TASKS_PER_NODE=8 \
+		SLURM_STEP_NODELIST=dgx01 "$HPT" launch --topology "$topo" --report "$tmp" -- \
+		sh -c 'printf %s "$1" >"$2"' sh $'arg-\xfe-end' "$tmp/got"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$tmp/got")" = $'arg-\xfe-end' ]
+	# once json_string's NULL for such bytes left the argument out of the
+	# list, and the path took the whole report with it (exit 70, no word)
+	jq -e '.program == ["sh", "-c", "printf %s \"$1\" >\"$2\"", "sh", "arg-\\xfe-end", "'"$tmp"'/got"]' \
+		"$tmp/rank-00000.json" >/dev/null
+	jq -e '.topology == "'"$tmp"'/node-\\xff.xml"' "$tmp/rank-00000.json" >/dev/null
+	rm -rf "$tmp"
+}

@@ -4,8 +4,9 @@
 # as well, a call against them between the per-folder archives, and a
 # source the build would leave unbuilt or list by hand
 # (tests/lint-build.sh), and a file in cli/ that is no command, or a
-# command grown too long (tests/lint-cli.sh), and a file opened past
-# common/fileio.c's checked opener (tests/lint-open.sh).  Each case
+# command grown too long (tests/lint-cli.sh), a file opened past
+# common/fileio.c's checked opener (tests/lint-open.sh), and an encoder
+# whose failure is dropped (tests/lint-encode.sh).  Each case
 # plants one offence in a copy of the tree and checks the offence is
 # named.
 
@@ -24,6 +25,7 @@ setup() {
 	run -0 sh "$ROOT/tests/lint-build.sh" "$T"
 	run -0 sh "$ROOT/tests/lint-cli.sh" "$T"
 	run -0 sh "$ROOT/tests/lint-open.sh" "$T"
+	run -0 sh "$ROOT/tests/lint-encode.sh" "$T"
 	[ -d "$ROOT/build/lib" ] || skip "the archives are not built"
 	run -0 sh "$ROOT/tests/lint-layers.sh" "$ROOT"
 	[ -z "$output" ]
@@ -119,4 +121,19 @@ setup() {
 	printf '/* open(2) of it */\nint d(void) { return open(".", O_RDONLY | O_DIRECTORY); }\n' \
 		>>"$T/launcher/shape/shape_history.c"
 	run -0 sh "$ROOT/tests/lint-open.sh" "$T"
+}
+
+@test "an encoder whose failure is dropped is named: a bare snprintf, an unchecked set of a json_pack" {
+	f=$T/launcher/runs/runref.c
+	printf 'static void planted(char *b, const char *d) {\n\tsnprintf(b, 8, "%%s/x", d);\n}\n' >>"$f"
+	n=$(wc -l <"$f")
+	printf 'static void planted2(json_t *o, const char *s) {\n\tjson_object_set_new(o, "k",\n\t\t\t    json_pack("{s:s}", "v", s));\n}\n' >>"$f"
+	run -1 sh "$ROOT/tests/lint-encode.sh" "$T"
+	[ "${#lines[@]}" -eq 2 ]
+	[ "${lines[0]}" = "launcher/runs/runref.c:$((n - 1)): ignores whether snprintf fit: use strfmt (a path, a command, a record) or strfmt_label (text for people), or say why in an encode-ok: comment" ]
+	[ "${lines[1]}" = "launcher/runs/runref.c:$((n + 2)): ignores whether json_object_set_new took its value (a json_pack or json_string that fails on a string that is not UTF-8): use jsonb_set or jsonb_append, or say why in an encode-ok: comment" ]
+	# said why, checked, or a value that cannot fail: none is named
+	cp "$ROOT/launcher/runs/runref.c" "$f"
+	printf 'static int ok(char *b, json_t *o, const char *d) {\n\t/* encode-ok: a test of the lint */\n\tsnprintf(b, 8, "%%s", d);\n\tjson_object_set_new(o, "n", json_integer(1));\n\tif (snprintf(b, 8, "%%s", d) >= 8)\n\t\treturn -1;\n\treturn json_object_set_new(o, "k", json_string(d));\n}\n' >>"$f"
+	run -0 sh "$ROOT/tests/lint-encode.sh" "$T"
 }

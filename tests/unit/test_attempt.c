@@ -11,6 +11,7 @@
 #include "launcher/runs/rundir.h"   // defines: rundir_create
 
 #include <jansson.h>
+#include <unistd.h>
 
 #define HPCTRAIN "/opt/hpctrain/bin/hpctrain"
 #define SPEC MINIMAL "resources: {nodes: 2, ranks_per_node: 1, time: \"00:05:00\"}\n" \
@@ -113,12 +114,49 @@ static void attempt__submit_refuses_an_attempt_not_rendered_exactly_once(void **
 	diag_list_release(&dl);
 }
 
+/* A run directory whose path is not UTF-8 cannot be named in submit.json
+ * (JSON is UTF-8): refused, naming it escaped, before Slurm has the job,
+ * and the fresh directory taken away; never a job left without its
+ * record ("submitted, but its record was not written"). */
+static void attempt__submit_refuses_a_run_directory_not_utf8_before_slurm(void **state)
+{
+	struct diag_list dl = DIAG_LIST_INIT;
+	struct rundir rd = RUNDIR_INIT;
+	struct sbuf err = SBUF_INIT, warn = SBUF_INIT;
+	struct attempt a;
+	json_t *rec = NULL;
+	char *run, *out;
+
+	(void)state;
+	attempt_load(&a, SPEC);
+	assert_int_equal(attempt_render(&a, HPCTRAIN, &dl), 0);
+	out = testlib_tmp_at("out-\xff");
+	assert_int_equal(rundir_create(out, a.job.name, a.sha256, a.resolved.buf, a.resolved.len,
+				       &rd, &err), 0);
+	run = xstrdup(rd.dir);
+	assert_int_equal(attempt_submit(&a, &rd, &rec, &err, &warn), HPT_EXIT_NO_INPUT);
+	assert_non_null(strstr(err.buf, "the run directory '"));
+	assert_non_null(strstr(err.buf, "/out-\\xff/"));
+	assert_non_null(strstr(err.buf, "' is not UTF-8 (its bytes shown as \\xHH): submit.json "
+					"must name it exactly; rename it"));
+	assert_null(rec);
+	assert_int_equal(access(run, F_OK), -1); /* abandoned, as any refused attempt */
+	free(run);
+	free(out);
+	rundir_release(&rd);
+	attempt_release(&a);
+	sbuf_release(&err);
+	sbuf_release(&warn);
+	diag_list_release(&dl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(attempt__renders_script_and_options_once_with_the_exclude_list),
 		cmocka_unit_test(attempt__asks_a_range_for_the_idle_nodes_it_can_use),
 		cmocka_unit_test(attempt__submit_refuses_an_attempt_not_rendered_exactly_once),
+		cmocka_unit_test(attempt__submit_refuses_a_run_directory_not_utf8_before_slurm),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -7,6 +7,8 @@
 #include "common/fileio.h"                       // defines: fileio_write_atomic, fileio_mkdirs, fileio_read
 #include "common/sbuf.h"                         // defines: struct sbuf
 #include "launcher/container/container_digest.h" // defines: container_digest
+#include "launcher/container/container_verify.h" // defines: container_verify, container_verify_is_needed
+#include "common/spec/spec.h"                    // defines: enum container_runtime
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -191,6 +193,80 @@ static void container_digest__uses_the_cache_only_while_the_image_is_unchanged(v
 	sbuf_release(&err);
 }
 
+/* launch's check of an image a runtime reads itself: the pinned image
+ * passes; a cache entry that lies about it is hashed again and replaced,
+ * never believed over the image; an image changed after validate is
+ * refused naming both digests; nothing pinned, nothing checked. */
+static void container_verify__refuses_a_changed_image_and_drops_a_lying_cache_entry(void **state)
+{
+	char pin[CONTAINER_DIGEST_SIZE];
+	struct sbuf note = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
+	char *cache = testlib_tmp_at("cache/hpctrain/image-digests.json");
+	char *xdg = testlib_tmp_at("cache"), *image = testlib_tmp_at("v"), *at;
+	const char *forged = "sha256:2222222222222222222222222222222222222222222222222222222222222222";
+
+	(void)state;
+	make_image("v");
+	digest_of("v", "cache/hpctrain/image-digests.json", pin, &note);
+	assert_int_equal(setenv("XDG_CACHE_HOME", xdg, 1), 0);
+	assert_int_equal(container_verify(image, CONTAINER_IMAGE_DIR, pin, &err), 0);
+	/* a cache entry claiming another digest for the unchanged tree */
+	assert_int_equal(fileio_read(cache, 1 << 20, &text, &err), 0);
+	at = strstr(text.buf, pin);
+	assert_non_null(at);
+	memcpy(at, forged, strlen(forged));
+	assert_int_equal(fileio_write_atomic(cache, text.buf, text.len, 0600, 0, &err), 0);
+	assert_int_equal(container_verify(image, CONTAINER_IMAGE_DIR, pin, &err), 0);
+	sbuf_reset(&text);
+	assert_int_equal(fileio_read(cache, 1 << 20, &text, &err), 0);
+	assert_null(strstr(text.buf, forged));
+	assert_non_null(strstr(text.buf, pin));
+	/* the image changed after validate */
+	put("v/etc/conf", "a=9\n");
+	assert_int_equal(container_verify(image, CONTAINER_IMAGE_DIR, pin, &err), 1);
+	assert_non_null(strstr(err.buf, "is not the one pinned (pinned sha256:"));
+	assert_non_null(strstr(err.buf, "validate or submit it again"));
+	sbuf_reset(&err);
+	assert_int_equal(container_verify(image, CONTAINER_IMAGE_DIR, "unpinned", &err), 0);
+	assert_int_equal(container_verify(image, CONTAINER_IMAGE_DIR, NULL, &err), 0);
+	assert_int_equal(err.len, 0);
+	/* a SIF or SquashFS file apptainer or enroot reads: its bytes, the same way */
+	put("img.sqfs", "hsqs and the rest of an image\n");
+	digest_of("img.sqfs", "cache/hpctrain/image-digests.json", pin, &note);
+	free(image);
+	image = testlib_tmp_at("img.sqfs");
+	assert_int_equal(container_verify(image, CONTAINER_IMAGE_SIF, pin, &err), 0);
+	put("img.sqfs", "hsqs and another image!\n");
+	assert_int_equal(container_verify(image, CONTAINER_IMAGE_SIF, pin, &err), 1);
+	assert_non_null(strstr(err.buf, "img.sqfs is not the one pinned"));
+	unsetenv("XDG_CACHE_HOME");
+	free(cache);
+	free(xdg);
+	free(image);
+	sbuf_release(&note);
+	sbuf_release(&text);
+	sbuf_release(&err);
+}
+
+/* Which images launch checks itself: a directory under every runtime, a
+ * file under the runtimes that read it (apptainer, enroot), never a
+ * reference or a writable image. */
+static void container_verify__is_needed_where_the_runtime_reads_the_image(void **state)
+{
+	(void)state;
+	for (int r = CONTAINER_CHARLIECLOUD; r < CONTAINER_NRUNTIMES; r++) {
+		assert_true(container_verify_is_needed(r, CONTAINER_IMAGE_DIR, false));
+		assert_false(container_verify_is_needed(r, CONTAINER_IMAGE_DIR, true));
+		assert_false(container_verify_is_needed(r, CONTAINER_IMAGE_REF, false));
+	}
+	assert_true(container_verify_is_needed(CONTAINER_APPTAINER, CONTAINER_IMAGE_SIF, false));
+	assert_true(container_verify_is_needed(CONTAINER_APPTAINER, CONTAINER_IMAGE_SQUASHFS, false));
+	assert_true(container_verify_is_needed(CONTAINER_ENROOT, CONTAINER_IMAGE_SQUASHFS, false));
+	/* mounted by container_squash, which checks it there */
+	assert_false(container_verify_is_needed(CONTAINER_CHARLIECLOUD, CONTAINER_IMAGE_SQUASHFS, false));
+	assert_false(container_verify_is_needed(CONTAINER_PODMAN, CONTAINER_IMAGE_SQUASHFS, false));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +275,8 @@ int main(void)
 		cmocka_unit_test(container_digest__a_file_image_is_its_sha256),
 		cmocka_unit_test(container_digest__pins_a_reference_only_by_its_sha256),
 		cmocka_unit_test(container_digest__uses_the_cache_only_while_the_image_is_unchanged),
+		cmocka_unit_test(container_verify__refuses_a_changed_image_and_drops_a_lying_cache_entry),
+		cmocka_unit_test(container_verify__is_needed_where_the_runtime_reads_the_image),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -14,6 +14,7 @@
 #include "trainer/kernels/cpu_isa.h" // defines: cpu_isa_parse, cpu_isa_set_level
 #include "trainer/kernels/kernels.h" // defines: round_bf16_f32, round_fp16_f32
 #include "trainer/cpu/tune.h"            // defines: tune_parse_mode
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <cpuid.h>
 #include <omp.h>
@@ -129,7 +130,7 @@ int backend_init(int threads, struct sbuf *err)
 			return -1;
 		DNNL_TRY(dnnl_engine_create(&cpu_engine, dnnl_cpu, 0));
 		DNNL_TRY(dnnl_stream_create(&cpu_stream, cpu_engine, dnnl_stream_default_flags));
-		snprintf(describe_isa, sizeof(describe_isa), "oneDNN %d.%d.%d, %s%s%s%s", v->major,
+		strfmt_label(describe_isa, sizeof(describe_isa), "oneDNN %d.%d.%d, %s%s%s%s", v->major,
 			 v->minor, v->patch, isa_name(dnnl_get_effective_cpu_isa()),
 			 capped_by ? " (capped by " : "", capped_by ? capped_by : "",
 			 capped_by ? ")" : "");
@@ -144,8 +145,8 @@ const char *backend_describe(void)
 	char spent[32] = "";
 
 	if (cpu_tune_on)
-		snprintf(spent, sizeof(spent), " in %.2f s", cpu_tune_spent);
-	snprintf(describe, sizeof(describe), "%s, kernels %s%s, %d threads", describe_isa,
+		strfmt_label(spent, sizeof(spent), " in %.2f s", cpu_tune_spent);
+	strfmt_label(describe, sizeof(describe), "%s, kernels %s%s, %d threads", describe_isa,
 		 cpu_tune_on ? "tuned by measurement" : "fixed (HPCTRAIN_KERNELS=fixed)", spent,
 		 omp_get_max_threads());
 	return describe;
@@ -165,13 +166,13 @@ const char *cpu_isa_in_use(void)
 void cpu_why_emulated(struct be_kernel *k)
 {
 	if (k->prec == BE_FP16)
-		snprintf(k->why, sizeof(k->why), "oneDNN %d.%d has no fp16 CPU kernels",
+		strfmt_label(k->why, sizeof(k->why), "oneDNN %d.%d has no fp16 CPU kernels",
 			 dnnl_version()->major, dnnl_version()->minor);
 	else if (!cpu_bf16_native)
-		snprintf(k->why, sizeof(k->why), "no AVX512-BF16: this CPU runs %s",
+		strfmt_label(k->why, sizeof(k->why), "no AVX512-BF16: this CPU runs %s",
 			 cpu_isa_in_use());
 	else
-		snprintf(k->why, sizeof(k->why), "no bf16 kernel but the reference one (%s)",
+		strfmt_label(k->why, sizeof(k->why), "no bf16 kernel but the reference one (%s)",
 			 cpu_refused);
 }
 
@@ -195,14 +196,14 @@ const char *be_precision_limit(enum be_precision prec)
 	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
 
 	if (prec == BE_FP16) {
-		snprintf(why, sizeof(why), "oneDNN %d.%d has no fp16 CPU kernels, so fp16 is "
+		strfmt_label(why, sizeof(why), "oneDNN %d.%d has no fp16 CPU kernels, so fp16 is "
 			 "emulated in fp32 kernels", dnnl_version()->major, dnnl_version()->minor);
 		return why;
 	}
 	if (prec != BE_BF16 || isa_has(isa, dnnl_cpu_isa_avx512_core_amx))
 		return NULL;
 	if (!cpu_bf16_native) {
-		snprintf(why, sizeof(why), "no AVX512-BF16 (this CPU runs %s), so bf16 is "
+		strfmt_label(why, sizeof(why), "no AVX512-BF16 (this CPU runs %s), so bf16 is "
 			 "emulated in fp32 kernels", isa_name(isa));
 		return why;
 	}

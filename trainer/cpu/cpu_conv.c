@@ -55,6 +55,7 @@
  */
 #include "trainer/cpu/cpu_conv.h"     // defines: struct be_conv, enum conv_cand, conv_choose
 #include "trainer/cpu/cpu_internal.h" // defines: struct prim, struct relayout, prim_*, relayout_*
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,7 +360,7 @@ struct be_conv *be_conv_create(const struct conv_geom *g, unsigned flags,
 	cpu_refused[0] = '\0';
 	if (prec != BE_FP32 && g->c < LP_MIN_CHANNELS) {
 		cv->kern.prec = BE_FP32;
-		snprintf(cv->kern.why, sizeof(cv->kern.why), "%d input channel%s", g->c,
+		strfmt_label(cv->kern.why, sizeof(cv->kern.why), "%d input channel%s", g->c,
 			 g->c == 1 ? "" : "s");
 	}
 	native = cv->kern.prec == BE_FP16 || cpu_bf16_native;

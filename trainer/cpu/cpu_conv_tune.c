@@ -8,6 +8,7 @@
 #include "trainer/cpu/cpu_internal.h" // defines: cpu_tune_*, cpu_tune_on, cpu_tune_spent
 #include "trainer/cpu/tune.h"         // defines: struct tune_cand, tune_* (pick, budget, median, describe)
 #include "common/sbuf.h"          // defines: struct sbuf
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <omp.h>
 #include <stdio.h>
@@ -91,7 +92,7 @@ static bool conv_cached(struct be_conv *cv, const struct conv_tune_ops *ops, con
 		 * (oneDNN 2.6), and cpu_why_emulated says so */
 		if (cv->kern.emulated && best && c[0] == CAND_NATIVE &&
 		    strstr(cv->kern.tuned, conv_cand_names[CAND_NATIVE]))
-			snprintf(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
+			strfmt_label(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
 				 be_precision_name(cv->kern.prec));
 		cv->x_last = cv->w_last = NULL;
 		cpu_tune_record(key, best, cv->kern.tuned, false);
@@ -108,7 +109,7 @@ static void conv_report(struct be_conv *cv, const enum conv_cand *c, const struc
 {
 	tune_describe(tc, n, cv->kern.tuned, sizeof(cv->kern.tuned));
 	if (cv->kern.emulated && tc[0].ms >= 0 && c[0] == CAND_NATIVE)
-		snprintf(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
+		strfmt_label(cv->kern.why, sizeof(cv->kern.why), "native %s measured slower",
 			 be_precision_name(cv->kern.prec));
 	cpu_tune_record(key, best, cv->kern.tuned, tune_is_complete(tc, n));
 }

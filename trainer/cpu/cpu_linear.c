@@ -3,6 +3,7 @@
  * bf16 copies at native bf16. */
 #include "trainer/cpu/cpu_internal.h" // defines: struct prim, struct relayout, prim_*, relayout_*
 #include "trainer/cpu/tune.h"         // defines: struct tune_cand, tune_* (pick, budget, median, describe)
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <omp.h>
 #include <stdio.h>
@@ -122,7 +123,7 @@ static dnnl_status_t linear_plan_bf16(struct be_linear *lin)
 static int linear_set_emulated(struct be_linear *lin)
 {
 	linear_unplan(lin);
-	snprintf(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
+	strfmt_label(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
 	lin->kern.emulated = true;
 	lin->round = lin->kern.prec == BE_BF16 ? be_round_bf16 : be_round_fp16;
 	if (!lin->xr)
@@ -183,7 +184,7 @@ static int linear_cached(struct be_linear *lin, const char *key)
 	if (best == 0)
 		return 1;
 	if (best == 1) {
-		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
+		strfmt_label(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
 		return linear_set_emulated(lin) ? -1 : 1;
 	}
 	lin->kern.tuned[0] = '\0';
@@ -226,7 +227,7 @@ static int linear_choose(struct be_linear *lin)
 		if (linear_plan_bf16(lin) != dnnl_success)
 			return -1;
 	} else if (lin->kern.emulated) {
-		snprintf(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
+		strfmt_label(lin->kern.why, sizeof(lin->kern.why), "native bf16 measured slower");
 	}
 	tune_describe(c, 2, lin->kern.tuned, sizeof(lin->kern.tuned));
 	cpu_tune_record(key, lin->kern.emulated, lin->kern.tuned, tune_is_complete(c, 2));
@@ -244,7 +245,7 @@ struct be_linear *be_linear_create(int n, int in, int out, enum be_precision pre
 		return NULL;
 	}
 	*lin = (struct be_linear){ .n = n, .in = in, .out = out, .kern = { .prec = prec } };
-	snprintf(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
+	strfmt_label(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
 	cpu_refused[0] = '\0';
 	if (prec == BE_BF16 && cpu_bf16_native && linear_plan_bf16(lin) == dnnl_success) {
 		if (!linear_choose(lin))
@@ -254,7 +255,7 @@ struct be_linear *be_linear_create(int n, int in, int out, enum be_precision pre
 		return NULL;
 	}
 	linear_unplan(lin);
-	snprintf(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
+	strfmt_label(lin->kern.impl, sizeof(lin->kern.impl), "sgemm");
 	if (prec == BE_FP32)
 		return lin;
 	cpu_why_emulated(&lin->kern);

@@ -4,6 +4,7 @@
  * layers' plain layouts and a kernel's own; and plan_check, which
  * refuses oneDNN's reference implementations. */
 #include "trainer/cpu/cpu_internal.h" // defines: struct prim, struct relayout
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@ dnnl_status_t plan_check(const_dnnl_primitive_desc_t pd)
 		return dnnl_success;
 	if (strncmp(impl, "ref", 3) && !strstr(impl, ":ref"))
 		return dnnl_success;
-	snprintf(cpu_refused, sizeof(cpu_refused), "%s", impl);
+	strfmt_label(cpu_refused, sizeof(cpu_refused), "%s", impl);
 	return dnnl_unimplemented;
 }
 
@@ -33,7 +34,7 @@ void impl_name(const_dnnl_primitive_desc_t pd, char *buf, size_t size)
 	if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
 	    !impl)
 		impl = "unknown";
-	snprintf(buf, size, "%s", impl);
+	strfmt_label(buf, size, "%s", impl);
 }
 
 dnnl_status_t prim_create(struct prim *pr, const_dnnl_op_desc_t op,

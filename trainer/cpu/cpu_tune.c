@@ -22,6 +22,7 @@
 #include "trainer/cpu/cpu_internal.h" // defines: cpu_isa_in_use
 #include "trainer/cpu/tune.h"         // defines: struct tune_key, tune_key_format
 #include "common/fileio.h"        // defines: fileio_read, fileio_write_atomic, fileio_private_dir
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <cpuid.h>
 #include <omp.h>
@@ -53,7 +54,7 @@ static void cpu_model(char *buf, size_t size)
 			break;
 	memcpy(brand, r, 48);
 	brand[48] = '\0';
-	snprintf(buf, size, "%s %u/%u/%u %s", vendor,
+	strfmt_label(buf, size, "%s %u/%u/%u %s", vendor,
 		 ((a >> 8) & 0xf) + ((a >> 20) & 0xff), ((a >> 4) & 0xf) | ((a >> 12) & 0xf0),
 		 a & 0xf, brand);
 }
@@ -63,15 +64,18 @@ static void cache_load(void)
 	const char *env = getenv("HPCTRAIN_KERNEL_CACHE"), *xdg = getenv("XDG_CACHE_HOME"),
 		   *home = getenv("HOME");
 	struct sbuf err = SBUF_INIT;
+	int rc = 0;
 
 	cache_loaded = true;
+	/* a path too long for cache_path is no cache (strfmt leaves ""),
+	 * never a cut one: that would read and write another file */
 	if (env)
-		snprintf(cache_path, sizeof(cache_path), "%s", env);
+		rc = strfmt(cache_path, sizeof(cache_path), "%s", env);
 	else if (xdg && *xdg)
-		snprintf(cache_path, sizeof(cache_path), "%s/hpctrain/kernels", xdg);
+		rc = strfmt(cache_path, sizeof(cache_path), "%s/hpctrain/kernels", xdg);
 	else if (home && *home)
-		snprintf(cache_path, sizeof(cache_path), "%s/.cache/hpctrain/kernels", home);
-	if (cache_path[0] && fileio_exists(cache_path) &&
+		rc = strfmt(cache_path, sizeof(cache_path), "%s/.cache/hpctrain/kernels", home);
+	if (!rc && cache_path[0] && fileio_exists(cache_path) &&
 	    (fileio_read(cache_path, CACHE_MAX, &cache, &err) || cache.len > CACHE_MAX))
 		sbuf_reset(&cache);
 	sbuf_release(&err);
@@ -85,7 +89,7 @@ void cpu_tune_key(const char *op, enum be_precision prec, const int *shape, size
 	struct tune_key k;
 
 	cpu_model(cpu, sizeof(cpu));
-	snprintf(ver, sizeof(ver), "%d.%d.%d", v->major, v->minor, v->patch);
+	strfmt_label(ver, sizeof(ver), "%d.%d.%d", v->major, v->minor, v->patch);
 	k = (struct tune_key){ cpu, ver, cpu_isa_in_use(), omp_get_max_threads(), op,
 			       be_precision_name(prec), shape, n };
 	tune_key_format(&k, buf, size);
@@ -109,7 +113,7 @@ static int find(const char *lines, const char *key, const char *from, char *tune
 		if (end == p + klen + 1 || *end != '\t' || i < 0 || i > 8)
 			return -1;
 		t = end + 1;
-		snprintf(tuned, size, "%.*s; %s", (int)((eol ? eol : t + strlen(t)) - t), t, from);
+		strfmt_label(tuned, size, "%.*s; %s", (int)((eol ? eol : t + strlen(t)) - t), t, from);
 		return (int)i;
 	}
 	return -1;
@@ -142,7 +146,7 @@ static void add_line(struct sbuf *to, const char *key, int choice, const char *t
 void cpu_tune_record(const char *key, int choice, const char *tuned, bool cache_it)
 {
 	struct sbuf err = SBUF_INIT;
-	char dir[512], *slash;
+	char dir[sizeof(cache_path)], *slash;
 
 	add_line(&chosen, key, choice, tuned);
 	if (!cache_it)
@@ -152,6 +156,7 @@ void cpu_tune_record(const char *key, int choice, const char *tuned, bool cache_
 	if (!cache_path[0] || cache.len > CACHE_MAX)
 		return;
 	add_line(&cache, key, choice, tuned);
+	/* encode-ok: cache_path into a buffer of its size */
 	snprintf(dir, sizeof(dir), "%s", cache_path);
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir)

@@ -132,18 +132,21 @@ int tune_key_format(const struct tune_key *k, char *buf, size_t size)
 	char num[16];
 	size_t len = 0;
 
+	/* encode-ok: an int and two characters in 16 */
 	snprintf(num, sizeof(num), "v%d|", TUNE_KEY_VERSION);
 	put(buf, size, &len, num, false);
 	for (size_t i = 0; i < 3; i++) {
 		put(buf, size, &len, words[i], true);
 		put(buf, size, &len, "|", false);
 	}
+	/* encode-ok: an int and two characters in 16 */
 	snprintf(num, sizeof(num), "t%d|", k->threads);
 	put(buf, size, &len, num, false);
 	put(buf, size, &len, k->op, true);
 	put(buf, size, &len, "|", false);
 	put(buf, size, &len, k->prec, true);
 	for (size_t i = 0; i < k->nshape; i++) {
+		/* encode-ok: an int and two characters in 16 */
 		snprintf(num, sizeof(num), "%c%d", i ? 'x' : '|', k->shape[i]);
 		put(buf, size, &len, num, false);
 	}

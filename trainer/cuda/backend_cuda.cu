@@ -142,6 +142,7 @@ extern "C" int be_cuda_init(int device, struct sbuf *err)
 	CU_TRY(cudaMalloc((void **)&G.flag, sizeof(int)));
 	G.device = device;
 	G.ready = true;
+	/* encode-ok: a description for people, cut to its buffer (C++: no strfmt_label) */
 	snprintf(G.describe, sizeof(G.describe), "CUDA %.200s (sm_%d%d, %d SMs), cuDNN %zu, cuBLASLt %zu",
 		 p.name, p.major, p.minor, p.multiProcessorCount, cudnnGetVersion(),
 		 cublasLtGetVersion());

@@ -10,6 +10,7 @@
 #include "trainer/cpu/backend.h"     // defines: be_conv_*, be_pool_*, be_linear_*, be_alloc, be_free
 #include "trainer/kernels/kernels.h" // defines: relu_*_f32, batchnorm_*_f32, conv1pool_*
 #include "common/sbuf.h"             // defines: struct sbuf, sbuf_addstr
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,8 +72,8 @@ bool layer_kernel(const struct layer *l, struct be_kernel *k)
 {
 	if (l->kind == LAYER_CONV && l->fused_into_pool) {
 		*k = (struct be_kernel){ .prec = BE_FP32 };
-		snprintf(k->impl, sizeof(k->impl), "conv1pool:%s", conv1pool_isa());
-		snprintf(k->why, sizeof(k->why), "%d input channel, fused with its pooling",
+		strfmt_label(k->impl, sizeof(k->impl), "conv1pool:%s", conv1pool_isa());
+		strfmt_label(k->why, sizeof(k->why), "%d input channel, fused with its pooling",
 			 l->in.c);
 		return true;
 	}

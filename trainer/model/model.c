@@ -16,6 +16,7 @@
 #include "trainer/model/rng.h"             // defines: struct rng
 #include "common/sbuf.h"                // defines: struct sbuf, xcalloc
 #include "common/spec/spec.h"                // defines: enum model_kind
+#include "common/strfmt.h" // defines: strfmt_label
 
 #include <math.h>
 #include <stdio.h>
@@ -433,17 +434,17 @@ static void layer_name(const struct layer *l, char *buf, size_t size)
 	};
 
 	if (l->fused_conv)
-		snprintf(buf, size, "conv+maxpool %dx%d %d>%d", l[-1].k, l[-1].k, l[-1].in.c,
+		strfmt_label(buf, size, "conv+maxpool %dx%d %d>%d", l[-1].k, l[-1].k, l[-1].in.c,
 			 l[-1].out.c);
 	else if (l->kind == LAYER_CONV)
-		snprintf(buf, size, "conv %dx%d %d>%d", l->k, l->k, l->in.c, l->out.c);
+		strfmt_label(buf, size, "conv %dx%d %d>%d", l->k, l->k, l->in.c, l->out.c);
 	else if (l->kind == LAYER_MAXPOOL || l->kind == LAYER_AVGPOOL)
-		snprintf(buf, size, "%s %dx%d", kinds[l->kind], l->k, l->k);
+		strfmt_label(buf, size, "%s %dx%d", kinds[l->kind], l->k, l->k);
 	else if (l->kind == LAYER_LINEAR || l->kind == LAYER_RESIDUAL)
-		snprintf(buf, size, "%s %d>%d", kinds[l->kind], l->in.c * l->in.h * l->in.w,
+		strfmt_label(buf, size, "%s %d>%d", kinds[l->kind], l->in.c * l->in.h * l->in.w,
 			 l->out.c * l->out.h * l->out.w);
 	else
-		snprintf(buf, size, "%s", kinds[l->kind]);
+		strfmt_label(buf, size, "%s", kinds[l->kind]);
 }
 
 size_t model_layer_times(struct model *m, struct layer_time *out, size_t max)
