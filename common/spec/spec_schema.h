@@ -54,8 +54,8 @@ struct spec_field {
 	/* SPEC_STR, SPEC_LIST items: returns NULL if s is acceptable, else why not. */
 	const char *(*check)(const char *s);
 	const char *help;
-	/* SPEC_SECTION: true when the resolved form leaves the section
-	 * out (it holds only defaults); NULL: always written */
+	/* true when the resolved form leaves the section (or the key) out:
+	 * it holds only defaults; NULL: always written */
 	bool (*omit)(const struct job *job);
 };
 
