@@ -103,6 +103,10 @@ fake_venv() {
 	[ "$status" -eq 0 ] || { cat "$DIR"/logs/*; false; }
 	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "0: lua 1.0 loaded, tcl 2.0 loaded" ]
 	[ "$(grep -v warning "$DIR/logs/rank-1.out")" = "1: lua 1.0 loaded, tcl 2.0 loaded" ]
+	# the versions module list names, hpttcl's default resolved, in the attempt's record
+	jq -e --arg m "$BATS_TEST_TMPDIR/modules" '.modules == [
+		{"name": "hptlua", "version": "1.0", "file": ($m + "/hptlua/1.0.lua")},
+		{"name": "hpttcl", "version": "2.0", "file": ($m + "/hpttcl/2.0")}]' "$DIR/software.json"
 }
 
 @test "a module that does not load fails the job at the start, named in the batch log, and nothing runs" {

@@ -3,13 +3,14 @@
  * listing and its digest, the ignore rules, the refusal over a limit,
  * code.json's shape, and the resolved form with and without code; and
  * the software around the code: a venv's packages (venv_list) and their
- * digest in the resolved form. */
+ * digest in the resolved form, the modules loaded (software_modules). */
 #include "testlib.h"
 
 #include "launcher/job/code_ignore.h" // defines: struct code_ignore, code_ignore_*
 #include "launcher/job/code_limit.h"  // defines: code_limit_check
 #include "launcher/job/code_list.h"   // defines: struct code_list, code_list_*
 #include "launcher/job/venv_list.h"   // defines: struct venv_list, venv_list_*
+#include "common/software_modules.h"  // defines: software_modules_json
 
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -393,6 +394,32 @@ static void spec__venv_digest_is_left_out_of_the_resolved_form_until_pinned(void
 	sbuf_release(&out);
 }
 
+/* What Lmod leaves in the environment after module load hptlua/1.0
+ * hpttcl (the default version resolved) and a module without one. */
+static void software_modules__split_name_and_version_with_each_file(void **state)
+{
+	json_t *m = software_modules_json("hptlua/1.0:hpttcl/2.0:py-torch/2.1+cuda:local",
+					  "/m/hptlua/1.0.lua:/m/hpttcl/2.0:/m/t.lua:/m/local.lua");
+	json_t *want = json_loads("[{\"name\": \"hptlua\", \"version\": \"1.0\", \"file\": "
+				  "\"/m/hptlua/1.0.lua\"}, {\"name\": \"hpttcl\", \"version\": \"2.0\", "
+				  "\"file\": \"/m/hpttcl/2.0\"}, {\"name\": \"py-torch\", \"version\": "
+				  "\"2.1+cuda\", \"file\": \"/m/t.lua\"}, {\"name\": \"local\", \"version\": null, "
+				  "\"file\": \"/m/local.lua\"}]", 0, NULL);
+
+	(void)state;
+	assert_true(json_equal(m, want));
+	json_decref(m);
+	json_decref(want);
+	/* files that do not line up are left out rather than misattributed */
+	m = software_modules_json("a/1:b/2", "/m/a/1");
+	assert_int_equal(json_array_size(m), 2);
+	assert_true(json_is_null(json_object_get(json_array_get(m, 1), "file")));
+	json_decref(m);
+	m = software_modules_json(NULL, NULL);
+	assert_int_equal(json_array_size(m), 0);
+	json_decref(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +436,7 @@ int main(void)
 		cmocka_unit_test(venv_list__reads_name_and_version_from_the_headers_only),
 		cmocka_unit_test(venv_list__digest_is_of_the_sorted_listing_and_a_version_changes_it),
 		cmocka_unit_test(spec__venv_digest_is_left_out_of_the_resolved_form_until_pinned),
+		cmocka_unit_test(software_modules__split_name_and_version_with_each_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
