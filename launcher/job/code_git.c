@@ -86,7 +86,7 @@ static void chomp(struct sbuf *s)
 		s->buf[--s->len] = '\0';
 }
 
-int code_git_toplevel(const char *dir, struct sbuf *top)
+static int toplevel_of(const char *dir, struct sbuf *top)
 {
 	static const char *const args[] = { "rev-parse", "--show-toplevel", NULL };
 
@@ -94,6 +94,31 @@ int code_git_toplevel(const char *dir, struct sbuf *top)
 		return -1;
 	chomp(top);
 	return top->buf[0] == '/' ? 0 : -1;
+}
+
+/* One command asks for the same directory's top three or four times
+ * (the default code.dir, the program check, the scan, the git state),
+ * each a git process (10-20 ms); the answer cannot change while one
+ * command runs, so the last one is kept.  Process state in a shell, on
+ * purpose: the commands are single-threaded. */
+int code_git_toplevel(const char *dir, struct sbuf *top)
+{
+	static char *last_dir, *last_top;
+	static int last_rc;
+
+	sbuf_reset(top);
+	if (!last_dir || strcmp(last_dir, dir)) {
+		struct sbuf t = SBUF_INIT;
+
+		last_rc = toplevel_of(dir, &t);
+		free(last_dir);
+		free(last_top);
+		last_dir = xstrdup(dir);
+		last_top = sbuf_detach(&t, NULL);
+	}
+	if (!last_rc)
+		sbuf_addstr(top, last_top);
+	return last_rc;
 }
 
 int code_git_ls_files(const char *top, struct sbuf *out, struct sbuf *err)
