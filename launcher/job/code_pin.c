@@ -107,7 +107,8 @@ int code_pin(struct job *job, bool store, json_t **record)
 	struct stat st;
 	int status = HPT_EXIT_OK;
 
-	*record = NULL;
+	if (record)
+		*record = NULL;
 	if (!spec_code_is_on(job))
 		return HPT_EXIT_OK;
 	dir = job->code.dir ? realpath(job->code.dir, NULL) : code_pin_default_dir(job);
@@ -133,7 +134,7 @@ int code_pin(struct job *job, bool store, json_t **record)
 			skip[nskip++] = skip[i];
 	/* git status walks the tree while the scan lstats it: on two cores
 	 * the two walks overlap instead of adding up */
-	if (!code_git_toplevel(dir, &top))
+	if (record && !code_git_toplevel(dir, &top))
 		code_git_state_start(dir, &pending);
 	status = code_scan(dir, &job->code, (const char *const *)skip, nskip, &l, &warn, &err);
 	if (pending.pid >= 0)
@@ -152,6 +153,8 @@ int code_pin(struct job *job, bool store, json_t **record)
 		job->code.dir = xstrdup(dir);
 	free(job->code.digest);
 	job->code.digest = xstrdup(l.digest);
+	if (!record)
+		goto out;
 	*record = code_list_json(&l, dir, snapshot, git);
 	git = NULL; /* the record's now */
 	if (!*record) {

@@ -34,7 +34,8 @@ static int pin(const struct job_prepare_request *r, struct attempt *at)
 	if (!status)
 		status = venv_pin(&at->job, &at->venv);
 	if (!status)
-		status = code_pin(&at->job, !!(r->flags & JOB_PREPARE_STORE_CODE), &at->code);
+		status = code_pin(&at->job, !!(r->flags & JOB_PREPARE_STORE_CODE),
+				  r->flags & JOB_PREPARE_STORE_CODE ? &at->code : NULL);
 	return status;
 }
 
