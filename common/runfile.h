@@ -8,6 +8,8 @@
  *   RUN/job.sbatch         its batch script
  *   RUN/submit.json        the submission's record (job id, plan, ...)
  *   RUN/code.json          the code snapshot the job runs (launcher/job/code_pin.h)
+ *   RUN/software.json      the software it ran with: hpctrain's version, the
+ *                          venv's packages, modules, oneDNN (common/software.h)
  *   RUN/metrics.jsonl      the program's step and summary records
  *   RUN/nodes.json         the size Slurm granted the attempt
  *   RUN/preflight.json     doctor's preflight, RUN/lost.json its lost nodes
@@ -28,6 +30,7 @@
 #define RUNFILE_SCRIPT    "job.sbatch"
 #define RUNFILE_SUBMIT    "submit.json"
 #define RUNFILE_CODE      "code.json"
+#define RUNFILE_SOFTWARE  "software.json"
 #define RUNFILE_METRICS   "metrics.jsonl"
 #define RUNFILE_NODES     "nodes.json"
 #define RUNFILE_PREFLIGHT "preflight.json"

@@ -21,6 +21,7 @@
 #include "common/exitcode.h"          // defines: HPT_EXIT_*
 #include "common/fileio.h"            // defines: fileio_private_dir
 #include "common/sbuf.h"              // defines: struct sbuf
+#include "common/software.h"          // defines: software_record_add
 #include "common/spec/spec.h"              // defines: struct job, spec_stage_dataset, spec_stage_find
 #include "common/monoclock.h"  // defines: monoclock_s
 
@@ -398,6 +399,25 @@ static void print_header(const struct trainer *t)
 	sbuf_release(&accum);
 }
 
+/* Rank 0 adds the trainer's library, instruction set and kernels to
+ * the run's software record, where `hpctrain diff` reads them.  A
+ * record that cannot be written costs a warning, not the run. */
+static void record_software(const struct trainer *t)
+{
+	struct sbuf kernels = SBUF_INIT, err = SBUF_INIT;
+	json_t *fields;
+
+	if (!t->dev)
+		model_describe_kernels(&t->model, &kernels);
+	fields = t->dev ? json_pack("{s:s}", "kernels", be_cuda_describe())
+			: json_pack("{s:s, s:s, s:s}", "onednn", backend_onednn_version(), "isa",
+				    backend_isa(), "kernels", kernels.buf ? kernels.buf : "");
+	if (software_record_add(t->cfg->run_dir, fields, &err))
+		say("warning: the trainer's software was not recorded: %s", err.buf);
+	sbuf_release(&kernels);
+	sbuf_release(&err);
+}
+
 int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	      struct sbuf *err)
 {
@@ -432,6 +452,8 @@ int train_run(const struct train_config *cfg, const struct train_hooks *hooks,
 	start = t.cs.step;
 	if (!cfg->quiet && !cfg->rank)
 		print_header(&t);
+	if (!cfg->rank)
+		record_software(&t);
 	train_profile_plan(&t, start);
 	rc = train_steps(&t, hooks, &busy, &trained, err);
 	if (!rc && train_profile_write(&t)) {

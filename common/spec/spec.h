@@ -86,6 +86,9 @@ struct job_argv {
 struct job_environment {
 	struct job_argv modules; /* module names in load order; n == 0: none */
 	char *venv;              /* absolute virtualenv path; NULL: none */
+	/* "sha256:HEX" of venv's installed packages (launcher/job/venv_list.h),
+	 * pinned by validate and submit; NULL: not pinned (no venv) */
+	char *venv_digest;
 };
 
 struct job_resources {
@@ -312,6 +315,9 @@ bool spec_code_is_on(const struct job *job);
  * form leaves the section out, so a spec that never heard of code:
  * keeps its hash). */
 bool spec_code_is_default(const struct job *job);
+/* Whether environment.venv_digest is unset, so the resolved form leaves
+ * it out and a spec without a venv keeps the hash it had (spec_code.c). */
+bool spec_venv_digest_is_unset(const struct job *job);
 
 /* The field table, for `validate --fields` and documentation checks. */
 struct spec_field;

@@ -1,8 +1,10 @@
 /* spec_code.c - the code: section's rules that are more than a row of
  * the schema: when a job snapshots its code, when the section holds
- * only defaults (and is left out of the resolved form), and the checks
- * of its globs and digest.  Core: struct job in, answers out. */
-#include "common/spec/spec.h"        // defines: struct job, spec_code_is_on, spec_code_is_default
+ * only defaults (and is left out of the resolved form), the checks of
+ * its globs and digest; and the same leaving-out for the venv's digest
+ * (a pin like code.digest).  Core: struct job in, answers out. */
+#include "common/spec/spec.h"        // defines: struct job, spec_code_is_on, spec_code_is_default,
+                                     //          spec_venv_digest_is_unset
 #include "common/spec/spec_schema.h" // defines: spec_code_check_glob, spec_code_check_digest
 
 #include <string.h>
@@ -21,6 +23,11 @@ bool spec_code_is_default(const struct job *job)
 	return c->enabled == CODE_AUTO && !c->dir && !c->include.n && !c->exclude.n &&
 	       c->max_bytes == SPEC_CODE_MAX_BYTES && c->max_files == SPEC_CODE_MAX_FILES &&
 	       !c->digest;
+}
+
+bool spec_venv_digest_is_unset(const struct job *job)
+{
+	return !job->environment.venv_digest;
 }
 
 /* A glob is matched with fnmatch(3) against paths of the tree; it is

@@ -264,8 +264,9 @@ int spec_emit_resolved(const struct job *job, struct sbuf *out)
 		 * shallower path closes the sections opened since. */
 		for (; open > d; open--)
 			map_end(&e);
-		if (f->type == SPEC_SECTION && f->omit && f->omit(job)) {
-			i = section_end(i) - 1; /* its keys are left out with it */
+		if (f->omit && f->omit(job)) {
+			if (f->type == SPEC_SECTION)
+				i = section_end(i) - 1; /* its keys are left out with it */
 			continue;
 		}
 		if (f->omit && f->omit(job))

@@ -258,6 +258,10 @@ const struct spec_field spec_fields[] = {
 	  .help = "environment modules to load, in order (module load NAME), e.g. [gcc/12.2]" },
 	STR("environment.venv", environment.venv, F_NULLABLE, check_venv, "null",
 	    "absolute path of a Python virtualenv whose bin/ goes first on PATH"),
+	{ .path = "environment.venv_digest", .type = SPEC_STR, .off = O(environment.venv_digest),
+	  .flags = F_NULLABLE, .check = spec_code_check_digest, .def = "null",
+	  .omit = spec_venv_digest_is_unset,
+	  .help = "the digest of the venv's installed packages, filled in by validate and submit" },
 
 	SECTION("train", "the bundled trainer (ignored when command is set)"),
 	ENUM("train.model", train.model, train_model_names, "cnn", "model to train"),

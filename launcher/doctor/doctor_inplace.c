@@ -52,6 +52,7 @@ static int restarts_for(const char *run, int attempts, const char *job_id, const
 		char id[32];
 
 		in = json_object_get(doc, "in_allocation");
+		/* encode-ok: a long long fits in 32 bytes */
 		snprintf(id, sizeof(id), "%lld", (long long)json_integer_value(json_object_get(doc, "job_id")));
 		if (in && !strcmp(id, job_id) &&
 		    !strcmp(json_string_value(json_object_get(in, "why")) ?: "", why))

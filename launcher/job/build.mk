@@ -1,6 +1,7 @@
 # launcher/job/build.mk - what the login-node commands do across the
-# concerns of launcher/ (see the README's layout): the program's code, an
-# image's digest and a data set's manifests pinned into a job (code_pin;
+# concerns of launcher/ (see the README's layout): the program's code, a
+# venv's packages (venv_pin; venv_list pure), an image's digest and a
+# data set's manifests pinned into a job (code_pin;
 # its listing, ignore rules and limits are pure, tested by test_code), a
 # sweep submitted, plan's shapes and calibration, status's JSON and
 # watch, report's charts of a sweep and of staging, and what differs

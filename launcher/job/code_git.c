@@ -18,16 +18,22 @@
  * not be run.  The environment is made here, not inherited: a
  * GIT_DIR, GIT_WORK_TREE or GIT_INDEX_FILE of the caller's would point
  * git at another repository, and a pager or a locale at other bytes. */
-static int run_git(const char *top, const char *const *args, struct sbuf *out)
+struct git_child {
+	pid_t pid;
+	int fd; /* git's stdout */
+};
+
+/* git -C top ARGS... started, stdin and stderr on /dev/null: 0, or -1
+ * when it could not be.  The environment is made here, not inherited:
+ * a GIT_DIR, GIT_WORK_TREE or GIT_INDEX_FILE of the caller's would point
+ * git at another repository, and a pager or a locale at other bytes. */
+static int git_start(const char *top, const char *const *args, struct git_child *c)
 {
 	const char *path = getenv("PATH"), *home = getenv("HOME");
 	char *env[5] = { NULL };
 	const char *argv[16];
 	size_t n = 0, e = 0;
-	int fds[2], status = -1, devnull;
-	char buf[65536];
-	pid_t pid;
-	ssize_t r;
+	int fds[2], rc = -1, devnull;
 
 	argv[n++] = "git";
 	argv[n++] = "-C";
@@ -40,16 +46,15 @@ static int run_git(const char *top, const char *const *args, struct sbuf *out)
 		env[e++] = xasprintf("HOME=%s", home);
 	env[e++] = xasprintf("LC_ALL=C");
 	env[e++] = xasprintf("GIT_OPTIONAL_LOCKS=0"); /* status must not write the index */
-	sbuf_reset(out);
 	if (pipe2(fds, O_CLOEXEC))
 		goto out;
-	pid = fork();
-	if (pid < 0) {
+	c->pid = fork();
+	if (c->pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
 		goto out;
 	}
-	if (pid == 0) {
+	if (c->pid == 0) {
 		/* open-ok: a device, git's stdin and stderr */
 		devnull = open("/dev/null", O_RDWR);
 		if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(fds[1], 1) < 0 ||
@@ -60,7 +65,24 @@ static int run_git(const char *top, const char *const *args, struct sbuf *out)
 		_exit(127);
 	}
 	close(fds[1]);
-	while ((r = read(fds[0], buf, sizeof(buf))) != 0) {
+	c->fd = fds[0];
+	rc = 0;
+out:
+	for (size_t i = 0; i < e; i++)
+		free(env[i]);
+	return rc;
+}
+
+/* A started git's stdout into out (reset first; at most GIT_OUT_MAX
+ * bytes), then its exit status. */
+static int git_finish(struct git_child *c, struct sbuf *out)
+{
+	char buf[65536];
+	int status = -1;
+	ssize_t r;
+
+	sbuf_reset(out);
+	while ((r = read(c->fd, buf, sizeof(buf))) != 0) {
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -70,14 +92,20 @@ static int run_git(const char *top, const char *const *args, struct sbuf *out)
 			break; /* git then dies of SIGPIPE: a failure, said by the caller */
 		sbuf_add(out, buf, (size_t)r);
 	}
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	close(c->fd);
+	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
 		;
-	status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-out:
-	for (size_t i = 0; i < e; i++)
-		free(env[i]);
-	return status;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* git -C top ARGS..., its stdout into out: its exit status, or -1 when
+ * it could not be run. */
+static int run_git(const char *top, const char *const *args, struct sbuf *out)
+{
+	struct git_child c;
+
+	sbuf_reset(out);
+	return git_start(top, args, &c) ? -1 : git_finish(&c, out);
 }
 
 static void chomp(struct sbuf *s)
@@ -86,7 +114,7 @@ static void chomp(struct sbuf *s)
 		s->buf[--s->len] = '\0';
 }
 
-int code_git_toplevel(const char *dir, struct sbuf *top)
+static int toplevel_of(const char *dir, struct sbuf *top)
 {
 	static const char *const args[] = { "rev-parse", "--show-toplevel", NULL };
 
@@ -94,6 +122,31 @@ int code_git_toplevel(const char *dir, struct sbuf *top)
 		return -1;
 	chomp(top);
 	return top->buf[0] == '/' ? 0 : -1;
+}
+
+/* One command asks for the same directory's top three or four times
+ * (the default code.dir, the program check, the scan, the git state),
+ * each a git process (10-20 ms); the answer cannot change while one
+ * command runs, so the last one is kept.  Process state in a shell, on
+ * purpose: the commands are single-threaded. */
+int code_git_toplevel(const char *dir, struct sbuf *top)
+{
+	static char *last_dir, *last_top;
+	static int last_rc;
+
+	sbuf_reset(top);
+	if (!last_dir || strcmp(last_dir, dir)) {
+		struct sbuf t = SBUF_INIT;
+
+		last_rc = toplevel_of(dir, &t);
+		free(last_dir);
+		free(last_top);
+		last_dir = xstrdup(dir);
+		last_top = sbuf_detach(&t, NULL);
+	}
+	if (!last_rc)
+		sbuf_addstr(top, last_top);
+	return last_rc;
 }
 
 int code_git_ls_files(const char *top, struct sbuf *out, struct sbuf *err)
@@ -130,16 +183,30 @@ static json_t *changed_of(const struct sbuf *s)
 	return a;
 }
 
-json_t *code_git_state(const char *top)
+static const char *const status_args[] = { "status", "--porcelain=v1", "-z",
+					   "--untracked-files=all", NULL };
+
+int code_git_state_start(const char *top, struct code_git_pending *p)
+{
+	struct git_child c;
+
+	p->pid = -1;
+	if (git_start(top, status_args, &c))
+		return -1;
+	p->pid = c.pid;
+	p->fd = c.fd;
+	return 0;
+}
+
+json_t *code_git_state_finish(const char *top, struct code_git_pending *p)
 {
 	static const char *const head[] = { "rev-parse", "--verify", "-q", "HEAD", NULL };
 	static const char *const branch[] = { "symbolic-ref", "--short", "-q", "HEAD", NULL };
-	static const char *const status[] = { "status", "--porcelain=v1", "-z",
-					      "--untracked-files=all", NULL };
+	struct git_child child = { p->pid, p->fd };
 	struct sbuf c = SBUF_INIT, b = SBUF_INIT, s = SBUF_INIT;
 	json_t *doc = NULL, *changed;
 
-	if (run_git(top, status, &s) != 0)
+	if (p->pid < 0 || git_finish(&child, &s) != 0)
 		goto out;
 	changed = changed_of(&s);
 	if (!changed)
@@ -154,8 +221,17 @@ json_t *code_git_state(const char *top)
 			b.len ? b.buf : NULL, "dirty", json_array_size(changed) > 0, "changed",
 			changed);
 out:
+	p->pid = -1;
 	sbuf_release(&c);
 	sbuf_release(&b);
 	sbuf_release(&s);
 	return doc;
+}
+
+json_t *code_git_state(const char *top)
+{
+	struct code_git_pending p;
+
+	code_git_state_start(top, &p);
+	return code_git_state_finish(top, &p);
 }

@@ -26,4 +26,16 @@ int code_git_ls_files(const char *top, struct sbuf *out, struct sbuf *err);
  * reference, or NULL when git fails (the caller records null). */
 json_t *code_git_state(const char *top);
 
+/* code_git_state in two halves, so that git status walks the tree while
+ * the caller scans it (code_pin): start runs `git status` (0, or -1
+ * when it could not, which finish then answers with NULL); finish reads
+ * it, runs the rest and returns code_git_state's answer.  Every start
+ * is finished, on every path, or git is left unreaped. */
+struct code_git_pending {
+	int pid; /* -1: none running */
+	int fd;
+};
+int code_git_state_start(const char *top, struct code_git_pending *p);
+json_t *code_git_state_finish(const char *top, struct code_git_pending *p);
+
 #endif

@@ -1,7 +1,7 @@
 /* code_pin.c - a job's code pinned by its content: see code_pin.h.
  * Calls code_scan, code_git and code_store, and prints. */
 #include "launcher/job/code_pin.h"   // defines: code_pin, code_pin_unchanged, code_pin_*_dir
-#include "launcher/job/code_git.h"   // defines: code_git_toplevel, code_git_state
+#include "launcher/job/code_git.h"   // defines: code_git_toplevel, code_git_state_*
 #include "launcher/job/code_list.h"  // defines: struct code_list, code_list_json
 #include "launcher/job/code_scan.h"  // defines: code_scan
 #include "launcher/job/code_store.h" // defines: code_store, code_store_path
@@ -103,10 +103,12 @@ int code_pin(struct job *job, bool store, json_t **record)
 	char *dir = NULL, *codes = NULL, **skip = NULL, *snapshot = NULL;
 	size_t nskip = 0;
 	json_t *git = NULL;
+	struct code_git_pending pending = { -1, -1 };
 	struct stat st;
 	int status = HPT_EXIT_OK;
 
-	*record = NULL;
+	if (record)
+		*record = NULL;
 	if (!spec_code_is_on(job))
 		return HPT_EXIT_OK;
 	dir = job->code.dir ? realpath(job->code.dir, NULL) : code_pin_default_dir(job);
@@ -130,30 +132,37 @@ int code_pin(struct job *job, bool store, json_t **record)
 	for (size_t i = 0; i <= job->data.nstage; i++)
 		if (skip[i])
 			skip[nskip++] = skip[i];
+	/* git status walks the tree while the scan lstats it: on two cores
+	 * the two walks overlap instead of adding up */
+	if (record && !code_git_toplevel(dir, &top))
+		code_git_state_start(dir, &pending);
 	status = code_scan(dir, &job->code, (const char *const *)skip, nskip, &l, &warn, &err);
+	if (pending.pid >= 0)
+		git = code_git_state_finish(dir, &pending);
 	say_lines(warn.buf);
 	if (status) {
 		say("%s", err.buf);
 		goto out;
 	}
-	if (!code_git_toplevel(dir, &top))
-		git = code_git_state(dir);
 	snapshot = code_store_path(codes, l.digest);
 	if (store && (status = code_store(&l, dir, codes, &err))) {
 		say("%s", err.buf);
-		json_decref(git);
 		goto out;
 	}
 	if (!job->code.dir)
 		job->code.dir = xstrdup(dir);
 	free(job->code.digest);
 	job->code.digest = xstrdup(l.digest);
+	if (!record)
+		goto out;
 	*record = code_list_json(&l, dir, snapshot, git);
+	git = NULL; /* the record's now */
 	if (!*record) {
 		say("cannot record the code of %s (out of memory)", dir);
 		status = HPT_EXIT_INTERNAL;
 	}
 out:
+	json_decref(git);
 	code_list_release(&l);
 	sbuf_release(&warn);
 	sbuf_release(&err);

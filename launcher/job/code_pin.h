@@ -27,9 +27,10 @@ char *code_pin_default_dir(const struct job *job);
 /* For a job whose code is on (spec_code_is_on): job->code.dir set (the
  * default's absolute path when it was null) and job->code.digest to the
  * tree's digest, so that the resolved form and the run's hash name the
- * code; with store, the snapshot published; *record (not NULL) gets
- * code.json's document, to write into each run directory (NULL when
- * code is off).  0, or HPT_EXIT_NO_INPUT, _FAILURE, _IO as code_scan
+ * code; with store, the snapshot published; *record gets code.json's
+ * document, to write into each run directory (NULL when code is off).
+ * record NULL: no document, and no git state (git status) is asked for
+ * (validate, a dry run: they write no run directory).  0, or HPT_EXIT_NO_INPUT, _FAILURE, _IO as code_scan
  * and code_store say, after a line naming the problem. */
 int code_pin(struct job *job, bool store, json_t **record);
 

@@ -3,7 +3,7 @@
  * Shell: mkdtemp, open/read/write, symlink, rename. */
 #include "launcher/job/code_store.h"       // defines: code_store, code_store_path
 #include "launcher/job/code_list.h"        // defines: struct code_list
-#include "launcher/runs/rundir_publish.h"  // defines: rundir_publish_tmp, rundir_publish_discard
+#include "launcher/runs/rundir_publish.h"  // defines: rundir_publish_tmp, _discard, _lock_shared
 #include "launcher/stage/stage_manifest.h" // defines: stage_manifest_hex
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
 #include "common/fileio.h"                 // defines: fileio_private_dir, fileio_check_owned
@@ -151,7 +151,7 @@ int code_store(const struct code_list *l, const char *dir, const char *codes, st
 {
 	char *final = code_store_path(codes, l->digest), *tmp = NULL;
 	struct stat st;
-	int status = HPT_EXIT_OK;
+	int status = HPT_EXIT_OK, lock = -1;
 
 	if (!final) {
 		sbuf_addf(err, "the code's digest %s is not sha256:<hex>", l->digest);
@@ -168,6 +168,14 @@ int code_store(const struct code_list *l, const char *dir, const char *codes, st
 				sbuf_addf(err, "%s is not a directory", final);
 			status = HPT_EXIT_IO;
 		}
+		goto out;
+	}
+	/* shared: concurrent submits of other trees copy side by side; a
+	 * submit killed mid-copy leaves its temporary to the next one that
+	 * finds no copy under way */
+	lock = rundir_publish_lock_shared(codes, err);
+	if (lock < 0) {
+		status = HPT_EXIT_IO;
 		goto out;
 	}
 	tmp = rundir_publish_tmp(codes, stage_manifest_hex(l->digest), err);
@@ -188,6 +196,7 @@ int code_store(const struct code_list *l, const char *dir, const char *codes, st
 out_discard:
 	rundir_publish_discard(tmp);
 out:
+	rundir_publish_unlock(lock);
 	free(tmp);
 	free(final);
 	return status;

@@ -17,7 +17,10 @@ char *code_store_path(const char *codes, const char *digest);
  * they were executable, links as links.  The copy is made in a
  * temporary sibling (mkdtemp) and renamed into place, so the snapshot
  * appears whole or not at all; when a concurrent publisher of the same
- * digest renamed first, this copy is discarded.  Each file is hashed
+ * digest renamed first, this copy is discarded.  The copy is made
+ * holding codes/.lock shared (rundir_publish_lock_shared): a submit
+ * killed mid-copy leaves a temporary that the next submit to find no
+ * copy under way removes.  Each file is hashed
  * again as it is copied: one that no longer matches its listing fails.
  * 0, or HPT_EXIT_IO (a directory or file that cannot be made, with
  * err), HPT_EXIT_NO_INPUT (a source gone), HPT_EXIT_FAILURE (a file

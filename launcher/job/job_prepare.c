@@ -10,11 +10,13 @@
 #include "launcher/job/data_pin.h"    // defines: data_pin, data_pin_unchanged
 #include "launcher/job/image_pin.h"   // defines: image_pin, image_pin_unchanged
 #include "launcher/job/program_check.h" // defines: program_check
+#include "launcher/job/venv_pin.h"    // defines: venv_pin, venv_pin_unchanged
 
 #include <stdlib.h>
 #include <string.h>
 
-/* A new job: its image and data sets pinned by their content now. */
+/* A new job: its image, data sets, venv and code pinned by their
+ * content now. */
 static int pin(const struct job_prepare_request *r, struct attempt *at)
 {
 	size_t *files = NULL;
@@ -30,7 +32,10 @@ static int pin(const struct job_prepare_request *r, struct attempt *at)
 	else
 		free(files);
 	if (!status)
-		status = code_pin(&at->job, !!(r->flags & JOB_PREPARE_STORE_CODE), &at->code);
+		status = venv_pin(&at->job, &at->venv);
+	if (!status)
+		status = code_pin(&at->job, !!(r->flags & JOB_PREPARE_STORE_CODE),
+				  r->flags & JOB_PREPARE_STORE_CODE ? &at->code : NULL);
 	return status;
 }
 
@@ -42,6 +47,8 @@ static int check_pins(const struct job_prepare_request *r, struct attempt *at)
 
 	if (!status)
 		status = data_pin_unchanged(&at->job, !!(r->flags & JOB_PREPARE_DATA_CHANGED_OK));
+	if (!status)
+		status = venv_pin_unchanged(&at->job, &at->venv);
 	if (!status && r->run)
 		status = code_pin_unchanged(&at->job, r->run, &at->code);
 	return status;

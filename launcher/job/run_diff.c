@@ -10,6 +10,7 @@
 #include "common/metrics_line.h"    // defines: metrics_line_load
 #include "common/runfile.h"         // defines: RUNFILE_*
 #include "common/sbuf.h"            // defines: struct sbuf, xasprintf
+#include "common/software.h"        // defines: SOFTWARE_RECORD_MAX
 #include "common/spec/ynode.h"      // defines: ynode_parse, ynode_free
 #include "common/spec/ynode_flat.h" // defines: ynode_flat_add
 #include "common/jsonb.h" // defines: jsonb_set, jsonb_append, jsonb_text
@@ -30,7 +31,7 @@
 struct run_record {
 	const char *dir;
 	struct flatdoc spec;
-	json_t *code, *submit, *nodes, *summary;
+	json_t *code, *submit, *nodes, *software, *summary;
 };
 
 static void run_record_release(struct run_record *r)
@@ -39,6 +40,7 @@ static void run_record_release(struct run_record *r)
 	json_decref(r->code);
 	json_decref(r->submit);
 	json_decref(r->nodes);
+	json_decref(r->software);
 	json_decref(r->summary);
 }
 
@@ -148,6 +150,8 @@ static int run_record_load(const char *dir, struct run_record *r, struct sbuf *e
 	if (!status)
 		status = load_json(dir, RUNFILE_NODES, JSON_RECORD_MAX, &r->nodes, err);
 	if (!status)
+		status = load_json(dir, RUNFILE_SOFTWARE, SOFTWARE_RECORD_MAX, &r->software, err);
+	if (!status)
 		r->summary = load_summary(dir);
 	return status;
 }
@@ -182,7 +186,8 @@ static int shown_elsewhere(const char *key)
 {
 	size_t n = strlen(key);
 
-	if (!strcmp(key, "container.digest") || !strcmp(key, "code.digest"))
+	if (!strcmp(key, "container.digest") || !strcmp(key, "code.digest") ||
+	    !strcmp(key, "environment.venv_digest"))
 		return 1;
 	if (strncmp(key, "data.stage[", 11))
 		return 0;
@@ -288,13 +293,110 @@ static json_t *data_section(const struct run_record *a, const struct run_record 
 	return list;
 }
 
+/* Each package whose version differs, a's names first, then b's own. */
+static json_t *venv_section(const struct run_record *a, const struct run_record *b)
+{
+	json_t *pa = json_object_get(json_object_get(a->software, "venv"), "packages");
+	json_t *pb = json_object_get(json_object_get(b->software, "venv"), "packages");
+	json_t *list = json_array(), *v;
+	const char *name;
+
+	json_object_foreach(pa, name, v)
+		add_if_differs(&list, name, json_string_value(v),
+			       json_string_value(json_object_get(pb, name)));
+	json_object_foreach(pb, name, v)
+		if (!json_object_get(pa, name))
+			add_if_differs(&list, name, NULL, json_string_value(v));
+	return list;
+}
+
+/* The software record's value of key as text: a string as it is,
+ * anything else (the kernels, a list) as compact JSON; NULL: absent. */
+static char *software_text(const struct run_record *r, const char *key)
+{
+	json_t *v = json_object_get(r->software, key);
+
+	if (!v || json_is_null(v))
+		return NULL;
+	return json_is_string(v) ? xstrdup(json_string_value(v))
+				 : json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
+/* A module's version, or its name when no version is known; "name" is
+ * the module without its version (gcc of gcc/12.2). */
+static const char *module_version(const json_t *modules, const char *name)
+{
+	size_t i;
+	json_t *m;
+
+	json_array_foreach(modules, i, m) {
+		const char *n = json_string_value(json_object_get(m, "name"));
+		const char *v = json_string_value(json_object_get(m, "version"));
+
+		if (n && !strcmp(name, n))
+			return v ? v : "(no version)";
+	}
+	return NULL;
+}
+
+static void module_changes(const json_t *from, const json_t *other, bool reverse, json_t **list)
+{
+	size_t i;
+	json_t *m;
+
+	json_array_foreach(from, i, m) {
+		const char *name = json_string_value(json_object_get(m, "name"));
+		const char *mine, *theirs;
+		char *key;
+
+		if (!name)
+			continue;
+		mine = module_version(from, name);
+		theirs = module_version(other, name);
+		if (reverse && theirs)
+			continue;
+		key = xasprintf("module %s", name);
+		add_if_differs(list, key, reverse ? theirs : mine, reverse ? mine : theirs);
+		free(key);
+	}
+}
+
+/* hpctrain's version, the trainer's library, and the modules loaded at
+ * job start: all from software.json. */
 static json_t *versions_section(const struct run_record *a, const struct run_record *b)
 {
+	static const char *const keys[] = { "hpctrain", "onednn" };
 	json_t *list = json_array();
 
-	add_if_differs(&list, "hpctrain",
-		       json_string_value(json_object_get(a->submit, "hpctrain_version")),
-		       json_string_value(json_object_get(b->submit, "hpctrain_version")));
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char *va = software_text(a, keys[i]), *vb = software_text(b, keys[i]);
+
+		add_if_differs(&list, keys[i], va, vb);
+		free(va);
+		free(vb);
+	}
+	module_changes(json_object_get(a->software, "modules"),
+		       json_object_get(b->software, "modules"), false, &list);
+	module_changes(json_object_get(b->software, "modules"),
+		       json_object_get(a->software, "modules"), true, &list);
+	return list;
+}
+
+/* The instruction set and what the trainer's rank 0 said each layer
+ * runs.  Results of the machine and of tuning by measurement, not
+ * inputs: they never make two runs differ. */
+static json_t *kernels_section(const struct run_record *a, const struct run_record *b)
+{
+	static const char *const keys[] = { "isa", "kernels" };
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char *va = software_text(a, keys[i]), *vb = software_text(b, keys[i]);
+
+		add_if_differs(&list, keys[i], va, vb);
+		free(va);
+		free(vb);
+	}
 	return list;
 }
 
@@ -368,11 +470,13 @@ static json_t *document(const struct run_record *a, const struct run_record *b)
 	static const char *const inputs[] = { "spec", "code", "venv", "image", "data", "versions",
 					      "shape" };
 	/* the run folders are the user's, and bytes: carried escaped */
-	json_t *doc = json_pack("{s:o, s:o, s:b, s:o, s:o, s:n, s:o, s:o, s:o, s:o, s:o}", "a",
-				jsonb_text(a->dir), "b", jsonb_text(b->dir), "same", 1, "spec", spec_section(a, b), "code",
-				code_diff(a->code, b->code), "venv", "image", image_section(a, b),
+	json_t *doc = json_pack("{s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+				"a", jsonb_text(a->dir), "b", jsonb_text(b->dir), "same", 1,
+				"spec", spec_section(a, b), "code", code_diff(a->code, b->code),
+				"venv", venv_section(a, b), "image", image_section(a, b),
 				"data", data_section(a, b), "versions", versions_section(a, b),
-				"shape", shape_section(a, b), "metrics", metrics_section(a, b));
+				"shape", shape_section(a, b), "kernels", kernels_section(a, b),
+				"metrics", metrics_section(a, b));
 
 	for (size_t i = 0; doc && i < sizeof(inputs) / sizeof(inputs[0]); i++)
 		if (!is_empty(json_object_get(doc, inputs[i])))

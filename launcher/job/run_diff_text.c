@@ -202,5 +202,6 @@ void run_diff_text(const json_t *doc, unsigned flags, struct sbuf *out)
 	put_changes(out, "data", json_object_get(doc, "data"), "entry");
 	put_changes(out, "versions", json_object_get(doc, "versions"), "key");
 	put_changes(out, "shape", json_object_get(doc, "shape"), "key");
+	put_changes(out, "kernels", json_object_get(doc, "kernels"), "key");
 	put_metrics(out, json_object_get(doc, "metrics"));
 }

@@ -11,6 +11,8 @@
 #include "common/jsonb.h"                // defines: jsonb_set, jsonb_append, jsonb_text, jsonb_utf8, jsonb_dumps
 #include "common/fileio.h"               // defines: fileio_write_atomic, fileio_private_dir, fileio_check_owned, fileio_exists
 #include "common/sbuf.h"                 // defines: struct sbuf, xcalloc
+#include "common/software.h"             // defines: software_record_add
+#include "common/software_modules.h"     // defines: software_modules_json
 #include "common/spec/specfile.h"        // defines: specfile_load, specfile_load_run
 #include "launcher/container/container_wrap.h" // defines: container_wrap_release, container_wrap_preview_release
 #include "launcher/rank/data_env.h"      // defines: data_env_plan, data_env_local_check, data_env_add
@@ -341,6 +343,15 @@ void launch_attempt_env(struct launch *l, struct envplan_input *in)
 	    attempt_size_record(l->run, l->ri.world_size, &err))
 		say("warning: the attempt's size was not recorded: %s",
 			err.buf);
+	/* the modules the batch script loaded, as `module list` would
+	 * name them: known only now, on a node */
+	sbuf_reset(&err);
+	if (l->ri.rank == 0 && !l->dry_run &&
+	    software_record_add(l->run, json_pack("{s:o}", "modules",
+						  software_modules_json(getenv("LOADEDMODULES"),
+									getenv("_LMFILES_"))),
+				&err))
+		say("warning: the modules loaded were not recorded: %s", err.buf);
 out:
 	sbuf_release(&err);
 }

@@ -28,6 +28,8 @@ void attempt_release(struct attempt *a)
 	a->plan = NULL;
 	json_decref(a->code);
 	a->code = NULL;
+	json_decref(a->venv);
+	a->venv = NULL;
 	free(a->exclude);
 	a->exclude = NULL;
 	render_opts_release(&a->opts);

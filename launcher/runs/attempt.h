@@ -39,6 +39,8 @@ struct attempt {
 	int resubmits;           /* preflight resubmissions that led to this attempt */
 	json_t *code;            /* owned: the code snapshot's record (launcher/job/code_pin.h),
 				  * written as code.json into each attempt; NULL: no code */
+	json_t *venv;            /* owned: environment.venv's packages (launcher/job/venv_pin.h),
+				  * software.json's "venv"; NULL: no venv */
 	json_t *plan;            /* owned: hpctrain plan's prediction of this shape
 				  * (submit --shape auto), recorded as submit.json's
 				  * "plan"; or NULL */
@@ -81,8 +83,9 @@ int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct
 int attempt_record_check(const struct attempt *a, const struct rundir *rd, struct sbuf *err);
 
 /* Writes a->code, when set, as rd's code.json (0600, atomically, never
- * over an existing one).  0, or -1 with err. */
-int attempt_write_code(const struct attempt *a, const struct rundir *rd, struct sbuf *err);
+ * over an existing one), and rd's software.json with this hpctrain's
+ * version and a->venv (common/software.h).  0, or -1 with err. */
+int attempt_write_records(const struct attempt *a, const struct rundir *rd, struct sbuf *err);
 
 /* Writes rd's submit.json for job job_id, which Slurm has taken, and
  * returns the document in *record (json_decref it).  task >= 0: the

@@ -3,6 +3,7 @@
  * through libslurm (launcher/slurm/slurm); see attempt.h. */
 #include "launcher/runs/attempt.h"  // defines: struct attempt, attempt_submit, attempt_record
 #include "common/runfile.h" // defines: RUNFILE_*
+#include "common/software.h"        // defines: software_record_add
 #include "common/bug.h"  // defines: BUG, BUG_NOTE
 #include "common/exitcode.h"        // defines: enum hpt_exit
 #include "common/isotime.h"         // defines: isotime_format
@@ -47,11 +48,10 @@ static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint3
 	gethostname(host, sizeof(host) - 1);
 	/* the user's and host's names only inform: carried escaped when not
 	 * UTF-8; the paths a reader follows were checked (attempt_record_check) */
-	rec = json_pack("{s:I, s:o, s:s, s:s, s:o, s:I, s:o, s:s, s:s, s:s, s:s, s:i, s:s?, s:i}",
+	rec = json_pack("{s:I, s:o, s:s, s:o, s:I, s:o, s:s, s:s, s:s, s:s, s:i, s:s?, s:i}",
 			 "job_id", (json_int_t)job_id, "cluster", jsonb_text(cluster), "submitted_at",
-			 when, "hpctrain_version", hpt_version, "user",
-			 jsonb_text(pw ? pw->pw_name : ""), "uid", (json_int_t)getuid(), "host",
-			 jsonb_text(host), "name", a->job.name,
+			 when, "user", jsonb_text(pw ? pw->pw_name : ""), "uid", (json_int_t)getuid(),
+			 "host", jsonb_text(host), "name", a->job.name,
 			 "sha256", a->sha256, "run", rd->run, "dir", rd->dir,
 			 "attempt", rd->attempt, "exclude", a->exclude, "preflight_resubmits",
 			 a->resubmits);
@@ -75,11 +75,15 @@ static json_t *record_of(const struct attempt *a, const struct rundir *rd, uint3
 	return rec; /* NULL: a string not UTF-8 left no half record */
 }
 
-int attempt_write_code(const struct attempt *a, const struct rundir *rd, struct sbuf *err)
+int attempt_write_records(const struct attempt *a, const struct rundir *rd, struct sbuf *err)
 {
 	char *doc;
 	int rc;
 
+	if (software_record_add(rd->dir,
+				json_pack("{s:s, s:O?}", "hpctrain", hpt_version, "venv", a->venv),
+				err))
+		return -1;
 	if (!a->code)
 		return 0;
 	/* sorted keys, ASCII: the same snapshot gives the same bytes */
@@ -135,7 +139,7 @@ int attempt_submit(struct attempt *a, struct rundir *rd, json_t **record, struct
 	if ((status = attempt_record_check(a, rd, err)))
 		goto out_abandon;
 	if (rundir_write(rd, RUNFILE_SCRIPT, a->script.buf, a->script.len, err) ||
-	    attempt_write_code(a, rd, err)) {
+	    attempt_write_records(a, rd, err)) {
 		status = HPT_EXIT_IO;
 		goto out_abandon;
 	}

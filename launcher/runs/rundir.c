@@ -345,7 +345,8 @@ static void unpublish(const char *dir)
 
 void rundir_abandon(struct rundir *rd)
 {
-	static const char *const files[] = { RUNFILE_SCRIPT, RUNFILE_SUBMIT,
+	static const char *const files[] = { RUNFILE_SCRIPT, RUNFILE_SUBMIT, RUNFILE_CODE,
+					     RUNFILE_SOFTWARE,
 					     "checkpoints" /* rundir_resume's link */ };
 	struct sbuf ignored = SBUF_INIT;
 	char *path, *parent;

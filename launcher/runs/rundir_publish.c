@@ -17,26 +17,58 @@
 
 #define PUBLISH_TMP_TAG ".tmp-"
 
-int rundir_publish_lock(const char *parent, struct sbuf *err)
+/* parent/.lock opened: a lock, never read: a regular file of this
+ * user's, whatever was planted there.  The descriptor, or -1 with err. */
+static int open_lock(const char *path, struct sbuf *err)
 {
-	char *path = xasprintf("%s/.lock", parent);
-	/* a lock, never read: a regular file of this user's, whatever was
-	 * planted there.  open-ok: O_NONBLOCK, then fileio_vet_fd */
+	/* open-ok: O_NONBLOCK, then fileio_vet_fd */
 	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 
 	if (fd < 0) {
 		sbuf_addf(err, "cannot open %s: %s", path, strerror(errno));
-	} else if ((fd = fileio_vet_fd(fd, path, FILEIO_OWNED, err)) >= 0) {
-		int r;
-
-		while ((r = flock(fd, LOCK_EX)) && errno == EINTR)
-			;
-		if (r) {
-			sbuf_addf(err, "cannot lock %s: %s", path, strerror(errno));
-			close(fd);
-			fd = -1;
-		}
+		return -1;
 	}
+	return fileio_vet_fd(fd, path, FILEIO_OWNED, err);
+}
+
+/* flock(fd, op), again after a signal; 0, or -1 with err (fd closed)
+ * unless op's LOCK_NB found it held (-1, errno EWOULDBLOCK, fd open). */
+static int lock_fd(int fd, int op, const char *path, struct sbuf *err)
+{
+	int r;
+
+	while ((r = flock(fd, op)) && errno == EINTR)
+		;
+	if (r && !((op & LOCK_NB) && errno == EWOULDBLOCK)) {
+		sbuf_addf(err, "cannot lock %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return r;
+}
+
+int rundir_publish_lock(const char *parent, struct sbuf *err)
+{
+	char *path = xasprintf("%s/.lock", parent);
+	int fd = open_lock(path, err);
+
+	if (fd >= 0 && lock_fd(fd, LOCK_EX, path, err))
+		fd = -1;
+	free(path);
+	return fd;
+}
+
+int rundir_publish_lock_shared(const char *parent, struct sbuf *err)
+{
+	char *path = xasprintf("%s/.lock", parent);
+	int fd = open_lock(path, err);
+
+	if (fd >= 0 && !lock_fd(fd, LOCK_EX | LOCK_NB, path, err))
+		rundir_publish_sweep(parent); /* no writer holds it: every temporary is an orphan */
+	else if (fd >= 0 && errno != EWOULDBLOCK)
+		fd = -1; /* lock_fd closed it */
+	/* from exclusive to shared, or wait for a sweeper to finish */
+	if (fd >= 0 && lock_fd(fd, LOCK_SH, path, err))
+		fd = -1;
 	free(path);
 	return fd;
 }

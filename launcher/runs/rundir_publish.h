@@ -22,6 +22,15 @@ struct sbuf;
 int rundir_publish_lock(const char *parent, struct sbuf *err);
 void rundir_publish_unlock(int fd);
 
+/* For writers that fill their temporaries for long (a code snapshot of
+ * a large tree) and must not wait for one another: parent/.lock held
+ * shared while a temporary is made and filled.  When no writer holds it
+ * (an exclusive flock succeeds at once), the temporaries under parent
+ * are orphans of writers killed mid-fill and are swept first; else the
+ * next writer to find the lock free sweeps them.  The descriptor, or -1
+ * with err; release it with rundir_publish_unlock. */
+int rundir_publish_lock_shared(const char *parent, struct sbuf *err);
+
 /* Removes the orphaned temporaries ".*.tmp-*" directly under dir, with
  * whatever they hold (files, links, logs/): only under the lock.  Best
  * effort; a missing dir is nothing to do. */

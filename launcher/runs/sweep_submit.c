@@ -161,7 +161,7 @@ static int make_runs(struct sweep_plan *pl, const struct sweep_plan_array *a, st
 		if ((status = attempt_record_check(&pt->at, &pt->rd, err)))
 			return status;
 		if (rundir_write(&pt->rd, RUNFILE_SCRIPT, pt->at.script.buf, pt->at.script.len, err) ||
-		    attempt_write_code(&pt->at, &pt->rd, err))
+		    attempt_write_records(&pt->at, &pt->rd, err))
 			return HPT_EXIT_IO;
 		publish_module(pt->rd.dir);
 	}

@@ -5,7 +5,8 @@
 # tree with every file committed.  validate lists the tree (git
 # ls-files), hashes every file and keeps the hashes under each file's
 # stat fingerprint in $XDG_CACHE_HOME (launcher/job/code_scan.c); submit
-# does the same, then stores the snapshot once.  Timed: validate with no
+# does the same, asks git status for the record's dirty state (beside
+# the scan, not after it), then stores the snapshot once.  Timed: validate with no
 # cache (cold), validate again (cached: a stat a file; goal <= 0.3 s),
 # and the same job with code: false.  The peers, what a user would
 # script to fingerprint the same tree: `git ls-files -z | xargs -0

@@ -132,7 +132,7 @@ digest_of() { # SPEC: the code digest validate pins
 	[ "$(jq -r .code.digest "$run1/submit.json")" = "$(jq -r .digest "$run1/code.json")" ]
 }
 
-@test "two submits of the same tree store one snapshot, private, and code.json lists its files" {
+@test "two submits of the same tree store one snapshot, private, and code.json lists its files; an orphaned temporary goes" {
 	need_slurm
 	cd "$PROJ"
 	printf '#!/bin/sh\n' >run.sh
@@ -140,7 +140,12 @@ digest_of() { # SPEC: the code digest validate pins
 	ln -s train.py link.py
 	code_spec a.yaml a '[true]'
 	code_spec b.yaml b '[true]'
+	# what a submit killed mid-snapshot leaves: the next one removes it
+	local orphan=$BATS_TEST_TMPDIR/runs/.code/.0123abcd.tmp-Xy12Z9
+	(umask 077 && mkdir -p "$orphan/src")
+	printf 'half\n' >"$orphan/src/half.py"
 	submit_json a.yaml
+	[ ! -e "$orphan" ]
 	local a=$DIR snap ino
 	snap=$(jq -r .snapshot "$a/code.json")
 	ino=$(stat -c %i "$snap/train.py")
@@ -149,7 +154,7 @@ digest_of() { # SPEC: the code digest validate pins
 	[ "$snap" = "$(jq -r .snapshot "$b/code.json")" ]
 	[ "$snap" = "$BATS_TEST_TMPDIR/runs/.code/$(jq -r '.digest | ltrimstr("sha256:")' "$a/code.json")" ]
 	[ "$(stat -c %i "$snap/train.py")" = "$ino" ]
-	[ "$(find "$BATS_TEST_TMPDIR/runs/.code" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ]
+	[ "$(find "$BATS_TEST_TMPDIR/runs/.code" -mindepth 1 -maxdepth 1 ! -name .lock | wc -l)" -eq 1 ]
 	[ "$(stat -c %a "$snap")" = 700 ]
 	[ "$(stat -c %a "$snap/train.py")" = 600 ]
 	[ "$(stat -c %a "$snap/run.sh")" = 700 ]
@@ -217,7 +222,7 @@ digest_of() { # SPEC: the code digest validate pins
 	local runs=("$BATS_TEST_TMPDIR"/runs/sw/[0-9a-f]*/) d
 	[ "${#runs[@]}" -eq 2 ]
 	[ "$(jq -r .snapshot "${runs[0]}code.json")" = "$(jq -r .snapshot "${runs[1]}code.json")" ]
-	[ "$(find "$BATS_TEST_TMPDIR/runs/.code" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ]
+	[ "$(find "$BATS_TEST_TMPDIR/runs/.code" -mindepth 1 -maxdepth 1 ! -name .lock | wc -l)" -eq 1 ]
 	for d in "${runs[@]}"; do
 		"$HPT" status --wait "$d" >/dev/null
 		[ "$(grep -v warning "${d}logs/rank-0.out")" = one ] || return 1

@@ -10,6 +10,9 @@ load common
 setup_file() {
 	local w=$BATS_FILE_TMPDIR
 	export OMP_NUM_THREADS=1
+	# kernels chosen by measurement may differ between two runs; fixed
+	# ones keep the kernels section out of the lists of sections below
+	export HPCTRAIN_KERNELS=fixed
 	cat >"$w/s.yaml" <<SPEC
 version: 1
 name: dd
@@ -80,10 +83,13 @@ code_run() {
 @test "diff --json prints one object with every section" {
 	run -1 --separate-stderr "$HPT" diff --json "$A" "$B"
 	jq -e '.same == false and .a == "'"$A"'" and .b == "'"$B"'"' <<<"$output"
-	jq -e '[keys[]] == (["a","b","code","data","image","metrics","same","shape","spec","venv","versions"])' <<<"$output"
+	jq -e '[keys[]] == (["a","b","code","data","image","kernels","metrics","same","shape","spec","venv","versions"])' <<<"$output"
 	jq -e '.spec == [{"key": "train.optimizer.lr", "a": "0.05", "b": "0.1"}]' <<<"$output"
-	jq -e '.code == null and .venv == null and .image == null and .data == [] and .shape == []' <<<"$output"
+	jq -e '.code == null and .venv == [] and .image == null and .data == [] and .shape == []' <<<"$output"
 	jq -e '.metrics | map(.key) | index("test_accuracy") != null' <<<"$output"
+	# the trainer's rank 0 recorded its library, instruction set and kernels
+	jq -e '(.onednn | test("^[0-9]+[.][0-9]+[.][0-9]+$")) and (.isa | length > 0) and
+		(.kernels | type == "string")' "$A/software.json"
 	run -0 "$HPT" diff -j "$A" "$A"
 	jq -e '.same == true and .spec == []' <<<"$output"
 }
@@ -115,6 +121,31 @@ code_run() {
 	[ "$(section code)" = "$(printf '%s\n' "- sha256:snap-a" "+ (none)" "no code recorded for the second run")" ]
 	# neither run has code: the section says nothing
 	run -0 "$HPT" diff "$A" "$F/again"
+}
+
+# venv_run DIR VERSION: a copy of run A whose venv had numpy VERSION and
+# torch 2.1.0: its resolved.yaml pins the venv's digest (the listing's
+# sha256, as validate pins it) and its software.json lists the packages
+# (the format of common/software.h).
+venv_run() {
+	local digest
+	cp -r "$A" "$1"
+	digest=sha256:$(printf 'numpy==%s\ntorch==2.1.0\n' "$2" | sha256sum | cut -d' ' -f1)
+	sed -i "s|^  venv: null\$|  venv: \"/v\"\\n  venv_digest: \"$digest\"|" "$1/resolved.yaml"
+	grep -qx "  venv_digest: \"$digest\"" "$1/resolved.yaml"
+	printf '{"hpctrain": "x", "venv": {"path": "/v", "digest": "%s", "packages": {"numpy": "%s", "torch": "2.1.0"}}}\n' \
+		"$digest" "$2" >"$1/software.json"
+}
+
+@test "diff of two runs apart in one venv package's version shows the venv section alone" {
+	venv_run "$W/va" 1.24.2
+	venv_run "$W/vb" 1.24.3
+	run -1 --separate-stderr "$HPT" diff "$W/va" "$W/vb"
+	[ "$(grep '^== ' <<<"$output")" = "$(printf '== venv ==\n== metrics ==')" ]
+	[ "$(section venv)" = "$(printf -- '- numpy: 1.24.2\n+ numpy: 1.24.3')" ]
+	run -1 "$HPT" diff --json "$W/va" "$W/vb"
+	jq -e '.venv == [{"key": "numpy", "a": "1.24.2", "b": "1.24.3"}] and .spec == []' <<<"$output"
+	run -0 "$HPT" diff "$W/va" "$W/va"
 }
 
 @test "diff of a run that does not exist exits with the no-input status naming it" {

@@ -41,20 +41,59 @@ need_lmod() {
 	[ ! -e x ]
 }
 
+# fake_venv DIR NAME=VERSION...: a venv as its metadata says it is: one
+# *.dist-info/METADATA a package (what pip writes; no pip needed to read it).
+fake_venv() {
+	local dir=$1 p site
+	shift
+	site=$dir/lib/python3.11/site-packages
+	mkdir -p "$dir/bin" "$site"
+	for p in "$@"; do
+		mkdir -p "$site/${p%%=*}-${p#*=}.dist-info"
+		printf 'Metadata-Version: 2.1\nName: %s\nVersion: %s\n\nName: body\n' "${p%%=*}" "${p#*=}" \
+			>"$site/${p%%=*}-${p#*=}.dist-info/METADATA"
+	done
+}
+
 @test "submit --dry-run shows each module load and the venv on PATH before the step" {
 	cd "$BATS_TEST_TMPDIR"
+	local venv="$BATS_TEST_TMPDIR/it's venv"
+	fake_venv "$venv"
 	write_spec job.yaml env 1 1 '[true]' \
-		"environment: {modules: [hptlua/1.0, \"hpttcl/2.0\"], venv: \"/opt/it's venv\"}"
+		"environment: {modules: [hptlua/1.0, \"hpttcl/2.0\"], venv: \"$venv\"}"
 	run -0 "$HPT" submit --dry-run job.yaml
 	printf '%s\n' "$output" | bash -n
 	printf '%s\n' "$output" | grep -qxF "module load 'hptlua/1.0' && module is-loaded 'hptlua/1.0' || {"
 	printf '%s\n' "$output" | grep -qxF "module load 'hpttcl/2.0' && module is-loaded 'hpttcl/2.0' || {"
-	printf '%s\n' "$output" | grep -qxF "export VIRTUAL_ENV='/opt/it'\\''s venv'"
+	printf '%s\n' "$output" | grep -qxF "export VIRTUAL_ENV='$BATS_TEST_TMPDIR/it'\\''s venv'"
 	printf '%s\n' "$output" | grep -qxF 'export PATH="$VIRTUAL_ENV/bin:$PATH"'
 	[ "$(printf '%s\n' "$output" | grep -n -m1 '^module load' | cut -d: -f1)" -lt \
 	  "$(printf '%s\n' "$output" | grep -n -m1 '^srun' | cut -d: -f1)" ]
 	run -0 "$HPT" validate --print-resolved job.yaml
-	[[ "$output" == *$'environment:\n  modules:\n  - "hptlua/1.0"\n  - "hpttcl/2.0"\n  venv: "/opt/it\'s venv"'* ]]
+	[[ "$output" == *$'environment:\n  modules:\n  - "hptlua/1.0"\n  - "hpttcl/2.0"\n  venv: "'"$venv"$'"\n  venv_digest: "sha256:'* ]]
+}
+
+@test "validate pins the venv's packages: one version changed is another hash; a missing venv is refused" {
+	cd "$BATS_TEST_TMPDIR"
+	fake_venv v1 numpy=1.24.2 torch=2.1.0
+	fake_venv v2 numpy=1.24.3 torch=2.1.0
+	write_spec a.yaml v 1 1 '[true]' "environment: {venv: $PWD/v1}"
+	write_spec b.yaml v 1 1 '[true]' "environment: {venv: $PWD/v2}"
+	run -0 "$HPT" validate a.yaml
+	local first=${output##* }
+	run -0 --separate-stderr "$HPT" validate --print-resolved a.yaml
+	[ "$(grep -c venv_digest <<<"$output")" = 1 ]
+	local digest_a=$(sed -n 's/^  venv_digest: //p' <<<"$output")
+	run -0 --separate-stderr "$HPT" validate --print-resolved b.yaml
+	[ "$(sed -n 's/^  venv_digest: //p' <<<"$output")" != "$digest_a" ]
+	# v1 made like v2: a.yaml's hash changes with it
+	mv v1/lib/python3.11/site-packages/numpy-1.24.2.dist-info v1/lib/python3.11/site-packages/numpy-1.24.3.dist-info
+	sed -i 's/^Version: 1.24.2$/Version: 1.24.3/' v1/lib/python3.11/site-packages/numpy-1.24.3.dist-info/METADATA
+	run -0 "$HPT" validate a.yaml
+	[ "${output##* }" != "$first" ]
+	write_spec c.yaml v 1 1 '[true]' "environment: {venv: $PWD/gone}"
+	run -4 --separate-stderr "$HPT" validate c.yaml
+	[ "$stderr" = "hpctrain validate: cannot read environment.venv $PWD/gone: No such file or directory" ]
 }
 
 @test "modules of the test's own load in the batch script and their variables reach every rank" {
@@ -68,6 +107,10 @@ need_lmod() {
 	[ "$status" -eq 0 ] || { cat "$DIR"/logs/*; false; }
 	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "0: lua 1.0 loaded, tcl 2.0 loaded" ]
 	[ "$(grep -v warning "$DIR/logs/rank-1.out")" = "1: lua 1.0 loaded, tcl 2.0 loaded" ]
+	# the versions module list names, hpttcl's default resolved, in the attempt's record
+	jq -e --arg m "$BATS_TEST_TMPDIR/modules" '.modules == [
+		{"name": "hptlua", "version": "1.0", "file": ($m + "/hptlua/1.0.lua")},
+		{"name": "hpttcl", "version": "2.0", "file": ($m + "/hpttcl/2.0")}]' "$DIR/software.json"
 }
 
 @test "a module that does not load fails the job at the start, named in the batch log, and nothing runs" {
@@ -87,7 +130,7 @@ need_lmod() {
 @test "a venv's bin comes first on PATH in every rank, with VIRTUAL_ENV set and nothing sourced" {
 	need_slurm
 	venv="$BATS_TEST_TMPDIR/my venv"
-	mkdir -p "$venv/bin"
+	fake_venv "$venv" hptpkg=0.1
 	printf '#!/bin/sh\necho "probe from the venv"\n' >"$venv/bin/hpt-venv-probe"
 	chmod +x "$venv/bin/hpt-venv-probe"
 	# an activate script that would leave a mark if anything sourced it
@@ -96,6 +139,9 @@ need_lmod() {
 		'[sh, -c, "echo \"$VIRTUAL_ENV|$${PATH%%:*}|$${PYTHONHOME-unset}\"; hpt-venv-probe"]' \
 		"environment: {venv: \"$venv\"}"
 	PYTHONHOME=/nowhere submit_json job.yaml
+	# the packages, recorded at submit beside the version that submitted
+	jq -e --arg v "$venv" '.venv.path == $v and .venv.packages == {"hptpkg": "0.1"} and
+		(.hpctrain | length > 0)' "$DIR/software.json"
 	run "$HPT" status --wait "$JOB"
 	[ "$status" -eq 0 ] || { cat "$DIR"/logs/*; false; }
 	for r in 0 1; do

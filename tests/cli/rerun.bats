@@ -57,6 +57,25 @@ load slurm_cluster
 	[ "${lines[0]}" = "hpctrain rerun: warning: the data fm ($dir/data) changed (the run has $was, the data now $now); running it anyway" ]
 }
 
+@test "rerun refuses a run whose venv's packages changed since, naming the venv and both digests" {
+	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg
+	local dir=$BATS_TEST_TMPDIR run was now meta
+	meta=$dir/v/lib/python3.11/site-packages/numpy.dist-info/METADATA
+	mkdir -p "$(dirname "$meta")" "$dir/runs/r"
+	chmod 700 "$dir/runs" "$dir/runs/r"
+	printf 'Name: numpy\nVersion: 1.24.2\n' >"$meta"
+	printf 'version: 1\nname: r\ncommand: [true]\ncode: false\nenvironment: {venv: %s}\n' \
+		"$dir/v" >"$dir/r.yaml"
+	"$HPT" validate --print-resolved "$dir/r.yaml" >"$dir/runs/r/resolved.yaml"
+	run="$dir/runs/r"
+	was=$(sed -n 's/^  venv_digest: "\(.*\)"$/\1/p' "$run/resolved.yaml")
+	printf 'Name: numpy\nVersion: 1.24.3\n' >"$meta"
+	now=$("$HPT" validate --print-resolved "$dir/r.yaml" | sed -n 's/^  venv_digest: "\(.*\)"$/\1/p')
+	[ -n "$was" ] && [ -n "$now" ] && [ "$was" != "$now" ]
+	SLURM_CONF=$dir/no-slurm.conf run -4 --separate-stderr "$HPT" rerun "$run"
+	[ "$stderr" = "hpctrain rerun: the packages installed in environment.venv $dir/v have changed since the run was submitted ($was, now $now); submit the spec again for a new run" ]
+}
+
 @test "rerun refuses a run whose resolved.yaml was edited" {
 	need_slurm
 	write_spec job.yaml edited 1 1 '[true]'

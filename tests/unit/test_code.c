@@ -1,12 +1,16 @@
 /* test_code.c - the code snapshot's pure parts (launcher/job/code_list,
  * code_ignore, code_limit) and the code: section of the spec: the
  * listing and its digest, the ignore rules, the refusal over a limit,
- * code.json's shape, and the resolved form with and without code. */
+ * code.json's shape, and the resolved form with and without code; and
+ * the software around the code: a venv's packages (venv_list) and their
+ * digest in the resolved form, the modules loaded (software_modules). */
 #include "testlib.h"
 
 #include "launcher/job/code_ignore.h" // defines: struct code_ignore, code_ignore_*
 #include "launcher/job/code_limit.h"  // defines: code_limit_check
 #include "launcher/job/code_list.h"   // defines: struct code_list, code_list_*
+#include "launcher/job/venv_list.h"   // defines: struct venv_list, venv_list_*
+#include "common/software_modules.h"  // defines: software_modules_json
 
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -307,6 +311,115 @@ static void spec__code_false_turns_it_off_and_a_bad_digest_is_refused(void **sta
 	loaded_release(&l);
 }
 
+static void venv_list__reads_name_and_version_from_the_headers_only(void **state)
+{
+	static const char meta[] = "Metadata-Version: 2.1\r\nname:  numpy \r\nVersion: 1.24.2\r\n"
+				   "Summary: x\r\n\r\nName: not-this\nVersion: 9\n";
+	static const char body_only[] = "Name: torch\n\nVersion: 2.1\n";
+	struct venv_list l = { 0 };
+
+	(void)state;
+	assert_int_equal(venv_list_add_metadata(&l, meta, sizeof(meta) - 1), 0);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.v[0].name, "numpy");
+	assert_string_equal(l.v[0].version, "1.24.2");
+	assert_int_equal(venv_list_add_metadata(&l, body_only, sizeof(body_only) - 1), -1);
+	assert_int_equal(venv_list_add_metadata(&l, "Name: x\nVersion:\n", 17), -1);
+	assert_int_equal(venv_list_add_metadata(&l, "", 0), -1);
+	assert_int_equal(l.n, 1);
+	venv_list_release(&l);
+}
+
+static void add_pkg(struct venv_list *l, const char *name, const char *version)
+{
+	char *text = xasprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", name, version);
+
+	assert_int_equal(venv_list_add_metadata(l, text, strlen(text)), 0);
+	free(text);
+}
+
+static void venv_list__digest_is_of_the_sorted_listing_and_a_version_changes_it(void **state)
+{
+	struct venv_list a = { 0 }, b = { 0 }, c = { 0 };
+	static const char listing[] = "numpy==1.24.2\ntorch==2.1.0\n";
+	unsigned char md[32];
+	unsigned int n = 0;
+	char want[72] = "sha256:";
+	json_t *doc;
+
+	(void)state;
+	add_pkg(&a, "torch", "2.1.0");
+	add_pkg(&a, "numpy", "1.24.2");
+	add_pkg(&b, "numpy", "1.24.2");
+	add_pkg(&b, "torch", "2.1.0");
+	add_pkg(&c, "numpy", "1.24.3");
+	add_pkg(&c, "torch", "2.1.0");
+	venv_list_finish(&a);
+	venv_list_finish(&b);
+	venv_list_finish(&c);
+	EVP_Digest(listing, sizeof(listing) - 1, md, &n, EVP_sha256(), NULL);
+	hex_of(md, 32, want + 7);
+	assert_string_equal(a.digest, want);
+	assert_string_equal(b.digest, want);
+	assert_string_not_equal(c.digest, want);
+	doc = venv_list_json(&a, "/opt/v");
+	assert_non_null(doc);
+	assert_string_equal(json_string_value(json_object_get(doc, "digest")), want);
+	assert_string_equal(json_string_value(json_object_get(doc, "path")), "/opt/v");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "packages"),
+							      "torch")), "2.1.0");
+	json_decref(doc);
+	venv_list_release(&a);
+	venv_list_release(&b);
+	venv_list_release(&c);
+}
+
+static void spec__venv_digest_is_left_out_of_the_resolved_form_until_pinned(void **state)
+{
+	struct loaded l;
+	struct sbuf out = SBUF_INIT;
+
+	(void)state;
+	load(&l, MINIMAL "environment: {venv: /opt/v}\n");
+	assert_int_equal(l.rc, 0);
+	assert_int_equal(spec_emit_resolved(&l.job, &out), 0);
+	assert_non_null(strstr(out.buf, "\n  venv: \"/opt/v\"\n"));
+	assert_null(strstr(out.buf, "venv_digest"));
+	l.job.environment.venv_digest = xstrdup("sha256:" "0123456789abcdef0123456789abcdef"
+						"0123456789abcdef0123456789abcdef");
+	sbuf_reset(&out);
+	assert_int_equal(spec_emit_resolved(&l.job, &out), 0);
+	assert_non_null(strstr(out.buf, "\n  venv: \"/opt/v\"\n  venv_digest: \"sha256:0123"));
+	loaded_release(&l);
+	sbuf_release(&out);
+}
+
+/* What Lmod leaves in the environment after module load hptlua/1.0
+ * hpttcl (the default version resolved) and a module without one. */
+static void software_modules__split_name_and_version_with_each_file(void **state)
+{
+	json_t *m = software_modules_json("hptlua/1.0:hpttcl/2.0:py-torch/2.1+cuda:local",
+					  "/m/hptlua/1.0.lua:/m/hpttcl/2.0:/m/t.lua:/m/local.lua");
+	json_t *want = json_loads("[{\"name\": \"hptlua\", \"version\": \"1.0\", \"file\": "
+				  "\"/m/hptlua/1.0.lua\"}, {\"name\": \"hpttcl\", \"version\": \"2.0\", "
+				  "\"file\": \"/m/hpttcl/2.0\"}, {\"name\": \"py-torch\", \"version\": "
+				  "\"2.1+cuda\", \"file\": \"/m/t.lua\"}, {\"name\": \"local\", \"version\": null, "
+				  "\"file\": \"/m/local.lua\"}]", 0, NULL);
+
+	(void)state;
+	assert_true(json_equal(m, want));
+	json_decref(m);
+	json_decref(want);
+	/* files that do not line up are left out rather than misattributed */
+	m = software_modules_json("a/1:b/2", "/m/a/1");
+	assert_int_equal(json_array_size(m), 2);
+	assert_true(json_is_null(json_object_get(json_array_get(m, 1), "file")));
+	json_decref(m);
+	m = software_modules_json(NULL, NULL);
+	assert_int_equal(json_array_size(m), 0);
+	json_decref(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +433,10 @@ int main(void)
 		cmocka_unit_test(code_limit__refusal_names_the_largest_subdirectories_and_the_key),
 		cmocka_unit_test(spec__code_is_left_out_of_the_resolved_form_until_set),
 		cmocka_unit_test(spec__code_false_turns_it_off_and_a_bad_digest_is_refused),
+		cmocka_unit_test(venv_list__reads_name_and_version_from_the_headers_only),
+		cmocka_unit_test(venv_list__digest_is_of_the_sorted_listing_and_a_version_changes_it),
+		cmocka_unit_test(spec__venv_digest_is_left_out_of_the_resolved_form_until_pinned),
+		cmocka_unit_test(software_modules__split_name_and_version_with_each_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #include "common/sbuf.h"        // defines: struct sbuf
 #include "common/exitcode.h"    // defines: HPT_EXIT_USAGE
 #include "launcher/runs/rundir.h" // defines: rundir_create, rundir_open
+#include "launcher/runs/rundir_publish.h" // defines: rundir_publish_lock_shared, _tmp
 #include "launcher/runs/runref.h" // defines: runref_resolve
 
 #include <stdio.h>
@@ -224,6 +225,44 @@ static void rundir__recovers_an_empty_run_and_an_orphaned_temporary(void **state
 	free(orphan);
 	free(orphan_spec);
 	free(spec);
+}
+
+/* A code snapshot's writers hold .code/.lock shared while they copy: one
+ * killed mid-copy left its temporary; the next writer that finds no copy
+ * under way removes it, and never a live writer's. */
+static void rundir_publish__a_shared_locker_sweeps_orphans_only_when_no_writer_holds_the_lock(
+	void **state)
+{
+	struct sbuf err = SBUF_INIT;
+	char *codes = testlib_tmp_at("runs/.code");
+	char *orphan, *inside, *live;
+	int a, b;
+
+	(void)state;
+	assert_int_equal(fileio_mkdirs(codes, 0700, NULL), 0);
+	orphan = rundir_publish_tmp(codes, "0123abcd", &err);
+	assert_non_null(orphan);
+	inside = xasprintf("%s/train.py", orphan);
+	assert_int_equal(fileio_write_atomic(inside, "x", 1, 0600, 1, &err), 0);
+	a = rundir_publish_lock_shared(codes, &err); /* no writer: the orphan goes */
+	assert_true(a >= 0);
+	assert_false(fileio_exists(orphan));
+	live = rundir_publish_tmp(codes, "4567ef01", &err);
+	assert_non_null(live);
+	b = rundir_publish_lock_shared(codes, &err); /* a holds it: a's temporary stays */
+	assert_true(b >= 0);
+	assert_true(fileio_exists(live));
+	rundir_publish_unlock(a);
+	rundir_publish_unlock(b);
+	a = rundir_publish_lock_shared(codes, &err); /* a and b gone: b's is an orphan now */
+	assert_true(a >= 0);
+	assert_false(fileio_exists(live));
+	rundir_publish_unlock(a);
+	free(codes);
+	free(orphan);
+	free(inside);
+	free(live);
+	sbuf_release(&err);
 }
 
 static void rundir__abandon_removes_only_an_unsubmitted_attempt(void **state)
@@ -469,6 +508,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(rundir__recovers_an_empty_run_and_an_orphaned_temporary,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			rundir_publish__a_shared_locker_sweeps_orphans_only_when_no_writer_holds_the_lock,
+			setup, teardown),
 		cmocka_unit_test_setup_teardown(rundir__abandon_removes_only_an_unsubmitted_attempt,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(rundir__open_finds_the_latest_submitted_attempt, setup,

@@ -78,6 +78,10 @@ int backend_init(int threads, struct sbuf *err);
  * machine runs what a lower CPU would.  backend_init() fails (exit 2 in
  * the trainer) on a name it does not know. */
 const char *backend_describe(void);
+/* oneDNN's version ("2.6.3") and the instruction set its kernels use
+ * ("avx512_core_bf16"), for the run's software record (common/software.h). */
+const char *backend_onednn_version(void);
+const char *backend_isa(void);
 /* Every oneDNN primitive the backend plans is checked by the
  * implementation oneDNN chose: reference implementations ("ref:any",
  * "gemm:ref", ...) run 100-1000 times slower than the JIT kernels and

@@ -152,6 +152,21 @@ const char *backend_describe(void)
 	return describe;
 }
 
+const char *backend_onednn_version(void)
+{
+	static char v[32];
+	const dnnl_version_t *d = dnnl_version();
+
+	/* encode-ok: three ints fit in 32 bytes */
+	snprintf(v, sizeof(v), "%d.%d.%d", d->major, d->minor, d->patch);
+	return v;
+}
+
+const char *backend_isa(void)
+{
+	return cpu_isa_in_use();
+}
+
 const char *be_precision_name(enum be_precision prec)
 {
 	return prec == BE_BF16 ? "bf16" : prec == BE_FP16 ? "fp16" : "fp32";
