@@ -62,7 +62,13 @@ bool lost_startup_crash(json_t *const *ranks, size_t n, struct sbuf *why)
 	json_t *crashed = NULL;
 
 	for (size_t i = 0; i < n; i++) {
+		const char *state = json_string_value(json_object_get(ranks[i], "state"));
+
 		if (json_is_number(json_object_get(ranks[i], "last_heartbeat")))
+			return false;
+		/* the supervisors ended the step themselves (their SIGABRT
+		 * for a Python traceback is no crash): a stall, or no start */
+		if (state && (!strcmp(state, "stalled") || !strcmp(state, "unstarted")))
 			return false;
 		if (!crashed && crash_signal(json_integer_value(json_object_get(ranks[i], "signal"))))
 			crashed = ranks[i];

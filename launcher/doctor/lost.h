@@ -37,7 +37,9 @@ size_t lost_program_failure(json_t *const *ranks, size_t n, struct sbuf *why);
  * its heartbeat (the bundled trainer does every step: none took its
  * first).  A SIGKILL, a SIGTERM and an exit status are never a crash
  * at start-up: they are a person's, Slurm's, the OOM killer's or the
- * program's.  The first crashed rank is described in why. */
+ * program's; nor is a step the supervisors ended themselves (a rank
+ * "stalled" or "unstarted": their SIGABRT asks Python for its stacks).
+ * The first crashed rank is described in why. */
 bool lost_startup_crash(json_t *const *ranks, size_t n, struct sbuf *why);
 
 /* Fills nodes[0..k) (room for n; borrowed) with the distinct nodes of

@@ -258,7 +258,7 @@ release_cgroup() {
 	jq -e '.exclude == "node2"' <<<"$output"
 	"$HPT" cancel "$(jq -r .job_id <<<"$output")" >/dev/null
 	run -0 --separate-stderr "$HPT" submit --dry-run --no-ledger job.yaml
-	[[ "$output" != *"--exclude"* ]]
+	[[ "$output" != *"#SBATCH --exclude"* ]]
 }
 
 @test "a ledger node the cluster does not have is not excluded: submit warns and succeeds" {

@@ -68,7 +68,7 @@ fake_venv() {
 	printf '%s\n' "$output" | grep -qxF "export VIRTUAL_ENV='$BATS_TEST_TMPDIR/it'\\''s venv'"
 	printf '%s\n' "$output" | grep -qxF 'export PATH="$VIRTUAL_ENV/bin:$PATH"'
 	[ "$(printf '%s\n' "$output" | grep -n -m1 '^module load' | cut -d: -f1)" -lt \
-	  "$(printf '%s\n' "$output" | grep -n -m1 '^srun' | cut -d: -f1)" ]
+	  "$(printf '%s\n' "$output" | grep -n -m1 '^[[:space:]]*srun' | cut -d: -f1)" ]
 	run -0 "$HPT" validate --print-resolved job.yaml
 	[[ "$output" == *$'environment:\n  modules:\n  - "hptlua/1.0"\n  - "hpttcl/2.0"\n  venv: "'"$venv"$'"\n  venv_digest: "sha256:'* ]]
 }

@@ -95,7 +95,8 @@ static void lost__finds_no_failure_where_every_rank_ended_well(void **state)
 }
 
 /* A crash at start-up: a signal of the rank's own before any heartbeat;
- * never a SIGKILL or SIGTERM, never once a rank has stepped. */
+ * never a SIGKILL or SIGTERM, never once a rank has stepped, never the
+ * supervisors' own abort after a stall or no start. */
 static void lost__tells_a_crash_at_start_up_from_a_failure_after_it(void **state)
 {
 	json_t *r[2];
@@ -111,6 +112,13 @@ static void lost__tells_a_crash_at_start_up_from_a_failure_after_it(void **state
 	assert_false(lost_startup_crash(r, 2, &why));
 	json_object_set_new(r[0], "last_heartbeat", json_null());
 	json_object_set_new(r[1], "signal", json_integer(9));
+	assert_false(lost_startup_crash(r, 2, &why));
+	assert_int_equal(why.len, 0);
+	/* a stall's autopsy aborts a Python rank for its traceback */
+	json_object_set_new(r[1], "signal", json_integer(6));
+	json_object_set_new(r[1], "state", json_string("stalled"));
+	assert_false(lost_startup_crash(r, 2, &why));
+	json_object_set_new(r[1], "state", json_string("unstarted"));
 	assert_false(lost_startup_crash(r, 2, &why));
 	assert_int_equal(why.len, 0);
 	json_decref(r[0]);
