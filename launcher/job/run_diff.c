@@ -361,20 +361,27 @@ static void module_changes(const json_t *from, const json_t *other, bool reverse
 	}
 }
 
+/* Each of the software record's keys (NULL-ended) whose value differs. */
+static void software_changes(const struct run_record *a, const struct run_record *b,
+			     const char *const *keys, json_t **list)
+{
+	for (; *keys; keys++) {
+		char *va = software_text(a, *keys), *vb = software_text(b, *keys);
+
+		add_if_differs(list, *keys, va, vb);
+		free(va);
+		free(vb);
+	}
+}
+
 /* hpctrain's version, the trainer's library, and the modules loaded at
  * job start: all from software.json. */
 static json_t *versions_section(const struct run_record *a, const struct run_record *b)
 {
-	static const char *const keys[] = { "hpctrain", "onednn" };
+	static const char *const keys[] = { "hpctrain", "onednn", NULL };
 	json_t *list = json_array();
 
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		char *va = software_text(a, keys[i]), *vb = software_text(b, keys[i]);
-
-		add_if_differs(&list, keys[i], va, vb);
-		free(va);
-		free(vb);
-	}
+	software_changes(a, b, keys, &list);
 	module_changes(json_object_get(a->software, "modules"),
 		       json_object_get(b->software, "modules"), false, &list);
 	module_changes(json_object_get(b->software, "modules"),
@@ -387,16 +394,10 @@ static json_t *versions_section(const struct run_record *a, const struct run_rec
  * inputs: they never make two runs differ. */
 static json_t *kernels_section(const struct run_record *a, const struct run_record *b)
 {
-	static const char *const keys[] = { "isa", "kernels" };
+	static const char *const keys[] = { "isa", "kernels", NULL };
 	json_t *list = json_array();
 
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		char *va = software_text(a, keys[i]), *vb = software_text(b, keys[i]);
-
-		add_if_differs(&list, keys[i], va, vb);
-		free(va);
-		free(vb);
-	}
+	software_changes(a, b, keys, &list);
 	return list;
 }
 
