@@ -128,6 +128,10 @@ digest_of() { # SPEC: the code digest validate pins
     bytes: $(($(stat -c %s job.yaml) + $(stat -c %s train.py)))
     is_file: false" ]
 	[ "$(grep -c '^  - name: ' <<<"$output")" -eq 2 ]
+	# the resolved form, entry and all, resolves to itself
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/resolved.yaml"
+	run -0 --separate-stderr "$HPT" validate --print-resolved "$BATS_TEST_TMPDIR/resolved.yaml"
+	[ "$output" = "$(cat "$BATS_TEST_TMPDIR/resolved.yaml")" ]
 	chmod +x train.py
 	run -0 --separate-stderr "$HPT" validate --print-resolved job.yaml
 	digest=$(sed -n 's/^  digest: "\(sha256:[0-9a-f]*\)"$/\1/p' <<<"$output")
