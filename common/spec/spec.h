@@ -56,6 +56,8 @@ enum container_gpus { CONTAINER_GPUS_AUTO, CONTAINER_GPUS_TRUE, CONTAINER_GPUS_F
 /* The entry name submit gives the code snapshot in data.stage when the
  * code is on and data.stage stages something (launcher/job/code_stage.h). */
 #define SPEC_STAGE_CODE "code"
+/* The most data.stage entries a spec, or a resolved form, may list. */
+#define SPEC_MAX_STAGE 64
 /* The train.dataset prefix naming a data.stage entry: "stage:NAME". */
 #define SPEC_STAGE_PREFIX "stage:"
 

@@ -4,7 +4,7 @@
 #include "launcher/job/code_list.h"        // defines: struct code_list, CODE_MODE_EXEC
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
 #include "common/sbuf.h"                   // defines: struct sbuf, xstrdup, xrealloc
-#include "common/spec/spec.h"              // defines: struct job, SPEC_STAGE_CODE
+#include "common/spec/spec.h"              // defines: struct job, SPEC_STAGE_CODE, SPEC_MAX_STAGE
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +64,11 @@ int code_stage_pin(struct job *job, const struct code_list *l, const char *snaps
 		drop(d, (size_t)at); /* a resolved form's, of another digest maybe */
 	if (!d->nstage)
 		return 0;
+	/* one more would make a resolved form the stage step refuses */
+	if (d->nstage >= SPEC_MAX_STAGE) {
+		sbuf_addf(why, "data.stage holds %d entries, the most", SPEC_MAX_STAGE);
+		return -1;
+	}
 	if (manifest_of(l, &m, why)) {
 		stage_manifest_release(&m);
 		return -1;

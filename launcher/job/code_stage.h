@@ -27,7 +27,7 @@ struct sbuf;
  * number.  When it holds none, no entry, and 0.  -1 when the stage
  * engine cannot copy the tree as it is (it copies regular files, read
  * only: a link, an executable file, or no file at all), with why
- * naming the first such path; the job is then left without the entry,
+ * naming the first such path, or when data.stage is full (64 entries); the job is then left without the entry,
  * and its ranks run the shared snapshot. */
 int code_stage_pin(struct job *job, const struct code_list *l, const char *snapshot,
 		   size_t *files, struct sbuf *why);

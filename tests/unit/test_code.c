@@ -384,6 +384,24 @@ static void code_stage__leaves_a_link_or_an_executable_to_the_shared_snapshot(vo
 	assert_string_equal(err.buf, "data is a symbolic link, which the stage engine copies as neither");
 	code_list_release(&l);
 	loaded_release(&j);
+	/* a full data.stage: one more would be a resolved form none loads */
+	load(&j, MINIMAL "command: [python3, train.py]\n");
+	free(j.job.data.stage); /* the default's empty list */
+	j.job.data.stage = xcalloc(SPEC_MAX_STAGE, sizeof(*j.job.data.stage));
+	for (size_t i = 0; i < SPEC_MAX_STAGE; i++) {
+		j.job.data.stage[i].name = xasprintf("d%zu", i);
+		j.job.data.stage[i].src = xasprintf("/shared/d%zu", i);
+	}
+	j.job.data.nstage = SPEC_MAX_STAGE;
+	memset(&l, 0, sizeof(l));
+	code_list_add_file(&l, "train.py", 0100644, 3, SHA_A, NULL);
+	assert_int_equal(code_list_seal(&l, &err), 0);
+	sbuf_reset(&err);
+	assert_int_equal(code_stage_pin(&j.job, &l, SNAP, &files, &err), -1);
+	assert_string_equal(err.buf, "data.stage holds 64 entries, the most");
+	assert_int_equal(j.job.data.nstage, SPEC_MAX_STAGE);
+	code_list_release(&l);
+	loaded_release(&j);
 	sbuf_release(&err);
 }
 
