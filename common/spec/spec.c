@@ -206,8 +206,23 @@ static void add_stage_image(struct walk *w)
 	e->src = xstrdup(j->container.image);
 }
 
-/* data.stage against the rest: the image entry, and a train.dataset
- * that names an entry. */
+/* The entry "code" is submit's for the code snapshot
+ * (launcher/job/code_stage.h): a resolved form holds it, naming the
+ * snapshot of its code.digest; with the code on, an entry of one's own
+ * under that name would pass for it. */
+static void check_stage_code(struct walk *w)
+{
+	const struct job *j = w->job;
+	const struct job_stage *had = spec_stage_find(&j->data, SPEC_STAGE_CODE);
+
+	if (had && spec_code_is_on(j) && !spec_code_is_stage_entry(j, had))
+		diag_add(w->dl, DIAG_ERROR, w->root->where, w->root->line, w->root->col,
+			 "data.stage", "the name \"%s\" is the code snapshot's when the code is "
+			 "on; name this entry otherwise", SPEC_STAGE_CODE);
+}
+
+/* data.stage against the rest: the image entry, the code entry, and a
+ * train.dataset that names an entry. */
 static void check_stage(struct walk *w)
 {
 	struct job *j = w->job;
@@ -215,6 +230,7 @@ static void check_stage(struct walk *w)
 
 	if (j->container.stage)
 		add_stage_image(w);
+	check_stage_code(w);
 	if (name && !j->command.n && !spec_stage_find(&j->data, name))
 		diag_add(w->dl, DIAG_ERROR, w->root->where, w->root->line, w->root->col,
 			 "train.dataset", "%s names no data.stage entry", j->train.dataset);

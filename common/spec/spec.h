@@ -53,6 +53,11 @@ enum container_gpus { CONTAINER_GPUS_AUTO, CONTAINER_GPUS_TRUE, CONTAINER_GPUS_F
 
 /* The entry name container.stage gives the image in data.stage. */
 #define SPEC_STAGE_IMAGE "image"
+/* The entry name submit gives the code snapshot in data.stage when the
+ * code is on and data.stage stages something (launcher/job/code_stage.h). */
+#define SPEC_STAGE_CODE "code"
+/* The most data.stage entries a spec, or a resolved form, may list. */
+#define SPEC_MAX_STAGE 64
 /* The train.dataset prefix naming a data.stage entry: "stage:NAME". */
 #define SPEC_STAGE_PREFIX "stage:"
 
@@ -212,7 +217,9 @@ struct job_stage {
 };
 
 /* Data staged to node-local storage before the training step.  With
- * container.stage, spec_load appends the image as the entry "image". */
+ * container.stage, spec_load appends the image as the entry "image";
+ * with the code on, submit appends its snapshot as the entry "code"
+ * (launcher/job/code_stage.h). */
 struct job_data {
 	struct job_stage *stage; /* in the spec's order */
 	size_t nstage;
@@ -311,6 +318,10 @@ const char *spec_stage_source(const struct job_stage *e);
 /* Whether the job snapshots its code: code.enabled true, or auto with
  * a command (spec_code.c). */
 bool spec_code_is_on(const struct job *job);
+/* Whether e is the entry submit adds for job's code snapshot: named
+ * SPEC_STAGE_CODE, with the code on and pinned (code.digest), and its
+ * source the snapshot of that digest, ".../.code/<hex>" (spec_code.c). */
+bool spec_code_is_stage_entry(const struct job *job, const struct job_stage *e);
 /* Whether job->code holds nothing but its defaults (then the resolved
  * form leaves the section out, so a spec that never heard of code:
  * keeps its hash). */

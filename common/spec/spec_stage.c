@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SPEC_MAX_STAGE 64
-
 static const char *const stage_keys[] = { "name", "src", "manifest", "bytes", "is_file",
 					   "packed" };
 #define NKEYS (sizeof(stage_keys) / sizeof(stage_keys[0]))

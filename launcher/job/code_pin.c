@@ -4,6 +4,7 @@
 #include "launcher/job/code_git.h"   // defines: code_git_toplevel, code_git_state_*
 #include "launcher/job/code_list.h"  // defines: struct code_list, code_list_json
 #include "launcher/job/code_scan.h"  // defines: code_scan
+#include "launcher/job/code_stage.h" // defines: code_stage_pin
 #include "launcher/job/code_store.h" // defines: code_store, code_store_path
 #include "common/exitcode.h"         // defines: HPT_EXIT_*
 #include "common/fileio.h"           // defines: FILEIO_*
@@ -96,7 +97,26 @@ static char *skip_of(const char *codes)
 	return out;
 }
 
-int code_pin(struct job *job, bool store, json_t **record)
+/* With data staged, the snapshot is one more entry (code_stage.h);
+ * a tree the stage engine cannot copy as it is runs from the shared
+ * snapshot, said. */
+static void stage(struct job *job, const struct code_list *l, const char *snapshot,
+		  size_t *files)
+{
+	struct sbuf why = SBUF_INIT;
+	size_t n = 0;
+
+	if (!code_stage_pin(job, l, snapshot, &n, &why)) {
+		if (files && n)
+			files[job->data.nstage - 1] = n;
+	} else {
+		say("warning: the code snapshot is not staged to the nodes' caches with the "
+		    "data: %s; the ranks run it from %s", why.buf, snapshot);
+	}
+	sbuf_release(&why);
+}
+
+int code_pin(struct job *job, bool store, json_t **record, size_t *files)
 {
 	struct sbuf warn = SBUF_INIT, err = SBUF_INIT, top = SBUF_INIT;
 	struct code_list l = { 0 };
@@ -153,6 +173,7 @@ int code_pin(struct job *job, bool store, json_t **record)
 		job->code.dir = xstrdup(dir);
 	free(job->code.digest);
 	job->code.digest = xstrdup(l.digest);
+	stage(job, &l, snapshot, files);
 	if (!record)
 		goto out;
 	*record = code_list_json(&l, dir, snapshot, git);

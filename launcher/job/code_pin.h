@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* OUTPUT.DIR/.code for job, absolute against the current directory
  * (malloc'd). */
@@ -30,9 +31,14 @@ char *code_pin_default_dir(const struct job *job);
  * code; with store, the snapshot published; *record gets code.json's
  * document, to write into each run directory (NULL when code is off).
  * record NULL: no document, and no git state (git status) is asked for
- * (validate, a dry run: they write no run directory).  0, or HPT_EXIT_NO_INPUT, _FAILURE, _IO as code_scan
- * and code_store say, after a line naming the problem. */
-int code_pin(struct job *job, bool store, json_t **record);
+ * (validate, a dry run: they write no run directory).  With data.stage
+ * staging anything, the snapshot becomes its entry "code"
+ * (code_stage.h; a warning when the tree cannot be staged as it is);
+ * files, when not NULL, is data_pin's count per entry with a slot
+ * more, and gets that entry's count in its slot.  0, or
+ * HPT_EXIT_NO_INPUT, _FAILURE, _IO as code_scan and code_store say,
+ * after a line naming the problem. */
+int code_pin(struct job *job, bool store, json_t **record, size_t *files);
 
 /* A run's code must still be there: the snapshot its code.json in run
  * (the run's first directory) names.  0 with *record its code.json (a

@@ -3,7 +3,10 @@
  * The image of container.stage is one of the entries (spec_load adds
  * it), so it is pinned here too, by its manifest; container.digest
  * still names it for image_pin.  A directory image is packed into one
- * SquashFS file, which is what is pinned and staged. */
+ * SquashFS file, which is what is pinned and staged.  The code
+ * snapshot's entry "code" is not scanned here: code_pin adds and pins
+ * it from the code's listing (code_stage.h), and a run's is checked by
+ * code_pin_unchanged. */
 #include "launcher/job/data_pin.h"                   // defines: data_pin, data_pin_unchanged, data_pin_describe, data_pin_json
 #include "common/say.h" // defines: say
 #include "common/exitcode.h"                // defines: enum hpt_exit
@@ -70,7 +73,12 @@ int data_pin(struct job *job, size_t *files)
 	for (size_t i = 0; i < job->data.nstage; i++) {
 		struct job_stage *e = &job->data.stage[i];
 		struct stage_manifest m;
-		int status = pack_image(job, e);
+		int status;
+
+		/* a resolved form's code snapshot: code_pin pins it anew */
+		if (spec_code_is_stage_entry(job, e))
+			continue;
+		status = pack_image(job, e);
 
 		if (!status)
 			status = scan(e, &m);
@@ -128,7 +136,12 @@ int data_pin_unchanged(const struct job *job, int changed_ok)
 		const struct job_stage *e = &job->data.stage[i];
 		const char *was = e->manifest ? e->manifest : "none";
 		struct stage_manifest m;
-		int rc = repack(job, e);
+		int rc;
+
+		/* the code snapshot: content-addressed, and code_pin_unchanged's */
+		if (spec_code_is_stage_entry(job, e))
+			continue;
+		rc = repack(job, e);
 
 		if (!rc)
 			rc = scan(e, &m);

@@ -24,18 +24,20 @@ static int pin(const struct job_prepare_request *r, struct attempt *at)
 
 	if (status)
 		return status;
+	/* one slot more: code_pin may add the code snapshot's entry */
 	if (r->files)
 		files = xcalloc(at->job.data.nstage + 1, sizeof(*files));
 	status = data_pin(&at->job, files);
-	if (r->files)
-		*r->files = files;
-	else
-		free(files);
 	if (!status)
 		status = venv_pin(&at->job, &at->venv);
 	if (!status)
 		status = code_pin(&at->job, !!(r->flags & JOB_PREPARE_STORE_CODE),
-				  r->flags & JOB_PREPARE_STORE_CODE ? &at->code : NULL);
+				  r->flags & JOB_PREPARE_STORE_CODE ? &at->code : NULL,
+				  files);
+	if (r->files)
+		*r->files = files;
+	else
+		free(files);
 	return status;
 }
 

@@ -11,12 +11,14 @@
 #include "common/runfile.h"         // defines: RUNFILE_*
 #include "common/sbuf.h"            // defines: struct sbuf, xasprintf
 #include "common/software.h"        // defines: SOFTWARE_RECORD_MAX
+#include "common/spec/spec.h"       // defines: SPEC_STAGE_CODE
 #include "common/spec/ynode.h"      // defines: ynode_parse, ynode_free
 #include "common/spec/ynode_flat.h" // defines: ynode_flat_add
 #include "common/jsonb.h" // defines: jsonb_set, jsonb_append, jsonb_text
 #include "launcher/job/code_diff.h" // defines: code_diff
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +202,33 @@ static int shown_elsewhere(const char *key)
 	return 0;
 }
 
+static char *stage_field(const struct flatdoc *spec, size_t i, const char *field);
+
+/* Whether entry i of data.stage is the code snapshot's, which submit
+ * adds with the data staged (launcher/job/code_stage.h): named "code"
+ * in a run with code (spec_load refuses one's own entry of that name
+ * there).  The code section shows what differs in it. */
+static bool is_code_entry(const struct flatdoc *spec, size_t i)
+{
+	const char *digest = flatdoc_get(spec, "code.digest");
+	char *name = stage_field(spec, i, "name");
+	bool yes = digest && strcmp(digest, "null") && name && !strcmp(name, SPEC_STAGE_CODE);
+
+	free(name);
+	return yes;
+}
+
+/* The code entry's source is the snapshot's directory, named by the
+ * code's digest: another digest, the code section says. */
+static bool is_code_src(const struct run_record *a, const struct run_record *b, const char *key)
+{
+	size_t i;
+	int end = 0;
+
+	return sscanf(key, "data.stage[%zu].src%n", &i, &end) == 1 && !key[end] && end &&
+	       is_code_entry(&a->spec, i) && is_code_entry(&b->spec, i);
+}
+
 static json_t *spec_section(const struct run_record *a, const struct run_record *b)
 {
 	struct flatdoc_change *v;
@@ -208,7 +237,8 @@ static json_t *spec_section(const struct run_record *a, const struct run_record 
 
 	flatdoc_compare(&a->spec, &b->spec, shown_elsewhere, &v, &n);
 	for (size_t i = 0; i < n; i++)
-		jsonb_append(&list, change(v[i].key, v[i].old_value, v[i].new_value));
+		if (!is_code_src(a, b, v[i].key))
+			jsonb_append(&list, change(v[i].key, v[i].old_value, v[i].new_value));
 	free(v);
 	return list;
 }
@@ -251,14 +281,14 @@ static char *manifest_text(const struct flatdoc *spec, size_t i)
 	return m ? m : xstrdup("(not pinned)");
 }
 
-/* The manifest text of the entry named name in spec, or NULL when spec
- * has no such entry.  O(entries): a spec stages a few. */
+/* The manifest text of the entry named name in spec (not the code
+ * snapshot's), or NULL when spec has no such entry.  O(entries): a spec stages a few. */
 static char *stage_manifest(const struct flatdoc *spec, const char *name)
 {
 	char *n, *manifest = NULL;
 
 	for (size_t i = 0; !manifest && (n = stage_field(spec, i, "name")); i++) {
-		if (!strcmp(n, name))
+		if (!strcmp(n, name) && !is_code_entry(spec, i))
 			manifest = manifest_text(spec, i);
 		free(n);
 	}
@@ -266,14 +296,22 @@ static char *stage_manifest(const struct flatdoc *spec, const char *name)
 }
 
 /* Each entry of from that other lacks or whose manifest differs; an
- * entry both have is said once (reverse: b's pass, only b's own). */
+ * entry both have is said once (reverse: b's pass, only b's own).  The
+ * code snapshot's entry is the code section's. */
 static void data_entries(const struct flatdoc *from, const struct flatdoc *other, bool reverse,
 			 json_t **list)
 {
 	char *name;
 
 	for (size_t i = 0; (name = stage_field(from, i, "name")); i++) {
-		char *mine = manifest_text(from, i), *theirs = stage_manifest(other, name);
+		char *mine, *theirs;
+
+		if (is_code_entry(from, i)) {
+			free(name);
+			continue;
+		}
+		mine = manifest_text(from, i);
+		theirs = stage_manifest(other, name);
 
 		if (!theirs || (!reverse && strcmp(mine, theirs)))
 			jsonb_append(list, json_pack("{s:s, s:s?, s:s?}", "entry", name, "a",

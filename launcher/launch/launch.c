@@ -238,6 +238,7 @@ void launch_release(struct launch *l)
 	free(l->code_dir);
 	free(l->run_dir);
 	l->code_dir = l->run_dir = NULL;
+	l->code_staged = false;
 	job_release(&l->job);
 	rank_info_release(&l->ri);
 	topo_release(&l->topo);

@@ -48,6 +48,7 @@ struct launch {
 	struct container_preview preview; /* the same, as a dry run would run it */
 	char *python_path;           /* PYTHONPATH: the Python module's directory first */
 	char *code_dir;              /* the code snapshot the program runs in, or NULL */
+	bool code_staged;            /* code_dir is the node's copy, in data.cache */
 	char *run_dir;               /* --run made absolute, with code_dir */
 };
 
@@ -72,7 +73,9 @@ void launch_attempt_env(struct launch *l, struct envplan_input *in);
  * pointers into l. */
 void launch_program_env(struct launch *l, struct envplan_input *in);
 /* In launch_code.c: a job with code (code.digest) run from --run: the
- * snapshot its code.json names, checked against the digest, into
+ * snapshot its code.json names, checked against the digest (or this
+ * node's copy of it, when it was staged with the data: call
+ * launch_plan_data first), into
  * l->code_dir and in->code_dir (HPCTRAIN_CODE_DIR), the run directory
  * into in->run_dir.  0, or HPT_EXIT_NO_INPUT naming what is gone: a
  * rank never runs the live tree in the snapshot's place. */

@@ -1,6 +1,8 @@
 /* launch_code.c - the code snapshot a rank's program runs in: found
  * from the run's code.json (launcher/job/code_pin.h writes it at
- * submit), checked against the digest the run's resolved form names.
+ * submit), checked against the digest the run's resolved form names;
+ * with the data staged, the node's copy of it (its data.stage entry
+ * "code", launcher/job/code_stage.h).
  * Shell: reads code.json, stats the snapshot. */
 #include "launcher/launch/launch.h" // defines: struct launch, launch_code_dir, launch_workdir
 #include "common/exitcode.h"        // defines: HPT_EXIT_*
@@ -15,6 +17,22 @@
 #include <sys/stat.h>
 
 #define CODE_JSON_MAX (1u << 30)
+
+/* The node's copy of the snapshot, when the code was staged with the
+ * data (launcher/job/code_stage.h) and the copy is here: the data's
+ * entry "code" whose source is this snapshot.  NULL otherwise; a copy
+ * that is missing was said by launch_plan_data, and the rank runs the
+ * shared snapshot, which holds the same bytes. */
+static const char *staged_copy(const struct launch *l, const char *snapshot)
+{
+	for (size_t i = 0; l->data.code && i < l->data.n; i++) {
+		const struct data_env_entry *e = &l->data.v[i];
+
+		if (e->path == l->data.code && e->path == e->staged && !strcmp(e->src, snapshot))
+			return e->staged;
+	}
+	return NULL;
+}
 
 int launch_code_dir(struct launch *l, struct envplan_input *in)
 {
@@ -39,9 +57,12 @@ int launch_code_dir(struct launch *l, struct envplan_input *in)
 		    "from the live tree in its place", l->ri.rank, snapshot);
 		status = HPT_EXIT_NO_INPUT;
 	} else {
+		const char *copy = staged_copy(l, snapshot);
+
 		free(l->code_dir);
 		free(l->run_dir);
-		l->code_dir = xstrdup(snapshot);
+		l->code_dir = xstrdup(copy ? copy : snapshot);
+		l->code_staged = copy != NULL;
 		l->run_dir = realpath(l->run, NULL);
 		if (!l->run_dir)
 			l->run_dir = xstrdup(l->run);

@@ -82,9 +82,11 @@ int launch_container_wrap(struct launch *l, char **argv)
 	for (size_t i = 0; i < l->data.n; i++)
 		if (l->data.v[i].path == l->data.v[i].src)
 			dirs[in.ndirs++] = l->data.v[i].src;
-	/* the code snapshot, where HPCTRAIN_CODE_DIR names it */
-	if (l->code_dir)
-		dirs[in.ndirs++] = in.code_dir = l->code_dir;
+	/* the code snapshot, where HPCTRAIN_CODE_DIR names it (a staged
+	 * copy is in the cache, bound above) */
+	in.code_dir = l->code_dir;
+	if (l->code_dir && !l->code_staged)
+		dirs[in.ndirs++] = l->code_dir;
 	in.dirs = dirs;
 	ensure_user();
 	rc = l->dry_run ? container_wrap_preview(&in, &l->preview, &err)

@@ -4,7 +4,8 @@
  * launch and the step cannot disagree on where a copy is. */
 #include "launcher/rank/data_env.h"      // defines: struct data_env, data_env_plan, data_env_add
 #include "common/sbuf.h"                 // defines: xcalloc, xstrdup
-#include "common/spec/spec.h"            // defines: struct job, SPEC_STAGE_IMAGE
+#include "common/spec/spec.h"            // defines: struct job, SPEC_STAGE_IMAGE,
+                                         //          spec_code_is_stage_entry
 #include "launcher/stage/stage_path.h"   // defines: stage_job_cache_dir, stage_entry_data_path
 
 #include <stdlib.h>
@@ -33,6 +34,8 @@ void data_env_plan(const struct job *job, const char *tmpdir, unsigned uid, stru
 		e->path = e->staged ? e->staged : e->src;
 		if (job->container.stage && !strcmp(s->name, SPEC_STAGE_IMAGE))
 			out->image = e->path;
+		if (spec_code_is_stage_entry(job, s))
+			out->code = e->path;
 	}
 }
 

@@ -1,6 +1,7 @@
 /* data_env.h - where a rank finds the job's staged data on its node:
- * HPCTRAIN_DATA_<NAME> for each data.stage entry, and the image launch
- * starts when container.stage.
+ * HPCTRAIN_DATA_<NAME> for each data.stage entry, the image launch
+ * starts when container.stage, and the code snapshot's copy the ranks
+ * run in when the code is staged.
  *
  * Core (data_env.c): the job, $TMPDIR and the uid in; each entry's path
  * in the node's cache (launcher/stage/stage_path.h) out.  The shell
@@ -29,15 +30,17 @@ struct data_env_entry {
 
 /* Invariants: v[i].path points at v[i].staged or v[i].src; cache is
  * NULL when n == 0; image points at the "image" entry's path when
- * container.stage, else is NULL. */
+ * container.stage, else is NULL; code at the "code" entry's path when
+ * it is the code snapshot's (spec_code_is_stage_entry), else is NULL. */
 struct data_env {
 	struct data_env_entry *v;
 	size_t n;
 	char *cache;       /* the node's cache directory */
 	const char *image; /* the image to start */
+	const char *code;  /* the code snapshot to run in */
 };
 
-#define DATA_ENV_INIT { NULL, 0, NULL, NULL }
+#define DATA_ENV_INIT { NULL, 0, NULL, NULL, NULL }
 
 /* Fills out (DATA_ENV_INIT before) from job: the cache directory from
  * data.cache.dir, data.to, preflight.scratch and tmpdir (getenv("TMPDIR"),

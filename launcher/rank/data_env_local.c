@@ -20,6 +20,8 @@ size_t data_env_local_check(struct data_env *d, struct sbuf *missing)
 			continue;
 		if (d->image == e->path)
 			d->image = e->src;
+		if (d->code == e->path)
+			d->code = e->src;
 		e->path = e->src;
 		sbuf_addf(missing, "%s%s", n++ ? ", " : "", e->name);
 	}

@@ -2,7 +2,9 @@
 # code.bats - the program's code as part of the run (CODE in
 # hpctrain-job(5)): its digest in the resolved form, hostile trees
 # refused by validate, and, against a real local Slurm (tests/cluster,
-# one node), the stored snapshot, code.json and jobs that run it.
+# one node), the stored snapshot, code.json and jobs that run it.  The
+# snapshot staged to the nodes' caches with the data is validate's here
+# and stage_cluster.bats's on three nodes.
 
 load common
 load slurm_cluster
@@ -109,6 +111,36 @@ digest_of() { # SPEC: the code digest validate pins
 	[ "$stderr" = "hpctrain validate: $PROJ/grow.py changed while the code was snapshotted (its size, mtime or ctime moved); submit again when nothing writes it" ]
 	[ "$(cat grow.py)" = datax ]
 	run -0 "$HPT" validate job.yaml
+}
+
+@test "with data staged, validate pins the snapshot as the entry code, by its files' manifest; a tree the stage engine cannot copy stays shared" {
+	mkdir "$BATS_TEST_TMPDIR/data"
+	printf 'x\n' >"$BATS_TEST_TMPDIR/data/a"
+	code_spec job.yaml st '[python3, train.py]' "data: {stage: [{name: ds, src: $BATS_TEST_TMPDIR/data}]}"
+	run -0 --separate-stderr "$HPT" validate --print-resolved job.yaml
+	local digest snap
+	digest=$(sed -n 's/^  digest: "\(sha256:[0-9a-f]*\)"$/\1/p' <<<"$output")
+	snap=$BATS_TEST_TMPDIR/runs/.code/${digest#sha256:}
+	# the stage step's scan of the snapshot will find what the listing says
+	[ "$(grep -A4 -x '  - name: "code"' <<<"$output")" = "  - name: \"code\"
+    src: \"$snap\"
+    manifest: \"$("$HPT" stage --manifest "$PROJ" | jq -r .hash)\"
+    bytes: $(($(stat -c %s job.yaml) + $(stat -c %s train.py)))
+    is_file: false" ]
+	[ "$(grep -c '^  - name: ' <<<"$output")" -eq 2 ]
+	# the resolved form, entry and all, resolves to itself
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/resolved.yaml"
+	run -0 --separate-stderr "$HPT" validate --print-resolved "$BATS_TEST_TMPDIR/resolved.yaml"
+	[ "$output" = "$(cat "$BATS_TEST_TMPDIR/resolved.yaml")" ]
+	chmod +x train.py
+	run -0 --separate-stderr "$HPT" validate --print-resolved job.yaml
+	digest=$(sed -n 's/^  digest: "\(sha256:[0-9a-f]*\)"$/\1/p' <<<"$output")
+	[ "$stderr" = "hpctrain validate: warning: the code snapshot is not staged to the nodes' caches with the data: train.py is executable, which the stage engine copies as neither; the ranks run it from $BATS_TEST_TMPDIR/runs/.code/${digest#sha256:}" ]
+	[[ "$output" != *'name: "code"'* ]]
+	# one's own entry under the name would pass for the snapshot
+	code_spec own.yaml own '[python3, train.py]' "data: {stage: [{name: code, src: $BATS_TEST_TMPDIR/data}]}"
+	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" validate own.yaml
+	[[ "$stderr" == *'data.stage: the name "code" is the code snapshot'"'"'s when the code is on; name this entry otherwise'* ]]
 }
 
 @test "an edited file is another run, and the first run, still queued, runs the file it was submitted with" {

@@ -41,7 +41,8 @@ load slurm_cluster
 	mkdir -p "$dir/data" "$dir/runs/r"
 	chmod 700 "$dir/runs" "$dir/runs/r"
 	printf 'one' >"$dir/data/a"
-	printf 'version: 1\nname: r\ncommand: [true]\ndata: {stage: [{name: fm, src: %s}]}\n' \
+	# code: false: with the code on, its snapshot would be one more manifest
+	printf 'version: 1\nname: r\ncommand: [true]\ncode: false\ndata: {stage: [{name: fm, src: %s}]}\n' \
 		"$dir/data" >"$dir/r.yaml"
 	"$HPT" validate --print-resolved "$dir/r.yaml" >"$dir/runs/r/resolved.yaml"
 	run="$dir/runs/r"

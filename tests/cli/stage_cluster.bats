@@ -11,7 +11,9 @@
 # source changed after submit fails the job promptly, naming the file; a
 # full scratch fails that node's preflight with both sizes; a node whose
 # copy fails verification twice fails the step and goes into the node
-# ledger; container.stage starts each node's copy of the image; the
+# ledger; container.stage starts each node's copy of the image; a
+# relative python3 train.py runs in each node's staged copy of the code
+# snapshot, which the run's second job (a rerun) finds cached; the
 # bundled trainer reads dataset stage:NAME (a small sharded copy of
 # Fashion-MNIST) from each node's copy.
 #
@@ -81,7 +83,10 @@ make_set() {
 }
 
 # spec FILE NAME NODES [EXTRA YAML]: NODES x 1 rank running probe.sh
-# on the data set and the image, cached in CACHE (node-local).
+# on the data set and the image, cached in CACHE (node-local).  code:
+# false: a snapshot of each test's directory (another spec file each
+# time) would be one more entry, fetched by every job; the code's own
+# staging has a test of its own.
 spec() {
 	cat >"$1" <<SPEC
 version: 1
@@ -89,6 +94,7 @@ name: $2
 resources: {nodes: $3, ranks_per_node: 1, time: "00:05:00"}
 binding: {gpu: none, cpu: none, memory: none, nic: none}
 command: [sh, $WORK/probe.sh]
+code: false
 env: {IMG_SRC: $WORK/img.sqfs}
 output: {dir: $WORK/runs}
 preempt: {lead_s: 0}
@@ -213,6 +219,54 @@ logs() { tail -n +1 "$1"/logs/* "$1"/stage/*.json 2>/dev/null | head -200; }
 		awk -v a="$first" -v b="$second" 'BEGIN { exit !(b < 0.10 * a) }' && cheap=$((cheap + 1))
 	done
 	[ "$cheap" -ge 2 ]
+}
+
+@test "a relative python3 train.py runs in each node's staged copy of the code snapshot; a rerun finds it cached" {
+	local r n snap hex att
+	need_cluster
+	mkdir proj
+	printf 'import os\nprint("host=%%s cwd=%%s code=%%s %%s" %% (os.uname().nodename, os.getcwd(),\n    os.environ["HPCTRAIN_CODE_DIR"], open("data.txt").read().strip()))\n' >proj/train.py
+	printf 'submitted\n' >proj/data.txt
+	# the spec outside the tree, which is train.py and data.txt alone
+	cat >job.yaml <<SPEC
+version: 1
+name: code-staged
+resources: {nodes: 3, ranks_per_node: 1, time: "00:05:00"}
+binding: {gpu: none, cpu: none, memory: none, nic: none}
+command: [python3, train.py]
+output: {dir: $WORK/runs}
+preempt: {lead_s: 0}
+preflight: false
+data:
+  stage: [{name: img, src: $WORK/img.sqfs}]
+  cache: {dir: $CACHE}
+SPEC
+	cd proj
+	submit_json ../job.yaml
+	printf 'edited\n' >data.txt # the job runs what was submitted
+	finish "$JOB"
+	[ "$(state)" = COMPLETED ] || { echo "$output"; logs "$DIR"; false; }
+	snap=$(jq -r .snapshot "$DIR/code.json")
+	hex=$(hex "$snap")
+	for r in 0 1 2; do
+		n=node$((r + 1))
+		grep -qx "host=$n cwd=$CACHE/$hex code=$CACHE/$hex submitted" "$DIR/logs/rank-$r.out" ||
+			{ logs "$DIR"; false; }
+		[ "$(rec "$DIR" $n '.entries[] | select(.name == "code") | .hit')" = false ]
+		diff -r "$snap" "$CLUSTER_BASE/nodes/$n/local/cache/$hex"
+	done
+	# a second job of the run, from its resolved form with the entry
+	# "code" in it: every node finds the copy in its cache
+	run -0 --separate-stderr "$HPT" rerun --fresh --json "$DIR"
+	finish "$(jq -r .job_id <<<"$output")"
+	[ "$(state)" = COMPLETED ] || { echo "$output"; logs "$DIR/attempts/2"; false; }
+	att=$DIR/attempts/2
+	for r in 0 1 2; do
+		n=node$((r + 1))
+		grep -qx "host=$n cwd=$CACHE/$hex code=$CACHE/$hex submitted" "$att/logs/rank-$r.out" ||
+			{ logs "$att"; false; }
+		[ "$(rec "$att" $n '.entries[] | select(.name == "code") | .hit')" = true ]
+	done
 }
 
 # fetched_once RUN...: for every node and entry, exactly one of the runs'

@@ -110,7 +110,8 @@ CASES
 	mkdir -p data/sub
 	printf 'abc' >data/a
 	printf 'defg' >data/sub/b
-	printf 'version: 1\nname: staged\ncommand: [true]\ndata: {stage: [{name: fm, src: %s}]}\n' \
+	# code: false: with the code on, its snapshot would be one more entry
+	printf 'version: 1\nname: staged\ncommand: [true]\ncode: false\ndata: {stage: [{name: fm, src: %s}]}\n' \
 		"$PWD/data" >job.yaml
 	run -0 --separate-stderr "$HPT" submit --dry-run job.yaml
 	printf '%s\n' "$output" | bash -n

@@ -1,7 +1,9 @@
 /* test_code.c - the code snapshot's pure parts (launcher/job/code_list,
  * code_ignore, code_limit) and the code: section of the spec: the
  * listing and its digest, the ignore rules, the refusal over a limit,
- * code.json's shape, and the resolved form with and without code; and
+ * code.json's shape, and the resolved form with and without code; the
+ * snapshot as the data.stage entry "code" (code_stage) and the spec's
+ * rules for that name; and
  * the software around the code: a venv's packages (venv_list) and their
  * digest in the resolved form, the modules loaded (software_modules). */
 #include "testlib.h"
@@ -9,6 +11,8 @@
 #include "launcher/job/code_ignore.h" // defines: struct code_ignore, code_ignore_*
 #include "launcher/job/code_limit.h"  // defines: code_limit_check
 #include "launcher/job/code_list.h"   // defines: struct code_list, code_list_*
+#include "launcher/job/code_stage.h"  // defines: code_stage_pin
+#include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
 #include "launcher/job/venv_list.h"   // defines: struct venv_list, venv_list_*
 #include "common/software_modules.h"  // defines: software_modules_json
 
@@ -311,6 +315,127 @@ static void spec__code_false_turns_it_off_and_a_bad_digest_is_refused(void **sta
 	loaded_release(&l);
 }
 
+#define DIGEST "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define SNAP "/out/.code/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static void code_stage__adds_the_snapshot_with_the_manifest_of_its_files(void **state)
+{
+	struct loaded j;
+	struct code_list l = { 0 };
+	struct stage_manifest m = { 0 };
+	struct sbuf err = SBUF_INIT;
+	size_t files = 0;
+
+	(void)state;
+	load(&j, MINIMAL "command: [python3, train.py]\n"
+		 "data: {stage: [{name: ds, src: /shared/ds}]}\n");
+	assert_int_equal(j.rc, 0);
+	code_list_add_file(&l, "train.py", 0100644, 3, SHA_A, NULL);
+	code_list_add_file(&l, "lib/util.py", 0100644, 10, SHA_B, NULL);
+	assert_int_equal(code_list_seal(&l, &err), 0);
+	/* the stage engine's manifest of the same files: what the stage
+	 * step's scan of the snapshot gives */
+	stage_manifest_add(&m, "train.py", 3, 99, SHA_A);
+	stage_manifest_add(&m, "lib/util.py", 10, 99, SHA_B);
+	assert_int_equal(stage_manifest_seal(&m, &err), 0);
+	assert_int_equal(code_stage_pin(&j.job, &l, SNAP, &files, &err), 0);
+	assert_int_equal(j.job.data.nstage, 2);
+	assert_string_equal(j.job.data.stage[1].name, SPEC_STAGE_CODE);
+	assert_string_equal(j.job.data.stage[1].src, SNAP);
+	assert_string_equal(j.job.data.stage[1].manifest, m.hash);
+	assert_int_equal(j.job.data.stage[1].bytes, 13);
+	assert_false(j.job.data.stage[1].is_file);
+	assert_int_equal(files, 2);
+	/* pinned again (a resolved form submitted anew): replaced, not doubled */
+	assert_int_equal(code_stage_pin(&j.job, &l, SNAP, &files, &err), 0);
+	assert_int_equal(j.job.data.nstage, 2);
+	stage_manifest_release(&m);
+	code_list_release(&l);
+	loaded_release(&j);
+	sbuf_release(&err);
+}
+
+static void code_stage__leaves_a_link_or_an_executable_to_the_shared_snapshot(void **state)
+{
+	struct loaded j;
+	struct code_list l;
+	struct sbuf err = SBUF_INIT;
+	size_t files = 0;
+
+	(void)state;
+	load(&j, MINIMAL "command: [python3, train.py]\n");
+	sample(&l);
+	assert_int_equal(code_list_seal(&l, &err), 0);
+	/* nothing staged: no entry, and nothing to say */
+	assert_int_equal(code_stage_pin(&j.job, &l, SNAP, &files, &err), 0);
+	assert_int_equal(j.job.data.nstage, 0);
+	loaded_release(&j);
+	load(&j, MINIMAL "command: [python3, train.py]\n"
+		 "data: {stage: [{name: ds, src: /shared/ds}]}\n");
+	assert_int_equal(code_stage_pin(&j.job, &l, SNAP, &files, &err), -1);
+	assert_string_equal(err.buf, "bin/run is executable, which the stage engine copies as neither");
+	assert_int_equal(j.job.data.nstage, 1);
+	code_list_release(&l);
+	memset(&l, 0, sizeof(l));
+	code_list_add_link(&l, "data", "/scratch/data");
+	assert_int_equal(code_list_seal(&l, &err), 0);
+	sbuf_reset(&err);
+	assert_int_equal(code_stage_pin(&j.job, &l, SNAP, &files, &err), -1);
+	assert_string_equal(err.buf, "data is a symbolic link, which the stage engine copies as neither");
+	code_list_release(&l);
+	loaded_release(&j);
+	/* a full data.stage: one more would be a resolved form none loads */
+	load(&j, MINIMAL "command: [python3, train.py]\n");
+	free(j.job.data.stage); /* the default's empty list */
+	j.job.data.stage = xcalloc(SPEC_MAX_STAGE, sizeof(*j.job.data.stage));
+	for (size_t i = 0; i < SPEC_MAX_STAGE; i++) {
+		j.job.data.stage[i].name = xasprintf("d%zu", i);
+		j.job.data.stage[i].src = xasprintf("/shared/d%zu", i);
+	}
+	j.job.data.nstage = SPEC_MAX_STAGE;
+	memset(&l, 0, sizeof(l));
+	code_list_add_file(&l, "train.py", 0100644, 3, SHA_A, NULL);
+	assert_int_equal(code_list_seal(&l, &err), 0);
+	sbuf_reset(&err);
+	assert_int_equal(code_stage_pin(&j.job, &l, SNAP, &files, &err), -1);
+	assert_string_equal(err.buf, "data.stage holds 64 entries, the most");
+	assert_int_equal(j.job.data.nstage, SPEC_MAX_STAGE);
+	code_list_release(&l);
+	loaded_release(&j);
+	sbuf_release(&err);
+}
+
+static void spec__the_entry_code_is_the_snapshot_s_when_the_code_is_on(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	/* one's own entry "code" would pass for the snapshot: refused */
+	load(&l, MINIMAL "command: [python3, train.py]\n"
+		 "data: {stage: [{name: code, src: /shared/code}]}\n");
+	assert_int_equal(l.rc, -1);
+	assert_diag(&l, "job.yaml:1:1: data.stage: the name \"code\" is the code snapshot's when "
+			"the code is on; name this entry otherwise");
+	loaded_release(&l);
+	load(&l, MINIMAL "command: [python3, train.py]\ncode: false\n"
+		 "data: {stage: [{name: code, src: /shared/code}]}\n");
+	assert_int_equal(l.rc, 0);
+	loaded_release(&l);
+	/* a resolved form's: the snapshot of its own digest */
+	load(&l, MINIMAL "command: [python3, train.py]\n"
+		 "code: {dir: /p, digest: \"" DIGEST "\"}\n"
+		 "data: {stage: [{name: ds, src: /shared/ds}, {name: code, src: " SNAP "}]}\n");
+	assert_int_equal(l.rc, 0);
+	assert_true(spec_code_is_stage_entry(&l.job, &l.job.data.stage[1]));
+	assert_false(spec_code_is_stage_entry(&l.job, &l.job.data.stage[0]));
+	loaded_release(&l);
+	load(&l, MINIMAL "command: [python3, train.py]\n"
+		 "code: {dir: /p, digest: \"" DIGEST "\"}\n"
+		 "data: {stage: [{name: code, src: /out/.code/0123}]}\n");
+	assert_int_equal(l.rc, -1);
+	loaded_release(&l);
+}
+
 static void venv_list__reads_name_and_version_from_the_headers_only(void **state)
 {
 	static const char meta[] = "Metadata-Version: 2.1\r\nname:  numpy \r\nVersion: 1.24.2\r\n"
@@ -433,6 +558,9 @@ int main(void)
 		cmocka_unit_test(code_limit__refusal_names_the_largest_subdirectories_and_the_key),
 		cmocka_unit_test(spec__code_is_left_out_of_the_resolved_form_until_set),
 		cmocka_unit_test(spec__code_false_turns_it_off_and_a_bad_digest_is_refused),
+		cmocka_unit_test(code_stage__adds_the_snapshot_with_the_manifest_of_its_files),
+		cmocka_unit_test(code_stage__leaves_a_link_or_an_executable_to_the_shared_snapshot),
+		cmocka_unit_test(spec__the_entry_code_is_the_snapshot_s_when_the_code_is_on),
 		cmocka_unit_test(venv_list__reads_name_and_version_from_the_headers_only),
 		cmocka_unit_test(venv_list__digest_is_of_the_sorted_listing_and_a_version_changes_it),
 		cmocka_unit_test(spec__venv_digest_is_left_out_of_the_resolved_form_until_pinned),

@@ -220,6 +220,37 @@ static void run_diff__image_data_and_shape_sections_take_their_keys_out_of_spec(
 	sbuf_release(&text);
 }
 
+/* The code snapshot's data.stage entry, added with the data staged: its
+ * source and manifest follow the code's digest, which the code section
+ * shows; spec and data say nothing of it. */
+static void run_diff__the_code_entry_of_data_stage_is_left_to_the_code_section(void **state)
+{
+	char *ra = testlib_tmp_at("ca"), *rb = testlib_tmp_at("cb");
+	struct sbuf err = SBUF_INIT;
+	json_t *doc = NULL;
+
+	(void)state;
+	put("ca/resolved.yaml", "code: {digest: \"sha256:aa\"}\n"
+				"data:\n  stage:\n  - {name: \"ds\", src: \"/d\", manifest: \"sha256:m1\"}\n"
+				"  - {name: \"code\", src: \"/o/.code/aa\", manifest: \"sha256:c1\"}\n");
+	put("cb/resolved.yaml", "code: {digest: \"sha256:bb\"}\n"
+				"data:\n  stage:\n  - {name: \"ds\", src: \"/d\", manifest: \"sha256:m1\"}\n"
+				"  - {name: \"code\", src: \"/o/.code/bb\", manifest: \"sha256:c2\"}\n");
+	assert_int_equal(run_diff(ra, rb, &doc, &err), 0);
+	assert_int_equal(json_array_size(json_object_get(doc, "spec")), 0);
+	assert_int_equal(json_array_size(json_object_get(doc, "data")), 0);
+	json_decref(doc);
+	/* without code, an entry of that name is data like any */
+	put("cb/resolved.yaml", "data:\n  stage:\n  - {name: \"ds\", src: \"/d\", manifest: \"sha256:m1\"}\n"
+				"  - {name: \"code\", src: \"/o/.code/bb\", manifest: \"sha256:c2\"}\n");
+	assert_int_equal(run_diff(ra, rb, &doc, &err), 0);
+	assert_int_equal(json_array_size(json_object_get(doc, "data")), 1);
+	json_decref(doc);
+	free(ra);
+	free(rb);
+	sbuf_release(&err);
+}
+
 static void run_diff__a_run_without_resolved_yaml_is_no_input(void **state)
 {
 	char *ra = testlib_tmp_at("ra"), *none = testlib_tmp_at("none");
@@ -243,6 +274,7 @@ int main(void)
 		cmocka_unit_test(code_diff__a_path_that_climbs_out_is_never_read_and_one_side_alone_is_noted),
 		cmocka_unit_test(run_diff__two_runs_differing_in_lr_differ_in_spec_alone_and_print_so),
 		cmocka_unit_test(run_diff__image_data_and_shape_sections_take_their_keys_out_of_spec),
+		cmocka_unit_test(run_diff__the_code_entry_of_data_stage_is_left_to_the_code_section),
 		cmocka_unit_test(run_diff__a_run_without_resolved_yaml_is_no_input),
 	};
 
