@@ -261,14 +261,18 @@ in_place_attempt() {
 	need_cluster
 	local ns dir2
 	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
-	# a run of its own: the test before resubmitted train.yaml's
-	sed 's/^name: train$/name: cut/' "$WORK/train.yaml" >cut.yaml
+	# a run of its own: the test before resubmitted train.yaml's; 200
+	# steps, and node2's rank stopped before the cut, so that the run
+	# cannot end before the cut however fast its steps are
+	sed -e 's/^name: train$/name: cut/' -e 's/max_steps: 40$/max_steps: 200/' \
+		"$WORK/train.yaml" >cut.yaml
 	submit_json cut.yaml
 	grep -qx '#SBATCH --no-kill' "$DIR/job.sbatch"
 	wait_steps "$DIR" 5 || { cat "$DIR"/logs/*; false; }
 	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
 	ns=$(node_ns node2)
 	[ -n "$ns" ]
+	kill -STOP "$(rank_pid "$DIR" 1)"
 	# node2 stops answering: no rank dies, its slurmd and its rank go
 	# silent; Slurm sets it DOWN after SlurmdTimeout and ends the step
 	ip -n "$ns" link set eth0 down
@@ -301,7 +305,7 @@ in_place_attempt() {
 	# every step trained once or more; a step trained again (after the
 	# checkpoint, before the cut) saw the same samples at both sizes
 	run -0 jq -s -r '[.[] | select(.step != null)] | group_by(.step) |
-		(length == 40 and all(.[]; map(.batch_hash) | unique | length == 1))' \
+		(length == 200 and all(.[]; map(.batch_hash) | unique | length == 1))' \
 		"$DIR/metrics.jsonl" "$dir2/metrics.jsonl"
 	[ "$output" = true ]
 }
