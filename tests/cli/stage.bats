@@ -409,6 +409,7 @@ hex() { "$HPT" stage --manifest "$1" | jq -r .hash | sed 's/^sha256://'; }
 version: 1
 name: packed
 command: [sh, -c, "true"]
+code: false
 container: {image: $W/img, runtime: charliecloud, stage: true}
 SPEC
 	run --separate-stderr "$HPT" submit --dry-run --json job.yaml
