@@ -47,6 +47,7 @@ struct doctor_node {
 	double gemm_gflops;                       /* one core, fp32 */
 	double ring_gbps;                         /* this node to the next in the ring */
 	double clock_offset_s;                    /* against the first node */
+	double checks_s;                          /* its own checks' time, before the ring */
 };
 
 /* Thresholds, from the command line; DOCTOR_LIMITS_INIT has the defaults. */

@@ -300,9 +300,10 @@ json_t *doctor_node_json(const struct doctor_node *n)
 		jsonb_set(&checks, doctor_check_name(c),
 			  json_pack("{s:s, s:o*}", "grade", grade_names[n->cell[c].grade], "reason",
 				    n->cell[c].reason ? jsonb_text(n->cell[c].reason) : NULL));
-	return json_pack("{s:o, s:b, s:o, s:f, s:f, s:f}", "node", jsonb_text(n->node), "failed",
+	return json_pack("{s:o, s:b, s:o, s:f, s:f, s:f, s:f}", "node", jsonb_text(n->node), "failed",
 			 doctor_node_failed(n), "checks", checks, "gemm_gflops", n->gemm_gflops,
-			 "ring_gbps", n->ring_gbps, "clock_offset_s", n->clock_offset_s);
+			 "ring_gbps", n->ring_gbps, "clock_offset_s", n->clock_offset_s, "checks_s",
+			 n->checks_s);
 }
 
 static int grade_of(const char *s)
@@ -318,9 +319,9 @@ int doctor_node_from_json(const json_t *j, struct doctor_node *out)
 	const char *name = NULL;
 	json_t *checks = NULL;
 
-	if (json_unpack((json_t *)j, "{s:s, s:o, s:F, s:F, s:F}", "node", &name, "checks", &checks,
-			"gemm_gflops", &out->gemm_gflops, "ring_gbps", &out->ring_gbps,
-			"clock_offset_s", &out->clock_offset_s))
+	if (json_unpack((json_t *)j, "{s:s, s:o, s:F, s:F, s:F, s?F}", "node", &name, "checks",
+			&checks, "gemm_gflops", &out->gemm_gflops, "ring_gbps", &out->ring_gbps,
+			"clock_offset_s", &out->clock_offset_s, "checks_s", &out->checks_s))
 		return -1;
 	out->node = xstrdup(name);
 	for (int c = 0; c < DOCTOR_NCHECKS; c++) {

@@ -239,17 +239,35 @@ static int wait_until(MPI_Request req[2], double deadline)
 	return 0;
 }
 
+/* Until every rank has reached the ring, testing each millisecond: a
+ * node that finished its own checks first must not take the CPU from
+ * one still measuring its GEMM (nodes of a test cluster share cores),
+ * and a late node is no slow link.  Only --timeout's alarm bounds it. */
+static void wait_for_everyone(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	MPI_Request req;
+	int done = 0;
+
+	MPI_Ibarrier(MPI_COMM_WORLD, &req);
+	for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done;
+	     MPI_Test(&req, &done, MPI_STATUS_IGNORE))
+		nanosleep(&ms, NULL);
+}
+
 double doctor_probe_ring(size_t bytes, int reps, double timeout_s, struct sbuf *err)
 {
 	int rank, size, next, prev;
 	char *out = xmalloc(bytes), *in = xmalloc(bytes);
-	double best = 0, deadline = monoclock_s() + timeout_s;
+	double best = 0, deadline;
 
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	next = (rank + 1) % size;
 	prev = (rank + size - 1) % size;
 	memset(out, rank & 0xff, bytes);
+	wait_for_everyone();
+	deadline = monoclock_s() + timeout_s;
 	for (int r = 0; r <= reps; r++) {
 		MPI_Request req[2];
 		double t0 = monoclock_s(), dt;
@@ -258,8 +276,9 @@ double doctor_probe_ring(size_t bytes, int reps, double timeout_s, struct sbuf *
 		MPI_Isend(out, (int)bytes, MPI_BYTE, next, 7, MPI_COMM_WORLD, &req[1]);
 		if (wait_until(req, deadline)) {
 			sbuf_addf(err, "the ring transfer did not finish within %.0f s", timeout_s);
-			best = -1;
-			break;
+			/* the requests may still read and write both buffers:
+			 * they are left to the process's end, which follows */
+			return -1;
 		}
 		dt = monoclock_s() - t0;
 		if (r && dt > 0 && bytes / dt / 1e9 > best)

@@ -39,9 +39,10 @@ double doctor_probe_gemm(int n, int windows, double window_s);
 char *doctor_munge_encode(const char *socket, struct sbuf *err);
 int doctor_munge_decode(const char *socket, const char *cred, struct sbuf *err);
 
-/* Collective.  Each rank sends bytes to the next and receives from the
- * previous, reps times after a warm-up; the best GB/s of this rank's
- * outgoing link, or -1 with err when it did not finish by timeout_s. */
+/* Collective.  Once every rank has arrived, each sends bytes to the
+ * next and receives from the previous, reps times after a warm-up; the
+ * best GB/s of this rank's outgoing link, or -1 with err when the
+ * transfers did not finish within timeout_s of everyone's arrival. */
 double doctor_probe_ring(size_t bytes, int reps, double timeout_s, struct sbuf *err);
 
 /* Collective.  On the first rank, offsets[i] is rank i's clock minus

@@ -5,6 +5,7 @@
  * Shell: hwloc, the environment, and doctor_probe.c's measurements. */
 #include "launcher/doctor/doctor_self.h"  // defines: struct doctor_self, doctor_self_check
 #include "common/diag.h"                  // defines: struct diag_list
+#include "common/monoclock.h"             // defines: monoclock_s
 #include "common/sbuf.h"                  // defines: struct sbuf, xrealloc, xstrdup
 #include "common/spec/spec.h"             // defines: struct job
 #include "launcher/doctor/doctor_container.h" // defines: doctor_container_check
@@ -250,6 +251,8 @@ static void check_munge_local(struct doctor_self *s)
 
 void doctor_self_check(struct doctor_self *s, const struct doctor_self_opts *o)
 {
+	double t0 = monoclock_s();
+
 	doctor_node_init(&s->me, doctor_env_node_name());
 	plan_node(s, o);
 	doctor_check_gpus(o->root, getenv("SLURM_STEP_GPUS") ? getenv("SLURM_STEP_GPUS")
@@ -263,4 +266,5 @@ void doctor_self_check(struct doctor_self *s, const struct doctor_self_opts *o)
 	s->me.gemm_gflops = doctor_probe_gemm(512, 3, 0.15);
 	if (s->me.gemm_gflops < 0)
 		doctor_note(&s->me.cell[DOCTOR_COMPUTE], DOCTOR_FAIL, "oneDNN's sgemm failed");
+	s->me.checks_s = monoclock_s() - t0;
 }

@@ -9,10 +9,12 @@ bats_require_minimum_version 1.5.0
 # two runs may choose differently and differ in the last bits; tests that
 # compare runs need the fixed choice.  isa.bats turns the tuning back on.
 export HPCTRAIN_KERNELS=${HPCTRAIN_KERNELS:-fixed}
-# A node ledger of the file's own: a node another file's test (or a real
-# job of the user running the suite) put in cooldown must not leave a
-# job here waiting or refused.  A file that tests the ledger sets its own.
-export HPCTRAIN_LEDGER=${BATS_FILE_TMPDIR:-${TMPDIR:-/tmp}}/ledger/nodes.json
+# A node ledger of the test's own (the file's, in setup_file): a node
+# another test (or a real job of the user running the suite) put in
+# cooldown must not leave a job here waiting or refused, nor one failed
+# preflight fail every later test of the file.  A file that tests the
+# ledger sets its own.
+export HPCTRAIN_LEDGER=${BATS_TEST_TMPDIR:-${BATS_FILE_TMPDIR:-${TMPDIR:-/tmp}}}/ledger/nodes.json
 
 wait_steps() { # RUN N: until RUN/metrics.jsonl has N step records (30 s at most)
 	local n

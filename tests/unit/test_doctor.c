@@ -307,6 +307,7 @@ static void output__table_and_json_round_trip(void **state)
 
 	(void)state;
 	make_nodes(n, 2);
+	n[1].checks_s = 31.5;
 	doctor_note(&n[1].cell[DOCTOR_NICS], DOCTOR_FAIL, "mlx5_1 port 1 is DOWN");
 	doctor_note(&n[0].cell[DOCTOR_FILES], DOCTOR_OK, "scratch /tmp: 80.0 GB free of 100.0");
 	doctor_table(n, 2, false, &t);
@@ -327,6 +328,8 @@ static void output__table_and_json_round_trip(void **state)
 	assert_string_equal(back.cell[DOCTOR_NICS].reason, "mlx5_1 port 1 is DOWN");
 	assert_null(back.cell[DOCTOR_GPUS].reason);
 	assert_true(back.gemm_gflops == 100);
+	/* how long its checks took: the others waited that long at the ring */
+	assert_true(back.checks_s == 31.5);
 	/* a result that is not one is refused, not half-read */
 	assert_int_equal(doctor_node_from_json(json_object_get(doc, "exclude"), &back), -1);
 	doctor_node_release(&back);
