@@ -162,7 +162,8 @@ build/tests-san/$(1): $(SAN)/tests/unit/$(1).o $(SAN_LIBS)
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rules,$(t))))
 
-UNIT_BINS = $(addprefix build/tests/,$(UNIT_TESTS)) $(addprefix build/tests-san/,$(UNIT_TESTS))
+PLAIN_UNIT_BINS = $(addprefix build/tests/,$(UNIT_TESTS))
+SAN_UNIT_BINS = $(addprefix build/tests-san/,$(UNIT_TESTS))
 
 # libFuzzer target: spec parse -> resolve -> re-parse must agree.
 # It compiles the spec and the base it stands on from source, since
@@ -195,11 +196,16 @@ lint:
 check:
 	@sh tests/deps.sh $(DEBIAN_PKGS)
 	@$(MAKE) --no-print-directory lint
-	@$(MAKE) --no-print-directory -j$(NPROC) WERROR=1 all test-bins
+	@$(MAKE) --no-print-directory -j$(NPROC) WERROR=1 all plain-test-bins
 	@sh tests/lint-layers.sh
-	@bash tests/run-tests.sh
+	@HPT_SAN_MAKE='$(MAKE) --no-print-directory WERROR=1' bash tests/run-tests.sh
 
-test-bins: $(UNIT_BINS) $(TEST_BINS) $(if $(shell command -v $(CLANG)),build/fuzz/fuzz_spec)
+# The sanitized unit tests are built by the suite's unit lane
+# (tests/run-tests.sh), beside the suites that wait on Slurm, not before
+# every suite.
+test-bins: plain-test-bins san-test-bins
+plain-test-bins: $(PLAIN_UNIT_BINS) $(TEST_BINS) $(if $(shell command -v $(CLANG)),build/fuzz/fuzz_spec)
+san-test-bins: $(SAN_UNIT_BINS)
 
 demo:
 	@sh tests/deps.sh $(DEBIAN_PKGS)
@@ -255,7 +261,7 @@ uninstall:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps lint check test-bins demo train-image bench fuzz install uninstall clean stamp-force
+.PHONY: all deps lint check test-bins plain-test-bins san-test-bins demo train-image bench fuzz install uninstall clean stamp-force
 .DELETE_ON_ERROR:
 
 # Only the compilers' files: container images cached under build/images
