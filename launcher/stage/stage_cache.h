@@ -18,6 +18,9 @@
  *                   copies, repairs or removes the entry; so two jobs on a
  *                   node never copy one entry twice: the second waits and
  *                   takes what the first published
+ *   pycache/        Python's bytecode of the user's programs run from a
+ *                   code snapshot (stage_pycache_dir); not an entry:
+ *                   eviction and --clear leave it
  *   .tmp-<hex>-XXXXXX  a copy in progress (its fetch lock held), renamed
  *                   to <hex>/ only once every file's size and sha256 match;
  *                   one left by a killed process is removed by eviction

@@ -225,16 +225,21 @@ digest_of() { # SPEC: the code digest validate pins
 	"$HPT" status --wait "$JOB" >/dev/null
 }
 
-@test "a relative python3 train.py runs in the snapshot, with HPCTRAIN_CODE_DIR and HPCTRAIN_RUN_DIR" {
+@test "a relative python3 train.py runs in the snapshot, with HPCTRAIN_CODE_DIR and HPCTRAIN_RUN_DIR; its imports leave the snapshot as it was" {
 	need_slurm
 	cd "$PROJ"
-	printf 'import os\nprint(os.getcwd() == os.environ["HPCTRAIN_CODE_DIR"], os.environ["HPCTRAIN_RUN_DIR"], open("data.txt").read().strip())\n' >train.py
+	printf 'import os, sys, util\nprint(os.getcwd() == os.environ["HPCTRAIN_CODE_DIR"], os.environ["HPCTRAIN_RUN_DIR"], util.read())\nprint("pyc", util.__cached__.startswith(sys.pycache_prefix + "/"), os.path.isfile(util.__cached__))\n' >train.py
+	printf 'def read():\n    return open("data.txt").read().strip()\n' >util.py
 	printf 'submitted\n' >data.txt
+	unset PYTHONDONTWRITEBYTECODE # some machines set it; the job inherits this shell's
 	code_spec job.yaml rel '[python3, train.py]'
 	submit_json job.yaml
 	printf 'edited\n' >data.txt
 	"$HPT" status --wait "$JOB" >/dev/null
-	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "True $DIR submitted" ]
+	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "True $DIR submitted
+pyc True True" ] || { cat "$DIR"/logs/*; false; }
+	# Python compiled util.py under PYTHONPYCACHEPREFIX, not beside it
+	code_tree_is_listed "$(jq -r .snapshot "$DIR/code.json")" "$DIR/code.json"
 }
 
 @test "rerun of a run whose code snapshot is gone is 'no input', naming it" {
