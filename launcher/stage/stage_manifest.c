@@ -222,11 +222,8 @@ static int check_entry(const struct stage_manifest *m, size_t i, bool links, str
 		sbuf_addf(err, "the path '%s' is listed twice", SBUF_CLIP(f->path));
 		return -1;
 	}
-	if (f->link && (f->size || check_link(f, err))) {
-		if (!err->len)
-			sbuf_addf(err, "the link '%s' has a size", SBUF_CLIP(f->path));
+	if (f->link && check_link(f, err))
 		return -1;
-	}
 	if (links && (l = under_link(m, f))) {
 		sbuf_addf(err, "the path '%s' lies under the link '%s'", SBUF_CLIP(f->path),
 			  SBUF_CLIP(l->path));
