@@ -13,6 +13,7 @@
 #include "launcher/job/code_list.h"   // defines: struct code_list, code_list_*
 #include "launcher/job/code_stage.h"  // defines: code_stage_pin
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
+#include "launcher/stage/stage_job.h"      // defines: struct stage_job, stage_job_from_spec
 #include "launcher/job/venv_list.h"   // defines: struct venv_list, venv_list_*
 #include "common/software_modules.h"  // defines: software_modules_json
 
@@ -411,6 +412,8 @@ static void code_stage__stages_executables_as_such_and_links_as_links(void **sta
 static void spec__the_entry_code_is_the_snapshot_s_when_the_code_is_on(void **state)
 {
 	struct loaded l;
+	struct stage_job sj = { 0 };
+	struct sbuf err = SBUF_INIT;
 
 	(void)state;
 	/* one's own entry "code" would pass for the snapshot: refused */
@@ -431,6 +434,18 @@ static void spec__the_entry_code_is_the_snapshot_s_when_the_code_is_on(void **st
 	assert_int_equal(l.rc, 0);
 	assert_true(spec_code_is_stage_entry(&l.job, &l.job.data.stage[1]));
 	assert_false(spec_code_is_stage_entry(&l.job, &l.job.data.stage[0]));
+	/* the stage step scans that entry alone as a tree (executables and
+	 * links kept); a data entry refuses links */
+	for (size_t i = 0; i < 2; i++) {
+		free(l.job.data.stage[i].manifest);
+		l.job.data.stage[i].manifest = xstrdup(DIGEST);
+	}
+	assert_int_equal(stage_job_from_spec(&l.job, "/tmp", 1000, &sj, &err), 0);
+	assert_int_equal(sj.n, 2);
+	assert_false(sj.v[0].tree);
+	assert_true(sj.v[1].tree);
+	stage_job_release(&sj);
+	sbuf_release(&err);
 	loaded_release(&l);
 	load(&l, MINIMAL "command: [python3, train.py]\n"
 		 "code: {dir: /p, digest: \"" DIGEST "\"}\n"
