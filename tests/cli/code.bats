@@ -91,6 +91,11 @@ digest_of() { # SPEC: the code digest validate pins
 	ln -s /etc etc
 	run -0 --separate-stderr "$HPT" validate job.yaml
 	[ "$stderr" = "hpctrain validate: warning: $PROJ/etc points outside $PROJ (to /etc); the snapshot keeps it as a link, so the job reads what it names when it runs" ]
+	# a relative one resolves from wherever the job meets it
+	rm etc
+	ln -s ../data data
+	run -0 --separate-stderr "$HPT" validate job.yaml
+	[ "$stderr" = "hpctrain validate: warning: $PROJ/data points outside $PROJ (to ../data); the snapshot keeps it as a link, so the job reads what it names when it runs, from the snapshot's place (or a node's copy of it), not from this tree's: make it absolute to name the same thing" ]
 }
 
 @test "more files than code.max_files is refused naming the largest subdirectories and the key" {
