@@ -149,10 +149,15 @@ static int consider(struct scan *s, const char *rel, bool walking)
 		}
 		target[n] = '\0';
 		code_list_add_link(s->l, rel, target);
+		/* a relative one is resolved where the job meets it: from
+		 * the snapshot under output.dir, or a node's staged copy,
+		 * not from the tree it was written in */
 		if (code_list_link_escapes(rel, target) && sbuf_is_utf8(target))
 			sbuf_addf(s->warn, "warning: %s points outside %s (to %s); the snapshot keeps "
-				  "it as a link, so the job reads what it names when it runs\n",
-				  path, s->dir, target);
+				  "it as a link, so the job reads what it names when it runs%s\n",
+				  path, s->dir, target, *target == '/' ? "" :
+				  ", from the snapshot's place (or a node's copy of it), not from "
+				  "this tree's: make it absolute to name the same thing");
 	} else {
 		sbuf_addf(s->err, "cannot snapshot %s: it is %s; leave it out (code.exclude, "
 			  ".hpctrainignore)", path, kind_of(st.st_mode));

@@ -30,9 +30,9 @@ static void drop(struct job_data *d, size_t i)
 	d->nstage--;
 }
 
-/* A staged copy is regular files, 0444: a link would be refused by the
- * stage step's scan, an executable would lose its bit.  Both stay in
- * the shared snapshot, which keeps them as they were. */
+/* The stage engine's manifest of the listing: a file 0444, or 0555 as
+ * it was executable; a link as a link (its target text); the same the
+ * stage step's scan of the snapshot gives (STAGE_SCAN_TREE). */
 static int manifest_of(const struct code_list *l, struct stage_manifest *m, struct sbuf *why)
 {
 	if (!l->n) {
@@ -42,12 +42,12 @@ static int manifest_of(const struct code_list *l, struct stage_manifest *m, stru
 	for (size_t i = 0; i < l->n; i++) {
 		const struct code_entry *e = &l->v[i];
 
-		if (e->link || e->mode == CODE_MODE_EXEC) {
-			sbuf_addf(why, "%s is %s, which the stage engine copies as neither",
-				  e->path, e->link ? "a symbolic link" : "executable");
-			return -1;
+		if (e->link) {
+			stage_manifest_add_link(m, e->path, e->link);
+			continue;
 		}
 		stage_manifest_add(m, e->path, e->size, 0, e->sha256);
+		m->v[m->n - 1].exec = e->mode == CODE_MODE_EXEC;
 	}
 	return stage_manifest_seal(m, why);
 }

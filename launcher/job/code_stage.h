@@ -24,11 +24,13 @@ struct sbuf;
  * snapshot where code_store puts it: when data.stage holds an entry
  * other than "code", the entry "code" (added, or replaced) names
  * snapshot with the manifest of l's files, and 0; *files gets their
- * number.  When it holds none, no entry, and 0.  -1 when the stage
- * engine cannot copy the tree as it is (it copies regular files, read
- * only: a link, an executable file, or no file at all), with why
- * naming the first such path, or when data.stage is full (64 entries); the job is then left without the entry,
- * and its ranks run the shared snapshot. */
+ * number.  The manifest keeps each file's executable bit (the copy is
+ * 0555, else 0444) and each link as a link (stage_manifest.h).  When
+ * data.stage holds no other entry, no entry, and 0.  -1 when the stage
+ * engine cannot copy the tree as it is (no file at all, or a listing
+ * its manifest refuses), with why saying so, or when data.stage is full
+ * (64 entries); the job is then left without the entry, and its ranks
+ * run the shared snapshot. */
 int code_stage_pin(struct job *job, const struct code_list *l, const char *snapshot,
 		   size_t *files, struct sbuf *why);
 

@@ -237,7 +237,8 @@ void launch_release(struct launch *l)
 {
 	free(l->code_dir);
 	free(l->run_dir);
-	l->code_dir = l->run_dir = NULL;
+	free(l->pycache_dir);
+	l->code_dir = l->run_dir = l->pycache_dir = NULL;
 	l->code_staged = false;
 	job_release(&l->job);
 	rank_info_release(&l->ri);

@@ -50,6 +50,7 @@ struct launch {
 	char *code_dir;              /* the code snapshot the program runs in, or NULL */
 	bool code_staged;            /* code_dir is the node's copy, in data.cache */
 	char *run_dir;               /* --run made absolute, with code_dir */
+	char *pycache_dir;           /* PYTHONPYCACHEPREFIX set for code_dir, or NULL */
 };
 
 /* The job from --spec or --run, when one is given (l->have_job); a run
@@ -77,8 +78,12 @@ void launch_program_env(struct launch *l, struct envplan_input *in);
  * node's copy of it, when it was staged with the data: call
  * launch_plan_data first), into
  * l->code_dir and in->code_dir (HPCTRAIN_CODE_DIR), the run directory
- * into in->run_dir.  0, or HPT_EXIT_NO_INPUT naming what is gone: a
- * rank never runs the live tree in the snapshot's place. */
+ * into in->run_dir, and Python's bytecode away from the snapshot (into
+ * in->pycache_prefix: the node cache's stage_pycache_dir, made private
+ * unless a dry run; or in->no_bytecode, said, when it cannot be; neither
+ * when the rank inherited PYTHONPYCACHEPREFIX).  0, or HPT_EXIT_NO_INPUT
+ * naming what is gone: a rank never runs the live tree in the
+ * snapshot's place. */
 int launch_code_dir(struct launch *l, struct envplan_input *in);
 /* The program's working directory: the snapshot, else NULL (launch's). */
 const char *launch_workdir(const struct launch *l);

@@ -2,8 +2,10 @@
  * from the run's code.json (launcher/job/code_pin.h writes it at
  * submit), checked against the digest the run's resolved form names;
  * with the data staged, the node's copy of it (its data.stage entry
- * "code", launcher/job/code_stage.h).
- * Shell: reads code.json, stats the snapshot. */
+ * "code", launcher/job/code_stage.h); and where Python's bytecode goes
+ * instead of into it.
+ * Shell: reads code.json, stats the snapshot, makes the bytecode's
+ * directory. */
 #include "launcher/launch/launch.h" // defines: struct launch, launch_code_dir, launch_workdir
 #include "common/exitcode.h"        // defines: HPT_EXIT_*
 #include "common/fileio.h"          // defines: FILEIO_*
@@ -11,10 +13,12 @@
 #include "common/runfile.h"         // defines: RUNFILE_CODE
 #include "common/say.h"             // defines: say
 #include "common/sbuf.h"            // defines: struct sbuf, xasprintf
+#include "launcher/stage/stage_path.h" // defines: stage_job_cache_dir, stage_pycache_dir
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define CODE_JSON_MAX (1u << 30)
 
@@ -32,6 +36,40 @@ static const char *staged_copy(const struct launch *l, const char *snapshot)
 			return e->staged;
 	}
 	return NULL;
+}
+
+/* Python writes a module's bytecode beside its source when it can: into
+ * a writable snapshot (the store's directories are 0700) or a node's
+ * copy of it, which would then hold files the snapshot's listing does
+ * not, for `hpctrain diff`, the next job's stage step (a snapshot whose
+ * manifest moved) and a reader to find.  PYTHONPYCACHEPREFIX (Python
+ * 3.8+) moves it to the node cache's private directory, left to the
+ * user who set one.  One directory a node, not a rank: its writes are
+ * atomic renames, and a library compiled once serves later jobs (the
+ * prefix makes Python pass over a library's own __pycache__, so the
+ * first job on a node compiles what it imports). */
+static void pycache(struct launch *l, struct envplan_input *in)
+{
+	struct sbuf err = SBUF_INIT;
+	char *cache;
+
+	if (getenv("PYTHONPYCACHEPREFIX"))
+		return;
+	cache = stage_job_cache_dir(&l->job, getenv("TMPDIR"), (unsigned)getuid());
+	free(l->pycache_dir);
+	l->pycache_dir = stage_pycache_dir(cache);
+	/* the cache first: a directory someone else may write above ours
+	 * could swap it for theirs, and their bytecode would run */
+	if (l->dry_run || (!fileio_private_dir(cache, &err) &&
+			   !fileio_private_dir(l->pycache_dir, &err))) {
+		in->pycache_prefix = l->pycache_dir;
+	} else {
+		say("rank %u: warning: %s; Python writes no bytecode (PYTHONDONTWRITEBYTECODE=1) "
+		    "rather than into the code snapshot", l->ri.rank, err.buf);
+		in->no_bytecode = true;
+	}
+	free(cache);
+	sbuf_release(&err);
 }
 
 int launch_code_dir(struct launch *l, struct envplan_input *in)
@@ -68,6 +106,7 @@ int launch_code_dir(struct launch *l, struct envplan_input *in)
 			l->run_dir = xstrdup(l->run);
 		in->code_dir = l->code_dir;
 		in->run_dir = l->run_dir;
+		pycache(l, in);
 	}
 	json_decref(doc);
 	free(path);

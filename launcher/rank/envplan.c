@@ -314,6 +314,10 @@ void envplan_build(const struct envplan_input *in, struct env_list *out)
 		env_list_set(out, "HPCTRAIN_CODE_DIR", in->code_dir);
 	if (in->run_dir)
 		env_list_set(out, "HPCTRAIN_RUN_DIR", in->run_dir);
+	if (in->pycache_prefix)
+		env_list_set(out, "PYTHONPYCACHEPREFIX", in->pycache_prefix);
+	if (in->no_bytecode)
+		env_list_set(out, "PYTHONDONTWRITEBYTECODE", "1");
 	for (size_t i = 0; in->data && i < in->data->n; i++)
 		env_list_set(out, in->data->v[i].name, in->data->v[i].value);
 	for (size_t i = 0; in->user && i < in->user->n; i++)

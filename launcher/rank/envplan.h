@@ -25,6 +25,11 @@
  *   HPCTRAIN_PREEMPT_SIGNAL   the spec's preempt.signal (USR2), with a spec
  *   PYTHONPATH       hpctrain's Python module first (launcher/runs/program_module.h),
  *                    then what the rank inherited
+ *   PYTHONPYCACHEPREFIX  with a code snapshot, unless the rank inherited one:
+ *                    a private node-local directory (stage_pycache_dir), so
+ *                    the imports of a program run from the snapshot write
+ *                    no __pycache__ into it; PYTHONDONTWRITEBYTECODE=1 in its
+ *                    place when that directory cannot be made private
  *   then the spec's env:, last, so the user always wins.
  */
 #ifndef HPT_ENVPLAN_H
@@ -100,6 +105,8 @@ struct envplan_input {
 	const char *python_path;      /* PYTHONPATH, whole, or NULL: left alone */
 	const char *code_dir;         /* HPCTRAIN_CODE_DIR: the code snapshot, or NULL */
 	const char *run_dir;          /* HPCTRAIN_RUN_DIR, set with code_dir, or NULL */
+	const char *pycache_prefix;   /* PYTHONPYCACHEPREFIX, or NULL: left alone */
+	bool no_bytecode;             /* PYTHONDONTWRITEBYTECODE=1 */
 	const struct job_env *user;   /* the spec's env:, or NULL */
 };
 

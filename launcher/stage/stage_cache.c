@@ -3,7 +3,7 @@
  * Shell: flock(2), stat, rename, the entry records. */
 #include "launcher/stage/stage_cache.h"    // defines: struct stage_claim, stage_cache_*
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
-#include "launcher/stage/stage_scan.h"     // defines: stage_scan_hash_fd
+#include "launcher/stage/stage_scan.h"     // defines: stage_scan_hash_fd, stage_scan_link_is
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
 #include "common/fileio.h"                 // defines: fileio_private_dir, fileio_write_atomic
 #include "common/fileremove.h"             // defines: fileremove_tree, fileremove_one
@@ -213,6 +213,13 @@ static int check_entry(const char *cache, const char *hex, const struct stage_ma
 		uint64_t n;
 		int fd, bad;
 
+		if (f->link) {
+			if (!stage_scan_link_is(dfd, rel, f->link)) {
+				sbuf_addf(note, "%s is not a link to %s", rel, f->link);
+				goto out;
+			}
+			continue;
+		}
 		if (fstatat(dfd, rel, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) {
 			sbuf_addf(note, "%s is missing", rel);
 			goto out;
@@ -237,6 +244,13 @@ static int check_entry(const char *cache, const char *hex, const struct stage_ma
 		sbuf_release(&err);
 		if (bad) {
 			sbuf_addf(note, "%s does not match its sha256", rel);
+			goto out;
+		}
+		/* after the bytes, whose damage says more; a chmod moves
+		 * ctime, so a file whose statkey stands kept its mode */
+		if ((st.st_mode & 07777) != (f->exec ? 0555u : 0444u)) {
+			sbuf_addf(note, "%s has the mode %04o, not %04o", rel,
+				  (unsigned)(st.st_mode & 07777), f->exec ? 0555u : 0444u);
 			goto out;
 		}
 		moved |= !statkey_is_equal(&now, &keys[i]);

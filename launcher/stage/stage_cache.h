@@ -2,7 +2,8 @@
  * Shell (stage_cache.c): files, flock(2), directories.
  *
  * Layout of <cache> (0700):
- *   <hex>/          a published entry: the data set's files (0444), named
+ *   <hex>/          a published entry: the data set's files (0444; a code
+ *                   tree's executables 0555, its links as links), named
  *                   by its manifest hash; complete and verified, or absent
  *   <hex>.json      its record: the manifest, the statkey (common/statkey.h:
  *                   device, inode, size, mtime, ctime) of every file at
@@ -17,6 +18,9 @@
  *                   copies, repairs or removes the entry; so two jobs on a
  *                   node never copy one entry twice: the second waits and
  *                   takes what the first published
+ *   pycache/        Python's bytecode of the user's programs run from a
+ *                   code snapshot (stage_pycache_dir); not an entry:
+ *                   eviction and --clear leave it
  *   .tmp-<hex>-XXXXXX  a copy in progress (its fetch lock held), renamed
  *                   to <hex>/ only once every file's size and sha256 match;
  *                   one left by a killed process is removed by eviction
@@ -69,7 +73,9 @@ int stage_cache_open(const char *cache, struct sbuf *err);
 /* Claims the entry of m in cache.  file_name: for a file source, the
  * name a program sees inside the entry (the source's basename; an entry
  * reached under a second name gets a hard link of that name); NULL for a
- * directory.  The reuse checks of a published entry: every file's size;
+ * directory.  The reuse checks of a published entry: every file's size
+ * and mode (0444, or 0555 for an executable of a code tree); every
+ * link's target (readlink, never followed);
  * its sha256 when its statkey differs from the one recorded at
  * publication (or at its last verified hash, which rewrites it), or
  * always with STAGE_CACHE_VERIFY.  A damaged entry is removed (note

@@ -126,6 +126,7 @@ int stage_job_from_spec(const struct job *job, const char *tmpdir, unsigned uid,
 			return HPT_EXIT_BAD_SPEC;
 		}
 		stage_job_add(out, s->name, spec_stage_source(s), s->manifest, s->is_file);
+		out->v[out->n - 1].tree = spec_code_is_stage_entry(job, s);
 	}
 	/* container.stage's image is one of the entries already: spec_load
 	 * adds it as "image" (SPEC_STAGE_IMAGE), and submit pins it */

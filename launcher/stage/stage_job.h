@@ -21,6 +21,9 @@ struct stage_entry {
 	char *src;
 	char *manifest;
 	bool is_file;
+	bool tree;           /* the code snapshot's entry (spec_code_is_stage_entry):
+	                      * scanned and copied with its executables and links
+	                      * (STAGE_SCAN_TREE); a data entry refuses links */
 
 	/* what the step did, for the record */
 	char hash[STAGE_HASH_SIZE];
@@ -61,7 +64,8 @@ void stage_job_add(struct stage_job *j, const char *name, const char *src, const
 int stage_job_parse_entry(struct stage_job *j, const char *arg, struct sbuf *err);
 
 struct job;
-/* The entries of job->data.stage (name, src, the pinned manifest) into
+/* The entries of job->data.stage (name, src, the pinned manifest; tree
+ * for the code snapshot's) into
  * out, with out->cache (stage_cache_dir of data.cache.dir, data.to,
  * preflight.scratch, tmpdir and uid) and out->max_bytes
  * (data.cache.max_gb).  0, or an HPT_EXIT_* status with err. */

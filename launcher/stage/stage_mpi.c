@@ -89,7 +89,8 @@ static char *scan_all(struct step *s, int *status, struct sbuf *err)
 		struct sbuf why = SBUF_INIT;
 
 		*status = stage_scan_since(en->src, &s->m[e], &before, &s->j->bytes_read,
-					   STAGE_SCAN_STREAMED, &why);
+					   STAGE_SCAN_STREAMED | (en->tree ? STAGE_SCAN_TREE : 0),
+					   &why);
 		if (*status) {
 			sbuf_addf(err, "data entry %s: %s", en->name, why.buf);
 		} else if (en->manifest && strcmp(en->manifest, s->m[e].hash)) {

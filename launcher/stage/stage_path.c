@@ -36,6 +36,11 @@ char *stage_job_cache_dir(const struct job *job, const char *tmpdir, unsigned ui
 			       uid);
 }
 
+char *stage_pycache_dir(const char *cache)
+{
+	return xasprintf("%s/pycache", cache);
+}
+
 char *stage_entry_dir(const char *cache, const char *manifest_hash)
 {
 	const char *hex = stage_manifest_hex(manifest_hash);

@@ -19,6 +19,14 @@ struct job;
  * step, launch and doctor's preflight alike. */
 char *stage_job_cache_dir(const struct job *job, const char *tmpdir, unsigned uid);
 
+/* "<cache>/pycache": PYTHONPYCACHEPREFIX of the user's programs that
+ * run from a code snapshot on the node (launcher/launch/launch_code.c),
+ * so that Python's bytecode never lands in the snapshot or its staged
+ * copy.  Node-local, private (the cache's), shared by the user's ranks
+ * and jobs there: Python writes each .pyc by an atomic rename, and a
+ * library's bytecode, compiled once on a node, serves every later job. */
+char *stage_pycache_dir(const char *cache);
+
 /* The entry's published directory "<cache>/<64 hex>"; NULL when
  * manifest_hash is not "sha256:<64 hex>". */
 char *stage_entry_dir(const char *cache, const char *manifest_hash);

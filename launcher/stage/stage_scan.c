@@ -76,6 +76,14 @@ out:
 	return status;
 }
 
+bool stage_scan_link_is(int dfd, const char *rel, const char *target)
+{
+	char buf[STAGE_LINK_MAX + 2];
+	ssize_t n = readlinkat(dfd, rel, buf, sizeof(buf));
+
+	return n >= 0 && (size_t)n == strlen(target) && !memcmp(buf, target, (size_t)n);
+}
+
 /* nftw(3) passes no argument to its callback: the walk's state is this
  * file's, one walk at a time (the step scans its entries one by one). */
 static struct {
@@ -89,6 +97,7 @@ static struct {
 	struct sbuf *err;
 	int status;
 	bool streamed;    /* STAGE_SCAN_STREAMED */
+	bool tree;        /* STAGE_SCAN_TREE */
 	bool took_racy;   /* a racily clean hash was taken on trust */
 } walk;
 
@@ -127,9 +136,13 @@ static int add_file(const char *fpath, const struct stat *sb, const char *rel)
 		const struct stage_file *o = &walk.old->v[k];
 		bool racy = o->mtime_ns >= walk.old_scanned_ns - RACY_NS;
 
-		if (statkey_is_equal(&walk.old_keys[k], &key) && (!racy || walk.streamed)) {
+		if (!o->link && statkey_is_equal(&walk.old_keys[k], &key) &&
+		    (!racy || walk.streamed)) {
 			stage_manifest_add(walk.m, rel, o->size, o->mtime_ns, o->sha256);
 			walk.m->v[walk.m->n - 1].key = key;
+			/* the mode is today's: a cache of a scan without
+			 * STAGE_SCAN_TREE recorded none */
+			walk.m->v[walk.m->n - 1].exec = walk.tree && (sb->st_mode & S_IXUSR);
 			walk.took_racy |= racy;
 			return 0;
 		}
@@ -155,8 +168,39 @@ static int add_file(const char *fpath, const struct stat *sb, const char *rel)
 	if (!status) {
 		stage_manifest_add(walk.m, rel, (uint64_t)st.st_size, mtime_ns_of(&st), sha);
 		walk.m->v[walk.m->n - 1].key = now;
+		walk.m->v[walk.m->n - 1].exec = walk.tree && (st.st_mode & S_IXUSR);
 	}
 	return status;
+}
+
+/* A link of a tree (STAGE_SCAN_TREE): its target, read every time (one
+ * readlink, cheaper than any cache), never followed. */
+static int add_link(const char *fpath, const struct stat *sb, const char *rel)
+{
+	char target[STAGE_LINK_MAX + 2];
+	ssize_t n = readlink(fpath, target, sizeof(target));
+
+	if (n < 0) {
+		sbuf_addf(walk.err, "cannot read the link %s: %s", fpath, strerror(errno));
+		return HPT_EXIT_NO_INPUT;
+	}
+	if ((size_t)n > STAGE_LINK_MAX) {
+		sbuf_addf(walk.err, "cannot stage the link %s: its target is longer than %d bytes",
+			  fpath, STAGE_LINK_MAX);
+		return HPT_EXIT_NO_INPUT;
+	}
+	target[n] = '\0';
+	if (!sbuf_is_utf8(rel) || !sbuf_is_utf8(target)) {
+		sbuf_addstr(walk.err, "cannot stage the link ");
+		sbuf_add_printable(walk.err, fpath);
+		sbuf_addstr(walk.err, " -> ");
+		sbuf_add_printable(walk.err, target);
+		sbuf_addstr(walk.err, ": its name or target is not UTF-8 (bytes shown as \\xHH)");
+		return HPT_EXIT_NO_INPUT;
+	}
+	stage_manifest_add_link(walk.m, rel, target);
+	statkey_of(sb, &walk.m->v[walk.m->n - 1].key);
+	return 0;
 }
 
 static int visit(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
@@ -180,6 +224,10 @@ static int visit(const char *fpath, const struct stat *sb, int type, struct FTW 
 		walk.status = HPT_EXIT_NO_INPUT;
 		return 1;
 	default: /* FTW_SL, FTW_SLN: FTW_PHYS reports links, never follows them */
+		if (walk.tree && S_ISLNK(sb->st_mode) && ftw->level) {
+			walk.status = add_link(fpath, sb, rel);
+			return walk.status ? 1 : 0;
+		}
 		break;
 	}
 	sbuf_addf(walk.err, "cannot stage %s: it is %s; a data set is regular files and "
@@ -349,6 +397,7 @@ int stage_scan_since(const char *src, struct stage_manifest *m, struct stage_man
 	walk.err = err;
 	walk.status = 0;
 	walk.streamed = flags & STAGE_SCAN_STREAMED;
+	walk.tree = flags & STAGE_SCAN_TREE;
 	walk.took_racy = false;
 	m->is_file = S_ISREG(st.st_mode);
 	if (nftw(root, visit, 64, FTW_PHYS) && !walk.status) {

@@ -5,13 +5,14 @@
 #ifndef HPT_STAGE_SCAN_H
 #define HPT_STAGE_SCAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct sbuf;
 struct stage_manifest;
 
 /* The manifest of src (a regular file or a directory tree of regular files;
- * symlinks, devices etc. refused naming them; so is a path or a file name
+ * symlinks (but see STAGE_SCAN_TREE), devices etc. refused naming them; so is a path or a file name
  * that is not UTF-8, shown with its other bytes as \xHH: NO_INPUT), hashing
  * only files whose key (path, and device, inode, size, mtime and ctime:
  * common/statkey.h) changed since the cached manifest in
@@ -41,6 +42,15 @@ int stage_scan_counted(const char *src, struct stage_manifest *m, uint64_t *byte
  * set written just before submit is then read once by the stage step. */
 #define STAGE_SCAN_STREAMED 1u
 
+/* The source is a tree staged as code (the code snapshot's data.stage
+ * entry, launcher/job/code_stage.h): a file's executable bit (the
+ * owner's) and symbolic links (their target, never followed) go into
+ * the manifest.  Without it a link is refused, as a data set's (whose
+ * program would read what a link names from the shared file system,
+ * not the node's copy), and modes are not data: chmod of a data file
+ * keeps its manifest and the runs that name it. */
+#define STAGE_SCAN_TREE 2u
+
 /* stage_scan_counted, with flags (STAGE_SCAN_*), that also hands back,
  * in *before (released first), the cached manifest of src the scan
  * started from: what the last scan of src saw (submit's, when it pinned
@@ -56,6 +66,11 @@ int stage_scan_since(const char *src, struct stage_manifest *m, struct stage_man
 struct stat;
 int stage_scan_hash_fd(int fd, const char *path, const struct stat *st, unsigned char sha256[32],
 		       uint64_t *n, struct sbuf *err);
+
+/* Whether rel (under the directory dfd, or AT_FDCWD) is a symbolic link
+ * whose target is exactly target: readlinkat(2), never followed.  How
+ * the stage engine verifies a link, as a sha256 verifies a file. */
+bool stage_scan_link_is(int dfd, const char *rel, const char *target);
 
 /* $XDG_CACHE_HOME/hpctrain/SUBDIR/<sha256 of key>.json (else under
  * ~/.cache), its directory made private (0700) on the way: the cache

@@ -10,6 +10,7 @@
 #include "launcher/stage/stage_cache.h"    // defines: struct stage_claim
 #include "common/fileremove.h"             // defines: fileremove_tree
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_hex
+#include "launcher/stage/stage_scan.h"     // defines: stage_scan_link_is
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +60,8 @@ int stage_sink_open(struct stage_sink *s, const char *cache, const struct stage_
 }
 
 /* mkdir -p of path's parents inside tmp; the manifest's paths are safe
- * (stage_manifest.h), and tmp is ours, so no link is met. */
+ * and none lies under a link of it (stage_manifest.h), and tmp is ours,
+ * so no link is met: not even one this copy made. */
 static int make_parents(struct stage_sink *s, const char *path)
 {
 	char *p = xstrdup(path);
@@ -93,6 +95,28 @@ static int begin_file(struct stage_sink *s)
 	return 0;
 }
 
+/* A link of a code tree: made as the text it is (symlinkat never
+ * follows or checks its target), then read back and checked as a file's
+ * bytes are; its statkey (lstat) is the one the reuse checks keep. */
+static int make_link(struct stage_sink *s)
+{
+	const struct stage_file *f = &s->m->v[s->fi];
+	struct stat st;
+
+	if (make_parents(s, f->path))
+		return -1;
+	if (symlinkat(f->link, s->dfd, f->path) ||
+	    fstatat(s->dfd, f->path, &st, AT_SYMLINK_NOFOLLOW))
+		return fail(s, "cannot make the link", f->path);
+	if (!S_ISLNK(st.st_mode) || !stage_scan_link_is(s->dfd, f->path, f->link)) {
+		sbuf_addf(&s->err, "the copy of the link %s does not match the manifest", f->path);
+		s->failed = true;
+		return -1;
+	}
+	statkey_of(&st, &s->keys[s->fi++]);
+	return 0;
+}
+
 static int end_file(struct stage_sink *s)
 {
 	const struct stage_file *f = &s->m->v[s->fi];
@@ -102,7 +126,7 @@ static int end_file(struct stage_sink *s)
 	struct stat st;
 
 	EVP_DigestFinal_ex(s->ctx, md, &len);
-	if (fchmod(s->fd, 0444) || fstat(s->fd, &st))
+	if (fchmod(s->fd, f->exec ? 0555 : 0444) || fstat(s->fd, &st))
 		return fail(s, "cannot finish", rel);
 	close(s->fd);
 	s->fd = -1;
@@ -132,6 +156,11 @@ int stage_sink_write(struct stage_sink *s, const void *buf, size_t n)
 			sbuf_addstr(&s->err, "more bytes arrived than the manifest lists");
 			s->failed = true;
 			return -1;
+		}
+		if (s->fd < 0 && s->m->v[s->fi].link) {
+			if (make_link(s))
+				return -1;
+			continue;
 		}
 		if (s->fd < 0 && begin_file(s))
 			return -1;

@@ -1,5 +1,6 @@
 /* stage_sink.h - one node's copy of a data set, written as its bytes
- * arrive: the files of the manifest, in its order, concatenated.
+ * arrive: the files of the manifest, in its order, concatenated (a code
+ * tree's links made where they come, with no bytes).
  * Shell (stage_sink.c): a temporary directory in the cache, files,
  * sha256 of what was written, one sync at the end. */
 #ifndef HPT_STAGE_SINK_H
@@ -27,7 +28,8 @@ struct stage_sink {
 	uint64_t off;        /* its bytes written so far */
 	int fd;              /* its descriptor, or -1 */
 	EVP_MD_CTX *ctx;
-	struct statkey *keys; /* each file's statkey once written and made 0444, in
+	struct statkey *keys; /* each file's statkey once written and made 0444 (0555
+			       * executable), or each link's once made, in
 			       * manifest order: what the reuse checks compare */
 	uint64_t bytes;      /* bytes written */
 	bool failed;
@@ -55,8 +57,8 @@ int stage_sink_open(struct stage_sink *s, const char *cache, const struct stage_
 int stage_sink_write(struct stage_sink *s, const void *buf, size_t n);
 
 /* After the last byte: every file complete and matching the manifest
- * (size and sha256), read-only (0444), synced to disk.  0, or -1 with
- * s->err. */
+ * (size and sha256), read-only (0444, or 0555 executable), every link
+ * made with its target, synced to disk.  0, or -1 with s->err. */
 int stage_sink_finish(struct stage_sink *s);
 
 /* Forgets tmp after stage_cache_publish renamed it. */

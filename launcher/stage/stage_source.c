@@ -1,8 +1,10 @@
 /* stage_source.c - read a data set once, as one stream, checking every
- * file against its manifest (see stage_source.h).
- * Shell: open, read, fstat. */
+ * file (and a code tree's every link) against its manifest (see
+ * stage_source.h).
+ * Shell: open, read, fstat, readlink. */
 #include "launcher/stage/stage_source.h"   // defines: struct stage_source, stage_source_*
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest
+#include "launcher/stage/stage_scan.h"     // defines: stage_scan_link_is
 #include "common/exitcode.h"               // defines: HPT_EXIT_*
 #include "common/sbuf.h"                   // defines: struct sbuf, xasprintf
 #include "common/statkey.h"                // defines: struct statkey, statkey_*
@@ -31,6 +33,24 @@ static char *path_of(const struct stage_source *s)
 	const char *rel = s->m->v[s->fi].path;
 
 	return *rel ? xasprintf("%s/%s", s->root, rel) : xstrdup(s->root);
+}
+
+/* A link of the manifest: no bytes in the stream, its target read
+ * again (never followed) and compared, as a file's sha256 is. */
+static int check_link(struct stage_source *s, struct sbuf *err)
+{
+	const struct stage_file *f = &s->m->v[s->fi];
+	char *path = path_of(s);
+	int status = 0;
+
+	if (!stage_scan_link_is(AT_FDCWD, path, f->link)) {
+		sbuf_addf(err, "%s changed since it was scanned (it is no longer a link to %s)",
+			  path, f->link);
+		status = HPT_EXIT_FAILURE;
+	}
+	free(path);
+	s->fi++;
+	return status;
 }
 
 static int begin_file(struct stage_source *s, struct sbuf *err)
@@ -100,6 +120,11 @@ int stage_source_read(struct stage_source *s, void *buf, size_t n, struct sbuf *
 				return 0;
 			sbuf_addstr(err, "read past the end of the manifest");
 			return HPT_EXIT_INTERNAL;
+		}
+		if (s->fd < 0 && s->m->v[s->fi].link) {
+			if ((status = check_link(s, err)))
+				return status;
+			continue;
 		}
 		if (s->fd < 0 && (status = begin_file(s, err)))
 			return status;

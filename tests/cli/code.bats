@@ -91,6 +91,11 @@ digest_of() { # SPEC: the code digest validate pins
 	ln -s /etc etc
 	run -0 --separate-stderr "$HPT" validate job.yaml
 	[ "$stderr" = "hpctrain validate: warning: $PROJ/etc points outside $PROJ (to /etc); the snapshot keeps it as a link, so the job reads what it names when it runs" ]
+	# a relative one resolves from wherever the job meets it
+	rm etc
+	ln -s ../data data
+	run -0 --separate-stderr "$HPT" validate job.yaml
+	[ "$stderr" = "hpctrain validate: warning: $PROJ/data points outside $PROJ (to ../data); the snapshot keeps it as a link, so the job reads what it names when it runs, from the snapshot's place (or a node's copy of it), not from this tree's: make it absolute to name the same thing" ]
 }
 
 @test "more files than code.max_files is refused naming the largest subdirectories and the key" {
@@ -113,7 +118,7 @@ digest_of() { # SPEC: the code digest validate pins
 	run -0 "$HPT" validate job.yaml
 }
 
-@test "with data staged, validate pins the snapshot as the entry code, by its files' manifest; a tree the stage engine cannot copy stays shared" {
+@test "with data staged, validate pins the snapshot as the entry code, by its files' manifest, executables and links" {
 	mkdir "$BATS_TEST_TMPDIR/data"
 	printf 'x\n' >"$BATS_TEST_TMPDIR/data/a"
 	code_spec job.yaml st '[python3, train.py]' "data: {stage: [{name: ds, src: $BATS_TEST_TMPDIR/data}]}"
@@ -132,11 +137,16 @@ digest_of() { # SPEC: the code digest validate pins
 	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/resolved.yaml"
 	run -0 --separate-stderr "$HPT" validate --print-resolved "$BATS_TEST_TMPDIR/resolved.yaml"
 	[ "$output" = "$(cat "$BATS_TEST_TMPDIR/resolved.yaml")" ]
+	# an executable and a link are staged as such: another manifest
+	local plain
+	plain=$(grep -A2 -x '  - name: "code"' <<<"$output" | sed -n 's/^    manifest: //p')
 	chmod +x train.py
+	ln -s train.py main.py
 	run -0 --separate-stderr "$HPT" validate --print-resolved job.yaml
-	digest=$(sed -n 's/^  digest: "\(sha256:[0-9a-f]*\)"$/\1/p' <<<"$output")
-	[ "$stderr" = "hpctrain validate: warning: the code snapshot is not staged to the nodes' caches with the data: train.py is executable, which the stage engine copies as neither; the ranks run it from $BATS_TEST_TMPDIR/runs/.code/${digest#sha256:}" ]
-	[[ "$output" != *'name: "code"'* ]]
+	[ -z "$stderr" ]
+	[ "$(grep -c '^  - name: ' <<<"$output")" -eq 2 ]
+	[[ "$(grep -A2 -x '  - name: "code"' <<<"$output")" != *"$plain"* ]]
+	rm main.py
 	# one's own entry under the name would pass for the snapshot
 	code_spec own.yaml own '[python3, train.py]' "data: {stage: [{name: code, src: $BATS_TEST_TMPDIR/data}]}"
 	run -"$EX_BAD_SPEC" --separate-stderr "$HPT" validate own.yaml
@@ -220,16 +230,21 @@ digest_of() { # SPEC: the code digest validate pins
 	"$HPT" status --wait "$JOB" >/dev/null
 }
 
-@test "a relative python3 train.py runs in the snapshot, with HPCTRAIN_CODE_DIR and HPCTRAIN_RUN_DIR" {
+@test "a relative python3 train.py runs in the snapshot, with HPCTRAIN_CODE_DIR and HPCTRAIN_RUN_DIR; its imports leave the snapshot as it was" {
 	need_slurm
 	cd "$PROJ"
-	printf 'import os\nprint(os.getcwd() == os.environ["HPCTRAIN_CODE_DIR"], os.environ["HPCTRAIN_RUN_DIR"], open("data.txt").read().strip())\n' >train.py
+	printf 'import os, sys, util\nprint(os.getcwd() == os.environ["HPCTRAIN_CODE_DIR"], os.environ["HPCTRAIN_RUN_DIR"], util.read())\nprint("pyc", util.__cached__.startswith(sys.pycache_prefix + "/"), os.path.isfile(util.__cached__))\n' >train.py
+	printf 'def read():\n    return open("data.txt").read().strip()\n' >util.py
 	printf 'submitted\n' >data.txt
+	unset PYTHONDONTWRITEBYTECODE # some machines set it; the job inherits this shell's
 	code_spec job.yaml rel '[python3, train.py]'
 	submit_json job.yaml
 	printf 'edited\n' >data.txt
 	"$HPT" status --wait "$JOB" >/dev/null
-	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "True $DIR submitted" ]
+	[ "$(grep -v warning "$DIR/logs/rank-0.out")" = "True $DIR submitted
+pyc True True" ] || { cat "$DIR"/logs/*; false; }
+	# Python compiled util.py under PYTHONPYCACHEPREFIX, not beside it
+	code_tree_is_listed "$(jq -r .snapshot "$DIR/code.json")" "$DIR/code.json"
 }
 
 @test "rerun of a run whose code snapshot is gone is 'no input', naming it" {

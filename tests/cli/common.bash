@@ -102,3 +102,18 @@ memcg() {
 	rmdir "${MEMCG:-/nonexistent}" 2>/dev/null
 	skip "cannot make a memory cgroup here"
 }
+
+# code_tree_is_listed DIR CODE_JSON: DIR (a code snapshot, or a node's
+# copy of one) holds exactly the files and links the run's code.json
+# lists, each file with its sha256 and each link with its target: no
+# file more (a __pycache__ written by the job), none changed.
+code_tree_is_listed() {
+	local want got
+	want=$(jq -r '.files[] | if .link then "\(.path) -> \(.link)" else "\(.path) \(.sha256)" end' "$2" | sort)
+	got=$(cd "$1" && {
+		find . -type f -exec sha256sum {} + | sed 's|^\([0-9a-f]*\)  \./\(.*\)$|\2 \1|'
+		find . -type l -printf '%P -> %l\n'
+		find . -mindepth 1 -type d -name __pycache__ -printf '%P/ (a directory)\n'
+	} | sort)
+	[ "$got" = "$want" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
+}

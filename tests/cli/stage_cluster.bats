@@ -12,8 +12,9 @@
 # full scratch fails that node's preflight with both sizes; a node whose
 # copy fails verification twice fails the step and goes into the node
 # ledger; container.stage starts each node's copy of the image; a
-# relative python3 train.py runs in each node's staged copy of the code
-# snapshot, which the run's second job (a rerun) finds cached; the
+# script run through a relative link runs in each node's staged copy of
+# the code snapshot (executables 0555, links as links, no bytecode
+# written into it), which the run's second job (a rerun) finds cached; the
 # bundled trainer reads dataset stage:NAME (a small sharded copy of
 # Fashion-MNIST) from each node's copy.
 #
@@ -221,19 +222,24 @@ logs() { tail -n +1 "$1"/logs/* "$1"/stage/*.json 2>/dev/null | head -200; }
 	[ "$cheap" -ge 2 ]
 }
 
-@test "a relative python3 train.py runs in each node's staged copy of the code snapshot; a rerun finds it cached" {
-	local r n snap hex att
+@test "a script run through a relative link runs in each node's staged copy of the code snapshot, whose imports leave it as it was; a rerun finds it cached" {
+	local r n snap hex att copy
 	need_cluster
-	mkdir proj
-	printf 'import os\nprint("host=%%s cwd=%%s code=%%s %%s" %% (os.uname().nodename, os.getcwd(),\n    os.environ["HPCTRAIN_CODE_DIR"], open("data.txt").read().strip()))\n' >proj/train.py
+	mkdir -p proj/bin
+	printf 'import os, sys, util\nprint("host=%%s cwd=%%s code=%%s %%s" %% (os.uname().nodename, os.getcwd(),\n    os.environ["HPCTRAIN_CODE_DIR"], util.read()))\nprint("pyc", util.__cached__.startswith(sys.pycache_prefix + "/"), os.path.isfile(util.__cached__))\n' >proj/train.py
+	printf 'def read():\n    return open("data.txt").read().strip()\n' >proj/util.py
+	printf '#!/bin/sh\nexec python3 train.py\n' >proj/bin/run.sh
+	chmod 755 proj/bin/run.sh
+	ln -s bin/run.sh proj/run.sh
 	printf 'submitted\n' >proj/data.txt
-	# the spec outside the tree, which is train.py and data.txt alone
+	# the spec outside the tree; bytecode written where the job may
+	unset PYTHONDONTWRITEBYTECODE
 	cat >job.yaml <<SPEC
 version: 1
 name: code-staged
 resources: {nodes: 3, ranks_per_node: 1, time: "00:05:00"}
 binding: {gpu: none, cpu: none, memory: none, nic: none}
-command: [python3, train.py]
+command: [./run.sh]
 output: {dir: $WORK/runs}
 preempt: {lead_s: 0}
 preflight: false
@@ -247,13 +253,17 @@ SPEC
 	finish "$JOB"
 	[ "$(state)" = COMPLETED ] || { echo "$output"; logs "$DIR"; false; }
 	snap=$(jq -r .snapshot "$DIR/code.json")
-	hex=$(hex "$snap")
+	hex=$(rec "$DIR" node1 '.entries[] | select(.name == "code") | .manifest')
+	hex=${hex#sha256:}
 	for r in 0 1 2; do
 		n=node$((r + 1))
 		grep -qx "host=$n cwd=$CACHE/$hex code=$CACHE/$hex submitted" "$DIR/logs/rank-$r.out" ||
 			{ logs "$DIR"; false; }
+		grep -qx "pyc True True" "$DIR/logs/rank-$r.out"
 		[ "$(rec "$DIR" $n '.entries[] | select(.name == "code") | .hit')" = false ]
-		diff -r "$snap" "$CLUSTER_BASE/nodes/$n/local/cache/$hex"
+		copy=$CLUSTER_BASE/nodes/$n/local/cache/$hex
+		[ "$(readlink "$copy/run.sh")" = bin/run.sh ]
+		[ "$(stat -c %a "$copy/bin/run.sh") $(stat -c %a "$copy/train.py")" = "555 444" ]
 	done
 	# a second job of the run, from its resolved form with the entry
 	# "code" in it: every node finds the copy in its cache
@@ -266,7 +276,10 @@ SPEC
 		grep -qx "host=$n cwd=$CACHE/$hex code=$CACHE/$hex submitted" "$att/logs/rank-$r.out" ||
 			{ logs "$att"; false; }
 		[ "$(rec "$att" $n '.entries[] | select(.name == "code") | .hit')" = true ]
+		# two jobs imported util.py there: the copy is as submitted
+		code_tree_is_listed "$CLUSTER_BASE/nodes/$n/local/cache/$hex" "$DIR/code.json"
 	done
+	code_tree_is_listed "$snap" "$DIR/code.json"
 }
 
 # fetched_once RUN...: for every node and entry, exactly one of the runs'

@@ -13,6 +13,7 @@
 #include "launcher/job/code_list.h"   // defines: struct code_list, code_list_*
 #include "launcher/job/code_stage.h"  // defines: code_stage_pin
 #include "launcher/stage/stage_manifest.h" // defines: struct stage_manifest, stage_manifest_*
+#include "launcher/stage/stage_job.h"      // defines: struct stage_job, stage_job_from_spec
 #include "launcher/job/venv_list.h"   // defines: struct venv_list, venv_list_*
 #include "common/software_modules.h"  // defines: software_modules_json
 
@@ -355,10 +356,11 @@ static void code_stage__adds_the_snapshot_with_the_manifest_of_its_files(void **
 	sbuf_release(&err);
 }
 
-static void code_stage__leaves_a_link_or_an_executable_to_the_shared_snapshot(void **state)
+static void code_stage__stages_executables_as_such_and_links_as_links(void **state)
 {
 	struct loaded j;
 	struct code_list l;
+	struct stage_manifest m = { 0 };
 	struct sbuf err = SBUF_INIT;
 	size_t files = 0;
 
@@ -372,16 +374,18 @@ static void code_stage__leaves_a_link_or_an_executable_to_the_shared_snapshot(vo
 	loaded_release(&j);
 	load(&j, MINIMAL "command: [python3, train.py]\n"
 		 "data: {stage: [{name: ds, src: /shared/ds}]}\n");
-	assert_int_equal(code_stage_pin(&j.job, &l, SNAP, &files, &err), -1);
-	assert_string_equal(err.buf, "bin/run is executable, which the stage engine copies as neither");
-	assert_int_equal(j.job.data.nstage, 1);
-	code_list_release(&l);
-	memset(&l, 0, sizeof(l));
-	code_list_add_link(&l, "data", "/scratch/data");
-	assert_int_equal(code_list_seal(&l, &err), 0);
-	sbuf_reset(&err);
-	assert_int_equal(code_stage_pin(&j.job, &l, SNAP, &files, &err), -1);
-	assert_string_equal(err.buf, "data is a symbolic link, which the stage engine copies as neither");
+	assert_int_equal(code_stage_pin(&j.job, &l, SNAP, &files, &err), 0);
+	/* the manifest the stage step's scan of the snapshot gives: bin/run
+	 * executable (0700 there), data a link (STAGE_SCAN_TREE) */
+	stage_manifest_add(&m, "train.py", 3, 99, SHA_A);
+	stage_manifest_add_link(&m, "data", "/scratch/data");
+	stage_manifest_add(&m, "bin/run", 10, 99, SHA_B);
+	m.v[2].exec = true;
+	assert_int_equal(stage_manifest_seal(&m, &err), 0);
+	assert_int_equal(j.job.data.nstage, 2);
+	assert_string_equal(j.job.data.stage[1].manifest, m.hash);
+	assert_int_equal(files, 3);
+	stage_manifest_release(&m);
 	code_list_release(&l);
 	loaded_release(&j);
 	/* a full data.stage: one more would be a resolved form none loads */
@@ -408,6 +412,8 @@ static void code_stage__leaves_a_link_or_an_executable_to_the_shared_snapshot(vo
 static void spec__the_entry_code_is_the_snapshot_s_when_the_code_is_on(void **state)
 {
 	struct loaded l;
+	struct stage_job sj = { 0 };
+	struct sbuf err = SBUF_INIT;
 
 	(void)state;
 	/* one's own entry "code" would pass for the snapshot: refused */
@@ -428,6 +434,18 @@ static void spec__the_entry_code_is_the_snapshot_s_when_the_code_is_on(void **st
 	assert_int_equal(l.rc, 0);
 	assert_true(spec_code_is_stage_entry(&l.job, &l.job.data.stage[1]));
 	assert_false(spec_code_is_stage_entry(&l.job, &l.job.data.stage[0]));
+	/* the stage step scans that entry alone as a tree (executables and
+	 * links kept); a data entry refuses links */
+	for (size_t i = 0; i < 2; i++) {
+		free(l.job.data.stage[i].manifest);
+		l.job.data.stage[i].manifest = xstrdup(DIGEST);
+	}
+	assert_int_equal(stage_job_from_spec(&l.job, "/tmp", 1000, &sj, &err), 0);
+	assert_int_equal(sj.n, 2);
+	assert_false(sj.v[0].tree);
+	assert_true(sj.v[1].tree);
+	stage_job_release(&sj);
+	sbuf_release(&err);
 	loaded_release(&l);
 	load(&l, MINIMAL "command: [python3, train.py]\n"
 		 "code: {dir: /p, digest: \"" DIGEST "\"}\n"
@@ -559,7 +577,7 @@ int main(void)
 		cmocka_unit_test(spec__code_is_left_out_of_the_resolved_form_until_set),
 		cmocka_unit_test(spec__code_false_turns_it_off_and_a_bad_digest_is_refused),
 		cmocka_unit_test(code_stage__adds_the_snapshot_with_the_manifest_of_its_files),
-		cmocka_unit_test(code_stage__leaves_a_link_or_an_executable_to_the_shared_snapshot),
+		cmocka_unit_test(code_stage__stages_executables_as_such_and_links_as_links),
 		cmocka_unit_test(spec__the_entry_code_is_the_snapshot_s_when_the_code_is_on),
 		cmocka_unit_test(venv_list__reads_name_and_version_from_the_headers_only),
 		cmocka_unit_test(venv_list__digest_is_of_the_sorted_listing_and_a_version_changes_it),

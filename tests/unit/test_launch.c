@@ -238,6 +238,12 @@ static struct {
 	const char *checkpoint_dir;
 } dgx_attempt;
 
+/* Where a rank run from a code snapshot has Python write bytecode. */
+static struct {
+	const char *prefix;
+	bool no_bytecode;
+} dgx_pycache;
+
 static void dgx_env(struct dgx *d, unsigned local_rank, const char *cvd, int gpu_none,
 		    const struct job_env *user)
 {
@@ -269,6 +275,8 @@ static void dgx_env(struct dgx *d, unsigned local_rank, const char *cvd, int gpu
 	in.attempt = dgx_attempt.attempt;
 	in.prev_world_size = dgx_attempt.prev_world_size;
 	in.checkpoint_dir = dgx_attempt.checkpoint_dir;
+	in.pycache_prefix = dgx_pycache.prefix;
+	in.no_bytecode = dgx_pycache.no_bytecode;
 	envplan_build(&in, &d->env);
 	free(path);
 	diag_list_release(&dl);
@@ -374,6 +382,34 @@ static void launch__forces_nccl_onto_the_planned_hcas_unless_the_user_chose(void
 	dgx_env(&d, 0, NULL, 0, &user);
 	assert_string_equal(env_list_get(&d.env, "NCCL_NET"), "Socket");
 	dgx_release(&d);
+}
+
+static void launch__moves_python_bytecode_out_of_the_snapshot_unless_the_spec_says(void **state)
+{
+	struct job_env_var vars[] = { { "PYTHONPYCACHEPREFIX", "/mine" } };
+	struct job_env user = { vars, 1 };
+	struct dgx d;
+
+	(void)state;
+	dgx_env(&d, 0, NULL, 0, NULL);
+	assert_null(env_list_get(&d.env, "PYTHONPYCACHEPREFIX"));
+	assert_null(env_list_get(&d.env, "PYTHONDONTWRITEBYTECODE"));
+	dgx_release(&d);
+	dgx_pycache.prefix = "/dev/shm/hpctrain-cache-1000/pycache";
+	dgx_env(&d, 0, NULL, 0, NULL);
+	assert_string_equal(env_list_get(&d.env, "PYTHONPYCACHEPREFIX"), dgx_pycache.prefix);
+	dgx_release(&d);
+	dgx_env(&d, 0, NULL, 0, &user);
+	assert_string_equal(env_list_get(&d.env, "PYTHONPYCACHEPREFIX"), "/mine");
+	dgx_release(&d);
+	/* no private directory for it: no bytecode at all */
+	dgx_pycache.prefix = NULL;
+	dgx_pycache.no_bytecode = true;
+	dgx_env(&d, 0, NULL, 0, NULL);
+	assert_null(env_list_get(&d.env, "PYTHONPYCACHEPREFIX"));
+	assert_string_equal(env_list_get(&d.env, "PYTHONDONTWRITEBYTECODE"), "1");
+	dgx_release(&d);
+	dgx_pycache.no_bytecode = false;
 }
 
 static void launch__lets_the_spec_env_win_and_gpu_none_leave_cuda_alone(void **state)
@@ -544,6 +580,7 @@ int main(void)
 		cmocka_unit_test(launch__maps_into_a_gpu_list_slurm_narrowed),
 		cmocka_unit_test(launch__forces_nccl_onto_the_planned_hcas_unless_the_user_chose),
 		cmocka_unit_test(launch__lets_the_spec_env_win_and_gpu_none_leave_cuda_alone),
+		cmocka_unit_test(launch__moves_python_bytecode_out_of_the_snapshot_unless_the_spec_says),
 		cmocka_unit_test(launch__tells_each_rank_its_attempt_and_the_world_before_it),
 		cmocka_unit_test(launch__splits_an_unresolvable_device_list_among_ranks),
 		cmocka_unit_test(launch__plans_only_over_the_gpus_slurm_allowed),

@@ -1,6 +1,7 @@
 /* test_stage_cache.c - launcher/stage's shells on one node, without MPI:
  * the cached scan (hashes reused, links refused, a racy hash taken on
- * trust only by the stage step), the one read that
+ * trust only by the stage step), a code tree's executables and links
+ * copied and checked as such, the one read that
  * notices a source changing, a copy verified and published, the reuse
  * checks that catch a flipped byte and a truncated file, the fetch lock
  * another process holds, and eviction that keeps a held entry.  Works in
@@ -250,6 +251,114 @@ static void stage_cache__publishes_a_verified_copy_and_reuses_it(void **state)
 	free(cache);
 }
 
+/* Claims m in cache, which must find its copy damaged as want says. */
+static void claim_finds(const char *cache, const struct stage_manifest *m, const char *want)
+{
+	struct stage_claim c;
+	struct sbuf err = SBUF_INIT, note = SBUF_INIT;
+
+	stage_claim_init(&c);
+	assert_int_equal(stage_cache_claim(cache, m, NULL, 0, &c, &note, &err), 0);
+	assert_int_equal(c.state, STAGE_CLAIM_MISS);
+	assert_true(c.repaired);
+	if (!strstr(note.buf, want))
+		fail_msg("note '%s' lacks '%s'", note.buf, want);
+	stage_claim_release(&c);
+	sbuf_release(&err);
+	sbuf_release(&note);
+}
+
+static void stage_cache__copies_a_code_tree_with_executables_and_links_and_checks_them(void **state)
+{
+	struct stage_manifest m = { 0 };
+	struct stage_claim c;
+	struct stage_source in;
+	struct sbuf err = SBUF_INIT, note = SBUF_INIT;
+	char *src = testlib_tmp_at("code"), *cache = testlib_tmp_at("cache-code"), *run, *at, *dir;
+	char target[64], buf[64];
+	struct stat st;
+	ssize_t n;
+
+	(void)state;
+	put("code/run.sh", 20, 1);
+	put("code/models/v2.py", 30, 2);
+	run = testlib_tmp_at("code/run.sh");
+	assert_int_equal(chmod(run, 0700), 0);
+	at = testlib_tmp_at("code/model.py");
+	assert_int_equal(symlink("models/v2.py", at), 0);
+	free(at);
+	at = testlib_tmp_at("code/data");
+	assert_int_equal(symlink("../../data", at), 0); /* leaves the tree, dangling */
+	free(at);
+	/* a data set refuses the link */
+	assert_int_equal(stage_scan(src, &m, &err), 4); /* HPT_EXIT_NO_INPUT */
+	assert_non_null(strstr(err.buf, ": it is a symbolic link; a data set is regular files"));
+	sbuf_reset(&err);
+	assert_int_equal(stage_scan_since(src, &m, NULL, NULL, STAGE_SCAN_TREE, &err), 0);
+	assert_int_equal(m.n, 4);
+	assert_string_equal(m.v[stage_manifest_find(&m, "data")].link, "../../data");
+	assert_string_equal(m.v[stage_manifest_find(&m, "model.py")].link, "models/v2.py");
+	assert_true(m.v[stage_manifest_find(&m, "run.sh")].exec);
+	assert_false(m.v[stage_manifest_find(&m, "models/v2.py")].exec);
+	assert_int_equal(stage_cache_open(cache, &err), 0);
+	stage_claim_init(&c);
+	assert_int_equal(stage_cache_claim(cache, &m, NULL, 0, &c, &note, &err), 0);
+	fetch(cache, src, &m, &c);
+	stage_claim_release(&c);
+	/* the copy: 0555 and 0444, links as links with their text */
+	dir = xasprintf("%s/%s", cache, stage_manifest_hex(m.hash));
+	at = xasprintf("%s/run.sh", dir);
+	assert_int_equal(lstat(at, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0555);
+	free(at);
+	at = xasprintf("%s/models/v2.py", dir);
+	assert_int_equal(lstat(at, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0444);
+	free(at);
+	at = xasprintf("%s/model.py", dir);
+	n = readlink(at, target, sizeof(target) - 1);
+	assert_int_equal(n, 12);
+	target[n] = '\0';
+	assert_string_equal(target, "models/v2.py");
+	free(at);
+	stage_claim_init(&c);
+	assert_int_equal(stage_cache_claim(cache, &m, NULL, STAGE_CACHE_VERIFY, &c, &note, &err), 0);
+	assert_int_equal(c.state, STAGE_CLAIM_HIT);
+	stage_claim_release(&c);
+	/* a link retargeted in the copy: damaged, removed */
+	at = xasprintf("%s/data", dir);
+	assert_int_equal(unlink(at), 0);
+	assert_int_equal(symlink("/etc", at), 0);
+	claim_finds(cache, &m, "data is not a link to ../../data");
+	/* fetched again; then an executable's mode lost */
+	stage_claim_init(&c);
+	assert_int_equal(stage_cache_claim(cache, &m, NULL, 0, &c, &note, &err), 0);
+	fetch(cache, src, &m, &c);
+	stage_claim_release(&c);
+	free(at);
+	at = xasprintf("%s/run.sh", dir);
+	assert_int_equal(chmod(at, 0444), 0);
+	claim_finds(cache, &m, "run.sh has the mode 0444, not 0555");
+	/* a link of the source retargeted since the scan: the read says so */
+	free(at);
+	at = testlib_tmp_at("code/model.py");
+	assert_int_equal(unlink(at), 0);
+	assert_int_equal(symlink("models/v3.py", at), 0);
+	stage_source_open(&in, src, &m);
+	assert_int_equal(stage_source_read(&in, buf, (size_t)m.bytes, &err), 1);
+	assert_non_null(strstr(err.buf, "/code/model.py changed since it was scanned (it is no "
+					"longer a link to models/v2.py)"));
+	stage_source_release(&in);
+	free(at);
+	free(dir);
+	free(run);
+	stage_manifest_release(&m);
+	sbuf_release(&err);
+	sbuf_release(&note);
+	free(src);
+	free(cache);
+}
+
 /* Publishes ds2 in cache, damages one file with how, claims again. */
 static void damage_then_claim(const char *cache, const char *how)
 {
@@ -436,6 +545,7 @@ int main(void)
 		cmocka_unit_test(stage_scan__refuses_a_file_name_that_is_not_utf8_naming_it_escaped),
 		cmocka_unit_test(stage_source__names_a_file_that_changed_since_the_scan),
 		cmocka_unit_test(stage_cache__publishes_a_verified_copy_and_reuses_it),
+		cmocka_unit_test(stage_cache__copies_a_code_tree_with_executables_and_links_and_checks_them),
 		cmocka_unit_test(stage_cache__removes_an_entry_with_a_flipped_byte),
 		cmocka_unit_test(stage_cache__removes_a_truncated_entry),
 		cmocka_unit_test(stage_cache__removes_an_entry_rewritten_with_its_old_size_and_mtime),

@@ -1,7 +1,8 @@
 /* test_stage_manifest.c - launcher/stage/stage_manifest: the hash that
  * names a cache entry (over paths, sizes and file hashes, not mtimes, in
- * a pinned canonical listing), the JSON round trip, and the manifests it
- * refuses (unsafe paths, duplicates, a hash that does not match). */
+ * a pinned canonical listing; a code tree's executable bits and link
+ * targets too), the JSON round trip, and the manifests it refuses
+ * (unsafe paths, duplicates, a hash that does not match, hostile links). */
 #include "tests/unit/testlib.h"
 
 #include "common/sbuf.h"                   // defines: struct sbuf
@@ -252,6 +253,160 @@ static void stage_manifest__refuses_a_name_that_is_not_utf8_naming_it_escaped(vo
 	sbuf_release(&err);
 }
 
+/* run.sh (executable), lib.py, model.py -> models/v2.py: a code tree. */
+static void tree(struct stage_manifest *m, const char *target, bool exec)
+{
+	memset(m, 0, sizeof(*m));
+	stage_manifest_add(m, "run.sh", 7, 5, H1);
+	m->v[m->n - 1].exec = exec;
+	stage_manifest_add_link(m, "model.py", target);
+	stage_manifest_add(m, "lib.py", 2, 5, H2);
+}
+
+static void stage_manifest__a_tree_lists_modes_and_link_targets_and_round_trips(void **state)
+{
+	struct stage_manifest m, back = { 0 };
+	struct sbuf err = SBUF_INIT, listing = SBUF_INIT;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	char hex[65], want[80];
+	json_t *j, *files;
+
+	(void)state;
+	tree(&m, "models/v2.py", true);
+	assert_int_equal(stage_manifest_seal(&m, &err), 0);
+	assert_int_equal(m.bytes, 9);
+	sbuf_addstr(&listing, "hpctrain-stage-manifest 2\n");
+	stage_manifest_hex_of(H2, hex);
+	sbuf_addf(&listing, "f 2 %s lib.py", hex);
+	sbuf_addch(&listing, '\0');
+	sbuf_addstr(&listing, "l models/v2.py");
+	sbuf_addch(&listing, '\0');
+	sbuf_addstr(&listing, "model.py");
+	sbuf_addch(&listing, '\0');
+	stage_manifest_hex_of(H1, hex);
+	sbuf_addf(&listing, "x 7 %s run.sh", hex);
+	sbuf_addch(&listing, '\0');
+	EVP_Digest(listing.buf, listing.len, md, &n, EVP_sha256(), NULL);
+	stage_manifest_hex_of(md, hex);
+	snprintf(want, sizeof(want), "sha256:%s", hex);
+	assert_string_equal(m.hash, want);
+	/* JSON: a link is its path and target; "exec" only where true */
+	j = stage_manifest_to_json(&m);
+	files = json_object_get(j, "files");
+	assert_null(json_object_get(json_array_get(files, 0), "exec"));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(files, 1), "link")),
+			    "models/v2.py");
+	assert_int_equal(json_object_size(json_array_get(files, 1)), 2);
+	assert_true(json_is_true(json_object_get(json_array_get(files, 2), "exec")));
+	assert_int_equal(stage_manifest_from_json(j, &back, &err), 0);
+	assert_string_equal(back.hash, m.hash);
+	assert_int_equal(back.n, 3);
+	assert_false(back.v[0].exec);
+	assert_null(back.v[0].link);
+	assert_string_equal(back.v[1].link, "models/v2.py");
+	assert_true(back.v[2].exec);
+	json_decref(j);
+	stage_manifest_release(&m);
+	stage_manifest_release(&back);
+	sbuf_release(&listing);
+	sbuf_release(&err);
+}
+
+static void stage_manifest__hash_and_diff_follow_a_mode_or_a_link_target(void **state)
+{
+	struct stage_manifest a, b, c, d = { 0 };
+	struct sbuf err = SBUF_INIT, out = SBUF_INIT;
+
+	(void)state;
+	tree(&a, "models/v2.py", true);
+	tree(&b, "models/v2.py", false);
+	tree(&c, "models/v3.py", true);
+	assert_int_equal(stage_manifest_seal(&a, &err), 0);
+	assert_int_equal(stage_manifest_seal(&b, &err), 0);
+	assert_int_equal(stage_manifest_seal(&c, &err), 0);
+	assert_string_not_equal(a.hash, b.hash);
+	assert_string_not_equal(a.hash, c.hash);
+	assert_int_equal(stage_manifest_diff(&a, &b, "p", 5, &out), 1);
+	assert_string_equal(out.buf, "p/run.sh (changed)");
+	sbuf_reset(&out);
+	assert_int_equal(stage_manifest_diff(&a, &c, "p", 5, &out), 1);
+	assert_string_equal(out.buf, "p/model.py (changed)");
+	/* a file in place of the link, of no bytes: another tree */
+	stage_manifest_add(&d, "run.sh", 7, 5, H1);
+	d.v[0].exec = true;
+	stage_manifest_add(&d, "model.py", 0, 5, (const unsigned char[32]){ 0 });
+	stage_manifest_add(&d, "lib.py", 2, 5, H2);
+	assert_int_equal(stage_manifest_seal(&d, &err), 0);
+	assert_string_not_equal(a.hash, d.hash);
+	sbuf_reset(&out);
+	assert_int_equal(stage_manifest_diff(&a, &d, "p", 5, &out), 1);
+	assert_string_equal(out.buf, "p/model.py (changed)");
+	stage_manifest_release(&a);
+	stage_manifest_release(&b);
+	stage_manifest_release(&c);
+	stage_manifest_release(&d);
+	sbuf_release(&out);
+	sbuf_release(&err);
+}
+
+static void stage_manifest__keeps_a_link_leaving_the_tree_but_refuses_hostile_ones(void **state)
+{
+	static const char *const kept[] = { "/etc", "../../data", "a\\b", ".." };
+	char *longest = xcalloc(STAGE_LINK_MAX + 2, 1);
+	struct stage_manifest m = { 0 };
+	struct sbuf err = SBUF_INIT;
+	json_t *j;
+
+	(void)state;
+	/* where a link points is not the engine's business: kept as text */
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		stage_manifest_add_link(&m, "l", kept[i]);
+		assert_int_equal(stage_manifest_seal(&m, &err), 0);
+		stage_manifest_release(&m);
+	}
+	stage_manifest_add_link(&m, "data", "");
+	assert_int_equal(stage_manifest_seal(&m, &err), -1);
+	assert_string_equal(err.buf, "the link 'data' has an empty target");
+	stage_manifest_release(&m);
+	sbuf_reset(&err);
+	stage_manifest_add_link(&m, "data", "/scratch/caf\xe9");
+	assert_int_equal(stage_manifest_seal(&m, &err), -1);
+	assert_string_equal(err.buf, "the link 'data' has the target '/scratch/caf\\xe9', which is "
+				     "not UTF-8 (its bytes shown as \\xHH)");
+	stage_manifest_release(&m);
+	sbuf_reset(&err);
+	memset(longest, 'a', STAGE_LINK_MAX + 1);
+	stage_manifest_add_link(&m, "data", longest);
+	assert_int_equal(stage_manifest_seal(&m, &err), -1);
+	assert_string_equal(err.buf, "the link 'data' has a target of 4096 bytes, more than 4095");
+	stage_manifest_release(&m);
+	sbuf_reset(&err);
+	/* a file under a link would be written through it, into /etc */
+	stage_manifest_add_link(&m, "d", "/etc");
+	stage_manifest_add(&m, "d-x", 1, 0, H1); /* sorts between "d" and "d/" */
+	stage_manifest_add(&m, "d/cron.d/job", 1, 0, H1);
+	assert_int_equal(stage_manifest_seal(&m, &err), -1);
+	assert_string_equal(err.buf, "the path 'd/cron.d/job' lies under the link 'd'");
+	stage_manifest_release(&m);
+	sbuf_reset(&err);
+	/* a link is no file source */
+	stage_manifest_add_link(&m, "", "/etc/passwd");
+	m.is_file = true;
+	assert_int_equal(stage_manifest_seal(&m, &err), -1);
+	stage_manifest_release(&m);
+	/* from a peer: a link with bytes, or with a sha256, is neither form */
+	j = json_pack("{s:i, s:s, s:b, s:I, s:[{s:s, s:s, s:I}]}", "version", 1, "hash",
+		      "sha256:00", "is_file", 0, "bytes", (json_int_t)0, "files", "path", "l",
+		      "link", "/etc", "size", (json_int_t)3);
+	sbuf_reset(&err);
+	assert_int_equal(stage_manifest_from_json(j, &m, &err), -1);
+	assert_non_null(strstr(err.buf, "manifest file 0: expected path and link"));
+	json_decref(j);
+	free(longest);
+	sbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +421,9 @@ int main(void)
 		cmocka_unit_test(stage_manifest__diff_names_changed_new_and_gone_files_in_order),
 		cmocka_unit_test(stage_manifest__diff_of_a_file_source_names_the_source),
 		cmocka_unit_test(stage_manifest__refuses_a_name_that_is_not_utf8_naming_it_escaped),
+		cmocka_unit_test(stage_manifest__a_tree_lists_modes_and_link_targets_and_round_trips),
+		cmocka_unit_test(stage_manifest__hash_and_diff_follow_a_mode_or_a_link_target),
+		cmocka_unit_test(stage_manifest__keeps_a_link_leaving_the_tree_but_refuses_hostile_ones),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
