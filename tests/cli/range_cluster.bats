@@ -173,6 +173,8 @@ teardown() {
 	kill -KILL "$pid"
 	finish "$JOB"
 	[ "$(jq -r '.jobs[0].state' <<<"$output")" = FAILED ]
+	# the job ends with the program's status (its supervisor's 128 + 9)
+	[ "$(jq -r .exit_status "$DIR/end.json")" = 137 ] || { cat "$DIR/end.json"; false; }
 	grep -q "the program's failure, not a node's: rank 1 on node2 killed by signal 9, not by the OOM killer" \
 		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/*; false; }
 	[ ! -e "$DIR/lost.json" ] && [ ! -e "$DIR/attempts/2" ]
@@ -348,6 +350,77 @@ in_place_attempt() {
 	run -0 "$HPT" report --json --output "$BATS_TEST_TMPDIR/report" "$DIR"
 	jq -e '.attempts == 2 and .attempt_ends[0].in_allocation == null and
 		.attempt_ends[1].in_allocation.why == "lost node"' <<<"$output" || { echo "$output"; false; }
+}
+
+@test "a 2-node job with a spare whose node2 fails its preflight trains inside its job on node1 and node3: the ledger holds node2, nothing is resubmitted" {
+	need_cluster
+	local dir2 n
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	# an interface only node1 and node3 have: node2's preflight fails
+	for n in 1 3; do
+		in_node_net "$n" link add ibx0 type bridge && in_node_net "$n" link set ibx0 up
+	done
+	write_spec pf.yaml pfspare 2 1 "[sh, $WORK/probe.sh]" "output: {dir: $WORK/runs}
+env: {NCCL_SOCKET_IFNAME: ibx0}"
+	sed -i 's/nodes: 2,/nodes: 2, spares: 1,/' pf.yaml
+	submit_json pf.yaml
+	grep -qx '#SBATCH --nodes=3' "$DIR/job.sbatch"
+	finish "$JOB"
+	for n in 1 3; do in_node_net "$n" link del ibx0 2>/dev/null || true; done
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] ||
+		{ echo "$output"; cat "$DIR"/logs/batch-*.out; false; }
+	grep -q "failed preflight: node2: nics: NCCL_SOCKET_IFNAME=ibx0 names ibx0" "$DIR"/logs/batch-*.out ||
+		{ cat "$DIR"/logs/batch-*.out; false; }
+	grep -q "failed preflight: training again in job $JOB, attempt 2, on 2 nodes without node2" \
+		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/batch-*.out; false; }
+	jq -e '.ok == false and .exclude == "node2"' "$DIR/preflight.json"
+	# nothing trained in attempt 1; attempt 2, in the same job, on node1 and the spare
+	[ ! -e "$DIR/nodes.json" ]
+	dir2=$DIR/attempts/2
+	[ "$(jq -r '"\(.job_id) \(.in_allocation.why) \(.in_allocation.nodes) \(.exclude)"' "$dir2/submit.json")" = \
+		"$JOB failed preflight 2 node2" ]
+	[ ! -e "$dir2/job.sbatch" ] && [ ! -e "$DIR/attempts/3" ]
+	[ "$(cat "$dir2"/logs/rank-*.out | sed 's/ ckpt=.*//' | sort)" = \
+		"$(printf 'host=node1 attempt=2 prev=0 world=2\nhost=node3 attempt=2 prev=0 world=2')" ] ||
+		{ cat "$dir2"/logs/*; false; }
+	run -0 "$HPT" doctor --ledger --json
+	[[ "$output" == *node2* ]]
+	run -0 "$HPT" status "$DIR"
+	[[ "$output" == *"attempt 2, in job $JOB after a failed preflight: node2: nics:"* ]] || { echo "$output"; false; }
+}
+
+@test "a rank SIGKILLed with supervise.max_restarts 1 is started again once in its job, then the job ends with the program's status" {
+	need_cluster
+	local pid dir2
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	sed -e 's/^name: lost$/name: again/' -e 's/^preflight: false$/preflight: false\nsupervise: {max_restarts: 1}/' \
+		"$WORK/lost.yaml" >again.yaml
+	# every attempt runs until killed (work.sh ends later attempts at once)
+	sed -i "s|work.sh|forever.sh|" again.yaml
+	cat >"$WORK/forever.sh" <<-'FOREVER'
+	echo "host=$(hostname) attempt=$HPCTRAIN_ATTEMPT"
+	i=0
+	while [ $i -lt 60 ]; do sleep 1; i=$((i + 1)); done
+	FOREVER
+	submit_json again.yaml
+	pid=$(rank_pid "$DIR" 1)
+	kill -KILL "$pid"
+	in_place_attempt "$DIR" 60
+	dir2=$DIR/attempts/2
+	pid=$(rank_pid "$dir2" 1)
+	kill -KILL "$pid"
+	finish "$JOB"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = FAILED ]
+	[ "$(jq -r .exit_status "$dir2/end.json")" = 137 ] || { cat "$dir2/end.json"; false; }
+	grep -q "program failure: training again in job $JOB, attempt 2, on 2 nodes" "$DIR"/logs/batch-*.out ||
+		{ cat "$DIR"/logs/batch-*.out; false; }
+	grep -q "the step was started again 1 time after a program's failure; not again (supervise.max_restarts is 1)" \
+		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/batch-*.out; false; }
+	[ "$(jq -r '"\(.job_id) \(.in_allocation.why)"' "$dir2/submit.json")" = "$JOB program failure" ]
+	jq -e '.in_allocation.detail | startswith("rank 1 on node2 killed by signal 9")' "$dir2/submit.json"
+	[ ! -e "$DIR/lost.json" ] && [ ! -e "$DIR/attempts/3" ]
+	run -0 "$HPT" doctor --ledger --json
+	[[ "$output" != *node2* ]]
 }
 
 @test "a step that crashes before its first step is started again once in its job, and the job completes" {
