@@ -347,9 +347,18 @@ in_place_attempt() {
 	[ "$output" = true ]
 	run -0 "$HPT" status "$DIR"
 	[[ "$output" == *"attempt 2, in job $JOB after a lost node: node2 is down"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"; the checkpoint loaded in "*" s; the first step "*" s after the new attempt was made; "*" lost"* ]] ||
+		{ echo "$output"; false; }
+	# the recovery's figures: the trainer's checkpoint load, rank 0's
+	# first step, the steps logged after the checkpoint resumed from
+	run -0 "$HPT" status --json "$DIR"
+	jq -e '.in_allocation | (.checkpoint_load_s >= 0) and (.first_step_s > 0) and
+		.first_step_at >= .restarted_at and .lost_steps >= 0 and
+		.first_step == .last_step - .lost_steps + 1' <<<"$output" || { echo "$output"; false; }
 	run -0 "$HPT" report --json --output "$BATS_TEST_TMPDIR/report" "$DIR"
 	jq -e '.attempts == 2 and .attempt_ends[0].in_allocation == null and
-		.attempt_ends[1].in_allocation.why == "lost node"' <<<"$output" || { echo "$output"; false; }
+		.attempt_ends[1].in_allocation.why == "lost node" and
+		(.attempt_ends[1].in_allocation.lost_steps | type) == "number"' <<<"$output" || { echo "$output"; false; }
 }
 
 @test "a 2-node job with a spare whose node2 fails its preflight trains inside its job on node1 and node3: the ledger holds node2, nothing is resubmitted" {
