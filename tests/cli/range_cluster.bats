@@ -13,10 +13,15 @@
 # training step inside the same job, which goes on from the checkpoint
 # on node1 alone (1-2, no spare) or on node1 and the spare node3 (2 and
 # a spare); a fixed 2-node job without a spare cannot go on inside its
-# allocation and is resubmitted without the node.  A rank killed by
+# allocation and is resubmitted without the node.  A node that fails
+# its preflight (the spec's NCCL_SOCKET_IFNAME names an interface it
+# lacks) is left out the same way before anything trains: a spare takes
+# its place, or a range goes on with fewer nodes.  A rank killed by
 # hand, or by the OOM killer (a memory cgroup's limit), is the
-# program's failure and costs no node, and nothing starts again; a
-# rank that crashes before its first step is started again once.  The
+# program's failure and costs no node, and nothing starts again (the
+# job ends with the killed rank's status) unless supervise.max_restarts
+# asks for restarts; a rank that crashes before its first step is
+# started again once.  The
 # torch-ddp template loses a node too, with the batches and losses of
 # an uninterrupted run.  Every wait is bounded.
 
@@ -396,6 +401,31 @@ env: {NCCL_SOCKET_IFNAME: ibx0}"
 	[[ "$output" == *node2* ]]
 	run -0 "$HPT" status "$DIR"
 	[[ "$output" == *"attempt 2, in job $JOB after a failed preflight: node2: nics:"* ]] || { echo "$output"; false; }
+}
+
+@test "a 1-2 job whose node2 fails its preflight trains inside its job on node1 alone" {
+	need_cluster
+	local dir2
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	in_node_net 1 link add ibx0 type bridge && in_node_net 1 link set ibx0 up
+	write_spec pf.yaml pfrange 1-2 1 "[sh, $WORK/probe.sh]" "output: {dir: $WORK/runs}
+env: {NCCL_SOCKET_IFNAME: ibx0}
+preflight: {enabled: true, straggler: 0}"
+	submit_json pf.yaml
+	finish "$JOB"
+	in_node_net 1 link del ibx0 2>/dev/null || true
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] ||
+		{ echo "$output"; cat "$DIR"/logs/batch-*.out; false; }
+	# granted node1 and node2 (both idle): node2 left out, no spare, MIN 1
+	jq -e '.exclude == "node2"' "$DIR/preflight.json"
+	grep -q "failed preflight: training again in job $JOB, attempt 2, on 1 node without node2" \
+		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/batch-*.out; false; }
+	dir2=$DIR/attempts/2
+	[ "$(jq -r '"\(.job_id) \(.in_allocation.why) \(.in_allocation.nodes)"' "$dir2/submit.json")" = \
+		"$JOB failed preflight 1" ]
+	[ "$(cat "$dir2"/logs/rank-*.out | sed 's/ ckpt=.*//')" = "host=node1 attempt=2 prev=0 world=1" ] ||
+		{ cat "$dir2"/logs/*; false; }
+	[ ! -e "$DIR/attempts/3" ]
 }
 
 @test "a rank SIGKILLed with supervise.max_restarts 1 is started again once in its job, then the job ends with the program's status" {
