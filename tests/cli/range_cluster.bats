@@ -462,6 +462,26 @@ preflight: {enabled: true, straggler: 0}"
 	[[ "$output" != *node2* ]]
 }
 
+@test "a rank that exits 3 with supervise.max_restarts 1 is started again in its job, and the job completes" {
+	need_cluster
+	cat >fail.sh <<-'FAIL'
+	echo "attempt $HPCTRAIN_ATTEMPT rank $RANK"
+	[ "$HPCTRAIN_ATTEMPT" = 1 ] && [ "$RANK" = 1 ] && exit 3
+	exit 0
+	FAIL
+	write_spec fail.yaml fail 2 1 "[sh, $PWD/fail.sh]" "output: {dir: $WORK/runs}
+supervise: {max_restarts: 1}
+preflight: false"
+	submit_json fail.yaml
+	finish "$JOB"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] ||
+		{ echo "$output"; cat "$DIR"/logs/*; false; }
+	grep -q "the program's failure, not a node's: rank 1 on node[0-9] exited 3" "$DIR"/logs/batch-*.out ||
+		{ cat "$DIR"/logs/batch-*.out; false; }
+	[ "$(jq -r '"\(.job_id) \(.in_allocation.why)"' "$DIR/attempts/2/submit.json")" = "$JOB program failure" ]
+	[ "$(jq -r .exit_status "$DIR/attempts/2/end.json")" = 0 ] && [ ! -e "$DIR/attempts/3" ]
+}
+
 @test "a step that crashes before its first step is started again once in its job, and the job completes" {
 	need_cluster
 	cat >crash.sh <<-'CRASH'
