@@ -59,8 +59,8 @@ static const struct opt doctor_opts[] = {
 	  "check for this job: its binding, env (NCCL/UCX names), ranks, preflight keys "
 	  "and container" },
 	{ "lost", required_argument, NULL, OPT_LOST, "RUN",
-	  "after RUN's training step failed: record the nodes its killed ranks lost and "
-	  "resubmit RUN without them" },
+	  "after RUN's preflight or training step failed: go on inside the job without the "
+	  "nodes lost, or resubmit RUN without them" },
 	{ "preflight", required_argument, NULL, OPT_PREFLIGHT, "RUN",
 	  "run as the job's first step: the spec is RUN/resolved.yaml; record RUN/preflight.json "
 	  "and resubmit without failed nodes" },
@@ -176,7 +176,7 @@ static int lost(struct doctor *d)
 	struct sbuf run = SBUF_INIT, excl = SBUF_INIT;
 	int status = doctor_lost_run(d->lost, &d->job, &run, &excl);
 
-	if (status == DOCTOR_LOST_IN_PLACE)
+	if (status == DOCTOR_LOST_ANSWER)
 		status = fputs(run.buf, stdout) < 0 || fflush(stdout) ? HPT_EXIT_IO : 0;
 	else if (!status)
 		status = resubmit(run.buf, excl.buf) ? 1 : 0;

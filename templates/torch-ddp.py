@@ -34,7 +34,9 @@ def main():
     torch.manual_seed(a.seed)
     model = DDP(torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 1)))
     opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=0.9)
+    loaded = time.monotonic()
     step, prev_world, state = 0, e.prev_world_size or world, hpctrain.load()
+    loaded = time.monotonic() - loaded
     if state:
         model.module.load_state_dict(state["model"])
         opt.load_state_dict(state["optim"])
@@ -43,6 +45,8 @@ def main():
     x = torch.randn(a.samples, 16, generator=g)
     y = x @ torch.randn(16, 1, generator=g) + 0.1 * torch.randn(a.samples, 1, generator=g)
     batches, metrics = hpctrain.GlobalBatches(a.samples, a.global_batch, a.seed), hpctrain.Metrics()
+    if state:
+        metrics.resume(step, loaded)
     pieces = len(batches.micro_batches(step, rank, world, a.micro_batch))
     say = print if rank == 0 else (lambda *_, **__: None)  # rank 0 speaks for all
     say(f"torch-ddp: attempt {e.attempt}, {world} ranks (was {prev_world}), step {step} of "

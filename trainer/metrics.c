@@ -117,6 +117,15 @@ int metrics_data(struct metrics *mt, const char *dataset, const char *path, bool
 	return mt->fp && !rc ? flushed(mt) : rc;
 }
 
+int metrics_resume(struct metrics *mt, int64_t step, double load_s)
+{
+	if (!mt->fp)
+		return 0;
+	fprintf(mt->fp, "{\"event\":\"resume\",\"checkpoint_step\":%lld,\"load_s\":%.6f}\n",
+		(long long)step, load_s);
+	return flushed(mt);
+}
+
 int metrics_summary(struct metrics *mt, int64_t steps, int64_t epochs, double test_loss,
 		    double test_acc, double samples_per_s, double gflops)
 {

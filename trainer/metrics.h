@@ -10,6 +10,7 @@
  *    "test_loss":L,"test_accuracy":A,"samples_per_s":X}
  *   {"event":"data","dataset":D,"path":P,"staged":B,"bytes":N,"seconds":S,
  *    "bytes_per_s":R}
+ *   {"event":"resume","checkpoint_step":S,"load_s":X}
  *   {"event":"summary","steps":S,"epochs":E,"test_accuracy":A,"test_loss":L,
  *    "mean_samples_per_s":X,"gflops":G}
  *   {"event":"straggler","step":S,"rank":R,"node":N,"from_step":F,
@@ -86,6 +87,9 @@ int metrics_epoch(struct metrics *mt, int64_t epoch, int64_t steps, double train
  * of files read in seconds. */
 int metrics_data(struct metrics *mt, const char *dataset, const char *path, bool staged,
 		 uint64_t bytes, double seconds);
+/* Rank 0 resumed from the checkpoint of step, read in load_s seconds:
+ * a recovery's checkpoint load (launcher/runs/attempt_restart.h). */
+int metrics_resume(struct metrics *mt, int64_t step, double load_s);
 int metrics_summary(struct metrics *mt, int64_t steps, int64_t epochs, double test_loss,
 		    double test_acc, double samples_per_s, double gflops);
 /* Where the steps' time went (train_profile.c), as means per step:

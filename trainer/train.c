@@ -95,6 +95,7 @@ static int open_run(struct trainer *t, struct sbuf *err)
 {
 	char *metrics = xasprintf("%s/" RUNFILE_METRICS, t->cfg->run_dir);
 	const char *latest = t->tp.ckpt_path; /* train_plan_make's pick */
+	double load_s = -1;
 	int rc = 0;
 
 	if (t->cfg->rank) { /* rank 0's state arrives by broadcast (hooks->on_start) */
@@ -107,13 +108,18 @@ static int open_run(struct trainer *t, struct sbuf *err)
 	} else if (t->cfg->fresh) {
 		rc = start_fresh(t, metrics, err);
 	} else if (latest) {
+		load_s = monoclock_s();
 		rc = ckpt_load(latest, t->cfg->hash, &t->cs, &t->model, &t->opt, err);
 		if (!rc)
 			rc = take_position(t, latest, err);
+		load_s = monoclock_s() - load_s;
 		if (!rc && !t->cfg->quiet)
 			say("resuming from %s (step %lld)", latest, (long long)t->cs.step);
 	}
 	if (!rc && metrics_open(&t->mt, metrics, t->cfg->quiet, t->total_steps, err))
+		rc = HPT_EXIT_IO;
+	/* the load's time, for a recovery's figures */
+	if (!rc && load_s >= 0 && metrics_resume(&t->mt, t->cs.step, load_s))
 		rc = HPT_EXIT_IO;
 	free(metrics);
 	return rc;

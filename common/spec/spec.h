@@ -164,6 +164,7 @@ struct job_supervise {
 	bool enabled;            /* rendered scripts run launch --supervise */
 	int64_t stall_timeout_s; /* 0 = never declare the job stalled */
 	int64_t startup_timeout_s; /* 0 = no bound on reaching the first step */
+	int64_t max_restarts;    /* a program's failures restarted in place a job; 0 = none */
 };
 
 /* Slow ranks named (common/straggler.h, trainer/comm/straggle.c). */

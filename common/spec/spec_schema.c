@@ -185,6 +185,12 @@ static bool spares_is_default(const struct job *job)
 	return !job->resources.spares;
 }
 
+/* The same for no restarts after a program's failure. */
+static bool max_restarts_is_default(const struct job *job)
+{
+	return !job->supervise.max_restarts;
+}
+
 #define O(m) offsetof(struct job, m)
 #define SECTION(p, h) { .path = p, .type = SPEC_SECTION, .help = h }
 #define INT(p, m, lo, hi, d, h) \
@@ -363,6 +369,11 @@ const struct spec_field spec_fields[] = {
 	INT("supervise.startup_timeout_s", supervise.startup_timeout_s, 0, 604800, "600",
 	    "end the job when no rank reaches its first step (heartbeat; a command's output too) "
 	    "within this long of its start; 0 never"),
+	{ .path = "supervise.max_restarts", .type = SPEC_INT, .off = O(supervise.max_restarts),
+	  .imin = 0, .imax = 1000, .def = "0", .omit = max_restarts_is_default, .help =
+	  "after the program's own failure (a rank exited non-zero, crashed or was killed; no "
+	    "node lost), start the training step again in its allocation from the last "
+	    "checkpoint at most this many times a job; 0 ends the job with the program's status" },
 
 	SECTION("straggler", "slow ranks named while the job trains"),
 	NUM("straggler.threshold", straggler.threshold, 1, 100, F_MIN_EXCL, "1.2",

@@ -16,6 +16,7 @@
 #include "launcher/supervise/liveness.h"      // defines: liveness_load_dir
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -60,6 +61,26 @@ static int restarts_for(const char *run, int attempts, const char *job_id, const
 		json_decref(doc);
 	}
 	return count;
+}
+
+/* Whether a step that lost no node starts again for why: a crash at
+ * start-up once a job, a program's failure supervise.max_restarts times
+ * a job; msg says why not. */
+static bool restart_allowed(const struct job *job, const char *run, int attempts,
+			    const char *job_id, const char *why, struct sbuf *msg)
+{
+	bool crash = !strcmp(why, INPLACE_CRASH);
+	long long bound = crash ? 1 : (long long)job->supervise.max_restarts;
+	int done = restarts_for(run, attempts, job_id, why);
+
+	if (done < bound)
+		return true;
+	if (crash)
+		sbuf_addstr(msg, "the step was started again once already after a crash at start-up");
+	else
+		sbuf_addf(msg, "the step was started again %d time%s after a program's failure; not "
+			  "again (supervise.max_restarts is %lld)", done, done == 1 ? "" : "s", bound);
+	return false;
 }
 
 /* The figures doctor knows when the old step has ended: when its first
@@ -183,14 +204,13 @@ int doctor_inplace(const char *dir, const struct job *job, const char *const *lo
 		goto out;
 	done = doctor_preflight_failures(here.run);
 	if (k && done > job->preflight.max_resubmits) {
-		sbuf_addf(msg, "lost nodes %d times; not going on (preflight.max_resubmits is %lld)",
-			  done, (long long)job->preflight.max_resubmits);
+		sbuf_addf(msg, "nodes failed their preflight or were lost %d times; not going on "
+			  "(preflight.max_resubmits is %lld)", done,
+			  (long long)job->preflight.max_resubmits);
 		goto out;
 	}
-	if (!k && restarts_for(here.run, here.attempt, job_id, why)) {
-		sbuf_addstr(msg, "the step was started again once already after a crash at start-up");
+	if (!k && !restart_allowed(job, here.run, here.attempt, job_id, why, msg))
 		goto out;
-	}
 	doctor_preflight_exclude(dir, &prev);
 	if (hpt_slurm_hostlist(prev.buf, lost, k, &exclude) ||
 	    allocation_left(alloc, exclude.buf, &left, &step_exclude))
@@ -207,7 +227,8 @@ int doctor_inplace(const char *dir, const struct job *job, const char *const *lo
 	jsonb_set(&in, "nodes", json_integer(next));
 	if (new_attempt(dir, here.run, job_id, in, &rd, msg))
 		goto out;
-	sbuf_addf(answer, "%lld\n%s\n%s\n", (long long)next, step_exclude.buf, rd.dir);
+	sbuf_addf(answer, "%lld\n%s\n%s\n%lld\n", (long long)next, step_exclude.buf, rd.dir,
+		  (long long)left);
 	sbuf_addf(msg, "%s: training again in job %s, attempt %d, on %lld node%s%s%s", why, job_id,
 		  rd.attempt, (long long)next, next == 1 ? "" : "s", step_exclude.len ? " without " : "",
 		  step_exclude.buf);

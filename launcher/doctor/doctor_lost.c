@@ -91,6 +91,89 @@ static size_t failed_nodes(json_t *const *ranks, size_t n, const char **nodes, s
 	return k;
 }
 
+/* Not here: the resubmission through the queue without the k nodes in
+ * nodes, while preflight.max_resubmits allows and enough nodes are
+ * left; msg holds why not here, if anything.  0: resubmit; 1: not. */
+static int through_queue(const char *run, const struct job *job, const char *const *nodes,
+			 size_t k, struct sbuf *again, struct sbuf *exclude, struct sbuf *msg)
+{
+	int status;
+
+	if (msg->len)
+		sbuf_addstr(msg, "; resubmitting through the queue instead\n");
+	status = doctor_preflight_plan(run, job->preflight.max_resubmits, nodes, k, again, exclude,
+				       msg) ? 1 : 0;
+	if (!status && !doctor_preflight_enough_left(job, exclude->buf, msg))
+		status = 1;
+	return status;
+}
+
+/* The preflight of attempt run failed the k nodes in nodes (doctor put
+ * them in the ledger and in run's preflight.json, why saying what
+ * failed): a new attempt in this allocation without them, as for a
+ * lost node, else the resubmission. */
+static int after_preflight(const char *run, const struct job *job, const char *const *nodes,
+			   size_t k, const char *why, struct sbuf *again, struct sbuf *exclude)
+{
+	struct sbuf msg = SBUF_INIT;
+	int status = DOCTOR_LOST_ANSWER;
+
+	say("failed preflight: %s", why);
+	if (doctor_inplace(run, job, nodes, k, INPLACE_PREFLIGHT, why, again, &msg))
+		status = through_queue(run, job, nodes, k, again, exclude, &msg);
+	say_lines(msg.buf);
+	sbuf_release(&msg);
+	return status;
+}
+
+/* A failed preflight (no rank ran), when run's says so: its status;
+ * -1 when run's preflight failed no node. */
+static int preflight_failed(const char *run, const struct job *job, struct sbuf *again,
+			    struct sbuf *exclude)
+{
+	struct sbuf why = SBUF_INIT;
+	char **nodes;
+	size_t k = doctor_preflight_failed(run, &nodes, &why);
+	int status = k ? after_preflight(run, job, (const char *const *)nodes, k, why.buf, again,
+					 exclude) : -1;
+
+	hpt_slurm_node_names_free(nodes, k);
+	sbuf_release(&why);
+	return status;
+}
+
+/* No node lost: the program's own failure, said in one line.  With
+ * supervise.max_restarts, the step starts again in this allocation
+ * from the last checkpoint, that many times a job at most. */
+static int program_failure(const char *run, const struct job *job, json_t *const *ranks,
+			   size_t n, struct sbuf *again)
+{
+	struct sbuf why = SBUF_INIT, msg = SBUF_INIT;
+	size_t bad = lost_program_failure(ranks, n, &why);
+	int status = 1;
+
+	if (!bad)
+		sbuf_addstr(&why, "no rank's record says how");
+	if (!bad || !job->supervise.max_restarts) {
+		say("the program's failure, not a node's: %s; every node still answers, so none "
+		    "is recorded and the run is not resubmitted", why.buf);
+	} else {
+		say("the program's failure, not a node's: %s; every node still answers, so none "
+		    "is recorded", why.buf);
+		if (!doctor_inplace(run, job, NULL, 0, INPLACE_PROGRAM, why.buf, again, &msg))
+			status = DOCTOR_LOST_ANSWER;
+		say_lines(msg.buf);
+	}
+	/* the end: the job's status is the first failed rank's */
+	if (status != DOCTOR_LOST_ANSWER && lost_first_status(ranks, n) > 0) {
+		sbuf_addf(again, "status %d\n", lost_first_status(ranks, n));
+		status = DOCTOR_LOST_ANSWER;
+	}
+	sbuf_release(&why);
+	sbuf_release(&msg);
+	return status;
+}
+
 int doctor_lost_run(const char *run, const struct job *job, struct sbuf *again,
 		    struct sbuf *exclude)
 {
@@ -100,8 +183,11 @@ int doctor_lost_run(const char *run, const struct job *job, struct sbuf *again,
 	json_t **ranks = liveness_load_dir(dir, &n);
 	const char **nodes = xcalloc(n + 1, sizeof(*nodes));
 	struct ledger_event *ev = xcalloc(n + 1, sizeof(*ev));
-	int status = 1;
+	int status = preflight_failed(run, job, again, exclude);
 
+	if (status >= 0)
+		goto out;
+	status = 1;
 	/* straggler.action: exclude: the slow nodes cool down too, so the
 	 * resubmission (its exclude list is the ledger's) leaves them out */
 	if (!doctor_slow_record(run, job, &warn) && warn.len)
@@ -111,15 +197,12 @@ int doctor_lost_run(const char *run, const struct job *job, struct sbuf *again,
 	if (!k && lost_startup_crash(ranks, n, &why)) {
 		say("the step crashed while starting, before its first step: %s", why.buf);
 		if (!doctor_inplace(run, job, NULL, 0, INPLACE_CRASH, why.buf, again, &msg))
-			status = DOCTOR_LOST_IN_PLACE;
+			status = DOCTOR_LOST_ANSWER;
 		say_lines(msg.buf);
 		goto out;
 	}
 	if (!k) {
-		if (!lost_program_failure(ranks, n, &why))
-			sbuf_addstr(&why, "no rank's record says how");
-		say("the program's failure, not a node's: %s; every node still answers, so none "
-		    "is recorded and the run is not resubmitted", why.buf);
+		status = program_failure(run, job, ranks, n, again);
 		goto out;
 	}
 	say("lost node: %s", why.buf);
@@ -131,15 +214,10 @@ int doctor_lost_run(const char *run, const struct job *job, struct sbuf *again,
 	write_lost(run, nodes, k, why.buf);
 	if (!doctor_inplace(run, job, nodes, k, INPLACE_LOST, why.buf, again, &msg)) {
 		say_lines(msg.buf);
-		status = DOCTOR_LOST_IN_PLACE;
+		status = DOCTOR_LOST_ANSWER;
 		goto out;
 	}
-	if (msg.len)
-		sbuf_addstr(&msg, "; resubmitting through the queue instead\n");
-	status = doctor_preflight_plan(run, job->preflight.max_resubmits, nodes, k, again,
-				       exclude, &msg) ? 1 : 0;
-	if (!status && !doctor_preflight_enough_left(job, exclude->buf, &msg))
-		status = 1;
+	status = through_queue(run, job, nodes, k, again, exclude, &msg);
 	say_lines(msg.buf);
 out:
 	for (size_t i = 0; i < n; i++)

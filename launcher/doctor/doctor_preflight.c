@@ -8,9 +8,11 @@
 #include "common/sbuf.h"                      // defines: struct sbuf
 #include "common/spec/spec.h"                 // defines: struct job
 #include "common/jsonb.h" // defines: jsonb_dumps
+#include "launcher/doctor/doctor.h"           // defines: doctor_check_name, DOCTOR_NCHECKS
 #include "launcher/doctor/exclude.h"          // defines: exclude_nodes_left
 #include "launcher/runs/resize.h"             // defines: resize_next
 #include "launcher/runs/rundir.h"             // defines: struct rundir, rundir_open
+#include "launcher/slurm/render.h"            // defines: render_restarts_in_place
 #include "launcher/slurm/slurm.h"             // defines: hpt_slurm_hostlist, hpt_slurm_init
 
 #include <stdio.h>
@@ -147,8 +149,59 @@ int doctor_preflight_after(const char *dir, const struct job *job, const json_t 
 	if (doctor_preflight_write(dir, doc, &err))
 		sbuf_addf(msg, "warning: %s\n", err.buf);
 	sbuf_release(&err);
-	if (!k || doctor_preflight_plan(dir, job->preflight.max_resubmits, failed, k, again,
-					exclude, msg))
+	if (!k || render_restarts_in_place(job) ||
+	    doctor_preflight_plan(dir, job->preflight.max_resubmits, failed, k, again, exclude, msg))
 		return 1;
 	return doctor_preflight_enough_left(job, exclude->buf, msg) ? 0 : 1;
+}
+
+/* "node2: nics: ..." for node record o: its first failed check */
+static void first_failure(const json_t *o, struct sbuf *why)
+{
+	const json_t *checks = json_object_get(o, "checks");
+
+	sbuf_addstr(why, why->len ? "; " : "");
+	sbuf_add_printable(why, json_string_value(json_object_get(o, "node")) ?: "?");
+	for (int c = 0; c < DOCTOR_NCHECKS; c++) {
+		const json_t *cell = json_object_get(checks, doctor_check_name(c));
+		const char *reason = json_string_value(json_object_get(cell, "reason"));
+
+		if (!strcmp(json_string_value(json_object_get(cell, "grade")) ?: "", "FAIL")) {
+			sbuf_addf(why, ": %s: ", doctor_check_name(c));
+			sbuf_add_printable(why, reason ? reason : "failed");
+			return;
+		}
+	}
+}
+
+size_t doctor_preflight_failed(const char *dir, char ***nodes, struct sbuf *why)
+{
+	struct sbuf path = SBUF_INIT, text = SBUF_INIT, err = SBUF_INIT;
+	json_t *doc = NULL, *o;
+	const char *exclude;
+	size_t k = 0, i;
+
+	*nodes = NULL;
+	sbuf_addf(&path, "%s/" RUNFILE_PREFLIGHT, dir);
+	if (!fileio_read(path.buf, 1 << 24, &text, &err))
+		doc = json_loads(text.buf, 0, NULL);
+	exclude = json_string_value(json_object_get(doc, "exclude"));
+	if (!json_is_false(json_object_get(doc, "ok")) || !exclude || !*exclude) {
+		k = 0;
+	} else if (hpt_slurm_hostlist_names(exclude, nodes, &k)) {
+		*nodes = NULL;
+		k = 0;
+	} else {
+		json_array_foreach(json_object_get(doc, "nodes"), i, o) {
+			const char *node = json_string_value(json_object_get(o, "node"));
+
+			if (node && hpt_slurm_hostlist_has(exclude, node) == 1)
+				first_failure(o, why);
+		}
+	}
+	json_decref(doc);
+	sbuf_release(&path);
+	sbuf_release(&text);
+	sbuf_release(&err);
+	return k;
 }

@@ -57,9 +57,21 @@ bool doctor_preflight_enough_left(const struct job *job, const char *exclude, st
  * (doc) and, when the k nodes in failed failed, decides on resubmitting
  * (doctor_preflight_plan, doctor_preflight_enough_left), saying so in
  * msg.  0: resubmit again (the run's first directory) without exclude;
- * 1: do not. */
+ * 1: do not.  A job whose script goes on inside its allocation
+ * (render_restarts_in_place) is never resubmitted from here: its script
+ * asks doctor --lost next (doctor_lost.h), which first tries a new
+ * attempt in the allocation without the failed nodes. */
 int doctor_preflight_after(const char *dir, const struct job *job, const json_t *doc,
 			   const char *const *failed, size_t k, struct sbuf *again,
 			   struct sbuf *exclude, struct sbuf *msg);
+
+/* The nodes the preflight of attempt directory dir failed: the exclude
+ * hostlist of its preflight.json, as names into *nodes (free with
+ * hpt_slurm_node_names_free), and what failed first on each, "node2:
+ * nics: NCCL_SOCKET_IFNAME=ibx0 names ..." ("; " between nodes), into
+ * why.  Returns how many; 0 (nothing allocated) when dir has no failed
+ * preflight with a node in its exclude list (passed, not run,
+ * unreadable, or the job's own fault, which excludes no node). */
+size_t doctor_preflight_failed(const char *dir, char ***nodes, struct sbuf *why);
 
 #endif

@@ -102,15 +102,37 @@ static void describe(json_t *r, struct sbuf *why)
 			  (long long)json_integer_value(json_object_get(r, "exit_status")));
 }
 
-size_t lost_program_failure(json_t *const *ranks, size_t n, struct sbuf *why)
+/* The failed ranks of ranks[0..n), first failed first, into *k; free
+ * the array (the records stay borrowed). */
+static json_t **failed_first(json_t *const *ranks, size_t n, size_t *k)
 {
 	json_t **bad = xcalloc(n + 1, sizeof(*bad));
-	size_t k = 0;
 
+	*k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (failed(ranks[i]))
-			bad[k++] = ranks[i];
-	qsort(bad, k, sizeof(*bad), by_update);
+			bad[(*k)++] = ranks[i];
+	qsort(bad, *k, sizeof(*bad), by_update);
+	return bad;
+}
+
+int lost_first_status(json_t *const *ranks, size_t n)
+{
+	size_t k;
+	json_t **bad = failed_first(ranks, n, &k);
+	json_t *st = k ? json_object_get(bad[0], "exit_status") : NULL;
+	int status = json_is_integer(st) && json_integer_value(st) > 0 &&
+		     json_integer_value(st) < 256 ? (int)json_integer_value(st) : -1;
+
+	free(bad);
+	return status;
+}
+
+size_t lost_program_failure(json_t *const *ranks, size_t n, struct sbuf *why)
+{
+	size_t k;
+	json_t **bad = failed_first(ranks, n, &k);
+
 	for (size_t i = 0; i < k && i < NAMED; i++) {
 		sbuf_addstr(why, i ? "; " : "");
 		describe(bad[i], why);

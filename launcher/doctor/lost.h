@@ -30,6 +30,13 @@ struct sbuf;
  * non-zero, or stalled). */
 size_t lost_program_failure(json_t *const *ranks, size_t n, struct sbuf *why);
 
+/* The exit status of the first rank of ranks[0..n) to fail, as its
+ * record says it (128 + N for signal N; a stalled rank's status), the
+ * one a job that ends on the program's failure ends with: the others'
+ * are mostly srun ending them after it (143).  -1 when no failed rank
+ * has a status of 1..255. */
+int lost_first_status(json_t *const *ranks, size_t n);
+
 /* Whether the step crashed while starting: a rank of ranks[0..n) died
  * of a signal of its own (SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE,
  * SIGTRAP, SIGSYS: a crash, as Open MPI's start-up under Slurm's PMIx

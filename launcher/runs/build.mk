@@ -10,4 +10,4 @@
 # submitted: sweep_submit.c).
 
 UNIT_TESTS += test_rundir test_progress test_run_state test_stage_summary test_sweep_plan \
-              test_attempt test_resize
+              test_attempt test_resize test_attempt_restart

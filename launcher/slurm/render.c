@@ -134,10 +134,7 @@ static bool handles_lost_nodes(const struct job *job)
 	       job->preflight.max_resubmits;
 }
 
-/* Whether the training step may run again inside the allocation (a
- * lost node, a crash before the first step): supervised ranks leave
- * the records doctor --lost decides from. */
-static bool restarts_in_place(const struct job *job)
+bool render_restarts_in_place(const struct job *job)
 {
 	return job->supervise.enabled;
 }
@@ -375,24 +372,31 @@ static void add_step_geometry(const struct job *job, long long per_node, struct 
 }
 
 /* The first step, when the job has one: hpctrain doctor on every node.
- * A failing node ends this attempt before anything trains on it; doctor
- * itself records the node in the ledger and submits a new attempt
- * without it (at most preflight.max_resubmits times). */
+ * A failing node ends this attempt before anything trains on it: doctor
+ * records it in the ledger.  A job that restarts in place asks doctor
+ * --lost next (go_on), which starts a new attempt here without the node
+ * when the allocation still meets resources.nodes, else resubmits; any
+ * other job's doctor resubmits by itself.  Either way without the node,
+ * at most preflight.max_resubmits times. */
 static void add_preflight(const struct job *job, struct sbuf *s)
 {
+	const char *in = render_restarts_in_place(job) ? "\t" : "";
+
 	if (!render_has_preflight(job))
 		return;
 	sbuf_addstr(s, "\n# preflight: doctor checks every node before anything trains on it\n"
 		    "srun --mpi=pmix --kill-on-bad-exit=1");
 	add_step_geometry(job, 1, s);
-	sbuf_addstr(s,
-		  " \\\n"
-		  "\t\"$HPT\" doctor --preflight \"$RUN\" || {\n"
-		  "\tstatus=$?\n"
-		  "\techo \"hpctrain: preflight failed on this allocation (status $status):"
+	sbuf_addstr(s, " \\\n\t\"$HPT\" doctor --preflight \"$RUN\" || {\n\tstatus=$?\n");
+	if (*in)
+		sbuf_addstr(s, "\tgo_on || {\n");
+	sbuf_addf(s,
+		  "%s\techo \"hpctrain: preflight failed on this allocation (status $status):"
 		  " nothing was trained\" >&2\n"
-		  "\texit \"$status\"\n"
-		  "}\n");
+		  "%s\texit \"$status\"\n"
+		  "%s}\n", in, in, in);
+	if (*in)
+		sbuf_addstr(s, "}\n");
 }
 
 /* After preflight, before training: hpctrain stage on every node, one
@@ -417,7 +421,12 @@ static void add_stage(const struct job *job, struct sbuf *s)
 		    "for stage_try in 1 2 3; do\n"
 		    "\tstatus=0\n"
 		    "\tsrun --mpi=pmix --kill-on-bad-exit=1");
-	add_step_geometry(job, 1, s);
+	/* after a failed preflight, the allocation less its failed nodes */
+	if (render_restarts_in_place(job))
+		sbuf_addstr(s, " --nodes=\"$alloc_nodes\" --ntasks=\"$alloc_nodes\" --ntasks-per-node=1"
+			       " \\\n\t\t${step_exclude:+\"--exclude=$step_exclude\"}");
+	else
+		add_step_geometry(job, 1, s);
 	sbuf_addstr(s,
 		  " \\\n"
 		  "\t\t\"$HPT\" stage --run \"$RUN\" || status=$?\n"
@@ -438,7 +447,7 @@ static void add_srun(const struct job *job, const struct render_opts *opts, cons
 	long long per_node = (long long)job->resources.ranks_per_node;
 
 	sbuf_addf(s, "%sstatus=0\n%ssrun --mpi=pmix --kill-on-bad-exit=1", indent, indent);
-	if (restarts_in_place(job))
+	if (render_restarts_in_place(job))
 		sbuf_addf(s, " --nodes=\"$train_nodes\" --ntasks=\"$((train_nodes*%lld))\""
 			     " --ntasks-per-node=%lld", per_node, per_node);
 	else
@@ -446,7 +455,7 @@ static void add_srun(const struct job *job, const struct render_opts *opts, cons
 	/* srun in 22.05 no longer reads SLURM_CPUS_PER_TASK: say it again. */
 	if ((o = render_opts_find(opts, RENDER_OPT_CPUS_PER_TASK)))
 		sbuf_addf(s, " --cpus-per-task=%s", o->text);
-	if (restarts_in_place(job))
+	if (render_restarts_in_place(job))
 		sbuf_addf(s, " \\\n%s\t${step_exclude:+\"--exclude=$step_exclude\"}", indent);
 	if (job->output.per_rank_logs)
 		sbuf_addf(s, " \\\n%s\t--output=logs/rank-%%t.out", indent);
@@ -475,38 +484,70 @@ static void add_train_nodes(const struct job *job, struct sbuf *s)
 		sbuf_addf(s, "train_nodes=%lld\n", (long long)job->resources.nodes);
 }
 
-/* The training step, run again inside the allocation while doctor
- * --lost says so (launcher/doctor/doctor_lost.h): a lost node left out
- * (a spare in its place, or fewer nodes within the range), or a crash
- * before the first step.  Each new step is a new attempt: doctor made
- * its directory (its resolved.yaml, checkpoints linked to the run's)
- * and prints the step's nodes, the nodes to leave out and the
- * directory, one a line; the script ends the old attempt's record,
- * moves into the new one, and its logs and records land there.  An
- * empty answer (resubmitted through the queue, or nothing to restart)
- * or a failing doctor ends the loop with the step's status. */
+/* What a job that restarts in place knows before its first step: the
+ * nodes it trains on, those it leaves out (none yet) and those of the
+ * allocation it may use, and go_on, which a failed step (preflight or
+ * training; its status in $status) calls.  go_on asks doctor --lost
+ * (launcher/doctor/doctor_lost.h) whether to go on in this allocation:
+ * a lost node or one whose preflight failed left out (a spare in its
+ * place, or fewer nodes within the range), a crash before the first
+ * step, a program's failure while supervise.max_restarts allows.  Each
+ * new step is a new attempt: doctor made its directory (its
+ * resolved.yaml, checkpoints linked to the run's) and prints the step's
+ * nodes, the nodes to leave out, the directory and the allocation's
+ * nodes left, one a line; go_on ends the old attempt's record and
+ * moves into the new one, whose logs and records land there.  An empty
+ * answer (resubmitted through the queue, or nothing to restart) or a
+ * failing doctor: go_on fails, and the step's status ends the job;
+ * "status N" (the program's failure, not started again): the job ends
+ * with N, the first failed rank's status, not srun's (which is the
+ * highest, often a peer's 143 from srun's own SIGTERM).  Anything else
+ * (the resubmission's "submitted job N: DIR") is no answer: it goes to
+ * the log, and go_on fails. */
+static void add_go_on(const struct job *job, struct sbuf *s)
+{
+	sbuf_addstr(s, "\n");
+	add_train_nodes(job, s);
+	if (render_is_range(job) || job->resources.spares)
+		sbuf_addstr(s, "alloc_nodes=$SLURM_JOB_NUM_NODES\n");
+	else
+		sbuf_addf(s, "alloc_nodes=%lld\n", (long long)job->resources.nodes);
+	sbuf_addstr(s, "step_exclude=\n"
+		       "go_on() {\n"
+		       "\tlocal next\n"
+		       "\tnext=$(\"$HPT\" doctor --lost \"$RUN\") && [ -n \"$next\" ] || return 1\n"
+		       "\tcase $next in\n"
+		       "\t\"status \"[0-9]*) status=${next#status }; return 1;;\n"
+		       "\t[0-9]*) ;;\n"
+		       "\t*) echo \"$next\"; return 1;;\n"
+		       "\tesac\n"
+		       "\t{ read -r train_nodes; read -r step_exclude; IFS= read -r next_dir;"
+		       " read -r alloc_nodes; } <<<\"$next\"\n"
+		       "\t(exit \"$status\"); end_record\n"
+		       "\tcd \"$next_dir\" && RUN=$(pwd -P) && mkdir -p logs || return 1\n"
+		       "\techo \"hpctrain: training again in this job on $train_nodes"
+		       " node(s) in $RUN\" >&2\n"
+		       "}\n");
+}
+
+/* The training step, run again inside the allocation while go_on
+ * says so. */
 static void add_step_loop(const struct job *job, const struct render_opts *opts, struct sbuf *s)
 {
-	sbuf_addstr(s, "\nmkdir -p logs\n");
-	add_train_nodes(job, s);
-	sbuf_addstr(s, "step_exclude=\nwhile :; do\n");
+	sbuf_addstr(s, "\nmkdir -p logs\nwhile :; do\n");
 	add_srun(job, opts, "\t", s);
 	sbuf_addf(s,
 		  "\t[ \"$status\" -ne 0 ] && [ \"$status\" -ne %d ] || break\n"
-		  "\t# a lost node or a crash before the first step: go on here, or resubmit\n"
-		  "\tnext=$(\"$HPT\" doctor --lost \"$RUN\") && [ -n \"$next\" ] || break\n"
-		  "\t{ read -r train_nodes; read -r step_exclude; IFS= read -r next_dir; } <<<\"$next\"\n"
-		  "\t(exit \"$status\"); end_record\n"
-		  "\tcd \"$next_dir\" && RUN=$(pwd -P) && mkdir -p logs || break\n"
-		  "\techo \"hpctrain: training again in this job on $train_nodes"
-		  " node(s) in $RUN\" >&2\n"
+		  "\t# a lost node, a crash before the first step, a program's failure:\n"
+		  "\t# go on here, or resubmit\n"
+		  "\tgo_on || break\n"
 		  "done\n\n", HPT_EXIT_PREEMPTED);
 }
 
 /* The one job step: srun starting hpctrain launch on every rank. */
 static void add_step(const struct job *job, const struct render_opts *opts, struct sbuf *s)
 {
-	if (restarts_in_place(job)) {
+	if (render_restarts_in_place(job)) {
 		add_step_loop(job, opts, s);
 		return;
 	}
@@ -530,6 +571,8 @@ int render_job(const struct job *job, const struct render_ctx *ctx, struct rende
 	 * last" and may override what a module set. */
 	if (render_environment(job, &s, err) || add_env(job, &s, err))
 		goto fail;
+	if (render_restarts_in_place(job))
+		add_go_on(job, &s);
 	add_preflight(job, &s);
 	add_stage(job, &s);
 	add_step(job, opts, &s);

@@ -22,6 +22,7 @@
 #ifndef HPT_RENDER_H
 #define HPT_RENDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -103,6 +104,11 @@ int render_is_range(const struct job *job);
 /* Whether the script stages data (data.stage not empty, or
  * container.stage) in a step of its own before training. */
 int render_has_stage(const struct job *job);
+/* Whether a failed preflight or training step may go on inside the
+ * allocation (supervised ranks leave the records doctor --lost decides
+ * from): the script then asks doctor --lost after either, and the
+ * preflight step leaves the resubmission to it. */
+bool render_restarts_in_place(const struct job *job);
 void render_opts_release(struct render_opts *o);
 /* The record named name, or NULL. */
 const struct render_opt *render_opts_find(const struct render_opts *o, enum render_opt_key key);

@@ -49,6 +49,7 @@ int liveness_write(const char *dir, const struct liveness *l, struct sbuf *err)
 	json_object_set_new(doc, "exit_status", l->exit_status >= 0 ? json_integer(l->exit_status)
 								  : json_null());
 	json_object_set_new(doc, "signal", l->signal ? json_integer(l->signal) : json_null());
+	json_object_set_new(doc, "first_heartbeat", time_or_null(l->first_heartbeat));
 	if (l->oom_kills >= 0)
 		json_object_set_new(doc, "oom_kills", json_integer(l->oom_kills));
 	if (l->contract)

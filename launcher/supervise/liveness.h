@@ -41,6 +41,8 @@ struct liveness {
 	const char *state;        /* starting, running, preempting, stalled, exited */
 	double started, updated;  /* seconds since the epoch */
 	double last_output, last_heartbeat, last_progress; /* 0 = never */
+	double first_heartbeat;   /* the program's first step (0 = none yet): a
+				   * recovery's time to its first step */
 	double cpu_s;             /* the program's user+system CPU seconds */
 	uint64_t output_bytes;
 	int exit_status;          /* -1 while running; 128+N for signal N */

@@ -382,6 +382,8 @@ static void check_heartbeat(struct sup *s)
 		return;
 	t = (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
 	if (t > s->live.last_heartbeat && (st.st_size || t > s->live.started)) {
+		if (!s->live.first_heartbeat)
+			s->live.first_heartbeat = t;
 		s->live.last_heartbeat = t;
 		if (t > s->live.last_progress)
 			s->live.last_progress = t;

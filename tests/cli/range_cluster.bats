@@ -13,10 +13,15 @@
 # training step inside the same job, which goes on from the checkpoint
 # on node1 alone (1-2, no spare) or on node1 and the spare node3 (2 and
 # a spare); a fixed 2-node job without a spare cannot go on inside its
-# allocation and is resubmitted without the node.  A rank killed by
+# allocation and is resubmitted without the node.  A node that fails
+# its preflight (the spec's NCCL_SOCKET_IFNAME names an interface it
+# lacks) is left out the same way before anything trains: a spare takes
+# its place, or a range goes on with fewer nodes.  A rank killed by
 # hand, or by the OOM killer (a memory cgroup's limit), is the
-# program's failure and costs no node, and nothing starts again; a
-# rank that crashes before its first step is started again once.  The
+# program's failure and costs no node, and nothing starts again (the
+# job ends with the killed rank's status) unless supervise.max_restarts
+# asks for restarts; a rank that crashes before its first step is
+# started again once.  The
 # torch-ddp template loses a node too, with the batches and losses of
 # an uninterrupted run.  Every wait is bounded.
 
@@ -173,6 +178,8 @@ teardown() {
 	kill -KILL "$pid"
 	finish "$JOB"
 	[ "$(jq -r '.jobs[0].state' <<<"$output")" = FAILED ]
+	# the job ends with the program's status (its supervisor's 128 + 9)
+	[ "$(jq -r .exit_status "$DIR/end.json")" = 137 ] || { cat "$DIR/end.json"; false; }
 	grep -q "the program's failure, not a node's: rank 1 on node2 killed by signal 9, not by the OOM killer" \
 		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/*; false; }
 	[ ! -e "$DIR/lost.json" ] && [ ! -e "$DIR/attempts/2" ]
@@ -345,9 +352,134 @@ in_place_attempt() {
 	[ "$output" = true ]
 	run -0 "$HPT" status "$DIR"
 	[[ "$output" == *"attempt 2, in job $JOB after a lost node: node2 is down"* ]] || { echo "$output"; false; }
+	[[ "$output" == *"; the checkpoint loaded in "*" s; the first step "*" s after the new attempt was made; "*" lost"* ]] ||
+		{ echo "$output"; false; }
+	# the recovery's figures: the trainer's checkpoint load, rank 0's
+	# first step, the steps logged after the checkpoint resumed from
+	run -0 "$HPT" status --json "$DIR"
+	jq -e '.in_allocation | (.checkpoint_load_s >= 0) and (.first_step_s > 0) and
+		.first_step_at >= .restarted_at and .lost_steps >= 0 and
+		.first_step == .last_step - .lost_steps + 1' <<<"$output" || { echo "$output"; false; }
 	run -0 "$HPT" report --json --output "$BATS_TEST_TMPDIR/report" "$DIR"
 	jq -e '.attempts == 2 and .attempt_ends[0].in_allocation == null and
-		.attempt_ends[1].in_allocation.why == "lost node"' <<<"$output" || { echo "$output"; false; }
+		.attempt_ends[1].in_allocation.why == "lost node" and
+		(.attempt_ends[1].in_allocation.lost_steps | type) == "number"' <<<"$output" || { echo "$output"; false; }
+}
+
+@test "a 2-node job with a spare whose node2 fails its preflight trains inside its job on node1 and node3: the ledger holds node2, nothing is resubmitted" {
+	need_cluster
+	local dir2 n
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	# an interface only node1 and node3 have: node2's preflight fails
+	for n in 1 3; do
+		in_node_net "$n" link add ibx0 type bridge && in_node_net "$n" link set ibx0 up
+	done
+	write_spec pf.yaml pfspare 2 1 "[sh, $WORK/probe.sh]" "output: {dir: $WORK/runs}
+env: {NCCL_SOCKET_IFNAME: ibx0}"
+	sed -i 's/nodes: 2,/nodes: 2, spares: 1,/' pf.yaml
+	submit_json pf.yaml
+	grep -qx '#SBATCH --nodes=3' "$DIR/job.sbatch"
+	finish "$JOB"
+	for n in 1 3; do in_node_net "$n" link del ibx0 2>/dev/null || true; done
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] ||
+		{ echo "$output"; cat "$DIR"/logs/batch-*.out; false; }
+	grep -q "failed preflight: node2: nics: NCCL_SOCKET_IFNAME=ibx0 names ibx0" "$DIR"/logs/batch-*.out ||
+		{ cat "$DIR"/logs/batch-*.out; false; }
+	grep -q "failed preflight: training again in job $JOB, attempt 2, on 2 nodes without node2" \
+		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/batch-*.out; false; }
+	jq -e '.ok == false and .exclude == "node2"' "$DIR/preflight.json"
+	# nothing trained in attempt 1; attempt 2, in the same job, on node1 and the spare
+	[ ! -e "$DIR/nodes.json" ]
+	dir2=$DIR/attempts/2
+	[ "$(jq -r '"\(.job_id) \(.in_allocation.why) \(.in_allocation.nodes) \(.exclude)"' "$dir2/submit.json")" = \
+		"$JOB failed preflight 2 node2" ]
+	[ ! -e "$dir2/job.sbatch" ] && [ ! -e "$DIR/attempts/3" ]
+	[ "$(cat "$dir2"/logs/rank-*.out | sed 's/ ckpt=.*//' | sort)" = \
+		"$(printf 'host=node1 attempt=2 prev=0 world=2\nhost=node3 attempt=2 prev=0 world=2')" ] ||
+		{ cat "$dir2"/logs/*; false; }
+	run -0 "$HPT" doctor --ledger --json
+	[[ "$output" == *node2* ]]
+	run -0 "$HPT" status "$DIR"
+	[[ "$output" == *"attempt 2, in job $JOB after a failed preflight: node2: nics:"* ]] || { echo "$output"; false; }
+}
+
+@test "a 1-2 job whose node2 fails its preflight trains inside its job on node1 alone" {
+	need_cluster
+	local dir2
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	in_node_net 1 link add ibx0 type bridge && in_node_net 1 link set ibx0 up
+	write_spec pf.yaml pfrange 1-2 1 "[sh, $WORK/probe.sh]" "output: {dir: $WORK/runs}
+env: {NCCL_SOCKET_IFNAME: ibx0}
+preflight: {enabled: true, straggler: 0}"
+	submit_json pf.yaml
+	finish "$JOB"
+	in_node_net 1 link del ibx0 2>/dev/null || true
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] ||
+		{ echo "$output"; cat "$DIR"/logs/batch-*.out; false; }
+	# granted node1 and node2 (both idle): node2 left out, no spare, MIN 1
+	jq -e '.exclude == "node2"' "$DIR/preflight.json"
+	grep -q "failed preflight: training again in job $JOB, attempt 2, on 1 node without node2" \
+		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/batch-*.out; false; }
+	dir2=$DIR/attempts/2
+	[ "$(jq -r '"\(.job_id) \(.in_allocation.why) \(.in_allocation.nodes)"' "$dir2/submit.json")" = \
+		"$JOB failed preflight 1" ]
+	[ "$(cat "$dir2"/logs/rank-*.out | sed 's/ ckpt=.*//')" = "host=node1 attempt=2 prev=0 world=1" ] ||
+		{ cat "$dir2"/logs/*; false; }
+	[ ! -e "$DIR/attempts/3" ]
+}
+
+@test "a rank SIGKILLed with supervise.max_restarts 1 is started again once in its job, then the job ends with the program's status" {
+	need_cluster
+	local pid dir2
+	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	sed -e 's/^name: lost$/name: again/' -e 's/^preflight: false$/preflight: false\nsupervise: {max_restarts: 1}/' \
+		"$WORK/lost.yaml" >again.yaml
+	# every attempt runs until killed (work.sh ends later attempts at once)
+	sed -i "s|work.sh|forever.sh|" again.yaml
+	cat >"$WORK/forever.sh" <<-'FOREVER'
+	echo "host=$(hostname) attempt=$HPCTRAIN_ATTEMPT"
+	i=0
+	while [ $i -lt 60 ]; do sleep 1; i=$((i + 1)); done
+	FOREVER
+	submit_json again.yaml
+	pid=$(rank_pid "$DIR" 1)
+	kill -KILL "$pid"
+	in_place_attempt "$DIR" 60
+	dir2=$DIR/attempts/2
+	pid=$(rank_pid "$dir2" 1)
+	kill -KILL "$pid"
+	finish "$JOB"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = FAILED ]
+	[ "$(jq -r .exit_status "$dir2/end.json")" = 137 ] || { cat "$dir2/end.json"; false; }
+	grep -q "program failure: training again in job $JOB, attempt 2, on 2 nodes" "$DIR"/logs/batch-*.out ||
+		{ cat "$DIR"/logs/batch-*.out; false; }
+	grep -q "the step was started again 1 time after a program's failure; not again (supervise.max_restarts is 1)" \
+		"$DIR"/logs/batch-*.out || { cat "$DIR"/logs/batch-*.out; false; }
+	[ "$(jq -r '"\(.job_id) \(.in_allocation.why)"' "$dir2/submit.json")" = "$JOB program failure" ]
+	jq -e '.in_allocation.detail | startswith("rank 1 on node2 killed by signal 9")' "$dir2/submit.json"
+	[ ! -e "$DIR/lost.json" ] && [ ! -e "$DIR/attempts/3" ]
+	run -0 "$HPT" doctor --ledger --json
+	[[ "$output" != *node2* ]]
+}
+
+@test "a rank that exits 3 with supervise.max_restarts 1 is started again in its job, and the job completes" {
+	need_cluster
+	cat >fail.sh <<-'FAIL'
+	echo "attempt $HPCTRAIN_ATTEMPT rank $RANK"
+	[ "$HPCTRAIN_ATTEMPT" = 1 ] && [ "$RANK" = 1 ] && exit 3
+	exit 0
+	FAIL
+	write_spec fail.yaml fail 2 1 "[sh, $PWD/fail.sh]" "output: {dir: $WORK/runs}
+supervise: {max_restarts: 1}
+preflight: false"
+	submit_json fail.yaml
+	finish "$JOB"
+	[ "$(jq -r '.jobs[0].state' <<<"$output")" = COMPLETED ] ||
+		{ echo "$output"; cat "$DIR"/logs/*; false; }
+	grep -q "the program's failure, not a node's: rank 1 on node[0-9] exited 3" "$DIR"/logs/batch-*.out ||
+		{ cat "$DIR"/logs/batch-*.out; false; }
+	[ "$(jq -r '"\(.job_id) \(.in_allocation.why)"' "$DIR/attempts/2/submit.json")" = "$JOB program failure" ]
+	[ "$(jq -r .exit_status "$DIR/attempts/2/end.json")" = 0 ] && [ ! -e "$DIR/attempts/3" ]
 }
 
 @test "a step that crashes before its first step is started again once in its job, and the job completes" {

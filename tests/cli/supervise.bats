@@ -125,6 +125,9 @@ while True: x.append(bytearray(1 << 20))"' "$MEMCG"
 	grep -q 'reached no first step' trainer/autopsy.txt
 	wait "$beats"
 	wait "$cmd"
+	# the first step's time stays in the record (a recovery's figure)
+	jq -e '.first_heartbeat > 0 and .first_heartbeat <= .last_heartbeat' beats/ranks/rank-0.json
+	jq -e '.first_heartbeat == null' trainer/ranks/rank-0.json
 }
 
 @test "autopsy: a run without stacks is an error (4), and a missing run too" {

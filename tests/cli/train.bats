@@ -102,6 +102,11 @@ spec() {
 	run --separate-stderr "$HPT" train --run "$W/b" "$W/s.yaml"
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"resuming from $W/b/checkpoints/ckpt-000000000023.bin (step 23)"* ]]
+	# the load, in its own record before the first step (a recovery's figure)
+	[ "$(jq -sc 'map(select(.event == "resume" or .step == 24)) | map(.event) |
+		. == ["resume", "step"]' "$W/b/metrics.jsonl")" = true ]
+	jq -se 'map(select(.event == "resume")) | length == 1 and .[0].checkpoint_step == 23 and
+		.[0].load_s >= 0' "$W/b/metrics.jsonl"
 	jq -r 'select(.event == "step") | "\(.step) \(.loss)"' "$W/a/metrics.jsonl" >"$W/a.txt"
 	jq -r 'select(.event == "step") | "\(.step) \(.loss)"' "$W/b/metrics.jsonl" >"$W/b.txt"
 	[ "$(wc -l <"$W/a.txt")" -eq 40 ]

@@ -22,7 +22,10 @@
 # launch), -> the trainer's "resuming from" line (program start, MPI,
 # data, model and the checkpoint load), -> the first step; and the
 # steps lost (logged by attempt 1 after the checkpoint attempt 2
-# resumed from).  A node that goes silent instead adds Slurm's
+# resumed from); in place, also what the attempt's record gives for the
+# last terms (status --json: the trainer's checkpoint load, rank 0's
+# first heartbeat from restarted_at, the steps lost).  A node that
+# goes silent instead adds Slurm's
 # SlurmdTimeout (300 s by default) before the controller holds it
 # DOWN.  Needs root; run from the repository after make.  Not part of
 # the suite: a measurement.
@@ -60,7 +63,7 @@ SPEC
 # measure NAME SPARES: one run, node2 taken down after 5 steps; prints
 # the breakdown
 measure() {
-	local name=$1 out dir job a killed sub res step rank ended made last from
+	local name=$1 out dir job a killed sub res step rank ended made last from recorded
 	export HPCTRAIN_LEDGER=$W/$name-ledger.json
 	spec "$name" "$2"
 	out=$("$HPT" submit --json "$W/$name.yaml") || return 1
@@ -104,10 +107,14 @@ measure() {
 	timeout 120 "$HPT" status --wait "$job" >/dev/null
 	job2=$(jq -r .job_id "$a/submit.json")
 	[ "$job2" = "$job" ] || timeout 120 "$HPT" status --wait "$job2" >/dev/null
+	# in place, the figures the attempt's record gives (status --json)
+	recorded=
+	[ "$job2" = "$job" ] && recorded=$("$HPT" status --json "$dir" |
+		jq -r '.in_allocation | "\(.checkpoint_load_s) \(.first_step_s) \(.lost_steps)"')
 	scontrol update nodename=node2 state=resume 2>/dev/null
 	for _ in $(seq 100); do [ "$(sinfo -h -n node2 -o %t)" = idle ] && break; sleep 0.1; done
 	awk -v name="$name" -v k="$killed" -v e="$ended" -v m="$made" -v r="$rank" \
-	    -v c="$res" -v s="$step" -v last="$last" -v from="${from:-0}" 'BEGIN {
+	    -v c="$res" -v s="$step" -v last="$last" -v from="${from:-0}" -v rec="$recorded" 'BEGIN {
 		printf "%s:\n", name
 		if (e != "") {
 			printf "  node down -> old step ended (Slurm kills it, srun returns):  %7.3f s\n", e - k
@@ -120,6 +127,10 @@ measure() {
 		printf "  -> first step logged:                                           %7.3f s\n", s - c
 		printf "  node down -> first step of attempt 2:                           %7.3f s\n", s - k
 		printf "  steps lost (logged after the checkpoint resumed from):          %d\n", last - from
+		if (rec != "") {
+			split(rec, f, " ")
+			printf "  recorded (status --json): checkpoint load %s s, attempt made -> first step %s s, steps lost %s\n", f[1], f[2], f[3]
+		}
 	}'
 }
 

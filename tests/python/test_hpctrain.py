@@ -211,12 +211,14 @@ class MetricsTest(unittest.TestCase):
             path, hb = os.path.join(d, "metrics.jsonl"), os.path.join(d, "hb")
             m = hpctrain.Metrics(path, {"RANK": "0", "WORLD_SIZE": "4", "HPCTRAIN_ATTEMPT": "2",
                                         "SLURM_RESTART_COUNT": "1", "HPCTRAIN_HEARTBEAT": hb})
+            m.resume(0, 0.25)
             m.step(1, 0.5, 100.0, 64, total_steps=10, batch_hash="ab")
             m.epoch(1, 1, train_loss=0.5)
             m.summary(1)
             m.close()
             recs = [json.loads(line) for line in open(path)]
-            self.assertEqual([r["event"] for r in recs], ["step", "epoch", "summary"])
+            self.assertEqual([r["event"] for r in recs], ["resume", "step", "epoch", "summary"])
+            self.assertEqual(recs.pop(0), {"event": "resume", "checkpoint_step": 0, "load_s": 0.25})
             step = recs[0]
             self.assertEqual((step["step"], step["global_batch"], step["world_size"], step["attempt"],
                               step["restart"], step["total_steps"], step["batch_hash"]),

@@ -4,7 +4,7 @@
 #include "tests/unit/testlib.h"
 
 #include "common/sbuf.h"          // defines: struct sbuf
-#include "launcher/doctor/lost.h" // defines: lost_program_failure, lost_record_nodes
+#include "launcher/doctor/lost.h" // defines: lost_program_failure, lost_first_status, lost_record_nodes
 
 #include <jansson.h>
 
@@ -39,6 +39,9 @@ static void lost__says_what_ended_the_failed_ranks_first_failed_first(void **sta
 	assert_string_equal(why.buf, "rank 1 on node2 killed by the OOM killer (signal 9); "
 				     "rank 2 on node2 killed by signal 9, not by the OOM killer; "
 				     "rank 0 on node1 killed by signal 15 (SIGTERM)");
+	/* the job ends with the first failure's status, not srun's TERM of the rest */
+	assert_int_equal(lost_first_status(r, 5), 137);
+	assert_int_equal(lost_first_status(r + 3, 2), -1);
 	for (size_t i = 0; i < 5; i++)
 		json_decref(r[i]);
 	sbuf_release(&why);

@@ -7,6 +7,7 @@
 #include "common/fileio.h"                    // defines: fileio_write_atomic, fileio_mkdirs, fileio_read
 #include "common/sbuf.h"                      // defines: struct sbuf, xasprintf
 #include "launcher/doctor/doctor_preflight.h" // defines: doctor_preflight_*
+#include "launcher/slurm/slurm.h"             // defines: hpt_slurm_node_names_free
 
 #include <ftw.h>
 #include <stdio.h>
@@ -167,6 +168,40 @@ static void preflight__writes_the_result_beside_the_attempt(void **state)
 	sbuf_release(&text);
 }
 
+/* A failed preflight's nodes are its exclude list's, each with its
+ * first failed check; a passed one, one that failed no node (the job's
+ * fault) or none at all gives none. */
+static void preflight__names_the_nodes_a_failed_preflight_left_out(void **state)
+{
+	struct sbuf why = SBUF_INIT;
+	char **nodes, *dir = testlib_tmp_at("failed");
+
+	(void)state;
+	put("failed/preflight.json",
+	    "{\"ok\": false, \"exclude\": \"node[2-3]\", \"nodes\": ["
+	    "{\"node\": \"node1\", \"checks\": {\"nics\": {\"grade\": \"ok\"}}},"
+	    "{\"node\": \"node2\", \"checks\": {\"gpus\": {\"grade\": \"ok\"}, "
+	    "\"nics\": {\"grade\": \"FAIL\", \"reason\": \"no ibx0\"}, "
+	    "\"files\": {\"grade\": \"FAIL\", \"reason\": \"full\"}}},"
+	    "{\"node\": \"node3\", \"checks\": {\"files\": {\"grade\": \"FAIL\"}}}]}");
+	assert_int_equal(doctor_preflight_failed(dir, &nodes, &why), 2);
+	assert_string_equal(nodes[0], "node2");
+	assert_string_equal(nodes[1], "node3");
+	assert_string_equal(why.buf, "node2: nics: no ibx0; node3: files: failed");
+	hpt_slurm_node_names_free(nodes, 2);
+	sbuf_reset(&why);
+	put("failed/preflight.json", "{\"ok\": false, \"exclude\": \"\", \"job_fault\": \"x\"}");
+	assert_int_equal(doctor_preflight_failed(dir, &nodes, &why), 0);
+	put("failed/preflight.json", "{\"ok\": true, \"exclude\": \"\"}");
+	assert_int_equal(doctor_preflight_failed(dir, &nodes, &why), 0);
+	free(dir);
+	dir = testlib_tmp_at("none");
+	assert_int_equal(doctor_preflight_failed(dir, &nodes, &why), 0);
+	assert_int_equal(why.len, 0);
+	free(dir);
+	sbuf_release(&why);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +211,7 @@ int main(void)
 		cmocka_unit_test(preflight__resubmits_without_the_failed_nodes_and_the_old_exclude),
 		cmocka_unit_test(preflight__stops_resubmitting_past_max_resubmits),
 		cmocka_unit_test(preflight__writes_the_result_beside_the_attempt),
+		cmocka_unit_test(preflight__names_the_nodes_a_failed_preflight_left_out),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

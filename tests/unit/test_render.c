@@ -106,9 +106,17 @@ static void render__runs_doctor_first_on_multi_node_jobs(void **state)
 	/* after a failed step, doctor says whether it goes on in this
 	 * allocation; not after a preemption, which failed nothing */
 	assert_has_line(two.buf, "\t[ \"$status\" -ne 0 ] && [ \"$status\" -ne 75 ] || break");
-	assert_has_line(two.buf, "\tnext=$(\"$HPT\" doctor --lost \"$RUN\") && [ -n \"$next\" ] || break");
-	assert_has_line(one.buf, "\tnext=$(\"$HPT\" doctor --lost \"$RUN\") && [ -n \"$next\" ] || break");
-	assert_true(strstr(two.buf, "launch --supervise") < strstr(two.buf, "doctor --lost"));
+	assert_has_line(two.buf, "\tnext=$(\"$HPT\" doctor --lost \"$RUN\") && [ -n \"$next\" ] || return 1");
+	assert_has_line(one.buf, "\tnext=$(\"$HPT\" doctor --lost \"$RUN\") && [ -n \"$next\" ] || return 1");
+	assert_has_line(two.buf, "\tgo_on || break");
+	/* the program's failure ends the job with its first failed rank's status */
+	assert_has_line(two.buf, "\t\"status \"[0-9]*) status=${next#status }; return 1;;");
+	/* what a resubmission prints is said in the log, and no answer */
+	assert_has_line(two.buf, "\t*) echo \"$next\"; return 1;;");
+	assert_true(strstr(two.buf, "launch --supervise") < strstr(two.buf, "go_on || break"));
+	/* a failed preflight asks doctor --lost too: the job may go on here */
+	assert_true(strstr(two.buf, "go_on() {") < strstr(two.buf, "doctor --preflight"));
+	assert_non_null(strstr(two.buf, "\tstatus=$?\n\tgo_on || {\n\t\techo \"hpctrain: preflight failed"));
 	/* --no-kill: a lost node ends the step, not the job */
 	assert_has_line(two.buf, "#SBATCH --no-kill");
 	assert_null(strstr(one.buf, "--no-kill"));
@@ -127,7 +135,9 @@ static void render__stages_data_after_preflight_and_before_training(void **state
 		"# a step ended by a signal (a task that crashed starting MPI) runs again, twice at most\n"
 		"for stage_try in 1 2 3; do\n"
 		"\tstatus=0\n"
-		"\tsrun --mpi=pmix --kill-on-bad-exit=1 --nodes=3 --ntasks=3 --ntasks-per-node=1 \\\n"
+		"\tsrun --mpi=pmix --kill-on-bad-exit=1 --nodes=\"$alloc_nodes\" --ntasks=\"$alloc_nodes\" "
+		"--ntasks-per-node=1 \\\n"
+		"\t\t${step_exclude:+\"--exclude=$step_exclude\"} \\\n"
 		"\t\t\"$HPT\" stage --run \"$RUN\" || status=$?\n"
 		"\t[ \"$status\" -gt 128 ] && [ \"$stage_try\" -lt 3 ] || break\n"
 		"\techo \"hpctrain: the stage step ended by a signal (status $status); running it again\" >&2\n"
@@ -177,18 +187,19 @@ static void step_geometries(const char *script, struct sbuf *out)
  * how many tasks the one-a-node preflight and stage steps get. */
 /* the training step's: the nodes the script counted (train_nodes) */
 #define T(r) "\"$train_nodes\" \"$((train_nodes*" #r "))\""
+/* the stage step's: the allocation's nodes less those left out (A) */
+#define A "\"$alloc_nodes\" \"$alloc_nodes\" 1\n"
 static void render__states_every_steps_geometry_at_every_shape(void **state)
 {
 	static const struct {
 		const char *nodes, *rpn, *want;
 	} shapes[] = {
-		{ "1", "1", "1 1 1\n1 1 1\n" T(1) " 1\n" },
-		{ "1", "2", "1 1 1\n1 1 1\n" T(2) " 2\n" },
-		{ "2", "1", "2 2 1\n2 2 1\n" T(1) " 1\n" },
-		{ "2", "2", "2 2 1\n2 2 1\n" T(2) " 2\n" },
-		{ "3", "2", "3 3 1\n3 3 1\n" T(2) " 2\n" },
-		{ "1-3", "2", "\"$SLURM_JOB_NUM_NODES\" \"$((SLURM_JOB_NUM_NODES*1))\" 1\n"
-			      "\"$SLURM_JOB_NUM_NODES\" \"$((SLURM_JOB_NUM_NODES*1))\" 1\n" T(2) " 2\n" },
+		{ "1", "1", "1 1 1\n" A T(1) " 1\n" },
+		{ "1", "2", "1 1 1\n" A T(2) " 2\n" },
+		{ "2", "1", "2 2 1\n" A T(1) " 1\n" },
+		{ "2", "2", "2 2 1\n" A T(2) " 2\n" },
+		{ "3", "2", "3 3 1\n" A T(2) " 2\n" },
+		{ "1-3", "2", "\"$SLURM_JOB_NUM_NODES\" \"$((SLURM_JOB_NUM_NODES*1))\" 1\n" A T(2) " 2\n" },
 	};
 
 	(void)state;
@@ -473,6 +484,12 @@ static void render__execs_the_program_directly_when_supervise_is_off(void **stat
 	render_ok(MINIMAL "supervise: {enabled: false}\n", &s);
 	assert_non_null(strstr(s.buf, "\t\"$HPT\" launch --run \"$RUN\" -- \\\n"));
 	assert_null(strstr(s.buf, "--supervise"));
+	sbuf_reset(&s);
+	/* no records to go on from: a failed preflight's doctor resubmits */
+	render_ok("version: 1\nname: a\nresources: {nodes: 2}\nsupervise: {enabled: false}\n", &s);
+	assert_non_null(strstr(s.buf, "\"$HPT\" doctor --preflight \"$RUN\" || {\n\tstatus=$?\n"
+				      "\techo \"hpctrain: preflight failed"));
+	assert_null(strstr(s.buf, "go_on"));
 	sbuf_release(&s);
 }
 

@@ -112,6 +112,28 @@ static void spec__keeps_spares_out_of_the_hash_unless_set_and_bounds_them(void *
 	sbuf_release(&zero);
 }
 
+/* No restarts after a program's failure: the key is left out, and a
+ * run written before it keeps its hash. */
+static void spec__keeps_max_restarts_out_of_the_hash_unless_set_and_bounds_it(void **state)
+{
+	struct sbuf with = SBUF_INIT, without = SBUF_INIT, zero = SBUF_INIT;
+	char h1[65], h2[65], h3[65];
+
+	(void)state;
+	resolved_hash(MINIMAL "supervise: {max_restarts: 2}\n", h1, &with);
+	resolved_hash(MINIMAL, h2, &without);
+	resolved_hash(MINIMAL "supervise: {max_restarts: 0}\n", h3, &zero);
+	assert_non_null(strstr(with.buf, "  max_restarts: 2\n"));
+	assert_null(strstr(without.buf, "max_restarts"));
+	assert_string_equal(h2, h3);
+	assert_string_not_equal(h1, h2);
+	check_error(MINIMAL "supervise: {max_restarts: 1001}\n",
+		    "job.yaml:3:27: supervise.max_restarts: expected an integer 0..1000, got \"1001\"");
+	sbuf_release(&with);
+	sbuf_release(&without);
+	sbuf_release(&zero);
+}
+
 static void spec__rejects_node_ranges_out_of_order_or_range(void **state)
 {
 	(void)state;
@@ -596,6 +618,7 @@ int main(void)
 		cmocka_unit_test(spec__resolves_to_a_fixed_point),
 		cmocka_unit_test(spec__hashes_with_sha256),
 		cmocka_unit_test(spec__keeps_spares_out_of_the_hash_unless_set_and_bounds_them),
+		cmocka_unit_test(spec__keeps_max_restarts_out_of_the_hash_unless_set_and_bounds_it),
 	};
 
 	return cmocka_run_group_tests_name("test_spec", tests, NULL, NULL);

@@ -48,6 +48,13 @@ class Metrics:
             with open(self.heartbeat, "a"):
                 os.utime(self.heartbeat)
 
+    def resume(self, checkpoint_step, load_s):
+        """Before the first step of a start that loaded a checkpoint: the
+        step it was written at and the seconds its load took, which a
+        recovery's figures in hpctrain status read (the steps trained
+        again, the load's share of the time lost)."""
+        self.write({"event": "resume", "checkpoint_step": checkpoint_step, "load_s": load_s})
+
     def epoch(self, epoch, steps, **more):
         self.write({"event": "epoch", "epoch": epoch, "steps": steps, **more})
 
