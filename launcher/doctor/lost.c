@@ -1,6 +1,7 @@
 /* lost.c - a failed step's nodes and its program's failure (lost.h).  Core. */
 #include "launcher/doctor/lost.h" // defines: lost_program_failure, lost_record_nodes, lost_has_node
 #include "common/sbuf.h"          // defines: struct sbuf, xcalloc
+#include "common/exitcode.h"      // defines: HPT_EXIT_STALLED, HPT_EXIT_NOSTART
 
 #include <signal.h>
 #include <stdlib.h>
@@ -116,13 +117,27 @@ static json_t **failed_first(json_t *const *ranks, size_t n, size_t *k)
 	return bad;
 }
 
+/* What the rank's launcher exited with: after a stall or no start its
+ * own status (the program's, killed by it, is in exit_status), else the
+ * program's. */
+static int launcher_status(json_t *r)
+{
+	const char *state = json_string_value(json_object_get(r, "state"));
+	json_t *st = json_object_get(r, "exit_status");
+
+	if (state && !strcmp(state, "stalled"))
+		return HPT_EXIT_STALLED;
+	if (state && !strcmp(state, "unstarted"))
+		return HPT_EXIT_NOSTART;
+	return json_is_integer(st) && json_integer_value(st) > 0 && json_integer_value(st) < 256
+		       ? (int)json_integer_value(st) : -1;
+}
+
 int lost_first_status(json_t *const *ranks, size_t n)
 {
 	size_t k;
 	json_t **bad = failed_first(ranks, n, &k);
-	json_t *st = k ? json_object_get(bad[0], "exit_status") : NULL;
-	int status = json_is_integer(st) && json_integer_value(st) > 0 &&
-		     json_integer_value(st) < 256 ? (int)json_integer_value(st) : -1;
+	int status = k ? launcher_status(bad[0]) : -1;
 
 	free(bad);
 	return status;

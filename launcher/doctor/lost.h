@@ -31,10 +31,11 @@ struct sbuf;
 size_t lost_program_failure(json_t *const *ranks, size_t n, struct sbuf *why);
 
 /* The exit status of the first rank of ranks[0..n) to fail, as its
- * record says it (128 + N for signal N; a stalled rank's status), the
- * one a job that ends on the program's failure ends with: the others'
- * are mostly srun ending them after it (143).  -1 when no failed rank
- * has a status of 1..255. */
+ * launcher exited (128 + N for signal N; 76 after a stall, 77 with no
+ * start, whatever the program it killed then returned), the one a job
+ * that ends on the program's failure ends with: the others' are mostly
+ * srun ending them after it (143).  -1 when no failed rank has a
+ * status of 1..255. */
 int lost_first_status(json_t *const *ranks, size_t n);
 
 /* Whether the step crashed while starting: a rank of ranks[0..n) died

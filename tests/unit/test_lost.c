@@ -42,6 +42,12 @@ static void lost__says_what_ended_the_failed_ranks_first_failed_first(void **sta
 	/* the job ends with the first failure's status, not srun's TERM of the rest */
 	assert_int_equal(lost_first_status(r, 5), 137);
 	assert_int_equal(lost_first_status(r + 3, 2), -1);
+	/* a stalled rank's launcher killed the program (137) and exited 76:
+	 * the job's status is the launcher's, as without a restart loop */
+	json_object_set_new(r[1], "state", json_string("stalled"));
+	assert_int_equal(lost_first_status(r, 5), 76);
+	json_object_set_new(r[1], "state", json_string("unstarted"));
+	assert_int_equal(lost_first_status(r, 5), 77);
 	for (size_t i = 0; i < 5; i++)
 		json_decref(r[i]);
 	sbuf_release(&why);
