@@ -321,12 +321,16 @@ in_place_attempt() {
 	need_cluster
 	local dir2
 	export HPCTRAIN_LEDGER=$BATS_TEST_TMPDIR/nodes.json
+	# 200 steps, and node2's rank stopped before node2 is taken down, so
+	# that attempt 1 cannot end (nor leave attempt 2 no step to train,
+	# and no first step to time) however fast its steps are
 	sed -e 's/^name: train$/name: spare/' -e 's/nodes: 1-2,/nodes: 2, spares: 1,/' \
-		"$WORK/train.yaml" >spare.yaml
+		-e 's/max_steps: 40$/max_steps: 200/' "$WORK/train.yaml" >spare.yaml
 	submit_json spare.yaml
 	grep -qx '#SBATCH --nodes=3' "$DIR/job.sbatch"
 	wait_steps "$DIR" 5 || { cat "$DIR"/logs/*; false; }
 	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
+	kill -STOP "$(rank_pid "$DIR" 1)"
 	take_down node2
 	in_place_attempt "$DIR" 60
 	finish "$JOB"
@@ -347,7 +351,7 @@ in_place_attempt() {
 		"$dir2/submit.json"
 	# the same world size: each step's batch is the same in both attempts
 	run -0 jq -s -r '[.[] | select(.step != null)] | group_by(.step) |
-		(length == 40 and all(.[]; map(.batch_hash) | unique | length == 1))' \
+		(length == 200 and all(.[]; map(.batch_hash) | unique | length == 1))' \
 		"$DIR/metrics.jsonl" "$dir2/metrics.jsonl"
 	[ "$output" = true ]
 	run -0 "$HPT" status "$DIR"
