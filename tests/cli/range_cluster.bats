@@ -223,6 +223,10 @@ teardown() {
 	submit_json fixed.yaml
 	rank_pid "$DIR" 1 >/dev/null
 	[ "$(jq -r .node "$DIR/ranks/rank-1.json")" = node2 ]
+	# node2's rank has said where it ran before node2 goes (a running
+	# rank may not have printed yet)
+	for _ in $(seq 300); do grep -qs "host=node2 attempt=1" "$DIR"/logs/* && break; sleep 0.1; done
+	grep -qs "host=node2 attempt=1" "$DIR"/logs/*
 	take_down node2
 	finish "$JOB"
 	second_attempt "$DIR"
